@@ -1,0 +1,110 @@
+"""Errors at the engine boundary: values with stable codes that adapters map to their protocol.
+
+The codes are the source specs' JSON-RPC codes (design §5), so the MCP server can pass them
+through unchanged and the CLI can print them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "EngineError",
+    "InvalidCriteria",
+    "InvalidParams",
+    "InvalidRunState",
+    "InvalidWorkflow",
+    "RunNotFound",
+    "SecurityViolation",
+    "StepNotFound",
+    "StorageError",
+    "WorkflowNotFound",
+    "closest",
+]
+
+
+def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """The candidates most like ``name``, best first (for "did you mean" hints)."""
+    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.5)
+
+
+class EngineError(Exception):
+    """Base of every anticipated failure; ``code``, ``message`` and ``data`` go on the wire."""
+
+    code: int = -32000
+    title: str = "Server error"
+
+    def __init__(self, message: str | None = None, **data: Any) -> None:
+        self.message = message or self.title
+        self.data = {k: v for k, v in data.items() if v is not None}
+        super().__init__(self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "data": self.data}
+
+
+class InvalidParams(EngineError):
+    code = -32602
+    title = "Invalid params"
+
+
+class WorkflowNotFound(EngineError):
+    code = -32001
+    title = "Workflow not found"
+
+    def __init__(self, workflow_id: str, known: Iterable[str] = ()) -> None:
+        suggestions = closest(workflow_id, known)
+        message = f"Workflow not found: {workflow_id!r}"
+        if suggestions:
+            message += f" (did you mean {', '.join(map(repr, suggestions))}?)"
+        super().__init__(message, workflowId=workflow_id, closest=suggestions)
+
+
+class InvalidWorkflow(EngineError):
+    code = -32002
+    title = "Invalid workflow"
+
+
+class StepNotFound(EngineError):
+    code = -32003
+    title = "Step not found"
+
+    def __init__(self, step_id: str, known: Iterable[str] = (), workflow_id: str | None = None) -> None:
+        suggestions = closest(step_id, known)
+        message = f"Step not found: {step_id!r}"
+        if workflow_id:
+            message += f" in workflow {workflow_id!r}"
+        if suggestions:
+            message += f" (did you mean {', '.join(map(repr, suggestions))}?)"
+        super().__init__(message, stepId=step_id, workflowId=workflow_id, closest=suggestions)
+
+
+class InvalidCriteria(EngineError):
+    code = -32004
+    title = "Validation error"
+
+
+class InvalidRunState(EngineError):
+    code = -32005
+    title = "State error"
+
+
+class StorageError(EngineError):
+    code = -32006
+    title = "Storage error"
+
+
+class SecurityViolation(EngineError):
+    code = -32007
+    title = "Security error"
+
+
+class RunNotFound(EngineError):
+    code = -32008
+    title = "Run not found"
+
+    def __init__(self, run_id: str, known: Iterable[str] = ()) -> None:
+        suggestions = closest(run_id, known)
+        super().__init__(f"Run not found: {run_id!r}", runId=run_id, closest=suggestions)

@@ -1,0 +1,1 @@
+"""WorkRail language server: a thin adapter from LSP (pygls) to workrail_engine."""

@@ -1,0 +1,1 @@
+"""WorkRail MCP server: a thin adapter from the Model Context Protocol to workrail_engine."""
