@@ -1,0 +1,257 @@
+"""Strict JSON for workflow files: values fast, spans on demand.
+
+Values come from the standard library's C scanner (a 1 MB file parses in a few milliseconds).
+Spans are found lazily: to place a JSON pointer we walk only the containers on its path and skip
+every sibling with the same C scanner, remembering where each child started so the next look-up
+in the same container is a dictionary hit. A pure-Python walk of the whole text runs only in the
+rare slow path (locating duplicate keys).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any
+
+__all__ = ["DuplicateKey", "JsonSyntaxError", "JsonText", "parse_json"]
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+# Python's C decoder gives up near the interpreter's recursion limit; we stop well before it so
+# the error is ours, with a position, rather than a RecursionError.
+MAX_DEPTH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class JsonSyntaxError:
+    message: str
+    start: int
+    end: int
+    code: str = "WR001"
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateKey:
+    key: str
+    container: str  # JSON pointer of the object
+    first: tuple[int, int]  # key span of the first occurrence
+    again: tuple[int, int]  # key span of the repeated one
+    member_end: int  # end of the repeated member's value (for a "remove it" fix)
+    member_start: int  # start of the text to remove (includes the separating comma)
+
+
+class _Reject(ValueError):
+    """Raised inside the decoder for the things strict JSON forbids."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Reject(f"{name} is not valid JSON (use a number or null)")
+
+
+class _DuplicateSeen(Exception):
+    pass
+
+
+def _pairs_checked(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateSeen
+    return out
+
+
+_STRICT = json.JSONDecoder(object_pairs_hook=_pairs_checked, parse_constant=_reject_constant)
+_LENIENT_DUPES = json.JSONDecoder(parse_constant=_reject_constant)
+_SKIP = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+
+
+def _depth_error(text: str) -> JsonSyntaxError | None:
+    """Where nesting first exceeds MAX_DEPTH, or None (strings are skipped, not counted)."""
+    depth = 0
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                at = match.start()
+                return JsonSyntaxError(
+                    f"Nesting is deeper than {MAX_DEPTH} levels; a workflow never needs this much",
+                    at,
+                    at + 1,
+                    "WR005",
+                )
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _explain(text: str, err: json.JSONDecodeError) -> JsonSyntaxError:
+    pos = min(err.pos, len(text))
+    msg = err.msg
+    ahead = text[pos : pos + 2]
+    before = text[:pos].rstrip()
+    if ahead.startswith(("//", "/*")):
+        return JsonSyntaxError("Comments are not allowed in JSON", pos, pos + 2)
+    if msg.startswith(("Expecting property name", "Expecting value", "Illegal trailing comma")) and before.endswith(","):
+        comma = len(before) - 1
+        return JsonSyntaxError("Trailing comma: remove the ',' before the closing bracket", comma, comma + 1)
+    if msg.startswith("Extra data"):
+        return JsonSyntaxError("Unexpected text after the end of the JSON value", pos, len(text.rstrip()))
+    if msg.startswith("Expecting ',' delimiter") or msg.startswith("Expecting ':' delimiter"):
+        missing = msg.split("'")[1]
+        return JsonSyntaxError(f"Expected '{missing}' here", pos, min(pos + 1, len(text)))
+    if msg.startswith("Unterminated string"):
+        return JsonSyntaxError("Unterminated string: add the closing '\"'", pos, min(pos + 1, len(text)))
+    if msg.startswith("Invalid control character"):
+        return JsonSyntaxError("Raw control character in a string: escape it (\\n, \\t, …)", pos, pos + 1)
+    if msg.startswith("Unexpected UTF-8 BOM"):
+        return JsonSyntaxError("The file starts with a byte-order mark; save it as UTF-8 without BOM", 0, 1)
+    end = pos + 1 if pos < len(text) else pos
+    return JsonSyntaxError(msg[0].upper() + msg[1:], pos, end)
+
+
+def parse_json(text: str) -> tuple[Any, JsonSyntaxError | None, bool]:
+    """Parse strictly: ``(value, syntax_error, has_duplicate_keys)``.
+
+    With duplicate keys the value is still returned (last one wins, as every JSON reader does)
+    so the rest of the file can be checked; the caller reports the duplicates.
+    """
+    if not text.strip():
+        return None, JsonSyntaxError("The file is empty: a workflow is a JSON object", 0, 0, "WR006"), False
+    try:
+        return _STRICT.decode(text), None, False
+    except _DuplicateSeen:
+        pass
+    except json.JSONDecodeError as err:
+        return None, _explain(text, err), False
+    except _Reject as err:
+        return None, _constant_error(text, str(err)), False
+    except RecursionError:
+        return None, _depth_error(text) or JsonSyntaxError("Nesting too deep", 0, 0, "WR005"), False
+    # Duplicates: decode again without the check (cannot fail differently: same grammar).
+    return _LENIENT_DUPES.decode(text), None, True
+
+
+def _constant_error(text: str, message: str) -> JsonSyntaxError:
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN', text):
+        if not match.group().startswith('"'):
+            return JsonSyntaxError(message.replace(message.split(" ")[0], match.group(), 1), match.start(), match.end())
+    return JsonSyntaxError(message, 0, 0)
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    return _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _unescape_part(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+class JsonText:
+    """Span look-ups for one well-formed JSON text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # container start offset -> (children found so far, complete?)
+        # children: key (str for objects, int for arrays) -> (key_start, key_end, value_start)
+        self._children: dict[int, tuple[dict[str | int, tuple[int, int, int]], list[int]]] = {}
+
+    def _value_end(self, start: int) -> int:
+        return _SKIP(self.text, start)[1]
+
+    def _child(self, container: int, key: str) -> tuple[int, int, int] | None:
+        text = self.text
+        opener = text[container]
+        entry = self._children.get(container)
+        if entry is None:
+            entry = ({}, [container + 1, 0])  # resume position, index for arrays; 0 = not complete
+            self._children[container] = entry
+        children, state = entry
+        want: str | int
+        if opener == "[":
+            if not key.isdigit():
+                return None
+            want = int(key)
+        else:
+            want = key
+        if want in children:
+            return children[want]
+        pos, index = state
+        if pos < 0:  # already complete
+            return None
+        closer = "}" if opener == "{" else "]"
+        while True:
+            pos = _skip_ws(text, pos)
+            if text[pos] == ",":
+                pos = _skip_ws(text, pos + 1)
+            if text[pos] == closer:
+                state[0] = -1
+                return None
+            if opener == "{":
+                key_start = pos
+                name, key_end = scanstring(text, pos + 1)
+                pos = _skip_ws(text, key_end)
+                value_start = _skip_ws(text, pos + 1)  # past ':'
+                found: str | int = name
+            else:
+                key_start = key_end = value_start = pos
+                found = index
+                index += 1
+            children.setdefault(found, (key_start, key_end, value_start))
+            pos = self._value_end(value_start)
+            state[0], state[1] = pos, index
+            if found == want:
+                return children[found]
+
+    def locate(self, pointer: str) -> tuple[tuple[int, int] | None, tuple[int, int]] | None:
+        """``(key_span, value_span)`` of the pointer's value, or None when it does not exist."""
+        pos = _skip_ws(self.text, 0)
+        key_span: tuple[int, int] | None = None
+        if pointer:
+            for raw in pointer.split("/")[1:]:
+                if self.text[pos] not in "[{":
+                    return None
+                child = self._child(pos, _unescape_part(raw))
+                if child is None:
+                    return None
+                key_start, key_end, pos = child
+                key_span = (key_start, key_end) if key_end > key_start else None
+        return key_span, (pos, self._value_end(pos))
+
+    def duplicate_keys(self) -> list[DuplicateKey]:
+        """Every repeated key in every object (slow: walks the whole text in Python)."""
+        found: list[DuplicateKey] = []
+        self._walk_duplicates(_skip_ws(self.text, 0), "", found)
+        return found
+
+    def _walk_duplicates(self, pos: int, pointer: str, found: list[DuplicateKey]) -> int:
+        text = self.text
+        opener = text[pos]
+        if opener not in "[{":
+            return self._value_end(pos)
+        closer = "}" if opener == "{" else "]"
+        seen: dict[str, tuple[int, int]] = {}
+        index = 0
+        previous_end = pos + 1
+        pos += 1
+        while True:
+            pos = _skip_ws(text, pos)
+            if text[pos] == ",":
+                pos = _skip_ws(text, pos + 1)
+            if text[pos] == closer:
+                return pos + 1
+            if opener == "{":
+                key_start = pos
+                name, key_end = scanstring(text, pos + 1)
+                value_start = _skip_ws(text, _skip_ws(text, key_end) + 1)
+                child = f"{pointer}/{name.replace('~', '~0').replace('/', '~1')}"
+                end = self._walk_duplicates(value_start, child, found)
+                if name in seen:
+                    found.append(DuplicateKey(name, pointer, seen[name], (key_start, key_end), end, previous_end))
+                else:
+                    seen[name] = (key_start, key_end)
+            else:
+                end = self._walk_duplicates(pos, f"{pointer}/{index}", found)
+                index += 1
+            previous_end = end
+            pos = end

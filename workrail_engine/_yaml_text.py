@@ -1,0 +1,80 @@
+"""YAML workflows: values plus the span of every key and value, from PyYAML's node marks.
+
+YAML files are small and hand-written, so every span is recorded eagerly in one walk over the
+composed node tree; libyaml's marks count characters, which is what our spans are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+__all__ = ["YamlSyntaxError", "parse_yaml"]
+
+try:
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+
+@dataclass(frozen=True, slots=True)
+class YamlSyntaxError:
+    message: str
+    start: int
+    end: int
+    code: str = "WR001"
+
+
+@dataclass(slots=True)
+class YamlParse:
+    value: Any
+    # pointer -> (key span or None, value span)
+    spans: dict[str, tuple[tuple[int, int] | None, tuple[int, int]]]
+    # (pointer of the repeated member, first key span, repeated key span)
+    duplicates: list[tuple[str, tuple[int, int], tuple[int, int]]]
+
+
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1")
+
+
+def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: YamlParse) -> None:
+    out.spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, tuple[int, int]] = {}
+        for key_node, value_node in node.value:
+            name = str(key_node.value)
+            key_span = (key_node.start_mark.index, key_node.end_mark.index)
+            child = f"{pointer}/{_escape(name)}"
+            if name in seen:
+                out.duplicates.append((child, seen[name], key_span))
+                continue
+            seen[name] = key_span
+            _record(value_node, child, key_span, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _record(item, f"{pointer}/{index}", None, out)
+
+
+def parse_yaml(text: str) -> tuple[YamlParse | None, YamlSyntaxError | None]:
+    if not text.strip():
+        return None, YamlSyntaxError("The file is empty: a workflow is a mapping", 0, 0, "WR006")
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        if node is None:
+            return None, YamlSyntaxError("The file holds no YAML document", 0, 0)
+        value = yaml.constructor.SafeConstructor().construct_document(node)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        at = mark.index if mark is not None else 0
+        problem = err.problem or err.context or "invalid YAML"
+        return None, YamlSyntaxError(problem[0].upper() + problem[1:], at, min(at + 1, len(text)))
+    except yaml.YAMLError as err:  # e.g. a composer error without a mark
+        return None, YamlSyntaxError(f"Invalid YAML: {err}", 0, 0)
+    except RecursionError:
+        return None, YamlSyntaxError("Nesting too deep", 0, 0, "WR005")
+    parsed = YamlParse(value, {}, [])
+    _record(node, "", None, parsed)
+    return parsed, None

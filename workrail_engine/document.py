@@ -1,0 +1,244 @@
+"""Workflow documents: text → values, the span of any JSON pointer, and syntax errors.
+
+Every front end builds on this one model. JSON is parsed strictly (duplicate keys, comments,
+trailing commas and ``NaN`` are errors); YAML through PyYAML with node marks. Spans are character
+offsets; ``LineIndex`` turns them into lines and columns in the unit a client wants.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ._json_text import JsonText, parse_json
+from ._yaml_text import YamlParse, parse_yaml
+from .diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "LineIndex",
+    "WorkflowDocument",
+    "detect_format",
+    "parse_document",
+    "read_document",
+]
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class LineIndex:
+    """Line starts of a text, for offset ↔ (line, column) in code points, UTF-16 or UTF-8 units."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        self._ascii = text.isascii()
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.starts, offset) - 1
+
+    def line_text(self, line: int) -> str:
+        start = self.starts[line]
+        end = self.starts[line + 1] if line + 1 < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def position(self, offset: int, encoding: str = "utf-32") -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.text)))
+        line = self.line_of(offset)
+        prefix_start = self.starts[line]
+        column = offset - prefix_start
+        if not self._ascii and encoding != "utf-32":
+            column = _units(self.text[prefix_start:offset], encoding)
+        return line, column
+
+    def offset(self, line: int, column: int, encoding: str = "utf-32") -> int:
+        if line >= len(self.starts):
+            return len(self.text)
+        if line < 0:
+            return 0
+        start = self.starts[line]
+        text = self.line_text(line)
+        if self._ascii or encoding == "utf-32":
+            return start + max(0, min(column, len(text)))
+        units = 0
+        for index, char in enumerate(text):
+            if units >= column:
+                return start + index
+            units += _units(char, encoding)
+        return start + len(text)
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text)
+
+
+def detect_format(path: str | os.PathLike[str] | None, text: str = "") -> str:
+    if path is not None and str(path).lower().endswith((".yaml", ".yml")):
+        return "yaml"
+    return "json"
+
+
+@dataclass
+class WorkflowDocument:
+    """One workflow file as text, with its parsed value and a way to place any JSON pointer."""
+
+    text: str
+    path: str | None
+    format: str
+    value: Any | None
+    syntax_errors: list[Diagnostic] = field(default_factory=list)
+    _json: JsonText | None = field(default=None, repr=False)
+    _yaml: YamlParse | None = field(default=None, repr=False)
+
+    @cached_property
+    def line_index(self) -> LineIndex:
+        return LineIndex(self.text)
+
+    @property
+    def ok(self) -> bool:
+        """Parsed into a value (duplicate keys and other findings may still be reported)."""
+        return self.value is not None
+
+    def _locate(self, pointer: str) -> tuple[tuple[int, int] | None, tuple[int, int]] | None:
+        if self._json is not None:
+            try:
+                return self._json.locate(pointer)
+            except (IndexError, ValueError):
+                return None
+        if self._yaml is not None:
+            return self._yaml.spans.get(pointer)
+        return None
+
+    def value_span(self, pointer: str) -> Span | None:
+        found = self._locate(pointer)
+        return Span(*found[1]) if found else None
+
+    def key_span(self, pointer: str) -> Span | None:
+        found = self._locate(pointer)
+        return Span(*found[0]) if found and found[0] else None
+
+    def span(self, pointer: str) -> Span:
+        """The value's span, or the nearest existing ancestor's; the start of the text at worst."""
+        while True:
+            found = self.value_span(pointer)
+            if found is not None:
+                return found
+            if not pointer:
+                return Span(0, min(1, len(self.text)))
+            pointer = pointer.rsplit("/", 1)[0]
+
+    def opening_span(self, pointer: str) -> Span:
+        """Where to report something about a whole object: its key if it has one, else its '{'."""
+        key = self.key_span(pointer)
+        if key is not None:
+            return key
+        value = self.span(pointer)
+        return Span(value.start, min(value.start + 1, value.end))
+
+
+def _syntax(code: str, message: str, start: int, end: int) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, "", Span(start, max(start, end)))
+
+
+def parse_document(text: str, path: str | os.PathLike[str] | None = None, fmt: str | None = None) -> WorkflowDocument:
+    """Parse ``text`` (a workflow in JSON or YAML) into a document; never raises for bad input."""
+    fmt = fmt or detect_format(path, text)
+    name = os.fspath(path) if path is not None else None
+    if fmt == "yaml":
+        parsed, error = parse_yaml(text)
+        if error is not None:
+            return WorkflowDocument(text, name, fmt, None, [_syntax(error.code, error.message, error.start, error.end)])
+        assert parsed is not None
+        document = WorkflowDocument(text, name, fmt, parsed.value, _yaml=parsed)
+        document.syntax_errors.extend(_yaml_duplicates(parsed))
+        return document
+    value, json_error, has_duplicates = parse_json(text)
+    if json_error is not None:
+        error = _syntax(json_error.code, json_error.message, json_error.start, json_error.end)
+        return WorkflowDocument(text, name, "json", None, [error])
+    json_text = JsonText(text)
+    document = WorkflowDocument(text, name, "json", value, _json=json_text)
+    if has_duplicates:
+        document.syntax_errors.extend(_json_duplicates(json_text))
+    return document
+
+
+def _duplicate(name: str, pointer: str, first: tuple[int, int], again: tuple[int, int], fix: Fix | None) -> Diagnostic:
+    return Diagnostic(
+        "WR002",
+        Severity.ERROR,
+        f"Duplicate key {name!r}: a later value silently replaces the earlier one",
+        pointer,
+        Span(*again),
+        related=(Related(f"{name!r} is first defined here", Span(*first)),),
+        fixes=(fix,) if fix else (),
+    )
+
+
+def _json_duplicates(json_text: JsonText) -> list[Diagnostic]:
+    out = []
+    for dup in json_text.duplicate_keys():
+        escaped = dup.key.replace("~", "~0").replace("/", "~1")
+        fix = Fix(f"Remove the repeated {dup.key!r}", (TextEdit(Span(dup.member_start, dup.member_end), ""),))
+        out.append(_duplicate(dup.key, f"{dup.container}/{escaped}", dup.first, dup.again, fix))
+    return out
+
+
+def _yaml_duplicates(parsed: YamlParse) -> list[Diagnostic]:
+    return [
+        _duplicate(pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~"), pointer, first, again, None)
+        for pointer, first, again in parsed.duplicates
+    ]
+
+
+def _unreadable(path: str, code: str, message: str, text: str = "") -> WorkflowDocument:
+    # The diagnostic sits at the end of what could be read: for a bad byte, right where it is.
+    at = len(text)
+    return WorkflowDocument(text, path, detect_format(path), None, [_syntax(code, message, at, at)])
+
+
+def read_document(path: str | os.PathLike[str]) -> WorkflowDocument:
+    """Read and parse a file; every way a file can be unreadable becomes a diagnostic."""
+    name = os.fspath(path)
+    try:
+        size = os.path.getsize(name)
+        if size > MAX_FILE_BYTES:
+            return _unreadable(
+                name,
+                "WR004",
+                f"File too large ({size / 1_048_576:.1f} MiB; the limit is {MAX_FILE_BYTES // 1_048_576} MiB)",
+            )
+        data = Path(name).read_bytes()
+    except IsADirectoryError:
+        return _unreadable(name, "WR003", "This is a directory, not a workflow file")
+    except OSError as err:
+        return _unreadable(name, "WR003", f"Cannot read the file: {err.strerror or err}")
+    if b"\x00" in data[:8192]:
+        return _unreadable(name, "WR003", "Binary file (it contains NUL bytes): not a workflow")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        good = data[: err.start].decode("utf-8")
+        line = good.count("\n") + 1
+        column = len(good) - (good.rfind("\n") + 1) + 1
+        return _unreadable(
+            name,
+            "WR003",
+            f"Not UTF-8: byte 0x{data[err.start]:02x} at line {line}, column {column}; save the file as UTF-8",
+            good,
+        )
+    return parse_document(text, name)

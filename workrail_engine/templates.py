@@ -1,0 +1,77 @@
+"""``{{ namespace.path }}`` references in prompts and argv elements.
+
+One parser serves the linter (unknown or later steps, undeclared parameters and secrets), the
+runner (substitution, one argv element at a time, never through a shell) and the language server
+(completion, hover, go to definition inside ``{{ }}``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .diagnostics import Span
+
+__all__ = ["NAMESPACES", "TemplateError", "TemplateRef", "find_references", "lookup", "render"]
+
+NAMESPACES = ("parameters", "context", "steps", "secrets")
+_REFERENCE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+
+class TemplateError(ValueError):
+    """A reference that cannot be resolved at run time."""
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateRef:
+    text: str  # the expression inside the braces, trimmed: "steps.plan.output"
+    namespace: str
+    path: tuple[str, ...]
+    span: Span  # within the string, covering "{{ … }}"
+
+    @property
+    def step_id(self) -> str | None:
+        return self.path[0] if self.namespace == "steps" and self.path else None
+
+
+def find_references(s: str) -> list[TemplateRef]:
+    refs = []
+    for match in _REFERENCE.finditer(s):
+        expression = match.group(1)
+        namespace, _, rest = expression.partition(".")
+        path = tuple(part for part in rest.split(".")) if rest else ()
+        refs.append(TemplateRef(expression, namespace, path, Span(match.start(), match.end())))
+    return refs
+
+
+def lookup(values: Mapping[str, Any], ref: TemplateRef) -> Any:
+    """The value a reference names; raises TemplateError naming the missing part."""
+    if ref.namespace not in NAMESPACES:
+        raise TemplateError(f"unknown template namespace {ref.namespace!r} in {{{{{ref.text}}}}}")
+    current: Any = values.get(ref.namespace, {})
+    walked = [ref.namespace]
+    for part in ref.path:
+        walked.append(part)
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            raise TemplateError(f"{'.'.join(walked)} is not defined (in {{{{{ref.text}}}}})")
+    return current
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def render(s: str, values: Mapping[str, Any]) -> str:
+    """Substitute every reference in ``s``; non-string values are inserted as compact JSON."""
+    if "{{" not in s:
+        return s
+    return _REFERENCE.sub(lambda m: _as_text(lookup(values, find_references(m.group(0))[0])), s)
