@@ -1,0 +1,200 @@
+"""The `workrail` command line: click parsing only.
+
+Each command turns its options into plain values and calls one small execution function that
+returns the exit code (``validate.run_validate``, ``browse.run_list``, …). Those functions, and the
+engine behind them, are imported inside the commands so that `workrail --help` and the pre-commit
+hook start fast. Anticipated engine failures (``EngineError``) become ``error: …`` on stderr and
+exit 1 here, in one place; usage errors are click's, exit 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from workrail_engine import __version__
+from workrail_engine.cli.console import Console
+from workrail_engine.cli.settings import Settings
+
+__all__ = ["cli", "main"]
+
+FORMATS = ("text", "json", "sarif", "github")
+DIRECTORY = click.Path(file_okay=False, path_type=Path)
+
+
+class WorkrailGroup(click.Group):
+    """A group that reports the engine's anticipated errors without a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from workrail_engine.errors import EngineError
+
+        try:
+            return super().invoke(ctx)
+        except EngineError as exc:
+            Console.detect().error(_error_text(exc))
+            ctx.exit(1)
+
+
+def _error_text(exc: Any) -> str:
+    closest = exc.data.get("closest") or []
+    if closest and not all(name in exc.message for name in closest):
+        return f"{exc.message} (closest: {', '.join(closest)})"
+    return exc.message
+
+
+def _finish(code: int) -> None:
+    click.get_current_context().exit(code)
+
+
+@click.group(cls=WorkrailGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="workrail")
+@click.option("--project", type=DIRECTORY, default=Path(), metavar="DIR",
+              help="Project directory (default: the working directory); its ./workflows and "
+                   "./.workrail/workflows are workflow sources.")
+@click.option("--workflows", "workflow_dirs", type=DIRECTORY, multiple=True, metavar="DIR",
+              help="Another directory of workflows (repeatable; wins over the other sources).")
+@click.pass_context
+def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> None:
+    """WorkRail: workflows that keep AI coding agents on the rails."""
+    ctx.obj = Settings(project, workflow_dirs)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, metavar="[PATHS]...")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="Output format: text for people, json/sarif/github for machines.")
+@click.option("--strict", is_flag=True, help="Warnings fail the run too (exit 1).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the text output (auto: only on a terminal, never with NO_COLOR set).")
+@click.pass_obj
+def validate(settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool, color: str) -> None:
+    """Check workflow files (schema and semantic checks).
+
+    PATHS are files, directories (searched for *.json, *.yaml, *.yml) or glob patterns; without
+    any, the project's ./workflows and ./.workrail/workflows. Exit status: 0 clean (or warnings
+    only), 1 problems found, 2 usage error.
+    """
+    from workrail_engine.cli.discovery import MissingPath
+    from workrail_engine.cli.validate import run_validate
+
+    try:
+        code = run_validate(paths, fmt=fmt, strict=strict, console=Console.detect(color),
+                            project=settings.project, extra_dirs=settings.workflow_dirs)
+    except MissingPath as exc:
+        raise click.BadParameter(str(exc), param_hint="PATHS") from None
+    _finish(code)
+
+
+@cli.command("list")
+@click.option("--category", help="Only workflows of this category.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_obj
+def list_command(settings: Settings, category: str | None, fmt: str) -> None:
+    """List the workflows of every source.
+
+    Sources, later wins: bundled, user (~/.workrail/workflows or $WORKRAIL_HOME), each directory
+    of $WORKRAIL_WORKFLOW_PATH, the project's ./workflows and ./.workrail/workflows, --workflows.
+    """
+    from workrail_engine.cli.browse import run_list
+
+    _finish(run_list(settings.catalog(), category=category, fmt=fmt, console=Console.detect()))
+
+
+@cli.command()
+@click.argument("workflow_id", metavar="ID")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_obj
+def show(settings: Settings, workflow_id: str, fmt: str) -> None:
+    """Show one workflow: metadata and steps.
+
+    With --format json, the whole definition.
+    """
+    from workrail_engine.cli.browse import run_show
+
+    _finish(run_show(settings.catalog(), workflow_id, fmt=fmt, console=Console.detect()))
+
+
+@cli.command("next")
+@click.argument("workflow_id", metavar="ID")
+@click.option("--completed", multiple=True, metavar="IDS", help="Completed step ids, comma-separated (repeatable).")
+@click.option("--current", "current_step", metavar="STEP", help="The step the agent is on (loops).")
+@click.option("--context", "context_items", multiple=True, metavar="KEY=VALUE",
+              help="A context variable (repeatable); VALUE is parsed as JSON when it parses, else a string; "
+                   "dotted keys nest (a.b=1).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_obj
+def next_command(settings: Settings, workflow_id: str, completed: tuple[str, ...], current_step: str | None,
+                 context_items: tuple[str, ...], fmt: str) -> None:
+    """Print the next step and its guidance.
+
+    Stateless, like the MCP tool workflow_next: pass the steps already done with --completed.
+    """
+    from workrail_engine.cli.navigate import parse_completed, parse_context, run_next
+
+    try:
+        context = parse_context(context_items)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--context") from None
+    _finish(run_next(settings.catalog(), workflow_id, parse_completed(completed), context,
+                     current_step=current_step, fmt=fmt, console=Console.detect()))
+
+
+@cli.command()
+def schema() -> None:
+    """Print the workflow JSON Schema (2020-12)."""
+    from workrail_engine.cli.browse import run_schema
+
+    _finish(run_schema(Console()))
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--dir", "directory", type=DIRECTORY, default=None,
+              help="Where to write NAME.json (default: the project's ./workflows).")
+@click.pass_obj
+def init(settings: Settings, name: str, directory: Path | None) -> None:
+    """Write a new workflow NAME.json to start from.
+
+    The file is valid as written and carries $schema; an existing file is never overwritten.
+    """
+    from workrail_engine.cli.scaffold import check_name, run_init
+
+    problem = check_name(name)
+    if problem:
+        raise click.BadParameter(problem, param_hint="NAME")
+    _finish(run_init(name, directory or settings.project / "workflows", Console.detect()))
+
+
+FORWARDED = {"context_settings": {"ignore_unknown_options": True, "allow_extra_args": True,
+                                  "help_option_names": []}, "add_help_option": False}
+
+
+@cli.command(**FORWARDED)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def mcp(argv: tuple[str, ...]) -> None:
+    """Run the MCP server (workrail-mcp ARGS).
+
+    Every argument after `mcp` is passed on; try `workrail mcp --help`.
+    """
+    from workrail_engine.cli.forward import forward
+
+    _finish(forward("workrail_mcp.__main__", list(argv)))
+
+
+@cli.command(**FORWARDED)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def lsp(argv: tuple[str, ...]) -> None:
+    """Run the language server (workrail-lsp ARGS).
+
+    Every argument after `lsp` is passed on; try `workrail lsp --help`.
+    """
+    from workrail_engine.cli.forward import forward
+
+    _finish(forward("workrail_lsp.__main__", list(argv)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console script's entry point."""
+    cli.main(args=argv, prog_name="workrail")

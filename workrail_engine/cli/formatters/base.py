@@ -1,0 +1,28 @@
+"""The one interface every output format implements."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import ClassVar
+
+from workrail_engine.cli.report import FileReport, Summary
+
+__all__ = ["Formatter"]
+
+
+class Formatter(abc.ABC):
+    """Turns the reports of one run into the text written to stdout.
+
+    ``color`` is decided by the caller (terminal, ``NO_COLOR``, ``--color``); machine formats
+    ignore it.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self, *, color: bool = False) -> None:
+        self.color = color
+
+    @abc.abstractmethod
+    def render(self, reports: Sequence[FileReport], summary: Summary) -> str:
+        """The whole output, ending with a newline (or empty when there is nothing to say)."""

@@ -1,0 +1,83 @@
+"""Text for people: ``path:line:col: CODE message``, a code frame with carets, a summary line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from workrail_engine.cli.formatters.base import Formatter
+from workrail_engine.cli.formatters.codeframe import code_frame, printable
+from workrail_engine.cli.report import FileReport, Summary
+from workrail_engine.diagnostics import Diagnostic, Severity
+
+__all__ = ["TextFormatter", "summary_line"]
+
+COLORS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _and_join(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def summary_line(summary: Summary) -> str:
+    """"Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed"."""
+    if summary.files_checked == 0:
+        return "No workflow files found"
+    if summary.errors == 0 and summary.warnings == 0:
+        if summary.files_checked == 1:
+            return "All 1 file passed"
+        return f"All {summary.files_checked} files passed"
+    counts = [_plural(n, w) for n, w in ((summary.errors, "error"), (summary.warnings, "warning")) if n]
+    where = _plural(summary.files_with_problems, "file")
+    return f"Found {_and_join(counts)} in {where} ({_plural(summary.files_checked, 'file')} checked)"
+
+
+class TextFormatter(Formatter):
+    name = "text"
+
+    def _style(self, text: str, **styles: object) -> str:
+        return click.style(text, **styles) if self.color else text  # type: ignore[arg-type]
+
+    def render(self, reports: Sequence[FileReport], summary: Summary) -> str:
+        blocks = [self._diagnostic(r, d) for r in reports for d in r.diagnostics]
+        tail = summary_line(summary)
+        if summary.failed:
+            tail = self._style(tail, fg="red", bold=True)
+        elif not (summary.errors or summary.warnings):
+            tail = self._style(tail, fg="green")
+        return "".join(block + "\n\n" for block in blocks) + tail + "\n"
+
+    def _diagnostic(self, report: FileReport, diagnostic: Diagnostic) -> str:
+        loc = report.location(diagnostic)
+        color = COLORS[diagnostic.severity]
+        head = (
+            f"{self._style(f'{report.path}:{loc.line}:{loc.column}:', bold=True)} "
+            f"{self._style(diagnostic.code, fg=color, bold=True)} {printable(diagnostic.message)}"
+        )
+        lines = [head, *self._frame(report, diagnostic, color)]
+        lines += [self._note(report, r.message, r.span.start, r.path) for r in diagnostic.related]
+        lines += [f"  = help: {printable(fix.title)}" for fix in diagnostic.fixes]
+        return "\n".join(lines)
+
+    def _frame(self, report: FileReport, diagnostic: Diagnostic, color: str) -> list[str]:
+        index = report.document.line_index
+        line, start = index.position(diagnostic.span.start)
+        end_line, end = index.position(diagnostic.span.end)
+        text = index.line_text(line)
+        if end_line != line:
+            end = len(text)
+        frame = code_frame(line + 1, text, start, end, label=diagnostic.severity.value)
+        gutter = len(str(line + 1)) + 2
+        frame[-1] = frame[-1][:gutter] + self._style(frame[-1][gutter:], fg=color)
+        return [self._style(frame[0], fg="blue"), frame[1], frame[2]]
+
+    def _note(self, report: FileReport, message: str, offset: int, path: str | None) -> str:
+        if path is not None and path != report.path:
+            return f"  = note: {printable(message)} ({path})"
+        line, col = report.document.line_index.position(offset)
+        return f"  = note: {printable(message)} ({report.path}:{line + 1}:{col + 1})"

@@ -1,0 +1,95 @@
+"""`workrail init NAME`: write a small, valid workflow to start from.
+
+The file is created atomically and never replaces an existing one: it is written to a temporary
+file in the target directory, then hard-linked into place (linking fails if the name is taken,
+so two concurrent `init`s cannot both win), then the temporary name is removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from workrail_engine.cli.console import Console
+
+__all__ = ["check_name", "run_init", "starter_workflow"]
+
+NAME_PATTERN = re.compile(r"[a-z0-9-]{3,64}")
+
+
+def check_name(name: str) -> str | None:
+    """Why ``name`` cannot be a workflow id, or None when it can."""
+    if NAME_PATTERN.fullmatch(name):
+        return None
+    return f"{name!r} is not a workflow id: use 3-64 lower-case letters, digits and '-' (e.g. 'release-checklist')"
+
+
+def starter_workflow(name: str) -> dict[str, Any]:
+    from workrail_engine.schema import SCHEMA_ID
+
+    title = name.replace("-", " ").strip().capitalize()
+    return {
+        "$schema": SCHEMA_ID,
+        "id": name,
+        "name": title,
+        "description": f"{title}: describe what this workflow accomplishes.",
+        "version": "0.1.0",
+        "category": "development",
+        "preconditions": ["The task is described clearly enough to start."],
+        "steps": [
+            {
+                "id": "understand",
+                "title": "Understand the task",
+                "prompt": "Read the task and the relevant code. Summarise what has to change and why.",
+            },
+            {
+                "id": "plan",
+                "title": "Plan the change",
+                "prompt": "Based on {{steps.understand.output}}, list the changes step by step.",
+                "requireConfirmation": True,
+            },
+            {
+                "id": "implement",
+                "title": "Implement and verify",
+                "prompt": "Make the changes of the plan, then run the tests and report the result.",
+                "validationCriteria": {
+                    "type": "length",
+                    "min": 20,
+                    "message": "Report what was changed and how it was verified.",
+                },
+            },
+        ],
+    }
+
+
+def _create_exclusively(target: Path, content: str) -> None:
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(temp, target)  # raises FileExistsError instead of replacing
+    finally:
+        os.unlink(temp)
+
+
+def run_init(name: str, directory: Path, console: Console) -> int:
+    target = directory / f"{name}.json"
+    if target.exists():
+        console.error(f"{target} already exists; not overwriting it")
+        return 1
+    directory.mkdir(parents=True, exist_ok=True)
+    content = json.dumps(starter_workflow(name), indent=2, ensure_ascii=False) + "\n"
+    try:
+        _create_exclusively(target, content)
+    except FileExistsError:
+        console.error(f"{target} already exists; not overwriting it")
+        return 1
+    console.out(f"Created {target}")
+    console.out(f"Check it with: workrail validate {target}")
+    return 0

@@ -1,0 +1,62 @@
+"""`workrail validate`: lint every file asked for, render the reports, return the exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from workrail_engine.cli.console import Console
+from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
+from workrail_engine.cli.report import FileReport, Summary
+
+__all__ = ["lint_files", "run_validate"]
+
+
+def lint_files(paths: Sequence[str]) -> list[FileReport]:
+    from workrail_engine.lint import lint_path  # the engine is imported only when there is work
+
+    reports = []
+    for path in paths:
+        result = lint_path(path)
+        reports.append(FileReport(path, result.document, list(result.diagnostics)))
+    return reports
+
+
+def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:
+    directories = project_directories(project, extra_dirs)
+    if not directories:
+        looked = " and ".join(str(project / sub) for sub in PROJECT_SUBDIRS)
+        console.warning(f"no workflow directory found (looked in {looked}); pass files or directories to check")
+        return None
+    return [str(d) for d in directories]
+
+
+def run_validate(
+    paths: Sequence[str],
+    *,
+    fmt: str,
+    strict: bool,
+    console: Console,
+    project: Path,
+    extra_dirs: Sequence[Path] = (),
+) -> int:
+    """Check ``paths`` (or the project's workflow directories); 0 clean, 1 problems.
+
+    Paths that do not exist raise :class:`~workrail_engine.cli.discovery.MissingPath`, which
+    the command line turns into a usage error (exit 2) before any file is read.
+    """
+    from workrail_engine.cli.formatters import FORMATTERS
+
+    arguments = list(paths) or _default_paths(project, extra_dirs, console)
+    if arguments is None:
+        return 0
+    files = collect_files(arguments)
+    if not files:
+        console.warning("no workflow files (*.json, *.yaml, *.yml) found in " + ", ".join(arguments))
+    reports = lint_files(files)
+    summary = Summary.of(reports, strict=strict)
+    formatter = FORMATTERS[fmt](color=console.color)
+    output = formatter.render(reports, summary)
+    if output:
+        console.out(output, nl=False)
+    return summary.exit_code
