@@ -1,0 +1,112 @@
+"""Every check of a workflow document — syntax, schema, structure, references, expressions,
+commands, metadata — producing the one diagnostics model all front ends print.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, Related, Severity
+from ..document import WorkflowDocument, parse_document, read_document
+from ..steps import walk_steps
+
+__all__ = [
+    "WORKFLOW_SUFFIXES",
+    "LintResult",
+    "duplicate_workflow_ids",
+    "lint_document",
+    "lint_path",
+    "lint_text",
+]
+
+WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+@dataclass
+class LintResult:
+    document: WorkflowDocument
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+
+
+def lint_document(doc: WorkflowDocument) -> list[Diagnostic]:
+    """All diagnostics for one document, sorted by position."""
+    found = list(doc.syntax_errors)
+    if doc.value is not None:
+        try:
+            found.extend(_content_diagnostics(doc))
+        except RecursionError:
+            found.append(Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span("")))
+    found.sort(key=Diagnostic.sort_key)
+    return _without_superseded(found)
+
+
+def _without_superseded(found: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop the schema's generic "missing property" where a semantic check says it better.
+
+    A while-loop without a condition fails the schema's ``required`` and our WR203; the author
+    should read one message, the one that says why.
+    """
+    specific = {(d.pointer, d.data.get("property")) for d in found if d.code != "WR103" and "property" in d.data}
+    return [d for d in found if not (d.code == "WR103" and (d.pointer, d.data.get("property")) in specific)]
+
+
+def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
+    # Imported here so that reading a document never pays for the schema validator.
+    from .commands import command_diagnostics
+    from .expressions import expression_diagnostics
+    from .metadata import metadata_diagnostics
+    from .references import reference_diagnostics
+    from .schema_errors import schema_diagnostics
+    from .structure import structure_diagnostics
+
+    sites = list(walk_steps(doc.value))
+    return [
+        *schema_diagnostics(doc),
+        *structure_diagnostics(doc, sites),
+        *reference_diagnostics(doc, sites),
+        *expression_diagnostics(doc, sites),
+        *command_diagnostics(doc, sites),
+        *metadata_diagnostics(doc),
+    ]
+
+
+def lint_text(text: str, path: str | os.PathLike[str] | None = None, fmt: str | None = None) -> LintResult:
+    document = parse_document(text, path, fmt)
+    return LintResult(document, lint_document(document))
+
+
+def lint_path(path: str | os.PathLike[str]) -> LintResult:
+    document = read_document(path)
+    return LintResult(document, lint_document(document))
+
+
+def duplicate_workflow_ids(documents: Iterable[WorkflowDocument]) -> dict[str, list[Diagnostic]]:
+    """WR603 for each file whose workflow id another file also uses, keyed by path."""
+    by_id: dict[str, list[WorkflowDocument]] = defaultdict(list)
+    for doc in documents:
+        if isinstance(doc.value, Mapping) and isinstance(doc.value.get("id"), str):
+            by_id[doc.value["id"]].append(doc)
+    out: dict[str, list[Diagnostic]] = defaultdict(list)
+    for workflow_id, docs in by_id.items():
+        if len(docs) < 2:
+            continue
+        for doc in docs:
+            related = tuple(
+                Related(f"{workflow_id!r} is also the id of this workflow", other.span("/id"), other.path)
+                for other in docs
+                if other is not doc
+            )
+            message = f"Workflow id {workflow_id!r} is used by {len(docs)} files; only one of them can be found by id"
+            out[doc.path or ""].append(Diagnostic("WR603", Severity.ERROR, message, "/id", doc.span("/id"), related=related))
+    return dict(out)

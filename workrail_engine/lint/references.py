@@ -1,0 +1,105 @@
+"""Template references: to steps that exist and come earlier, to declared parameters and secrets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..diagnostics import Diagnostic, Severity
+from ..document import WorkflowDocument
+from ..errors import closest
+from ..steps import StepSite
+from ..templates import NAMESPACES, TemplateRef, find_references
+from .strings import span_in_string
+
+__all__ = ["reference_diagnostics", "template_strings"]
+
+
+def template_strings(site: StepSite) -> Iterator[tuple[str, str]]:
+    """(pointer, text) of every string in a step where templates are substituted."""
+    step = site.step
+    for key in ("prompt", "title"):
+        if isinstance(step.get(key), str):
+            yield f"{site.pointer}/{key}", step[key]
+    if isinstance(step.get("guidance"), list):
+        for index, line in enumerate(step["guidance"]):
+            if isinstance(line, str):
+                yield f"{site.pointer}/guidance/{index}", line
+    run = step.get("run")
+    if isinstance(run, Mapping):
+        if isinstance(run.get("command"), list):
+            for index, arg in enumerate(run["command"]):
+                if isinstance(arg, str):
+                    yield f"{site.pointer}/run/command/{index}", arg
+        if isinstance(run.get("cwd"), str):
+            yield f"{site.pointer}/run/cwd", run["cwd"]
+        if isinstance(run.get("env"), Mapping):
+            for name, value in run["env"].items():
+                if isinstance(value, str):
+                    yield f"{site.pointer}/run/env/{name.replace('~', '~0').replace('/', '~1')}", value
+
+
+def _declared_parameters(workflow: Mapping[str, Any]) -> set[str]:
+    parameters = workflow.get("parameters")
+    if isinstance(parameters, Mapping) and isinstance(parameters.get("properties"), Mapping):
+        return set(parameters["properties"])
+    return set()
+
+
+def _declared_secrets(workflow: Mapping[str, Any]) -> set[str]:
+    secrets = workflow.get("secrets")
+    return {s for s in secrets if isinstance(s, str)} if isinstance(secrets, list) else set()
+
+
+def reference_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
+    workflow = doc.value
+    if not isinstance(workflow, Mapping):
+        return []
+    by_id = {site.id: site for site in sites if site.id}
+    declared = {"parameters": _declared_parameters(workflow), "secrets": _declared_secrets(workflow)}
+    out = []
+    for site in sites:
+        for pointer, text in template_strings(site):
+            if "{{" not in text:
+                continue
+            for ref in find_references(text):
+                problem = _problem(ref, site, by_id, declared)
+                if problem:
+                    code, message = problem
+                    span = span_in_string(doc, pointer, ref.span.start, ref.span.end)
+                    out.append(Diagnostic(code, Severity.ERROR, message, pointer, span, data={"reference": ref.text}))
+    return out
+
+
+def _problem(ref: TemplateRef, site: StepSite, by_id: dict[str, StepSite], declared: dict[str, set[str]]) -> tuple[str, str] | None:
+    if ref.namespace not in NAMESPACES:
+        suggestions = closest(ref.namespace, NAMESPACES, n=1)
+        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else f"; use one of {', '.join(NAMESPACES)}"
+        return "WR305", f"Unknown template namespace {ref.namespace!r} in {{{{{ref.text}}}}}{hint}"
+    if not ref.path:
+        return "WR305", f"{{{{{ref.text}}}}} names a namespace but nothing in it (e.g. {{{{{ref.namespace}.NAME}}}})"
+    name = ref.path[0]
+    if ref.namespace == "steps":
+        return _step_problem(ref, name, site, by_id)
+    if ref.namespace in declared and name not in declared[ref.namespace]:
+        code = "WR303" if ref.namespace == "parameters" else "WR304"
+        known = sorted(declared[ref.namespace])
+        suggestions = closest(name, known, n=1)
+        where = "`parameters.properties`" if ref.namespace == "parameters" else "`secrets`"
+        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else f"; declare it in {where}"
+        kind = "parameter" if ref.namespace == "parameters" else "secret"
+        return code, f"Undeclared {kind} {name!r} in {{{{{ref.text}}}}}{hint}"
+    return None
+
+
+def _step_problem(ref: TemplateRef, name: str, site: StepSite, by_id: dict[str, StepSite]) -> tuple[str, str] | None:
+    target = by_id.get(name)
+    if target is None:
+        suggestions = closest(name, by_id, n=1)
+        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+        return "WR301", f"{{{{{ref.text}}}}} refers to step {name!r}, which does not exist{hint}"
+    same_group = (site.group is not None and site.group == target.group) or target.pointer in (site.group, site.loop)
+    if target.order >= site.order or same_group:
+        why = "runs at the same time as this one" if same_group else "has not run yet at this point"
+        return "WR302", f"{{{{{ref.text}}}}} refers to step {name!r}, which {why}; only earlier steps have output"
+    return None

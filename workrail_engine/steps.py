@@ -1,0 +1,66 @@
+"""The shape of a workflow's steps: which kind a step is and where every step sits.
+
+A step's kind is its ``type``; without one, a step with ``run`` is a command step and any other a
+prompt step. ``walk_steps`` visits every step — inside parallel groups and inline loop bodies
+too — with its JSON pointer, and tolerates malformed input (the schema reports that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["StepSite", "step_ids", "step_kind", "walk_steps"]
+
+
+def step_kind(step: Mapping[str, Any]) -> str:
+    kind = step.get("type")
+    if kind in ("prompt", "command", "parallel", "loop"):
+        return kind
+    return "command" if "run" in step else "prompt"
+
+
+@dataclass(frozen=True, slots=True)
+class StepSite:
+    step: Mapping[str, Any]
+    pointer: str  # "/steps/2/steps/0"
+    order: int  # position in a depth-first walk in document order
+    top_index: int  # index of the top-level step this one is part of
+    group: str | None  # pointer of the enclosing parallel group
+    loop: str | None  # pointer of the enclosing loop (inline body)
+
+    @property
+    def id(self) -> str | None:
+        value = self.step.get("id")
+        return value if isinstance(value, str) else None
+
+    @property
+    def kind(self) -> str:
+        return step_kind(self.step)
+
+
+def walk_steps(workflow: Any) -> Iterator[StepSite]:
+    steps = workflow.get("steps") if isinstance(workflow, Mapping) else None
+    if not isinstance(steps, list):
+        return
+    counter = iter(range(1 << 30))
+    for index, step in enumerate(steps):
+        yield from _walk(step, f"/steps/{index}", index, None, None, counter)
+
+
+def _walk(step: Any, pointer: str, top: int, group: str | None, loop: str | None, counter: Iterator[int]) -> Iterator[StepSite]:
+    if not isinstance(step, Mapping):
+        return
+    yield StepSite(step, pointer, next(counter), top, group, loop)
+    kind = step_kind(step)
+    if kind == "parallel" and isinstance(step.get("steps"), list):
+        for index, child in enumerate(step["steps"]):
+            yield from _walk(child, f"{pointer}/steps/{index}", top, pointer, loop, counter)
+    elif kind == "loop" and isinstance(step.get("body"), list):
+        for index, child in enumerate(step["body"]):
+            yield from _walk(child, f"{pointer}/body/{index}", top, group, pointer, counter)
+
+
+def step_ids(workflow: Any) -> list[str]:
+    return [site.id for site in walk_steps(workflow) if site.id]
