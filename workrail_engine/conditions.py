@@ -1,0 +1,321 @@
+"""The condition evaluator: ``runCondition``, loop conditions and rule conditions.
+
+A condition is ``{"var": PATH, OPERATOR: value}`` with exactly one operator, or ``{"and": [...]}``,
+``{"or": [...]}``, ``{"not": {...}}``. The semantics are strict on purpose (the old WorkRail's
+lenient coercion and "any exception is false" hid authoring mistakes):
+
+- ``var`` is a dotted path into the context; a segment indexes an object by key or a list by a
+  decimal index (``files.0.name``). A path that does not resolve is *missing*.
+- A missing variable makes every comparison false except ``not_equals``, which is true, so that
+  ``not_equals`` always equals ``not equals``. Missing is not ``null``: ``equals: null`` needs a
+  variable that is present and null.
+- Values compare as JSON values: numbers numerically (1 == 1.0), a boolean is never a number,
+  strings case-sensitively, arrays and objects element by element. Nothing is coerced: "5" is not
+  5, and ``gt`` on a string variable is false.
+- ``contains``: a substring test when the variable is a string (and the operand a string),
+  membership when it is an array; false for anything else. ``in``: the variable equals an element.
+- ``matches``: an RE2 search (unanchored) on a string variable.
+
+Malformed conditions are caught statically by ``condition_problems`` (the lint reports them);
+``evaluate`` and ``describe`` raise ``ValueError`` for them instead of guessing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import closest
+from .problems import Problem, pointer_join
+from .regexes import RegexError, compile_regex
+
+__all__ = [
+    "MISSING",
+    "OPERATORS",
+    "condition_problems",
+    "describe",
+    "evaluate",
+    "json_equal",
+    "resolve",
+]
+
+OPERATORS: tuple[str, ...] = (
+    "equals",
+    "not_equals",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "in",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+)
+_COMPOSITIONS = ("and", "or", "not")
+_NUMERIC = ("gt", "gte", "lt", "lte")
+
+MALFORMED = "WR400"
+INVALID_REGEX = "WR401"
+TYPE_MISMATCH = "WR402"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+# --- values -------------------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values without Python's ``True == 1`` (numbers compare numerically)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if _is_number(a) or _is_number(b):
+        return _is_number(a) and _is_number(b) and a == b
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[key], b[key]) for key in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return False
+
+
+def resolve(context: Mapping[str, Any], path: str) -> Any:
+    """The value at dotted ``path`` in ``context``, or ``MISSING``."""
+    current: Any = context
+    for segment in path.split("."):
+        if isinstance(current, Mapping) and segment in current:
+            current = current[segment]
+        elif isinstance(current, (list, tuple)) and segment.isascii() and segment.isdigit() and int(segment) < len(current):
+            current = current[int(segment)]
+        else:
+            return MISSING
+    return current
+
+
+# --- static checks ------------------------------------------------------------------------
+
+
+def condition_problems(condition: Any) -> list[Problem]:
+    """Every problem in ``condition``; pointers are relative to it ("/and/1/gt")."""
+    problems: list[Problem] = []
+    _check(condition, "", problems)
+    return problems
+
+
+def _check(node: Any, at: str, problems: list[Problem]) -> None:
+    if not isinstance(node, Mapping):
+        problems.append(Problem(at, MALFORMED, f"A condition must be an object, not {_json_type(node)}."))
+        return
+    composition = [key for key in _COMPOSITIONS if key in node]
+    if composition:
+        _check_composition(node, composition, at, problems)
+    else:
+        _check_comparison(node, at, problems)
+
+
+def _check_composition(node: Mapping, keys: list[str], at: str, problems: list[Problem]) -> None:
+    if len(node) != 1:
+        others = ", ".join(repr(key) for key in node if key != keys[0])
+        problems.append(Problem(at, MALFORMED, f"A {keys[0]!r} condition has no other keys (found {others})."))
+        return
+    key = keys[0]
+    value = node[key]
+    if key == "not":
+        _check(value, pointer_join(at, "not"), problems)
+        return
+    if not isinstance(value, list) or not value:
+        problems.append(Problem(pointer_join(at, key), MALFORMED, f"{key!r} needs a non-empty array of conditions."))
+        return
+    for index, item in enumerate(value):
+        _check(item, pointer_join(at, key, index), problems)
+
+
+def _check_comparison(node: Mapping, at: str, problems: list[Problem]) -> None:
+    path = node.get("var", MISSING)
+    if path is MISSING:
+        problems.append(Problem(at, MALFORMED, "A comparison needs \"var\" (a dotted context path) and one operator."))
+    elif not isinstance(path, str) or not path or "" in path.split("."):
+        problems.append(Problem(pointer_join(at, "var"), MALFORMED, f"\"var\" must be a dotted path such as \"review.files\", not {_show(path)}."))
+    operators = [key for key in node if key in OPERATORS]
+    for key in node:
+        if key != "var" and key not in OPERATORS:
+            hint = closest(key, OPERATORS, n=1)
+            suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
+            problems.append(Problem(pointer_join(at, key), MALFORMED, f"Unknown condition operator {key!r}{suffix}."))
+    if len(operators) > 1:
+        problems.append(Problem(at, MALFORMED, f"A comparison has exactly one operator, found {', '.join(operators)}."))
+    elif not operators and list(node) == ["var"]:
+        problems.append(Problem(at, MALFORMED, f"A comparison needs one operator of {', '.join(OPERATORS)}."))
+    for operator in operators:
+        problem = _operand_problem(operator, node[operator])
+        if problem:
+            problems.append(Problem(pointer_join(at, operator), problem[0], problem[1]))
+
+
+def _operand_problem(operator: str, value: Any) -> tuple[str, str] | None:
+    if operator in _NUMERIC:
+        if not _is_number(value) or not math.isfinite(value):
+            return TYPE_MISMATCH, f"{operator!r} compares numbers; its value must be a number, not {_json_type(value)}."
+    elif operator == "in":
+        if not isinstance(value, list):
+            return TYPE_MISMATCH, f"'in' needs an array of values, not {_json_type(value)}."
+    elif operator in ("startsWith", "endsWith", "matches"):
+        if not isinstance(value, str):
+            return TYPE_MISMATCH, f"{operator!r} needs a string, not {_json_type(value)}."
+        if operator == "matches":
+            try:
+                compile_regex(value)
+            except RegexError as error:
+                return INVALID_REGEX, error.message
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if _is_number(value):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def _require_valid(condition: Any) -> None:
+    problems = condition_problems(condition)
+    if problems:
+        details = "; ".join(f"{problem.pointer or '/'}: {problem.message}" for problem in problems)
+        raise ValueError(f"Invalid condition: {details}")
+
+
+# --- evaluation ---------------------------------------------------------------------------
+
+
+def evaluate(condition: Mapping[str, Any] | None, context: Mapping[str, Any] | None) -> bool:
+    """Whether ``condition`` holds in ``context`` (``None`` always holds); ValueError if malformed."""
+    if condition is None:
+        return True
+    _require_valid(condition)
+    if context is None:
+        context = {}
+    if not isinstance(context, Mapping):
+        raise ValueError(f"A condition is evaluated against an object, not {_json_type(context)}.")
+    return _evaluate(condition, context)
+
+
+def _evaluate(node: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
+    if "and" in node:
+        return all(_evaluate(item, context) for item in node["and"])
+    if "or" in node:
+        return any(_evaluate(item, context) for item in node["or"])
+    if "not" in node:
+        return not _evaluate(node["not"], context)
+    operator = next(key for key in node if key in OPERATORS)
+    return _compare(operator, resolve(context, node["var"]), node[operator])
+
+
+def _compare(operator: str, actual: Any, expected: Any) -> bool:
+    if actual is MISSING:
+        return operator == "not_equals"
+    if operator == "equals":
+        return json_equal(actual, expected)
+    if operator == "not_equals":
+        return not json_equal(actual, expected)
+    if operator in _NUMERIC:
+        return _is_number(actual) and _order(operator, actual, expected)
+    if operator == "in":
+        return any(json_equal(actual, item) for item in expected)
+    if operator == "contains":
+        return _contains(actual, expected)
+    if not isinstance(actual, str):
+        return False
+    if operator == "startsWith":
+        return actual.startswith(expected)
+    if operator == "endsWith":
+        return actual.endswith(expected)
+    return compile_regex(expected).search(actual)
+
+
+def _order(operator: str, actual: float, expected: float) -> bool:
+    if operator == "gt":
+        return actual > expected
+    if operator == "gte":
+        return actual >= expected
+    if operator == "lt":
+        return actual < expected
+    return actual <= expected
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    if isinstance(actual, str):
+        return isinstance(expected, str) and expected in actual
+    if isinstance(actual, (list, tuple)):
+        return any(json_equal(item, expected) for item in actual)
+    return False
+
+
+# --- plain English ------------------------------------------------------------------------
+
+_PHRASES = {
+    "equals": "is",
+    "not_equals": "is not",
+    "gt": "is greater than",
+    "gte": "is at least",
+    "lt": "is less than",
+    "lte": "is at most",
+    "contains": "contains",
+    "startsWith": "starts with",
+    "endsWith": "ends with",
+}
+
+
+def describe(condition: Mapping[str, Any] | None) -> str:
+    """Plain English, e.g. ``taskScope is "large" and complexity is greater than 0.7``."""
+    if condition is None:
+        return "always"
+    _require_valid(condition)
+    return _describe(condition, nested=False)
+
+
+def _describe(node: Mapping[str, Any], nested: bool) -> str:
+    for key, joiner in (("and", " and "), ("or", " or ")):
+        if key in node:
+            parts = [_describe(item, nested=True) for item in node[key]]
+            text = joiner.join(parts)
+            return f"({text})" if nested and len(parts) > 1 else text
+    if "not" in node:
+        return f"not ({_describe(node['not'], nested=False)})"
+    operator = next(key for key in node if key in OPERATORS)
+    value = node[operator]
+    if operator == "in":
+        return f"{node['var']} is one of {', '.join(_show(item) for item in value)}"
+    if operator == "matches":
+        return f"{node['var']} matches the pattern /{value}/"
+    return f"{node['var']} {_PHRASES[operator]} {_show(value)}"
+
+
+def _show(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)

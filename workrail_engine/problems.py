@@ -1,0 +1,37 @@
+"""A problem found inside a condition or validation criteria, before anything is evaluated.
+
+Conditions and rules are checked statically (wrong operand types, invalid regexes, invalid JSON
+Schemas) so that evaluation never has to guess. The lint module turns each ``Problem`` into a
+``Diagnostic`` by prefixing the pointer of the condition or criteria inside the workflow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Problem", "pointer_join"]
+
+
+def _escape(token: str | int) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def pointer_join(pointer: str, *tokens: str | int) -> str:
+    """``pointer`` extended by ``tokens`` as JSON pointer reference tokens (RFC 6901 escaping)."""
+    return pointer + "".join("/" + _escape(token) for token in tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """``pointer`` is relative to the checked value ("" is the value itself, "/and/1/gt" inside)."""
+
+    pointer: str
+    code: str
+    message: str
+
+    def under(self, prefix: str) -> Problem:
+        """The same problem seen from an enclosing value: ``prefix`` + this pointer."""
+        return Problem(prefix + self.pointer, self.code, self.message)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"pointer": self.pointer, "code": self.code, "message": self.message}
