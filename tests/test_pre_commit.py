@@ -1,0 +1,109 @@
+"""The `workrail-validate` hook through the real pre-commit (`pre-commit try-repo`).
+
+try-repo installs this repository into a fresh virtual environment of pre-commit's own (a temp
+store per call; uncommitted changes to tracked files are included through a shadow commit), so
+each run pip-installs the project. The pip cache under /tmp is shared between runs to keep that
+fast; PyPI must be reachable for the first one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
+CACHE = Path(os.environ.get("WORKRAIL_TEST_CACHE", "/tmp/workrail-test-cache"))
+
+GOOD = {
+    "id": "good",
+    "name": "Good",
+    "version": "1.0.0",
+    "steps": [{"id": "only", "title": "Only step", "prompt": "Do the thing."}],
+}
+BAD_TEXT = """{
+  "id": "bad",
+  "name": "Bad",
+  "steps": [
+    {"id": "only", "title": 42, "prompt": "Do the thing."}
+  ]
+}
+"""
+
+
+def hook_selects(path: str) -> bool:
+    """pre-commit's rule: `files` and `exclude` are searched (re.search) in repository paths."""
+    manifest = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = [h for h in manifest if h["id"] == "workrail-validate"]
+    assert hook["entry"] == "workrail validate" and hook["language"] == "python"
+    excluded = "exclude" in hook and re.search(hook["exclude"], path)
+    return bool(re.search(hook["files"], path)) and not excluded
+
+
+@pytest.mark.parametrize(
+    ("path", "selected"),
+    [
+        pytest.param("workflows/a.json", True, id="workflows-dir"),
+        pytest.param("workflows/sub/b.yaml", True, id="nested"),
+        pytest.param("pkg/workflows/c.yml", True, id="workflows-dir-deeper"),
+        pytest.param(".workrail/workflows/d.json", True, id="dot-workrail"),
+        pytest.param("docs/release.workflow.json", True, id="suffix-anywhere"),
+        pytest.param("x.workflow.yaml", True, id="suffix-yaml"),
+        pytest.param("workflows/README.md", False, id="not-a-data-file"),
+        pytest.param("myworkflows/a.json", False, id="directory-name-must-match-whole"),
+        pytest.param("package.json", False, id="other-json"),
+        pytest.param(".github/workflows/ci.yml", False, id="github-actions-workflows-are-not-ours"),
+        pytest.param("sub/.github/workflows/ci.yaml", False, id="nested-github-actions"),
+    ],
+)
+def test_files_pattern(path: str, selected: bool) -> None:
+    assert hook_selects(path) is selected
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    work = tmp_path / "project"
+    (work / "workflows").mkdir(parents=True)
+    (work / "workflows" / "good.json").write_text(json.dumps(GOOD, indent=2) + "\n")
+    (work / "workflows" / "bad.json").write_text(BAD_TEXT)
+    git(work, "init", "-q")
+    git(work, "add", ".")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "workflows")
+    return work
+
+
+def try_repo(repo: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"),
+               PIP_CACHE_DIR=str(CACHE / "pip"), NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("VIRTUAL_ENV", None)
+    command = [str(PRE_COMMIT), "try-repo", str(ROOT), "workrail-validate", "--verbose", "--color", "never"]
+    command += ["--files", *files] if files else ["--all-files"]
+    return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path) -> None:
+    result = try_repo(repo)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert re.search(r"^workflows/bad\.json:5:29: WR1\d\d ", output, re.M), output
+    assert "workflows/good.json:" not in output, output
+    assert "Found 1 error in 1 file (2 files checked)" in output, output
+
+    result = try_repo(repo, "workflows/good.json")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "All 1 file passed" in output, output
