@@ -1,0 +1,38 @@
+"""``workrail-lsp``: the WorkRail language server over stdio. stdout carries protocol only."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workrail-lsp",
+        description="WorkRail language server (LSP over stdio) for workflow files.",
+    )
+    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default; accepted for editors that pass it)")
+    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="log level (logs go to stderr)")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.version:
+        from . import __version__
+
+        print(f"workrail-lsp {__version__}")
+        return 0
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="workrail-lsp %(levelname)s %(name)s: %(message)s")
+    from .server import create_language_server
+
+    create_language_server().start_io()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

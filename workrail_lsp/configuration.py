@@ -1,0 +1,116 @@
+"""Settings of the language server: which files are workflows, and where else workflows live.
+
+Precedence: defaults, then the client's ``initializationOptions``, then ``workspace/configuration``
+(section ``workrail``) whenever the client offers it. A bad value is logged and replaced by its
+default, so a typo in an editor's settings never takes the server down.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from workrail_engine.schema import SCHEMA_ID
+
+__all__ = ["DEFAULT_GLOBS", "SECTION", "Settings", "glob_pattern", "names_workrail_schema"]
+
+log = logging.getLogger(__name__)
+
+SECTION = "workrail"
+DEFAULT_GLOBS = (
+    "**/*.workflow.json",
+    "**/*.workflow.yaml",
+    "**/*.workflow.yml",
+    "**/workflows/**/*.json",
+    "**/workflows/**/*.yaml",
+    "**/workflows/**/*.yml",
+)
+_SCHEMA_KEY = re.compile(r'"\$schema"\s*:\s*"([^"\\]*)"')
+
+
+@dataclass(frozen=True)
+class Settings:
+    workflow_globs: tuple[str, ...] = DEFAULT_GLOBS
+    """Glob patterns (``**`` crosses folders) of files treated as workflows."""
+
+    extra_workflow_dirs: tuple[str, ...] = field(default_factory=tuple)
+    """More folders whose JSON/YAML files are workflows (also scanned for duplicate ids)."""
+
+    @classmethod
+    def from_client(cls, raw: Any, base: Settings | None = None) -> Settings:
+        """Read ``{"workflowGlobs": [...], "extraWorkflowDirs": [...]}`` (optionally under ``workrail``)."""
+        base = base or cls()
+        if not isinstance(raw, dict):
+            return base
+        if isinstance(raw.get(SECTION), dict):
+            raw = raw[SECTION]
+        globs = _strings(raw, "workflowGlobs", base.workflow_globs)
+        dirs = _strings(raw, "extraWorkflowDirs", base.extra_workflow_dirs)
+        return cls(globs, tuple(os.path.expanduser(d) for d in dirs))
+
+    def is_workflow(self, path: str | None, text: str) -> bool:
+        """Whether a document is a workflow: by its path, its folder, or its ``$schema``."""
+        if path is not None:
+            posix = Path(path).as_posix()
+            if any(glob_pattern(g).search(posix) for g in self.workflow_globs):
+                return True
+            if any(_inside(path, d) for d in self.extra_workflow_dirs) and path.endswith((".json", ".yaml", ".yml")):
+                return True
+        return names_workrail_schema(text)
+
+
+def names_workrail_schema(text: str) -> bool:
+    match = _SCHEMA_KEY.search(text[:4096])
+    if match is None:
+        return False
+    value = match.group(1)
+    return value == SCHEMA_ID or value.endswith("workflow.schema.json")
+
+
+def _inside(path: str, directory: str) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to(Path(directory).resolve())
+    except OSError:
+        return False
+
+
+def _strings(raw: dict[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    log.warning("setting %s.%s must be a list of strings, got %r; using %r", SECTION, key, value, default)
+    return default
+
+
+@lru_cache(maxsize=256)
+def glob_pattern(glob: str) -> re.Pattern[str]:
+    """A regex matching paths that end with ``glob``: ``**`` spans folders, ``*`` and ``?`` do not."""
+    out = []
+    index = 0
+    while index < len(glob):
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif glob[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif glob[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(glob[index]))
+            index += 1
+    body = "".join(out)
+    # A relative glob matches at any folder boundary of an absolute path.
+    prefix = "" if glob.startswith("/") else "(?:^|/)"
+    return re.compile(prefix + body + "$")

@@ -1,0 +1,140 @@
+"""Diagnostics: the engine's lint results in LSP form, kept in one store, pulled or pushed.
+
+The items are exactly ``lint_document``'s for the document's text (what ``workrail validate``
+prints), plus one workspace-level check the engine cannot make from one file: another workflow
+file in the workspace with the same id. Result ids are ``version.generation`` (the workspace
+index's generation), so a pull for an unchanged document is answered "unchanged" without work.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from workrail_engine.diagnostics import Diagnostic, Severity
+from workrail_engine.document import LineIndex, read_document
+
+from .documents import DocumentState
+from .positions import Positions
+from .workspace_index import WorkspaceIndex
+
+__all__ = ["DUPLICATE_ID_CODE", "DiagnosticsStore", "lsp_diagnostic"]
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_ID_CODE = "WR690"
+SOURCE = "workrail"
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+}
+
+
+def lsp_diagnostic(diagnostic: Diagnostic, state: DocumentState) -> types.Diagnostic:
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=_location(r.path, r.span, state),
+            message=r.message,
+        )
+        for r in diagnostic.related
+    ]
+    return types.Diagnostic(
+        range=state.positions.range(diagnostic.span),
+        severity=_SEVERITY[diagnostic.severity],
+        code=diagnostic.code,
+        source=SOURCE,
+        message=diagnostic.message,
+        related_information=related or None,
+        data={"pointer": diagnostic.pointer, "fixes": [f.title for f in diagnostic.fixes]},
+    )
+
+
+def _location(path: str | None, span, state: DocumentState) -> types.Location:
+    if path is None or (state.path is not None and Path(path) == Path(state.path)):
+        return types.Location(uri=state.uri, range=state.positions.range(span))
+    index = LineIndex(_read_text(path))
+    return types.Location(uri=from_fs_path(path) or path, range=Positions(index, state.encoding).range(span))
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+@dataclass
+class _Report:
+    result_id: str
+    items: list[types.Diagnostic]
+
+
+class DiagnosticsStore:
+    """The last report per document; the only place diagnostics are kept."""
+
+    def __init__(self, index: WorkspaceIndex) -> None:
+        self.index = index
+        self._reports: dict[str, _Report] = {}
+
+    def result_id(self, state: DocumentState) -> str:
+        return f"{state.version}.{self.index.generation}.{len(state.text)}"
+
+    def report(self, state: DocumentState) -> _Report:
+        result_id = self.result_id(state)
+        known = self._reports.get(state.uri)
+        if known is not None and known.result_id == result_id:
+            return known
+        report = _Report(result_id, self._compute(state))
+        self._reports[state.uri] = report
+        return report
+
+    def forget(self, uri: str) -> None:
+        self._reports.pop(uri, None)
+
+    def _compute(self, state: DocumentState) -> list[types.Diagnostic]:
+        if not state.is_workflow:
+            return []
+        items = [lsp_diagnostic(d, state) for d in state.diagnostics]
+        items.extend(self._duplicate_ids(state))
+        return items
+
+    def _duplicate_ids(self, state: DocumentState) -> list[types.Diagnostic]:
+        value = state.document.value
+        workflow_id = value.get("id") if isinstance(value, dict) else None
+        if state.path is None or not isinstance(workflow_id, str):
+            return []
+        others = self.index.others_with_id(state.path, workflow_id)
+        if not others:
+            return []
+        span = state.document.value_span("/id")
+        if span is None:
+            return []
+        related = [self._id_location(path, state) for path in others]
+        names = ", ".join(Path(p).name for p in others)
+        return [
+            types.Diagnostic(
+                range=state.positions.range(span),
+                severity=types.DiagnosticSeverity.Error,
+                code=DUPLICATE_ID_CODE,
+                source=SOURCE,
+                message=f"Workflow id {workflow_id!r} is also used by {names} in this workspace; one would hide the other",
+                related_information=related,
+                data={"pointer": "/id", "fixes": []},
+            )
+        ]
+
+    def _id_location(self, path: str, state: DocumentState) -> types.DiagnosticRelatedInformation:
+        document = read_document(path)
+        span = document.value_span("/id") if document.value is not None else None
+        index = document.line_index
+        positions = Positions(index, state.encoding)
+        where = positions.range(span) if span is not None else types.Range(types.Position(0, 0), types.Position(0, 0))
+        return types.DiagnosticRelatedInformation(
+            location=types.Location(uri=from_fs_path(path) or path, range=where),
+            message="the same id is defined here",
+        )

@@ -1,0 +1,100 @@
+"""One parsed, linted state per open document version, shared by every feature.
+
+Handlers never re-parse: they ask ``DocumentStates.get`` for the current version and read its
+cached document, diagnostics and position conversions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+from workrail_engine.diagnostics import Diagnostic
+from workrail_engine.document import LineIndex, WorkflowDocument, parse_document
+from workrail_engine.lint import lint_document
+
+from .configuration import Settings
+from .positions import Positions
+
+__all__ = ["DocumentState", "DocumentStates"]
+
+
+@dataclass(eq=False)
+class DocumentState:
+    uri: str
+    version: int | None
+    text: str
+    path: str | None
+    is_workflow: bool
+    encoding: str
+    last_good_value: Any = field(default=None, repr=False)
+
+    @cached_property
+    def document(self) -> WorkflowDocument:
+        return parse_document(self.text, self.path)
+
+    @cached_property
+    def diagnostics(self) -> list[Diagnostic]:
+        return lint_document(self.document) if self.is_workflow else []
+
+    @cached_property
+    def line_index(self) -> LineIndex:
+        return self.document.line_index
+
+    @cached_property
+    def positions(self) -> Positions:
+        return Positions(self.line_index, self.encoding)
+
+    @property
+    def value(self) -> Any:
+        """The parsed value, or the last one that parsed while the text is broken (for completion)."""
+        value = self.document.value
+        return value if value is not None else self.last_good_value
+
+    @property
+    def is_json(self) -> bool:
+        return self.document.format == "json"
+
+
+class DocumentStates:
+    def __init__(self) -> None:
+        self._states: dict[str, DocumentState] = {}
+        self.settings = Settings()
+        self.encoding = "utf-16"
+
+    def get(self, document: TextDocument) -> DocumentState:
+        text = document.source
+        known = self._states.get(document.uri)
+        if known is not None and known.version == document.version and known.text is text:
+            return known
+        path = to_fs_path(document.uri) if document.uri.startswith("file:") else None
+        state = DocumentState(
+            document.uri,
+            document.version,
+            text,
+            path,
+            self.settings.is_workflow(path, text),
+            self.encoding,
+        )
+        if known is not None:
+            state.last_good_value = known.document.value if "document" in known.__dict__ and known.document.value is not None else known.last_good_value
+        self._states[document.uri] = state
+        return state
+
+    def peek(self, uri: str) -> DocumentState | None:
+        return self._states.get(uri)
+
+    def open_states(self) -> list[DocumentState]:
+        return list(self._states.values())
+
+    def drop(self, uri: str) -> None:
+        self._states.pop(uri, None)
+
+    def reclassify(self, settings: Settings) -> None:
+        """New settings: forget cached states so the next look-up re-decides what is a workflow."""
+        self.settings = settings
+        self._states = {uri: s for uri, s in self._states.items() if settings.is_workflow(s.path, s.text) == s.is_workflow}

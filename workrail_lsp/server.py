@@ -1,0 +1,266 @@
+"""``create_language_server()``: a pygls server whose handlers only translate to feature functions.
+
+Each LSP method gets one thin handler here; the work lives in one module per feature
+(diagnostics, completion, hover, symbols, navigation, rename, code_actions, formatting), all
+reading the shared per-version ``DocumentState``. A failing feature is logged and answers
+nothing; it never takes the server or another feature down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from . import code_actions, completion, formatting, hover, navigation, rename, symbols
+from .configuration import SECTION, Settings
+from .diagnostics import DiagnosticsStore
+from .documents import DocumentState, DocumentStates
+from .positions import encoding_name
+from .workspace_index import WorkspaceIndex
+from .workspace_validation import VALIDATE_WORKSPACE, validate_workspace
+
+__all__ = ["WorkrailLanguageServer", "create_language_server"]
+
+log = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
+_PUSH_DELAY = 0.05  # coalesces a burst of edits in push mode only; pull is never delayed
+
+
+class WorkrailLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        from . import __version__
+
+        super().__init__("workrail-lsp", __version__)
+        self.states = DocumentStates()
+        self.index = WorkspaceIndex()
+        self.store = DiagnosticsStore(self.index)
+        self.pull = False
+        self._pending: dict[str, asyncio.Task[None]] = {}
+
+    def state(self, uri: str) -> DocumentState:
+        return self.states.get(self.workspace.get_text_document(uri))
+
+    def apply_settings(self, settings: Settings) -> None:
+        self.states.reclassify(settings)
+        self.index.configure(self._roots(), settings)
+        for uri in [s.uri for s in self.states.open_states()]:
+            self.store.forget(uri)
+        self.refresh_all()
+
+    def _roots(self) -> list[Path]:
+        roots = [Path(p) for f in self.workspace.folders.values() if (p := to_fs_path(f.uri))]
+        if not roots and self.workspace.root_path:
+            roots = [Path(self.workspace.root_path)]
+        return roots
+
+    # -- diagnostics delivery ------------------------------------------------------------------
+    def document_changed(self, uri: str) -> None:
+        state = self.state(uri)
+        generation = self.index.generation
+        if state.path is not None and state.is_workflow:
+            self.index.set_open(state.path, state.text)
+        if self.index.generation != generation:
+            self.refresh_all(except_uri=uri)
+        if not self.pull:
+            self.schedule_push(uri)
+
+    def schedule_push(self, uri: str) -> None:
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self._pending[uri] = asyncio.get_running_loop().create_task(self._push_later(uri))
+
+    async def _push_later(self, uri: str) -> None:
+        await asyncio.sleep(_PUSH_DELAY)
+        self._pending.pop(uri, None)
+        try:
+            state = self.state(uri)
+        except Exception:  # closed meanwhile
+            return
+        report = self.store.report(state)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=report.items, version=state.version)
+        )
+
+    def refresh_all(self, except_uri: str | None = None) -> None:
+        """Other documents' workspace-level diagnostics may have changed."""
+        if self.pull:
+            refresh = self.client_capabilities.workspace and self.client_capabilities.workspace.diagnostics
+            if refresh and refresh.refresh_support:
+                self.workspace_diagnostic_refresh(None)
+            return
+        for state in self.states.open_states():
+            if state.uri != except_uri:
+                self.schedule_push(state.uri)
+
+    def document_closed(self, uri: str) -> None:
+        state = self.states.peek(uri)
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self.states.drop(uri)
+        self.store.forget(uri)
+        if state is not None and state.path is not None:
+            generation = self.index.generation
+            self.index.set_open(state.path, None)
+            if self.index.generation != generation:
+                self.refresh_all()
+        if not self.pull:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def guarded(handler: F) -> F:
+    """Log a feature's failure and answer nothing, instead of failing the request."""
+
+    @functools.wraps(handler)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except Exception:
+            log.exception("%s failed", handler.__name__)
+            return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def create_language_server() -> WorkrailLanguageServer:
+    server = WorkrailLanguageServer()
+    _register_lifecycle(server)
+    _register_sync(server)
+    _register_features(server)
+    return server
+
+
+def _register_lifecycle(server: WorkrailLanguageServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: WorkrailLanguageServer, params: types.InitializeParams) -> None:
+        ls.states.encoding = encoding_name(ls.workspace.position_encoding)
+        ls.pull = params.capabilities.text_document is not None and params.capabilities.text_document.diagnostic is not None
+        settings = Settings.from_client(params.initialization_options)
+        ls.states.settings = settings
+        ls.index.configure(ls._roots(), settings)
+        log.info("client %s, encoding %s, %s diagnostics", params.client_info, ls.states.encoding, "pull" if ls.pull else "push")
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: WorkrailLanguageServer, params: types.InitializedParams) -> None:
+        await _fetch_configuration(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def configuration_changed(ls: WorkrailLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+        if not await _fetch_configuration(ls):
+            ls.apply_settings(Settings.from_client(params.settings, ls.states.settings))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: WorkrailLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.index.configure(ls._roots(), ls.states.settings)
+
+    @server.command(VALIDATE_WORKSPACE)
+    def validate_workspace_command(ls: WorkrailLanguageServer, *args: Any) -> dict[str, Any]:
+        return validate_workspace(ls._roots(), ls.states.settings)
+
+
+async def _fetch_configuration(ls: WorkrailLanguageServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    if not (workspace and workspace.configuration):
+        return False
+    try:
+        result = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+        )
+    except Exception:
+        log.exception("workspace/configuration failed; keeping the current settings")
+        return False
+    if result and isinstance(result[0], dict):
+        ls.apply_settings(Settings.from_client(result[0], ls.states.settings))
+    return True
+
+
+def _register_sync(server: WorkrailLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.document_changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: WorkrailLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.document_changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: WorkrailLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.document_closed(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="workrail", inter_file_dependencies=True, workspace_diagnostics=False),
+    )
+    def pull_diagnostics(ls: WorkrailLanguageServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+        report = ls.store.report(ls.state(params.text_document.uri))
+        if params.previous_result_id == report.result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
+        return types.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
+
+
+def _register_features(server: WorkrailLanguageServer) -> None:
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=['"', ":", "{", ".", " "], resolve_provider=False),
+    )
+    @guarded
+    def on_completion(ls: WorkrailLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+        return completion.complete(ls.state(params.text_document.uri), params.position, _snippets(ls))
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded
+    def on_hover(ls: WorkrailLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        return hover.hover(ls.state(params.text_document.uri), params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @guarded
+    def on_symbols(ls: WorkrailLanguageServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
+        return symbols.document_symbols(ls.state(params.text_document.uri))
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    @guarded
+    def on_definition(ls: WorkrailLanguageServer, params: types.DefinitionParams) -> list[types.Location] | None:
+        return navigation.definition(ls.state(params.text_document.uri), params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    @guarded
+    def on_references(ls: WorkrailLanguageServer, params: types.ReferenceParams) -> list[types.Location] | None:
+        state = ls.state(params.text_document.uri)
+        return navigation.references(state, params.position, params.context.include_declaration)
+
+    @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    @guarded
+    def on_prepare_rename(ls: WorkrailLanguageServer, params: types.PrepareRenameParams) -> types.PrepareRenameResult | None:
+        return rename.prepare(ls.state(params.text_document.uri), params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
+    def on_rename(ls: WorkrailLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+        # Not guarded: an invalid new id must reach the client as an error response.
+        return rename.rename(ls.state(params.text_document.uri), params.position, params.new_name)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    @guarded
+    def on_code_action(ls: WorkrailLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return code_actions.code_actions(ls.state(params.text_document.uri), params.range, params.context)
+
+    @server.feature(types.TEXT_DOCUMENT_FORMATTING)
+    @guarded
+    def on_formatting(ls: WorkrailLanguageServer, params: types.DocumentFormattingParams) -> list[types.TextEdit] | None:
+        return formatting.format_document(ls.state(params.text_document.uri))
+
+
+def _snippets(ls: WorkrailLanguageServer) -> bool:
+    text_document = ls.client_capabilities.text_document
+    item = text_document and text_document.completion and text_document.completion.completion_item
+    return bool(item and item.snippet_support)
