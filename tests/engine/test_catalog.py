@@ -1,0 +1,126 @@
+"""The catalog: layered sources, shadowing, invalid files, and changes noticed without a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from workrail_engine.catalog import Catalog, Source, bundled_directory, default_sources
+from workrail_engine.errors import WorkflowNotFound
+
+
+def write(directory: Path, workflow_id: str, name: str = "W", **extra) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{workflow_id}.json"
+    body = {"id": workflow_id, "name": name, "steps": [{"id": "one", "title": "One", "prompt": "Do it."}], **extra}
+    path.write_text(json.dumps(body))
+    return path
+
+
+@pytest.fixture
+def layers(tmp_path):
+    dirs = {kind: tmp_path / kind for kind in ("bundled", "user", "project")}
+    return dirs, Catalog([Source(kind, d) for kind, d in dirs.items()], rescan_interval=0)
+
+
+def test_later_source_wins_and_shadowing_is_reported(layers):
+    dirs, catalog = layers
+    write(dirs["bundled"], "review", name="Bundled")
+    winner = write(dirs["project"], "review", name="Project")
+    write(dirs["user"], "solo")
+    assert catalog.get("review").definition["name"] == "Project"
+    assert catalog.get("review").source.kind == "project"
+    [shadow] = catalog.shadowed()
+    assert shadow.workflow_id == "review" and shadow.winner == winner
+    assert shadow.hidden == (dirs["bundled"] / "review.json",)
+    assert catalog.ids() == ["review", "solo"]
+
+
+def test_invalid_files_are_left_out_and_reported(layers):
+    dirs, catalog = layers
+    write(dirs["user"], "good")
+    dirs["user"].joinpath("broken.json").write_text('{"id": "broken",')
+    dirs["user"].joinpath("bad-schema.json").write_text('{"id": "bad-schema", "name": "x", "steps": [{"id": "s1x"}]}')
+    assert catalog.ids() == ["good"]
+    invalid = {f.path.name: [d.code for d in f.diagnostics] for f in catalog.invalid_files()}
+    assert invalid == {"bad-schema.json": ["WR103"], "broken.json": ["WR001"]}
+
+
+def test_not_found_names_the_closest_ids(layers):
+    dirs, catalog = layers
+    write(dirs["user"], "coding-task")
+    with pytest.raises(WorkflowNotFound) as caught:
+        catalog.get("codng-task")
+    assert caught.value.code == -32001
+    assert caught.value.data["closest"] == ["coding-task"]
+
+
+def test_added_changed_and_removed_files_are_noticed(layers):
+    dirs, catalog = layers
+    path = write(dirs["user"], "first")
+    assert catalog.ids() == ["first"]
+    generation = catalog.generation
+    write(dirs["user"], "second")
+    assert catalog.ids() == ["first", "second"]
+    write(dirs["user"], "first", name="Renamed", description="now longer")
+    assert catalog.get("first").definition["name"] == "Renamed"
+    path.unlink()
+    assert catalog.ids() == ["second"]
+    assert catalog.generation > generation
+
+
+def test_unchanged_files_are_not_read_again(layers, monkeypatch):
+    dirs, catalog = layers
+    write(dirs["user"], "a")
+    write(dirs["user"], "b")
+    catalog.ids()
+    reads = []
+    import workrail_engine.catalog as module
+
+    original = module.lint_path
+    monkeypatch.setattr(module, "lint_path", lambda p: reads.append(Path(p).name) or original(p))
+    write(dirs["user"], "b", name="Changed", description="size differs")
+    catalog.ids()
+    assert reads == ["b.json"]
+
+
+def test_rescan_interval_throttles_directory_scans(tmp_path):
+    catalog = Catalog([Source("user", tmp_path)], rescan_interval=3600)
+    assert catalog.ids() == []
+    write(tmp_path, "late")
+    assert catalog.ids() == []  # not due yet
+    catalog.refresh(force=True)
+    assert catalog.ids() == ["late"]
+
+
+def test_default_sources_order(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("WORKRAIL_WORKFLOW_PATH", os.pathsep.join([str(tmp_path / "e1"), str(tmp_path / "e2")]))
+    sources = default_sources(tmp_path / "proj", [tmp_path / "extra"])
+    assert [(s.kind, s.directory) for s in sources] == [
+        ("bundled", bundled_directory()),
+        ("user", tmp_path / "home" / "workflows"),
+        ("env", tmp_path / "e1"),
+        ("env", tmp_path / "e2"),
+        ("project", tmp_path / "proj" / "workflows"),
+        ("project", tmp_path / "proj" / ".workrail" / "workflows"),
+        ("extra", tmp_path / "extra"),
+    ]
+
+
+def test_project_dirs_can_be_replaced(tmp_path):
+    catalog = Catalog.default(tmp_path / "a", rescan_interval=0)
+    write(tmp_path / "b" / "workflows", "from-b")
+    assert "from-b" not in catalog.ids()
+    catalog.set_project_dirs([tmp_path / "b"])
+    assert "from-b" in catalog.ids()
+    assert catalog.writable_directory() == tmp_path / "b" / "workflows"
+
+
+def test_bundled_workflows_all_load():
+    catalog = Catalog([Source("bundled", bundled_directory())])
+    assert catalog.invalid_files() == []
+    assert "ai-task-implementation" in catalog.ids()

@@ -1,0 +1,155 @@
+"""Every diagnostic code: a bad example that raises it, a good one that does not, placed right."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from workrail_engine.lint import duplicate_workflow_ids, lint_text
+from workrail_engine.document import parse_document
+
+BASE = {
+    "id": "demo",
+    "name": "Demo",
+    "version": "1.0.0",
+    "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
+    "secrets": ["API_TOKEN"],
+    "steps": [
+        {"id": "plan", "title": "Plan", "prompt": "Plan the change for {{parameters.target}}."},
+        {
+            "id": "build",
+            "run": {"command": ["make", "build", "{{parameters.target}}"], "timeoutSeconds": 60, "env": {"TOKEN": "{{secrets.API_TOKEN}}"}},
+        },
+        {"id": "review", "title": "Review", "prompt": "Review {{steps.plan.output}}."},
+    ],
+}
+
+
+def lint(workflow, path="demo.json"):
+    text = json.dumps(workflow, indent=2, ensure_ascii=False)
+    return lint_text(text, path)
+
+
+def mutate(change):
+    workflow = copy.deepcopy(BASE)
+    change(workflow)
+    return workflow
+
+
+def test_base_is_clean():
+    assert lint(BASE).diagnostics == []
+
+
+def _set(path, value):
+    def change(w):
+        node = w
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+
+    return change
+
+
+LOOP = {"id": "again", "type": "loop", "loop": {"type": "while", "condition": {"var": "more", "equals": True}}, "body": "review"}
+INLINE_LOOP = {"id": "outer", "type": "loop", "loop": {"type": "for", "count": 2}, "body": [{"id": "inner", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "plan"}]}
+
+# code, bad change, good change, text the diagnostic must sit on
+CASES = [
+    ("WR101", _set(["steps", 0, "title"], 3), _set(["steps", 0, "title"], "Three"), "3"),
+    ("WR102", _set(["steps", 0, "promt"], "x"), _set(["steps", 0, "guidance"], ["x"]), '"promt"'),
+    ("WR103", lambda w: w["steps"][0].pop("prompt"), lambda w: None, '"0"'),
+    ("WR104", _set(["steps", 1, "onFailure"], "contineu"), _set(["steps", 1, "onFailure"], "continue"), '"contineu"'),
+    ("WR105", _set(["steps", 0, "id"], "Plan_It"), _set(["steps", 0, "id"], "plan-it"), '"Plan_It"'),
+    ("WR106", _set(["steps", 1, "run", "timeoutSeconds"], -1), _set(["steps", 1, "run", "timeoutSeconds"], 1), "-1"),
+    ("WR201", _set(["steps", 2, "id"], "plan"), _set(["steps", 2, "id"], "review-2"), '"plan"'),
+    ("WR202", lambda w: w["steps"].append({**LOOP, "body": "reveiw"}), lambda w: w["steps"].append(LOOP), '"reveiw"'),
+    ("WR203", lambda w: w["steps"].append({**LOOP, "loop": {"type": "until"}}), lambda w: w["steps"].append(LOOP), '"loop"'),
+    ("WR204", lambda w: w["steps"].append(INLINE_LOOP), lambda w: w["steps"].append({**INLINE_LOOP, "body": "plan"}), '"loop"'),
+    ("WR205", lambda w: w["steps"].append({**LOOP, "loop": {"type": "forEach"}}), lambda w: w["steps"].append({**LOOP, "loop": {"type": "forEach", "items": ["a"]}}), '"loop"'),
+    ("WR301", _set(["steps", 2, "prompt"], "See {{steps.plna.output}}"), _set(["steps", 2, "prompt"], "See {{steps.plan.output}}"), "{{steps.plna.output}}"),
+    ("WR302", _set(["steps", 0, "prompt"], "See {{steps.review.output}}"), _set(["steps", 0, "prompt"], "See {{context.x}}"), "{{steps.review.output}}"),
+    ("WR303", _set(["steps", 0, "prompt"], "For {{parameters.tagret}}"), _set(["steps", 0, "prompt"], "For {{parameters.target}}"), "{{parameters.tagret}}"),
+    ("WR304", _set(["steps", 1, "run", "env"], {"T": "{{secrets.OTHER}}"}), _set(["steps", 1, "run", "env"], {"T": "{{secrets.API_TOKEN}}"}), "{{secrets.OTHER}}"),
+    ("WR305", _set(["steps", 0, "prompt"], "Hi {{secret.API_TOKEN}}"), _set(["steps", 0, "prompt"], "Hi {{context.who}}"), "{{secret.API_TOKEN}}"),
+    ("WR401", _set(["steps", 2, "runCondition"], {"var": "x", "matches": "(a"}), _set(["steps", 2, "runCondition"], {"var": "x", "matches": "(a)"}), '"(a"'),
+    ("WR402", _set(["steps", 2, "runCondition"], {"var": "x", "gt": "5"}), _set(["steps", 2, "runCondition"], {"var": "x", "gt": 5}), '"5"'),
+    ("WR403", _set(["steps", 0, "validationCriteria"], {"type": "schema", "schema": {"type": "nope"}, "message": "m"}), _set(["steps", 0, "validationCriteria"], {"type": "schema", "schema": {"type": "object"}, "message": "m"}), None),
+    ("WR501", lambda w: w["steps"][1]["run"].pop("timeoutSeconds"), lambda w: None, '"run"'),
+    ("WR502", _set(["steps", 1, "run", "command"], ["sh", "-c", "make {{parameters.target}}"]), _set(["steps", 1, "run", "command"], ["sh", "-c", 'make "$1"', "sh", "{{parameters.target}}"]), '"make {{parameters.target}}"'),
+    ("WR601", _set(["id"], "other-name"), _set(["id"], "demo"), '"other-name"'),
+    ("WR602", _set(["version"], "1.0"), _set(["version"], "1.0.0-rc.1+build.5"), '"1.0"'),
+]
+
+
+@pytest.mark.parametrize(("code", "bad", "good", "on_text"), [pytest.param(*case, id=case[0]) for case in CASES])
+def test_code_bad_and_good(code, bad, good, on_text):
+    result = lint(mutate(bad))
+    found = [d for d in result.diagnostics if d.code == code]
+    assert found, f"{code} not reported; got {[(d.code, d.message) for d in result.diagnostics]}"
+    if on_text is not None:
+        text = result.document.text
+        assert text[found[0].span.start : found[0].span.end] == on_text
+    clean = lint(mutate(good))
+    assert [d.code for d in clean.diagnostics] == [], [d.message for d in clean.diagnostics]
+
+
+def test_duplicate_step_ids_point_at_both():
+    result = lint(mutate(_set(["steps", 2, "id"], "plan")))
+    dups = [d for d in result.diagnostics if d.code == "WR201"]
+    assert len(dups) == 2
+    assert {d.pointer for d in dups} == {"/steps/0/id", "/steps/2/id"}
+    assert all(len(d.related) == 1 for d in dups)
+
+
+def test_typo_messages_name_the_closest_valid_name_and_offer_a_fix():
+    result = lint(mutate(_set(["steps", 0, "promt"], "x")))
+    [unknown] = [d for d in result.diagnostics if d.code == "WR102"]
+    assert "did you mean 'prompt'" in unknown.message
+    [edit] = unknown.fixes[0].edits
+    assert edit.new_text == '"prompt"'
+
+
+def test_missing_required_property_fix_inserts_it():
+    result = lint(mutate(lambda w: w["steps"][0].pop("prompt")))
+    [missing] = [d for d in result.diagnostics if d.code == "WR103"]
+    text = result.document.text
+    [edit] = missing.fixes[0].edits
+    fixed = json.loads(text[: edit.span.start] + edit.new_text + text[edit.span.end :])
+    assert fixed["steps"][0]["prompt"] == ""
+
+
+def test_reference_inside_string_with_escapes_is_placed_exactly():
+    text = json.dumps(mutate(_set(["steps", 0, "prompt"], 'Say "hi"\n then {{parameters.nope}}')))
+    result = lint_text(text, "demo.json")
+    [bad] = [d for d in result.diagnostics if d.code == "WR303"]
+    assert text[bad.span.start : bad.span.end] == "{{parameters.nope}}"
+
+
+def test_spec_workflow_get_example_without_version_is_clean():
+    example = {
+        "id": "ai-task-implementation",
+        "name": "AI Task Prompt Workflow",
+        "description": "Complete task implementation with verification",
+        "preconditions": ["Task description is clear and complete"],
+        "steps": [{"id": "understand", "title": "Deep understanding of task and codebase", "prompt": "Analyze the task description...", "requireConfirmation": True}],
+    }
+    assert lint(example, "ai-task-implementation.json").diagnostics == []
+
+
+def test_yaml_workflow_is_checked_the_same_way():
+    text = "id: demo\nname: Demo\nsteps:\n  - id: plan\n    title: Plan\n    promt: x\n"
+    result = lint_text(text, "demo.yaml")
+    assert [d.code for d in result.diagnostics] == ["WR103", "WR102"]
+    unknown = result.diagnostics[1]
+    assert text[unknown.span.start : unknown.span.end] == "promt"
+
+
+def test_duplicate_workflow_ids_across_files():
+    a = parse_document('{"id": "same", "name": "A", "steps": []}', "a.json")
+    b = parse_document('{"id": "same", "name": "B", "steps": []}', "b.json")
+    c = parse_document('{"id": "other", "name": "C", "steps": []}', "c.json")
+    found = duplicate_workflow_ids([a, b, c])
+    assert sorted(found) == ["a.json", "b.json"]
+    assert found["a.json"][0].related[0].path == "b.json"

@@ -1,0 +1,266 @@
+"""Where workflows come from: layered sources, shadowing, invalid files, and change detection.
+
+Sources, lowest precedence first: bundled → user directory → ``WORKRAIL_WORKFLOW_PATH`` → the
+project's ``./workflows`` and ``./.workrail/workflows`` → directories named explicitly. A later
+source's workflow with the same id wins and the shadowing is reported. Invalid files are left out
+and reported with their diagnostics; they never break the others.
+
+Change detection is by polling: at most every ``rescan_interval`` seconds a look-up lists the
+directories and stats the files; a file is re-read only when its size or modification time changed.
+This needs no watcher thread, works on every file system, and keeps a warm ``entries()`` on a
+10,000-file catalog to a dictionary read between scans.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import Diagnostic, Severity
+from .errors import WorkflowNotFound
+from .lint import WORKFLOW_SUFFIXES, lint_path
+
+__all__ = [
+    "Catalog",
+    "InvalidFile",
+    "Shadowing",
+    "Source",
+    "WorkflowEntry",
+    "bundled_directory",
+    "default_sources",
+    "user_directory",
+]
+
+SOURCE_KINDS = ("bundled", "user", "env", "project", "extra")
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str
+    directory: Path
+
+
+@dataclass(frozen=True)
+class WorkflowEntry:
+    id: str
+    path: Path
+    source: Source
+    definition: dict[str, Any]
+    diagnostics: tuple[Diagnostic, ...] = ()  # warnings only: an entry has no errors
+
+    def summary(self) -> dict[str, str]:
+        d = self.definition
+        return {
+            "id": self.id,
+            "name": str(d.get("name", self.id)),
+            "description": str(d.get("description", "")),
+            "category": str(d.get("category", "")),
+            "version": str(d.get("version", "")),
+        }
+
+
+@dataclass(frozen=True)
+class InvalidFile:
+    path: Path
+    source: Source
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class Shadowing:
+    workflow_id: str
+    winner: Path
+    hidden: tuple[Path, ...]
+
+
+def bundled_directory() -> Path:
+    """Workflows shipped in the wheel; in a source checkout, the repository's ``workflows/``."""
+    package = Path(__file__).resolve().parent
+    installed = package / "bundled_workflows"
+    return installed if installed.is_dir() else package.parent / "workflows"
+
+
+def user_directory() -> Path:
+    home = os.environ.get("WORKRAIL_HOME")
+    return Path(home) / "workflows" if home else Path.home() / ".workrail" / "workflows"
+
+
+def _project_sources(project_dir: Path) -> list[Source]:
+    return [Source("project", project_dir / "workflows"), Source("project", project_dir / ".workrail" / "workflows")]
+
+
+def default_sources(project_dir: Path | None = None, extra_dirs: Sequence[Path] = ()) -> list[Source]:
+    sources = [Source("bundled", bundled_directory()), Source("user", user_directory())]
+    for entry in os.environ.get("WORKRAIL_WORKFLOW_PATH", "").split(os.pathsep):
+        if entry.strip():
+            sources.append(Source("env", Path(entry).expanduser()))
+    sources += _project_sources(Path(project_dir) if project_dir is not None else Path.cwd())
+    sources += [Source("extra", Path(d).expanduser()) for d in extra_dirs]
+    return sources
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    stamp: tuple[int, int]
+    entry: WorkflowEntry | None
+    invalid: InvalidFile | None
+
+
+class Catalog:
+    """The workflows visible from a project, kept current without a restart."""
+
+    def __init__(self, sources: Sequence[Source], *, rescan_interval: float = 0.5) -> None:
+        self._sources = list(sources)
+        self._rescan_interval = rescan_interval
+        self._lock = threading.RLock()
+        self._files: dict[Path, _Loaded] = {}
+        self._entries: dict[str, WorkflowEntry] = {}
+        self._shadowed: list[Shadowing] = []
+        self._invalid: list[InvalidFile] = []
+        self._scanned_at = float("-inf")
+        self._signature: tuple[Any, ...] = ()
+        self.generation = 0
+
+    @classmethod
+    def default(cls, project_dir: Path | None = None, extra_dirs: Sequence[Path] = (), **options: Any) -> Catalog:
+        return cls(default_sources(project_dir, extra_dirs), **options)
+
+    @property
+    def sources(self) -> list[Source]:
+        return list(self._sources)
+
+    def set_project_dirs(self, dirs: Sequence[Path]) -> None:
+        """Replace the project sources (e.g. with an MCP client's roots) and rescan now."""
+        with self._lock:
+            kept = [s for s in self._sources if s.kind != "project"]
+            project = [s for d in dirs for s in _project_sources(Path(d))]
+            at = next((i for i, s in enumerate(kept) if s.kind == "extra"), len(kept))
+            self._sources = kept[:at] + project + kept[at:]
+            self._scanned_at = float("-inf")
+
+    def refresh(self, force: bool = False) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if not force and now - self._scanned_at < self._rescan_interval:
+                return
+            self._scan()
+            self._scanned_at = time.monotonic()
+
+    def entries(self) -> list[WorkflowEntry]:
+        self.refresh()
+        return sorted(self._entries.values(), key=lambda e: e.id)
+
+    def ids(self) -> list[str]:
+        self.refresh()
+        return sorted(self._entries)
+
+    def get(self, workflow_id: str) -> WorkflowEntry:
+        self.refresh()
+        entry = self._entries.get(workflow_id)
+        if entry is None:
+            raise WorkflowNotFound(workflow_id, self._entries)
+        return entry
+
+    def invalid_files(self) -> list[InvalidFile]:
+        self.refresh()
+        return list(self._invalid)
+
+    def shadowed(self) -> list[Shadowing]:
+        self.refresh()
+        return list(self._shadowed)
+
+    def writable_directory(self, where: str = "project") -> Path:
+        """The directory new workflows are written to: the first project source, or the user's."""
+        if where == "user":
+            return user_directory()
+        for source in self._sources:
+            if source.kind == "project":
+                return source.directory
+        return user_directory()
+
+    # -- scanning -------------------------------------------------------------------------
+
+    def _unique_sources(self) -> list[Source]:
+        seen: set[Path] = set()
+        unique = []
+        for source in self._sources:
+            try:
+                key = source.directory.resolve()
+            except OSError:
+                key = source.directory
+            if key not in seen:
+                seen.add(key)
+                unique.append(source)
+        return unique
+
+    def _scan(self) -> None:
+        listed: list[tuple[Source, Path, tuple[int, int]]] = []
+        for source in self._unique_sources():
+            listed.extend(_list_directory(source))
+        signature = tuple((path, stamp) for _, path, stamp in listed)
+        if signature == self._signature:
+            return
+        self._signature = signature
+        files: dict[Path, _Loaded] = {}
+        for source, path, stamp in listed:
+            cached = self._files.get(path)
+            if cached is None or cached.stamp != stamp or (cached.entry or cached.invalid).source != source:  # type: ignore[union-attr]
+                cached = _load(source, path, stamp)
+            files[path] = cached
+        self._files = files
+        self._build(listed)
+        self.generation += 1
+
+    def _build(self, listed: list[tuple[Source, Path, tuple[int, int]]]) -> None:
+        entries: dict[str, WorkflowEntry] = {}
+        hidden: dict[str, list[Path]] = {}
+        invalid = []
+        for _, path, _ in listed:
+            loaded = self._files[path]
+            if loaded.invalid is not None:
+                invalid.append(loaded.invalid)
+                continue
+            entry = loaded.entry
+            assert entry is not None
+            if entry.id in entries:
+                hidden.setdefault(entry.id, []).append(entries[entry.id].path)
+            entries[entry.id] = entry
+        self._entries = entries
+        self._invalid = invalid
+        self._shadowed = [Shadowing(i, entries[i].path, tuple(paths)) for i, paths in sorted(hidden.items())]
+
+
+def _list_directory(source: Source) -> list[tuple[Source, Path, tuple[int, int]]]:
+    try:
+        with os.scandir(source.directory) as it:
+            found = []
+            for item in it:
+                if item.name.startswith(".") or not item.name.lower().endswith(WORKFLOW_SUFFIXES):
+                    continue
+                try:
+                    if not item.is_file():
+                        continue
+                    stat = item.stat()
+                except OSError:
+                    continue
+                found.append((source, Path(item.path), (stat.st_mtime_ns, stat.st_size)))
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return []
+    found.sort(key=lambda row: row[1].name)
+    return found
+
+
+def _load(source: Source, path: Path, stamp: tuple[int, int]) -> _Loaded:
+    result = lint_path(path)
+    errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
+    value = result.document.value
+    if errors or not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        diagnostics = errors or tuple(result.diagnostics)
+        return _Loaded(stamp, None, InvalidFile(path, source, diagnostics))
+    warnings = tuple(result.diagnostics)
+    return _Loaded(stamp, WorkflowEntry(value["id"], path, source, value, warnings), None)
