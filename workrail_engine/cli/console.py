@@ -34,7 +34,7 @@ class Console:
 
     @classmethod
     def detect(cls, choice: str = "auto") -> Console:
-        return cls(wants_color(choice, click.get_text_stream("stdout")))
+        return cls(wants_color(choice, sys.stdout))
 
     def out(self, text: str = "", *, nl: bool = True) -> None:
         click.echo(text, nl=nl, color=self.color)

@@ -1,0 +1,159 @@
+"""`workrail validate` in-process: exit codes, the text format, unreadable input, default sources."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+# The bad file of the snapshot test: line 5 has an error after non-ASCII text (an umlaut, which
+# takes one terminal cell, and two CJK characters, which take two each).
+BAD = """{
+  "id": "bad",
+  "name": "Bad",
+  "steps": [
+    {"id": "go-on", "title": "Schritt für Schritt 日本", "prompt": 7}
+  ]
+}
+"""
+BAD_LINE = BAD.splitlines()[4]
+
+
+def test_text_format_snapshot_of_a_bad_file(invoke, workflows, tmp_path: Path) -> None:
+    path = workflows.write(tmp_path, "bad.json", BAD)
+    out = invoke(["validate", str(path)], expect=1).stdout.splitlines()
+    column = BAD_LINE.index("7") + 1  # 1-based, in code points
+    head = [i for i, line in enumerate(out) if line.startswith(f"{path}:5:{column}: ")]
+    assert head, "\n".join(out)
+    assert re.match(rf"{re.escape(str(path))}:5:{column}: WR1\d\d .*prompt", out[head[0]]), out[head[0]]
+    # Display columns: "日本" are two cells each, so the caret is two cells right of the code-point column.
+    assert out[head[0] + 1 : head[0] + 4] == [
+        "  |",
+        f"5 | {BAD_LINE}",
+        "  | " + " " * (column - 1 + 2) + "^ error",
+    ]
+    assert out[-1] == "Found 1 error in 1 file (1 file checked)"
+
+
+def test_code_frame_under_a_multi_character_value(invoke, workflows, tmp_path: Path) -> None:
+    doc = workflows.good("wrong-version")
+    doc["version"] = "one"
+    path = workflows.write(tmp_path, "wrong-version.json", doc)
+    out = invoke(["validate", str(path)], expect=1).stdout.splitlines()
+    text = path.read_text().splitlines()
+    line = next(i for i, t in enumerate(text) if '"version"' in t)
+    column = text[line].index('"one"')
+    head = next(i for i, o in enumerate(out) if o.startswith(f"{path}:{line + 1}:{column + 1}: "))
+    assert out[head + 3] == "  | " + " " * column + "^^^^^ error", "\n".join(out)
+
+
+@pytest.mark.parametrize(
+    ("files", "options", "code", "last_line"),
+    [
+        pytest.param({"good-flow.json": "good"}, [], 0, "All 1 file passed", id="clean"),
+        pytest.param({"a-flow.json": "good", "b-flow.json": "good"}, [], 0, "All 2 files passed", id="clean-two"),
+        pytest.param({"other.json": "good"}, [], 0, "Found 1 warning in 1 file (1 file checked)",
+                     id="warnings-only-pass"),
+        pytest.param({"other.json": "good"}, ["--strict"], 1, "Found 1 warning in 1 file (1 file checked)",
+                     id="strict-warnings-fail"),
+        pytest.param({"bad.json": BAD, "good-flow.json": "good"}, [], 1,
+                     "Found 1 error in 1 file (2 files checked)", id="errors"),
+    ],
+)
+def test_exit_codes_and_summary(invoke, workflows, tmp_path: Path, files, options, code, last_line) -> None:
+    for name, content in files.items():
+        workflows.write(tmp_path / "wf", name, workflows.good(Path(name).stem) if content == "good" else content)
+    if "other.json" in files:  # its id ("other") is fine, but make it differ from the file name
+        workflows.write(tmp_path / "wf", "other.json", workflows.good("not-other"))
+    result = invoke(["validate", str(tmp_path / "wf"), *options], expect=code)
+    assert result.stdout.splitlines()[-1] == last_line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["validate", "does-not-exist.json"], id="missing-path"),
+        pytest.param(["validate", "nothing-here-*.json"], id="glob-matching-nothing"),
+        pytest.param(["validate", "--format", "xml", "."], id="bad-format"),
+        pytest.param(["validate", "--no-such-option"], id="unknown-option"),
+        pytest.param(["frobnicate"], id="unknown-command"),
+    ],
+)
+def test_usage_errors_exit_2(invoke, args) -> None:
+    result = invoke(args, expect=2)
+    assert "Error" in result.stderr and "Traceback" not in result.output
+
+
+def test_missing_path_is_reported_before_anything_is_checked(invoke, workflows, tmp_path: Path) -> None:
+    good = workflows.write(tmp_path, "good-flow.json", workflows.good())
+    result = invoke(["validate", str(good), str(tmp_path / "missing.json")], expect=2)
+    assert "missing.json: no such file or directory" in result.stderr
+    assert result.stdout == ""
+
+
+def deep_json(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+UNREADABLE = {
+    "empty.json": b"",
+    "latin1.json": '{"id": "caf\xe9"}'.encode("latin-1"),
+    "binary.json": b"\x00\x01\x02\xff" * 64,
+    "huge.json": b'{"id": "huge", "pad": "' + b"x" * (10 * 1024 * 1024) + b'"}',
+    "deep.json": deep_json(10_000).encode(),
+    "deep.yaml": ("- " * 10_000 + "x\n").encode(),
+}
+
+
+def test_unreadable_files_get_a_diagnostic_and_the_run_goes_on(invoke, workflows, tmp_path: Path) -> None:
+    for name, data in UNREADABLE.items():
+        (tmp_path / name).write_bytes(data)
+    workflows.write(tmp_path, "zz-good.json", workflows.good("zz-good"))
+    result = invoke(["validate", str(tmp_path), "--format", "json"], expect=1)
+    report = {Path(f["path"]).name: f["diagnostics"] for f in json.loads(result.stdout)["files"]}
+    assert sorted(report) == sorted([*UNREADABLE, "zz-good.json"])
+    for name in UNREADABLE:
+        assert any(d["severity"] == "error" and d["code"].startswith("WR0") for d in report[name]), (name, report[name])
+    assert report["zz-good.json"] == []
+
+
+def test_not_utf8_points_at_the_bad_byte(invoke, tmp_path: Path) -> None:
+    (tmp_path / "latin1.json").write_bytes('{\n  "id": "caf\xe9"\n}\n'.encode("latin-1"))
+    out = invoke(["validate", str(tmp_path / "latin1.json")], expect=1).stdout
+    assert re.search(r"latin1\.json:2:13: WR0\d\d ", out), out
+
+
+def test_default_sources_are_the_project_directories(invoke, workflows, tmp_path: Path) -> None:
+    workflows.write(tmp_path / "workflows", "good-flow.json", workflows.good())
+    workflows.write(tmp_path / ".workrail" / "workflows", "bad.json", BAD)
+    result = invoke(["--project", str(tmp_path), "validate"], expect=1)
+    assert "Found 1 error in 1 file (2 files checked)" in result.stdout
+
+
+def test_extra_workflow_directories_are_validated_by_default(invoke, workflows, tmp_path: Path) -> None:
+    workflows.write(tmp_path / "extra", "good-flow.json", workflows.good())
+    result = invoke(["--project", str(tmp_path), "--workflows", str(tmp_path / "extra"), "validate"])
+    assert result.stdout.strip() == "All 1 file passed"
+
+
+def test_no_project_directories_gives_a_clear_message(invoke, tmp_path: Path) -> None:
+    result = invoke(["--project", str(tmp_path), "validate"], expect=0)
+    assert "no workflow directory found" in result.stderr
+    assert str(tmp_path / "workflows") in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "options", "coloured"),
+    [
+        pytest.param({}, [], False, id="not-a-terminal"),
+        pytest.param({}, ["--color", "always"], True, id="forced"),
+        pytest.param({"NO_COLOR": "1"}, ["--color", "auto"], False, id="no-color"),
+        pytest.param({"NO_COLOR": "1"}, ["--color", "always"], True, id="forced-beats-no-color"),
+    ],
+)
+def test_colour(invoke, workflows, tmp_path: Path, env, options, coloured) -> None:
+    path = workflows.write(tmp_path, "bad.json", BAD)
+    result = invoke(["validate", str(path), *options], expect=1, env=env)
+    assert ("\x1b[" in result.stdout) is coloured, result.stdout
