@@ -1,0 +1,64 @@
+"""`workrail-mcp` / `workrail mcp`: parse the command line, build the catalog, serve."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main", "parse_args", "serve"]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="workrail-mcp",
+        description="Serve WorkRail workflows to AI agents over the Model Context Protocol.",
+    )
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                        help="stdio (what agent clients launch; the default) or Streamable HTTP")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
+    parser.add_argument("--workflows", metavar="DIR", action="append", default=[], type=Path,
+                        help="an extra workflow directory (repeatable)")
+    parser.add_argument("--project", metavar="DIR", type=Path, default=None,
+                        help="project directory whose ./workflows and ./.workrail/workflows are served "
+                        "(default: the working directory)")
+    parser.add_argument("--allow-commands", action="store_true",
+                        help="let run_workflow execute command steps (off by default)")
+    parser.add_argument("--allowed-host", metavar="NAME", action="append", default=[],
+                        help="another Host name HTTP clients may use (DNS-rebinding protection)")
+    return parser.parse_args(argv)
+
+
+def serve(args: argparse.Namespace) -> int:
+    import anyio
+
+    from workrail_engine.catalog import Catalog
+    from workrail_mcp.server import create_server
+
+    project = (args.project or Path.cwd()).resolve()
+    catalog = Catalog.default(project_dir=project, extra_dirs=[d.resolve() for d in args.workflows])
+    server = create_server(catalog, allow_commands=args.allow_commands)
+    if args.transport == "http":
+        from workrail_mcp.http import serve_http
+
+        return anyio.run(lambda: serve_http(server, catalog, host=args.host, port=args.port,
+                                            allowed_hosts=args.allowed_host))
+    from workrail_mcp.stdio import serve_stdio
+
+    return anyio.run(serve_stdio, server)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="workrail-mcp: %(levelname)s %(message)s")
+    try:
+        return serve(args)
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

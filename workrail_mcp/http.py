@@ -1,0 +1,103 @@
+"""Streamable HTTP transport: the SDK's app behind a bearer-token check, with a start banner."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+
+__all__ = ["TOKEN_ENV", "BearerTokenGate", "build_http_app", "serve_http"]
+
+TOKEN_ENV = "WORKRAIL_HTTP_TOKEN"
+MCP_PATH = "/mcp"
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class BearerTokenGate:
+    """ASGI middleware: without ``Authorization: Bearer <token>``, 401 and nothing else."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+        if hmac.compare_digest(given, self.expected):
+            return await self.app(scope, receive, send)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [(b"www-authenticate", b'Bearer realm="workrail"'), (b"content-length", b"0")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _security(host: str, extra_hosts: Sequence[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection on every bind: only the names we listen as are accepted."""
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if host not in _LOCAL_HOSTS:
+        names.append(f"[{host}]" if ":" in host else host)
+    names.extend(extra_hosts)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")],
+    )
+
+
+def build_http_app(server: MCPServer, *, host: str, token: str | None, allowed_hosts: Sequence[str] = ()) -> Any:
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=_security(host, allowed_hosts))
+    return BearerTokenGate(app, token) if token else app
+
+
+def _banner(url: str, catalog: Any, token: bool, out: TextIO) -> None:
+    workflows, invalid = len(catalog.entries()), len(catalog.invalid_files())
+    lines = [f"WorkRail MCP server (workflowlookup) listening on {url}"]
+    line = f"Loaded {workflows} workflow{'s' if workflows != 1 else ''}"
+    if invalid:
+        line += f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out (see `workrail lint`)"
+    lines.append(line)
+    header = f' --header "Authorization: Bearer ${TOKEN_ENV}"' if token else ""
+    lines.append(f"Connect Claude Code:  claude mcp add --transport http workrail {url}{header}")
+    lines.append(f"Or try it:            npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list")
+    if token:
+        lines.append(f"Clients must send the bearer token from {TOKEN_ENV}.")
+    lines.append("Press Ctrl+C to stop.")
+    print("\n".join(lines), file=out, flush=True)
+
+
+async def serve_http(
+    server: MCPServer,
+    catalog: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    allowed_hosts: Sequence[str] = (),
+    out: TextIO = sys.stderr,
+) -> int:
+    import uvicorn
+
+    token = os.environ.get(TOKEN_ENV) or None
+    app = build_http_app(server, host=host, token=token, allowed_hosts=allowed_hosts)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+    async with anyio.create_task_group() as group:
+        group.start_soon(web.serve)
+        while not web.started:
+            if web.should_exit:
+                return 1
+            await anyio.sleep(0.02)
+        bound_port = web.servers[0].sockets[0].getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        await anyio.to_thread.run_sync(_banner, f"http://{shown}:{bound_port}{MCP_PATH}", catalog, bool(token), out)
+    return 0

@@ -1,0 +1,169 @@
+"""The protocol middleware: what design §5 asks beyond the SDK's defaults.
+
+It sits in front of every request, before the SDK's method lookup and argument validation:
+- ``initialize``: the handshake spec's version rules; advertises prompt/resource list changes;
+- direct calls of tool names as JSON-RPC methods (the source specs' style) → bare results;
+- ``tools/call``: unknown tool names → −32602; bad arguments → an ``isError`` result with
+  −32602 and readable ``details`` (the model can correct itself);
+- ``resources/*`` and ``prompts/*`` for workflows → answered from the catalog;
+- every error leaves with a spec code: −32601 names the method in ``data``, pydantic's
+  validation errors become readable ``details``, and an unexpected exception becomes
+  −32603 without its text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp import MCPError
+from mcp_types import CallToolResult
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from workrail_engine.errors import EngineError, closest
+from workrail_mcp.catalog_content import CatalogContent
+from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.error_mapping import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    describe_validation_error,
+    engine_error_to_mcp,
+    invalid_params,
+)
+from workrail_mcp.handshake import check_initialize
+from workrail_mcp.tools import ToolRegistry
+
+__all__ = ["ProtocolMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+_NOT_INITIALIZED = "the server is not initialized: send initialize (and notifications/initialized) first"
+
+
+def _is_modern(ctx: Any) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _initialized(ctx: Any) -> bool:
+    return _is_modern(ctx) or ctx.session.client_params is not None
+
+
+def _require_initialized(ctx: Any) -> None:
+    if not _initialized(ctx):
+        raise MCPError(code=INVALID_PARAMS, message="Server not initialized", data={"details": _NOT_INITIALIZED})
+
+
+def _finish(result: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """The envelope the SDK adds to results it serializes itself (we answered without it)."""
+    if _is_modern(ctx):
+        result.setdefault("resultType", "complete")
+    return result
+
+
+def _dump_tool_result(result: CallToolResult, ctx: Any) -> dict[str, Any]:
+    return _finish(result.model_dump(by_alias=True, mode="json", exclude_none=True), ctx)
+
+
+def _advertise_list_changes(result: Any) -> Any:
+    capabilities = result.get("capabilities") if isinstance(result, dict) else None
+    if isinstance(capabilities, dict):
+        for key in ("prompts", "resources"):
+            if isinstance(capabilities.get(key), dict):
+                capabilities[key]["listChanged"] = True
+    return result
+
+
+def _refine(error: MCPError, ctx: Any) -> MCPError:
+    data = error.error.data
+    if error.error.code == METHOD_NOT_FOUND and not isinstance(data, dict):
+        return MCPError(code=METHOD_NOT_FOUND, message="Method not found", data={"method": ctx.method})
+    if error.error.code == INVALID_PARAMS and data in ("", None):
+        if not _initialized(ctx) and ctx.method != "initialize":
+            return MCPError(code=INVALID_PARAMS, message="Server not initialized", data={"details": _NOT_INITIALIZED})
+        return invalid_params(f"invalid params for {ctx.method}")
+    return error
+
+
+class ProtocolMiddleware:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        content: CatalogContent,
+        notices: ChangeNotices,
+        list_tool_names: Callable[[], Awaitable[list[str]]],
+    ) -> None:
+        self.registry = registry
+        self.content = content
+        self.notices = notices
+        self._list_tool_names = list_tool_names
+        self._tool_names: list[str] | None = None
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        if ctx.request_id is None:
+            if ctx.method == "notifications/initialized" and not _is_modern(ctx):
+                self.notices.add_session(ctx.session)
+            return await call_next(ctx)
+        try:
+            return await self._route(ctx, call_next)
+        except MCPError as error:
+            raise _refine(error, ctx) from None
+        except EngineError as error:
+            raise engine_error_to_mcp(error) from None
+        except ValidationError as error:
+            raise invalid_params(describe_validation_error(error)) from None
+        except Exception:
+            logger.exception("request %r failed", ctx.method)
+            raise MCPError(code=INTERNAL_ERROR, message="Internal error") from None
+
+    async def _route(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        method = ctx.method
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        if method == "initialize":
+            check_initialize(ctx.params)
+            return _advertise_list_changes(await call_next(ctx))
+        if method in self.registry:
+            _require_initialized(ctx)
+            return await self.registry.call_direct(method, ctx.params)
+        if method == "tools/call":
+            screened = await self._screen_tool_call(ctx, params)
+            return screened if screened is not None else await call_next(ctx)
+        if method == "resources/read" and self.content.owns_uri(params.get("uri")):
+            _require_initialized(ctx)
+            return _finish(self.content.read(params["uri"]), ctx)
+        if method == "prompts/get" and isinstance(params.get("name"), str):
+            _require_initialized(ctx)
+            return _finish(self.content.get_prompt(params["name"], params.get("arguments")), ctx)
+        result = await call_next(ctx)
+        return self._extend_list(method, result)
+
+    def _extend_list(self, method: str, result: Any) -> Any:
+        key, extra = {
+            "resources/list": ("resources", self.content.resources),
+            "resources/templates/list": ("resourceTemplates", self.content.templates),
+            "prompts/list": ("prompts", self.content.prompts),
+        }.get(method, (None, None))
+        if key and extra and isinstance(result, dict):
+            result[key] = [*result.get(key, []), *extra()]
+        return result
+
+    async def _screen_tool_call(self, ctx: Any, params: dict[str, Any]) -> dict[str, Any] | None:
+        name = params.get("name")
+        if not isinstance(name, str):
+            return None  # the SDK's own params validation answers this one
+        _require_initialized(ctx)
+        if self._tool_names is None:
+            self._tool_names = await self._list_tool_names()
+        if name not in self._tool_names:
+            raise invalid_params(
+                f"Unknown tool {name!r}; available: {', '.join(self._tool_names)}",
+                tool=name,
+                closest=closest(name, self._tool_names),
+            )
+        if name in self.registry:
+            problem = self.registry.argument_error(name, params.get("arguments"))
+            if problem is not None:
+                return _dump_tool_result(problem, ctx)
+        return None

@@ -1,0 +1,73 @@
+"""`create_server()`: the WorkRail MCP server as one object, ready for any transport."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from mcp.server import MCPServer
+
+from workrail_engine import __version__
+from workrail_mcp.catalog_content import CatalogContent
+from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.protocol import ProtocolMiddleware
+from workrail_mcp.tools import ALL_SPECS, ToolEnv, ToolRegistry
+
+__all__ = ["SERVER_NAME", "SERVER_TITLE", "create_server"]
+
+SERVER_NAME = "workflowlookup"  # the source specs' identifier
+SERVER_TITLE = "WorkRail"
+
+_INSTRUCTIONS = (
+    "WorkRail serves step-by-step workflows for coding tasks. Find one with workflow_list, then "
+    "follow it with workflow_next (pass the ids of the steps you completed) and check each step's "
+    "output with workflow_validate. Errors carry a code and data: -32001 unknown workflow (data."
+    "closest lists similar ids), -32003 unknown step, -32602 bad arguments (data.details)."
+)
+
+
+def _register_run_tools(server: MCPServer, catalog: Any, env: ToolEnv, allow_commands: bool) -> None:
+    """The runs layer adds run_workflow & co. and tells list_workflows what is running."""
+    if importlib.util.find_spec("workrail_mcp.run_tools") is None:
+        return
+    from workrail_mcp import run_tools
+
+    provider = run_tools.register(server, catalog, allow_commands=allow_commands)
+    if callable(provider):
+        env.running = provider
+
+
+def create_server(
+    catalog: Any,
+    *,
+    allow_commands: bool = False,
+    poll_seconds: float = 1.0,
+) -> MCPServer:
+    """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
+
+    ``allow_commands`` lets the run tools execute command steps (off by default: an agent must
+    not get a shell by asking). ``poll_seconds`` is how often the catalog is checked for
+    changed workflow files, to tell clients their prompt and resource lists changed.
+    """
+    env = ToolEnv(catalog=catalog, allow_commands=allow_commands)
+    registry = ToolRegistry(env)
+    tools = [registry.add(spec) for spec in ALL_SPECS]
+    notices = ChangeNotices(catalog, poll_seconds=poll_seconds)
+    server: MCPServer = MCPServer(
+        SERVER_NAME,
+        title=SERVER_TITLE,
+        description="WorkRail workflows for AI coding agents (Workflow Orchestration System MCP server)",
+        instructions=_INSTRUCTIONS,
+        version=__version__,
+        tools=tools,
+        subscriptions=notices.bus,
+        lifespan=notices.running,
+        log_level="WARNING",
+    )
+
+    async def tool_names() -> list[str]:
+        return [tool.name for tool in await server.list_tools()]
+
+    server.middleware.append(ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names))
+    _register_run_tools(server, catalog, env, allow_commands)
+    return server

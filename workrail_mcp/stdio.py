@@ -1,0 +1,160 @@
+"""stdio transport: newline-delimited JSON-RPC with every line answered.
+
+The SDK's own stdio transport drops lines it cannot parse; this one screens each line first
+(`line_screen`), answers what the SDK would not, and hands the rest to the SDK's dual-era loop.
+Protocol goes to the real stdout through a private descriptor; fd 1 is pointed at stderr (and
+fd 0 at /dev/null) while serving, so a stray print or a child process cannot corrupt the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import Any, BinaryIO
+
+import anyio
+import anyio.to_thread
+import mcp_types
+from mcp.server import MCPServer
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from workrail_mcp.line_screen import Screened, error_response, screen_line
+
+__all__ = ["MAX_LINE_BYTES", "serve_stdio"]
+
+logger = logging.getLogger(__name__)
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_TOO_LONG = b"\0 too long"  # compared by identity
+_SHUTDOWN_GRACE_SECONDS = 5.0
+
+
+def _claim_std_streams() -> tuple[BinaryIO, BinaryIO]:
+    """Private duplicates of fd 0/1 for the protocol; fd 0 → /dev/null, fd 1 → stderr."""
+    wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    sys.stdout.flush()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+class _LineReader:
+    """Reads lines of at most `MAX_LINE_BYTES`; a longer line is skipped and reported."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.buffer = bytearray()
+        self.eof = False
+
+    def _fill(self) -> None:
+        chunk = self.stream.read(65536)
+        if not chunk:
+            self.eof = True
+        self.buffer += chunk
+
+    def read_line(self) -> bytes | None:
+        """The next line, `_TOO_LONG` for an over-long one, None at end of input."""
+        too_long = False
+        while True:
+            newline = self.buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self.buffer[:newline])
+                del self.buffer[: newline + 1]
+                return _TOO_LONG if too_long else line
+            if len(self.buffer) > MAX_LINE_BYTES:
+                too_long = True
+                self.buffer.clear()
+            if self.eof:
+                if too_long:
+                    return _TOO_LONG
+                if not self.buffer:
+                    return None
+                line, self.buffer = bytes(self.buffer), bytearray()
+                return line
+            self._fill()
+
+
+class _Writer:
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.lock = anyio.Lock()
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = self.stream.write(view)
+            view = view[written or 0 :]
+
+    async def write(self, message: dict[str, Any] | str) -> None:
+        line = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        async with self.lock:
+            await anyio.to_thread.run_sync(self._write_all, line.encode("utf-8") + b"\n")
+
+
+def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, Any]:
+    """The SDK's message, or an error response when its model rejects the line."""
+    try:
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False))
+    except ValidationError:
+        request_id = message.get("id")
+        return error_response(request_id, -32600, "Invalid Request", "not a valid JSON-RPC message")
+
+
+async def _pump_input(reader: _LineReader, to_sdk: Any, writer: _Writer) -> Screened | None:
+    """Feeds the SDK until end of input (None) or a `shutdown` request (returned)."""
+    async with to_sdk:
+        while True:
+            line = await anyio.to_thread.run_sync(reader.read_line)
+            if line is None:
+                return None
+            if line is _TOO_LONG:
+                await writer.write(error_response(None, -32600, "Invalid Request", f"message longer than {MAX_LINE_BYTES} bytes"))
+                continue
+            screened = screen_line(line)
+            if screened.is_shutdown:
+                return screened
+            if screened.reply is not None:
+                await writer.write(screened.reply)
+            elif screened.message is not None:
+                converted = _to_session_message(screened.message)
+                if isinstance(converted, dict):
+                    await writer.write(converted)
+                else:
+                    await to_sdk.send(converted)
+
+
+async def _pump_output(from_sdk: Any, writer: _Writer, done: anyio.Event) -> None:
+    try:
+        async with from_sdk:
+            async for session_message in from_sdk:
+                await writer.write(session_message.message.model_dump_json(by_alias=True, exclude_unset=True))
+    finally:
+        done.set()
+
+
+async def serve_stdio(server: MCPServer, *, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+    """Serve until end of input or `shutdown` (answered null after the SDK has finished); 0."""
+    if stdin is None or stdout is None:
+        stdin, stdout = _claim_std_streams()
+    reader, writer = _LineReader(stdin), _Writer(stdout)
+    lowlevel = server._lowlevel_server  # the SDK offers no public way to serve our own streams
+    to_sdk, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](64)
+    sdk_out, from_sdk = anyio.create_memory_object_stream[SessionMessage](64)
+    output_done = anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_pump_output, from_sdk, writer, output_done)
+        group.start_soon(lowlevel.run, sdk_in, sdk_out, lowlevel.create_initialization_options())
+        shutdown = await _pump_input(reader, to_sdk, writer)
+        # End of the SDK's input: it answers what is in flight, closes its output, and we drain it.
+        with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
+            await output_done.wait()
+        group.cancel_scope.cancel()
+    if shutdown is not None:
+        await writer.write({"jsonrpc": "2.0", "id": shutdown.shutdown_id, "result": None})
+    return 0

@@ -1,0 +1,152 @@
+"""How a plain tool function becomes an MCP tool, and how the same function is called directly.
+
+A tool is a small typed function ``fn(env, **arguments) -> dict`` whose parameters are
+``Annotated[..., Field(description=...)]``: the SDK turns them into the input schema and
+validates calls against it. Here each function is wrapped twice over the same validation:
+as an SDK `Tool` (``tools/call``) and as a direct JSON-RPC method (the source specs'
+``{"method": "workflow_list"}``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import anyio.to_thread
+from mcp import MCPError
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import ValidationError
+
+from workrail_engine.errors import EngineError
+from workrail_mcp.error_mapping import (
+    describe_validation_error,
+    engine_error_to_mcp,
+    error_result,
+    invalid_params,
+    success_result,
+)
+
+__all__ = ["ToolEnv", "ToolRegistry", "ToolSpec", "read_only", "writes"]
+
+
+def read_only(title: str) -> ToolAnnotations:
+    return ToolAnnotations(title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def writes(title: str, *, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title, read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+    )
+
+
+@dataclass
+class ToolEnv:
+    """What a tool needs besides its arguments: the catalog and the runs layer's view."""
+
+    catalog: Any
+    allow_commands: bool = False
+    # Set by the runs layer when it exists: returns the running count, or the running runs.
+    running: Callable[[], Any] | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    fn: Callable[..., dict[str, Any]]
+    name: str
+    title: str
+    description: str
+    annotations: ToolAnnotations
+    # Replaces the schema derived from the return annotation (e.g. a compact workflow shape).
+    output_schema: dict[str, Any] | None = None
+
+
+@dataclass
+class _Bound:
+    spec: ToolSpec
+    tool: Tool
+
+
+def _bind(spec: ToolSpec, env: ToolEnv) -> Tool:
+    signature = inspect.signature(spec.fn, eval_str=True)
+    parameters = list(signature.parameters.values())[1:]  # the first is `env`
+
+    def run(**arguments: Any) -> CallToolResult:
+        try:
+            return success_result(spec.fn(env, **arguments))
+        except EngineError as error:
+            return error_result(error.code, error.message, error.data or None)
+
+    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    run.__name__ = spec.name
+    tool = Tool.from_function(
+        run,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=spec.annotations,
+        structured_output=True,
+    )
+    # The specs' schemas are closed; a misspelt argument should be an error, not ignored.
+    tool.parameters["additionalProperties"] = False
+    if spec.output_schema is not None:
+        tool.fn_metadata.output_schema = spec.output_schema
+    return tool
+
+
+@dataclass
+class ToolRegistry:
+    """Our tools by name, bound to one environment."""
+
+    env: ToolEnv
+    _tools: dict[str, _Bound] = field(default_factory=dict)
+
+    def add(self, spec: ToolSpec) -> Tool:
+        tool = _bind(spec, self.env)
+        self._tools[spec.name] = _Bound(spec, tool)
+        return tool
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def mcp_tools(self) -> list[Tool]:
+        return [bound.tool for bound in self._tools.values()]
+
+    def validate(self, name: str, arguments: Any) -> dict[str, Any]:
+        """Validated keyword arguments, or `MCPError(-32602)` with readable details."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            raise invalid_params(f"arguments of {name} must be an object, not {type(arguments).__name__}")
+        tool = self._tools[name].tool
+        expected = set(tool.parameters.get("properties", {}))
+        unknown = sorted(set(arguments) - expected)
+        if unknown:
+            hint = ", ".join(sorted(expected)) or "none"
+            raise invalid_params(f"unexpected argument(s) {', '.join(unknown)} (accepted: {hint})")
+        try:
+            return tool.fn_metadata.validate_arguments(dict(arguments))
+        except ValidationError as error:
+            raise invalid_params(describe_validation_error(error)) from None
+
+    def argument_error(self, name: str, arguments: Any) -> CallToolResult | None:
+        """For ``tools/call``: bad arguments as an `isError` result the model can correct."""
+        try:
+            self.validate(name, arguments)
+        except MCPError as error:
+            return error_result(error.error.code, error.error.message, error.error.data)
+        return None
+
+    async def call_direct(self, name: str, arguments: Any) -> dict[str, Any]:
+        """The bare result, or `MCPError` with the spec code (the direct-method path)."""
+        kwargs = self.validate(name, arguments)
+        try:
+            return await anyio.to_thread.run_sync(partial(self._tools[name].spec.fn, self.env, **kwargs))
+        except EngineError as error:
+            raise engine_error_to_mcp(error) from None

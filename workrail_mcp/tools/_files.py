@@ -1,0 +1,76 @@
+"""Writing a workflow file: inside its directory only, atomically, never half-written."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from workrail_engine.errors import InvalidParams, SecurityViolation, StorageError
+
+__all__ = ["existing_workflow_file", "target_path", "write_atomically"]
+
+_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def target_path(directory: Path, name: str) -> Path:
+    """``directory/name.json``, refusing anything that would land elsewhere.
+
+    The name pattern already excludes separators and dots; this is the second lock, and it also
+    catches a symlink planted at the target that points out of the directory.
+    """
+    root = directory.resolve()
+    target = root / f"{name}.json"
+    if target.parent != root or (target.is_symlink() and target.resolve().parent != root):
+        raise SecurityViolation(f"Refusing to write outside {root}", name=name)
+    return target
+
+
+def existing_workflow_file(directory: Path, name: str) -> Path | None:
+    for suffix in _SUFFIXES:
+        candidate = directory / f"{name}{suffix}"
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return None
+
+
+def _fsync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_atomically(target: Path, text: str, *, overwrite: bool) -> None:
+    """Temp file in the same directory, fsync, then rename (or link, to never clobber)."""
+    directory = target.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.stem}.", suffix=".tmp")
+    except OSError as error:
+        raise StorageError(f"Cannot write to {directory}: {error.strerror}", directory=str(directory)) from None
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if overwrite:
+            os.replace(temp, target)
+        else:
+            # link() fails if the target appeared meanwhile: no race can clobber a file.
+            os.link(temp, target)
+        _fsync_directory(directory)
+    except FileExistsError:
+        raise InvalidParams(
+            f"Workflow file {target.name} already exists; pass overwrite=true to replace it",
+            workflow_path=str(target),
+        ) from None
+    except OSError as error:
+        raise StorageError(f"Cannot write {target}: {error.strerror}", workflow_path=str(target)) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()

@@ -1,0 +1,55 @@
+"""Argument types and result shapes shared by the tools (they become the JSON Schemas)."""
+
+from typing import Annotated, Any
+
+from typing_extensions import NotRequired, TypedDict
+
+from pydantic import Field
+
+__all__ = [
+    "ContextArg",
+    "StepId",
+    "WorkflowId",
+    "WorkflowSummary",
+]
+
+_ID_PATTERN = r"^[a-z0-9-]+$"
+
+WorkflowId = Annotated[
+    str,
+    Field(
+        description="A workflow id as listed by workflow_list (lowercase letters, digits and '-', 3-64 characters).",
+        pattern=_ID_PATTERN,
+        min_length=3,
+        max_length=64,
+    ),
+]
+
+StepId = Annotated[
+    str,
+    Field(
+        description="A step id of that workflow (lowercase letters, digits and '-', 3-64 characters).",
+        pattern=_ID_PATTERN,
+        min_length=3,
+        max_length=64,
+    ),
+]
+
+ContextArg = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description=(
+            "Optional execution context: variables that step conditions and context-aware validation "
+            "rules read, e.g. {\"taskScope\": \"large\", \"userExpertise\": \"expert\", \"complexity\": 0.8}."
+        ),
+    ),
+]
+
+
+class WorkflowSummary(TypedDict):
+    id: str
+    name: str
+    description: str
+    category: str
+    version: str
+    source: NotRequired[str]

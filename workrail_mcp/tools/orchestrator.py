@@ -1,0 +1,169 @@
+"""The orchestrator spec's catalog tools: list_workflows and create_workflow.
+
+The run tools (run_workflow, cancel_workflow, ...) come from workrail_mcp.run_tools.
+"""
+
+import json
+from typing import Annotated, Any
+
+from typing_extensions import NotRequired, TypedDict
+
+from pydantic import Field
+
+from workrail_engine.errors import InvalidParams, InvalidWorkflow
+from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
+from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
+from workrail_mcp.tools._shapes import WorkflowSummary
+from workrail_mcp.tools.workflows import summary_of
+
+__all__ = ["SPECS", "create_workflow", "list_workflows"]
+
+
+class WorkflowCatalog(TypedDict):
+    workflows: list[WorkflowSummary]
+    running_count: int
+    running: NotRequired[list[dict[str, Any]]]
+
+
+def _running(env: ToolEnv) -> tuple[int, list[dict[str, Any]]]:
+    """The runs layer reports either a count or the running runs themselves."""
+    if env.running is None:
+        return 0, []
+    value = env.running()
+    if isinstance(value, int):
+        return value, []
+    runs = list(value)
+    return len(runs), runs
+
+
+def list_workflows(
+    env: ToolEnv,
+    category: Annotated[
+        str | None,
+        Field(description="Only workflows of this category (e.g. development, review, documentation, operations)."),
+    ] = None,
+    include_running: Annotated[
+        bool, Field(description="Also list the runs in progress (their ids are the workflow_id of cancel_workflow).")
+    ] = False,
+) -> WorkflowCatalog:
+    summaries = [summary_of(entry) for entry in env.catalog.entries()]
+    if category is not None:
+        summaries = [s for s in summaries if s["category"].lower() == category.lower()]
+    count, runs = _running(env)
+    result: dict[str, Any] = {"workflows": summaries, "running_count": count}
+    if include_running:
+        result["running"] = runs
+    return result  # type: ignore[return-value]
+
+
+class Created(TypedDict):
+    status: str
+    workflow_path: str
+    warnings: NotRequired[list[dict[str, Any]]]
+
+
+WorkflowName = Annotated[
+    str,
+    Field(
+        description=(
+            "The new workflow's id and file name (lowercase letters, digits and '-', 3-64 characters); "
+            "it is written as <name>.json in the project's workflow directory."
+        ),
+        pattern=r"^[a-z0-9-]+$",
+        min_length=3,
+        max_length=64,
+    ),
+]
+
+Definition = Annotated[
+    dict[str, Any],
+    Field(
+        description=(
+            "The workflow definition: {name, description, steps: [{id, title, prompt, ...}], ...} as "
+            "described by workflow_schema. Its id may be left out (the name is used) but must equal "
+            "the name when given."
+        )
+    ),
+]
+
+
+def _serialize(name: str, definition: dict[str, Any]) -> str:
+    definition = dict(definition)
+    declared = definition.setdefault("id", name)
+    if declared != name:
+        raise InvalidParams(f"definition.id {declared!r} differs from name {name!r}", name=name, id=declared)
+    return json.dumps(definition, indent=2, ensure_ascii=False) + "\n"
+
+
+def _lint(text: str, path: str) -> list[Any]:
+    from workrail_engine.document import parse_document
+    from workrail_engine.lint import lint_document
+
+    diagnostics = lint_document(parse_document(text, path=path, fmt="json"))
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        raise InvalidWorkflow(
+            f"The definition has {len(errors)} error(s); first: {errors[0].code} {errors[0].message} at {errors[0].pointer or '/'}",
+            diagnostics=[d.to_dict() for d in diagnostics],
+        )
+    return [d.to_dict() for d in diagnostics]
+
+
+def create_workflow(
+    env: ToolEnv,
+    name: WorkflowName,
+    definition: Definition,
+    overwrite: Annotated[
+        bool, Field(description="Replace an existing workflow file of that name (default false: refuse).")
+    ] = False,
+) -> Created:
+    text = _serialize(name, definition)
+    directory = env.catalog.writable_directory("project")
+    target = target_path(directory, name)
+    warnings = _lint(text, str(target))
+    existing = existing_workflow_file(directory, name)
+    if existing is not None and not overwrite:
+        raise InvalidParams(
+            f"Workflow {name!r} already exists at {existing}; pass overwrite=true to replace it",
+            workflow_path=str(existing),
+        )
+    if existing is not None and existing != target:
+        raise InvalidParams(
+            f"Workflow {name!r} exists as {existing.name}; edit or remove that file instead",
+            workflow_path=str(existing),
+        )
+    write_atomically(target, text, overwrite=overwrite)
+    result: dict[str, Any] = {"status": "updated" if existing else "created", "workflow_path": str(target)}
+    if warnings:
+        result["warnings"] = warnings
+    return result  # type: ignore[return-value]
+
+
+SPECS = [
+    ToolSpec(
+        list_workflows,
+        name="list_workflows",
+        title="List workflows and runs",
+        description=(
+            "List workflow definitions, optionally of one category, with the number of runs in "
+            "progress. Pass {category?, include_running?}. Returns {workflows: [{id, name, "
+            "description, category, version}], running_count} (plus running: [...] when "
+            "include_running is true). Same catalog as workflow_list."
+        ),
+        annotations=read_only("List workflows and runs"),
+    ),
+    ToolSpec(
+        create_workflow,
+        name="create_workflow",
+        title="Create a workflow",
+        description=(
+            "Save a new workflow definition into the project's workflow directory so every tool can "
+            "use it. Pass {name, definition, overwrite?}. The definition is checked first (the same "
+            "diagnostics as `workrail lint`): with any error nothing is written and the call fails "
+            "with code -32002 and data.diagnostics [{code, message, pointer}]. An existing workflow "
+            "of that name is only replaced with overwrite=true. Returns {status: created|updated, "
+            "workflow_path}. Call workflow_lint first to iterate on a draft without writing."
+        ),
+        annotations=writes("Create a workflow", destructive=True, idempotent=True),
+    ),
+]

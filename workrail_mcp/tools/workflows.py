@@ -1,0 +1,180 @@
+"""The API spec's tools: list, get, next step, validate a step's output (mcp-api-v1.0.md)."""
+
+from typing import Annotated, Any
+
+from typing_extensions import NotRequired, TypedDict
+
+from pydantic import Field
+
+from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
+from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
+
+__all__ = ["SPECS", "summary_of", "workflow_get", "workflow_list", "workflow_next", "workflow_validate"]
+
+_SUMMARY_KEYS = ("id", "name", "description", "category", "version")
+
+
+def summary_of(entry: Any) -> WorkflowSummary:
+    # The spec requires all five keys; a workflow may omit the optional ones.
+    summary = entry.summary()
+    out: dict[str, Any] = {key: summary.get(key) or "" for key in _SUMMARY_KEYS}
+    out["source"] = entry.source.kind
+    return out  # type: ignore[return-value]
+
+
+class WorkflowList(TypedDict):
+    workflows: list[WorkflowSummary]
+
+
+def workflow_list(env: ToolEnv) -> WorkflowList:
+    return {"workflows": [summary_of(entry) for entry in env.catalog.entries()]}
+
+
+class Workflow(TypedDict):
+    """A workflow definition (the full shape is the resource workrail://schema/workflow)."""
+
+    id: str
+    name: str
+    steps: list[dict[str, Any]]
+    description: NotRequired[str]
+    version: NotRequired[str]
+    category: NotRequired[str]
+
+
+def workflow_get(env: ToolEnv, id: WorkflowId) -> Workflow:
+    return env.catalog.get(id).definition
+
+
+class NextStep(TypedDict):
+    step: dict[str, Any] | None
+    guidance: dict[str, Any]
+    isComplete: bool
+
+
+CompletedSteps = Annotated[
+    list[Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]],
+    Field(description="Ids of the steps already completed, in any order; [] at the start."),
+]
+
+CurrentStep = Annotated[
+    str | None,
+    Field(
+        description="Optional: the id of the step just worked on (it is checked to exist).",
+        pattern=r"^[a-z0-9-]+$",
+        min_length=3,
+        max_length=64,
+    ),
+]
+
+
+def workflow_next(
+    env: ToolEnv,
+    workflowId: WorkflowId,
+    completedSteps: CompletedSteps,
+    currentStep: CurrentStep = None,
+    context: ContextArg = None,
+) -> NextStep:
+    from workrail_engine.navigator import next_step
+
+    entry = env.catalog.get(workflowId)
+    found = next_step(entry.definition, completedSteps, context or {}, current_step=currentStep)
+    return found.to_dict()
+
+
+class Validation(TypedDict):
+    valid: bool
+    issues: list[str]
+    suggestions: list[str]
+
+
+StepOutput = Annotated[str, Field(description="The output the agent produced for that step.", min_length=1)]
+
+
+def _find_step(definition: dict[str, Any], workflow_id: str, step_id: str) -> dict[str, Any]:
+    from workrail_engine.errors import StepNotFound
+    from workrail_engine.steps import walk_steps
+
+    ids = []
+    for site in walk_steps(definition):
+        if site.id == step_id:
+            return dict(site.step)
+        if site.id:
+            ids.append(site.id)
+    raise StepNotFound(step_id, ids, workflow_id=workflow_id)
+
+
+def workflow_validate(
+    env: ToolEnv,
+    workflowId: WorkflowId,
+    stepId: StepId,
+    output: StepOutput,
+    context: ContextArg = None,
+) -> Validation:
+    from workrail_engine.errors import InvalidCriteria
+    from workrail_engine.rules import criteria_problems, validate_output
+
+    step = _find_step(env.catalog.get(workflowId).definition, workflowId, stepId)
+    criteria = step.get("validationCriteria")
+    problems = criteria_problems(criteria) if criteria is not None else []
+    if problems:
+        raise InvalidCriteria(
+            f"Step {stepId!r} has invalid validation criteria: {problems[0].message}",
+            workflowId=workflowId,
+            stepId=stepId,
+            problems=[{"pointer": p.pointer, "code": p.code, "message": p.message} for p in problems],
+        )
+    result = validate_output(criteria, output, context or {})
+    return {"valid": result.valid, "issues": list(result.issues), "suggestions": list(result.suggestions)}
+
+
+SPECS = [
+    ToolSpec(
+        workflow_list,
+        name="workflow_list",
+        title="List workflows",
+        description=(
+            "List every workflow this server offers. Call this first to find a workflow for the task "
+            "at hand. Takes no arguments. Returns {workflows: [{id, name, description, category, "
+            "version, source}]}; pass an id to workflow_get or workflow_next."
+        ),
+        annotations=read_only("List workflows"),
+    ),
+    ToolSpec(
+        workflow_get,
+        name="workflow_get",
+        title="Get a workflow",
+        description=(
+            "Read one workflow in full: its preconditions, clarification prompts, meta guidance and "
+            "every step with its prompt, conditions and validation criteria. Pass {id}. Use it to "
+            "preview a workflow; to work through one, prefer workflow_next. Unknown ids fail with "
+            "code -32001 and data.closest, the most similar ids."
+        ),
+        annotations=read_only("Get a workflow"),
+    ),
+    ToolSpec(
+        workflow_next,
+        name="workflow_next",
+        title="Next step of a workflow",
+        description=(
+            "Get the next step to do. Stateless: pass {workflowId, completedSteps} (the step ids you "
+            "finished, [] at the start) and optionally context (variables that decide which "
+            "conditional steps run) and currentStep. Returns {step, guidance: {prompt, modelHint, "
+            "requiresConfirmation, validationCriteria}, isComplete}. Do the step, add its id to "
+            "completedSteps and call again until isComplete is true. If requiresConfirmation is true, "
+            "ask the user before moving on."
+        ),
+        annotations=read_only("Next step of a workflow"),
+    ),
+    ToolSpec(
+        workflow_validate,
+        name="workflow_validate",
+        title="Check a step's output",
+        description=(
+            "Check the output you produced for a step against that step's validation criteria before "
+            "marking it complete. Pass {workflowId, stepId, output} and the same context you gave "
+            "workflow_next. Returns {valid, issues, suggestions}: when valid is false, fix the issues "
+            "and check again. A step without criteria is always valid."
+        ),
+        annotations=read_only("Check a step's output"),
+    ),
+]
