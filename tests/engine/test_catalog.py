@@ -43,7 +43,7 @@ def test_invalid_files_are_left_out_and_reported(layers):
     dirs, catalog = layers
     write(dirs["user"], "good")
     dirs["user"].joinpath("broken.json").write_text('{"id": "broken",')
-    dirs["user"].joinpath("bad-schema.json").write_text('{"id": "bad-schema", "name": "x", "steps": [{"id": "s1x"}]}')
+    dirs["user"].joinpath("bad-schema.json").write_text('{"id": "bad-schema", "name": "x", "steps": [{"id": "s1x", "title": "T"}]}')
     assert catalog.ids() == ["good"]
     invalid = {f.path.name: [d.code for d in f.diagnostics] for f in catalog.invalid_files()}
     assert invalid == {"bad-schema.json": ["WR103"], "broken.json": ["WR001"]}

@@ -59,9 +59,9 @@ INLINE_LOOP = {"id": "outer", "type": "loop", "loop": {"type": "for", "count": 2
 CASES = [
     ("WR101", _set(["steps", 0, "title"], 3), _set(["steps", 0, "title"], "Three"), "3"),
     ("WR102", _set(["steps", 0, "promt"], "x"), _set(["steps", 0, "guidance"], ["x"]), '"promt"'),
-    ("WR103", lambda w: w["steps"][0].pop("prompt"), lambda w: None, '"0"'),
+    ("WR103", lambda w: w["steps"][0].pop("prompt"), lambda w: None, "{"),
     ("WR104", _set(["steps", 1, "onFailure"], "contineu"), _set(["steps", 1, "onFailure"], "continue"), '"contineu"'),
-    ("WR105", _set(["steps", 0, "id"], "Plan_It"), _set(["steps", 0, "id"], "plan-it"), '"Plan_It"'),
+    ("WR105", _set(["steps", 2, "id"], "Review_It"), _set(["steps", 2, "id"], "review-it"), '"Review_It"'),
     ("WR106", _set(["steps", 1, "run", "timeoutSeconds"], -1), _set(["steps", 1, "run", "timeoutSeconds"], 1), "-1"),
     ("WR201", _set(["steps", 2, "id"], "plan"), _set(["steps", 2, "id"], "review-2"), '"plan"'),
     ("WR202", lambda w: w["steps"].append({**LOOP, "body": "reveiw"}), lambda w: w["steps"].append(LOOP), '"reveiw"'),
