@@ -1,8 +1,8 @@
 """Diagnostics: the engine's lint results in LSP form, kept in one store, pulled or pushed.
 
 The items are exactly ``lint_document``'s for the document's text (what ``workrail validate``
-prints), plus one workspace-level check the engine cannot make from one file: another workflow
-file in the workspace with the same id. Result ids are ``version.generation`` (the workspace
+prints), plus the engine's workspace-level check (``duplicate_workflow_ids``, WR603) against the
+other workflow files of the workspace, found by the workspace index. Result ids are ``version.generation`` (the workspace
 index's generation), so a pull for an unchanged document is answered "unchanged" without work.
 """
 
@@ -17,16 +17,16 @@ from pygls.uris import from_fs_path
 
 from workrail_engine.diagnostics import Diagnostic, Severity
 from workrail_engine.document import LineIndex, read_document
+from workrail_engine.lint import duplicate_workflow_ids
 
 from .documents import DocumentState
 from .positions import Positions
 from .workspace_index import WorkspaceIndex
 
-__all__ = ["DUPLICATE_ID_CODE", "DiagnosticsStore", "lsp_diagnostic"]
+__all__ = ["DiagnosticsStore", "lsp_diagnostic"]
 
 log = logging.getLogger(__name__)
 
-DUPLICATE_ID_CODE = "WR690"
 SOURCE = "workrail"
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -82,6 +82,7 @@ class DiagnosticsStore:
         self._reports: dict[str, _Report] = {}
 
     def result_id(self, state: DocumentState) -> str:
+        self.index.refresh()
         return f"{state.version}.{self.index.generation}.{len(state.text)}"
 
     def report(self, state: DocumentState) -> _Report:
@@ -111,30 +112,6 @@ class DiagnosticsStore:
         others = self.index.others_with_id(state.path, workflow_id)
         if not others:
             return []
-        span = state.document.value_span("/id")
-        if span is None:
-            return []
-        related = [self._id_location(path, state) for path in others]
-        names = ", ".join(Path(p).name for p in others)
-        return [
-            types.Diagnostic(
-                range=state.positions.range(span),
-                severity=types.DiagnosticSeverity.Error,
-                code=DUPLICATE_ID_CODE,
-                source=SOURCE,
-                message=f"Workflow id {workflow_id!r} is also used by {names} in this workspace; one would hide the other",
-                related_information=related,
-                data={"pointer": "/id", "fixes": []},
-            )
-        ]
-
-    def _id_location(self, path: str, state: DocumentState) -> types.DiagnosticRelatedInformation:
-        document = read_document(path)
-        span = document.value_span("/id") if document.value is not None else None
-        index = document.line_index
-        positions = Positions(index, state.encoding)
-        where = positions.range(span) if span is not None else types.Range(types.Position(0, 0), types.Position(0, 0))
-        return types.DiagnosticRelatedInformation(
-            location=types.Location(uri=from_fs_path(path) or path, range=where),
-            message="the same id is defined here",
-        )
+        documents = [state.document, *(read_document(path) for path in others)]
+        found = duplicate_workflow_ids(documents).get(state.path, [])
+        return [lsp_diagnostic(d, state) for d in found]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
@@ -32,6 +32,7 @@ class DocumentState:
     is_workflow: bool
     encoding: str
     last_good_value: Any = field(default=None, repr=False)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @cached_property
     def document(self) -> WorkflowDocument:
@@ -54,6 +55,12 @@ class DocumentState:
         """The parsed value, or the last one that parsed while the text is broken (for completion)."""
         value = self.document.value
         return value if value is not None else self.last_good_value
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A value derived from this version (computed once, dropped with the version)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @property
     def is_json(self) -> bool:

@@ -161,6 +161,13 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     def folders_changed(ls: WorkrailLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         ls.index.configure(ls._roots(), ls.states.settings)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: WorkrailLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.index.files_changed()
+        for state in ls.states.open_states():
+            ls.store.forget(state.uri)
+        ls.refresh_all()
+
     @server.command(VALIDATE_WORKSPACE)
     def validate_workspace_command(ls: WorkrailLanguageServer, *args: Any) -> dict[str, Any]:
         return validate_workspace(ls._roots(), ls.states.settings)

@@ -10,26 +10,19 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from workrail_engine.document import parse_document
 
 from .configuration import Settings
 
-__all__ = ["IdLocation", "WorkspaceIndex"]
+__all__ = ["WorkspaceIndex", "candidate_files", "workflow_id_of"]
 
 log = logging.getLogger(__name__)
 
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "dist", "build"}
 _MAX_FILES = 5000
 _RESCAN_SECONDS = 2.0
-
-
-@dataclass(frozen=True)
-class IdLocation:
-    path: str
-    workflow_id: str
 
 
 def workflow_id_of(text: str, path: str) -> str | None:
@@ -57,6 +50,10 @@ class WorkspaceIndex:
         self.roots, self.settings = roots, settings
         self._scanned_at = 0.0
 
+    def files_changed(self) -> None:
+        """The client saw files change on disk: read them again at the next look-up."""
+        self._scanned_at = 0.0
+
     def set_open(self, path: str, text: str | None) -> None:
         """Record an open document's id (``text=None`` when it closes)."""
         new = workflow_id_of(text, path) if text is not None else None
@@ -67,6 +64,10 @@ class WorkspaceIndex:
             self._open[path] = new
         if new != old:
             self.generation += 1
+
+    def refresh(self) -> None:
+        """Re-read the disk if the last scan is old enough (bumps ``generation`` on change)."""
+        self._rescan_if_due()
 
     def ids(self) -> dict[str, str | None]:
         self._rescan_if_due()
@@ -107,15 +108,20 @@ class WorkspaceIndex:
         return workflow_id_of(text, path) if self.settings.is_workflow(path, text) else None
 
     def _candidate_files(self) -> list[str]:
-        found: list[str] = []
-        for root in [*self.roots, *(Path(d) for d in self.settings.extra_workflow_dirs)]:
-            for folder, dirs, files in os.walk(root):
-                dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
-                found.extend(os.path.join(folder, f) for f in files if f.endswith((".json", ".yaml", ".yml")))
-                if len(found) > _MAX_FILES:
-                    log.warning("more than %d JSON/YAML files under %s; duplicate-id check limited", _MAX_FILES, root)
-                    return found
-        return found
+        return candidate_files(self.roots, self.settings)
+
+
+def candidate_files(roots: list[Path], settings: Settings) -> list[str]:
+    """JSON and YAML files under the roots and the extra workflow folders (vendored folders skipped)."""
+    found: list[str] = []
+    for root in [*roots, *(Path(d) for d in settings.extra_workflow_dirs)]:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+            found.extend(os.path.join(folder, f) for f in files if f.endswith((".json", ".yaml", ".yml")))
+            if len(found) > _MAX_FILES:
+                log.warning("more than %d JSON/YAML files under %s; the rest are not checked", _MAX_FILES, root)
+                return found
+    return found
 
 
 def _same_file(a: str, b: str) -> bool:

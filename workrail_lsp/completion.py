@@ -1,0 +1,210 @@
+"""Completion: keys, values, new steps and objects with their required properties, step ids,
+context variables, and ``{{ }}`` references — in documents with syntax errors too.
+
+The place is read by the tolerant cursor reader (``json_cursor``); what is valid there comes from
+the schema (``schema_model``) and the workflow's own names (``workflow_facts``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from lsprotocol import types
+
+from workrail_engine.diagnostics import Span
+
+from .documents import DocumentState
+from .json_cursor import CursorContext, cursor_context
+from .schema_model import UNKNOWN, schema_model
+from .snippets import body_text, value_snippet
+from .workflow_facts import WorkflowFacts, facts_of
+
+__all__ = ["complete", "instance_of"]
+
+
+class _Builder:
+    """Collects items that all replace the same range."""
+
+    def __init__(self, state: DocumentState, span: Span, snippets: bool) -> None:
+        self.range = state.positions.range(span)
+        self.snippets = snippets
+        self.items: list[types.CompletionItem] = []
+
+    def add(self, label: str, new_text: str, kind: types.CompletionItemKind, *, detail: str | None = None,
+            doc: str | None = None, sort: str = "1", filter_text: str | None = None, snippet: bool = False) -> None:
+        self.items.append(
+            types.CompletionItem(
+                label=label,
+                kind=kind,
+                detail=detail,
+                documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc) if doc else None,
+                sort_text=f"{sort}{label}",
+                filter_text=filter_text,
+                text_edit=types.TextEdit(range=self.range, new_text=new_text),
+                insert_text_format=types.InsertTextFormat.Snippet if snippet and self.snippets else types.InsertTextFormat.PlainText,
+            )
+        )
+
+
+def instance_of(context: CursorContext) -> Any:
+    """The object around the cursor as far as it can be read (containers as empty stand-ins)."""
+    if context.container != "object":
+        return UNKNOWN
+    return {m.key: ({} if m.value == "{" else []) if m.is_container else m.value for m in context.members}
+
+
+def complete(state: DocumentState, position: types.Position, snippets: bool) -> types.CompletionList | None:
+    if not state.is_workflow or not state.is_json:
+        return None
+    offset = state.positions.offset(position)
+    context = cursor_context(state.line_index, offset)
+    span = Span(*context.token) if context.token else Span(offset, offset)
+    if context.in_string and not context.in_key:
+        items = _in_template(state, context, offset, snippets)
+        if items is not None:
+            return types.CompletionList(is_incomplete=False, items=items)
+    builder = _Builder(state, span, snippets)
+    if context.container == "object" and context.in_key:
+        _keys(builder, state, context)
+    elif context.container == "object" and context.key is not None:
+        _values(builder, state, context, context.path + (context.key,))
+    elif context.container == "array":
+        _values(builder, state, context, context.path + (context.index,))
+    elif context.container == "root" and not state.text.strip():
+        builder.add("new workflow", body_text(_NEW_WORKFLOW, snippets), types.CompletionItemKind.Snippet, snippet=True)
+    return types.CompletionList(is_incomplete=False, items=builder.items)
+
+
+_NEW_WORKFLOW = {
+    "id": "${1:my-workflow}",
+    "name": "${2:My workflow}",
+    "description": "${3:What this workflow accomplishes}",
+    "version": "0.1.0",
+    "steps": [{"id": "${4:first-step}", "title": "${5:Title}", "prompt": "${6:What the agent must do.}"}],
+}
+
+
+def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> None:
+    model = schema_model()
+    nodes = model.at_path(context.path, state.value, instance_of(context))
+    present = {m.key for m in context.members if m.key != context.token_value}
+    required = model.required(nodes)
+    quoted = context.in_string
+    for name, schema in model.properties(nodes).items():
+        if name in present:
+            continue
+        value = value_snippet(schema, model, builder.snippets)
+        builder.add(
+            name,
+            f'"{name}": {value}',
+            types.CompletionItemKind.Property,
+            detail=schema.get("title"),
+            doc=schema.get("markdownDescription") or schema.get("description"),
+            sort="0" if name in required else "1",
+            filter_text=f'"{name}"' if quoted else name,
+            snippet=True,
+        )
+    missing = [r for r in required if r not in present]
+    if len(missing) > 1 and not present:
+        properties = model.properties(nodes)
+        parts = [f'"{name}": {value_snippet(properties.get(name, {}), model, builder.snippets, i + 1)}' for i, name in enumerate(missing)]
+        builder.add(
+            "required properties",
+            ",\n".join(parts),
+            types.CompletionItemKind.Snippet,
+            detail=", ".join(missing),
+            doc="Insert every required property of this object.",
+            sort="00",
+            filter_text='"' if quoted else None,
+            snippet=True,
+        )
+
+
+def _values(builder: _Builder, state: DocumentState, context: CursorContext, path: tuple[str | int, ...]) -> None:
+    model = schema_model()
+    nodes = model.at_path(path, state.value)
+    facts = facts_of(state.value)
+    quoted = context.in_string
+    key = path[-1] if path else None
+    if key == "var":
+        for name in facts.context_vars:
+            builder.add(name, json.dumps(name), types.CompletionItemKind.Variable, detail="context variable", filter_text=_filter(name, quoted))
+    if key == "body" and context.container == "object":
+        _step_ids(builder, facts, quoted, exclude=_own_id(context))
+    for node in nodes:
+        for position, choice in enumerate(node.get("enum", [])):
+            descriptions = node.get("enumDescriptions") or []
+            doc = descriptions[position] if position < len(descriptions) else None
+            text = json.dumps(choice, ensure_ascii=False)
+            builder.add(text.strip('"'), text, types.CompletionItemKind.EnumMember, doc=doc, sort="0", filter_text=_filter(text.strip('"'), quoted))
+        if not quoted:
+            for snippet in node.get("defaultSnippets", []):
+                if isinstance(snippet, Mapping) and "body" in snippet:
+                    builder.add(str(snippet.get("label", "snippet")), body_text(snippet["body"], builder.snippets),
+                                types.CompletionItemKind.Snippet, detail=snippet.get("description"), snippet=True)
+    if not quoted and any(n.get("type") == "boolean" for n in nodes):
+        for word in ("true", "false"):
+            builder.add(word, word, types.CompletionItemKind.Value)
+    _dedupe(builder)
+
+
+def _own_id(context: CursorContext) -> str | None:
+    own = context.member("id")
+    return own.value if own is not None and isinstance(own.value, str) else None
+
+
+def _step_ids(builder: _Builder, facts: WorkflowFacts, quoted: bool, exclude: str | None) -> None:
+    for step_id, step in facts.steps.items():
+        if step_id == exclude:
+            continue
+        title = step.get("title")
+        builder.add(step_id, json.dumps(step_id), types.CompletionItemKind.Reference,
+                    detail=title if isinstance(title, str) else "step", filter_text=_filter(step_id, quoted), sort="0")
+
+
+def _filter(label: str, quoted: bool) -> str:
+    return f'"{label}' if quoted else label
+
+
+def _dedupe(builder: _Builder) -> None:
+    seen: set[str] = set()
+    kept = []
+    for item in builder.items:
+        if item.label not in seen:
+            seen.add(item.label)
+            kept.append(item)
+    builder.items = kept
+
+
+# -- {{ references }} inside strings ----------------------------------------------------------
+
+
+def _in_template(state: DocumentState, context: CursorContext, offset: int, snippets: bool) -> list[types.CompletionItem] | None:
+    assert context.token is not None
+    before = state.text[context.token[0] + 1 : offset]
+    opened = before.rfind("{{")
+    if opened < 0 or "}}" in before[opened:]:
+        return None
+    typed_from = context.token[0] + 1 + opened + 2
+    while typed_from < offset and state.text[typed_from] == " ":
+        typed_from += 1
+    after = state.text[offset : context.token[1]]
+    word_end = offset + len(after) - len(after.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"))
+    closes = state.text[word_end : word_end + 2] == "}}" or state.text[word_end : word_end + 3] == " }}"
+    builder = _Builder(state, Span(typed_from, word_end), snippets)
+    suffix = "" if closes else "}}"
+    facts = facts_of(state.value)
+    for name, schema in facts.parameters.items():
+        doc = schema.get("description") if isinstance(schema.get("description"), str) else None
+        builder.add(f"parameters.{name}", f"parameters.{name}{suffix}", types.CompletionItemKind.Variable, detail="parameter", doc=doc)
+    for step_id, step in facts.steps.items():
+        title = step.get("title")
+        builder.add(f"steps.{step_id}.output", f"steps.{step_id}.output{suffix}", types.CompletionItemKind.Reference,
+                    detail=title if isinstance(title, str) else "step output")
+    for name in facts.secrets:
+        builder.add(f"secrets.{name}", f"secrets.{name}{suffix}", types.CompletionItemKind.Constant, detail="secret (from the environment)")
+    for name in facts.context_vars:
+        builder.add(f"context.{name}", f"context.{name}{suffix}", types.CompletionItemKind.Variable, detail="context variable")
+    return builder.items
