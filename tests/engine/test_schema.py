@@ -213,6 +213,21 @@ def test_spec_examples_validate_with_both_validators(path):
     assert python_paths(instance) == []
 
 
+DOCS = Path(__file__).parent.parent.parent / "docs" / "workflow-format.md"
+
+
+def test_the_format_docs_example_validates_and_is_lint_clean():
+    from workrail_engine.lint import lint_text
+
+    blocks = re.findall(r"```json\n(.*?)\n```", DOCS.read_text(encoding="utf-8"), re.S)
+    examples = [json.loads(block) for block in blocks if '"steps"' in block]
+    assert examples
+    for example in examples:
+        assert rust_paths(example) == []
+        assert python_paths(example) == []
+        assert lint_text(json.dumps(example, indent=2)).diagnostics == []
+
+
 # --- good and bad input --------------------------------------------------------------------------
 
 S0 = ("steps", 0)
@@ -302,6 +317,7 @@ INVALID = [
     pytest.param(loop({"type": "while"}), [(*S0, "loop")], id="while-without-condition"),
     pytest.param(loop({"type": "for"}), [(*S0, "loop")], id="for-without-count"),
     pytest.param(loop({"type": "forEach"}), [(*S0, "loop")], id="foreach-without-items"),
+    pytest.param(loop({"type": "for", "count": "n"}), [(*S0, "loop", "count")], id="count-not-an-integer"),
     pytest.param(loop({"type": "for", "count": 2, "maxIterations": 1001}), [(*S0, "loop", "maxIterations")], id="max-iterations-too-high"),
     pytest.param(loop({"type": "for", "count": 2, "maxIterations": 0}), [(*S0, "loop", "maxIterations")], id="max-iterations-zero"),
     pytest.param(loop({"type": "for", "count": 2, "itemVar": "1x"}), [(*S0, "loop", "itemVar")], id="item-var-not-identifier"),
