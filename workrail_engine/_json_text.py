@@ -139,8 +139,10 @@ def _constant_error(text: str, message: str) -> JsonSyntaxError:
     return JsonSyntaxError(message, 0, 0)
 
 
-def _skip_ws(text: str, pos: int) -> int:
-    return _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+def _skip_ws(text: str, pos: int, _match: Any = _WHITESPACE.match) -> int:
+    if text[pos] not in " \t\n\r":
+        return pos
+    return _match(text, pos).end()  # type: ignore[no-any-return]
 
 
 def _unescape_part(part: str) -> str:
@@ -180,28 +182,31 @@ class JsonText:
         if pos < 0:  # already complete
             return None
         closer = "}" if opener == "{" else "]"
+        skip_ws, skip_value = _skip_ws, _SKIP  # locals: this loop runs once per sibling
         while True:
-            pos = _skip_ws(text, pos)
+            pos = skip_ws(text, pos)
             if text[pos] == ",":
-                pos = _skip_ws(text, pos + 1)
+                pos = skip_ws(text, pos + 1)
             if text[pos] == closer:
                 state[0] = -1
                 return None
             if opener == "{":
                 key_start = pos
                 name, key_end = scanstring(text, pos + 1)
-                pos = _skip_ws(text, key_end)
-                value_start = _skip_ws(text, pos + 1)  # past ':'
+                pos = skip_ws(text, key_end)
+                value_start = skip_ws(text, pos + 1)  # past ':'
                 found: str | int = name
             else:
                 key_start = key_end = value_start = pos
                 found = index
                 index += 1
-            children.setdefault(found, (key_start, key_end, value_start))
-            pos = self._value_end(value_start)
-            state[0], state[1] = pos, index
+            if found not in children:
+                children[found] = (key_start, key_end, value_start)
+            pos = skip_value(text, value_start)[1]
             if found == want:
+                state[0], state[1] = pos, index
                 return children[found]
+            state[0], state[1] = pos, index
 
     def locate(self, pointer: str) -> tuple[tuple[int, int] | None, tuple[int, int]] | None:
         """``(key_span, value_span)`` of the pointer's value, or None when it does not exist."""

@@ -43,23 +43,25 @@ class StepSite:
 def walk_steps(workflow: Any) -> Iterator[StepSite]:
     steps = workflow.get("steps") if isinstance(workflow, Mapping) else None
     if not isinstance(steps, list):
-        return
-    counter = iter(range(1 << 30))
+        return iter(())
+    sites: list[StepSite] = []
     for index, step in enumerate(steps):
-        yield from _walk(step, f"/steps/{index}", index, None, None, counter)
+        _walk(step, f"/steps/{index}", index, None, None, sites)
+    return iter(sites)
 
 
-def _walk(step: Any, pointer: str, top: int, group: str | None, loop: str | None, counter: Iterator[int]) -> Iterator[StepSite]:
-    if not isinstance(step, Mapping):
+def _walk(step: Any, pointer: str, top: int, group: str | None, loop: str | None, sites: list[StepSite]) -> None:
+    # Plain recursion into a list: a 2,800-step workflow is walked on every keystroke in an editor.
+    if not isinstance(step, dict):
         return
-    yield StepSite(step, pointer, next(counter), top, group, loop)
-    kind = step_kind(step)
+    sites.append(StepSite(step, pointer, len(sites), top, group, loop))
+    kind = step.get("type")
     if kind == "parallel" and isinstance(step.get("steps"), list):
         for index, child in enumerate(step["steps"]):
-            yield from _walk(child, f"{pointer}/steps/{index}", top, pointer, loop, counter)
+            _walk(child, f"{pointer}/steps/{index}", top, pointer, loop, sites)
     elif kind == "loop" and isinstance(step.get("body"), list):
         for index, child in enumerate(step["body"]):
-            yield from _walk(child, f"{pointer}/body/{index}", top, group, pointer, counter)
+            _walk(child, f"{pointer}/body/{index}", top, group, pointer, sites)
 
 
 def step_ids(workflow: Any) -> list[str]:

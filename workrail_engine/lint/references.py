@@ -19,17 +19,18 @@ def template_strings(site: StepSite) -> Iterator[tuple[str, str]]:
     """(pointer, text) of every string in a step where templates are substituted."""
     step = site.step
     for key in ("prompt", "title"):
-        if isinstance(step.get(key), str):
-            yield f"{site.pointer}/{key}", step[key]
+        text = step.get(key)
+        if isinstance(text, str) and "{{" in text:
+            yield f"{site.pointer}/{key}", text
     if isinstance(step.get("guidance"), list):
         for index, line in enumerate(step["guidance"]):
-            if isinstance(line, str):
+            if isinstance(line, str) and "{{" in line:
                 yield f"{site.pointer}/guidance/{index}", line
     run = step.get("run")
     if isinstance(run, Mapping):
         if isinstance(run.get("command"), list):
             for index, arg in enumerate(run["command"]):
-                if isinstance(arg, str):
+                if isinstance(arg, str) and "{{" in arg:
                     yield f"{site.pointer}/run/command/{index}", arg
         if isinstance(run.get("cwd"), str):
             yield f"{site.pointer}/run/cwd", run["cwd"]
@@ -60,8 +61,6 @@ def reference_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[
     out = []
     for site in sites:
         for pointer, text in template_strings(site):
-            if "{{" not in text:
-                continue
             for ref in find_references(text):
                 problem = _problem(ref, site, by_id, declared)
                 if problem:
