@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..conditions import condition_problems
+from ..conditions import MALFORMED, condition_problems
 from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
 from ..rules import criteria_problems
@@ -34,6 +34,8 @@ def expression_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list
 def _place(doc: WorkflowDocument, base: str, problems: Iterable[object]) -> list[Diagnostic]:
     out = []
     for problem in problems:
+        if problem.code == MALFORMED:  # type: ignore[attr-defined]
+            continue  # the schema already reports the shape, on the exact key
         pointer = base + problem.pointer  # type: ignore[attr-defined]
         out.append(Diagnostic(problem.code, Severity.ERROR, problem.message, pointer, doc.span(pointer)))  # type: ignore[attr-defined]
     return out
