@@ -17,7 +17,8 @@ _PLACEHOLDER = re.compile(r"\$\{\d+(?::([^}]*))?\}|\$\d+")
 def body_text(body: Any, snippets: bool, indent: str = "  ") -> str:
     """A ``defaultSnippets`` body as JSON text; without snippet support, placeholders become text."""
     text = json.dumps(body, indent=len(indent), ensure_ascii=False)
-    return text if snippets else _plain(text)
+    # A snippet reads "\\" as an escaped backslash; JSON escapes must survive the expansion.
+    return text.replace("\\", "\\\\") if snippets else _plain(text)
 
 
 def _plain(text: str) -> str:

@@ -1,0 +1,99 @@
+"""Completion over the real protocol, cursor marked with ``|``, in broken documents too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+WORKFLOW_HEAD = """{
+  "id": "demo-flow",
+  "name": "Demo",
+  "parameters": {"type": "object", "properties": {"target": {"type": "string", "description": "What to build"}}},
+  "secrets": ["API_TOKEN"],
+  "steps": [
+    {"id": "plan", "title": "Plan", "prompt": "Plan it", "runCondition": {"var": "mode", "equals": "full"}},
+"""
+
+
+async def items_at(session, name, text):
+    clean, position = session.position(text)
+    uri = session.open(name, clean)
+    return {item.label: item for item in await session.completion(uri, position)}
+
+
+async def test_keys_of_a_step_in_a_broken_document(session):
+    # No closing quote, no closing braces: the strict parser fails, completion still works.
+    text = WORKFLOW_HEAD + '    {"id": "build", "ti|'
+    found = await items_at(session, "keys.workflow.json", text)
+    assert {"title", "prompt", "runCondition", "validationCriteria"} <= set(found)
+    assert "id" not in found  # already present
+    edit = found["title"].text_edit
+    assert edit.new_text.startswith('"title": "')
+    assert found["prompt"].documentation is not None
+
+
+async def test_new_step_snippets_carry_required_properties(session):
+    text = WORKFLOW_HEAD + "    |\n  ]\n}\n"
+    found = await items_at(session, "newstep.workflow.json", text)
+    body = json.loads(_plain(found["prompt step"].text_edit.new_text))
+    assert {"id", "title", "prompt"} <= set(body)
+    loop = json.loads(_plain(found["loop"].text_edit.new_text))
+    assert {"id", "type", "loop", "body"} <= set(loop)
+
+
+async def test_empty_object_offers_all_required_properties(session):
+    text = WORKFLOW_HEAD + "    {|}\n  ]\n}\n"
+    found = await items_at(session, "required.workflow.json", text)
+    required = found["required properties"].text_edit.new_text
+    assert '"id"' in required and '"title"' in required and '"prompt"' in required
+
+
+async def test_enum_values(session):
+    text = WORKFLOW_HEAD + '    {"id": "run-tests", "run": {"command": ["pytest"]}, "onFailure": "|"}\n  ]\n}\n'
+    found = await items_at(session, "enum.workflow.json", text)
+    assert {"abort", "continue", "retry"} <= set(found)
+    assert found["abort"].text_edit.new_text == '"abort"'
+
+
+async def test_condition_operators(session):
+    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "mode", |}}\n  ]\n}\n'
+    found = await items_at(session, "operators.workflow.json", text)
+    assert {"equals", "not_equals", "gt", "in", "matches"} <= set(found)
+    assert "var" not in found
+
+
+async def test_context_variables_where_var_is_expected(session):
+    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "|"}}\n  ]\n}\n'
+    found = await items_at(session, "var.workflow.json", text)
+    assert "mode" in found
+
+
+async def test_step_ids_for_a_loop_body(session):
+    text = WORKFLOW_HEAD + '    {"id": "again", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "|"}\n  ]\n}\n'
+    found = await items_at(session, "body.workflow.json", text)
+    assert "plan" in found and "again" not in found
+    assert found["plan"].detail == "Plan"
+
+
+async def test_template_references_inside_prompts(session):
+    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "Use {{|"}\n  ]\n}\n'
+    found = await items_at(session, "template.workflow.json", text)
+    assert {"parameters.target", "steps.plan.output", "secrets.API_TOKEN", "context.mode"} <= set(found)
+    assert found["steps.plan.output"].text_edit.new_text == "steps.plan.output}}"
+
+
+async def test_template_references_inside_argv(session):
+    text = WORKFLOW_HEAD + '    {"id": "b", "run": {"command": ["echo", "{{ ste|}}"]}}\n  ]\n}\n'
+    found = await items_at(session, "argv.workflow.json", text)
+    assert found["steps.plan.output"].text_edit.new_text == "steps.plan.output"
+
+
+def _plain(snippet: str) -> str:
+    import re
+
+    text = re.sub(r"\$\{\d+\|([^,|]*)[^}]*\}", r"\1", snippet)
+    text = re.sub(r"\$\{\d+:([^}]*)\}", r"\1", text)
+    return re.sub(r"\$\d+", "", text)
