@@ -18,6 +18,7 @@ from .problems import Problem, pointer_join
 __all__ = ["json_schema_problems", "parse_json_output", "schema_errors"]
 
 INVALID_SCHEMA = "WR403"
+TYPE_MISMATCH = "WR402"
 _KNOWN_META_SCHEMAS = {
     f"{scheme}://json-schema.org/{path}{hash_}"
     for scheme in ("http", "https")
@@ -65,7 +66,7 @@ def parse_json_output(text: str) -> tuple[Any, str | None]:
 def json_schema_problems(schema: Any) -> list[Problem]:
     """Problems of an embedded JSON Schema (pointers relative to it), compiled as it will run."""
     if not isinstance(schema, (dict, bool)):
-        return [Problem("", INVALID_SCHEMA, "A JSON Schema must be an object or a boolean.")]
+        return [Problem("", TYPE_MISMATCH, "A JSON Schema must be an object or a boolean.")]
     if isinstance(schema, dict) and "$schema" in schema and schema["$schema"] not in _KNOWN_META_SCHEMAS:
         # jsonschema-rs would try to download an unknown meta-schema
         return [Problem("/$schema", INVALID_SCHEMA, f"Unknown $schema {schema['$schema']!r}: use JSON Schema 2020-12 (or leave $schema out).")]

@@ -18,7 +18,7 @@ from typing import Any
 from .conditions import condition_problems, describe, evaluate
 from .errors import InvalidCriteria, InvalidParams
 from .problems import Problem, pointer_join
-from .regexes import RegexError, compile_regex
+from .regexes import FLAGS, RegexError, compile_regex
 from ._json_output import json_schema_problems, parse_json_output, schema_errors
 
 __all__ = ["RULE_TYPES", "OutputValidation", "criteria_problems", "describe_criteria", "validate_output"]
@@ -93,7 +93,7 @@ def _check_message(node: Mapping, at: str, problems: list[Problem], required: bo
     message = node.get("message")
     if message is None and not required:
         return
-    if not isinstance(message, str) or not message.strip():
+    if not isinstance(message, str) or not message:
         problems.append(Problem(pointer_join(at, "message") if "message" in node else at, MALFORMED, "\"message\" must be a non-empty string telling the agent what is wrong."))
 
 
@@ -122,15 +122,13 @@ def _check_regex(rule: Mapping, at: str, problems: list[Problem]) -> None:
     if not isinstance(pattern, str) or not pattern:
         problems.append(Problem(pointer_join(at, "pattern") if "pattern" in rule else at, TYPE_MISMATCH, "A regex rule needs \"pattern\": a non-empty RE2 regular expression."))
         return
-    try:
-        compile_regex(pattern)
-    except RegexError as error:
-        problems.append(Problem(pointer_join(at, "pattern"), INVALID_REGEX, error.message))
-        return
+    if not isinstance(flags, str) or set(flags) - set(FLAGS):
+        problems.append(Problem(pointer_join(at, "flags"), TYPE_MISMATCH, f"\"flags\" is a string of i (ignore case), m (multi-line) and s (dot matches newline), not {flags!r}."))
+        flags = ""
     try:
         compile_regex(pattern, flags)
     except RegexError as error:
-        problems.append(Problem(pointer_join(at, "flags"), INVALID_REGEX, error.message))
+        problems.append(Problem(pointer_join(at, "pattern"), INVALID_REGEX, error.message))
 
 
 def _is_count(value: Any) -> bool:

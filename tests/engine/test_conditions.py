@@ -294,3 +294,43 @@ def test_describe_names_every_variable(condition: dict) -> None:
         if "var" in node:
             assert node["var"] in text
         stack.extend(node.get("and", []) + node.get("or", []) + ([node["not"]] if "not" in node else []))
+
+
+# --- the schema and the evaluator accept the same conditions ---------------------------------
+
+
+def _schema_validator(definition: str):
+    import jsonschema_rs
+
+    from workrail_engine.schema import load_schema
+
+    schema = load_schema()
+    return jsonschema_rs.validator_for({"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}, offline=True)
+
+
+CONDITION_SCHEMA = _schema_validator("condition")
+wrong_operands = st.one_of(json_values, st.sampled_from(["(", "(?=x)", r"\1", "a{1001}"]))
+mangled = st.recursive(
+    st.one_of(
+        comparisons(),
+        st.builds(lambda op, value: {"var": "a", op: value}, st.sampled_from(OPERATORS), wrong_operands),
+        st.builds(lambda key: {"var": "a", key: 1}, st.sampled_from(["eq", "neq", "exists", "matches_", "var2"])),
+        st.builds(lambda var: {"var": var, "equals": 1}, st.sampled_from(["", 3, None])),
+        st.just({}),
+        st.just({"var": "a"}),
+        st.just({"var": "a", "gt": 1, "lt": 5}),
+    ),
+    lambda inner: st.builds(lambda xs: {"and": xs}, st.lists(inner, max_size=2))
+    | st.builds(lambda xs: {"or": xs}, st.lists(inner, max_size=2))
+    | st.builds(lambda x: {"not": x}, inner),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=150)
+@given(mangled | st.builds(lambda p: {"not": {"var": "a", "matches": p}}, st.sampled_from(["(", "(?=x)", "ok"])))
+def test_schema_and_evaluator_agree_on_what_is_a_condition(condition) -> None:
+    # The old WorkRail's runtime accepted operators its schema rejected; here they cannot drift.
+    # Whether a pattern compiles under RE2 is beyond a JSON Schema: that is WR401's job alone.
+    problems = [p for p in condition_problems(condition) if p.code != "WR401"]
+    assert CONDITION_SCHEMA.is_valid(condition) is (problems == [])
