@@ -325,6 +325,8 @@ class _Walk:
         for key, value in values.items():
             if isinstance(spec.get(key), str):
                 self.ctx[spec[key]] = value
+        # informational copies for templates ({{context._loops.ID.item}}); never read back
+        self.loops[loop["id"]].update({key: info[key] for key in ("index", "item") if key in info})
         return info
 
     def _finish(self, loop: Mapping, iterations: int) -> None:
