@@ -6,6 +6,7 @@ cached document, diagnostics and position conversions.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
@@ -13,14 +14,22 @@ from typing import Any, Callable
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from workrail_engine.diagnostics import Diagnostic
+from workrail_engine.diagnostics import Diagnostic, Severity, Span
 from workrail_engine.document import LineIndex, WorkflowDocument, parse_document
 from workrail_engine.lint import lint_document
 
 from .configuration import Settings
 from .positions import Positions
 
-__all__ = ["DocumentState", "DocumentStates"]
+__all__ = ["CHECKER_FAILED", "DocumentState", "DocumentStates", "checker_failed"]
+
+log = logging.getLogger(__name__)
+CHECKER_FAILED = "WR000"
+
+
+def checker_failed(error: Exception, document: WorkflowDocument) -> Diagnostic:
+    message = f"The checker failed on this text ({type(error).__name__}: {error}); please report it"
+    return Diagnostic(CHECKER_FAILED, Severity.ERROR, message, "", Span(0, min(1, len(document.text))))
 
 
 @dataclass(eq=False)
@@ -40,7 +49,13 @@ class DocumentState:
 
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
-        return lint_document(self.document) if self.is_workflow else []
+        if not self.is_workflow:
+            return []
+        try:
+            return lint_document(self.document)
+        except Exception as error:  # an engine bug must not cost the author every other feature
+            log.exception("lint failed on %s", self.uri)
+            return [checker_failed(error, self.document)]
 
     @cached_property
     def line_index(self) -> LineIndex:
