@@ -71,10 +71,9 @@ class _Plan:
         self.workflow = workflow
         self.id = workflow.get("id") if isinstance(workflow.get("id"), str) else None
         self.steps = workflow["steps"]
+        _check_shape(self.steps, "/steps")
         self.by_id: dict[str, Mapping] = {}
         for site in walk_steps(workflow):
-            if site.id is None:
-                raise InvalidWorkflow(f"The step at {site.pointer} has no id", pointer=site.pointer)
             self.by_id.setdefault(site.id, site.step)
         self.owned = {step["body"] for step in self.steps if step_kind(step) == "loop" and isinstance(step.get("body"), str)}
 
@@ -89,6 +88,17 @@ class _Plan:
         if any(step_kind(step) == "loop" for step in body):
             raise InvalidWorkflow(f"Loop {loop['id']!r} contains a loop; loops do not nest", stepId=loop["id"])
         return body
+
+
+def _check_shape(steps: list, pointer: str) -> None:
+    """Every step an object with an id, all the way down (the catalog's lint normally ensures it)."""
+    for index, step in enumerate(steps):
+        where = f"{pointer}/{index}"
+        if not isinstance(step, Mapping) or not isinstance(step.get("id"), str):
+            raise InvalidWorkflow(f"The step at {where} is not an object with an id", pointer=where)
+        for key in ("steps", "body"):
+            if isinstance(step.get(key), list) and step_kind(step) in ("parallel", "loop"):
+                _check_shape(step[key], f"{where}/{key}")
 
 
 def _completed(completed_steps: Any) -> list[str]:

@@ -464,3 +464,41 @@ def test_command_step_guidance() -> None:
     assert "TWINE_PASSWORD={{secrets.PYPI_TOKEN}}" in prompt
     assert "leak-me-not" not in prompt
     assert "Time limit: 600 seconds." in prompt
+
+
+@pytest.mark.parametrize(
+    "workflow",
+    [
+        pytest.param({"id": "w"}, id="no-steps"),
+        pytest.param({"id": "w", "steps": ["understand"]}, id="step-is-a-string"),
+        pytest.param({"id": "w", "steps": [{"title": "no id", "prompt": "p"}]}, id="step-without-id"),
+        pytest.param({"id": "w", "steps": [{"id": "g", "type": "parallel", "steps": [{"prompt": "p"}]}]}, id="member-without-id"),
+        pytest.param({"id": "w", "steps": [{"id": "l", "type": "loop", "loop": {"type": "for", "count": 1}, "body": "nope"}]}, id="body-names-no-step"),
+        pytest.param({"id": "w", "steps": [{"id": "s", "title": "t", "prompt": "p", "runCondition": {"var": "a", "gt": "1"}}]}, id="broken-condition"),
+    ],
+)
+def test_malformed_workflows_are_invalid_workflow_errors(workflow: dict) -> None:
+    from workrail_engine.errors import InvalidWorkflow
+
+    with pytest.raises(InvalidWorkflow) as caught:
+        next_step(workflow, [], {})
+    assert caught.value.code == -32002
+
+
+@given(
+    st.lists(st.sampled_from(["a.py", "b.md", "c.py", "d.txt"]), max_size=5),
+    st.lists(st.sampled_from([None, ".py", ".md"]), min_size=1, max_size=3),
+)
+def test_for_each_visits_each_item_with_the_body_steps_that_apply(items: list[str], suffixes: list) -> None:
+    body = []
+    for i, suffix in enumerate(suffixes):
+        step = {"id": f"body-{i}", "title": "t", "prompt": "On {{context.it}}"}
+        if suffix:
+            step["runCondition"] = {"var": "it", "endsWith": suffix}
+        body.append(step)
+    workflow = {"id": "w", "steps": [{"id": "each", "type": "loop", "loop": {"type": "forEach", "items": "files", "itemVar": "it"}, "body": body}, {"id": "end", "title": "t", "prompt": "p"}]}
+    results = drive(workflow, {"files": items})
+    expected = [(f"body-{i}", item) for item in items for i, suffix in enumerate(suffixes) if suffix is None or item.endswith(suffix)]
+    assert [(r.step["id"], r.loop["item"]) for r in results if r.loop] == expected
+    assert ids(results)[-1] == "end"
+    assert all(f"On {r.loop['item']}" in r.guidance["prompt"] for r in results if r.loop)
