@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,7 @@ from workrail_engine.cli.console import Console
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog
 
-__all__ = ["parse_completed", "parse_context", "render_next", "run_next"]
+__all__ = ["context_arguments", "parse_completed", "parse_context", "render_next", "run_next"]
 
 
 def parse_completed(values: Iterable[str]) -> list[str]:
@@ -76,18 +77,39 @@ def _field(label: str, value: Any) -> list[str]:
     return [f"{label}: {value}"]
 
 
+def _loop_line(loop: Mapping[str, Any] | None) -> list[str]:
+    if not loop:
+        return []
+    limit = f" of at most {loop['maxIterations']}" if loop.get("maxIterations") else ""
+    return [f"Loop: {loop.get('id')}, iteration {loop.get('iteration')}{limit}"]
+
+
+def context_arguments(context: Mapping[str, Any]) -> str:
+    """The context as `--context` options for the next call (the loop bookkeeping included)."""
+    return " ".join(
+        "--context " + shlex.quote(f"{key}={json.dumps(value, separators=(',', ':'), ensure_ascii=False)}")
+        for key, value in context.items()
+    )
+
+
 def render_next(payload: Mapping[str, Any]) -> str:
-    """The step's title and id, the guidance prompt, then hints and checks in plain words."""
+    """The step's id and title, the guidance prompt, then hints and what to pass next time."""
     step = payload.get("step")
     if payload.get("isComplete") or step is None:
         return "Workflow complete: no steps left."
     guidance = payload.get("guidance") or {}
-    title = step.get("title") or step.get("id")
-    lines = [f"Next step: {step.get('id')} — {title}", ""]
-    prompt = guidance.get("prompt") or step.get("prompt")
+    lines = [f"Next step: {step.get('id')} — {step.get('title') or step.get('id')}", ""]
+    prompt = str(guidance.get("prompt") or step.get("prompt") or "")
     if prompt:
-        lines += [str(prompt), ""]
+        lines += [prompt, ""]
+    lines += _field("Skipped (their runCondition does not hold)", payload.get("skipped"))
+    lines += _loop_line(payload.get("loop"))
     lines += _field("Model hint", guidance.get("modelHint"))
     lines += _field("Requires confirmation", guidance.get("requiresConfirmation"))
-    lines += _field("Validation criteria", guidance.get("validationCriteria"))
+    # The engine's prompt usually spells the criteria out already; repeat only what it does not.
+    criteria = [c for c in guidance.get("validationCriteria") or [] if str(c) not in prompt]
+    lines += _field("Validation criteria", criteria)
+    lines += _field("Notes", payload.get("notes"))
+    if payload.get("context"):
+        lines.append(f"Context for the next call: {context_arguments(payload['context'])}")
     return "\n".join(lines).rstrip()

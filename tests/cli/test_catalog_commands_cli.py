@@ -1,0 +1,142 @@
+"""`workrail list`, `show`, `next` and `schema` against the real catalog and navigator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workrail_engine.cli.navigate import context_arguments, parse_completed, parse_context
+from workrail_engine.schema import load_schema
+
+BRANCHING = {
+    "id": "branching",
+    "name": "Branching",
+    "category": "testing",
+    "steps": [
+        {"id": "first", "title": "First", "prompt": "Start."},
+        {"id": "deep-dive", "title": "Deep dive", "prompt": "Go deep.",
+         "runCondition": {"var": "mode", "equals": "full"}},
+        {"id": "wrap-up", "title": "Wrap up", "prompt": "Finish.", "modelHint": "small-model"},
+    ],
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path, workflows) -> Path:
+    root = tmp_path / "proj"
+    workflows.write(root / "workflows", "branching.json", BRANCHING)
+    shadow = workflows.good("coding-task")
+    shadow["name"] = "Our own coding task"
+    workflows.write(root / "workflows", "coding-task.json", shadow)
+    workflows.write(root / "workflows", "broken.json", '{"id": "broken", ')
+    return root
+
+
+def test_list_shows_every_source_with_shadowing_and_invalid_files_on_stderr(invoke, project: Path) -> None:
+    result = invoke(["--project", str(project), "list"])
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert rows[0] == ["ID", "NAME", "CATEGORY", "VERSION", "SOURCE"]
+    by_id = {row[0]: row for row in rows[1:]}
+    assert {"ai-task-implementation", "mr-review", "branching", "coding-task"} <= set(by_id)
+    assert by_id["mr-review"][-1] == "bundled"
+    assert by_id["branching"][-1] == "project"
+    assert by_id["coding-task"][1:4] == ["Our", "own", "coding"] and by_id["coding-task"][-1] == "project"
+    assert "broken" not in by_id
+    assert "broken.json: left out of the catalog" in result.stderr
+    assert "'coding-task'" in result.stderr and "shadows" in result.stderr
+
+
+def test_list_category_and_json(invoke, project: Path) -> None:
+    result = invoke(["--project", str(project), "list", "--category", "testing", "--format", "json"])
+    (only,) = json.loads(result.stdout)
+    assert only["id"] == "branching" and only["source"] == "project"
+    assert Path(only["path"]) == project / "workflows" / "branching.json"
+    assert set(only) >= {"id", "name", "description", "category", "version", "source", "path"}
+
+
+def test_extra_workflow_directories_win(invoke, workflows, tmp_path: Path, project: Path) -> None:
+    extra = tmp_path / "extra"
+    workflows.write(extra, "branching.json", {**BRANCHING, "name": "Extra branching"})
+    result = invoke(["--project", str(project), "--workflows", str(extra), "list", "--format", "json"])
+    entry = next(e for e in json.loads(result.stdout) if e["id"] == "branching")
+    assert (entry["name"], entry["source"]) == ("Extra branching", "extra")
+
+
+def test_show_text_and_json(invoke, project: Path) -> None:
+    text = invoke(["--project", str(project), "show", "branching"]).stdout
+    assert text.startswith("Branching (branching)\n")
+    assert "  - deep-dive [prompt] Deep dive" in text
+    data = json.loads(invoke(["--project", str(project), "show", "branching", "--format", "json"]).stdout)
+    assert data == BRANCHING
+
+
+def test_unknown_workflow_is_an_error_with_the_closest_ids(invoke, project: Path) -> None:
+    result = invoke(["--project", str(project), "show", "codng-task"], expect=1)
+    assert result.stderr.startswith("error: Workflow not found: 'codng-task'"), result.stderr
+    assert "coding-task" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_next_follows_run_conditions(invoke, project: Path) -> None:
+    base = ["--project", str(project), "next", "branching"]
+    first = invoke(base).stdout
+    assert first.startswith("Next step: first — First\n"), first
+    quick = invoke([*base, "--completed", "first", "--context", "mode=quick"]).stdout
+    assert quick.startswith("Next step: wrap-up — Wrap up\n"), quick
+    assert "Model hint: small-model" in quick
+    assert "deep-dive" in quick  # listed as skipped
+    full = json.loads(invoke([*base, "--completed", "first", "--context", "mode=full", "--format", "json"]).stdout)
+    assert full["step"]["id"] == "deep-dive" and full["isComplete"] is False
+    done = invoke([*base, "--completed", "first,deep-dive", "--completed", "wrap-up"]).stdout
+    assert done.strip() == "Workflow complete: no steps left."
+
+
+def test_next_with_an_unknown_completed_step(invoke, project: Path) -> None:
+    result = invoke(["--project", str(project), "next", "branching", "--completed", "frist"], expect=1)
+    assert "error: Step not found: 'frist'" in result.stderr and "first" in result.stderr
+
+
+def test_next_rejects_malformed_context(invoke, project: Path) -> None:
+    result = invoke(["--project", str(project), "next", "branching", "--context", "novalue"], expect=2)
+    assert "KEY=VALUE" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("items", "context"),
+    [
+        pytest.param(["n=3"], {"n": 3}, id="number"),
+        pytest.param(["ok=true", "none=null"], {"ok": True, "none": None}, id="json-literals"),
+        pytest.param(["name=Ada Lovelace"], {"name": "Ada Lovelace"}, id="plain-string"),
+        pytest.param(['s="3"'], {"s": "3"}, id="quoted-json-string"),
+        pytest.param(['tags=["a","b"]'], {"tags": ["a", "b"]}, id="array"),
+        pytest.param(["a.b=1", "a.c=x"], {"a": {"b": 1, "c": "x"}}, id="dotted-keys-nest"),
+        pytest.param(["eq=a=b"], {"eq": "a=b"}, id="value-with-equals"),
+        pytest.param(["empty="], {"empty": ""}, id="empty-value"),
+    ],
+)
+def test_parse_context(items: list[str], context: dict) -> None:
+    assert parse_context(items) == context
+
+
+@pytest.mark.parametrize("items", [["novalue"], ["=1"], ["a=1", "a.b=2"]])
+def test_parse_context_errors(items: list[str]) -> None:
+    with pytest.raises(ValueError):
+        parse_context(items)
+
+
+def test_context_round_trips_through_context_arguments() -> None:
+    import shlex
+
+    context = {"_loops": {"l": {"iteration": 1}}, "name": "it's", "n": 2}
+    argv = shlex.split(context_arguments(context))
+    assert parse_context(argv[1::2]) == context
+
+
+def test_parse_completed() -> None:
+    assert parse_completed(["a,b", " c ", "", "d,,"]) == ["a", "b", "c", "d"]
+
+
+def test_schema_prints_the_schema(invoke) -> None:
+    assert json.loads(invoke(["schema"]).stdout) == load_schema()

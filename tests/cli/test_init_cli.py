@@ -1,0 +1,44 @@
+"""`workrail init`: a valid starting workflow, never overwriting, names checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workrail_engine.schema import SCHEMA_ID
+
+
+def test_init_writes_a_workflow_that_passes_validate_strictly(invoke, tmp_path: Path) -> None:
+    result = invoke(["--project", str(tmp_path), "init", "release-checklist"])
+    path = tmp_path / "workflows" / "release-checklist.json"
+    assert f"Created {path}" in result.stdout
+    data = json.loads(path.read_text())
+    assert data["$schema"] == SCHEMA_ID and data["id"] == "release-checklist"
+    checked = invoke(["validate", "--strict", str(path)])
+    assert checked.stdout.strip() == "All 1 file passed"
+    listed = json.loads(invoke(["--project", str(tmp_path), "list", "--format", "json"]).stdout)
+    assert any(e["id"] == "release-checklist" and e["source"] == "project" for e in listed)
+
+
+def test_init_into_a_chosen_directory(invoke, tmp_path: Path) -> None:
+    invoke(["init", "my-flow", "--dir", str(tmp_path / "a" / "b")])
+    assert (tmp_path / "a" / "b" / "my-flow.json").is_file()
+    assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["my-flow.json"], "no temporary file left"
+
+
+def test_init_never_overwrites(invoke, tmp_path: Path) -> None:
+    target = tmp_path / "workflows" / "mine.json"
+    target.parent.mkdir()
+    target.write_text("precious")
+    result = invoke(["--project", str(tmp_path), "init", "mine"], expect=1)
+    assert "already exists" in result.stderr
+    assert target.read_text() == "precious"
+
+
+@pytest.mark.parametrize("name", ["My_Flow", "ab", "x" * 65, "../escape", "with space", "dir/name"])
+def test_init_rejects_names_that_are_not_workflow_ids(invoke, tmp_path: Path, name: str) -> None:
+    result = invoke(["--project", str(tmp_path), "init", name], expect=2)
+    assert "is not a workflow id" in result.stderr
+    assert not (tmp_path / "workflows").exists()
