@@ -216,11 +216,18 @@ class _Walk:
         elif not self._holds(loop.get("runCondition"), loop_id, "runCondition"):
             self.skipped.append(loop_id)
             return None
+        elif self._lost_and_exhausted(loop):
+            return None
         elif not self._starts(loop):
             self._finish(loop, 0)
             return None
         else:
             state = self._enter(loop, 1)
+            if any(member["id"] in self.done for member in self.plan.body(loop)):
+                self.notes.append(
+                    f"context.{LOOPS_KEY}.{loop_id} was not passed back: loop {loop_id!r} starts again at iteration 1. "
+                    "Pass back the context returned by workflow_next to keep a loop's position."
+                )
         body = self.plan.body(loop)
         while True:
             info = self._expose(loop, state)
@@ -232,6 +239,22 @@ class _Walk:
                 self._finish(loop, state["iteration"])
                 return None
             state = self._enter(loop, state["iteration"] + 1)
+
+    def _lost_and_exhausted(self, loop: Mapping) -> bool:
+        """No bookkeeping although the body already ran maxIterations times: never restart forever.
+
+        A body step is completed at most once per iteration, so a body id logged maxIterations
+        times means the loop used all its iterations: it is over, whatever became of its context.
+        """
+        counts = [self.completed.count(member["id"]) for member in self.plan.body(loop)]
+        if not any(counts):
+            return False
+        limit = self._limit(loop)
+        if max(counts) >= limit:
+            self.notes.append(f"context.{LOOPS_KEY}.{loop['id']} was not passed back, but the loop's body already ran {limit} (maxIterations) times: the loop is treated as finished.")
+            self._finish(loop, limit)
+            return True
+        return False
 
     def _finished_later(self, position: int) -> bool:
         # progress past the loop means the loop is over, even if the agent lost its context

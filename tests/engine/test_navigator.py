@@ -502,3 +502,18 @@ def test_for_each_visits_each_item_with_the_body_steps_that_apply(items: list[st
     assert [(r.step["id"], r.loop["item"]) for r in results if r.loop] == expected
     assert ids(results)[-1] == "end"
     assert all(f"On {r.loop['item']}" in r.guidance["prompt"] for r in results if r.loop)
+
+
+def test_an_agent_that_drops_the_context_is_told_and_cannot_loop_forever() -> None:
+    workflow = copy.deepcopy(WHILE)
+    completed: list[str] = []
+    for call in range(1, 10):
+        result = next_step(workflow, completed, {})  # never passes the returned context back
+        if result.step["id"] == "ship":
+            break
+        assert result.step["id"] == "fix"
+        if call > 1:
+            assert "was not passed back" in result.notes[0] and "starts again at iteration 1" in result.notes[0]
+        completed.append("fix")
+    assert call == 6  # five times "fix" (maxIterations), then the loop is treated as finished
+    assert "treated as finished" in result.notes[0]
