@@ -129,8 +129,10 @@ def test_parse_context_errors(items: list[str]) -> None:
 def test_context_round_trips_through_context_arguments() -> None:
     import shlex
 
-    context = {"_loops": {"l": {"iteration": 1}}, "name": "it's", "n": 2}
-    argv = shlex.split(context_arguments(context))
+    context = {"_loops": {"l": {"iteration": 1}}, "name": "it's", "n": 2, "id": "TASK-1", "s": "3", "t": "true"}
+    arguments = context_arguments(context)
+    assert "--context id=TASK-1 " in arguments  # plain strings stay plain
+    argv = shlex.split(arguments)
     assert parse_context(argv[1::2]) == context
 
 

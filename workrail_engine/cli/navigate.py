@@ -84,12 +84,16 @@ def _loop_line(loop: Mapping[str, Any] | None) -> list[str]:
     return [f"Loop: {loop.get('id')}, iteration {loop.get('iteration')}{limit}"]
 
 
+def _as_argument(value: Any) -> str:
+    # A string that would not parse as JSON is passed as itself (taskId=TASK-1, not '"TASK-1"').
+    if isinstance(value, str) and _json_or_text(value) == value:
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def context_arguments(context: Mapping[str, Any]) -> str:
     """The context as `--context` options for the next call (the loop bookkeeping included)."""
-    return " ".join(
-        "--context " + shlex.quote(f"{key}={json.dumps(value, separators=(',', ':'), ensure_ascii=False)}")
-        for key, value in context.items()
-    )
+    return " ".join("--context " + shlex.quote(f"{key}={_as_argument(value)}") for key, value in context.items())
 
 
 def render_next(payload: Mapping[str, Any]) -> str:
@@ -105,7 +109,8 @@ def render_next(payload: Mapping[str, Any]) -> str:
     lines += _field("Skipped (their runCondition does not hold)", payload.get("skipped"))
     lines += _loop_line(payload.get("loop"))
     lines += _field("Model hint", guidance.get("modelHint"))
-    lines += _field("Requires confirmation", guidance.get("requiresConfirmation"))
+    if guidance.get("requiresConfirmation"):
+        lines.append("Requires confirmation: yes")
     # The engine's prompt usually spells the criteria out already; repeat only what it does not.
     criteria = [c for c in guidance.get("validationCriteria") or [] if str(c) not in prompt]
     lines += _field("Validation criteria", criteria)
