@@ -22,7 +22,13 @@ TYPE_MISMATCH = "WR402"
 _KNOWN_META_SCHEMAS = {
     f"{scheme}://json-schema.org/{path}{hash_}"
     for scheme in ("http", "https")
-    for path in ("draft/2020-12/schema", "draft/2019-09/schema", "draft-07/schema", "draft-06/schema", "draft-04/schema")
+    for path in (
+        "draft/2020-12/schema",
+        "draft/2019-09/schema",
+        "draft-07/schema",
+        "draft-06/schema",
+        "draft-04/schema",
+    )
     for hash_ in ("", "#")
 }
 
@@ -69,11 +75,19 @@ def json_schema_problems(schema: Any) -> list[Problem]:
         return [Problem("", TYPE_MISMATCH, "A JSON Schema must be an object or a boolean.")]
     if isinstance(schema, dict) and "$schema" in schema and schema["$schema"] not in _KNOWN_META_SCHEMAS:
         # jsonschema-rs would try to download an unknown meta-schema
-        return [Problem("/$schema", INVALID_SCHEMA, f"Unknown $schema {schema['$schema']!r}: use JSON Schema 2020-12 (or leave $schema out).")]
+        return [
+            Problem(
+                "/$schema",
+                INVALID_SCHEMA,
+                f"Unknown $schema {schema['$schema']!r}: use JSON Schema 2020-12 (or leave $schema out).",
+            )
+        ]
     try:
         jsonschema_rs.meta.validate(schema)
     except jsonschema_rs.ValidationError as error:
-        return [Problem(pointer_join("", *error.instance_path), INVALID_SCHEMA, f"Invalid JSON Schema: {error.message}")]
+        return [
+            Problem(pointer_join("", *error.instance_path), INVALID_SCHEMA, f"Invalid JSON Schema: {error.message}")
+        ]
     try:
         _validator(_key(schema))
     except jsonschema_rs.ValidationError as error:

@@ -24,7 +24,10 @@ def fill_templates(text: str, context: Mapping[str, Any]) -> str:
 
     Step outputs are not known to a stateless navigator, and secrets are never put in guidance.
     """
-    values = {"context": context, "parameters": context.get("parameters") if isinstance(context.get("parameters"), Mapping) else {}}
+    values = {
+        "context": context,
+        "parameters": context.get("parameters") if isinstance(context.get("parameters"), Mapping) else {},
+    }
     for ref in reversed(find_references(text)):
         if ref.namespace not in values:
             continue
@@ -46,22 +49,29 @@ def _bullets(title: str, items: Any) -> list[str]:
 def _criteria(step: Mapping, context: Mapping) -> list[str]:
     if step_kind(step) != "parallel":
         return describe_criteria(step.get("validationCriteria"), context)
-    return [f"[{member['id']}] {line}" for member in step.get("steps", []) for line in describe_criteria(member.get("validationCriteria"), context)]
+    return [
+        f"[{member['id']}] {line}"
+        for member in step.get("steps", [])
+        for line in describe_criteria(member.get("validationCriteria"), context)
+    ]
 
 
 def _command_text(step: Mapping, context: Mapping) -> str:
     run = step.get("run") if isinstance(step.get("run"), Mapping) else {}
     argv = [fill_templates(str(arg), context) for arg in run.get("command", [])]
     lines = [
-        f"Command step: the WorkRail engine executes it when the workflow runs with run_workflow. "
-        f"Following the workflow step by step, run exactly this argv yourself (no shell) if your environment allows it, "
-        f"then submit its output to workflow_validate:",
+        "Command step: the WorkRail engine executes it when the workflow runs with run_workflow. "
+        "Following the workflow step by step, run exactly this argv yourself (no shell) if your environment allows it, "
+        "then submit its output to workflow_validate:",
         "  " + json.dumps(argv, ensure_ascii=False),
     ]
     if run.get("cwd"):
         lines.append(f"Working directory: {fill_templates(str(run['cwd']), context)}")
     if run.get("env"):
-        lines.append("Environment: " + ", ".join(f"{key}={fill_templates(str(value), context)}" for key, value in run["env"].items()))
+        lines.append(
+            "Environment: "
+            + ", ".join(f"{key}={fill_templates(str(value), context)}" for key, value in run["env"].items())
+        )
     if run.get("timeoutSeconds"):
         lines.append(f"Time limit: {run['timeoutSeconds']} seconds.")
     if any("{{secrets." in line for line in lines):
@@ -75,9 +85,14 @@ def _body(step: Mapping, context: Mapping) -> list[str]:
     if kind == "command":
         return [f"Step: {title} ({step['id']})", _command_text(step, context)]
     if kind == "parallel":
-        parts = [f"Step: {title} ({step['id']}) — a parallel group: these {len(step['steps'])} steps are independent; do them in any order or at the same time."]
+        parts = [
+            f"Step: {title} ({step['id']}) — a parallel group: these {len(step['steps'])} steps are independent; "
+            "do them in any order or at the same time."
+        ]
         for member in step["steps"]:
-            parts.append(f"## {member.get('title') or member['id']} ({member['id']})\n" + "\n\n".join(_body(member, context)[1:]))
+            parts.append(
+                f"## {member.get('title') or member['id']} ({member['id']})\n" + "\n\n".join(_body(member, context)[1:])
+            )
         return parts
     parts = [f"Step: {title} ({step['id']})", fill_templates(str(step.get("prompt", "")), context)]
     if step.get("askForFiles"):
@@ -101,11 +116,16 @@ def _done_line(step: Mapping, loop: Mapping | None) -> str:
         record = f'append "{step["id"]}" to completedSteps'
     if loop:
         record += " (once per iteration, even if it is listed already)"
-        return f"When this step is done, {record} and call workflow_next again with the context returned here: it carries the loop position in _loops."
+        return (
+            f"When this step is done, {record} and call workflow_next again with the context returned here: "
+            "it carries the loop position in _loops."
+        )
     return f"When this step is done, {record} and call workflow_next again with the context returned here."
 
 
-def step_guidance(workflow: Mapping, step: Mapping, context: Mapping, *, first: bool, loop: Mapping | None) -> dict[str, Any]:
+def step_guidance(
+    workflow: Mapping, step: Mapping, context: Mapping, *, first: bool, loop: Mapping | None
+) -> dict[str, Any]:
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
     confirm = bool(step.get("requireConfirmation")) or any(member.get("requireConfirmation") for member in members)
     criteria = _criteria(step, context)
@@ -124,7 +144,11 @@ def step_guidance(workflow: Mapping, step: Mapping, context: Mapping, *, first: 
     if confirm:
         parts.append("Ask the user to confirm the result before moving on.")
     parts.append(_done_line(step, loop))
-    guidance: dict[str, Any] = {"prompt": "\n\n".join(part for part in parts if part), "requiresConfirmation": confirm, "validationCriteria": criteria}
+    guidance: dict[str, Any] = {
+        "prompt": "\n\n".join(part for part in parts if part),
+        "requiresConfirmation": confirm,
+        "validationCriteria": criteria,
+    }
     hint = step.get("modelHint") or _shared_hint(members)
     if hint:
         guidance["modelHint"] = hint
@@ -138,4 +162,8 @@ def _shared_hint(members: list) -> str | None:
 
 def completion_guidance(workflow: Mapping) -> dict[str, Any]:
     name = workflow.get("name") or workflow.get("id") or "the workflow"
-    return {"prompt": f"All steps of {name} are complete. Summarize what was done for the user.", "requiresConfirmation": False, "validationCriteria": []}
+    return {
+        "prompt": f"All steps of {name} are complete. Summarize what was done for the user.",
+        "requiresConfirmation": False,
+        "validationCriteria": [],
+    }

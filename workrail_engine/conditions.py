@@ -90,7 +90,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(json_equal(a[key], b[key]) for key in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return False
 
 
@@ -100,7 +100,12 @@ def resolve(context: Mapping[str, Any], path: str) -> Any:
     for segment in path.split("."):
         if isinstance(current, Mapping) and segment in current:
             current = current[segment]
-        elif isinstance(current, (list, tuple)) and segment.isascii() and segment.isdigit() and int(segment) < len(current):
+        elif (
+            isinstance(current, (list, tuple))
+            and segment.isascii()
+            and segment.isdigit()
+            and int(segment) < len(current)
+        ):
             current = current[int(segment)]
         else:
             return MISSING
@@ -148,9 +153,15 @@ def _check_composition(node: Mapping, keys: list[str], at: str, problems: list[P
 def _check_comparison(node: Mapping, at: str, problems: list[Problem]) -> None:
     path = node.get("var", MISSING)
     if path is MISSING:
-        problems.append(Problem(at, MALFORMED, "A comparison needs \"var\" (a dotted context path) and one operator."))
+        problems.append(Problem(at, MALFORMED, 'A comparison needs "var" (a dotted context path) and one operator.'))
     elif not isinstance(path, str) or not path or "" in path.split("."):
-        problems.append(Problem(pointer_join(at, "var"), MALFORMED, f"\"var\" must be a dotted path such as \"review.files\", not {_show(path)}."))
+        problems.append(
+            Problem(
+                pointer_join(at, "var"),
+                MALFORMED,
+                f'"var" must be a dotted path such as "review.files", not {_show(path)}.',
+            )
+        )
     operators = [key for key in node if key in OPERATORS]
     for key in node:
         if key != "var" and key not in OPERATORS:

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .conditions import evaluate, resolve, MISSING
+from ._navigator_guidance import completion_guidance, step_guidance
+from .conditions import MISSING, evaluate, resolve
 from .errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
 from .steps import step_kind, walk_steps
-from ._navigator_guidance import completion_guidance, step_guidance
 
 __all__ = ["LOOPS_KEY", "NextStep", "next_step"]
 
@@ -37,7 +37,13 @@ class NextStep:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        result = {"step": self.step, "guidance": self.guidance, "isComplete": self.is_complete, "context": self.context, "skipped": self.skipped}
+        result = {
+            "step": self.step,
+            "guidance": self.guidance,
+            "isComplete": self.is_complete,
+            "context": self.context,
+            "skipped": self.skipped,
+        }
         if self.loop is not None:
             result["loop"] = self.loop
         if self.notes:
@@ -75,13 +81,17 @@ class _Plan:
         self.by_id: dict[str, Mapping] = {}
         for site in walk_steps(workflow):
             self.by_id.setdefault(site.id, site.step)
-        self.owned = {step["body"] for step in self.steps if step_kind(step) == "loop" and isinstance(step.get("body"), str)}
+        self.owned = {
+            step["body"] for step in self.steps if step_kind(step) == "loop" and isinstance(step.get("body"), str)
+        }
 
     def body(self, loop: Mapping) -> list[Mapping]:
         body = loop.get("body")
         if isinstance(body, str):
             if body not in self.by_id:
-                raise InvalidWorkflow(f"Loop {loop['id']!r} repeats step {body!r}, which does not exist", stepId=loop["id"])
+                raise InvalidWorkflow(
+                    f"Loop {loop['id']!r} repeats step {body!r}, which does not exist", stepId=loop["id"]
+                )
             body = [self.by_id[body]]
         if not isinstance(body, list) or not body:
             raise InvalidWorkflow(f"Loop {loop['id']!r} has no body", stepId=loop["id"])
@@ -103,10 +113,14 @@ def _check_shape(steps: list, pointer: str) -> None:
 
 def _completed(completed_steps: Any) -> list[str]:
     if isinstance(completed_steps, (str, bytes)) or not isinstance(completed_steps, Sequence):
-        raise InvalidParams("completedSteps must be an array of step ids", details=f"got {type(completed_steps).__name__}")
+        raise InvalidParams(
+            "completedSteps must be an array of step ids", details=f"got {type(completed_steps).__name__}"
+        )
     wrong = [item for item in completed_steps if not isinstance(item, str)]
     if wrong:
-        raise InvalidParams("completedSteps must be an array of step ids (strings)", details=f"not a string: {wrong[0]!r}")
+        raise InvalidParams(
+            "completedSteps must be an array of step ids (strings)", details=f"not a string: {wrong[0]!r}"
+        )
     return list(completed_steps)
 
 
@@ -118,7 +132,9 @@ def _context(context: Any) -> dict[str, Any]:
     ctx = copy.deepcopy(dict(context))  # the result carries a context of its own; never alias the caller's
     loops = ctx.setdefault(LOOPS_KEY, {})
     if not isinstance(loops, Mapping) or not all(isinstance(state, Mapping) for state in loops.values()):
-        raise InvalidParams(f"context.{LOOPS_KEY} is the navigator's loop bookkeeping; pass it back exactly as returned")
+        raise InvalidParams(
+            f"context.{LOOPS_KEY} is the navigator's loop bookkeeping; pass it back exactly as returned"
+        )
     ctx[LOOPS_KEY] = {key: dict(state) for key, state in loops.items()}
     return ctx
 
@@ -127,7 +143,9 @@ def _check_known(plan: _Plan, completed: list[str], current_step: Any) -> None:
     known = list(plan.by_id)
     if current_step is not None:
         if not isinstance(current_step, str):
-            raise InvalidParams("currentStep must be a step id (a string)", details=f"got {type(current_step).__name__}")
+            raise InvalidParams(
+                "currentStep must be a step id (a string)", details=f"got {type(current_step).__name__}"
+            )
         if current_step not in plan.by_id:
             raise StepNotFound(current_step, known, plan.id)
     unknown = list(dict.fromkeys(step_id for step_id in completed if step_id not in plan.by_id))
@@ -161,7 +179,9 @@ class _Walk:
             found = self._loop(step, position) if step_kind(step) == "loop" else self._pending(step, 0)
             if found is not None:
                 return found if isinstance(found, NextStep) else self._result(found, None)
-        return NextStep(None, completion_guidance(self.plan.workflow), True, self._context_out(), self._skipped(), None, self.notes)
+        return NextStep(
+            None, completion_guidance(self.plan.workflow), True, self._context_out(), self._skipped(), None, self.notes
+        )
 
     def _context_out(self) -> dict[str, Any]:
         if not self.ctx[LOOPS_KEY]:
@@ -174,7 +194,9 @@ class _Walk:
     def _result(self, step: Mapping, loop: dict | None) -> NextStep:
         first = not self.completed
         guidance = step_guidance(self.plan.workflow, step, self.ctx, first=first, loop=loop)
-        return NextStep(copy.deepcopy(dict(step)), guidance, False, self._context_out(), self._skipped(), loop, self.notes)
+        return NextStep(
+            copy.deepcopy(dict(step)), guidance, False, self._context_out(), self._skipped(), loop, self.notes
+        )
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
         try:
@@ -251,14 +273,19 @@ class _Walk:
             return False
         limit = self._limit(loop)
         if max(counts) >= limit:
-            self.notes.append(f"context.{LOOPS_KEY}.{loop['id']} was not passed back, but the loop's body already ran {limit} (maxIterations) times: the loop is treated as finished.")
+            self.notes.append(
+                f"context.{LOOPS_KEY}.{loop['id']} was not passed back, but the loop's body already ran {limit} "
+                "(maxIterations) times: the loop is treated as finished."
+            )
             self._finish(loop, limit)
             return True
         return False
 
     def _finished_later(self, position: int) -> bool:
         # progress past the loop means the loop is over, even if the agent lost its context
-        return any(step["id"] in self.done for step in self.plan.steps[position + 1 :] if step["id"] not in self.plan.owned)
+        return any(
+            step["id"] in self.done for step in self.plan.steps[position + 1 :] if step["id"] not in self.plan.owned
+        )
 
     def _check(self, loop_id: str, iteration: int, start: int, done: bool) -> str:
         payload = json.dumps([self.plan.id, loop_id, iteration, start, done])
@@ -270,13 +297,15 @@ class _Walk:
             iteration = state.get("iterations")
         if state.get("check") != self._check(loop_id, iteration, start, done):
             raise InvalidRunState(
-                f"context.{LOOPS_KEY}.{loop_id} was changed: pass back the context of the previous workflow_next unchanged "
+                f"context.{LOOPS_KEY}.{loop_id} was changed: "
+                "pass back the context of the previous workflow_next unchanged "
                 f"(or remove {LOOPS_KEY}.{loop_id} to restart the loop)",
                 loopId=loop_id,
             )
         if not done and start > len(self.completed):
             raise InvalidRunState(
-                f"completedSteps has {len(self.completed)} entries but loop {loop_id!r} began its iteration {iteration} after "
+                f"completedSteps has {len(self.completed)} entries but loop {loop_id!r} "
+                f"began its iteration {iteration} after "
                 f"entry {start}: completedSteps is a log, append to it and never drop entries",
                 loopId=loop_id,
             )
@@ -284,7 +313,9 @@ class _Walk:
     def _spec(self, loop: Mapping) -> Mapping:
         spec = loop.get("loop")
         if not isinstance(spec, Mapping) or spec.get("type") not in ("while", "until", "for", "forEach"):
-            raise InvalidWorkflow(f"Loop {loop['id']!r} needs loop.type while, until, for or forEach", stepId=loop["id"])
+            raise InvalidWorkflow(
+                f"Loop {loop['id']!r} needs loop.type while, until, for or forEach", stepId=loop["id"]
+            )
         return spec
 
     def _limit(self, loop: Mapping) -> int:
@@ -296,7 +327,9 @@ class _Walk:
         if spec["type"] == "for":
             count = self._from_context(loop, spec.get("count"), "count")
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise InvalidRunState(f"Loop {loop['id']!r}: count must be a non-negative integer, got {count!r}", loopId=loop["id"])
+                raise InvalidRunState(
+                    f"Loop {loop['id']!r}: count must be a non-negative integer, got {count!r}", loopId=loop["id"]
+                )
             return count
         if spec["type"] == "forEach":
             return len(self._items(loop))
@@ -313,7 +346,11 @@ class _Walk:
             return value
         found = resolve(self.ctx, value)
         if found is MISSING:
-            raise InvalidRunState(f"Loop {loop['id']!r} takes its {name} from context variable {value!r}, which is not set", loopId=loop["id"], variable=value)
+            raise InvalidRunState(
+                f"Loop {loop['id']!r} takes its {name} from context variable {value!r}, which is not set",
+                loopId=loop["id"],
+                variable=value,
+            )
         return found
 
     def _starts(self, loop: Mapping) -> bool:
@@ -346,14 +383,22 @@ class _Walk:
     def _expose(self, loop: Mapping, state: Mapping) -> dict:
         """Put the loop variables in the context and describe the position for the result."""
         spec, iteration = self._spec(loop), state["iteration"]
-        info = {"id": loop["id"], "type": spec["type"], "iteration": iteration, "index": iteration - 1, "maxIterations": self._limit(loop)}
+        info = {
+            "id": loop["id"],
+            "type": spec["type"],
+            "iteration": iteration,
+            "index": iteration - 1,
+            "maxIterations": self._limit(loop),
+        }
         if spec["type"] in ("for", "forEach"):
             info["total"] = self._total(loop)
         values = {"iterationVar": iteration, "indexVar": iteration - 1}
         if spec["type"] == "forEach":
             items = self._items(loop)
             if iteration - 1 >= len(items):
-                raise InvalidRunState(f"Loop {loop['id']!r}: items shrank to {len(items)} during iteration {iteration}", loopId=loop["id"])
+                raise InvalidRunState(
+                    f"Loop {loop['id']!r}: items shrank to {len(items)} during iteration {iteration}", loopId=loop["id"]
+                )
             info["item"] = values["itemVar"] = items[iteration - 1]
         for key, value in values.items():
             if isinstance(spec.get(key), str):
@@ -367,7 +412,12 @@ class _Walk:
         for key in ("iterationVar", "indexVar", "itemVar"):
             if isinstance(spec.get(key), str):
                 self.ctx.pop(spec[key], None)
-        self.loops[loop["id"]] = {"done": True, "iterations": iterations, "start": 0, "check": self._check(loop["id"], iterations, 0, True)}
+        self.loops[loop["id"]] = {
+            "done": True,
+            "iterations": iterations,
+            "start": 0,
+            "check": self._check(loop["id"], iterations, 0, True),
+        }
 
 
 def _kind(value: Any) -> str:

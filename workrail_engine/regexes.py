@@ -74,7 +74,7 @@ def compile_regex(pattern: str, flags: str = "") -> CompiledRegex:
     if not isinstance(pattern, str):
         raise RegexError(f"A regular expression must be a string, not {type(pattern).__name__}.")
     if not isinstance(flags, str):
-        raise RegexError(f"Regex flags must be a string such as \"im\", not {type(flags).__name__}.")
+        raise RegexError(f'Regex flags must be a string such as "im", not {type(flags).__name__}.')
     return _compile(pattern, flags)
 
 
@@ -83,7 +83,9 @@ def _compile(pattern: str, flags: str) -> CompiledRegex:
     unknown = sorted({flag for flag in flags if flag not in FLAGS})
     if unknown:
         listed = ", ".join(repr(flag) for flag in unknown)
-        raise RegexError(f"Unknown regex flag(s) {listed}: use i (ignore case), m (multi-line), s (dot matches newline).")
+        raise RegexError(
+            f"Unknown regex flag(s) {listed}: use i (ignore case), m (multi-line), s (dot matches newline)."
+        )
     options = _options(flags)
     try:
         regex = re2.compile(pattern, options)

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._json_output import json_schema_problems, parse_json_output, schema_errors
 from .conditions import condition_problems, describe, evaluate
 from .errors import InvalidCriteria, InvalidParams
 from .problems import Problem, pointer_join
 from .regexes import FLAGS, RegexError, compile_regex
-from ._json_output import json_schema_problems, parse_json_output, schema_errors
 
 __all__ = ["RULE_TYPES", "OutputValidation", "criteria_problems", "describe_criteria", "validate_output"]
 
@@ -66,7 +66,9 @@ def _check_list(items: Any, at: str, name: str, problems: list[Problem]) -> None
 
 def _check(node: Any, at: str, problems: list[Problem]) -> None:
     if not isinstance(node, Mapping):
-        problems.append(Problem(at, MALFORMED, "A validation criterion must be an object (a rule or an and/or/not composition)."))
+        problems.append(
+            Problem(at, MALFORMED, "A validation criterion must be an object (a rule or an and/or/not composition).")
+        )
         return
     operators = [key for key in _COMPOSITIONS if key in node]
     if operators:
@@ -74,14 +76,25 @@ def _check(node: Any, at: str, problems: list[Problem]) -> None:
     elif "type" in node:
         _check_rule(node, at, problems)
     else:
-        problems.append(Problem(at, MALFORMED, "A validation rule needs \"type\" (contains, regex, length or schema), or use and/or/not."))
+        problems.append(
+            Problem(
+                at, MALFORMED, 'A validation rule needs "type" (contains, regex, length or schema), or use and/or/not.'
+            )
+        )
 
 
 def _check_composition(node: Mapping, operators: list[str], at: str, problems: list[Problem]) -> None:
     operator = operators[0]
     extra = [key for key in node if key not in (operator, "message")]
     if extra:
-        problems.append(Problem(at, MALFORMED, f"An {operator!r} composition has only {operator!r} and \"message\" (found {', '.join(map(repr, extra))})."))
+        problems.append(
+            Problem(
+                at,
+                MALFORMED,
+                f'An {operator!r} composition has only {operator!r} and "message" '
+                f"(found {', '.join(map(repr, extra))}).",
+            )
+        )
     _check_message(node, at, problems, required=False)
     if operator == "not":
         _check(node["not"], pointer_join(at, "not"), problems)
@@ -94,36 +107,77 @@ def _check_message(node: Mapping, at: str, problems: list[Problem], required: bo
     if message is None and not required:
         return
     if not isinstance(message, str) or not message:
-        problems.append(Problem(pointer_join(at, "message") if "message" in node else at, MALFORMED, "\"message\" must be a non-empty string telling the agent what is wrong."))
+        problems.append(
+            Problem(
+                pointer_join(at, "message") if "message" in node else at,
+                MALFORMED,
+                '"message" must be a non-empty string telling the agent what is wrong.',
+            )
+        )
 
 
 def _check_rule(rule: Mapping, at: str, problems: list[Problem]) -> None:
     kind = rule["type"]
     if kind not in RULE_TYPES:
-        problems.append(Problem(pointer_join(at, "type"), MALFORMED, f"Unknown rule type {kind!r}: use contains, regex, length or schema."))
+        problems.append(
+            Problem(
+                pointer_join(at, "type"),
+                MALFORMED,
+                f"Unknown rule type {kind!r}: use contains, regex, length or schema.",
+            )
+        )
         return
     for key in rule:
         if key not in _COMMON_KEYS | _RULE_KEYS[kind]:
-            problems.append(Problem(pointer_join(at, key), MALFORMED, f"A {kind} rule has no {key!r} (it takes {', '.join(sorted(_RULE_KEYS[kind]))}, message, condition)."))
+            problems.append(
+                Problem(
+                    pointer_join(at, key),
+                    MALFORMED,
+                    f"A {kind} rule has no {key!r} "
+                    f"(it takes {', '.join(sorted(_RULE_KEYS[kind]))}, message, condition).",
+                )
+            )
     _check_message(rule, at, problems, required=True)
     if "condition" in rule:
-        problems.extend(problem.under(pointer_join(at, "condition")) for problem in condition_problems(rule["condition"]))
-    {"contains": _check_contains, "regex": _check_regex, "length": _check_length, "schema": _check_schema}[kind](rule, at, problems)
+        problems.extend(
+            problem.under(pointer_join(at, "condition")) for problem in condition_problems(rule["condition"])
+        )
+    {"contains": _check_contains, "regex": _check_regex, "length": _check_length, "schema": _check_schema}[kind](
+        rule, at, problems
+    )
 
 
 def _check_contains(rule: Mapping, at: str, problems: list[Problem]) -> None:
     value = rule.get("value")
     if not isinstance(value, str) or not value:
-        problems.append(Problem(pointer_join(at, "value") if "value" in rule else at, TYPE_MISMATCH, "A contains rule needs \"value\": the non-empty text the output must contain."))
+        problems.append(
+            Problem(
+                pointer_join(at, "value") if "value" in rule else at,
+                TYPE_MISMATCH,
+                'A contains rule needs "value": the non-empty text the output must contain.',
+            )
+        )
 
 
 def _check_regex(rule: Mapping, at: str, problems: list[Problem]) -> None:
     pattern, flags = rule.get("pattern"), rule.get("flags", "")
     if not isinstance(pattern, str) or not pattern:
-        problems.append(Problem(pointer_join(at, "pattern") if "pattern" in rule else at, TYPE_MISMATCH, "A regex rule needs \"pattern\": a non-empty RE2 regular expression."))
+        problems.append(
+            Problem(
+                pointer_join(at, "pattern") if "pattern" in rule else at,
+                TYPE_MISMATCH,
+                'A regex rule needs "pattern": a non-empty RE2 regular expression.',
+            )
+        )
         return
     if not isinstance(flags, str) or set(flags) - set(FLAGS):
-        problems.append(Problem(pointer_join(at, "flags"), TYPE_MISMATCH, f"\"flags\" is a string of i (ignore case), m (multi-line) and s (dot matches newline), not {flags!r}."))
+        problems.append(
+            Problem(
+                pointer_join(at, "flags"),
+                TYPE_MISMATCH,
+                f'"flags" is a string of i (ignore case), m (multi-line) and s (dot matches newline), not {flags!r}.',
+            )
+        )
         flags = ""
     try:
         compile_regex(pattern, flags)
@@ -138,15 +192,27 @@ def _is_count(value: Any) -> bool:
 def _check_length(rule: Mapping, at: str, problems: list[Problem]) -> None:
     for key in ("min", "max"):
         if key in rule and not _is_count(rule[key]):
-            problems.append(Problem(pointer_join(at, key), TYPE_MISMATCH, f"{key!r} of a length rule must be a non-negative integer (characters)."))
+            problems.append(
+                Problem(
+                    pointer_join(at, key),
+                    TYPE_MISMATCH,
+                    f"{key!r} of a length rule must be a non-negative integer (characters).",
+                )
+            )
     low, high = rule.get("min"), rule.get("max")
     if _is_count(low) and _is_count(high) and low > high:
-        problems.append(Problem(pointer_join(at, "min"), EMPTY_RANGE, f"min ({low}) is greater than max ({high}): no output can pass."))
+        problems.append(
+            Problem(
+                pointer_join(at, "min"), EMPTY_RANGE, f"min ({low}) is greater than max ({high}): no output can pass."
+            )
+        )
 
 
 def _check_schema(rule: Mapping, at: str, problems: list[Problem]) -> None:
     if "schema" not in rule:
-        problems.append(Problem(at, TYPE_MISMATCH, "A schema rule needs \"schema\": the JSON Schema the output must satisfy."))
+        problems.append(
+            Problem(at, TYPE_MISMATCH, 'A schema rule needs "schema": the JSON Schema the output must satisfy.')
+        )
         return
     problems.extend(problem.under(pointer_join(at, "schema")) for problem in json_schema_problems(rule["schema"]))
 
@@ -184,7 +250,9 @@ def _require_valid(criteria: Any) -> None:
     problems = criteria_problems(criteria)
     if problems:
         listed = "; ".join(f"{problem.pointer or '/'}: {problem.message}" for problem in problems)
-        raise InvalidCriteria(f"Invalid validation criteria: {listed}", problems=[problem.to_dict() for problem in problems])
+        raise InvalidCriteria(
+            f"Invalid validation criteria: {listed}", problems=[problem.to_dict() for problem in problems]
+        )
 
 
 def _outcome(node: Any, output: str, context: Mapping[str, Any]) -> _Outcome:
@@ -221,7 +289,11 @@ def _any_of(items: list, message: str | None, output: str, context: Mapping[str,
     alternatives = [_joined(o.issues) for o in outcomes]
     detail = "none of: " + "; ".join(alternatives)
     options = [" ".join(o.suggestions) for o in outcomes if o.suggestions]
-    suggestions = ["Satisfy at least one of: " + " ".join(f"({n}) {text}" for n, text in enumerate(options, 1))] if options else []
+    suggestions = (
+        ["Satisfy at least one of: " + " ".join(f"({n}) {text}" for n, text in enumerate(options, 1))]
+        if options
+        else []
+    )
     return _Outcome(True, False, ([message] if message else []) + [detail], suggestions)
 
 
@@ -287,9 +359,13 @@ def _check_regex_rule(rule: Mapping, output: str) -> _Outcome:
 def _check_length_rule(rule: Mapping, output: str) -> _Outcome:
     size, low, high = len(output), rule.get("min"), rule.get("max")
     if low is not None and size < low:
-        return _Outcome(True, False, [rule["message"]], [f"Lengthen the output to at least {low} characters (it has {size})."])
+        return _Outcome(
+            True, False, [rule["message"]], [f"Lengthen the output to at least {low} characters (it has {size})."]
+        )
     if high is not None and size > high:
-        return _Outcome(True, False, [rule["message"]], [f"Shorten the output to at most {high} characters (it has {size})."])
+        return _Outcome(
+            True, False, [rule["message"]], [f"Shorten the output to at most {high} characters (it has {size})."]
+        )
     return _Outcome(True)
 
 
@@ -297,7 +373,9 @@ def _check_schema_rule(rule: Mapping, output: str) -> _Outcome:
     value, error = parse_json_output(output)
     if error:
         issue = f"{rule['message']} (the output is not JSON: {error})"
-        return _Outcome(True, False, [issue], ["Return the output as one JSON document, with nothing before or after it."])
+        return _Outcome(
+            True, False, [issue], ["Return the output as one JSON document, with nothing before or after it."]
+        )
     errors = schema_errors(rule["schema"], value)
     if not errors:
         return _Outcome(True)

@@ -102,4 +102,3 @@ def test_catastrophic_pattern_runs_in_linear_time() -> None:
     assert found is False
     assert elapsed < 0.1, f"took {elapsed * 1000:.1f} ms"
     assert regex.search("a" * 50_000) is True  # the same pattern still matches what it should
-
