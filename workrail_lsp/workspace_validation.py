@@ -13,7 +13,7 @@ from .workspace_index import candidate_files
 
 __all__ = ["VALIDATE_WORKSPACE", "validate_workspace"]
 
-VALIDATE_WORKSPACE = "workrail.validateWorkspace"
+VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
 
 
 def validate_workspace(roots: list[Path], settings: Settings) -> dict[str, Any]:

@@ -64,7 +64,7 @@ end
 local function add_commands()
   vim.api.nvim_create_user_command("WorkrailValidateWorkspace", function()
     for _, client in ipairs((vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = "workrail" })) do
-      local params = { command = "workrail.validateWorkspace" }
+      local params = { command = "workrail.server.validateWorkspace" }
       local function report(err, result)
         if err then
           vim.notify("WorkRail: " .. err.message, vim.log.levels.ERROR)
