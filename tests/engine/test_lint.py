@@ -169,3 +169,16 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
     assert emitted <= documented, f"undocumented: {sorted(emitted - documented)}"
     tested = {case[0] for case in CASES} | {"WR001", "WR002", "WR003", "WR004", "WR005", "WR006", "WR603"}
     assert documented <= tested, f"without a bad/good test: {sorted(documented - tested)}"
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        pytest.param({"var": "x", "gt": "5"}, id="gt-string"),
+        pytest.param({"var": "x", "in": "abc"}, id="in-string"),
+        pytest.param({"and": [{"var": "x", "lte": True}]}, id="nested-lte-bool"),
+    ],
+)
+def test_operand_type_problems_are_reported_once(condition):
+    result = lint(mutate(_set(["steps", 2, "runCondition"], condition)))
+    assert [d.code for d in result.diagnostics] == ["WR402"], [(d.code, d.message) for d in result.diagnostics]

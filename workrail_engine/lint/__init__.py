@@ -52,13 +52,24 @@ def lint_document(doc: WorkflowDocument) -> list[Diagnostic]:
 
 
 def _without_superseded(found: list[Diagnostic]) -> list[Diagnostic]:
-    """Drop the schema's generic "missing property" where a semantic check says it better.
+    """Keep one message per problem where the schema and a semantic check both see it.
 
-    A while-loop without a condition fails the schema's ``required`` and our WR203; the author
-    should read one message, the one that says why.
+    A while-loop without a condition fails the schema's ``required`` and our WR203; ``gt`` with a
+    string fails the schema's operand type and our WR402. The author should read one message, the
+    semantic one, which says why.
     """
     specific = {(d.pointer, d.data.get("property")) for d in found if d.code != "WR103" and "property" in d.data}
-    return [d for d in found if not (d.code == "WR103" and (d.pointer, d.data.get("property")) in specific)]
+    typed = {d.pointer for d in found if d.code in _EXPRESSION_CODES}
+
+    def superseded(d: Diagnostic) -> bool:
+        if d.code == "WR103":
+            return (d.pointer, d.data.get("property")) in specific
+        return d.code in ("WR101", "WR105", "WR106") and d.pointer in typed
+
+    return [d for d in found if not superseded(d)]
+
+
+_EXPRESSION_CODES = frozenset({"WR401", "WR402", "WR403", "WR404"})
 
 
 def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
