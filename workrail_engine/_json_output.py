@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import Any
 
 import jsonschema_rs
@@ -50,6 +51,13 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 would reach the validator as null
+        raise ValueError(f"{text} is too large for a JSON number")
+    return value
+
+
 def _unfenced(text: str) -> str:
     """The body of one ```json fenced block, which agents often wrap JSON in; else ``text``."""
     stripped = text.strip()
@@ -62,7 +70,9 @@ def _unfenced(text: str) -> str:
 def parse_json_output(text: str) -> tuple[Any, str | None]:
     """``(value, None)``, or ``(None, reason)`` when ``text`` is not one strict JSON document."""
     try:
-        return json.loads(_unfenced(text), object_pairs_hook=_no_duplicates, parse_constant=_no_constants), None
+        return json.loads(
+            _unfenced(text), object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_float=_finite
+        ), None
     except json.JSONDecodeError as error:
         return None, f"{error.msg} at line {error.lineno} column {error.colno}"
     except (ValueError, RecursionError) as error:

@@ -183,6 +183,11 @@ def test_schema_rule_names_a_missing_property_at_the_top_level() -> None:
             id="duplicate-key",
         ),
         pytest.param('{"endpoint": "/api/a", "method": "GET", "n": NaN}', "NaN is not JSON", id="nan"),
+        pytest.param(
+            '{"endpoint": "/api/a", "method": "GET", "n": 1e400}',
+            "1e400 is too large for a JSON number",
+            id="huge-float",
+        ),
     ],
 )
 def test_schema_rule_on_output_that_is_not_json(output: str, reason: str) -> None:
