@@ -6,7 +6,10 @@ import json
 
 import pytest
 
-from workrail_engine.cli.formatters import FORMATTERS, GithubFormatter, SarifFormatter, TextFormatter
+from workrail_engine.cli.formatters import FORMATS, Formatter, formatter_class
+from workrail_engine.cli.formatters.github import GithubFormatter
+from workrail_engine.cli.formatters.sarif import SarifFormatter
+from workrail_engine.cli.formatters.text import TextFormatter
 from workrail_engine.cli.formatters.text import summary_line
 from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
@@ -36,10 +39,12 @@ def make_reports() -> list[FileReport]:
     return [FileReport("wf/démo.json", doc, [warning, error]), FileReport("wf/ok.json", clean, [])]
 
 
-@pytest.mark.parametrize("name", sorted(FORMATTERS))
+@pytest.mark.parametrize("name", FORMATS)
 def test_every_format_names_both_codes_and_positions(name: str) -> None:
     reports = make_reports()
-    output = FORMATTERS[name](color=False).render(reports, Summary.of(reports))
+    cls = formatter_class(name)
+    assert issubclass(cls, Formatter) and cls.name == name
+    output = cls(color=False).render(reports, Summary.of(reports))
     assert "WR101" in output and "WR601" in output, output
     assert "\x1b[" not in output, "colour only when asked for"
 
@@ -67,7 +72,7 @@ def test_text_colour_when_asked() -> None:
 
 def test_json_format_is_complete_and_one_based() -> None:
     reports = make_reports()
-    data = json.loads(FORMATTERS["json"]().render(reports, Summary.of(reports)))
+    data = json.loads(formatter_class("json")().render(reports, Summary.of(reports)))
     assert data["summary"] == {
         "filesChecked": 2, "filesWithProblems": 1, "errors": 1, "warnings": 1, "infos": 0, "passed": False,
     }
@@ -131,3 +136,10 @@ def test_sarif_log_shape() -> None:
 def test_summary_line_and_exit_code(summary: Summary, line: str, exit_code: int) -> None:
     assert summary_line(summary) == line
     assert summary.exit_code == exit_code
+
+
+def test_validate_offers_exactly_the_registered_formats() -> None:
+    from workrail_engine.cli.app import validate
+
+    option = next(p for p in validate.params if p.name == "fmt")
+    assert tuple(option.type.choices) == FORMATS

@@ -16,11 +16,11 @@ import click
 
 from workrail_engine import __version__
 from workrail_engine.cli.console import Console
+from workrail_engine.cli.formatters import FORMATS
 from workrail_engine.cli.settings import Settings
 
 __all__ = ["cli", "main"]
 
-FORMATS = ("text", "json", "sarif", "github")
 DIRECTORY = click.Path(file_okay=False, path_type=Path)
 
 

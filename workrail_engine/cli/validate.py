@@ -45,7 +45,7 @@ def run_validate(
     Paths that do not exist raise :class:`~workrail_engine.cli.discovery.MissingPath`, which
     the command line turns into a usage error (exit 2) before any file is read.
     """
-    from workrail_engine.cli.formatters import FORMATTERS
+    from workrail_engine.cli.formatters import formatter_class
 
     arguments = list(paths) or _default_paths(project, extra_dirs, console)
     if arguments is None:
@@ -55,7 +55,7 @@ def run_validate(
         console.warning("no workflow files (*.json, *.yaml, *.yml) found in " + ", ".join(arguments))
     reports = lint_files(files)
     summary = Summary.of(reports, strict=strict)
-    formatter = FORMATTERS[fmt](color=console.color)
+    formatter = formatter_class(fmt)(color=console.color)
     output = formatter.render(reports, summary)
     if output:
         console.out(output, nl=False)

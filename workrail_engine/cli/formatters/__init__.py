@@ -1,15 +1,29 @@
-"""Output formats of `workrail validate`: text (for people), json, sarif and github (for machines)."""
+"""Output formats of `workrail validate`: text (for people), json, sarif and github (for machines).
+
+Each format lives in its own module behind :class:`Formatter`; only the one asked for is imported,
+which keeps `workrail validate --format json` from paying for the text format's code frames.
+"""
 
 from __future__ import annotations
 
+import importlib
+
 from workrail_engine.cli.formatters.base import Formatter
-from workrail_engine.cli.formatters.github import GithubFormatter
-from workrail_engine.cli.formatters.json_format import JsonFormatter
-from workrail_engine.cli.formatters.sarif import SarifFormatter
-from workrail_engine.cli.formatters.text import TextFormatter
 
-__all__ = ["FORMATTERS", "Formatter", "GithubFormatter", "JsonFormatter", "SarifFormatter", "TextFormatter"]
+__all__ = ["FORMATS", "Formatter", "formatter_class"]
 
-FORMATTERS: dict[str, type[Formatter]] = {
-    cls.name: cls for cls in (TextFormatter, JsonFormatter, SarifFormatter, GithubFormatter)
+# format name -> (module, class)
+_REGISTRY = {
+    "text": ("text", "TextFormatter"),
+    "json": ("json_format", "JsonFormatter"),
+    "sarif": ("sarif", "SarifFormatter"),
+    "github": ("github", "GithubFormatter"),
 }
+FORMATS = tuple(_REGISTRY)
+
+
+def formatter_class(name: str) -> type[Formatter]:
+    """The formatter of ``name`` (one of :data:`FORMATS`)."""
+    module, attribute = _REGISTRY[name]
+    cls: type[Formatter] = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+    return cls

@@ -1,0 +1,38 @@
+"""The CLI starts fast because it imports the engine, servers and formats only when used."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BUNDLED = Path(__file__).resolve().parents[2] / "workflows"
+HEAVY = ["jsonschema_rs", "yaml", "re2", "rich", "mcp", "pygls", "workrail_engine.lint", "workrail_engine.catalog",
+         "workrail_mcp", "workrail_lsp", "workrail_engine.cli.formatters.text"]
+
+
+def loaded_after(code: str) -> list[str]:
+    probe = f"import sys, json\n{code}\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_cli_loads_nothing_heavy() -> None:
+    assert loaded_after("import workrail_engine.cli") == []
+
+
+def test_help_loads_nothing_heavy() -> None:
+    code = "from workrail_engine.cli import cli\ntry:\n    cli.main(['--help'], standalone_mode=False)\nexcept SystemExit:\n    pass"
+    assert loaded_after(code) == []
+
+
+def test_json_validation_does_not_load_the_text_format() -> None:
+    code = (
+        "from workrail_engine.cli import cli\n"
+        f"try:\n    cli.main(['validate', '--format', 'json', {str(BUNDLED)!r}], standalone_mode=False)\n"
+        "except SystemExit:\n    pass"
+    )
+    loaded = loaded_after(code)
+    assert "workrail_engine.lint" in loaded, "the probe did validate"
+    assert "workrail_engine.cli.formatters.text" not in loaded and "mcp" not in loaded and "pygls" not in loaded
