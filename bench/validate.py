@@ -167,6 +167,19 @@ def compare_speed(ours: list[str], theirs: list[str], runs: int) -> dict[str, An
             "outputs": outputs}
 
 
+def startup(runs: int, sample: Path) -> dict[str, float]:
+    """Median wall time of starting processes: the interpreter alone, `workrail --help`, one file."""
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "workrail --help": [str(WORKRAIL), "--help"],
+        "workrail validate ONE-FILE --format json": workrail_command(sample),
+        "check-jsonschema ONE-FILE": check_jsonschema_command([sample]),
+    }
+    for command in commands.values():
+        timed(command)
+    return {name: statistics.median(timed(command)[0] for _ in range(runs)) for name, command in commands.items()}
+
+
 # ---- comparing what they report -------------------------------------------------------------
 
 _JSON_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
@@ -259,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         big = work / "big-workflow.json"
         size = big_workflow(big)
         one = compare_speed(workrail_command(big), check_jsonschema_command([big]), args.runs)
+        starts = startup(args.runs, ROOT / "workflows" / "coding-task.json")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -272,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("workrail", "check-jsonschema"):
         runs = ", ".join(f"{t:.3f}" for t in many["times"][name])
         print(f"{name} on {args.files} files, every run: {runs} s")
+    print("start-up, medians: " + "; ".join(f"{name}: {t * 1000:.0f} ms" for name, t in starts.items()))
     exit_codes = {name: out.returncode for name, out in many["outputs"].items()}
     print(f"exit codes on the {args.files} files: {exit_codes}")
     if problems:
