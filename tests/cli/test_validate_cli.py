@@ -79,6 +79,8 @@ def test_exit_codes_and_summary(invoke, workflows, tmp_path: Path, files, option
         pytest.param(["validate", "--format", "xml", "."], id="bad-format"),
         pytest.param(["validate", "--no-such-option"], id="unknown-option"),
         pytest.param(["frobnicate"], id="unknown-command"),
+        pytest.param(["--project", "no-such-project-dir", "validate"], id="missing-project"),
+        pytest.param(["--workflows", "no-such-dir", "list"], id="missing-workflows-dir"),
     ],
 )
 def test_usage_errors_exit_2(invoke, args) -> None:

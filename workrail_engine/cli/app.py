@@ -21,7 +21,8 @@ from workrail_engine.cli.settings import Settings
 
 __all__ = ["cli", "main"]
 
-DIRECTORY = click.Path(file_okay=False, path_type=Path)
+EXISTING_DIRECTORY = click.Path(exists=True, file_okay=False, path_type=Path)
+NEW_OR_EXISTING_DIRECTORY = click.Path(file_okay=False, path_type=Path)
 
 
 class WorkrailGroup(click.Group):
@@ -50,10 +51,10 @@ def _finish(code: int) -> None:
 
 @click.group(cls=WorkrailGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="workrail")
-@click.option("--project", type=DIRECTORY, default=Path(), metavar="DIR",
+@click.option("--project", type=EXISTING_DIRECTORY, default=Path(), metavar="DIR",
               help="Project directory (default: the working directory); its ./workflows and "
                    "./.workrail/workflows are workflow sources.")
-@click.option("--workflows", "workflow_dirs", type=DIRECTORY, multiple=True, metavar="DIR",
+@click.option("--workflows", "workflow_dirs", type=EXISTING_DIRECTORY, multiple=True, metavar="DIR",
               help="Another directory of workflows (repeatable; wins over the other sources).")
 @click.pass_context
 def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> None:
@@ -151,7 +152,7 @@ def schema() -> None:
 
 @cli.command()
 @click.argument("name")
-@click.option("--dir", "directory", type=DIRECTORY, default=None,
+@click.option("--dir", "directory", type=NEW_OR_EXISTING_DIRECTORY, default=None,
               help="Where to write NAME.json (default: the project's ./workflows).")
 @click.pass_obj
 def init(settings: Settings, name: str, directory: Path | None) -> None:
