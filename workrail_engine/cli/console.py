@@ -28,24 +28,27 @@ def wants_color(choice: str = "auto", stream: TextIO | None = None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Console:
-    """stdout for results, stderr for messages about the run; ``color`` applies to both."""
+    """stdout for results, stderr for messages about the run, each coloured only if it may be."""
 
     color: bool = False
+    err_color: bool = False
 
     @classmethod
     def detect(cls, choice: str = "auto") -> Console:
-        return cls(wants_color(choice, sys.stdout))
+        return cls(wants_color(choice, sys.stdout), wants_color(choice, sys.stderr))
 
     def out(self, text: str = "", *, nl: bool = True) -> None:
         click.echo(text, nl=nl, color=self.color)
 
     def err(self, text: str) -> None:
-        click.echo(text, err=True, color=self.color)
+        click.echo(text, err=True, color=self.err_color)
+
+    def _prefixed(self, label: str, colour: str, message: str) -> None:
+        prefix = click.style(f"{label}:", fg=colour, bold=True) if self.err_color else f"{label}:"
+        self.err(f"{prefix} {message}")
 
     def error(self, message: str) -> None:
-        prefix = click.style("error:", fg="red", bold=True) if self.color else "error:"
-        self.err(f"{prefix} {message}")
+        self._prefixed("error", "red", message)
 
     def warning(self, message: str) -> None:
-        prefix = click.style("warning:", fg="yellow", bold=True) if self.color else "warning:"
-        self.err(f"{prefix} {message}")
+        self._prefixed("warning", "yellow", message)
