@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 
 from workrail_engine.document import LineIndex
 
-__all__ = ["CursorContext", "Member", "cursor_context"]
+__all__ = ["CursorContext", "Member", "cursor_context", "prime"]
 
 _TOKEN = re.compile(r'"(?:[^"\\\r\n]|\\.)*"?|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 _OPEN = {"{": "}", "[": "]"}
@@ -228,6 +228,11 @@ def _key_of(text: _Text, line: int, index: int) -> str | int:
     if len(before) == 2 and before[0].text == ":" and before[1].kind == "s":
         return string_value(before[1].text)
     return -1
+
+
+def prime(index: LineIndex) -> None:
+    """Tokenize every line of a text ahead of the first completion (a newly opened big file)."""
+    _text_of(index)
 
 
 def cursor_context(index: LineIndex, offset: int) -> CursorContext:

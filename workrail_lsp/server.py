@@ -22,6 +22,7 @@ from . import code_actions, completion, formatting, hover, navigation, rename, s
 from .configuration import SECTION, Settings
 from .diagnostics import DiagnosticsStore
 from .documents import DocumentState, DocumentStates
+from .json_cursor import prime
 from .positions import encoding_name
 from .workspace_index import WorkspaceIndex
 from .workspace_validation import VALIDATE_WORKSPACE, validate_workspace
@@ -31,6 +32,7 @@ __all__ = ["WorkrailLanguageServer", "create_language_server"]
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 _PUSH_DELAY = 0.05  # coalesces a burst of edits in push mode only; pull is never delayed
+_PRIME_DELAY = 0.5
 
 
 class WorkrailLanguageServer(LanguageServer):
@@ -65,7 +67,10 @@ class WorkrailLanguageServer(LanguageServer):
         state = self.state(uri)
         generation = self.index.generation
         if state.path is not None and state.is_workflow:
-            self.index.set_open(state.path, state.text)
+            # The strict parse is needed for the diagnostics anyway; the id comes from it.
+            value = state.document.value
+            workflow_id = value.get("id") if isinstance(value, dict) else None
+            self.index.set_open(state.path, workflow_id if isinstance(workflow_id, str) else None)
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)
         if not self.pull:
@@ -100,6 +105,11 @@ class WorkrailLanguageServer(LanguageServer):
             if state.uri != except_uri:
                 self.schedule_push(state.uri)
 
+    def prime_completion(self, uri: str) -> None:
+        state = self.states.peek(uri)
+        if state is not None and state.is_workflow and state.is_json:
+            prime(state.line_index)
+
     def document_closed(self, uri: str) -> None:
         state = self.states.peek(uri)
         pending = self._pending.pop(uri, None)
@@ -109,7 +119,7 @@ class WorkrailLanguageServer(LanguageServer):
         self.store.forget(uri)
         if state is not None and state.path is not None:
             generation = self.index.generation
-            self.index.set_open(state.path, None)
+            self.index.set_open(state.path, None, is_open=False)
             if self.index.generation != generation:
                 self.refresh_all()
         if not self.pull:
@@ -193,6 +203,8 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.document_changed(params.text_document.uri)
+        # Tokenize the lines once the first diagnostics are out, so the first completion is fast.
+        asyncio.get_running_loop().call_later(_PRIME_DELAY, ls.prime_completion, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: WorkrailLanguageServer, params: types.DidChangeTextDocumentParams) -> None:

@@ -54,11 +54,11 @@ class WorkspaceIndex:
         """The client saw files change on disk: read them again at the next look-up."""
         self._scanned_at = 0.0
 
-    def set_open(self, path: str, text: str | None) -> None:
-        """Record an open document's id (``text=None`` when it closes)."""
-        new = workflow_id_of(text, path) if text is not None else None
+    def set_open(self, path: str, workflow_id: str | None, is_open: bool = True) -> None:
+        """Record an open document's id (its parsed value's; ``is_open=False`` when it closes)."""
+        new = workflow_id if is_open else None
         old = self._open.get(path, self._disk.get(path, (None, None))[1])
-        if text is None:
+        if not is_open:
             self._open.pop(path, None)
         else:
             self._open[path] = new
