@@ -117,3 +117,19 @@ async def test_duplicate_workflow_ids_across_the_workspace(session):
     related = items[0].related_information
     assert related and related[0].location.uri == on_disk.as_uri()
     assert related[0].location.range.start.line == 1  # the "id" line of first.json
+
+
+async def test_validate_workspace_command(session):
+    folder = session.root / "workflows"
+    folder.mkdir(exist_ok=True)
+    (folder / "cmd-check.json").write_text(BROKEN, encoding="utf-8")
+    (session.root / "unrelated.json").write_text('{"not": "a workflow"}', encoding="utf-8")
+    result = await session.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="workrail.server.validateWorkspace", arguments=[])
+    )
+    by_path = {r["path"]: r["diagnostics"] for r in result["results"]}
+    assert str(folder / "cmd-check.json") in by_path
+    assert str(session.root / "unrelated.json") not in by_path
+    codes = [d["code"] for d in by_path[str(folder / "cmd-check.json")]]
+    assert codes == [d.code for d in lint_text(BROKEN, str(folder / "cmd-check.json")).diagnostics]
+    assert result["errors"] >= len([c for c in codes if c.startswith("WR1")])

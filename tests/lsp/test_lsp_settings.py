@@ -1,0 +1,61 @@
+"""Settings parsing, workflow detection and the formatter, as plain functions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workrail_lsp.configuration import DEFAULT_GLOBS, Settings, glob_pattern
+from workrail_lsp.formatting import format_json
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "matches"),
+    [
+        pytest.param("**/*.workflow.json", "/p/a.workflow.json", True, id="suffix"),
+        pytest.param("**/*.workflow.json", "/p/a.json", False, id="not-suffix"),
+        pytest.param("**/workflows/**/*.json", "/p/workflows/a.json", True, id="workflows-folder"),
+        pytest.param("**/workflows/**/*.json", "/p/.workrail/workflows/sub/a.json", True, id="nested-workrail"),
+        pytest.param("**/workflows/**/*.json", "/p/myworkflows/a.json", False, id="folder-name-boundary"),
+        pytest.param("*.wr.json", "/p/x/a.wr.json", True, id="relative-glob"),
+        pytest.param("a?.json", "/p/ab.json", True, id="question-mark"),
+    ],
+)
+def test_globs(glob, path, matches):
+    assert bool(glob_pattern(glob).search(path)) is matches
+
+
+def test_settings_from_client_accept_a_section_and_reject_bad_values(caplog):
+    settings = Settings.from_client({"workrail": {"workflowGlobs": ["**/*.wr.json"], "extraWorkflowDirs": "oops"}})
+    assert settings.workflow_globs == ("**/*.wr.json",)
+    assert settings.extra_workflow_dirs == ()
+    assert "extraWorkflowDirs" in caplog.text
+    assert Settings.from_client(None).workflow_globs == DEFAULT_GLOBS
+
+
+def test_is_workflow_by_path_folder_and_schema(tmp_path):
+    extra = tmp_path / "team"
+    extra.mkdir()
+    settings = Settings(extra_workflow_dirs=(str(extra),))
+    assert settings.is_workflow("/p/a.workflow.json", "")
+    assert settings.is_workflow(str(extra / "x.json"), "")
+    assert not settings.is_workflow("/p/package.json", '{"name": "x"}')
+    assert settings.is_workflow("/p/any.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json"}')
+    assert settings.is_workflow(None, '{\n  "$schema": "../schema/workflow.schema.json"}')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a":[],"b":{},"c":[1,2.50,1e3],"d":"x\\u00e9\\"y","e":{"f":[{"g":null}]}}',
+        "[]",
+        '"just a string"',
+    ],
+)
+def test_format_json_keeps_values_order_and_spelling(text):
+    formatted = format_json(text)
+    assert json.loads(formatted) == json.loads(text)
+    assert formatted.endswith("\n")
+    assert "2.50" in formatted or "2.50" not in text
+    assert format_json(formatted) == formatted  # idempotent
