@@ -147,3 +147,51 @@ def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path):
     assert result["applied"] == "Rename to 'prompt'"
     assert '"prompt": "Plan the work"' in result["text"] and "promt" not in result["text"]
     assert result["after_fix"]
+
+
+ENABLE_SCRIPT = r"""
+vim.opt.runtimepath:prepend(vim.env.WORKRAIL_PLUGIN)
+vim.lsp.enable("workrail")  -- reads editors/nvim/lsp/workrail.lua; `workrail-lsp` from PATH
+local out = {}
+vim.cmd.edit(vim.env.WORKRAIL_OTHER)
+vim.wait(1500, function() return false end, 50)
+out.other_clients = #vim.lsp.get_clients({ bufnr = 0 })
+vim.cmd.edit(vim.env.WORKRAIL_FILE)
+out.waited = vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+out.clients = #vim.lsp.get_clients({ bufnr = 0, name = "workrail" })
+out.codes = {}
+for _, d in ipairs(vim.diagnostic.get(0)) do table.insert(out.codes, d.code) end
+local file = io.open(vim.env.WORKRAIL_TEST_OUT, "w")
+file:write(vim.json.encode(out))
+file:close()
+vim.cmd("qa!")
+"""
+
+
+def test_neovim_builtin_enable_attaches_to_workflows_only(tmp_path):
+    project = tmp_path / "project"
+    workflow = project / "review.workflow.json"
+    other = project / "package.json"
+    project.mkdir()
+    workflow.write_text(BROKEN, encoding="utf-8")
+    other.write_text('{"name": "not-a-workflow", "broken": }', encoding="utf-8")
+    (tmp_path / "enable.lua").write_text(ENABLE_SCRIPT, encoding="utf-8")
+    out = tmp_path / "out.json"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "WORKRAIL_PLUGIN": str(PLUGIN),
+        "WORKRAIL_FILE": str(workflow),
+        "WORKRAIL_OTHER": str(other),
+        "WORKRAIL_TEST_OUT": str(out),
+        **{f"XDG_{kind}_HOME": str(tmp_path / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")},
+    }
+    run = subprocess.run(
+        [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "enable.lua")],
+        env=env, capture_output=True, text=True, timeout=120, cwd=project,
+    )
+    assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
+    result = json.loads(out.read_text())
+    assert result["other_clients"] == 0  # package.json is not a workflow: no server attached
+    assert result["waited"] and result["clients"] == 1
+    assert "WR102" in result["codes"] and "WR104" in result["codes"]
