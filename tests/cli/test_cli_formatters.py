@@ -112,13 +112,23 @@ def test_sarif_log_shape() -> None:
     assert (error["ruleId"], error["ruleIndex"], error["level"]) == ("WR101", 1, "error")
     assert warning["level"] == "warning"
     location = error["locations"][0]["physicalLocation"]
-    assert location["artifactLocation"]["uri"] == "wf/démo.json"
+    assert location["artifactLocation"]["uri"] == "wf/d%C3%A9mo.json"
     assert location["region"] == {
         "startLine": 3, "startColumn": 11, "endLine": 3, "endColumn": 12,
         "charOffset": TEXT.index("5"), "charLength": 1,
     }
     assert warning["relatedLocations"][0]["message"]["text"] == "the file is named here"
-    assert [a["location"]["uri"] for a in run["artifacts"]] == ["wf/démo.json", "wf/ok.json"]
+    assert [a["location"]["uri"] for a in run["artifacts"]] == ["wf/d%C3%A9mo.json", "wf/ok.json"]
+
+
+@pytest.mark.parametrize(
+    ("path", "uri"),
+    [("a b/100%.json", "a%20b/100%25.json"), ("/abs/x.json", "file:///abs/x.json"), ("./w/x.json", "w/x.json")],
+)
+def test_sarif_artifact_uris(path: str, uri: str) -> None:
+    from workrail_engine.cli.formatters.sarif import artifact_uri
+
+    assert artifact_uri(path) == uri
 
 
 @pytest.mark.parametrize(

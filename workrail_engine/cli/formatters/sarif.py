@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import quote
 
 from workrail_engine import __version__
 from workrail_engine.cli.formatters.base import Formatter
@@ -23,11 +24,12 @@ LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def artifact_uri(path: str) -> str:
-    """Relative paths stay relative (code scanning resolves them against the checkout)."""
+    """A URI reference: relative paths stay relative (code scanning resolves them against the
+    checkout), percent-encoded like any URI (spaces, ``%``, non-ASCII characters)."""
     pure = PurePath(path)
     if pure.is_absolute():
         return Path(path).as_uri()
-    return "/".join(pure.parts).replace("%", "%25").replace(" ", "%20")
+    return quote("/".join(pure.parts), safe="/")
 
 
 def _region(report: FileReport, diagnostic: Diagnostic) -> dict[str, int]:
