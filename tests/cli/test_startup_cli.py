@@ -9,7 +9,7 @@ from pathlib import Path
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows"
 HEAVY = ["jsonschema_rs", "yaml", "re2", "rich", "mcp", "pygls", "workrail_engine.lint", "workrail_engine.catalog",
-         "workrail_mcp", "workrail_lsp", "workrail_engine.cli.formatters.text"]
+         "workrail_mcp", "workrail_lsp", "dbos", "sqlalchemy", "workrail_engine.cli.formatters.text"]
 
 
 def loaded_after(code: str) -> list[str]:

@@ -196,6 +196,22 @@ def lsp(argv: tuple[str, ...]) -> None:
     _finish(forward("workrail_lsp.__main__", list(argv)))
 
 
+def _register_runs(group: click.Group) -> None:
+    # The runs commands (workrail_engine/cli/runs.py) are written alongside this module.
+    # TEMPORARY: until that module lands, its absence (and only its absence) is tolerated; once
+    # it exists this becomes a plain import and an unconditional runs.register(cli).
+    try:
+        from workrail_engine.cli import runs
+    except ModuleNotFoundError as exc:
+        if exc.name != "workrail_engine.cli.runs":
+            raise
+        return
+    runs.register(group)
+
+
+_register_runs(cli)
+
+
 def main(argv: list[str] | None = None) -> None:
     """The console script's entry point."""
     cli.main(args=argv, prog_name="workrail")
