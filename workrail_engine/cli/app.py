@@ -9,6 +9,7 @@ exit 1 here, in one place; usage errors are click's, exit 2.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -201,7 +202,7 @@ def _register_runs(group: click.Group) -> None:
     # TEMPORARY: until that module lands, its absence (and only its absence) is tolerated; once
     # it exists this becomes a plain import and an unconditional runs.register(cli).
     try:
-        from workrail_engine.cli import runs
+        runs = importlib.import_module("workrail_engine.cli.runs")
     except ModuleNotFoundError as exc:
         if exc.name != "workrail_engine.cli.runs":
             raise
