@@ -92,13 +92,14 @@ def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> No
     present = {m.key for m in context.members if m.key != context.token_value}
     required = model.required(nodes)
     quoted = context.in_string
+    comma = _separator_after(state.text, context.token[1] if context.token else state.positions.offset(builder.range.start))
     for name, schema in model.properties(nodes).items():
         if name in present:
             continue
         value = value_snippet(schema, model, builder.snippets)
         builder.add(
             name,
-            f'"{name}": {value}',
+            f'"{name}": {value}{comma}',
             types.CompletionItemKind.Property,
             detail=schema.get("title"),
             doc=schema.get("markdownDescription") or schema.get("description"),
@@ -112,7 +113,7 @@ def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> No
         parts = [f'"{name}": {value_snippet(properties.get(name, {}), model, builder.snippets, i + 1)}' for i, name in enumerate(missing)]
         builder.add(
             "required properties",
-            ",\n".join(parts),
+            ",\n".join(parts) + comma,
             types.CompletionItemKind.Snippet,
             detail=", ".join(missing),
             doc="Insert every required property of this object.",
@@ -120,6 +121,12 @@ def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> No
             filter_text='"' if quoted else None,
             snippet=True,
         )
+
+
+def _separator_after(text: str, end: int) -> str:
+    """A comma when another member follows the inserted one (as the JSON language server does)."""
+    following = text[end : end + 200].lstrip()
+    return "," if following.startswith('"') else ""
 
 
 def _values(builder: _Builder, state: DocumentState, context: CursorContext, path: tuple[str | int, ...]) -> None:

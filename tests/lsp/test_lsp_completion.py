@@ -97,3 +97,12 @@ def _plain(snippet: str) -> str:
     text = re.sub(r"\$\{\d+\|([^,|]*)[^}]*\}", r"\1", snippet)
     text = re.sub(r"\$\{\d+:([^}]*)\}", r"\1", text)
     return re.sub(r"\$\d+", "", text)
+
+
+async def test_a_key_inserted_before_another_member_gets_a_comma(session):
+    text = WORKFLOW_HEAD + '    {"id": "b",\n     |\n     "title": "B"}\n  ]\n}\n'
+    found = await items_at(session, "comma.workflow.json", text)
+    assert found["prompt"].text_edit.new_text.endswith(",")
+    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", |}\n  ]\n}\n'
+    found = await items_at(session, "nocomma.workflow.json", text)
+    assert not found["prompt"].text_edit.new_text.endswith(",")
