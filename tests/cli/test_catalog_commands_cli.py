@@ -67,9 +67,16 @@ def test_extra_workflow_directories_win(invoke, workflows, tmp_path: Path, proje
 def test_show_text_and_json(invoke, project: Path) -> None:
     text = invoke(["--project", str(project), "show", "branching"]).stdout
     assert text.startswith("Branching (branching)\n")
-    assert "  - deep-dive [prompt] Deep dive" in text
+    assert '  - deep-dive [prompt] Deep dive (only when mode is "full")' in text
     data = json.loads(invoke(["--project", str(project), "show", "branching", "--format", "json"]).stdout)
     assert data == BRANCHING
+
+
+def test_show_lists_parameters_secrets_and_nested_steps(invoke) -> None:
+    text = invoke(["show", "python-quality-gate"]).stdout
+    assert "Secrets:\n  - PYPI_TOKEN" in text
+    assert '  - path (string, default "."): ' in text
+    assert "  - checks [parallel] " in text and "\n    - lint [command] " in text
 
 
 def test_unknown_workflow_is_an_error_with_the_closest_ids(invoke, project: Path) -> None:

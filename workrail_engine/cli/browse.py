@@ -62,9 +62,16 @@ def run_list(catalog: Catalog, *, category: str | None, fmt: str, console: Conso
     return 0
 
 
+def _when(step: Mapping[str, Any]) -> str:
+    from workrail_engine.conditions import describe
+
+    condition = step.get("runCondition")
+    return f" (only when {describe(condition)})" if isinstance(condition, Mapping) else ""
+
+
 def _step_line(step: Mapping[str, Any], depth: int) -> list[str]:
     kind = step.get("type") or ("command" if "run" in step else "prompt")
-    lines = [f"{'  ' * depth}- {step.get('id')} [{kind}] {step.get('title', '')}".rstrip()]
+    lines = [f"{'  ' * depth}- {step.get('id')} [{kind}] {step.get('title', '')}".rstrip() + _when(step)]
     body = step.get("steps") if kind == "parallel" else step.get("body") if kind == "loop" else None
     if isinstance(body, list):
         for child in body:
@@ -73,6 +80,15 @@ def _step_line(step: Mapping[str, Any], depth: int) -> list[str]:
     elif isinstance(body, str):
         lines.append(f"{'  ' * (depth + 1)}(repeats step {body})")
     return lines
+
+
+def _parameter_line(name: str, spec: Any) -> str:
+    spec = spec if isinstance(spec, Mapping) else {}
+    facts = [str(spec["type"])] if "type" in spec else []
+    if "default" in spec:
+        facts.append(f"default {json.dumps(spec['default'])}")
+    line = f"  - {name}" + (f" ({', '.join(facts)})" if facts else "")
+    return line + (f": {spec['description']}" if spec.get("description") else "")
 
 
 def render_workflow(entry: WorkflowEntry) -> str:
@@ -89,7 +105,7 @@ def render_workflow(entry: WorkflowEntry) -> str:
             lines += ["", f"{label}:", *(f"  - {item}" for item in d[key])]
     params = (d.get("parameters") or {}).get("properties") or {}
     if params:
-        lines += ["", "Parameters:", *(f"  - {name}" for name in params)]
+        lines += ["", "Parameters:", *(_parameter_line(name, spec) for name, spec in params.items())]
     lines += ["", "Steps:"]
     for step in d.get("steps", []):
         if isinstance(step, Mapping):
