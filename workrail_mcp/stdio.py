@@ -80,6 +80,26 @@ class _LineReader:
             self._fill()
 
 
+class _InFlight:
+    """Ids of requests handed to the SDK and not answered yet (end of input waits for them)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Any, int] = {}
+        self.idle = anyio.Event()
+        self.idle.set()
+
+    def started(self, request_id: Any) -> None:
+        self.ids[request_id] = self.ids.get(request_id, 0) + 1
+        self.idle = anyio.Event() if self.idle.is_set() else self.idle
+
+    def answered(self, request_id: Any) -> None:
+        count = self.ids.pop(request_id, 0) - 1
+        if count > 0:
+            self.ids[request_id] = count
+        if not self.ids:
+            self.idle.set()
+
+
 class _Writer:
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
@@ -106,34 +126,59 @@ def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, A
         return error_response(request_id, -32600, "Invalid Request", "not a valid JSON-RPC message")
 
 
-async def _pump_input(reader: _LineReader, to_sdk: Any, writer: _Writer) -> Screened | None:
-    """Feeds the SDK until end of input (None) or a `shutdown` request (returned)."""
-    async with to_sdk:
-        while True:
-            line = await anyio.to_thread.run_sync(reader.read_line)
-            if line is None:
-                return None
-            if line is _TOO_LONG:
-                await writer.write(error_response(None, -32600, "Invalid Request", f"message longer than {MAX_LINE_BYTES} bytes"))
-                continue
-            screened = screen_line(line)
-            if screened.is_shutdown:
-                return screened
-            if screened.reply is not None:
-                await writer.write(screened.reply)
-            elif screened.message is not None:
-                converted = _to_session_message(screened.message)
-                if isinstance(converted, dict):
-                    await writer.write(converted)
-                else:
-                    await to_sdk.send(converted)
+async def _pump_input(reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight) -> Screened | None:
+    """Feeds the SDK until end of input (None) or a `shutdown` request (returned).
+
+    Before the SDK's input is closed, the requests it is still working on are answered: it
+    would otherwise cancel them silently, and a client that sent `shutdown` after a request
+    expects that request's answer first.
+    """
+    try:
+        return await _feed(reader, to_sdk, writer, in_flight)
+    finally:
+        with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS, shield=True):
+            await in_flight.idle.wait()
+        await to_sdk.aclose()
 
 
-async def _pump_output(from_sdk: Any, writer: _Writer, done: anyio.Event) -> None:
+def _track(message: dict[str, Any], in_flight: _InFlight) -> None:
+    if "id" in message and "method" in message:
+        in_flight.started(message["id"])
+    elif message.get("method") == "notifications/cancelled":
+        # A cancelled request is never answered; stop waiting for it.
+        in_flight.answered((message.get("params") or {}).get("requestId"))
+
+
+async def _feed(reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight) -> Screened | None:
+    while True:
+        line = await anyio.to_thread.run_sync(reader.read_line)
+        if line is None:
+            return None
+        if line is _TOO_LONG:
+            await writer.write(error_response(None, -32600, "Invalid Request", f"message longer than {MAX_LINE_BYTES} bytes"))
+            continue
+        screened = screen_line(line)
+        if screened.is_shutdown:
+            return screened
+        if screened.reply is not None:
+            await writer.write(screened.reply)
+        elif screened.message is not None:
+            converted = _to_session_message(screened.message)
+            if isinstance(converted, dict):
+                await writer.write(converted)
+            else:
+                _track(screened.message, in_flight)
+                await to_sdk.send(converted)
+
+
+async def _pump_output(from_sdk: Any, writer: _Writer, in_flight: _InFlight, done: anyio.Event) -> None:
     try:
         async with from_sdk:
             async for session_message in from_sdk:
-                await writer.write(session_message.message.model_dump_json(by_alias=True, exclude_unset=True))
+                message = session_message.message
+                await writer.write(message.model_dump_json(by_alias=True, exclude_unset=True))
+                if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+                    in_flight.answered(message.id)
     finally:
         done.set()
 
@@ -146,11 +191,11 @@ async def serve_stdio(server: MCPServer, *, stdin: BinaryIO | None = None, stdou
     lowlevel = server._lowlevel_server  # the SDK offers no public way to serve our own streams
     to_sdk, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](64)
     sdk_out, from_sdk = anyio.create_memory_object_stream[SessionMessage](64)
-    output_done = anyio.Event()
+    output_done, in_flight = anyio.Event(), _InFlight()
     async with anyio.create_task_group() as group:
-        group.start_soon(_pump_output, from_sdk, writer, output_done)
+        group.start_soon(_pump_output, from_sdk, writer, in_flight, output_done)
         group.start_soon(lowlevel.run, sdk_in, sdk_out, lowlevel.create_initialization_options())
-        shutdown = await _pump_input(reader, to_sdk, writer)
+        shutdown = await _pump_input(reader, to_sdk, writer, in_flight)
         # End of the SDK's input: it answers what is in flight, closes its output, and we drain it.
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
             await output_done.wait()

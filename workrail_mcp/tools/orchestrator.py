@@ -133,6 +133,10 @@ def create_workflow(
             workflow_path=str(existing),
         )
     write_atomically(target, text, overwrite=overwrite)
+    # The agent will look for it next: re-scan now rather than at the next due time.
+    refresh = getattr(env.catalog, "refresh", None)
+    if callable(refresh):
+        refresh(force=True)
     result: dict[str, Any] = {"status": "updated" if existing else "created", "workflow_path": str(target)}
     if warnings:
         result["warnings"] = warnings
