@@ -159,3 +159,19 @@ def test_colour(invoke, workflows, tmp_path: Path, env, options, coloured) -> No
     path = workflows.write(tmp_path, "bad.json", BAD)
     result = invoke(["validate", str(path), *options], expect=1, env=env)
     assert ("\x1b[" in result.stdout) is coloured, result.stdout
+
+
+def test_two_files_with_one_workflow_id(invoke, workflows, tmp_path: Path) -> None:
+    first = workflows.write(tmp_path / "workflows", "same-flow.json", workflows.good("same-flow"))
+    second = workflows.write(tmp_path / ".workrail" / "workflows", "same-flow.json", workflows.good("same-flow"))
+    out = invoke(["--project", str(tmp_path), "validate"], expect=1).stdout
+    assert f"{first}:2:9: WR603 " in out and f"{second}:2:9: WR603 " in out, out
+    assert f"({second}:2:9)" in out and f"({first}:2:9)" in out, "each note points at the other file"
+    assert out.splitlines()[-1] == "Found 2 errors in 2 files (2 files checked)"
+    sarif = json.loads(invoke(["--project", str(tmp_path), "validate", "--format", "sarif"], expect=1).stdout)
+    results = sarif["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["WR603", "WR603"]
+    for result, other in zip(results, (second, first), strict=True):
+        (place,) = result["relatedLocations"]
+        assert place["physicalLocation"]["artifactLocation"]["uri"] == other.as_uri()
+        assert place["physicalLocation"]["region"]["startLine"] == 2

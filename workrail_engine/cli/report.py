@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from workrail_engine.diagnostics import Diagnostic, Severity
+from workrail_engine.diagnostics import Diagnostic, Severity, Span
 
 if TYPE_CHECKING:
     from workrail_engine.document import WorkflowDocument
@@ -35,9 +35,12 @@ class FileReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def location(self, diagnostic: Diagnostic) -> Location:
+        return self.locate(diagnostic.span)
+
+    def locate(self, span: Span) -> Location:
         index = self.document.line_index
-        start_line, start_col = index.position(diagnostic.span.start)
-        end_line, end_col = index.position(diagnostic.span.end)
+        start_line, start_col = index.position(span.start)
+        end_line, end_col = index.position(span.end)
         return Location(start_line + 1, start_col + 1, end_line + 1, end_col + 1)
 
     def count(self, severity: Severity) -> int:

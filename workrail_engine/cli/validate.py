@@ -13,12 +13,19 @@ __all__ = ["lint_files", "run_validate"]
 
 
 def lint_files(paths: Sequence[str]) -> list[FileReport]:
-    from workrail_engine.lint import lint_path  # the engine is imported only when there is work
+    """Every check of each file, plus WR603 where two of the files checked share a workflow id
+    (the same cross-file check the language server runs over a workspace)."""
+    from workrail_engine.lint import duplicate_workflow_ids, lint_path  # imported only when there is work
 
     reports = []
     for path in paths:
         result = lint_path(path)
         reports.append(FileReport(path, result.document, list(result.diagnostics)))
+    shared_ids = duplicate_workflow_ids(r.document for r in reports)
+    for report in reports:
+        extra = shared_ids.get(report.document.path or "", [])
+        if extra:
+            report.diagnostics = sorted([*report.diagnostics, *extra], key=lambda d: d.sort_key())
     return reports
 
 

@@ -7,7 +7,7 @@ code points (``columnKind: unicodeCodePoints``); regions end exclusively, as SAR
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
@@ -15,7 +15,7 @@ from urllib.parse import quote
 from workrail_engine import __version__
 from workrail_engine.cli.formatters.base import Formatter
 from workrail_engine.cli.report import FileReport, Summary
-from workrail_engine.diagnostics import Diagnostic, Severity
+from workrail_engine.diagnostics import Diagnostic, Severity, Span
 
 __all__ = ["SarifFormatter"]
 
@@ -32,15 +32,15 @@ def artifact_uri(path: str) -> str:
     return quote("/".join(pure.parts), safe="/")
 
 
-def _region(report: FileReport, diagnostic: Diagnostic) -> dict[str, int]:
-    loc = report.location(diagnostic)
+def _region(report: FileReport, span: Span) -> dict[str, int]:
+    loc = report.locate(span)
     return {
         "startLine": loc.line,
         "startColumn": loc.column,
         "endLine": loc.end_line,
         "endColumn": loc.end_column,
-        "charOffset": diagnostic.span.start,
-        "charLength": diagnostic.span.end - diagnostic.span.start,
+        "charOffset": span.start,
+        "charLength": span.end - span.start,
     }
 
 
@@ -56,7 +56,8 @@ class SarifFormatter(Formatter):
 
     def render(self, reports: Sequence[FileReport], summary: Summary) -> str:
         rules: dict[str, int] = {}
-        results = [self._result(r, d, rules) for r in reports for d in r.diagnostics]
+        by_path = {r.path: r for r in reports}
+        results = [_result(r, d, rules, by_path) for r in reports for d in r.diagnostics]
         driver = {
             "name": "workrail",
             "version": __version__,
@@ -71,25 +72,20 @@ class SarifFormatter(Formatter):
         log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
         return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
-    def _result(self, report: FileReport, d: Diagnostic, rules: dict[str, int]) -> dict[str, Any]:
-        uri = artifact_uri(report.path)
-        result: dict[str, Any] = {
-            "ruleId": d.code,
-            "ruleIndex": rules.setdefault(d.code, len(rules)),
-            "level": LEVELS[d.severity],
-            "message": {"text": d.message},
-            "locations": [_location(uri, _region(report, d))],
-        }
-        if d.pointer:
-            result["properties"] = {"pointer": d.pointer}
-        related = [self._related(report, uri, r) for r in d.related if r.path in (None, report.path)]
-        if related:
-            result["relatedLocations"] = related
-        return result
 
-    def _related(self, report: FileReport, uri: str, related: Any) -> dict[str, Any]:
-        index = report.document.line_index
-        line, col = index.position(related.span.start)
-        end_line, end_col = index.position(related.span.end)
-        region = {"startLine": line + 1, "startColumn": col + 1, "endLine": end_line + 1, "endColumn": end_col + 1}
-        return _location(uri, region, related.message)
+def _result(report: FileReport, d: Diagnostic, rules: dict[str, int], by_path: Mapping[str, FileReport]) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": d.code,
+        "ruleIndex": rules.setdefault(d.code, len(rules)),
+        "level": LEVELS[d.severity],
+        "message": {"text": d.message},
+        "locations": [_location(artifact_uri(report.path), _region(report, d.span))],
+    }
+    if d.pointer:
+        result["properties"] = {"pointer": d.pointer}
+    # Related places in files this run did not check cannot be given a region, so they are left out.
+    places = [(report if r.path is None else by_path.get(r.path), r) for r in d.related]
+    related = [_location(artifact_uri(where.path), _region(where, r.span), r.message) for where, r in places if where]
+    if related:
+        result["relatedLocations"] = related
+    return result

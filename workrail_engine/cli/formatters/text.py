@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import click
 
 from workrail_engine.cli.formatters.base import Formatter
 from workrail_engine.cli.formatters.codeframe import code_frame, printable
 from workrail_engine.cli.report import FileReport, Summary
-from workrail_engine.diagnostics import Diagnostic, Severity
+from workrail_engine.diagnostics import Diagnostic, Related, Severity
 
 __all__ = ["TextFormatter", "summary_line"]
 
@@ -44,7 +44,8 @@ class TextFormatter(Formatter):
         return click.style(text, **styles) if self.color else text  # type: ignore[arg-type]
 
     def render(self, reports: Sequence[FileReport], summary: Summary) -> str:
-        blocks = [self._diagnostic(r, d) for r in reports for d in r.diagnostics]
+        by_path = {r.path: r for r in reports}  # to place notes that point into other files
+        blocks = [self._diagnostic(r, d, by_path) for r in reports for d in r.diagnostics]
         tail = summary_line(summary)
         if summary.failed:
             tail = self._style(tail, fg="red", bold=True)
@@ -52,7 +53,7 @@ class TextFormatter(Formatter):
             tail = self._style(tail, fg="green")
         return "".join(block + "\n\n" for block in blocks) + tail + "\n"
 
-    def _diagnostic(self, report: FileReport, diagnostic: Diagnostic) -> str:
+    def _diagnostic(self, report: FileReport, diagnostic: Diagnostic, by_path: Mapping[str, FileReport]) -> str:
         loc = report.location(diagnostic)
         color = COLORS[diagnostic.severity]
         head = (
@@ -60,7 +61,7 @@ class TextFormatter(Formatter):
             f"{self._style(diagnostic.code, fg=color, bold=True)} {printable(diagnostic.message)}"
         )
         lines = [head, *self._frame(report, diagnostic, color)]
-        lines += [self._note(report, r.message, r.span.start, r.path) for r in diagnostic.related]
+        lines += [_note(by_path.get(r.path) if r.path else report, r) for r in diagnostic.related]
         lines += [f"  = help: {printable(fix.title)}" for fix in diagnostic.fixes]
         return "\n".join(lines)
 
@@ -76,8 +77,10 @@ class TextFormatter(Formatter):
         frame[-1] = frame[-1][:gutter] + self._style(frame[-1][gutter:], fg=color)
         return [self._style(frame[0], fg="blue"), frame[1], frame[2]]
 
-    def _note(self, report: FileReport, message: str, offset: int, path: str | None) -> str:
-        if path is not None and path != report.path:
-            return f"  = note: {printable(message)} ({path})"
-        line, col = report.document.line_index.position(offset)
-        return f"  = note: {printable(message)} ({report.path}:{line + 1}:{col + 1})"
+
+def _note(where: FileReport | None, related: Related) -> str:
+    """``= note: message (path:line:col)``; just the path when that file was not checked."""
+    if where is None:
+        return f"  = note: {printable(related.message)} ({related.path})"
+    line, col = where.document.line_index.position(related.span.start)
+    return f"  = note: {printable(related.message)} ({where.path}:{line + 1}:{col + 1})"
