@@ -1,11 +1,11 @@
-"""Go to definition and find references for step ids (``id``, loop ``body``, ``{{steps.ID…}}``)."""
+"""Go to definition and find references for step ids, parameters and secrets (see ``occurrences``)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
 from .documents import DocumentState
-from .step_references import occurrence_at, occurrences
+from .occurrences import occurrence_at, occurrences
 
 __all__ = ["definition", "references"]
 
@@ -16,7 +16,7 @@ def definition(state: DocumentState, position: types.Position) -> list[types.Loc
     found = occurrence_at(state, state.positions.offset(position))
     if found is None:
         return None
-    targets = [o for o in occurrences(state) if o.is_definition and o.step_id == found.step_id]
+    targets = [o for o in occurrences(state) if o.is_definition and o.same_name(found)]
     return [types.Location(uri=state.uri, range=state.positions.range(t.span)) for t in targets] or None
 
 
@@ -29,5 +29,5 @@ def references(state: DocumentState, position: types.Position, include_declarati
     return [
         types.Location(uri=state.uri, range=state.positions.range(o.span))
         for o in occurrences(state)
-        if o.step_id == found.step_id and (include_declaration or not o.is_definition)
+        if o.same_name(found) and (include_declaration or not o.is_definition)
     ]

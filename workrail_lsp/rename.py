@@ -8,7 +8,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from .documents import DocumentState
-from .step_references import occurrence_at, occurrences
+from .occurrences import occurrence_at, occurrences
 
 __all__ = ["RenameRefused", "prepare", "rename"]
 
@@ -25,25 +25,25 @@ def prepare(state: DocumentState, position: types.Position) -> types.PrepareRena
     if not state.is_workflow:
         return None
     found = occurrence_at(state, state.positions.offset(position))
-    if found is None:
+    if found is None or found.namespace != "steps":
         return None
-    return types.PrepareRenamePlaceholder(range=state.positions.range(found.span), placeholder=found.step_id)
+    return types.PrepareRenamePlaceholder(range=state.positions.range(found.span), placeholder=found.name)
 
 
 def rename(state: DocumentState, position: types.Position, new_name: str) -> types.WorkspaceEdit | None:
     if not state.is_workflow:
         return None
     found = occurrence_at(state, state.positions.offset(position))
-    if found is None:
+    if found is None or found.namespace != "steps":
         return None
     if not _STEP_ID.match(new_name):
         raise RenameRefused(f"{new_name!r} is not a valid step id: use 3-64 lowercase letters, digits and hyphens (e.g. 'review-code')")
     everything = occurrences(state)
-    if new_name != found.step_id and any(o.is_definition and o.step_id == new_name for o in everything):
+    if new_name != found.name and any(o.namespace == "steps" and o.is_definition and o.name == new_name for o in everything):
         raise RenameRefused(f"A step with id {new_name!r} already exists")
     edits = [
         types.TextEdit(range=state.positions.range(o.span), new_text=new_name)
         for o in everything
-        if o.step_id == found.step_id
+        if o.same_name(found)
     ]
     return types.WorkspaceEdit(changes={state.uri: edits})

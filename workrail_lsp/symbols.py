@@ -57,6 +57,8 @@ def _step(state: DocumentState, step: Mapping[str, Any], pointer: str) -> types.
         children = _steps(state, step.get("steps"), f"{pointer}/steps")
     elif kind == "loop" and isinstance(step.get("body"), list):
         children = _steps(state, step.get("body"), f"{pointer}/body")
+    elif kind == "loop" and isinstance(step.get("body"), str):
+        children = [_body_reference(state, step["body"], f"{pointer}/body")]
     title = step.get("title")
     return types.DocumentSymbol(
         name=str(step.get("id") or title or kind),
@@ -66,6 +68,11 @@ def _step(state: DocumentState, step: Mapping[str, Any], pointer: str) -> types.
         selection_range=_selection(state, pointer, f"{pointer}/id"),
         children=children or None,
     )
+
+
+def _body_reference(state: DocumentState, body: str, pointer: str) -> types.DocumentSymbol:
+    where = state.positions.range(state.document.span(pointer))
+    return types.DocumentSymbol(name=body, detail="loop body (step id)", kind=types.SymbolKind.Key, range=where, selection_range=where)
 
 
 def _selection(state: DocumentState, pointer: str, id_pointer: str) -> types.Range:

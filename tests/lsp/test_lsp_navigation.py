@@ -53,6 +53,7 @@ async def test_document_symbols_nest_groups_and_loops(session):
     checks = root.children[2]
     assert [c.name for c in checks.children] == ["lint", "test"]
     assert [c.name for c in root.children[4].children] == ["inner"]
+    assert [c.name for c in root.children[3].children] == ["plan"]  # a body given by step id
     assert text_of(root.children[0].selection_range, session.encoding) == '"plan"'
 
 
@@ -105,3 +106,29 @@ async def test_rename_refuses_an_invalid_or_taken_id(session, bad):
             types.RenameParams(text_document=ident(uri), position=cursor_before(session, 'plan", "title"'), new_name=bad)
         )
     assert "step id" in str(caught.value) or "already exists" in str(caught.value)
+
+
+PARAMETERS = """{
+  "id": "param-flow",
+  "name": "Parameters",
+  "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
+  "secrets": ["API_TOKEN"],
+  "steps": [
+    {"id": "call", "run": {"command": ["curl", "-H", "{{secrets.API_TOKEN}}", "{{parameters.target}}"]}}
+  ]
+}
+"""
+
+
+@pytest.mark.parametrize(("marker", "line", "name"), [("arget}}", 3, "target"), ("PI_TOKEN}}", 4, "API_TOKEN")])
+async def test_definition_of_parameters_and_secrets(session, marker, line, name):
+    uri = session.open("params.workflow.json", PARAMETERS)
+    at = PARAMETERS.index(marker)
+    position = session.position(PARAMETERS[:at] + "|" + PARAMETERS[at:])[1]
+    (location,) = await session.client.text_document_definition_async(types.DefinitionParams(text_document=ident(uri), position=position))
+    assert location.range.start.line == line
+    from workrail_engine.document import LineIndex
+
+    index = LineIndex(PARAMETERS)
+    start = index.offset(location.range.start.line, location.range.start.character, session.encoding)
+    assert PARAMETERS[start : start + len(name)] == name

@@ -1,0 +1,122 @@
+"""Where each name a workflow defines is defined and used, for definition, references and rename.
+
+- steps: ``id`` values (definitions), loop ``body`` ids and ``{{steps.ID…}}`` (uses);
+- parameters: the key under ``parameters.properties`` and ``{{parameters.NAME}}``;
+- secrets: the entry in ``secrets`` and ``{{secrets.NAME}}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workrail_engine.diagnostics import Span
+from workrail_engine.steps import walk_steps
+from workrail_engine.templates import find_references
+
+from .documents import DocumentState
+
+__all__ = ["Occurrence", "occurrence_at", "occurrences"]
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    namespace: str  # "steps" | "parameters" | "secrets"
+    name: str
+    span: Span  # the name's characters only (no quotes, no braces)
+    is_definition: bool
+
+    def same_name(self, other: Occurrence) -> bool:
+        return (self.namespace, self.name) == (other.namespace, other.name)
+
+
+def occurrences(state: DocumentState) -> list[Occurrence]:
+    return state.memo("occurrences", lambda: _find(state))
+
+
+def occurrence_at(state: DocumentState, offset: int) -> Occurrence | None:
+    for found in occurrences(state):
+        if found.span.start <= offset <= found.span.end:
+            return found
+    return None
+
+
+def _find(state: DocumentState) -> list[Occurrence]:
+    value = state.document.value
+    if not isinstance(value, Mapping):
+        return []
+    found: list[Occurrence] = []
+    for site in walk_steps(value):
+        step = site.step
+        if isinstance(step.get("id"), str):
+            found.extend(_quoted(state, "steps", f"{site.pointer}/id", step["id"], True))
+        if isinstance(step.get("body"), str):
+            found.extend(_quoted(state, "steps", f"{site.pointer}/body", step["body"], False))
+    found.extend(_parameter_definitions(state, value))
+    secrets = value.get("secrets")
+    if isinstance(secrets, list):
+        for index, name in enumerate(secrets):
+            if isinstance(name, str):
+                found.extend(_quoted(state, "secrets", f"/secrets/{index}", name, True))
+    for pointer, text in _template_strings(value, ""):
+        found.extend(_template_occurrences(state, pointer))
+    return found
+
+
+def _parameter_definitions(state: DocumentState, value: Mapping[str, Any]) -> list[Occurrence]:
+    parameters = value.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return []
+    out = []
+    for name in properties:
+        span = state.document.key_span(f"/parameters/properties/{_escape(name)}")
+        if span is not None and state.text[span.start : span.end] == f'"{name}"':
+            out.append(Occurrence("parameters", name, Span(span.start + 1, span.end - 1), True))
+    return out
+
+
+def _quoted(state: DocumentState, namespace: str, pointer: str, text: str, definition: bool) -> list[Occurrence]:
+    span = state.document.value_span(pointer)
+    if span is None or state.text[span.start : span.end] != f'"{text}"':
+        return []  # escaped or YAML-styled strings: not renamed in place
+    return [Occurrence(namespace, text, Span(span.start + 1, span.end - 1), definition)]
+
+
+def _template_strings(node: Any, pointer: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    stack = [(node, pointer)]
+    while stack:
+        current, at = stack.pop()
+        if isinstance(current, str):
+            if "{{" in current:
+                out.append((at, current))
+        elif isinstance(current, Mapping):
+            stack.extend((v, f"{at}/{_escape(k)}") for k, v in current.items())
+        elif isinstance(current, list):
+            stack.extend((v, f"{at}/{i}") for i, v in enumerate(current))
+    return out
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _template_occurrences(state: DocumentState, pointer: str) -> list[Occurrence]:
+    span = state.document.value_span(pointer)
+    if span is None:
+        return []
+    raw = state.text[span.start + 1 : span.end - 1]
+    out = []
+    for ref in find_references(raw):
+        if ref.namespace not in ("steps", "parameters", "secrets") or not ref.path:
+            continue
+        name = ref.path[0]
+        inside = raw[ref.span.start : ref.span.end]
+        at = inside.find(f"{ref.namespace}.{name}")
+        if at < 0:
+            continue
+        start = span.start + 1 + ref.span.start + at + len(ref.namespace) + 1
+        out.append(Occurrence(ref.namespace, name, Span(start, start + len(name)), False))
+    return out
