@@ -175,3 +175,28 @@ def test_two_files_with_one_workflow_id(invoke, workflows, tmp_path: Path) -> No
         (place,) = result["relatedLocations"]
         assert place["physicalLocation"]["artifactLocation"]["uri"] == other.as_uri()
         assert place["physicalLocation"]["region"]["startLine"] == 2
+
+
+def test_lone_surrogate_escapes_do_not_stop_the_run(invoke, workflows, tmp_path: Path) -> None:
+    # "\ud800" is legal JSON syntax but no encoder can write it; whatever the engine makes of it,
+    # the file gets an error diagnostic, the output stays valid UTF-8 and the next file is checked.
+    (tmp_path / "odd.json").write_text('{"id": "\\ud800x", "name": "\\udfff", "steps": []}')
+    workflows.write(tmp_path, "zz-good.json", workflows.good("zz-good"))
+    for fmt in ("text", "json"):
+        result = invoke(["validate", str(tmp_path), "--format", fmt], expect=1)
+        result.stdout_bytes.decode("utf-8")  # strict: raises on anything but valid UTF-8
+        assert "Traceback" not in result.output
+    report = {Path(f["path"]).name: f["diagnostics"] for f in json.loads(result.stdout)["files"]}
+    assert any(d["severity"] == "error" for d in report["odd.json"])
+    assert report["zz-good.json"] == []
+
+
+def test_file_names_that_are_not_utf8(invoke, workflows, tmp_path: Path) -> None:
+    import os
+
+    name = os.fsdecode(b"bad\xffname.json")  # a surrogate-escaped str, as os.listdir returns it
+    workflows.write(tmp_path, name, workflows.good("other-id"))
+    result = invoke(["validate", str(tmp_path), "--format", "json"], expect=0)
+    data = json.loads(result.stdout_bytes.decode("utf-8"))
+    assert Path(data["files"][0]["path"]).name == "bad\ufffdname.json"
+    assert data["summary"]["warnings"] == 1  # the id differs from the file name

@@ -7,13 +7,22 @@ Colour only when the stream is a terminal, never when ``NO_COLOR`` is set to any
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import TextIO
 
 import click
 
-__all__ = ["Console", "wants_color"]
+__all__ = ["Console", "encodable", "wants_color"]
+
+# Lone surrogates reach strings from JSON escapes ("\ud800") and from file names that are not
+# UTF-8 (os.fsdecode's surrogateescape); no encoder writes them, so they become U+FFFD.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def wants_color(choice: str = "auto", stream: TextIO | None = None) -> bool:
@@ -38,10 +47,10 @@ class Console:
         return cls(wants_color(choice, sys.stdout), wants_color(choice, sys.stderr))
 
     def out(self, text: str = "", *, nl: bool = True) -> None:
-        click.echo(text, nl=nl, color=self.color)
+        click.echo(encodable(text), nl=nl, color=self.color)
 
     def err(self, text: str) -> None:
-        click.echo(text, err=True, color=self.err_color)
+        click.echo(encodable(text), err=True, color=self.err_color)
 
     def _prefixed(self, label: str, colour: str, message: str) -> None:
         prefix = click.style(f"{label}:", fg=colour, bold=True) if self.err_color else f"{label}:"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
@@ -17,16 +18,35 @@ def lint_files(paths: Sequence[str]) -> list[FileReport]:
     (the same cross-file check the language server runs over a workspace)."""
     from workrail_engine.lint import duplicate_workflow_ids, lint_path  # imported only when there is work
 
-    reports = []
-    for path in paths:
-        result = lint_path(path)
-        reports.append(FileReport(path, result.document, list(result.diagnostics)))
+    reports = [_lint_one(lint_path, path) for path in paths]
     shared_ids = duplicate_workflow_ids(r.document for r in reports)
     for report in reports:
         extra = shared_ids.get(report.document.path or "", [])
         if extra:
             report.diagnostics = sorted([*report.diagnostics, *extra], key=lambda d: d.sort_key())
     return reports
+
+
+def _lint_one(lint_path: Callable[[str], Any], path: str) -> FileReport:
+    try:
+        result = lint_path(path)
+    except Exception as error:  # an engine bug on one file must not cost the report on the others
+        return _checker_failed(path, error)
+    return FileReport(path, result.document, list(result.diagnostics))
+
+
+def _checker_failed(path: str, error: Exception) -> FileReport:
+    """WR000 on the file, worded as the language server words it, so the bug gets reported."""
+    from workrail_engine.diagnostics import Diagnostic, Severity, Span
+    from workrail_engine.document import parse_document, read_document
+
+    try:
+        document = read_document(path)  # for the code frame; reading is not what failed, usually
+    except Exception:  # noqa: BLE001 - then the frame is empty, the diagnostic still stands
+        document = parse_document("", path)
+    message = f"The checker failed on this file ({type(error).__name__}: {error}); please report it"
+    span = Span(0, min(1, len(document.text)))
+    return FileReport(path, document, [Diagnostic("WR000", Severity.ERROR, message, "", span)])
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:
