@@ -1,0 +1,31 @@
+"""The orchestrator: durable runs of workflows (docs/runs.md).
+
+`RunService` is the facade the MCP tools and the CLI use. Nothing here imports DBOS at import
+time; the durable layer is loaded when the first run is started or read.
+"""
+
+from .executor import CommandOutcome, CommandSpec, run_command
+from .model import ACTIVE, RUN_STATUSES, STEP_STATUSES, TERMINAL
+from .params import check_parameters
+from .plan import plan_run
+from .resolve import resolve_workflow, store_home
+from .secrets import MASK, SecretSet
+from .service import RunOptions, RunService
+
+__all__ = [
+    "ACTIVE",
+    "MASK",
+    "RUN_STATUSES",
+    "STEP_STATUSES",
+    "TERMINAL",
+    "CommandOutcome",
+    "CommandSpec",
+    "RunOptions",
+    "RunService",
+    "SecretSet",
+    "check_parameters",
+    "plan_run",
+    "resolve_workflow",
+    "run_command",
+    "store_home",
+]

@@ -1,0 +1,109 @@
+"""One attempt of a command step: render its argv per element, check where it runs, run it.
+
+This is the body of the durable attempt (see `durable`), kept free of DBOS so it can be tested
+alone. Everything it returns has been through the secret mask.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import SecurityViolation
+from ..rules import validate_output
+from ..templates import TemplateError, render
+from .executor import CommandOutcome, CommandSpec, run_command
+from .secrets import SecretSet
+from .workspace import bubblewrap_argv, check_sandbox, minimal_environment, resolve_cwd
+
+__all__ = ["AttemptSettings", "DEFAULT_RETRY", "retry_policy", "run_attempt"]
+
+# onFailure: retry without a retry block: three tries, 1 s then 2 s apart.
+DEFAULT_RETRY = {"maxAttempts": 3, "delaySeconds": 1.0, "backoff": 2.0}
+
+
+@dataclass(frozen=True)
+class AttemptSettings:
+    project: Path
+    allow_commands: bool
+    sandbox: bool = False  # --sandbox: every command step in bubblewrap
+    grace: float = 2.0
+
+
+def retry_policy(step: Mapping[str, Any]) -> tuple[int, float, float]:
+    """(max attempts counting the first, first delay, backoff factor)."""
+    retry = step.get("retry")
+    if not isinstance(retry, Mapping):
+        retry = DEFAULT_RETRY if step.get("onFailure") == "retry" else {"maxAttempts": 1}
+    attempts = retry.get("maxAttempts", DEFAULT_RETRY["maxAttempts"])
+    delay = retry.get("delaySeconds", DEFAULT_RETRY["delaySeconds"])
+    backoff = retry.get("backoff", DEFAULT_RETRY["backoff"])
+    return max(int(attempts), 1), max(float(delay), 0.0), max(float(backoff), 1.0)
+
+
+def render_command(step: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """argv and extra environment with templates substituted, one element at a time."""
+    run = step.get("run") or {}
+    argv = [render(str(arg), values) for arg in run.get("command") or []]
+    env = {str(k): render(str(v), values) for k, v in (run.get("env") or {}).items()}
+    return argv, env
+
+
+def _failure(message: str, started: float, **extra: Any) -> dict[str, Any]:
+    return {"status": "failed", "output": None, "error": message,
+            "duration": time.time() - started, "finished_at": time.time(), **extra}
+
+
+def _spec(step: Mapping[str, Any], values: Mapping[str, Any], secrets: SecretSet,
+          settings: AttemptSettings, remaining: float | None) -> CommandSpec:
+    run = step.get("run") or {}
+    argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
+    if not argv:
+        raise TemplateError("run.command is empty")
+    cwd = resolve_cwd(settings.project, run.get("cwd"))
+    if step.get("sandbox") or settings.sandbox:
+        argv = bubblewrap_argv(check_sandbox(), settings.project, cwd, argv)
+    env = {**minimal_environment(), **extra_env, **secrets.values}
+    timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
+    return CommandSpec(argv, cwd, env, timeout=min(timeouts) if timeouts else None, grace=settings.grace)
+
+
+def _judge(step: Mapping[str, Any], outcome: CommandOutcome, context: Mapping[str, Any]) -> tuple[str, str | None, Any]:
+    if not outcome.ok:
+        reason = outcome.error or f"exited with status {outcome.exit_code}"
+        return ("cancelled" if outcome.cancelled else "failed"), reason, None
+    criteria = step.get("validationCriteria")
+    if criteria is None:
+        return "success", None, None
+    checked = validate_output(criteria, outcome.stdout, context)
+    if checked.valid:
+        return "success", None, None
+    return "failed", "output failed its validation criteria: " + "; ".join(checked.issues), checked.to_dict()
+
+
+def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names: list[str],
+                settings: AttemptSettings, deadline: float | None,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Run one attempt; a dict with status, output, error, duration, finished_at (all masked)."""
+    started = time.time()
+    secrets = SecretSet.from_environment(secret_names)
+    if not settings.allow_commands:
+        return _failure("command steps are disabled in this server (start it with --allow-commands)", started)
+    remaining = None if deadline is None else deadline - started
+    if remaining is not None and remaining <= 0:
+        return _failure("the run's overall timeout was reached", started, deadline=True)
+    try:
+        spec = _spec(step, values, secrets, settings, remaining)
+    except (TemplateError, SecurityViolation) as exc:
+        return secrets.mask(_failure(str(exc), started))
+    outcome = run_command(spec, cancel)
+    context = {**values.get("parameters", {}), **values.get("context", {}), **values}
+    status, error, validation = _judge(step, outcome, context)
+    hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
+    result = {"status": status, "output": outcome.output(), "error": error, "duration": outcome.duration,
+              "finished_at": time.time(), "deadline": hit_deadline or None, "validation": validation}
+    return secrets.mask({k: v for k, v in result.items() if v is not None})

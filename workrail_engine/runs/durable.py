@@ -1,0 +1,191 @@
+"""Runs as DBOS workflows: every attempt a checkpointed step, every parallel member a queued child.
+
+Importing this module imports DBOS (about half a second), so only the service imports it, and only
+once a run is asked for. The store is DBOS's system database: SQLite under ``WORKRAIL_HOME`` by
+default, Postgres when ``WORKRAIL_DATABASE_URL`` names one. Values are stored as JSON (DBOS's
+portable serializer), so what is in the database is readable — and the tests can prove that no
+secret is in it.
+
+A run's record: the workflow input (definition pinned at start, parameters, deadline), one
+checkpoint per attempt, the events ``state`` (status, what it waits for) and ``results-NNNNN``
+(step results in chunks, so a 1,000-step run does not rewrite all its results at every step).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
+from dbos._serialization import DBOSPortableJSONSerializer
+
+from .cancel_watch import CancelWatch
+from .commands import AttemptSettings, run_attempt
+from .executors import ExecutorLock, dead_executors, forget
+from .model import step_result
+from .secrets import SecretSet
+from .walker import RunWalker, run_with_retries
+
+__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "start_run", "workrail_member", "workrail_run"]
+
+APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
+RESULTS_CHUNK = 100
+QUEUE_PREFIX = "workrail-parallel-"
+CONTINUE_TOPIC = "continue"
+
+_INCARNATION = uuid.uuid4().hex  # this process; an attempt marked by another one was interrupted
+_settings: AttemptSettings | None = None
+_watch: CancelWatch | None = None
+_queues: set[int] = set()
+_lock = threading.Lock()
+
+
+def _cancelled(run_ids: list[str]) -> list[str]:
+    statuses = DBOS.list_workflows(workflow_ids=run_ids, load_input=False, load_output=False)
+    return [s.workflow_id for s in statuses if s.status == "CANCELLED"]
+
+
+def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
+    """Start DBOS in this process and recover the runs of executors that died; the executor id."""
+    global _settings, _watch
+    _settings = settings
+    _watch = CancelWatch(_cancelled)
+    lock = ExecutorLock(home)
+    url = database_url or f"sqlite:///{home / 'runs.sqlite'}"
+    DBOS(config={
+        "name": "workrail",
+        "system_database_url": url,
+        "application_version": APP_VERSION,
+        "executor_id": lock.executor_id,
+        "serializer": DBOSPortableJSONSerializer(),
+        "log_level": "WARNING",
+        "notification_listener_polling_interval_sec": 0.1,
+    })
+    if not settings.allow_commands:
+        DBOS.listen_queues([])  # leave command steps to processes allowed to run them
+    DBOS.launch()
+    dead = dead_executors(home, lock.executor_id)
+    if dead:
+        DBOS._recover_pending_workflows(dead)
+        forget(home, dead)
+    return lock.executor_id
+
+
+def watch() -> CancelWatch:
+    assert _watch is not None, "durable.launch() first"
+    return _watch
+
+
+def start_run(run_id: str, run: dict[str, Any]) -> None:
+    with SetWorkflowID(run_id):
+        DBOS.start_workflow(workrail_run, run)
+
+
+def _queue_for(limit: int) -> str:
+    name = f"{QUEUE_PREFIX}{limit}"
+    with _lock:
+        if limit not in _queues:
+            # partition_concurrency: the limit holds per run (the partition) across every process
+            DBOS.register_queue(name, partition_concurrency=limit, polling_interval_sec=0.02,
+                                on_conflict="never_update")
+            _queues.add(limit)
+    return name
+
+
+@DBOS.step(name="workrail_mark")
+def _mark(key: str, attempt: int) -> str:
+    return _INCARNATION
+
+
+@DBOS.step(name="workrail_clock")
+def _clock() -> float:
+    return time.time()
+
+
+@DBOS.step(name="workrail_attempt")
+def _attempt(run_id: str, key: str, step: dict, values: dict, attempt: int, deadline: float | None,
+             secret_names: list[str], marker: str | None) -> dict:
+    if marker is not None and marker != _INCARNATION:
+        return {"status": "interrupted", "output": None, "duration": 0.0, "finished_at": time.time(),
+                "error": "the process running this step (idempotent: false) stopped while it was in "
+                         "flight; it was not run again"}
+    assert _settings is not None
+    flag = watch().watch(run_id)
+    try:
+        return run_attempt(step, values, secret_names, _settings, deadline, flag)
+    finally:
+        watch().release(run_id, flag)
+
+
+class _Effects:
+    """The walk's side effects, each one durable (a DBOS step, event, message or sleep)."""
+
+    def __init__(self, run_id: str, secret_names: list[str]) -> None:
+        self.run_id = run_id
+        self.secret_names = secret_names
+        self.results: list[dict] = []
+        self.masks = SecretSet.from_environment(secret_names)
+
+    def attempt(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
+        marker = _mark(key, attempt) if step.get("idempotent") is False else None
+        return _attempt(self.run_id, key, step, values, attempt, deadline, self.secret_names, marker)
+
+    def parallel(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]:
+        queue = _queue_for(limit)
+        handles = []
+        for key, step, values in members:
+            with SetEnqueueOptions(queue_partition_key=self.run_id):
+                handles.append(DBOS.enqueue_workflow(queue, workrail_member, self.run_id, key, step, values,
+                                                     deadline, self.secret_names))
+        return [handle.get_result() for handle in handles]
+
+    def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
+        while True:
+            remaining = 86400.0 if deadline is None else deadline - _clock()
+            if remaining <= 0:
+                return None
+            message = DBOS.recv(CONTINUE_TOPIC, timeout_seconds=min(remaining, 86400.0))
+            if isinstance(message, dict) and message.get("step_key") == key:
+                return self.masks.mask(message)
+
+    def sleep(self, seconds: float) -> None:
+        DBOS.sleep(seconds)
+
+    def record(self, result: dict) -> None:
+        self.results.append(self.masks.mask(result))
+        chunk = (len(self.results) - 1) // RESULTS_CHUNK
+        DBOS.set_event(f"results-{chunk:05d}", self.results[chunk * RESULTS_CHUNK:])
+
+    def state(self, state: dict) -> None:
+        DBOS.set_event("state", self.masks.mask(state))
+
+
+@DBOS.workflow(name="workrail_run")
+def workrail_run(run: dict) -> dict:
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    workflow = run["workflow"]
+    effects = _Effects(run_id, list(workflow.get("secrets") or []))
+    walker = RunWalker(workflow, run["parameters"], run.get("context") or {}, effects,
+                       deadline=run.get("deadline"), parallel_limit=run.get("parallel_limit"),
+                       masked_secrets={name: "***" for name in effects.secret_names})
+    try:
+        summary = walker.run()
+    except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
+        summary = {"status": "failed", "error_message": f"the run stopped on a malformed workflow: {exc}"}
+    summary = effects.masks.mask(summary)
+    effects.state({"status": summary["status"], "error_message": summary["error_message"]})
+    return summary
+
+
+@DBOS.workflow(name="workrail_member")
+def workrail_member(run_id: str, key: str, step: dict, values: dict, deadline: float | None,
+                    secret_names: list[str]) -> dict:
+    effects = _Effects(run_id, secret_names)
+    try:
+        return run_with_retries(effects, key, step, values, deadline)
+    except (ValueError, KeyError, TypeError) as exc:
+        return step_result(key, "failed", None, 0.0, step_id=step.get("id"), error=str(exc))

@@ -1,0 +1,76 @@
+"""The shape of a run as the orchestrator spec returns it, and the vocabulary of statuses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..steps import step_kind
+
+__all__ = [
+    "ACTIVE",
+    "RUN_STATUSES",
+    "STEP_STATUSES",
+    "TERMINAL",
+    "executable_steps",
+    "run_result",
+    "step_result",
+]
+
+# success, failed, partial (some steps failed under onFailure: continue) come from the spec;
+# running, waiting (a prompt step waits for the agent) and cancelled are the in-between states.
+RUN_STATUSES = ("success", "failed", "partial", "running", "waiting", "cancelled")
+ACTIVE = ("running", "waiting")
+TERMINAL = ("success", "failed", "partial", "cancelled")
+# interrupted: the process died while a step marked idempotent: false was running; not re-run.
+STEP_STATUSES = ("success", "failed", "skipped", "interrupted", "cancelled")
+
+
+def executable_steps(workflow: Mapping[str, Any]) -> list[str]:
+    """Ids of the steps that do work (prompt and command), in document order, each once."""
+    ids: list[str] = []
+
+    def visit(steps: Iterable[Any]) -> None:
+        for step in steps:
+            if not isinstance(step, Mapping):
+                continue
+            kind = step_kind(step)
+            if kind == "parallel":
+                visit(step.get("steps") or [])
+            elif kind == "loop":
+                if isinstance(step.get("body"), list):
+                    visit(step["body"])
+            elif isinstance(step.get("id"), str) and step["id"] not in ids:
+                ids.append(step["id"])
+
+    visit(workflow.get("steps") or [])
+    return ids
+
+
+def step_result(name: str, status: str, output: Any, duration: float, **extra: Any) -> dict[str, Any]:
+    result = {"step_name": name, "status": status, "output": output, "duration": round(duration, 4)}
+    result.update({k: v for k, v in extra.items() if v is not None})
+    return result
+
+
+def run_result(
+    run_id: str,
+    status: str,
+    results: list[dict[str, Any]],
+    steps_total: int,
+    execution_time: float,
+    error_message: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    done = {r["step_id"] for r in results if r.get("status") in ("success", "skipped") and "step_id" in r}
+    out: dict[str, Any] = {
+        "status": status,
+        "workflow_id": run_id,
+        "steps_completed": len(done),
+        "steps_total": steps_total,
+        "step_results": [{k: v for k, v in r.items() if k != "step_id"} for r in results],
+        "execution_time": round(execution_time, 3),
+        "error_message": error_message,
+    }
+    out.update({k: v for k, v in extra.items() if v is not None})
+    return out

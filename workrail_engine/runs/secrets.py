@@ -1,0 +1,58 @@
+"""Secrets: values read from the environment by declared name, and masked everywhere they could leak.
+
+A workflow declares the *names* of its secrets (``secrets: ["API_TOKEN"]``); the values exist only
+in this process's memory while a step runs. They reach a command through its environment (and
+through ``{{secrets.NAME}}`` in an argv element, rendered at spawn time, never stored), and every
+string that leaves the executor — outputs, stored records, log lines, errors — goes through
+`SecretSet.mask` first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["MASK", "SecretSet"]
+
+MASK = "***"
+
+
+class SecretSet:
+    """The values of a workflow's declared secrets, and the masking of them."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = {name: value for name, value in values.items() if value}
+        # Longest first, so a secret that contains another is masked whole.
+        self._needles = sorted(set(self.values.values()), key=len, reverse=True)
+
+    @classmethod
+    def from_environment(cls, names: Iterable[str], environ: Mapping[str, str] | None = None) -> SecretSet:
+        source = os.environ if environ is None else environ
+        return cls({name: source[name] for name in names if name in source})
+
+    def missing(self, names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+        source = os.environ if environ is None else environ
+        return [name for name in names if not source.get(name)]
+
+    def masked_values(self) -> dict[str, str]:
+        """What ``{{secrets.NAME}}`` shows in a plan or a guidance: the mask, never the value."""
+        return {name: MASK for name in self.values}
+
+    def mask_text(self, text: str) -> str:
+        for needle in self._needles:
+            if needle in text:
+                text = text.replace(needle, MASK)
+        return text
+
+    def mask(self, value: Any) -> Any:
+        """``value`` with every secret replaced by ``***`` in every string, keys included."""
+        if not self._needles:
+            return value
+        if isinstance(value, str):
+            return self.mask_text(value)
+        if isinstance(value, Mapping):
+            return {self.mask_text(str(k)): self.mask(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.mask(item) for item in value]
+        return value

@@ -1,0 +1,258 @@
+"""`RunService`: start, watch, continue, cancel and list runs — the one facade the MCP tools and the
+CLI call. Synchronous (DBOS's calls refuse to run on an event loop); async callers use a thread.
+
+DBOS is imported and launched on first need (`start()`), never at import, so a server answers
+``initialize`` before any of it happens.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation
+from ..rules import validate_output
+from .commands import AttemptSettings
+from .model import ACTIVE, executable_steps, run_result
+from .params import check_parameters
+from .plan import has_commands, plan_run, sandbox_wanted
+from .resolve import database_url, store_home
+from .walker import condition_context
+from .workspace import check_sandbox
+
+__all__ = ["RunOptions", "RunService"]
+
+_DBOS_STATUS = {"SUCCESS": None, "ERROR": "failed", "CANCELLED": "cancelled",
+                "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed"}
+
+
+@dataclass
+class RunOptions:
+    timeout: float | None = None
+    parallel_limit: int | None = None
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+class RunService:
+    def __init__(self, project: Path, *, allow_commands: bool, sandbox: bool = False,
+                 home: Path | None = None, database: str | None = None) -> None:
+        self.project = project
+        self.settings = AttemptSettings(project=project, allow_commands=allow_commands, sandbox=sandbox)
+        self.home = home
+        self.database = database
+        self.executor_id: str | None = None
+        self._lock = threading.Lock()
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Launch the durable layer (and recover dead processes' runs); idempotent."""
+        with self._lock:
+            if self.executor_id is None:
+                from . import durable
+
+                home = self.home or store_home()
+                self.executor_id = durable.launch(home, self.database or database_url(), self.settings)
+
+    @property
+    def started(self) -> bool:
+        return self.executor_id is not None
+
+    # --- starting ------------------------------------------------------------------------
+
+    def prepare(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
+        """Checks before anything runs: parameters, permission for commands, the sandbox."""
+        values = check_parameters(workflow, parameters)
+        if options.parallel_limit is not None and options.parallel_limit < 1:
+            raise InvalidParams("parallel_limit must be at least 1", details="parallel_limit < 1")
+        if options.timeout is not None and options.timeout <= 0:
+            raise InvalidParams("timeout must be positive", details="timeout <= 0")
+        return values
+
+    def plan(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
+        values = self.prepare(workflow, parameters, options)
+        return plan_run(workflow, values, options.context, self.project, options.parallel_limit,
+                        options.timeout or workflow.get("timeoutSeconds"))
+
+    def run(self, workflow: dict, parameters: Any, options: RunOptions) -> str:
+        values = self.prepare(workflow, parameters, options)
+        if has_commands(workflow) and not self.settings.allow_commands:
+            raise SecurityViolation(
+                "this workflow has command steps, and command execution is off: start the server "
+                "with --allow-commands to allow it (dry runs are always allowed)",
+                flag="--allow-commands", workflowId=workflow.get("id"),
+            )
+        if sandbox_wanted(workflow) or self.settings.sandbox:
+            check_sandbox()
+        self.start()
+        from . import durable
+
+        timeout = options.timeout or workflow.get("timeoutSeconds")
+        run_id = f"wf-{uuid.uuid4().hex[:12]}"
+        durable.start_run(run_id, {
+            "workflow": workflow,
+            "parameters": values,
+            "context": options.context,
+            "deadline": time.time() + timeout if timeout else None,
+            "parallel_limit": options.parallel_limit,
+        })
+        return run_id
+
+    # --- reading -------------------------------------------------------------------------
+
+    def get(self, run_id: str) -> dict[str, Any]:
+        """The run as the spec shapes it (status, workflow_id, steps_completed, step_results, ...)."""
+        return _public(self._raw(run_id))
+
+    def _raw(self, run_id: str) -> dict[str, Any]:
+        self.start()
+        from dbos import DBOS
+
+        status = DBOS.get_workflow_status(run_id)
+        if status is None or status.name != "workrail_run":
+            raise RunNotFound(run_id, [s["workflow_id"] for s in self.list(limit=20)])
+        return _snapshot(status, DBOS.get_all_events(run_id))
+
+    def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
+        self.start()
+        from dbos import DBOS
+
+        statuses = DBOS.list_workflows(name="workrail_run", sort_desc=True, limit=limit,
+                                       status=["PENDING", "ENQUEUED"] if running_only else None)
+        return [_summary(s) for s in statuses]
+
+    def running_count(self) -> int:
+        self.start()
+        from dbos import DBOS
+
+        return len(DBOS.list_workflows(name="workrail_run", status=["PENDING", "ENQUEUED"],
+                                       load_input=False, load_output=False))
+
+    def wait(self, run_id: str, seconds: float, on_change: Callable[[dict], None] | None = None,
+             leave_waiting: str | None = None) -> dict[str, Any]:
+        """The run once it ends or waits for the agent, or as it is when ``seconds`` are up."""
+        end = time.monotonic() + max(seconds, 0.0)
+        seen = None
+        while True:
+            snap = self.get(run_id)
+            mark = (snap["status"], len(snap["step_results"]))
+            if on_change is not None and mark != seen:
+                on_change(snap)
+            seen = mark
+            waiting_here = snap["status"] == "waiting" and snap.get("waiting", {}).get("step_key") == leave_waiting
+            if snap["status"] not in ACTIVE or (snap["status"] == "waiting" and not waiting_here):
+                return snap
+            if time.monotonic() >= end:
+                return snap
+            time.sleep(0.05)
+
+    # --- acting on a run -----------------------------------------------------------------
+
+    def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
+        snap = self.get(run_id)
+        if snap["status"] not in ACTIVE:
+            return {"status": snap["status"], "steps_completed": snap["steps_completed"],
+                    "message": f"run {run_id} had already finished ({snap['status']}); nothing to cancel"}
+        from dbos import DBOS
+
+        from . import durable
+
+        DBOS.cancel_workflow(run_id, cancel_children=True)
+        durable.watch().cancel_local(run_id)
+        snap = self.get(run_id)
+        out = {"status": "cancelled", "steps_completed": snap["steps_completed"]}
+        if reason:
+            out["reason"] = reason
+        return out
+
+    def continue_run(self, run_id: str, output: str, context: dict | None = None,
+                     wait_seconds: float = 10.0) -> dict[str, Any]:
+        snap = self._raw(run_id)
+        if snap["status"] != "waiting":
+            raise InvalidRunState(f"run {run_id} is {snap['status']}, not waiting for the agent",
+                                  runId=run_id, status=snap["status"])
+        waiting = snap["waiting"]
+        step = _find_step(snap["_workflow"], waiting["step"]["id"])
+        values = {"parameters": snap["_parameters"], "context": {**waiting.get("context", {}), **(context or {})},
+                  "steps": {}}
+        checked = validate_output(step.get("validationCriteria"), output, condition_context(values))
+        if not checked.valid:
+            return {**_public(snap), "outcome": "blocked", "issues": checked.issues,
+                    "suggestions": checked.suggestions}
+        from dbos import DBOS
+
+        DBOS.send(run_id, {"step_key": waiting["step_key"], "output": output, "context": context or {}},
+                  topic="continue")
+        after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
+        return {**after, "outcome": "accepted"}
+
+
+def _find_step(workflow: dict, step_id: str) -> dict:
+    stack = list(workflow.get("steps") or [])
+    while stack:
+        step = stack.pop()
+        if step.get("id") == step_id:
+            return step
+        stack += list(step.get("steps") or []) + [s for s in (step.get("body") or []) if isinstance(s, dict)]
+    return {}
+
+
+def _inputs(status: Any) -> dict[str, Any]:
+    inputs = status.input or {}
+    args = inputs.get("args") if isinstance(inputs, dict) else None
+    return args[0] if args else {}
+
+
+def _elapsed(status: Any, active: bool) -> float:
+    end = time.time() * 1000 if active else (status.updated_at or status.created_at or 0)
+    return max(end - (status.created_at or end), 0) / 1000
+
+
+def _status_of(status: Any, state: dict) -> str:
+    if status.status in ("PENDING", "ENQUEUED", "DELAYED"):
+        return state.get("status", "running") if state.get("status") in ACTIVE else "running"
+    mapped = _DBOS_STATUS.get(status.status)
+    if mapped is not None:
+        return mapped
+    output = status.output if isinstance(status.output, dict) else {}
+    return output.get("status", "failed")
+
+
+def _snapshot(status: Any, events: dict[str, Any]) -> dict[str, Any]:
+    run = _inputs(status)
+    workflow = run.get("workflow") or {}
+    state = events.get("state") or {}
+    results = [r for key in sorted(k for k in events if k.startswith("results-")) for r in events[key]]
+    kind = _status_of(status, state)
+    error = state.get("error_message")
+    if status.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+        error = str(status.error) if status.error else "the run failed"
+    elif kind == "cancelled":
+        error = "cancelled"
+    snap = run_result(status.workflow_id, kind, results, len(executable_steps(workflow)),
+                      _elapsed(status, kind in ACTIVE), error if kind not in ("success",) + ACTIVE else None,
+                      workflow_name=workflow.get("id"))
+    if kind == "waiting" and state.get("waiting"):
+        snap["waiting"] = state["waiting"]
+    snap["_workflow"], snap["_parameters"] = workflow, run.get("parameters") or {}
+    return snap
+
+
+def _public(snap: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in snap.items() if not k.startswith("_")}
+
+
+def _summary(status: Any) -> dict[str, Any]:
+    run = _inputs(status)
+    output = status.output if isinstance(status.output, dict) else {}
+    kind = {"PENDING": "running", "ENQUEUED": "running", "DELAYED": "running"}.get(status.status) \
+        or _DBOS_STATUS.get(status.status) or output.get("status", "failed")
+    return {"workflow_id": status.workflow_id, "workflow_name": (run.get("workflow") or {}).get("id"),
+            "status": kind, "started_at": (status.created_at or 0) / 1000}
+
+

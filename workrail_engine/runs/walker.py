@@ -1,0 +1,223 @@
+"""The walk through a workflow's steps during a run, with every side effect behind `Effects`.
+
+The walk is deterministic given what its effects return (the durable layer replays it after a
+crash, and the checkpointed effects return what they returned the first time), so it reads no
+clock and no randomness of its own. Decisions: ``runCondition`` over parameters, context and
+earlier outputs; loops (``while``/``until``/``for``/``forEach``, ``maxIterations`` default 100);
+parallel groups; ``onFailure`` abort | continue | retry; retries with exponential backoff capped
+by the run's deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from ..conditions import MISSING, evaluate, resolve
+from ..rules import describe_criteria
+from ..steps import step_kind
+from ..templates import TemplateError, render
+from .commands import retry_policy
+from .model import step_result
+
+__all__ = ["Effects", "RunWalker", "condition_context", "run_with_retries", "waiting_view"]
+
+DEFAULT_MAX_ITERATIONS = 100
+
+
+class Effects(Protocol):
+    def attempt(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict: ...
+    def parallel(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]: ...
+    def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None: ...
+    def sleep(self, seconds: float) -> None: ...
+    def record(self, result: dict) -> None: ...
+    def state(self, state: dict) -> None: ...
+
+
+def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
+    """What a condition's ``var`` can name: parameters and context by bare name, or qualified."""
+    return {**values["parameters"], **values["context"], **{k: values[k] for k in ("parameters", "context", "steps")}}
+
+
+def run_with_retries(effects: Effects, key: str, step: dict, values: dict, deadline: float | None) -> dict:
+    """Attempts until one succeeds or the policy (or the deadline) says stop; a step result."""
+    max_attempts, delay, backoff = retry_policy(step)
+    total = 0.0
+    attempt = 1
+    while True:
+        outcome = effects.attempt(key, step, values, attempt, deadline)
+        total += outcome.get("duration", 0.0)
+        final = outcome["status"] != "failed" or outcome.get("deadline") or attempt >= max_attempts
+        wait = delay * backoff ** (attempt - 1)
+        if not final and deadline is not None and outcome["finished_at"] + wait >= deadline:
+            outcome["error"] = f"{outcome.get('error')}; no time left for another attempt before the run's deadline"
+            final = True
+        if final:
+            return step_result(key, outcome["status"], outcome.get("output"), total, step_id=step["id"],
+                               attempts=attempt, error=outcome.get("error"),
+                               deadline=outcome.get("deadline"), validation=outcome.get("validation"))
+        effects.sleep(wait)
+        attempt += 1
+
+
+def waiting_view(key: str, step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """What a paused run shows the agent: the step and its guidance (no secrets: they are masked)."""
+    try:
+        prompt = render(str(step.get("prompt", "")), values)
+    except TemplateError:
+        prompt = str(step.get("prompt", ""))
+    shown = {k: step[k] for k in ("id", "title", "agentRole", "guidance", "askForFiles", "requireConfirmation")
+             if k in step}
+    return {
+        "step_key": key,
+        "step": {**shown, "prompt": prompt},
+        "guidance": {
+            "prompt": prompt,
+            "modelHint": step.get("modelHint"),
+            "requiresConfirmation": bool(step.get("requireConfirmation", False)),
+            "validationCriteria": describe_criteria(step.get("validationCriteria"), condition_context(values)),
+        },
+    }
+
+
+class RunWalker:
+    def __init__(self, workflow: Mapping[str, Any], parameters: dict, context: dict, effects: Effects,
+                 *, deadline: float | None, parallel_limit: int | None, masked_secrets: dict[str, str]) -> None:
+        self.workflow = workflow
+        self.effects = effects
+        self.deadline = deadline
+        self.parallel_limit = parallel_limit
+        self.values: dict[str, Any] = {"parameters": parameters, "context": dict(context), "steps": {},
+                                       "secrets": masked_secrets}
+        self.by_id = {s["id"]: s for s in workflow["steps"] if isinstance(s, Mapping) and "id" in s}
+        self.owned = {s["body"] for s in workflow["steps"] if step_kind(s) == "loop" and isinstance(s.get("body"), str)}
+        self.failed: list[str] = []  # steps that failed under onFailure: continue
+        self.error: str | None = None  # set when the run must stop
+
+    # --- the walk ----------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        self.effects.state({"status": "running"})
+        for step in self.workflow["steps"]:
+            if self.error is not None:
+                break
+            if step["id"] in self.owned:
+                continue
+            self._step(step, step["id"])
+        if self.error is not None:
+            return {"status": "failed", "error_message": self.error}
+        if self.failed:
+            return {"status": "partial", "error_message": f"steps failed (onFailure: continue): {', '.join(self.failed)}"}
+        return {"status": "success", "error_message": None}
+
+    def _holds(self, step: Mapping[str, Any]) -> bool:
+        return evaluate(step.get("runCondition"), condition_context(self.values))
+
+    def _step(self, step: dict, key: str) -> None:
+        if not self._holds(step):
+            self._finish(step, step_result(key, "skipped", None, 0.0, step_id=step["id"],
+                                           reason="runCondition is false"))
+            return
+        kind = step_kind(step)
+        if kind == "command":
+            self._finish(step, run_with_retries(self.effects, key, step, self.values, self.deadline))
+        elif kind == "prompt":
+            self._prompt(step, key)
+        elif kind == "parallel":
+            self._parallel(step)
+        else:
+            self._loop(step)
+
+    def _finish(self, step: Mapping[str, Any], result: dict) -> None:
+        self.effects.record(result)
+        if result["status"] == "success" or result["status"] == "skipped":
+            if result["status"] == "success":
+                self.values["steps"][step["id"]] = {"output": result["output"]}
+            return
+        if result.get("deadline"):
+            self.error = f"the run's overall timeout was reached during step {result['step_name']!r}"
+        elif result["status"] == "interrupted":
+            self.error = f"step {result['step_name']!r} was interrupted: {result.get('error')}"
+        elif step.get("onFailure") == "continue":
+            self.failed.append(result["step_name"])
+        else:
+            self.error = f"step {result['step_name']!r} failed: {result.get('error')}"
+
+    def _prompt(self, step: dict, key: str) -> None:
+        waiting = waiting_view(key, step, self.values)
+        self.effects.state({"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}})
+        message = self.effects.wait(key, waiting, self.deadline)
+        if message is None:
+            self._finish(step, step_result(key, "failed", None, 0.0, step_id=step["id"], deadline=True,
+                                           error="the run's overall timeout was reached while waiting for the agent"))
+            return
+        self.values["context"].update(message.get("context") or {})
+        self.effects.state({"status": "running"})
+        self._finish(step, step_result(key, "success", message.get("output"), message.get("duration", 0.0),
+                                       step_id=step["id"]))
+
+    def _parallel(self, group: dict) -> None:
+        members, prompts = [], []
+        for step in group.get("steps") or []:
+            if not self._holds(step):
+                self._finish(step, step_result(step["id"], "skipped", None, 0.0, step_id=step["id"],
+                                               reason="runCondition is false"))
+            elif step_kind(step) == "prompt":
+                prompts.append(step)  # the agent does one thing at a time
+            else:
+                members.append((step["id"], step, self.values))
+        limits = [n for n in (group.get("parallelLimit"), self.parallel_limit) if n]
+        limit = min(limits) if limits else max(len(members), 1)
+        if members:
+            for (_, step, _), result in zip(members, self.effects.parallel(members, limit, self.deadline)):
+                self._finish(step, result)
+        for step in prompts:
+            if self.error is None:
+                self._prompt(step, step["id"])
+
+    # --- loops -------------------------------------------------------------------------
+
+    def _loop(self, loop: dict) -> None:
+        spec = loop.get("loop") or {}
+        body = loop.get("body")
+        steps = [self.by_id[body]] if isinstance(body, str) else list(body or [])
+        limit = spec.get("maxIterations", DEFAULT_MAX_ITERATIONS)
+        items = self._items(spec) if spec.get("type") == "forEach" else None
+        iteration = 0
+        while self.error is None and iteration < limit and self._continues(spec, iteration, items):
+            iteration += 1
+            self._expose(spec, iteration, items)
+            for step in steps:
+                if self.error is not None:
+                    break
+                self._step(step, f"{step['id']}[{iteration}]")
+        for name in ("iterationVar", "indexVar", "itemVar"):
+            if isinstance(spec.get(name), str):
+                self.values["context"].pop(spec[name], None)
+
+    def _items(self, spec: Mapping[str, Any]) -> list:
+        items = spec.get("items")
+        if isinstance(items, str):
+            items = resolve(condition_context(self.values), items)
+        return items if isinstance(items, list) else []
+
+    def _continues(self, spec: Mapping[str, Any], done: int, items: list | None) -> bool:
+        kind = spec.get("type")
+        if kind == "while":
+            return evaluate(spec.get("condition"), condition_context(self.values))
+        if kind == "until":
+            return done == 0 or not evaluate(spec.get("condition"), condition_context(self.values))
+        if kind == "for":
+            count = spec.get("count")
+            if isinstance(count, str):
+                count = resolve(condition_context(self.values), count)
+            return isinstance(count, int) and count is not MISSING and done < count
+        return items is not None and done < len(items)
+
+    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list | None) -> None:
+        context = self.values["context"]
+        for name, value in (("iterationVar", iteration), ("indexVar", iteration - 1)):
+            if isinstance(spec.get(name), str):
+                context[spec[name]] = value
+        if items is not None and isinstance(spec.get("itemVar"), str):
+            context[spec["itemVar"]] = items[iteration - 1]
