@@ -1,0 +1,118 @@
+"""Streamable HTTP: the start banner, the bearer token, DNS-rebinding protection, 20 clients at once."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.mcp.conftest import server_command, server_env
+
+pytestmark = pytest.mark.slow
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@contextmanager
+def http_server(project, tmp_path, token: str | None = None) -> Iterator[tuple[str, list[str]]]:
+    """`workrail-mcp --transport http --port 0`; yields its URL (read from the banner) and banner."""
+    extra = {"WORKRAIL_HTTP_TOKEN": token} if token else {}
+    process = subprocess.Popen(
+        server_command(project, "--transport", "http", "--port", "0"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=server_env(tmp_path, **extra), cwd=tmp_path, text=True,
+    )
+    banner: list[str] = []
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            assert line, f"server exited: {process.poll()} {banner}"
+            banner.append(line.rstrip("\n"))
+            if line.startswith("Press Ctrl+C"):
+                break
+        match = re.search(r"listening on (http://\S+)", "\n".join(banner))
+        assert match, banner
+        yield match.group(1), banner
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stderr.close()
+
+
+def test_banner_says_where_what_and_how(project, tmp_path):
+    with http_server(project, tmp_path) as (url, banner):
+        text = "\n".join(banner)
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert re.search(r"Loaded \d+ workflows", text)
+        assert f"claude mcp add --transport http workrail {url}" in text
+
+
+def test_invalid_files_are_counted_in_the_banner(project, tmp_path):
+    (project / "workflows" / "broken.json").write_text("{not json")
+    with http_server(project, tmp_path) as (_, banner):
+        assert "1 invalid file left out" in "\n".join(banner)
+
+
+def post(url: str, body, headers: dict[str, str] | None = None) -> httpx2.Response:
+    return httpx2.post(url, content=json.dumps(body), headers={**ACCEPT, **(headers or {})}, timeout=10)
+
+
+def test_the_token_is_enforced(project, tmp_path):
+    with http_server(project, tmp_path, token="s3cret-token") as (url, banner):
+        assert "WORKRAIL_HTTP_TOKEN" in "\n".join(banner)
+        assert "s3cret-token" not in "\n".join(banner)
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
+            refused = post(url, INITIALIZE, headers)
+            assert refused.status_code == 401 and refused.content == b""
+        accepted = post(url, INITIALIZE, {"Authorization": "Bearer s3cret-token"})
+        assert accepted.status_code == 200 and "workflowlookup" in accepted.text
+
+
+def test_dns_rebinding_is_refused(project, tmp_path):
+    with http_server(project, tmp_path) as (url, _):
+        port = url.split(":")[2].split("/")[0]
+        assert post(url, INITIALIZE, {"Host": f"evil.example:{port}"}).status_code in (400, 403, 421)
+        assert post(url, INITIALIZE, {"Origin": "http://evil.example"}).status_code in (400, 403)
+        assert post(url, INITIALIZE, {"Host": f"localhost:{port}"}).status_code == 200
+
+
+async def one_session(url: str, token: str, mode: str, n: int) -> None:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            listed = await client.call_tool("workflow_list", {})
+            assert "test-flow" in {w["id"] for w in listed.structured_content["workflows"]}
+            completed: list[str] = []
+            for _ in range(5):
+                step = await client.call_tool("workflow_next", {"workflowId": "test-flow", "completedSteps": completed})
+                assert not step.is_error, step.content
+                if step.structured_content["isComplete"]:
+                    break
+                completed.append(step.structured_content["step"]["id"])
+            assert completed == ["understand", "implement"]
+            check = await client.call_tool(
+                "workflow_validate", {"workflowId": "test-flow", "stepId": "understand", "output": f"requirements #{n}"}
+            )
+            assert check.structured_content["valid"] is True
+            assert "test-flow" in {p.name for p in (await client.list_prompts()).prompts}
+
+
+async def test_twenty_concurrent_clients(project, tmp_path):
+    with http_server(project, tmp_path, token="tok") as (url, _):
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for n in range(20):
+                    group.start_soon(one_session, url, "tok", "legacy" if n % 2 else "2026-07-28", n)
