@@ -69,6 +69,12 @@ def test_files_pattern(path: str, selected: bool) -> None:
     assert hook_selects(path) is selected
 
 
+def test_manifest_is_valid_for_pre_commit() -> None:
+    result = subprocess.run([str(PRE_COMMIT), "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
