@@ -87,7 +87,7 @@ def _judge(step: Mapping[str, Any], outcome: CommandOutcome, context: Mapping[st
 
 def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names: list[str],
                 settings: AttemptSettings, deadline: float | None,
-                cancel: threading.Event | None = None) -> dict[str, Any]:
+                cancel: threading.Event | None = None, on_start: Any = None, on_end: Any = None) -> dict[str, Any]:
     """Run one attempt; a dict with status, output, error, duration, finished_at (all masked)."""
     started = time.time()
     secrets = SecretSet.from_environment(secret_names)
@@ -100,7 +100,7 @@ def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names
         spec = _spec(step, values, secrets, settings, remaining)
     except (TemplateError, SecurityViolation) as exc:
         return secrets.mask(_failure(str(exc), started))
-    outcome = run_command(spec, cancel)
+    outcome = run_command(spec, cancel, on_start=on_start, on_end=on_end)
     context = {**values.get("parameters", {}), **values.get("context", {}), **values}
     status, error, validation = _judge(step, outcome, context)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining

@@ -24,7 +24,7 @@ from dbos._serialization import DBOSPortableJSONSerializer
 
 from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt
-from .executors import ExecutorLock, dead_executors, forget
+from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
 from .model import step_result
 from .secrets import SecretSet
 from .walker import RunWalker, run_with_retries
@@ -40,6 +40,7 @@ _INCARNATION = uuid.uuid4().hex  # this process; an attempt marked by another on
 _settings: AttemptSettings | None = None
 _watch: CancelWatch | None = None
 _queues: set[int] = set()
+_groups: InFlight | None = None
 _lock = threading.Lock()
 
 
@@ -48,9 +49,20 @@ def _cancelled(run_ids: list[str]) -> list[str]:
     return [s.workflow_id for s in statuses if s.status == "CANCELLED"]
 
 
+_launched: tuple[Path, str] | None = None
+
+
 def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
-    """Start DBOS in this process and recover the runs of executors that died; the executor id."""
-    global _settings, _watch
+    """Start DBOS in this process and recover the runs of executors that died; the executor id.
+
+    DBOS is one per process: a second launch on the same store returns the same executor.
+    """
+    global _settings, _watch, _launched
+    if _launched is not None:
+        if _launched[0] != home:
+            raise RuntimeError(f"this process already uses the run store {_launched[0]}")
+        _settings = settings
+        return _launched[1]
     _settings = settings
     _watch = CancelWatch(_cancelled)
     lock = ExecutorLock(home)
@@ -69,8 +81,12 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
     DBOS.launch()
     dead = dead_executors(home, lock.executor_id)
     if dead:
+        stop_orphans(home, dead)  # steps of a killed process outlive it (own sessions): stop them first
         DBOS._recover_pending_workflows(dead)
         forget(home, dead)
+    global _groups
+    _groups = InFlight(lock)
+    _launched = (home, lock.executor_id)
     return lock.executor_id
 
 
@@ -115,7 +131,8 @@ def _attempt(run_id: str, key: str, step: dict, values: dict, attempt: int, dead
     assert _settings is not None
     flag = watch().watch(run_id)
     try:
-        return run_attempt(step, values, secret_names, _settings, deadline, flag)
+        return run_attempt(step, values, secret_names, _settings, deadline, flag, on_start=_groups.add if _groups else None,
+                           on_end=_groups.remove if _groups else None)
     finally:
         watch().release(run_id, flag)
 
@@ -176,8 +193,8 @@ def workrail_run(run: dict) -> dict:
         summary = walker.run()
     except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
         summary = {"status": "failed", "error_message": f"the run stopped on a malformed workflow: {exc}"}
-    summary = effects.masks.mask(summary)
-    effects.state({"status": summary["status"], "error_message": summary["error_message"]})
+    summary = {**effects.masks.mask(summary), "finished_at": _clock()}
+    effects.state(summary)
     return summary
 
 

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,14 +160,22 @@ def _spawn(spec: CommandSpec) -> subprocess.Popen:
     )
 
 
-def run_command(spec: CommandSpec, cancel: threading.Event | None = None) -> CommandOutcome:
-    """Run ``spec.argv`` to completion, timeout or cancel; never raises for the command's sake."""
+def run_command(spec: CommandSpec, cancel: threading.Event | None = None,
+                on_start: Callable[[int], None] | None = None,
+                on_end: Callable[[int], None] | None = None) -> CommandOutcome:
+    """Run ``spec.argv`` to completion, timeout or cancel; never raises for the command's sake.
+
+    ``on_start(pgid)`` / ``on_end(pgid)`` let the caller keep a list of live process groups (so
+    that a successor can stop them if this process dies).
+    """
     started = time.monotonic()
     try:
         proc = _spawn(spec)
     except OSError as exc:
         return CommandOutcome(None, error=f"cannot start {spec.argv[0]!r}: {exc.strerror or exc}",
                               duration=time.monotonic() - started)
+    if on_start is not None:
+        on_start(proc.pid)
     outcome = CommandOutcome(None)
     capture = _Capture()
     stopper = _Stopper(proc.pid, spec.grace)
@@ -175,6 +183,8 @@ def run_command(spec: CommandSpec, cancel: threading.Event | None = None) -> Com
     _pump(proc, capture, stopper, deadline, cancel, outcome)
     proc.wait()
     stopper.finish(proc)
+    if on_end is not None:
+        on_end(proc.pid)
     outcome.duration = time.monotonic() - started
     outcome.stdout = capture.stdout.decode("utf-8", errors="replace")
     outcome.stderr_tail = capture.stderr[-STDERR_TAIL:].decode("utf-8", errors="replace")

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
+import threading
 import socket
 import uuid
 from pathlib import Path
 
-__all__ = ["ExecutorLock", "dead_executors", "forget"]
+__all__ = ["ExecutorLock", "InFlight", "dead_executors", "forget", "stop_orphans"]
 
 
 class ExecutorLock:
@@ -51,3 +53,41 @@ def forget(home: Path, executor_ids: list[str]) -> None:
         (home / "executors" / f"{executor_id}.lock").unlink(missing_ok=True)
 
 
+
+
+class InFlight:
+    """The process groups this executor's steps are running, mirrored in ``<id>.pgids``."""
+
+    def __init__(self, lock: ExecutorLock) -> None:
+        self.path = lock.directory / f"{lock.executor_id}.pgids"
+        self._groups: set[int] = set()
+        self._lock = threading.Lock()
+
+    def _save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text("".join(f"{g}\n" for g in sorted(self._groups)))
+        os.replace(tmp, self.path)
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+            self._save()
+
+    def remove(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+            self._save()
+
+
+def stop_orphans(home: Path, executor_ids: list[str]) -> None:
+    """Kill the process groups a dead executor left running (they were started in own sessions)."""
+    for executor_id in executor_ids:
+        path = home / "executors" / f"{executor_id}.pgids"
+        if not path.exists():
+            continue
+        for line in path.read_text().split():
+            try:
+                os.killpg(int(line), signal.SIGKILL)
+            except (ValueError, ProcessLookupError, PermissionError):
+                pass
+        path.unlink(missing_ok=True)

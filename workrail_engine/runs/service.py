@@ -100,6 +100,7 @@ class RunService:
             "context": options.context,
             "deadline": time.time() + timeout if timeout else None,
             "parallel_limit": options.parallel_limit,
+            "started_at": time.time(),
         })
         return run_id
 
@@ -208,9 +209,9 @@ def _inputs(status: Any) -> dict[str, Any]:
     return args[0] if args else {}
 
 
-def _elapsed(status: Any, active: bool) -> float:
-    end = time.time() * 1000 if active else (status.updated_at or status.created_at or 0)
-    return max(end - (status.created_at or end), 0) / 1000
+def _elapsed(run: dict, state: dict, status: Any) -> float:
+    started = run.get("started_at") or (status.created_at or 0) / 1000
+    return max((state.get("finished_at") or time.time()) - started, 0.0)
 
 
 def _status_of(status: Any, state: dict) -> str:
@@ -235,7 +236,7 @@ def _snapshot(status: Any, events: dict[str, Any]) -> dict[str, Any]:
     elif kind == "cancelled":
         error = "cancelled"
     snap = run_result(status.workflow_id, kind, results, len(executable_steps(workflow)),
-                      _elapsed(status, kind in ACTIVE), error if kind not in ("success",) + ACTIVE else None,
+                      _elapsed(run, state, status), error if kind not in ("success",) + ACTIVE else None,
                       workflow_name=workflow.get("id"))
     if kind == "waiting" and state.get("waiting"):
         snap["waiting"] = state["waiting"]

@@ -1,0 +1,173 @@
+"""`workrail run`, `workrail runs`, `workrail run-status`, `workrail cancel`: runs from a terminal.
+
+The CLI runs command steps because its user asked for them (the MCP server needs
+``--allow-commands``). Progress is a live display on a terminal and plain lines otherwise;
+Ctrl-C cancels the run cleanly (its processes are killed as groups) and exits 130.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from workrail_engine.cli.settings import Settings
+
+__all__ = ["register"]
+
+_EXIT = {"success": 0, "waiting": 0, "running": 0}
+
+
+def _param_value(schema: Any, name: str, text: str) -> Any:
+    """``--param k=v``: JSON when it parses and the schema does not want a string, else the text."""
+    prop = (schema or {}).get("properties", {}).get(name, {}) if isinstance(schema, dict) else {}
+    if isinstance(prop, dict) and prop.get("type") == "string":
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _parameters(workflow: dict, pairs: tuple[str, ...]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="--param")
+        values[name] = _param_value(workflow.get("parameters"), name, text)
+    return values
+
+
+def _service(settings: Settings, sandbox: bool = False) -> Any:
+    from workrail_engine.runs import RunService
+
+    return RunService(Path(settings.project).resolve(), allow_commands=True, sandbox=sandbox)
+
+
+def _line(snap: dict[str, Any]) -> str:
+    text = f"{snap['workflow_id']} {snap['status']}: {snap['steps_completed']}/{snap['steps_total']} steps"
+    if snap.get("step_results"):
+        last = snap["step_results"][-1]
+        text += f" — {last['step_name']} {last['status']} ({last['duration']:.2f}s)"
+    return text
+
+
+def _print_result(snap: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(snap, indent=2, ensure_ascii=False))
+        return
+    for result in snap.get("step_results", []):
+        click.echo(f"  {result['status']:<11} {result['step_name']} ({result['duration']:.2f}s)"
+                   + (f": {result['error']}" if result.get("error") else ""))
+    click.echo(f"{snap['workflow_id']}: {snap['status']} — {snap['steps_completed']}/{snap['steps_total']} steps "
+               f"in {snap['execution_time']:.2f}s" + (f"; {snap['error_message']}" if snap.get("error_message") else ""))
+    if snap.get("waiting"):
+        step = snap["waiting"]["step"]
+        click.echo(f"waiting for the agent at step {step['id']!r}: {step.get('prompt', '')}")
+        click.echo("continue it with the MCP tool continue_workflow")
+
+
+def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
+    """Watch the run until it ends or waits; Ctrl-C cancels it."""
+    try:
+        if not live:
+            return service.wait(run_id, 10 ** 9, on_change=lambda s: click.echo(_line(s), err=True))
+        from rich.progress import Progress
+
+        with Progress(transient=True) as progress:
+            task = progress.add_task(run_id, total=None)
+
+            def show(snap: dict[str, Any]) -> None:
+                progress.update(task, completed=snap["steps_completed"], total=snap["steps_total"],
+                                description=_line(snap))
+
+            return service.wait(run_id, 10 ** 9, on_change=show)
+    except KeyboardInterrupt:
+        click.echo(f"cancelling {run_id} ...", err=True)
+        service.cancel(run_id, "interrupted from the terminal (Ctrl-C)")
+        deadline = time.monotonic() + 10
+        snap = service.get(run_id)
+        while snap["status"] not in ("cancelled", "failed", "success", "partial") and time.monotonic() < deadline:
+            time.sleep(0.1)
+            snap = service.get(run_id)
+        snap["interrupted"] = True
+        return snap
+
+
+@click.command("run")
+@click.argument("workflow", metavar="ID|PATH")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A workflow parameter (repeatable); VALUE is JSON when it parses, else text.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (steps, order, parallel groups, argv); run nothing.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Overall timeout in seconds.")
+@click.option("--parallel-limit", type=click.IntRange(min=1), help="Most steps running at once.")
+@click.option("--sandbox", is_flag=True, help="Run every command step inside bubblewrap.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_obj
+def run_command(settings: Settings, workflow: str, params: tuple[str, ...], dry_run: bool, timeout: float | None,
+                parallel_limit: int | None, sandbox: bool, fmt: str) -> None:
+    """Run a workflow (by id, or the path of a workflow file) and follow its progress.
+
+    Exit status: 0 success (or waiting for an agent), 1 failed, partial or cancelled, 130 after Ctrl-C.
+    """
+    from workrail_engine.runs import RunOptions, resolve_workflow
+
+    definition, _ = resolve_workflow(settings.catalog(), workflow, any_path=True, base=Path.cwd())
+    service = _service(settings, sandbox)
+    options = RunOptions(timeout=timeout, parallel_limit=parallel_limit)
+    values = _parameters(definition, params)
+    if dry_run:
+        click.echo(json.dumps(service.plan(definition, values, options), indent=2, ensure_ascii=False))
+        return
+    run_id = service.run(definition, values, options)
+    click.echo(f"started {run_id}", err=True)
+    snap = _follow(service, run_id, live=sys.stderr.isatty() and fmt == "text")
+    _print_result(snap, fmt)
+    code = 130 if snap.get("interrupted") else _EXIT.get(snap["status"], 1)
+    click.get_current_context().exit(code)
+
+
+@click.command("runs")
+@click.option("--running", is_flag=True, help="Only runs in progress (running or waiting).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_obj
+def runs_command(settings: Settings, running: bool, limit: int, fmt: str) -> None:
+    """List recent runs, newest first."""
+    runs = _service(settings).list(running_only=running, limit=limit)
+    if fmt == "json":
+        click.echo(json.dumps(runs, indent=2))
+        return
+    for run in runs:
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["started_at"]))
+        click.echo(f"{run['workflow_id']}  {run['status']:<9}  {started}  {run['workflow_name']}")
+    click.echo(f"{len(runs)} run(s)", err=True)
+
+
+@click.command("run-status")
+@click.argument("run_id", metavar="RUN_ID")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_obj
+def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
+    """Show a run: status and step results."""
+    _print_result(_service(settings).get(run_id), fmt)
+
+
+@click.command("cancel")
+@click.argument("run_id", metavar="RUN_ID")
+@click.option("--reason", help="Why (recorded with the run).")
+@click.pass_obj
+def cancel_command(settings: Settings, run_id: str, reason: str | None) -> None:
+    """Cancel a run; its running processes are stopped within seconds."""
+    result = _service(settings).cancel(run_id, reason)
+    click.echo(result.get("message") or f"{run_id}: cancelled after {result['steps_completed']} completed step(s)")
+
+
+def register(cli: click.Group) -> None:
+    for command in (run_command, runs_command, run_status_command, cancel_command):
+        cli.add_command(command)
