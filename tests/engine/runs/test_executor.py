@@ -1,0 +1,144 @@
+"""The executor with real subprocesses: exit codes, JSON stdout, caps, timeouts, cancel, groups."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from workrail_engine.errors import SecurityViolation
+from workrail_engine.runs.executor import STDOUT_CAP, CommandSpec, run_command
+from workrail_engine.runs.secrets import SecretSet
+from workrail_engine.runs.workspace import SandboxUnavailable, check_sandbox, resolve_cwd
+
+PY = sys.executable
+
+
+def spec(tmp_path: Path, code: str, **kw) -> CommandSpec:
+    return CommandSpec([PY, "-c", code], tmp_path, {"PATH": os.environ["PATH"]}, **kw)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie waiting for its reaper counts as gone
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_exit_code_json_stdout_and_stderr_tail(tmp_path):
+    out = run_command(spec(tmp_path, "import sys, json; print(json.dumps({'n': 1})); print('bad', file=sys.stderr); sys.exit(3)"))
+    assert out.exit_code == 3 and not out.ok
+    assert out.output()["stdout"] == {"n": 1}
+    assert out.output()["stderr"] == "bad\n"
+
+
+def test_plain_stdout_stays_text(tmp_path):
+    assert run_command(spec(tmp_path, "print('hello')")).output()["stdout"] == "hello\n"
+
+
+def test_stdout_is_capped(tmp_path):
+    out = run_command(spec(tmp_path, f"import sys; sys.stdout.write('x' * {STDOUT_CAP + 5000})"))
+    assert out.ok and out.stdout_truncated and len(out.stdout) == STDOUT_CAP
+
+
+def test_missing_program_is_an_outcome_not_an_exception(tmp_path):
+    out = run_command(CommandSpec(["no-such-program-xyz"], tmp_path, {"PATH": "/usr/bin"}))
+    assert out.exit_code is None and "cannot start" in out.error
+
+
+def test_argv_is_not_a_shell(tmp_path):
+    marker = tmp_path / "pwned"
+    out = run_command(CommandSpec(["echo", f"; touch {marker}"], tmp_path, {"PATH": os.environ["PATH"]}))
+    assert out.stdout.strip() == f"; touch {marker}" and not marker.exists()
+
+
+def test_timeout_kills_a_grandchild_that_ignores_sigterm(tmp_path):
+    pidfile = tmp_path / "grandchild.pid"
+    stubborn = tmp_path / "stubborn.py"
+    stubborn.write_text(
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+        "time.sleep(60)\n"
+    )
+    code = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, {str(stubborn)!r}, {str(pidfile)!r}])\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    out = run_command(spec(tmp_path, code, timeout=1.0, grace=0.5))
+    elapsed = time.monotonic() - started
+    assert out.timed_out and "timed out" in out.error
+    assert elapsed < 5, elapsed
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(grandchild)
+
+
+def test_cancel_flag_stops_the_group(tmp_path):
+    flag = threading.Event()
+    threading.Timer(0.5, flag.set).start()
+    started = time.monotonic()
+    out = run_command(spec(tmp_path, "import time; time.sleep(60)", grace=0.5), cancel=flag)
+    assert out.cancelled and time.monotonic() - started < 5
+
+
+def test_background_leftovers_do_not_outlive_the_step(tmp_path):
+    pidfile = tmp_path / "bg.pid"
+    code = (
+        "import subprocess, sys\n"
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], stdout=subprocess.DEVNULL)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+    )
+    out = run_command(spec(tmp_path, code, grace=0.5))
+    assert out.exit_code == 0
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
+
+
+def test_secret_masking_everywhere():
+    secrets = SecretSet({"TOKEN": "s3cr3t-value", "OTHER": "s3cr3t"})
+    masked = secrets.mask({"stdout": "a s3cr3t-value b s3cr3t", "list": ["s3cr3t-value"], "n": 3})
+    assert masked == {"stdout": "a *** b ***", "list": ["***"], "n": 3}
+
+
+def test_secrets_come_from_declared_names_only():
+    secrets = SecretSet.from_environment(["A"], {"A": "1", "B": "2"})
+    assert secrets.values == {"A": "1"}
+
+
+@pytest.mark.parametrize("cwd", ["../elsewhere", "/etc", "sub/../../x"])
+def test_cwd_cannot_leave_the_project(tmp_path, cwd):
+    with pytest.raises(SecurityViolation):
+        resolve_cwd(tmp_path, cwd)
+
+
+def test_cwd_symlink_escape_is_refused(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "link").symlink_to(tmp_path)
+    with pytest.raises(SecurityViolation, match="leaves the project"):
+        resolve_cwd(project, "link")
+    (project / "sub").mkdir()
+    assert resolve_cwd(project, "sub") == (project / "sub").resolve()
+
+
+def test_sandbox_unavailable_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap here
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+        check_sandbox()
