@@ -1,0 +1,26 @@
+"""One durable run store per test session (DBOS is one per process), in a temporary home."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workrail_engine.runs import RunService
+
+
+@pytest.fixture(scope="session")
+def run_home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("workrail-home")
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("project")
+
+
+@pytest.fixture(scope="session")
+def service(run_home, project) -> RunService:
+    svc = RunService(project, allow_commands=True, home=run_home)
+    svc.start()
+    return svc

@@ -1,0 +1,171 @@
+"""Runs end to end on the real durable layer (DBOS on SQLite) with real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from workrail_engine.errors import InvalidParams
+from workrail_engine.runs import RunOptions
+
+from runs_support import command, py, workflow
+
+STAMP = "import json, time, os; t = time.time(); time.sleep({secs}); print(json.dumps([t, time.time()]))"
+
+
+def finish(service, wf, parameters=None, wait=60, **options):
+    run_id = service.run(wf, parameters or {}, RunOptions(**options))
+    return service.wait(run_id, wait)
+
+
+def max_overlap(intervals):
+    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
+    current = peak = 0
+    for _, delta in events:
+        current += delta
+        peak = max(peak, current)
+    return peak
+
+
+def test_parallel_limit_caps_concurrency(service):
+    members = [command(f"p{i}", py(STAMP.format(secs=0.6))) for i in range(6)]
+    result = finish(service, workflow({"id": "group", "title": "g", "type": "parallel", "steps": members}),
+                    parallel_limit=2)
+    assert result["status"] == "success", result
+    intervals = [r["output"]["stdout"] for r in result["step_results"]]
+    assert max_overlap(intervals) == 2
+
+
+def test_retry_counts_the_first_attempt(service, tmp_path):
+    counter = tmp_path / "count"
+    flaky = py(f"import sys; p = {str(counter)!r}; n = len(open(p).read()) if __import__('os').path.exists(p) else 0; "
+               f"open(p, 'a').write('x'); sys.exit(0 if n + 1 >= 3 else 1)")
+    ok = finish(service, workflow(command("flaky", flaky, retry={"maxAttempts": 3, "delaySeconds": 0.1, "backoff": 2})))
+    assert ok["status"] == "success" and ok["step_results"][0]["attempts"] == 3
+    assert counter.read_text() == "xxx"
+    counter.unlink()
+    failed = finish(service, workflow(command("flaky", flaky, retry={"maxAttempts": 2, "delaySeconds": 0.1})))
+    assert failed["status"] == "failed" and failed["step_results"][0]["attempts"] == 2
+    assert counter.read_text() == "xx"
+
+
+def test_on_failure_continue_gives_partial_and_abort_stops(service):
+    fail = py("import sys; sys.exit(2)")
+    partial = finish(service, workflow(command("bad", fail, onFailure="continue"), command("after", ["true"])))
+    assert partial["status"] == "partial"
+    assert [r["status"] for r in partial["step_results"]] == ["failed", "success"]
+    aborted = finish(service, workflow(command("bad", fail), command("after", ["true"])))
+    assert aborted["status"] == "failed" and "bad" in aborted["error_message"]
+    assert [r["step_name"] for r in aborted["step_results"]] == ["bad"]
+
+
+def test_overall_timeout_aborts_and_kills(service):
+    started = time.monotonic()
+    result = finish(service, workflow(command("slow", py("import time; time.sleep(30)"))), timeout=1)
+    assert result["status"] == "failed" and "timeout" in result["error_message"]
+    assert time.monotonic() - started < 10
+
+
+def test_cancel_stops_processes_within_five_seconds(service, tmp_path):
+    pidfile = tmp_path / "pid"
+    wf = workflow(command("quick", ["true"]),
+                  command("long", py(f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)")))
+    run_id = service.run(wf, {}, RunOptions())
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    cancelled_at = time.monotonic()
+    answer = service.cancel(run_id, "test")
+    assert answer["status"] == "cancelled" and answer["steps_completed"] == 1
+    while time.monotonic() - cancelled_at < 5:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the step's process survived the cancel for 5 s")
+    assert service.get(run_id)["status"] == "cancelled"
+
+
+def test_conditions_templates_and_loops(service):
+    wf = workflow(
+        command("emit", py("import json; print(json.dumps({'n': 2}))")),
+        command("only-big", ["echo", "big"], runCondition={"var": "size", "equals": "big"}),
+        command("uses-output", ["echo", "n={{steps.emit.output.stdout.n}} for {{parameters.size}}"]),
+        {"id": "each", "title": "each", "type": "loop",
+         "loop": {"type": "forEach", "items": "files", "itemVar": "file"},
+         "body": [command("show", ["echo", "{{context.file}}"])]},
+        parameters={"type": "object", "properties": {"size": {"type": "string"}, "files": {"type": "array"}}},
+    )
+    result = finish(service, wf, {"size": "small", "files": ["a.py", "b.py"]})
+    assert result["status"] == "success", result
+    by_name = {r["step_name"]: r for r in result["step_results"]}
+    assert by_name["only-big"]["status"] == "skipped"
+    assert by_name["uses-output"]["output"]["stdout"] == "n=2 for small\n"
+    assert [by_name[f"show[{i}]"]["output"]["stdout"] for i in (1, 2)] == ["a.py\n", "b.py\n"]
+
+
+def test_secret_is_masked_in_outputs_and_absent_from_the_database(service, run_home, monkeypatch):
+    secret = "hunter2-" + os.urandom(6).hex()
+    marker = "visible-" + os.urandom(6).hex()
+    monkeypatch.setenv("DEPLOY_TOKEN", secret)
+    wf = workflow(
+        command("leak", py(f"import os, sys; print(os.environ['DEPLOY_TOKEN'], sys.argv[1], {marker!r}); "
+                           "print(os.environ['DEPLOY_TOKEN'], file=sys.stderr)") + ["{{secrets.DEPLOY_TOKEN}}"]),
+        command("fail", py("import os, sys; print(os.environ['DEPLOY_TOKEN']); sys.exit(1)"), onFailure="continue"),
+        secrets=["DEPLOY_TOKEN"],
+    )
+    result = finish(service, wf)
+    text = json.dumps(result)
+    assert secret not in text and "***" in text and marker in text
+    assert result["step_results"][0]["output"]["stdout"].startswith("*** ***")
+    database = b"".join(p.read_bytes() for p in run_home.rglob("runs.sqlite*"))
+    assert marker.encode() in database  # the check below can fail: outputs are stored readable
+    assert secret.encode() not in database
+
+
+def test_parameters_are_checked_first_with_every_problem(service):
+    wf = workflow(command("x", ["true"]), parameters={
+        "type": "object", "required": ["target"],
+        "properties": {"target": {"type": "string"}, "count": {"type": "integer"}}})
+    with pytest.raises(InvalidParams) as caught:
+        service.run(wf, {"count": "many"}, RunOptions())
+    problems = caught.value.data["problems"]
+    assert len(problems) == 2
+    assert "target" in caught.value.data["details"] and "parameters.count" in caught.value.data["details"]
+
+
+def test_dry_run_executes_nothing(service, project, monkeypatch):
+    monkeypatch.setenv("API_KEY", "top-secret-value")
+    target = project / "created-by-step"
+    wf = workflow(command("make", ["touch", "{{parameters.name}}"]),
+                  {"id": "both", "title": "b", "type": "parallel", "parallelLimit": 3,
+                   "steps": [command("a", ["curl", "-H", "token: {{secrets.API_KEY}}"]), command("b", ["true"])]},
+                  secrets=["API_KEY"])
+    plan = service.plan(wf, {"name": str(target)}, RunOptions(parallel_limit=2))
+    assert not target.exists()
+    assert plan["groups"][0]["steps"][0]["argv"] == ["touch", str(target)]
+    assert plan["groups"][1]["parallel"] and plan["groups"][1]["parallel_limit"] == 2
+    assert plan["groups"][1]["steps"][0]["argv"][2] == "token: ***"
+    assert "top-secret-value" not in json.dumps(plan)
+
+
+def test_agent_step_waits_blocks_then_advances(service):
+    wf = workflow(
+        {"id": "ask", "title": "Ask", "prompt": "Write the plan",
+         "validationCriteria": {"type": "contains", "value": "PLAN", "message": "Say PLAN"}},
+        command("after", ["echo", "{{steps.ask.output}}"]),
+    )
+    run_id = service.run(wf, {}, RunOptions())
+    waiting = service.wait(run_id, 30)
+    assert waiting["status"] == "waiting" and waiting["waiting"]["step"]["id"] == "ask"
+    blocked = service.continue_run(run_id, "nothing useful")
+    assert blocked["outcome"] == "blocked" and blocked["issues"] and blocked["status"] == "waiting"
+    done = service.continue_run(run_id, "PLAN: do it", wait_seconds=30)
+    assert done["outcome"] == "accepted" and done["status"] == "success"
+    assert done["step_results"][-1]["output"]["stdout"] == "PLAN: do it\n"
