@@ -1,0 +1,82 @@
+"""kill -9 mid-run, then a new process: the run resumes (or is marked interrupted), never stays running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runs_support import PY
+
+WAITER = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs import RunService
+service = RunService(Path(sys.argv[1]), allow_commands=True, home=Path(sys.argv[2]))
+service.start()
+print(json.dumps(service.wait(sys.argv[3], 60)))
+"""
+
+
+def _workflow(project: Path, idempotent: bool) -> Path:
+    log = project / "log"
+    def step(name: str, code: str, **extra) -> dict:
+        return {"id": name, "title": name, "run": {"command": [PY, "-c", code]}, **extra}
+    wf = {"id": "crash", "name": "Crash", "steps": [
+        step("first", f"open({str(log)!r}, 'a').write('first\\n')"),
+        step("second", f"import time; open({str(log)!r}, 'a').write('second-start\\n'); time.sleep(2); "
+                       f"open({str(log)!r}, 'a').write('second-end\\n')", idempotent=idempotent),
+        step("third", f"open({str(log)!r}, 'a').write('third\\n')"),
+    ]}
+    path = project / "crash.json"
+    path.write_text(json.dumps(wf))
+    return path
+
+
+def _crash_mid_run(tmp_path: Path, idempotent: bool) -> tuple[Path, Path, str]:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    path = _workflow(project, idempotent)
+    env = {**os.environ, "WORKRAIL_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(project), "run", str(path)],
+                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = project / "log"
+    deadline = time.monotonic() + 60
+    while "second-start" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    _, err = proc.communicate()
+    run_id = next(line.split()[1] for line in err.splitlines() if line.startswith("started "))
+    return project, home / "runs", run_id
+
+
+def _recover(project: Path, home: Path, run_id: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", WAITER, str(project), str(home), run_id],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_kill_9_then_restart_resumes_from_the_last_completed_step(tmp_path):
+    project, home, run_id = _crash_mid_run(tmp_path, idempotent=True)
+    result = _recover(project, home, run_id)
+    assert result["status"] == "success", result
+    lines = (project / "log").read_text().split()
+    assert lines.count("first") == 1  # a completed step is not run again
+    assert lines.count("second-start") == 2 and lines[-2:] == ["second-end", "third"]
+    assert "second-end" not in lines[: lines.index("second-start", 2)]  # the killed attempt never finished
+    assert [r["step_name"] for r in result["step_results"]] == ["first", "second", "third"]
+
+
+def test_kill_9_during_a_non_idempotent_step_marks_it_interrupted(tmp_path):
+    project, home, run_id = _crash_mid_run(tmp_path, idempotent=False)
+    result = _recover(project, home, run_id)
+    assert result["status"] == "failed" and "interrupted" in result["error_message"]
+    assert [r["status"] for r in result["step_results"]] == ["success", "interrupted"]
+    lines = (project / "log").read_text().split()
+    assert lines.count("second-start") == 1 and "third" not in lines
