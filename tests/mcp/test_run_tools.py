@@ -25,7 +25,7 @@ AGENT_FLOW = {
 }
 COMMANDS = {
     "id": "commands", "name": "Commands", "description": "three commands", "version": "1.0.0",
-    "steps": [{"id": f"s{i}", "title": f"s{i}", "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.2)"]}}
+    "steps": [{"id": f"step{i}", "title": f"step {i}", "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.2)"]}}
               for i in range(3)],
 }
 SLOW = {
@@ -56,10 +56,10 @@ async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project
     async with client(run_project, tmp_path) as c:
         refused = await c.call_tool("run_workflow", {"workflow_name": "commands"})
         error = error_of(refused)
-        assert error["code"] == -32007 and "--allow-commands" in error["message"]
+        assert error["code"] == -32007 and "--allow-commands" in error["message"], error
         plan = await c.call_tool("run_workflow", {"workflow_name": "commands", "dry_run": True})
         assert not plan.is_error and plan.structured_content["dry_run"] is True
-        assert [g["steps"][0]["step_name"] for g in plan.structured_content["groups"]] == ["s0", "s1", "s2"]
+        assert [g["steps"][0]["step_name"] for g in plan.structured_content["groups"]] == ["step0", "step1", "step2"]
         bad = await c.call_tool("run_workflow", {"workflow_name": "agent-flow", "parameters": {"topic": 3}})
         assert error_of(bad)["code"] == -32602 and "parameters.topic" in error_of(bad)["data"]["details"]
         missing = await c.call_tool("get_workflow_run", {"workflow_id": "wf-nope"})
