@@ -51,7 +51,7 @@ def check_parameters(workflow: Mapping[str, Any], given: Any) -> dict[str, Any]:
     if problems:
         details = "; ".join(f"{p['path']}: {p['message']}" for p in problems)
         raise InvalidParams(
-            f"{len(problems)} problem(s) with the parameters of workflow {workflow.get('id')!r}",
+            f"{len(problems)} problem(s) with the parameters of workflow {workflow.get('id')!r}: {details}",
             details=details,
             problems=problems,
         )

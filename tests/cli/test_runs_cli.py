@@ -1,0 +1,83 @@
+"""`workrail run / runs / run-status / cancel` as a user types them (real processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+FLOW = {
+    "id": "cli-flow", "name": "CLI flow", "description": "touch a file named by a parameter", "version": "1.0.0",
+    "parameters": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "nap": {"type": "number", "default": 0}}},
+    "steps": [
+        {"id": "make", "title": "Make", "run": {"command": ["touch", "{{parameters.name}}"], "timeoutSeconds": 10}},
+        {"id": "nap", "title": "Nap", "run": {"command": [sys.executable, "-c", "import time, sys; time.sleep(float(sys.argv[1]))",
+                                                           "{{parameters.nap}}"], "timeoutSeconds": 60},
+         "runCondition": {"var": "nap", "gt": 0}},
+    ],
+}
+
+
+@pytest.fixture
+def cli_project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "workflows").mkdir(parents=True)
+    (root / "workflows" / "cli-flow.json").write_text(json.dumps(FLOW))
+    return root
+
+
+def workrail(project: Path, tmp_path: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+    return subprocess.run([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(project), *args],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
+    out = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    plan = json.loads(out.stdout)
+    assert plan["groups"][0]["steps"][0]["argv"] == ["touch", "made.txt"]
+    assert not (cli_project / "made.txt").exists()
+
+
+def test_run_then_runs_and_run_status(cli_project, tmp_path):
+    out = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--param", "nap=0")
+    assert out.returncode == 0, out.stderr
+    assert (cli_project / "made.txt").exists()
+    run_id = out.stderr.split("started ", 1)[1].split()[0]
+    assert f"{run_id}: success" in out.stdout
+    listed = workrail(cli_project, tmp_path, "runs", "--format", "json")
+    assert [r["workflow_id"] for r in json.loads(listed.stdout)] == [run_id]
+    status = workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json")
+    assert json.loads(status.stdout)["step_results"][0]["step_name"] == "make"
+    assert workrail(cli_project, tmp_path, "run-status", "wf-missing").returncode == 1
+
+
+def test_missing_parameter_is_reported(cli_project, tmp_path):
+    out = workrail(cli_project, tmp_path, "run", "cli-flow")
+    assert out.returncode == 1 and "name" in out.stderr
+
+
+def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(cli_project),
+                             "run", "cli-flow", "--param", "name=x", "--param", "nap=60"],
+                            cwd=cli_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (cli_project / "x").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    run_id = err.split("started ", 1)[1].split()[0]
+    status = workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json")
+    assert json.loads(status.stdout)["status"] == "cancelled"
