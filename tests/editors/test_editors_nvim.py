@@ -40,7 +40,10 @@ local function done()
 end
 
 vim.opt.runtimepath:prepend(vim.env.WORKRAIL_PLUGIN)
-require("workrail").setup({ cmd = { vim.env.WORKRAIL_PYTHON, "-m", "workrail_lsp" } })
+require("workrail").setup({
+  cmd = { vim.env.WORKRAIL_PYTHON, "-m", "workrail_lsp" },
+  use_autocmd = vim.env.WORKRAIL_USE_AUTOCMD == "1",
+})
 vim.cmd.edit(vim.env.WORKRAIL_FILE)
 
 local ok = vim.wait(20000, function() return #vim.diagnostic.get(0) >= 2 end, 50)
@@ -116,7 +119,8 @@ def nvim() -> str:
     return found
 
 
-def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path):
+@pytest.mark.parametrize("registration", ["vim.lsp.config", "FileType autocommand"])
+def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path, registration):
     workflow = tmp_path / "project" / "workflows" / "broken.json"
     workflow.parent.mkdir(parents=True)
     workflow.write_text(BROKEN, encoding="utf-8")
@@ -128,6 +132,7 @@ def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path):
         "WORKRAIL_PYTHON": sys.executable,
         "WORKRAIL_FILE": str(workflow),
         "WORKRAIL_TEST_OUT": str(out),
+        "WORKRAIL_USE_AUTOCMD": "1" if registration == "FileType autocommand" else "0",
         **{f"XDG_{kind}_HOME": str(tmp_path / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")},
     }
     run = subprocess.run(

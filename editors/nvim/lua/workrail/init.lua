@@ -14,6 +14,8 @@ M.defaults = {
   root_markers = { ".workrail", "workflows", ".git" },
   -- Lua patterns (matched against the full path) of files that are workflows, besides `$schema`.
   patterns = { "%.workflow%.json$", "%.workflow%.ya?ml$", "/workflows/.+%.json$", "/workflows/.+%.ya?ml$" },
+  -- Register through a FileType autocommand even on 0.11+ (what older Neovim always does).
+  use_autocmd = false,
 }
 
 local function has_workrail_schema(bufnr)
@@ -85,7 +87,7 @@ end
 function M.setup(opts)
   opts = vim.tbl_deep_extend("force", M.defaults, opts or {})
   add_commands()
-  if vim.fn.has("nvim-0.11") == 1 and vim.lsp.config then
+  if vim.fn.has("nvim-0.11") == 1 and vim.lsp.config and not opts.use_autocmd then
     local config = server_config(opts)
     config.root_dir = function(bufnr, on_dir)
       if M.is_workflow(bufnr, opts.patterns) then
