@@ -9,13 +9,13 @@ exit 1 here, in one place; usage errors are click's, exit 2.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 import click
 
 from workrail_engine import __version__
+from workrail_engine.cli import runs
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.formatters import FORMATS
 from workrail_engine.cli.settings import Settings
@@ -197,20 +197,8 @@ def lsp(argv: tuple[str, ...]) -> None:
     _finish(forward("workrail_lsp.__main__", list(argv)))
 
 
-def _register_runs(group: click.Group) -> None:
-    # The runs commands (workrail_engine/cli/runs.py) are written alongside this module.
-    # TEMPORARY: until that module lands, its absence (and only its absence) is tolerated; once
-    # it exists this becomes a plain import and an unconditional runs.register(cli).
-    try:
-        runs = importlib.import_module("workrail_engine.cli.runs")
-    except ModuleNotFoundError as exc:
-        if exc.name != "workrail_engine.cli.runs":
-            raise
-        return
-    runs.register(group)
-
-
-_register_runs(cli)
+# The runs commands (run, runs, run-status, cancel) live with the runs engine's owner.
+runs.register(cli)
 
 
 def main(argv: list[str] | None = None) -> None:
