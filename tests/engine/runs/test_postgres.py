@@ -1,0 +1,109 @@
+"""The Postgres configuration against a real PostgreSQL server started here on loopback.
+
+Two worker processes share one store and one queue: a parallel group of 12 steps with
+parallel_limit 3 runs on both, and never more than 3 at once (from the steps' own timestamps).
+The server comes from the Debian package ``postgresql`` (installed by .ci/run); without it this
+test fails, it does not skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+WORKER = """
+import json, sys, time
+from pathlib import Path
+from workrail_engine.runs import RunOptions, RunService
+service = RunService(Path(sys.argv[1]), allow_commands=True, home=Path(sys.argv[2]))
+service.start()
+if sys.argv[3] == "serve":
+    print("ready", flush=True)
+    time.sleep(float(sys.argv[4]))
+else:
+    workflow = json.loads(sys.argv[4])
+    run_id = service.run(workflow, {}, RunOptions(parallel_limit=3))
+    print(json.dumps(service.wait(run_id, 120)))
+"""
+
+STEP = ("import json, os, time; t = time.time(); time.sleep(0.5); "
+        "print(json.dumps({'start': t, 'end': time.time(), 'worker': os.getppid()}))")
+
+
+def _pg_bin() -> Path:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    assert found, "PostgreSQL is not installed (Debian package 'postgresql'; .ci/run installs it)"
+    return found[-1].parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _as_postgres_user() -> list[str]:
+    """initdb refuses to run as root: run the server as the 'postgres' account then."""
+    if os.geteuid() != 0:
+        return []
+    pwd.getpwnam("postgres")
+    return ["runuser", "-u", "postgres", "--"]
+
+
+@pytest.fixture
+def postgres_url(tmp_path_factory):
+    base = Path(f"/tmp/workrail-pg-{os.getpid()}-{time.monotonic_ns()}")
+    base.mkdir(mode=0o755)
+    data, port, prefix, binaries = base / "data", _free_port(), _as_postgres_user(), _pg_bin()
+    if prefix:
+        shutil.chown(base, user="postgres")
+    subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(data), "-A", "trust", "-U", "workrail"],
+                   check=True, capture_output=True)
+    subprocess.run([*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-o",
+                    f"-p {port} -k {base} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    try:
+        yield f"postgresql://workrail@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url}
+    project = tmp_path / "project"
+    project.mkdir()
+    homes = [tmp_path / "home-a", tmp_path / "home-b"]
+    members = [{"id": f"step-{i}", "title": f"step {i}", "run": {"command": [sys.executable, "-c", STEP]}} for i in range(12)]
+    workflow = {"id": "pg-flow", "name": "pg", "steps": [{"id": "group", "title": "g", "type": "parallel", "steps": members}]}
+    helper = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(homes[1]), "serve", "60"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert helper.stdout.readline().strip() == "ready", helper.stderr.read()
+        time.sleep(1.5)  # the helper lists the queues once a second
+        runner = subprocess.run([sys.executable, "-c", WORKER, str(project), str(homes[0]), "run", json.dumps(workflow)],
+                                env=env, capture_output=True, text=True, timeout=180)
+        assert runner.returncode == 0, runner.stderr
+        result = json.loads(runner.stdout)
+    finally:
+        helper.kill()
+        helper.communicate()
+    assert result["status"] == "success", result
+    outputs = [r["output"]["stdout"] for r in result["step_results"]]
+    events = sorted([(o["start"], 1) for o in outputs] + [(o["end"], -1) for o in outputs])
+    running = peak = 0
+    for _, delta in events:
+        running += delta
+        peak = max(peak, running)
+    assert peak == 3
+    assert len({o["worker"] for o in outputs}) == 2, "both worker processes should have run steps"
