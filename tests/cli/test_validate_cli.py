@@ -200,3 +200,22 @@ def test_file_names_that_are_not_utf8(invoke, workflows, tmp_path: Path) -> None
     data = json.loads(result.stdout_bytes.decode("utf-8"))
     assert Path(data["files"][0]["path"]).name == "bad\ufffdname.json"
     assert data["summary"]["warnings"] == 1  # the id differs from the file name
+
+
+def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, tmp_path: Path, monkeypatch) -> None:
+    # Simulated engine bug (a real one gets fixed, which would leave this path untested).
+    import workrail_engine.lint as lint
+
+    real = lint.lint_path
+
+    def failing(path):
+        if Path(path).name == "boom.json":
+            raise RuntimeError("simulated engine bug")
+        return real(path)
+
+    monkeypatch.setattr(lint, "lint_path", failing)
+    workflows.write(tmp_path, "boom.json", workflows.good("boom"))
+    workflows.write(tmp_path, "fine.json", workflows.good("fine"))
+    out = invoke(["validate", str(tmp_path)], expect=1).stdout
+    assert f"{tmp_path / 'boom.json'}:1:1: WR000 The checker failed on this file (RuntimeError: simulated engine bug)" in out
+    assert out.splitlines()[-1] == "Found 1 error in 1 file (2 files checked)"
