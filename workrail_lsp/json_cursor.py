@@ -61,7 +61,7 @@ def _summarize(text: str) -> _Line:
     if found is not None:
         return found
     tokens = tuple(_Token(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text))
-    net = ahead = ahead_low = 0
+    net = ahead_low = 0
     for token in tokens:
         if token.text in _OPEN:
             net += 1
@@ -75,7 +75,6 @@ def _summarize(text: str) -> _Line:
         elif token.text in _OPEN:
             back -= 1
         back_low = min(back_low, back)
-    del ahead
     summary = _Line(tokens, net, back_low, ahead_low)
     if len(_lines) > _CACHE_LIMIT:
         _lines.clear()

@@ -87,9 +87,10 @@ class WorkrailLanguageServer(LanguageServer):
         self._pending.pop(uri, None)
         try:
             state = self.state(uri)
-        except Exception:  # closed meanwhile
+            report = self.store.report(state)
+        except Exception:
+            log.exception("diagnostics for %s failed", uri)
             return
-        report = self.store.report(state)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=report.items, version=state.version)
         )
