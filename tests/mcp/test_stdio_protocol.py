@@ -121,28 +121,31 @@ def test_every_error_example_of_both_specs(project, tmp_path):
     assert answers[8]["error"]["code"] == -32600 and answers[9]["error"]["code"] == -32600
 
 
-@pytest.mark.parametrize(
-    "requested, expected",
-    [
-        pytest.param("2024-11-05", "2024-11-05", id="oldest-echoed"),
-        pytest.param("2025-03-26", "2025-03-26", id="echoed"),
-        pytest.param("2025-06-18", "2025-06-18", id="echoed-2"),
-        pytest.param("2025-11-25", "2025-11-25", id="latest-echoed"),
-        pytest.param("2099-01-01", "2025-11-25", id="newer-gets-our-latest"),
-    ],
-)
-def test_known_and_newer_versions(project, tmp_path, requested, expected):
-    messages, _, _ = run_stdio(project, tmp_path, lines(initialize_with(requested)))
-    assert by_id(messages)[1]["result"]["protocolVersion"] == expected
+KNOWN_AND_NEWER = {
+    "2024-11-05": "2024-11-05",  # the oldest: echoed
+    "2025-03-26": "2025-03-26",
+    "2025-06-18": "2025-06-18",
+    "2025-11-25": "2025-11-25",
+    "2099-01-01": "2025-11-25",  # newer than we know: our latest
+}
+OLD_OR_MALFORMED = ["2024-10-01", "1.0", "2025-13-01", "", "latest"]
 
 
-@pytest.mark.parametrize("requested", ["2024-10-01", "1.0", "2025-13-01", "", "latest"])
-def test_old_or_malformed_versions_are_unsupported(project, tmp_path, requested):
-    messages, _, _ = run_stdio(project, tmp_path, lines(initialize_with(requested)))
-    error = by_id(messages)[1]["error"]
-    assert error["code"] == -32000 and error["message"] == "Unsupported protocol version"
-    assert error["data"]["requestedVersion"] == requested
-    assert "2024-11-05" in error["data"]["supportedVersions"]
+def test_protocol_version_rules(project, tmp_path):
+    """One process: each `initialize` is answered on its own (failed ones change nothing)."""
+    requested = [*KNOWN_AND_NEWER, *OLD_OR_MALFORMED]
+    messages, _, _ = run_stdio(
+        project, tmp_path, lines(*(initialize_with(version, n) for n, version in enumerate(requested, start=1)))
+    )
+    answers = by_id(messages)
+    for n, version in enumerate(requested, start=1):
+        if version in KNOWN_AND_NEWER:
+            assert answers[n]["result"]["protocolVersion"] == KNOWN_AND_NEWER[version], version
+        else:
+            error = answers[n]["error"]
+            assert error["code"] == -32000 and error["message"] == "Unsupported protocol version"
+            assert error["data"]["requestedVersion"] == version
+            assert "2024-11-05" in error["data"]["supportedVersions"]
 
 
 def test_missing_version_is_invalid_params(project, tmp_path):
