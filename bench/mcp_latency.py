@@ -1,0 +1,144 @@
+"""MCP server latency: cold start and tool round trips over stdio, against a floor server.
+
+    .venv/bin/python bench/mcp_latency.py [--calls 2000] [--starts 10] [--catalog 10000]
+
+Measures, in one run:
+- cold start (spawn → initialize result) of `workrail-mcp` and of a floor server (the same SDK
+  serving one empty tool), median of --starts spawns;
+- p50/p99 of --calls sequential `workflow_next` calls vs the floor's empty call;
+- p50/p99 of `workflow_list` over a catalog of --catalog workflows, once warm, as `tools/call`
+  and as the specs' direct method.
+Goals (issue 3 §7): workflow_next p50 ≤ 1.3× floor; cold start ≤ 1.2× floor; workflow_list p50 < 20 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+
+
+class StdioPeer:
+    def __init__(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+        self.next_id = 1
+
+    def send(self, message: dict) -> None:
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        request_id, self.next_id = self.next_id, self.next_id + 1
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            reply = json.loads(self.process.stdout.readline())
+            if reply.get("id") == request_id:
+                if "error" in reply or reply["result"].get("isError"):
+                    raise RuntimeError(str(reply)[:500])
+                return reply["result"]
+
+    def initialize(self) -> None:
+        self.send(INIT)
+        json.loads(self.process.stdout.readline())
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+
+
+def cold_start(command: list[str], cwd: Path, env: dict[str, str], starts: int) -> float:
+    times = []
+    for _ in range(starts):
+        began = time.perf_counter()
+        peer = StdioPeer(command, cwd, env)
+        peer.initialize()
+        times.append(time.perf_counter() - began)
+        peer.close()
+    return statistics.median(times)
+
+
+def round_trips(peer: StdioPeer, method: str, params: dict, calls: int) -> list[float]:
+    for _ in range(min(50, calls)):  # warm up
+        peer.request(method, params)
+    times = []
+    for _ in range(calls):
+        began = time.perf_counter()
+        peer.request(method, params)
+        times.append(time.perf_counter() - began)
+    return times
+
+
+def quantiles(times: list[float]) -> tuple[float, float]:
+    ordered = sorted(times)
+    return ordered[len(ordered) // 2] * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+
+
+def write_catalog(directory: Path, count: int) -> None:
+    directory.mkdir(parents=True)
+    for n in range(count):
+        workflow = {"id": f"bench-{n:05d}", "name": f"Bench workflow {n}", "description": "Generated for the benchmark",
+                    "version": "1.0.0", "category": "development",
+                    "steps": [{"id": "only-step", "title": "Only step", "prompt": "Do it."}]}
+        (directory / f"bench-{n:05d}.json").write_text(json.dumps(workflow))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--starts", type=int, default=10)
+    parser.add_argument("--catalog", type=int, default=10000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as temp:
+        tmp = Path(temp)
+        env = {**os.environ, "WORKRAIL_HOME": str(tmp / "home")}
+        env.pop("WORKRAIL_WORKFLOW_PATH", None)
+        (tmp / "small").mkdir()
+        ours = [sys.executable, "-m", "workrail_mcp", "--project", str(tmp / "small")]
+        floor = [sys.executable, str(ROOT / "bench" / "_mcp_floor_server.py")]
+
+        start_ours, start_floor = cold_start(ours, tmp, env, args.starts), cold_start(floor, tmp, env, args.starts)
+        print(f"cold start (median of {args.starts}): workrail-mcp {start_ours * 1000:.0f} ms, "
+              f"floor {start_floor * 1000:.0f} ms, ratio {start_ours / start_floor:.2f}")
+
+        peer = StdioPeer(ours, tmp, env)
+        peer.initialize()
+        next_times = round_trips(peer, "tools/call", {"name": "workflow_next", "arguments": {
+            "workflowId": "coding-task", "completedSteps": []}}, args.calls)
+        peer.close()
+        peer = StdioPeer(floor, tmp, env)
+        peer.initialize()
+        empty_times = round_trips(peer, "tools/call", {"name": "empty", "arguments": {}}, args.calls)
+        peer.close()
+        (n50, n99), (e50, e99) = quantiles(next_times), quantiles(empty_times)
+        print(f"{args.calls} sequential calls: workflow_next p50 {n50:.2f} ms p99 {n99:.2f} ms; "
+              f"floor empty p50 {e50:.2f} ms p99 {e99:.2f} ms; p50 ratio {n50 / e50:.2f}")
+
+        write_catalog(tmp / "big" / "workflows", args.catalog)
+        peer = StdioPeer([sys.executable, "-m", "workrail_mcp", "--project", str(tmp / "big")], tmp, env)
+        peer.initialize()
+        listed = peer.request("workflow_list", {})
+        assert len(listed["workflows"]) >= args.catalog, len(listed["workflows"])
+        calls = max(50, args.calls // 20)
+        for label, method, params in (("tools/call", "tools/call", {"name": "workflow_list", "arguments": {}}),
+                                      ("direct", "workflow_list", {})):
+            p50, p99 = quantiles(round_trips(peer, method, params, calls))
+            print(f"workflow_list over {len(listed['workflows'])} workflows ({label}, {calls} calls, warm): "
+                  f"p50 {p50:.2f} ms p99 {p99:.2f} ms")
+        peer.close()
+
+
+if __name__ == "__main__":
+    main()
