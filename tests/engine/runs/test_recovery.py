@@ -28,7 +28,9 @@ def _workflow(project: Path, idempotent: bool) -> Path:
         return {"id": name, "title": name, "run": {"command": [PY, "-c", code]}, **extra}
     wf = {"id": "crash", "name": "Crash", "steps": [
         step("first", f"open({str(log)!r}, 'a').write('first\\n')"),
-        step("second", f"import time; open({str(log)!r}, 'a').write('second-start\\n'); time.sleep(2); "
+        # the first attempt would sleep 30 s: it only ends if nobody stops the killed process's orphan
+        step("second", f"import time; first = 'second-start' not in open({str(log)!r}).read(); "
+                       f"open({str(log)!r}, 'a').write('second-start\\n'); time.sleep(30 if first else 0.2); "
                        f"open({str(log)!r}, 'a').write('second-end\\n')", idempotent=idempotent),
         step("third", f"open({str(log)!r}, 'a').write('third\\n')"),
     ]}
@@ -69,7 +71,7 @@ def test_kill_9_then_restart_resumes_from_the_last_completed_step(tmp_path):
     lines = (project / "log").read_text().split()
     assert lines.count("first") == 1  # a completed step is not run again
     assert lines.count("second-start") == 2 and lines[-2:] == ["second-end", "third"]
-    assert "second-end" not in lines[: lines.index("second-start", 2)]  # the killed attempt never finished
+    assert lines.count("second-end") == 1  # the killed attempt's orphan was stopped, never finished
     assert [r["step_name"] for r in result["step_results"]] == ["first", "second", "third"]
 
 
@@ -79,4 +81,4 @@ def test_kill_9_during_a_non_idempotent_step_marks_it_interrupted(tmp_path):
     assert result["status"] == "failed" and "interrupted" in result["error_message"]
     assert [r["status"] for r in result["step_results"]] == ["success", "interrupted"]
     lines = (project / "log").read_text().split()
-    assert lines.count("second-start") == 1 and "third" not in lines
+    assert lines.count("second-start") == 1 and "third" not in lines and "second-end" not in lines
