@@ -59,7 +59,7 @@ def complete(state: DocumentState, position: types.Position, snippets: bool) -> 
     if not state.is_workflow or not state.is_json:
         return None
     offset = state.positions.offset(position)
-    context = cursor_context(state.line_index, offset)
+    context = cursor_context(state.line_index, offset, count_items=False)
     span = Span(*context.token) if context.token else Span(offset, offset)
     if context.in_string and not context.in_key:
         items = _in_template(state, context, offset, snippets)

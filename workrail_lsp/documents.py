@@ -15,7 +15,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
-from workrail_engine.document import LineIndex, WorkflowDocument, parse_document
+from workrail_engine.document import LineIndex, WorkflowDocument, detect_format, parse_document
 from workrail_engine.lint import lint_document
 
 from .configuration import Settings
@@ -79,7 +79,7 @@ class DocumentState:
 
     @property
     def is_json(self) -> bool:
-        return self.document.format == "json"
+        return detect_format(self.path) == "json"  # without parsing: completion may come first
 
 
 class DocumentStates:

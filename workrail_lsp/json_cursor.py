@@ -18,69 +18,12 @@ import re
 from dataclasses import dataclass, field
 from collections.abc import Iterator
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from workrail_engine.document import LineIndex
 
+from .json_lines import CLOSE, OPEN, Text, Token, text_of
+
 __all__ = ["CursorContext", "Member", "cursor_context", "prime"]
-
-_TOKEN = re.compile(r'"(?:[^"\\\r\n]|\\.)*"?|[{}\[\]:,]|[^\s{}\[\]:,"]+')
-_OPEN = {"{": "}", "[": "]"}
-_CLOSE = {"}": "{", "]": "["}
-_CACHE_LIMIT = 200_000
-_BREAKS = re.compile(r"\r\n|\r|\n")
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    start: int  # column in the line (code points)
-    end: int
-    text: str
-
-    @property
-    def kind(self) -> str:
-        first = self.text[0]
-        if first in "{}[]:,":
-            return first
-        return "s" if first == '"' else "v"
-
-
-@dataclass(frozen=True, slots=True)
-class _Line:
-    tokens: tuple[_Token, ...]
-    net: int  # openers minus closers
-    back_low: int  # lowest running (closers - openers) read from the end; 0 if never negative
-    ahead_low: int  # lowest running (openers - closers) read from the start
-
-
-_lines: dict[str, _Line] = {}
-
-
-def _summarize(text: str) -> _Line:
-    found = _lines.get(text)
-    if found is not None:
-        return found
-    tokens = tuple(_Token(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text))
-    net = ahead_low = 0
-    for token in tokens:
-        if token.text in _OPEN:
-            net += 1
-        elif token.text in _CLOSE:
-            net -= 1
-        ahead_low = min(ahead_low, net)
-    back = back_low = 0
-    for token in reversed(tokens):
-        if token.text in _CLOSE:
-            back += 1
-        elif token.text in _OPEN:
-            back -= 1
-        back_low = min(back_low, back)
-    summary = _Line(tokens, net, back_low, ahead_low)
-    if len(_lines) > _CACHE_LIMIT:
-        _lines.clear()
-    _lines[text] = summary
-    return summary
-
 
 def string_value(token_text: str) -> str:
     """The value of a (possibly unterminated) JSON string token, leniently."""
@@ -137,37 +80,7 @@ class CursorContext:
         return next((m for m in self.members if m.key == key), None)
 
 
-class _Text:
-    """The summaries of every line of one text version, split on the breaks LineIndex uses."""
-
-    def __init__(self, index: LineIndex) -> None:
-        self.index = index
-        raw = index.text
-        lines = _BREAKS.split(raw) if "\r" in raw else raw.split("\n")
-        get = _lines.get
-        self.summaries = [get(line) or _summarize(line) for line in lines]
-
-    def line(self, number: int) -> _Line:
-        return self.summaries[number]
-
-    def offset(self, line: int, column: int) -> int:
-        return self.index.starts[line] + column
-
-
-_texts: WeakKeyDictionary[LineIndex, _Text] = WeakKeyDictionary()
-
-
-def _text_of(index: LineIndex) -> _Text:
-    found = _texts.get(index)
-    if found is None:
-        found = _texts[index] = _Text(index)
-    return found
-
-    def offset(self, line: int, column: int) -> int:
-        return self.index.starts[line] + column
-
-
-def _enclosing_openers(text: _Text, line: int, column: int) -> list[tuple[int, int]]:
+def _enclosing_openers(text: Text, line: int, column: int) -> list[tuple[int, int]]:
     """(line, token index) of every unclosed '{' / '[' before the cursor, innermost first."""
     found: list[tuple[int, int]] = []
     pending = 0
@@ -185,9 +98,9 @@ def _enclosing_openers(text: _Text, line: int, column: int) -> list[tuple[int, i
             tokens = tokens[:limit]
         for index in range(len(tokens) - 1, -1, -1):
             mark = tokens[index].text
-            if mark in _CLOSE:
+            if mark in CLOSE:
                 pending += 1
-            elif mark in _OPEN:
+            elif mark in OPEN:
                 if pending == 0:
                     found.append((current, index))
                 else:
@@ -196,7 +109,7 @@ def _enclosing_openers(text: _Text, line: int, column: int) -> list[tuple[int, i
     return found
 
 
-def _unterminated_at(token: _Token, column: int) -> bool:
+def _unterminated_at(token: Token, column: int) -> bool:
     # A string token that ends exactly at the cursor without its closing quote is being typed.
     return token.text[0] == '"' and token.end == column and not _closed(token.text)
 
@@ -208,9 +121,9 @@ def _closed(token_text: str) -> bool:
     return backslashes % 2 == 0
 
 
-def _tokens_before(text: _Text, line: int, index: int, count: int) -> list[_Token]:
+def _tokens_before(text: Text, line: int, index: int, count: int) -> list[Token]:
     """Up to ``count`` tokens before (line, index), nearest first."""
-    out: list[_Token] = []
+    out: list[Token] = []
     while line >= 0 and len(out) < count:
         tokens = text.line(line).tokens
         for position in range(min(index, len(tokens)) - 1, -1, -1):
@@ -222,7 +135,7 @@ def _tokens_before(text: _Text, line: int, index: int, count: int) -> list[_Toke
     return out
 
 
-def _key_of(text: _Text, line: int, index: int) -> str | int:
+def _key_of(text: Text, line: int, index: int) -> str | int:
     before = _tokens_before(text, line, index, 2)
     if len(before) == 2 and before[0].text == ":" and before[1].kind == "s":
         return string_value(before[1].text)
@@ -231,15 +144,19 @@ def _key_of(text: _Text, line: int, index: int) -> str | int:
 
 def prime(index: LineIndex) -> None:
     """Tokenize every line of a text ahead of the first completion (a newly opened big file)."""
-    _text_of(index)
+    text_of(index)
 
 
-def cursor_context(index: LineIndex, offset: int) -> CursorContext:
-    """Describe the structure around ``offset`` in the text behind ``index``."""
+def cursor_context(index: LineIndex, offset: int, count_items: bool = True) -> CursorContext:
+    """Describe the structure around ``offset`` in the text behind ``index``.
+
+    ``count_items=False`` leaves array positions at ``-1``: counting the items before the cursor
+    reads every earlier sibling, which completion (schema by path, not by value) does not need.
+    """
     offset = max(0, min(offset, len(index.text)))
     line = index.line_of(offset)
     column = offset - index.starts[line]
-    text = _text_of(index)
+    text = text_of(index)
     openers = _enclosing_openers(text, line, column)
     context = CursorContext()
     if not openers:
@@ -253,7 +170,7 @@ def cursor_context(index: LineIndex, offset: int) -> CursorContext:
             path.append(_key_of(text, open_line, open_index))
         else:
             item_column = text.line(open_line).tokens[open_index].start
-            path.append(_items_before(text, (parent_line, parent_index), (open_line, item_column)))
+            path.append(_items_before(text, (parent_line, parent_index), (open_line, item_column)) if count_items else -1)
     inner_line, inner_index = openers[0]
     inner = text.line(inner_line).tokens[inner_index]
     context.path = tuple(path)
@@ -261,12 +178,12 @@ def cursor_context(index: LineIndex, offset: int) -> CursorContext:
     context.container_start = text.offset(inner_line, inner.start)
     _read_container(context, text, (inner_line, inner_index), (line, column))
     if context.container == "array":
-        context.index = _items_before(text, (inner_line, inner_index), (line, column))
+        context.index = _items_before(text, (inner_line, inner_index), (line, column)) if count_items else -1
     _fill_token(context, text, line, column)
     return context
 
 
-def _fill_token(context: CursorContext, text: _Text, line: int, column: int) -> None:
+def _fill_token(context: CursorContext, text: Text, line: int, column: int) -> None:
     for token in text.line(line).tokens:
         if token.start < column <= token.end or (token.start == column and token.kind in "sv"):
             if token.kind not in "sv":
@@ -281,7 +198,7 @@ def _fill_token(context: CursorContext, text: _Text, line: int, column: int) -> 
             return
 
 
-def _walk(text: _Text, opener: tuple[int, int]) -> Iterator[tuple[int, _Token]]:
+def _walk(text: Text, opener: tuple[int, int]) -> Iterator[tuple[int, Token]]:
     """Tokens directly inside the container at ``opener`` (nested containers: only their opener).
 
     Stops at the container's closer or the end of the text. Lines lying entirely inside a nested
@@ -298,11 +215,11 @@ def _walk(text: _Text, opener: tuple[int, int]) -> Iterator[tuple[int, _Token]]:
             continue
         for position in range(start + 1 if line == opener[0] else 0, len(summary.tokens)):
             token = summary.tokens[position]
-            if token.text in _OPEN:
+            if token.text in OPEN:
                 if depth == 0:
                     yield line, token
                 depth += 1
-            elif token.text in _CLOSE:
+            elif token.text in CLOSE:
                 if depth == 0:
                     return
                 depth -= 1
@@ -311,7 +228,7 @@ def _walk(text: _Text, opener: tuple[int, int]) -> Iterator[tuple[int, _Token]]:
         line += 1
 
 
-def _items_before(text: _Text, opener: tuple[int, int], limit: tuple[int, int]) -> int:
+def _items_before(text: Text, opener: tuple[int, int], limit: tuple[int, int]) -> int:
     """The index of the array item at ``limit`` (line, column): commas directly inside, before it."""
     count = 0
     for line, token in _walk(text, opener):
@@ -322,7 +239,7 @@ def _items_before(text: _Text, opener: tuple[int, int], limit: tuple[int, int]) 
     return count
 
 
-def _read_container(context: CursorContext, text: _Text, opener: tuple[int, int], cursor: tuple[int, int]) -> None:
+def _read_container(context: CursorContext, text: Text, opener: tuple[int, int], cursor: tuple[int, int]) -> None:
     """Read the members of the container at ``opener``, noting the cursor's role among them."""
     reader = _MemberReader(context.container == "object")
     cursor_seen = False
@@ -330,7 +247,7 @@ def _read_container(context: CursorContext, text: _Text, opener: tuple[int, int]
         if not cursor_seen and (line, token.start) >= cursor:
             cursor_seen = True
             reader.mark_cursor(context)
-        if token.text in _OPEN:
+        if token.text in OPEN:
             reader.value(token.text, container=True)
         else:
             reader.feed(token)
@@ -349,7 +266,7 @@ class _MemberReader:
         self.after_colon = False
         self.has_value = False
 
-    def feed(self, token: _Token) -> None:
+    def feed(self, token: Token) -> None:
         kind = token.kind
         if kind == ",":
             self.key, self.after_colon, self.has_value = None, False, False

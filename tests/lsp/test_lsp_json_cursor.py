@@ -54,3 +54,24 @@ def test_root_and_empty_text():
 def test_crlf_line_breaks():
     context = at('{\r\n  "steps": [\r\n    {"id": "a",\r\n     "ti|')
     assert context.path == ("steps", 0) and context.in_key
+
+
+def test_line_summaries_reused_across_versions_equal_a_fresh_read():
+    import random
+
+    from workrail_lsp import json_lines
+
+    rng = random.Random(7)
+    text = '{\n  "steps": [\n' + ",\n".join(f'    {{"id": "s{i}", "prompt": "p {{{{x}}}} ]"}}' for i in range(60)) + "\n  ]\n}\n"
+    pieces = ["\n", "{", "}", "[", "]", '"', ",", "x", ' "k": 1', "\n  {", "é"]
+    previous = json_lines.text_of(LineIndex(text))
+    for _ in range(300):
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.5 and at < len(text):
+            text = text[:at] + text[at + rng.randrange(1, 4) :]
+        else:
+            text = text[:at] + rng.choice(pieces) + text[at:]
+        reused = json_lines._reused_lines(previous, text)
+        assert reused is not None and reused == json_lines._all_lines(text)
+        previous = json_lines.text_of(LineIndex(text))
+        assert previous.summaries == reused
