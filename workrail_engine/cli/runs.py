@@ -8,7 +8,9 @@ Ctrl-C cancels the run cleanly (its processes are killed as groups) and exits 13
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -73,30 +75,47 @@ def _print_result(snap: dict[str, Any], fmt: str) -> None:
 
 
 def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
-    """Watch the run until it ends or waits; Ctrl-C cancels it."""
+    """Watch the run until it ends or waits; Ctrl-C cancels it.
+
+    SIGINT only sets a flag: a KeyboardInterrupt raised inside a database call could leave the
+    store's connection half-used just when the cancel needs it.
+    """
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     try:
-        if not live:
-            return service.wait(run_id, 10 ** 9, on_change=lambda s: click.echo(_line(s), err=True))
-        from rich.progress import Progress
-
-        with Progress(transient=True) as progress:
-            task = progress.add_task(run_id, total=None)
-
-            def show(snap: dict[str, Any]) -> None:
-                progress.update(task, completed=snap["steps_completed"], total=snap["steps_total"],
-                                description=_line(snap))
-
-            return service.wait(run_id, 10 ** 9, on_change=show)
-    except KeyboardInterrupt:
-        click.echo(f"cancelling {run_id} ...", err=True)
-        service.cancel(run_id, "interrupted from the terminal (Ctrl-C)")
-        deadline = time.monotonic() + 10
-        snap = service.get(run_id)
-        while snap["status"] not in ("cancelled", "failed", "success", "partial") and time.monotonic() < deadline:
-            time.sleep(0.1)
-            snap = service.get(run_id)
-        snap["interrupted"] = True
+        snap = _watch(service, run_id, live, interrupted)
+        if interrupted.is_set():
+            snap = _cancel(service, run_id)
         return snap
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
+    if not live:
+        return service.wait(run_id, 10 ** 9, on_change=lambda s: click.echo(_line(s), err=True), stop=stop)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task(run_id, total=None)
+
+        def show(snap: dict[str, Any]) -> None:
+            progress.update(task, completed=snap["steps_completed"], total=snap["steps_total"],
+                            description=_line(snap))
+
+        return service.wait(run_id, 10 ** 9, on_change=show, stop=stop)
+
+
+def _cancel(service: Any, run_id: str) -> dict[str, Any]:
+    click.echo(f"cancelling {run_id} ...", err=True)
+    service.cancel(run_id, "interrupted from the terminal (Ctrl-C)")
+    deadline = time.monotonic() + 10
+    snap = service.get(run_id)
+    while snap["status"] in ("running", "waiting") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        snap = service.get(run_id)
+    snap["interrupted"] = True
+    return snap
 
 
 @click.command("run")

@@ -135,8 +135,9 @@ class RunService:
                                        load_input=False, load_output=False))
 
     def wait(self, run_id: str, seconds: float, on_change: Callable[[dict], None] | None = None,
-             leave_waiting: str | None = None) -> dict[str, Any]:
-        """The run once it ends or waits for the agent, or as it is when ``seconds`` are up."""
+             leave_waiting: str | None = None, stop: threading.Event | None = None) -> dict[str, Any]:
+        """The run once it ends or waits for the agent, or as it is when ``seconds`` are up
+        (or when ``stop`` is set)."""
         end = time.monotonic() + max(seconds, 0.0)
         seen = None
         while True:
@@ -148,7 +149,7 @@ class RunService:
             waiting_here = snap["status"] == "waiting" and snap.get("waiting", {}).get("step_key") == leave_waiting
             if snap["status"] not in ACTIVE or (snap["status"] == "waiting" and not waiting_here):
                 return snap
-            if time.monotonic() >= end:
+            if time.monotonic() >= end or (stop is not None and stop.is_set()):
                 return snap
             time.sleep(0.05)
 
