@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["DuplicateKey", "JsonSyntaxError", "JsonText", "parse_json"]
+__all__ = ["DuplicateKey", "JsonSyntaxError", "JsonText", "parse_json", "parse_json_fragment"]
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 # Python's C decoder gives up near the interpreter's recursion limit; we stop well before it so
@@ -113,23 +113,39 @@ def _explain(text: str, err: json.JSONDecodeError) -> JsonSyntaxError:
 def parse_json(text: str) -> tuple[Any, JsonSyntaxError | None, bool]:
     """Parse strictly: ``(value, syntax_error, has_duplicate_keys)``.
 
-    With duplicate keys the value is still returned (last one wins, as every JSON reader does)
-    so the rest of the file can be checked; the caller reports the duplicates.
+    With duplicate keys (and no syntax error) the value is still returned, the last one winning
+    as every JSON reader does, so the rest of the file can be checked; the caller reports them.
     """
     if not text.strip():
         return None, JsonSyntaxError("The file is empty: a workflow is a JSON object", 0, 0, "WR006"), False
     try:
-        return _STRICT.decode(text), None, False
+        value, error = _decode(_STRICT, text)
+        return value, error, False
     except _DuplicateSeen:
         pass
+    # The duplicate stopped the strict pass early: a syntax error may still lie further on.
+    value, error = _decode(_LENIENT_DUPES, text)
+    return value, error, error is None
+
+
+def _decode(decoder: json.JSONDecoder, text: str) -> tuple[Any, JsonSyntaxError | None]:
+    try:
+        return decoder.decode(text), None
     except json.JSONDecodeError as err:
-        return None, _explain(text, err), False
+        return None, _explain(text, err)
     except _Reject as err:
-        return None, _constant_error(text, str(err)), False
+        return None, _constant_error(text, str(err))
     except RecursionError:
-        return None, _depth_error(text) or JsonSyntaxError("Nesting too deep", 0, 0, "WR005"), False
-    # Duplicates: decode again without the check (cannot fail differently: same grammar).
-    return _LENIENT_DUPES.decode(text), None, True
+        return None, _depth_error(text) or JsonSyntaxError("Nesting too deep", 0, 0, "WR005")
+
+
+def parse_json_fragment(text: str) -> Any | None:
+    """The value of ``text`` if it is exactly one strict JSON value with no duplicate keys, else None."""
+    try:
+        value, end = _STRICT.raw_decode(text)
+    except (json.JSONDecodeError, _DuplicateSeen, _Reject, RecursionError):
+        return None
+    return value if end == len(text) else None
 
 
 def _constant_error(text: str, message: str) -> JsonSyntaxError:
@@ -149,6 +165,9 @@ def _unescape_part(part: str) -> str:
     return part.replace("~1", "/").replace("~0", "~")
 
 
+_EVERY_CHILD = object()
+
+
 class JsonText:
     """Span look-ups for one well-formed JSON text."""
 
@@ -161,7 +180,7 @@ class JsonText:
     def _value_end(self, start: int) -> int:
         return _SKIP(self.text, start)[1]
 
-    def _child(self, container: int, key: str) -> tuple[int, int, int] | None:
+    def _child(self, container: int, key: Any) -> tuple[int, int, int] | None:
         text = self.text
         opener = text[container]
         entry = self._children.get(container)
@@ -169,8 +188,10 @@ class JsonText:
             entry = ({}, [container + 1, 0])  # resume position, index for arrays; 0 = not complete
             self._children[container] = entry
         children, state = entry
-        want: str | int
-        if opener == "[":
+        want: Any
+        if key is _EVERY_CHILD:
+            want = key  # equal to no child: the walk runs to the end of the container
+        elif opener == "[":
             if not key.isdigit():
                 return None
             want = int(key)
@@ -260,3 +281,28 @@ class JsonText:
                 index += 1
             previous_end = end
             pos = end
+
+    def children_starts(self, container: int) -> list[int]:
+        """Value starts of every child of the container at ``container``, in order (completes it)."""
+        self._child(container, _EVERY_CHILD)
+        children, _ = self._children[container]
+        return sorted(start for _, _, start in children.values())
+
+    def value_end(self, start: int) -> int:
+        return self._value_end(start)
+
+    def edited(self, new_text: str, cut_start: int, cut_end: int, delta: int) -> JsonText:
+        """Look-ups for ``new_text``, where the value spanning ``cut_start..cut_end`` changed
+        length by ``delta`` and everything outside it is as before: what was found outside is
+        kept (shifted), what was found inside is forgotten."""
+
+        def shift(offset: int) -> int:
+            return offset + delta if offset >= cut_end else offset
+
+        moved = JsonText(new_text)
+        for container, (children, state) in self._children.items():
+            if cut_start <= container < cut_end:
+                continue
+            kept = {key: (shift(a), shift(b), shift(c)) for key, (a, b, c) in children.items()}
+            moved._children[shift(container)] = (kept, [shift(state[0]) if state[0] >= 0 else -1, state[1]])
+        return moved

@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ._json_text import JsonText, parse_json
+from ._json_text import JsonText, parse_json, parse_json_fragment
 from ._yaml_text import YamlParse, parse_yaml
 from .diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
 
@@ -101,6 +101,9 @@ class WorkflowDocument:
     format: str
     value: Any | None
     syntax_errors: list[Diagnostic] = field(default_factory=list)
+    # Per-step lint results by step identity, shared with the documents made from this one by
+    # with_edit (see lint/findings.py).
+    lint_cache: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
     _json: JsonText | None = field(default=None, repr=False)
     _yaml: YamlParse | None = field(default=None, repr=False)
 
@@ -140,6 +143,46 @@ class WorkflowDocument:
             if not pointer:
                 return Span(0, min(1, len(self.text)))
             pointer = pointer.rsplit("/", 1)[0]
+
+    def with_edit(self, start: int, end: int, new_text: str) -> WorkflowDocument:
+        """This document with ``text[start:end]`` replaced by ``new_text``.
+
+        An edit inside one top-level step of a well-formed JSON workflow re-parses that step
+        alone and keeps every other step's object, so per-step results can be reused; any other
+        edit parses the new text from scratch. Either way the result equals
+        ``parse_document(new text)``.
+        """
+        text = self.text[:start] + new_text + self.text[end:]
+        spliced = self._splice(start, end, text, len(new_text) - (end - start))
+        if spliced is not None:
+            return spliced
+        document = parse_document(text, self.path, self.format)
+        document.lint_cache = self.lint_cache
+        return document
+
+    def _splice(self, start: int, end: int, text: str, delta: int) -> WorkflowDocument | None:
+        value = self.value
+        if self._json is None or self.syntax_errors or not isinstance(value, dict) or not isinstance(value.get("steps"), list):
+            return None
+        steps_span = self.value_span("/steps")
+        if steps_span is None or not steps_span.start < start <= end < steps_span.end:
+            return None
+        starts = self._json.children_starts(steps_span.start)
+        index = bisect_right(starts, start) - 1
+        if index < 0:
+            return None
+        step_start = starts[index]
+        step_end = self._json.value_end(step_start)
+        # Strictly inside the step's braces, so the edit cannot merge it with a neighbour.
+        if not (self.text[step_start] == "{" and step_start < start and end < step_end):
+            return None
+        step = parse_json_fragment(text[step_start : step_end + delta])
+        if not isinstance(step, dict):
+            return None
+        steps = list(value["steps"])
+        steps[index] = step
+        moved = self._json.edited(text, step_start, step_end, delta)
+        return WorkflowDocument(text, self.path, "json", {**value, "steps": steps}, lint_cache=self.lint_cache, _json=moved)
 
     def opening_span(self, pointer: str) -> Span:
         """Where to report something about a whole object: its key if it has one, else its '{'."""

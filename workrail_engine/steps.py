@@ -29,11 +29,7 @@ class StepSite:
     top_index: int  # index of the top-level step this one is part of
     group: str | None  # pointer of the enclosing parallel group
     loop: str | None  # pointer of the enclosing loop (inline body)
-
-    @property
-    def id(self) -> str | None:
-        value = self.step.get("id")
-        return value if isinstance(value, str) else None
+    id: str | None  # the step's id when it is a string
 
     @property
     def kind(self) -> str:
@@ -54,7 +50,8 @@ def _walk(step: Any, pointer: str, top: int, group: str | None, loop: str | None
     # Plain recursion into a list: a 2,800-step workflow is walked on every keystroke in an editor.
     if not isinstance(step, dict):
         return
-    sites.append(StepSite(step, pointer, len(sites), top, group, loop))
+    step_id = step.get("id")
+    sites.append(StepSite(step, pointer, len(sites), top, group, loop, step_id if isinstance(step_id, str) else None))
     kind = step.get("type")
     if kind == "parallel" and isinstance(step.get("steps"), list):
         for index, child in enumerate(step["steps"]):

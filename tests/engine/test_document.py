@@ -139,3 +139,9 @@ def test_line_index_round_trips_in_every_encoding(encoding):
     assert index.position(text.index("x"), "utf-16") == (1, 3)
     assert index.position(text.index("x"), "utf-8") == (1, 6)
     assert index.position(text.index("x"), "utf-32") == (1, 2)
+
+
+def test_syntax_error_after_a_duplicate_key_is_reported():
+    doc = parse_document('{"a": 1, "a": 2, "b": [1 2]}')
+    assert doc.value is None
+    assert [e.code for e in doc.syntax_errors] == ["WR001"]

@@ -74,20 +74,20 @@ _EXPRESSION_CODES = frozenset({"WR401", "WR402", "WR403", "WR404"})
 
 def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     # Imported here so that reading a document never pays for the schema validator.
-    from .commands import command_diagnostics
-    from .expressions import expression_diagnostics
+    from .findings import step_findings
     from .metadata import metadata_diagnostics
     from .references import reference_diagnostics
     from .schema_errors import schema_diagnostics
     from .structure import structure_diagnostics
 
     sites = list(walk_steps(doc.value))
+    found = step_findings(sites, doc.lint_cache)
+    local = [finding.place(doc, site.pointer) for site, step_found in zip(sites, found) for finding in step_found.findings]
     return [
         *schema_diagnostics(doc),
         *structure_diagnostics(doc, sites),
-        *reference_diagnostics(doc, sites),
-        *expression_diagnostics(doc, sites),
-        *command_diagnostics(doc, sites),
+        *reference_diagnostics(doc, sites, found),
+        *local,
         *metadata_diagnostics(doc),
     ]
 

@@ -4,33 +4,31 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
-from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
-from ..steps import StepSite
+from ..diagnostics import Severity
+from .findings import Finding
 
-__all__ = ["command_diagnostics"]
+__all__ = ["command_findings"]
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "ash", "busybox"}
 
 
-def command_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
-    for site in sites:
-        run = site.step.get("run") if site.kind == "command" else None
-        if not isinstance(run, Mapping):
-            continue
-        if "timeoutSeconds" not in run:
-            pointer = f"{site.pointer}/run"
-            message = "Command step without 'timeoutSeconds': a hung command would hold the run until the overall deadline"
-            out.append(Diagnostic("WR501", Severity.WARNING, message, pointer, doc.opening_span(pointer), data={"property": "timeoutSeconds"}))
-        command = run.get("command")
-        if isinstance(command, list):
-            out.extend(_shell_script_templates(doc, site, command))
+def command_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
+    run = step.get("run") if kind == "command" else None
+    if not isinstance(run, Mapping):
+        return []
+    out: list[Finding] = []
+    if "timeoutSeconds" not in run:
+        message = "Command step without 'timeoutSeconds': a hung command would hold the run until the overall deadline"
+        out.append(Finding("/run", "WR501", Severity.WARNING, message, {"property": "timeoutSeconds"}, on_key=True))
+    command = run.get("command")
+    if isinstance(command, list):
+        out += _shell_script_templates(command)
     return out
 
 
-def _shell_script_templates(doc: WorkflowDocument, site: StepSite, command: list[object]) -> list[Diagnostic]:
+def _shell_script_templates(command: list[object]) -> list[Finding]:
     if not command or not isinstance(command[0], str) or os.path.basename(command[0]) not in _SHELLS:
         return []
     out = []
@@ -38,10 +36,9 @@ def _shell_script_templates(doc: WorkflowDocument, site: StepSite, command: list
         if arg == "-c" and index + 1 < len(command):
             script = command[index + 1]
             if isinstance(script, str) and "{{" in script:
-                pointer = f"{site.pointer}/run/command/{index + 1}"
                 message = (
                     "A template inside a shell script is pasted into shell code (injection risk); "
                     "pass the value as a separate argument (\"$1\") or through 'env' instead"
                 )
-                out.append(Diagnostic("WR502", Severity.WARNING, message, pointer, doc.span(pointer)))
+                out.append(Finding(f"/run/command/{index + 1}", "WR502", Severity.WARNING, message))
     return out

@@ -1,41 +1,35 @@
 """Conditions and validation criteria: operand types, regexes RE2 accepts, embedded schemas.
 
 The checks themselves live with the evaluators (``conditions``, ``rules``) so that what lint
-accepts is exactly what will run; this module only places their findings in the document.
+accepts is exactly what will run; this module only says where in a step they apply.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..conditions import MALFORMED, condition_problems
-from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
+from ..diagnostics import Severity
+from ..problems import Problem
 from ..rules import criteria_problems
-from ..steps import StepSite
+from .findings import Finding
 
-__all__ = ["expression_diagnostics"]
+__all__ = ["expression_findings"]
 
 
-def expression_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
-    for site in sites:
-        step = site.step
-        if isinstance(step.get("runCondition"), Mapping):
-            out.extend(_place(doc, f"{site.pointer}/runCondition", condition_problems(step["runCondition"])))
-        loop = step.get("loop")
-        if site.kind == "loop" and isinstance(loop, Mapping) and isinstance(loop.get("condition"), Mapping):
-            out.extend(_place(doc, f"{site.pointer}/loop/condition", condition_problems(loop["condition"])))
-        if "validationCriteria" in step:
-            out.extend(_place(doc, f"{site.pointer}/validationCriteria", criteria_problems(step["validationCriteria"])))
+def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
+    out: list[Finding] = []
+    if isinstance(step.get("runCondition"), Mapping):
+        out += _relative("/runCondition", condition_problems(step["runCondition"]))
+    loop = step.get("loop")
+    if kind == "loop" and isinstance(loop, Mapping) and isinstance(loop.get("condition"), Mapping):
+        out += _relative("/loop/condition", condition_problems(loop["condition"]))
+    if "validationCriteria" in step:
+        out += _relative("/validationCriteria", criteria_problems(step["validationCriteria"]))
     return out
 
 
-def _place(doc: WorkflowDocument, base: str, problems: Iterable[object]) -> list[Diagnostic]:
-    out = []
-    for problem in problems:
-        if problem.code == MALFORMED:  # type: ignore[attr-defined]
-            continue  # the schema already reports the shape, on the exact key
-        pointer = base + problem.pointer  # type: ignore[attr-defined]
-        out.append(Diagnostic(problem.code, Severity.ERROR, problem.message, pointer, doc.span(pointer)))  # type: ignore[attr-defined]
-    return out
+def _relative(base: str, problems: Iterable[Problem]) -> list[Finding]:
+    # MALFORMED is skipped: the schema already reports the shape, on the exact key.
+    return [Finding(base + p.pointer, p.code, Severity.ERROR, p.message) for p in problems if p.code != MALFORMED]

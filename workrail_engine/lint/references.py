@@ -9,35 +9,35 @@ from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
 from ..errors import closest
 from ..steps import StepSite
-from ..templates import NAMESPACES, TemplateRef, find_references
+from ..templates import NAMESPACES, TemplateRef
+from .findings import StepFindings
 from .strings import span_in_string
 
 __all__ = ["reference_diagnostics", "template_strings"]
 
 
-def template_strings(site: StepSite) -> Iterator[tuple[str, str]]:
-    """(pointer, text) of every string in a step where templates are substituted."""
-    step = site.step
+def template_strings(step: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(pointer relative to the step, text) of every string holding ``{{`` where templates apply."""
     for key in ("prompt", "title"):
         text = step.get(key)
         if isinstance(text, str) and "{{" in text:
-            yield f"{site.pointer}/{key}", text
+            yield f"/{key}", text
     if isinstance(step.get("guidance"), list):
         for index, line in enumerate(step["guidance"]):
             if isinstance(line, str) and "{{" in line:
-                yield f"{site.pointer}/guidance/{index}", line
+                yield f"/guidance/{index}", line
     run = step.get("run")
     if isinstance(run, Mapping):
         if isinstance(run.get("command"), list):
             for index, arg in enumerate(run["command"]):
                 if isinstance(arg, str) and "{{" in arg:
-                    yield f"{site.pointer}/run/command/{index}", arg
-        if isinstance(run.get("cwd"), str):
-            yield f"{site.pointer}/run/cwd", run["cwd"]
+                    yield f"/run/command/{index}", arg
+        if isinstance(run.get("cwd"), str) and "{{" in run["cwd"]:
+            yield "/run/cwd", run["cwd"]
         if isinstance(run.get("env"), Mapping):
             for name, value in run["env"].items():
-                if isinstance(value, str):
-                    yield f"{site.pointer}/run/env/{name.replace('~', '~0').replace('/', '~1')}", value
+                if isinstance(value, str) and "{{" in value:
+                    yield f"/run/env/{name.replace('~', '~0').replace('/', '~1')}", value
 
 
 def _declared_parameters(workflow: Mapping[str, Any]) -> set[str]:
@@ -52,19 +52,20 @@ def _declared_secrets(workflow: Mapping[str, Any]) -> set[str]:
     return {s for s in secrets if isinstance(s, str)} if isinstance(secrets, list) else set()
 
 
-def reference_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
+def reference_diagnostics(doc: WorkflowDocument, sites: list[StepSite], found: list[StepFindings]) -> list[Diagnostic]:
     workflow = doc.value
     if not isinstance(workflow, Mapping):
         return []
     by_id = {site.id: site for site in sites if site.id}
     declared = {"parameters": _declared_parameters(workflow), "secrets": _declared_secrets(workflow)}
     out = []
-    for site in sites:
-        for pointer, text in template_strings(site):
-            for ref in find_references(text):
+    for site, step_found in zip(sites, found):
+        for relative, _text, refs in step_found.templates:
+            for ref in refs:
                 problem = _problem(ref, site, by_id, declared)
                 if problem:
                     code, message = problem
+                    pointer = site.pointer + relative
                     span = span_in_string(doc, pointer, ref.span.start, ref.span.end)
                     out.append(Diagnostic(code, Severity.ERROR, message, pointer, span, data={"reference": ref.text}))
     return out
