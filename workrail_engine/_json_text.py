@@ -110,6 +110,46 @@ def _explain(text: str, err: json.JSONDecodeError) -> JsonSyntaxError:
     return JsonSyntaxError(msg[0].upper() + msg[1:], pos, end)
 
 
+# Any surrogate code point in a str is unpaired (pairs decode to one character); escaped ones may
+# be paired, which decoding tells. Such strings are not Unicode text and break every consumer.
+_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _surrogate_error(text: str, value: Any) -> JsonSyntaxError | None:
+    if not (_RAW_SURROGATE.search(text) or ("\\u" in text and _ESCAPED_SURROGATE.search(text))):
+        return None
+    pointer = _find_surrogate(value, "")
+    if pointer is None:
+        return None
+    located = JsonText(text).locate(pointer)
+    start, end = (located[1] if located else (0, 0))
+    return JsonSyntaxError(
+        "Unpaired UTF-16 surrogate in a string: it is not valid Unicode text (remove it or use a real character)",
+        start,
+        end,
+    )
+
+
+def _find_surrogate(value: Any, pointer: str) -> str | None:
+    if isinstance(value, str):
+        return pointer if _RAW_SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            child = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"
+            if _RAW_SURROGATE.search(key):
+                return child
+            found = _find_surrogate(item, child)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _find_surrogate(item, f"{pointer}/{index}")
+            if found is not None:
+                return found
+    return None
+
+
 def parse_json(text: str) -> tuple[Any, JsonSyntaxError | None, bool]:
     """Parse strictly: ``(value, syntax_error, has_duplicate_keys)``.
 
@@ -120,12 +160,16 @@ def parse_json(text: str) -> tuple[Any, JsonSyntaxError | None, bool]:
         return None, JsonSyntaxError("The file is empty: a workflow is a JSON object", 0, 0, "WR006"), False
     try:
         value, error = _decode(_STRICT, text)
-        return value, error, False
+        duplicates = False
     except _DuplicateSeen:
-        pass
-    # The duplicate stopped the strict pass early: a syntax error may still lie further on.
-    value, error = _decode(_LENIENT_DUPES, text)
-    return value, error, error is None
+        # The duplicate stopped the strict pass early: a syntax error may still lie further on.
+        value, error = _decode(_LENIENT_DUPES, text)
+        duplicates = error is None
+    if error is None:
+        error = _surrogate_error(text, value)
+        if error is not None:
+            return None, error, False
+    return value, error, duplicates
 
 
 def _decode(decoder: json.JSONDecoder, text: str) -> tuple[Any, JsonSyntaxError | None]:
@@ -145,7 +189,9 @@ def parse_json_fragment(text: str) -> Any | None:
         value, end = _STRICT.raw_decode(text)
     except (json.JSONDecodeError, _DuplicateSeen, _Reject, RecursionError):
         return None
-    return value if end == len(text) else None
+    if end != len(text) or _surrogate_error(text, value) is not None:
+        return None
+    return value
 
 
 def _constant_error(text: str, message: str) -> JsonSyntaxError:

@@ -13,11 +13,13 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._json_text import JsonText, parse_json, parse_json_fragment
-from ._yaml_text import YamlParse, parse_yaml
 from .diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
+
+if TYPE_CHECKING:
+    from ._yaml_text import YamlParse
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -202,6 +204,8 @@ def parse_document(text: str, path: str | os.PathLike[str] | None = None, fmt: s
     fmt = fmt or detect_format(path, text)
     name = os.fspath(path) if path is not None else None
     if fmt == "yaml":
+        from ._yaml_text import parse_yaml  # PyYAML costs ~25 ms to import; JSON-only runs skip it
+
         parsed, error = parse_yaml(text)
         if error is not None:
             return WorkflowDocument(text, name, fmt, None, [_syntax(error.code, error.message, error.start, error.end)])

@@ -145,3 +145,26 @@ def test_syntax_error_after_a_duplicate_key_is_reported():
     doc = parse_document('{"a": 1, "a": 2, "b": [1 2]}')
     assert doc.value is None
     assert [e.code for e in doc.syntax_errors] == ["WR001"]
+
+
+@pytest.mark.parametrize(
+    ("text", "on"),
+    [
+        pytest.param('{"id": "\\ud800x", "steps": []}', '"\\ud800x"', id="escaped-high"),
+        pytest.param('{"id": "a", "name": "\\udfff"}', '"\\udfff"', id="escaped-low"),
+        pytest.param('{"id": "a", "name": "x\ud800y"}', '"x\ud800y"', id="raw-from-a-utf16-client"),
+        pytest.param('{"\\ud83d": 1}', None, id="key"),
+    ],
+)
+def test_unpaired_surrogates_are_syntax_errors(text, on):
+    doc = parse_document(text)
+    assert doc.value is None
+    [error] = doc.syntax_errors
+    assert error.code == "WR001" and "surrogate" in error.message
+    if on is not None:
+        assert doc.text[error.span.start : error.span.end] == on
+
+
+def test_paired_surrogate_escapes_are_fine():
+    doc = parse_document('{"name": "\\ud83d\\ude00 and \\\\ud800 as text"}')
+    assert doc.value == {"name": "😀 and \\ud800 as text"}

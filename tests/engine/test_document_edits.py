@@ -26,7 +26,7 @@ WORKFLOW = {
 TEXT = json.dumps(WORKFLOW, indent=2, ensure_ascii=False)
 
 # Small edits an author makes: typing or deleting a character, or pasting a fragment.
-FRAGMENTS = st.sampled_from(["", "x", '"', ",", "}", "{", "1", '"promt": "x", ', "\n  ", '{"id": "q"}', "é"])
+FRAGMENTS = st.sampled_from(["", "x", '"', ",", "}", "{", "1", '"promt": "x", ', "\n  ", '{"id": "q"}', "é", "\\ud800"])
 
 
 def _same(a, b):

@@ -27,12 +27,14 @@ from .commands import AttemptSettings, run_attempt
 from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
 from .model import step_result
 from .secrets import SecretSet
+from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
 
-__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "start_run", "workrail_member", "workrail_run"]
+__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "start_run", "workrail_member", "workrail_run"]
 
 APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
-RESULTS_CHUNK = 100
+RESULTS_CHUNK = 25
+PUBLISH_AFTER = 0.2  # seconds of step time: slower steps are stored (and shown) one by one
 QUEUE_PREFIX = "workrail-parallel-"
 CONTINUE_TOPIC = "continue"
 
@@ -41,6 +43,9 @@ _settings: AttemptSettings | None = None
 _watch: CancelWatch | None = None
 _queues: set[int] = set()
 _groups: InFlight | None = None
+# Results of the runs executing in this process, including those not stored yet: a reader in
+# this process sees every step at once; other processes see them at the next publish.
+_live: dict[str, list[dict]] = {}
 _lock = threading.Lock()
 
 
@@ -70,6 +75,7 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
     DBOS(config={
         "name": "workrail",
         "system_database_url": url,
+        "system_database_engine": sqlite_engine(url) if url.startswith("sqlite") else None,
         "application_version": APP_VERSION,
         "executor_id": lock.executor_id,
         "serializer": DBOSPortableJSONSerializer(),
@@ -88,6 +94,12 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
     _groups = InFlight(lock)
     _launched = (home, lock.executor_id)
     return lock.executor_id
+
+
+def live_results(run_id: str) -> list[dict] | None:
+    """The results of a run executing in this process (a copy), or None."""
+    results = _live.get(run_id)
+    return list(results) if results is not None else None
 
 
 def watch() -> CancelWatch:
@@ -140,10 +152,14 @@ def _attempt(run_id: str, key: str, step: dict, values: dict, attempt: int, dead
 class _Effects:
     """The walk's side effects, each one durable (a DBOS step, event, message or sleep)."""
 
-    def __init__(self, run_id: str, secret_names: list[str]) -> None:
+    def __init__(self, run_id: str, secret_names: list[str], *, live: bool = False) -> None:
         self.run_id = run_id
         self.secret_names = secret_names
         self.results: list[dict] = []
+        self.published = 0  # how many results are stored
+        self.unpublished_time = 0.0  # step time since then (checkpointed durations: deterministic)
+        if live:
+            _live[run_id] = self.results
         self.masks = SecretSet.from_environment(secret_names)
 
     def attempt(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
@@ -151,13 +167,14 @@ class _Effects:
         return _attempt(self.run_id, key, step, values, attempt, deadline, self.secret_names, marker)
 
     def parallel(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]:
+        self.publish()
         queue = _queue_for(limit)
         handles = []
         for key, step, values in members:
             with SetEnqueueOptions(queue_partition_key=self.run_id):
                 handles.append(DBOS.enqueue_workflow(queue, workrail_member, self.run_id, key, step, values,
                                                      deadline, self.secret_names))
-        return [handle.get_result() for handle in handles]
+        return [handle.get_result(polling_interval_sec=0.02) for handle in handles]
 
     def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
         while True:
@@ -169,14 +186,31 @@ class _Effects:
                 return self.masks.mask(message)
 
     def sleep(self, seconds: float) -> None:
+        self.publish()
         DBOS.sleep(seconds)
 
     def record(self, result: dict) -> None:
         self.results.append(self.masks.mask(result))
-        chunk = (len(self.results) - 1) // RESULTS_CHUNK
-        DBOS.set_event(f"results-{chunk:05d}", self.results[chunk * RESULTS_CHUNK:])
+        self.unpublished_time += result.get("duration") or 0.0
+        full = len(self.results) % RESULTS_CHUNK == 0
+        if full or self.unpublished_time >= PUBLISH_AFTER:
+            self.publish()
+
+    def publish(self) -> None:
+        """Store the results not yet stored (their chunk). Called at points that depend only on
+        checkpointed values — a full chunk, enough step time, before any pause, at the end — so
+        a replay after a crash makes the same calls in the same order, as DBOS requires."""
+        if len(self.results) == self.published:
+            return
+        first = self.published // RESULTS_CHUNK
+        last = (len(self.results) - 1) // RESULTS_CHUNK
+        for chunk in range(first, last + 1):
+            DBOS.set_event(f"results-{chunk:05d}", self.results[chunk * RESULTS_CHUNK:(chunk + 1) * RESULTS_CHUNK])
+        self.published = len(self.results)
+        self.unpublished_time = 0.0
 
     def state(self, state: dict) -> None:
+        self.publish()
         DBOS.set_event("state", self.masks.mask(state))
 
 
@@ -185,17 +219,20 @@ def workrail_run(run: dict) -> dict:
     run_id = DBOS.workflow_id
     assert run_id is not None
     workflow = run["workflow"]
-    effects = _Effects(run_id, list(workflow.get("secrets") or []))
+    effects = _Effects(run_id, list(workflow.get("secrets") or []), live=True)
     walker = RunWalker(workflow, run["parameters"], run.get("context") or {}, effects,
                        deadline=run.get("deadline"), parallel_limit=run.get("parallel_limit"),
                        masked_secrets={name: "***" for name in effects.secret_names})
     try:
-        summary = walker.run()
-    except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
-        summary = {"status": "failed", "error_message": f"the run stopped on a malformed workflow: {exc}"}
-    summary = {**effects.masks.mask(summary), "finished_at": _clock()}
-    effects.state(summary)
-    return summary
+        try:
+            summary = walker.run()
+        except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
+            summary = {"status": "failed", "error_message": f"the run stopped on a malformed workflow: {exc}"}
+        summary = {**effects.masks.mask(summary), "finished_at": _clock()}
+        effects.state(summary)
+        return summary
+    finally:
+        _live.pop(run_id, None)
 
 
 @DBOS.workflow(name="workrail_member")

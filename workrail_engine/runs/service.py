@@ -117,7 +117,9 @@ class RunService:
         status = DBOS.get_workflow_status(run_id)
         if status is None or status.name != "workrail_run":
             raise RunNotFound(run_id, [s["workflow_id"] for s in self.list(limit=20)])
-        return _snapshot(status, DBOS.get_all_events(run_id))
+        from .durable import live_results
+
+        return _snapshot(status, DBOS.get_all_events(run_id), live_results(run_id))
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
         self.start()
@@ -225,11 +227,12 @@ def _status_of(status: Any, state: dict) -> str:
     return output.get("status", "failed")
 
 
-def _snapshot(status: Any, events: dict[str, Any]) -> dict[str, Any]:
+def _snapshot(status: Any, events: dict[str, Any], live: list[dict] | None = None) -> dict[str, Any]:
     run = _inputs(status)
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}
-    results = [r for key in sorted(k for k in events if k.startswith("results-")) for r in events[key]]
+    stored = [r for key in sorted(k for k in events if k.startswith("results-")) for r in events[key]]
+    results = live if live is not None and len(live) >= len(stored) else stored
     kind = _status_of(status, state)
     error = state.get("error_message")
     if status.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ..conditions import MISSING, evaluate, resolve
 from ..rules import describe_criteria
 from ..steps import step_kind
-from ..templates import TemplateError, render
+from ..templates import TemplateError, find_references, render
 from .commands import retry_policy
 from .model import step_result
 
@@ -39,9 +39,33 @@ def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
     return {**values["parameters"], **values["context"], **{k: values[k] for k in ("parameters", "context", "steps")}}
 
 
+def _referenced_steps(node: Any, found: set[str]) -> set[str]:
+    """Ids of the steps whose outputs a step reads (templates, or condition vars ``steps.X...``)."""
+    if isinstance(node, str):
+        found.update(ref.step_id for ref in find_references(node) if ref.step_id)
+    elif isinstance(node, Mapping):
+        var = node.get("var")
+        if isinstance(var, str) and var.startswith("steps."):
+            found.add(var.split(".")[1])
+        for value in node.values():
+            _referenced_steps(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _referenced_steps(value, found)
+    return found
+
+
+def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values an attempt needs: every earlier output would make each stored attempt input
+    grow with the run (quadratic for a long run); only the outputs it reads are passed."""
+    wanted = _referenced_steps([step.get("run"), step.get("validationCriteria")], set())
+    return {**values, "steps": {k: v for k, v in values["steps"].items() if k in wanted}}
+
+
 def run_with_retries(effects: Effects, key: str, step: dict, values: dict, deadline: float | None) -> dict:
     """Attempts until one succeeds or the policy (or the deadline) says stop; a step result."""
     max_attempts, delay, backoff = retry_policy(step)
+    values = needed_values(step, values)
     total = 0.0
     attempt = 1
     while True:
@@ -165,7 +189,7 @@ class RunWalker:
             elif step_kind(step) == "prompt":
                 prompts.append(step)  # the agent does one thing at a time
             else:
-                members.append((step["id"], step, self.values))
+                members.append((step["id"], step, needed_values(step, self.values)))
         limits = [n for n in (group.get("parallelLimit"), self.parallel_limit) if n]
         limit = min(limits) if limits else max(len(members), 1)
         if members:
