@@ -72,9 +72,10 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def success_result(result: dict[str, Any]) -> CallToolResult:
+def success_result(result: dict[str, Any], text: str | None = None) -> CallToolResult:
     """`structuredContent` plus the same JSON as text, for clients that read only text."""
-    return CallToolResult(content=[TextContent(type="text", text=_as_text(result))], structured_content=result)
+    body = text if text is not None else _as_text(result)
+    return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=result)
 
 
 def error_result(code: int, message: str, data: Any = None) -> CallToolResult:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp import MCPError
-from mcp_types import CallToolResult
+from mcp_types import SERVER_INFO_META_KEY, CallToolResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -40,6 +40,7 @@ __all__ = ["ProtocolMiddleware"]
 
 logger = logging.getLogger(__name__)
 
+_STRUCTURED_SINCE = "2025-06-18"  # structuredContent and outputSchema exist from this revision on
 _NOT_INITIALIZED = "the server is not initialized: send initialize (and notifications/initialized) first"
 
 
@@ -56,15 +57,22 @@ def _require_initialized(ctx: Any) -> None:
         raise MCPError(code=INVALID_PARAMS, message="Server not initialized", data={"details": _NOT_INITIALIZED})
 
 
-def _finish(result: dict[str, Any], ctx: Any) -> dict[str, Any]:
-    """The envelope the SDK adds to results it serializes itself (we answered without it)."""
+def _finish(result: dict[str, Any], ctx: Any, server_info: dict[str, Any]) -> dict[str, Any]:
+    """The 2026-07-28 envelope the SDK adds to results it serializes (we answered without it)."""
     if _is_modern(ctx):
         result.setdefault("resultType", "complete")
+        result.setdefault("_meta", {SERVER_INFO_META_KEY: dict(server_info)})
     return result
 
 
-def _dump_tool_result(result: CallToolResult, ctx: Any) -> dict[str, Any]:
-    return _finish(result.model_dump(by_alias=True, mode="json", exclude_none=True), ctx)
+def _dump_tool_result(result: CallToolResult, ctx: Any, server_info: dict[str, Any]) -> dict[str, Any]:
+    """The wire form, built by hand: dumping a 10,000-workflow result through pydantic is slow."""
+    wire: dict[str, Any] = {"content": [{"type": "text", "text": block.text} for block in result.content]}  # type: ignore[union-attr]
+    if result.is_error:
+        wire["isError"] = True
+    elif result.structured_content is not None and ctx.protocol_version >= _STRUCTURED_SINCE:
+        wire["structuredContent"] = result.structured_content
+    return _finish(wire, ctx, server_info)
 
 
 def _advertise_list_changes(result: Any) -> Any:
@@ -94,7 +102,9 @@ class ProtocolMiddleware:
         content: CatalogContent,
         notices: ChangeNotices,
         list_tool_names: Callable[[], Awaitable[list[str]]],
+        server_info: dict[str, Any],
     ) -> None:
+        self.server_info = server_info
         self.registry = registry
         self.content = content
         self.notices = notices
@@ -132,10 +142,10 @@ class ProtocolMiddleware:
             return screened if screened is not None else await call_next(ctx)
         if method == "resources/read" and self.content.owns_uri(params.get("uri")):
             _require_initialized(ctx)
-            return _finish(self.content.read(params["uri"]), ctx)
+            return _finish(self.content.read(params["uri"]), ctx, self.server_info)
         if method == "prompts/get" and isinstance(params.get("name"), str):
             _require_initialized(ctx)
-            return _finish(self.content.get_prompt(params["name"], params.get("arguments")), ctx)
+            return _finish(self.content.get_prompt(params["name"], params.get("arguments")), ctx, self.server_info)
         result = await call_next(ctx)
         return self._extend_list(method, result)
 
@@ -163,7 +173,5 @@ class ProtocolMiddleware:
                 closest=closest(name, self._tool_names),
             )
         if name in self.registry:
-            problem = self.registry.argument_error(name, params.get("arguments"))
-            if problem is not None:
-                return _dump_tool_result(problem, ctx)
+            return _dump_tool_result(await self.registry.call_tool(name, params.get("arguments")), ctx, self.server_info)
         return None

@@ -68,6 +68,7 @@ def create_server(
     async def tool_names() -> list[str]:
         return [tool.name for tool in await server.list_tools()]
 
-    server.middleware.append(ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names))
+    info = {"name": server.name, "title": server.title, "version": server.version, "description": server.description}
+    server.middleware.append(ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info))
     _register_run_tools(server, catalog, env, allow_commands)
     return server

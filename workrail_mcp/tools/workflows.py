@@ -27,7 +27,7 @@ class WorkflowList(TypedDict):
 
 
 def workflow_list(env: ToolEnv) -> WorkflowList:
-    return {"workflows": [summary_of(entry) for entry in env.catalog.entries()]}
+    return env.catalog_view("workflow_list", lambda entries: {"workflows": [summary_of(e) for e in entries]})
 
 
 class Workflow(TypedDict):
