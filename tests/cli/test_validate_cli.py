@@ -204,16 +204,16 @@ def test_file_names_that_are_not_utf8(invoke, workflows, tmp_path: Path) -> None
 
 def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, tmp_path: Path, monkeypatch) -> None:
     # Simulated engine bug (a real one gets fixed, which would leave this path untested).
-    import workrail_engine.lint as lint
+    import workrail_engine.lint.schema_errors as schema_errors
 
-    real = lint.lint_path
+    real = schema_errors.schema_diagnostics
 
-    def failing(path):
-        if Path(path).name == "boom.json":
+    def failing(doc):
+        if Path(doc.path).name == "boom.json":
             raise RuntimeError("simulated engine bug")
-        return real(path)
+        return real(doc)
 
-    monkeypatch.setattr(lint, "lint_path", failing)
+    monkeypatch.setattr(schema_errors, "schema_diagnostics", failing)
     workflows.write(tmp_path, "boom.json", workflows.good("boom"))
     workflows.write(tmp_path, "fine.json", workflows.good("fine"))
     out = invoke(["validate", str(tmp_path)], expect=1).stdout

@@ -182,3 +182,16 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
 def test_operand_type_problems_are_reported_once(condition):
     result = lint(mutate(_set(["steps", 2, "runCondition"], condition)))
     assert [d.code for d in result.diagnostics] == ["WR402"], [(d.code, d.message) for d in result.diagnostics]
+
+
+def test_a_checker_bug_becomes_wr000_instead_of_an_exception(monkeypatch, caplog):
+    import workrail_engine.lint.structure as structure
+
+    def broken(doc, sites):
+        raise KeyError("simulated")
+
+    monkeypatch.setattr(structure, "structure_diagnostics", broken)
+    result = lint(BASE)
+    assert [d.code for d in result.diagnostics] == ["WR000"]
+    assert "KeyError" in result.diagnostics[0].message and "please report it" in result.diagnostics[0].message
+    assert "checking demo.json failed" in caplog.text

@@ -28,25 +28,9 @@ def lint_files(paths: Sequence[str]) -> list[FileReport]:
 
 
 def _lint_one(lint_path: Callable[[str], Any], path: str) -> FileReport:
-    try:
-        result = lint_path(path)
-    except Exception as error:  # an engine bug on one file must not cost the report on the others
-        return _checker_failed(path, error)
+    # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
+    result = lint_path(path)
     return FileReport(path, result.document, list(result.diagnostics))
-
-
-def _checker_failed(path: str, error: Exception) -> FileReport:
-    """WR000 on the file, worded as the language server words it, so the bug gets reported."""
-    from workrail_engine.diagnostics import Diagnostic, Severity, Span
-    from workrail_engine.document import parse_document, read_document
-
-    try:
-        document = read_document(path)  # for the code frame; reading is not what failed, usually
-    except Exception:  # noqa: BLE001 - then the frame is empty, the diagnostic still stands
-        document = parse_document("", path)
-    message = f"The checker failed on this file ({type(error).__name__}: {error}); please report it"
-    span = Span(0, min(1, len(document.text)))
-    return FileReport(path, document, [Diagnostic("WR000", Severity.ERROR, message, "", span)])
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:

@@ -4,18 +4,20 @@ commands, metadata — producing the one diagnostics model all front ends print.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..diagnostics import Diagnostic, Related, Severity
+from ..diagnostics import Diagnostic, Related, Severity, Span
 from ..document import WorkflowDocument, parse_document, read_document
 from ..steps import walk_steps
 
 __all__ = [
     "WORKFLOW_SUFFIXES",
     "LintResult",
+    "checker_failed",
     "duplicate_workflow_ids",
     "lint_document",
     "lint_path",
@@ -23,6 +25,7 @@ __all__ = [
 ]
 
 WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -40,15 +43,24 @@ class LintResult:
 
 
 def lint_document(doc: WorkflowDocument) -> list[Diagnostic]:
-    """All diagnostics for one document, sorted by position."""
+    """All diagnostics for one document, sorted by position. Never raises for any document."""
     found = list(doc.syntax_errors)
     if doc.value is not None:
         try:
             found.extend(_content_diagnostics(doc))
         except RecursionError:
             found.append(Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span("")))
+        except Exception as error:  # noqa: BLE001 - a checker bug must cost one file, not the run or the editor
+            log.exception("checking %s failed", doc.path or "a document")
+            found.append(checker_failed(doc, error))
     found.sort(key=Diagnostic.sort_key)
     return _without_superseded(found)
+
+
+def checker_failed(doc: WorkflowDocument, error: BaseException) -> Diagnostic:
+    """WR000: the checker itself failed; worded so that the author reports the bug."""
+    message = f"The checker failed on this file ({type(error).__name__}: {error}); please report it"
+    return Diagnostic("WR000", Severity.ERROR, message, "", Span(0, min(1, len(doc.text))))
 
 
 def _without_superseded(found: list[Diagnostic]) -> list[Diagnostic]:
