@@ -1,0 +1,30 @@
+"""The wheel carries the schema and the bundled workflows, and its console scripts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_wheel_contents(tmp_path):
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert build.returncode == 0, build.stderr
+    [wheel] = tmp_path.glob("workrail_kit-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "workrail_engine/schema/workflow.schema.json" in names
+    bundled = {Path(n).name for n in names if n.startswith("workrail_engine/bundled_workflows/")}
+    assert bundled == {p.name for p in (ROOT / "workflows").glob("*.json")}
+    assert {"workrail_mcp/__main__.py", "workrail_lsp/__main__.py"} <= names
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
+    for script in ("workrail = workrail_engine.cli:main", "workrail-mcp = workrail_mcp.__main__:main", "workrail-lsp = workrail_lsp.__main__:main"):
+        assert script in scripts
