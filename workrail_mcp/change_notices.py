@@ -54,13 +54,17 @@ class ChangeNotices:
 
     async def watch(self) -> None:
         seen = await anyio.to_thread.run_sync(self._current_generation)
+        pause = self.poll_seconds
         while True:
-            await anyio.sleep(self.poll_seconds)
+            await anyio.sleep(pause)
+            began = anyio.current_time()
             try:
                 current = await anyio.to_thread.run_sync(self._current_generation)
             except Exception:
                 logger.exception("catalog re-scan failed")
                 continue
+            # A re-scan of a huge catalog holds its lock; keep the watcher under ~5% of the time.
+            pause = max(self.poll_seconds, 20 * (anyio.current_time() - began))
             if current != seen:
                 seen = current
                 await self._announce()
