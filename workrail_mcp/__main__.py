@@ -24,7 +24,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="an extra workflow directory (repeatable)")
     parser.add_argument("--project", metavar="DIR", type=Path, default=None,
                         help="project directory whose ./workflows and ./.workrail/workflows are served "
-                        "(default: the working directory)")
+                        "(default: the client's roots over stdio, else the working directory)")
     parser.add_argument("--allow-commands", action="store_true",
                         help="let run_workflow execute command steps (off by default)")
     parser.add_argument("--allowed-host", metavar="NAME", action="append", default=[],
@@ -40,7 +40,12 @@ def serve(args: argparse.Namespace) -> int:
 
     project = (args.project or Path.cwd()).resolve()
     catalog = Catalog.default(project_dir=project, extra_dirs=[d.resolve() for d in args.workflows])
-    server = create_server(catalog, allow_commands=args.allow_commands)
+    server = create_server(
+        catalog,
+        allow_commands=args.allow_commands,
+        # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
+        use_client_roots=args.transport == "stdio" and args.project is None,
+    )
     if args.transport == "http":
         from workrail_mcp.http import serve_http
 

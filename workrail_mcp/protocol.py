@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from workrail_engine.errors import EngineError, closest
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.error_mapping import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -40,6 +41,7 @@ __all__ = ["ProtocolMiddleware"]
 
 logger = logging.getLogger(__name__)
 
+_ROOTS_MAY_HAVE_CHANGED = ("notifications/initialized", "notifications/roots/list_changed")
 _STRUCTURED_SINCE = "2025-06-18"  # structuredContent and outputSchema exist from this revision on
 _NOT_INITIALIZED = "the server is not initialized: send initialize (and notifications/initialized) first"
 
@@ -103,8 +105,10 @@ class ProtocolMiddleware:
         notices: ChangeNotices,
         list_tool_names: Callable[[], Awaitable[list[str]]],
         server_info: dict[str, Any],
+        roots: ClientRoots | None = None,
     ) -> None:
         self.server_info = server_info
+        self.roots = roots
         self.registry = registry
         self.content = content
         self.notices = notices
@@ -115,7 +119,10 @@ class ProtocolMiddleware:
         if ctx.request_id is None:
             if ctx.method == "notifications/initialized" and not _is_modern(ctx):
                 self.notices.add_session(ctx.session)
-            return await call_next(ctx)
+            result = await call_next(ctx)
+            if self.roots is not None and ctx.method in _ROOTS_MAY_HAVE_CHANGED and not _is_modern(ctx):
+                await self.roots.adopt(ctx.session)
+            return result
         try:
             return await self._route(ctx, call_next)
         except MCPError as error:

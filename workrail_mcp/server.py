@@ -10,6 +10,7 @@ from mcp.server import MCPServer
 from workrail_engine import __version__
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.protocol import ProtocolMiddleware
 from workrail_mcp.tools import ALL_SPECS, ToolEnv, ToolRegistry
 
@@ -42,12 +43,15 @@ def create_server(
     *,
     allow_commands: bool = False,
     poll_seconds: float = 1.0,
+    use_client_roots: bool = False,
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
     ``allow_commands`` lets the run tools execute command steps (off by default: an agent must
     not get a shell by asking). ``poll_seconds`` is how often the catalog is checked for
     changed workflow files, to tell clients their prompt and resource lists changed.
+    ``use_client_roots`` takes the project directories from the client's roots (for a server
+    with one client, i.e. stdio without an explicit project).
     """
     env = ToolEnv(catalog=catalog, allow_commands=allow_commands)
     registry = ToolRegistry(env)
@@ -69,6 +73,7 @@ def create_server(
         return [tool.name for tool in await server.list_tools()]
 
     info = {"name": server.name, "title": server.title, "version": server.version, "description": server.description}
-    server.middleware.append(ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info))
+    roots = ClientRoots(catalog) if use_client_roots else None
+    server.middleware.append(ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots))
     _register_run_tools(server, catalog, env, allow_commands)
     return server

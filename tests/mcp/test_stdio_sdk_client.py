@@ -67,3 +67,24 @@ async def test_new_workflow_files_are_announced(project, tmp_path):
                 await anyio.sleep(0.1)
         assert "notifications/resources/list_changed" in seen
         assert "late-flow" in {p.name for p in (await client.list_prompts()).prompts}
+
+
+async def test_the_clients_roots_become_the_project(project, tmp_path):
+    """Without --project, a client's roots choose the project whose workflows are served."""
+    from mcp_types import ListRootsResult, Root
+
+    async def roots(_context) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=project.as_uri(), name="project")])
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "workrail_mcp"], env=server_env(tmp_path), cwd=str(tmp_path)
+    )
+    async with Client(params, mode="legacy", list_roots_callback=roots) as client:
+        import anyio
+
+        with anyio.fail_after(15):
+            while True:
+                listed = await client.call_tool("workflow_list", {})
+                if "test-flow" in {w["id"] for w in listed.structured_content["workflows"]}:
+                    break
+                await anyio.sleep(0.1)
