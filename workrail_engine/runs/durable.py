@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
+from dbos import DBOS, SetWorkflowID
 from dbos._serialization import DBOSPortableJSONSerializer
 
 from .cancel_watch import CancelWatch
@@ -35,13 +35,12 @@ __all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "start_run"
 APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
 RESULTS_CHUNK = 25
 PUBLISH_AFTER = 0.2  # seconds of step time: slower steps are stored (and shown) one by one
-QUEUE_PREFIX = "workrail-parallel-"
+STEP_QUEUE = "workrail-steps"  # the members of parallel groups, shared by every process
 CONTINUE_TOPIC = "continue"
 
 _INCARNATION = uuid.uuid4().hex  # this process; an attempt marked by another one was interrupted
 _settings: AttemptSettings | None = None
 _watch: CancelWatch | None = None
-_queues: set[int] = set()
 _groups: InFlight | None = None
 # Results of the runs executing in this process, including those not stored yet: a reader in
 # this process sees every step at once; other processes see them at the next publish.
@@ -85,6 +84,8 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
     if not settings.allow_commands:
         DBOS.listen_queues([])  # leave command steps to processes allowed to run them
     DBOS.launch()
+    if settings.allow_commands:
+        DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
     dead = dead_executors(home, lock.executor_id)
     if dead:
         stop_orphans(home, dead)  # steps of a killed process outlive it (own sessions): stop them first
@@ -110,17 +111,6 @@ def watch() -> CancelWatch:
 def start_run(run_id: str, run: dict[str, Any]) -> None:
     with SetWorkflowID(run_id):
         DBOS.start_workflow(workrail_run, run)
-
-
-def _queue_for(limit: int) -> str:
-    name = f"{QUEUE_PREFIX}{limit}"
-    with _lock:
-        if limit not in _queues:
-            # partition_concurrency: the limit holds per run (the partition) across every process
-            DBOS.register_queue(name, partition_concurrency=limit, polling_interval_sec=0.02,
-                                on_conflict="never_update")
-            _queues.add(limit)
-    return name
 
 
 @DBOS.step(name="workrail_mark")
@@ -167,14 +157,22 @@ class _Effects:
         return _attempt(self.run_id, key, step, values, attempt, deadline, self.secret_names, marker)
 
     def parallel(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]:
+        """Members as children on the shared step queue, at most ``limit`` queued or running at a
+        time (a sliding window): the limit holds for the run whichever processes dequeue them."""
         self.publish()
-        queue = _queue_for(limit)
-        handles = []
-        for key, step, values in members:
-            with SetEnqueueOptions(queue_partition_key=self.run_id):
-                handles.append(DBOS.enqueue_workflow(queue, workrail_member, self.run_id, key, step, values,
-                                                     deadline, self.secret_names))
-        return [handle.get_result(polling_interval_sec=0.02) for handle in handles]
+        results: list[dict] = [{} for _ in members]
+        waiting = list(enumerate(members))
+        running: dict[str, tuple[int, Any]] = {}
+        while waiting or running:
+            while waiting and len(running) < limit:
+                index, (key, step, values) = waiting.pop(0)
+                handle = DBOS.enqueue_workflow(STEP_QUEUE, workrail_member, self.run_id, key, step, values,
+                                               deadline, self.secret_names)
+                running[handle.workflow_id] = (index, handle)
+            done = DBOS.wait_first([h for _, h in running.values()], polling_interval_sec=0.02)
+            index, handle = running.pop(done.workflow_id)
+            results[index] = handle.get_result(polling_interval_sec=0.02)
+        return results
 
     def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
         while True:

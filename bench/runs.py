@@ -1,0 +1,80 @@
+"""Benchmark of the orchestrator (issue 5 §8), in one process:
+
+1. 1,000 trivial command steps in one run, against the same command spawned 1,000 times bare
+   (``subprocess.run``); goal: total ≤ 1.5× the bare time.
+2. 100 parallel ``sleep 0.2`` steps with parallel_limit 10; goal: ≤ 1.1× the ideal 2 s.
+
+Runs use the real durable layer (DBOS on SQLite in a temporary WORKRAIL_HOME), timed from
+`RunService.run` to the moment `RunService.wait` sees the run finished.
+
+    .venv/bin/python bench/runs.py [--steps 1000] [--parallel 100] [--command true]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from workrail_engine.runs import RunOptions, RunService
+
+
+def bare(argv: list[str], n: int) -> float:
+    started = time.perf_counter()
+    for _ in range(n):
+        subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, check=True)
+    return time.perf_counter() - started
+
+
+def timed_run(service: RunService, workflow: dict, options: RunOptions) -> tuple[float, dict]:
+    started = time.perf_counter()
+    run_id = service.run(workflow, {}, options)
+    result = service.wait(run_id, 3600)
+    return time.perf_counter() - started, result
+
+
+def sequential(service: RunService, argv: list[str], n: int) -> tuple[float, dict]:
+    steps = [{"id": f"step-{i}", "title": f"step {i}", "run": {"command": argv}} for i in range(n)]
+    return timed_run(service, {"id": "bench-seq", "name": "seq", "steps": steps}, RunOptions())
+
+
+def parallel(service: RunService, n: int, limit: int) -> tuple[float, dict]:
+    members = [{"id": f"nap-{i}", "title": f"nap {i}", "run": {"command": ["sleep", "0.2"]}} for i in range(n)]
+    group = {"id": "naps", "title": "naps", "type": "parallel", "steps": members}
+    return timed_run(service, {"id": "bench-par", "name": "par", "steps": [group]}, RunOptions(parallel_limit=limit))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--parallel", type=int, default=100)
+    parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--command", default="true", help="the trivial command (default: true)")
+    args = parser.parse_args()
+    argv = [shutil.which(args.command) or args.command]
+    home = Path(tempfile.mkdtemp(prefix="workrail-bench-"))
+    service = RunService(home, allow_commands=True, home=home)
+    started = time.perf_counter()
+    service.start()
+    print(f"store launch (DBOS import + SQLite): {time.perf_counter() - started:.2f} s")
+    sequential(service, argv, 10)  # warm-up: queues, caches
+    bare_time = bare(argv, args.steps)
+    run_time, result = sequential(service, argv, args.steps)
+    assert result["status"] == "success" and result["steps_completed"] == args.steps, result["status"]
+    ratio = run_time / bare_time
+    print(f"{args.steps} x {args.command}: bare {bare_time:.2f} s, as a run {run_time:.2f} s "
+          f"-> {ratio:.2f}x ({1000 * (run_time - bare_time) / args.steps:.2f} ms/step overhead); goal <= 1.5x: "
+          f"{'met' if ratio <= 1.5 else 'NOT met'}")
+    ideal = args.parallel / args.limit * 0.2
+    par_time, result = parallel(service, args.parallel, args.limit)
+    assert result["status"] == "success", result["status"]
+    print(f"{args.parallel} x sleep 0.2, limit {args.limit}: {par_time:.2f} s vs ideal {ideal:.2f} s "
+          f"-> {par_time / ideal:.2f}x; goal <= 1.1x: {'met' if par_time <= 1.1 * ideal else 'NOT met'}")
+    shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
