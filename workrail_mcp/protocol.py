@@ -143,7 +143,9 @@ class ProtocolMiddleware:
             return _advertise_list_changes(await call_next(ctx))
         if method in self.registry:
             _require_initialized(ctx)
-            return await self.registry.call_direct(method, ctx.params)
+            # `_meta` is the envelope (progress token, 2026-07-28 version), not an argument.
+            arguments = {k: v for k, v in params.items() if k != "_meta"} if ctx.params is not None else None
+            return await self.registry.call_direct(method, arguments if isinstance(ctx.params, dict) else ctx.params)
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
             return screened if screened is not None else await call_next(ctx)

@@ -214,3 +214,24 @@ def test_shutdown_answers_null_and_exits_zero_with_input_still_open(project, tmp
         assert process.wait(timeout=30) == 0
         out = [json.loads(line) for line in process.stdout.read().decode().splitlines()]
     assert out[-1] == {"jsonrpc": "2.0", "id": 99, "result": None}
+
+
+def test_direct_calls_in_the_stateless_era(project, tmp_path):
+    """2026-07-28: no handshake; `_meta` carries the version and is not taken for an argument."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    messages, code, _ = run_stdio(
+        project,
+        tmp_path,
+        lines(
+            {"jsonrpc": "2.0", "id": 1, "method": "workflow_get", "params": {"id": "test-flow", "_meta": meta}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "workflow_next", "arguments": {"workflowId": "test-flow", "completedSteps": []}, "_meta": meta}},
+            {"jsonrpc": "2.0", "id": 3, "method": "workflow_get", "params": {"id": "nope-flow", "_meta": meta}},
+        ),
+    )
+    answers = by_id(messages)
+    assert answers[1]["result"]["name"] == "Test Flow"
+    assert answers[2]["result"]["structuredContent"]["step"]["id"] == "understand"
+    assert answers[2]["result"]["resultType"] == "complete"
+    assert answers[3]["error"]["code"] == -32001
+    assert code == 0
