@@ -88,7 +88,8 @@ class DocumentStates:
         self.settings = Settings()
         self.encoding = "utf-16"
 
-    def get(self, document: TextDocument) -> DocumentState:
+    def get(self, document: TextDocument, edited: WorkflowDocument | None = None) -> DocumentState:
+        """The state of the document's current version; ``edited`` is its already parsed text."""
         text = document.source
         known = self._states.get(document.uri)
         if known is not None and known.version == document.version and known.text is text:
@@ -104,8 +105,23 @@ class DocumentStates:
         )
         if known is not None:
             state.last_good_value = known.document.value if "document" in known.__dict__ and known.document.value is not None else known.last_good_value
+        if edited is not None and edited.text == text:
+            state.__dict__["document"] = edited  # the cached_property's slot: no second parse
         self._states[document.uri] = state
         return state
+
+    def edited_document(self, uri: str, change: Any) -> WorkflowDocument | None:
+        """The previous version's document with one incremental change applied by the engine.
+
+        ``WorkflowDocument.with_edit`` re-parses only the edited step and keeps the others' objects,
+        so the engine's per-step lint results are reused; ``None`` when that does not apply.
+        """
+        known = self._states.get(uri)
+        if known is None or "document" not in known.__dict__ or getattr(change, "range", None) is None:
+            return None
+        start = known.positions.offset(change.range.start)
+        end = known.positions.offset(change.range.end)
+        return known.document.with_edit(start, max(start, end), change.text)
 
     def peek(self, uri: str) -> DocumentState | None:
         return self._states.get(uri)

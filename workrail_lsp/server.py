@@ -18,6 +18,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from workrail_engine.document import WorkflowDocument
+
 from . import code_actions, completion, formatting, hover, navigation, rename, symbols
 from .configuration import SECTION, Settings
 from .diagnostics import DiagnosticsStore
@@ -46,8 +48,8 @@ class WorkrailLanguageServer(LanguageServer):
         self.pull = False
         self._pending: dict[str, asyncio.Task[None]] = {}
 
-    def state(self, uri: str) -> DocumentState:
-        return self.states.get(self.workspace.get_text_document(uri))
+    def state(self, uri: str, edited: WorkflowDocument | None = None) -> DocumentState:
+        return self.states.get(self.workspace.get_text_document(uri), edited)
 
     def apply_settings(self, settings: Settings) -> None:
         self.states.reclassify(settings)
@@ -63,8 +65,8 @@ class WorkrailLanguageServer(LanguageServer):
         return roots
 
     # -- diagnostics delivery ------------------------------------------------------------------
-    def document_changed(self, uri: str) -> None:
-        state = self.state(uri)
+    def document_changed(self, uri: str, edited: WorkflowDocument | None = None) -> None:
+        state = self.state(uri, edited)
         generation = self.index.generation
         if state.path is not None and state.is_workflow:
             # The strict parse is needed for the diagnostics anyway; the id comes from it.
@@ -209,7 +211,14 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: WorkrailLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.document_changed(params.text_document.uri)
+        uri = params.text_document.uri
+        edited = None
+        if len(params.content_changes) == 1:
+            try:
+                edited = ls.states.edited_document(uri, params.content_changes[0])
+            except Exception:  # the full parse below is always correct
+                log.exception("incremental re-parse failed for %s", uri)
+        ls.document_changed(uri, edited)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: WorkrailLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
