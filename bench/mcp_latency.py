@@ -8,6 +8,8 @@ Measures, in one run:
 - p50/p99 of --calls sequential `workflow_next` calls vs the floor's empty call;
 - p50/p99 of `workflow_list` over a catalog of --catalog workflows, once warm, as `tools/call`
   and as the specs' direct method.
+- the same workflow_list in process: the server's own work for the call (argument validation,
+  the tool, the result with its JSON text), without the SDK's transport serialization.
 Goals (issue 3 §7): workflow_next p50 ≤ 1.3× floor; cold start ≤ 1.2× floor; workflow_list p50 < 20 ms.
 """
 
@@ -95,6 +97,31 @@ def write_catalog(directory: Path, count: int) -> None:
         (directory / f"bench-{n:05d}.json").write_text(json.dumps(workflow))
 
 
+def in_process_workflow_list(directory: Path, calls: int) -> None:
+    """The server's own work for a `tools/call` of workflow_list (validation, tool, result), no transport."""
+    import anyio
+
+    from workrail_engine.catalog import Catalog, Source
+    from workrail_mcp.tools import ALL_SPECS, ToolEnv, ToolRegistry
+
+    registry = ToolRegistry(ToolEnv(Catalog([Source("project", directory)], rescan_interval=3600)))
+    for spec in ALL_SPECS:
+        registry.add(spec)
+
+    async def run() -> list[float]:
+        await registry.call_tool("workflow_list", {})  # first scan
+        times = []
+        for _ in range(calls):
+            began = time.perf_counter()
+            await registry.call_tool("workflow_list", {})
+            times.append(time.perf_counter() - began)
+        return times
+
+    p50, p99 = quantiles(anyio.run(run))
+    print(f"workflow_list over {len(list(directory.iterdir()))} workflows, in process "
+          f"(tools/call work without transport, {calls} calls, warm): p50 {p50:.3f} ms p99 {p99:.3f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
@@ -127,6 +154,7 @@ def main() -> None:
               f"floor empty p50 {e50:.2f} ms p99 {e99:.2f} ms; p50 ratio {n50 / e50:.2f}")
 
         write_catalog(tmp / "big" / "workflows", args.catalog)
+        in_process_workflow_list(tmp / "big" / "workflows", calls=200)
         peer = StdioPeer([sys.executable, "-m", "workrail_mcp", "--project", str(tmp / "big")], tmp, env)
         peer.initialize()
         listed = peer.request("workflow_list", {})

