@@ -30,7 +30,7 @@ from .secrets import SecretSet
 from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
 
-__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "start_run", "workrail_member", "workrail_run"]
+__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
 
 APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
 RESULTS_CHUNK = 25
@@ -95,6 +95,24 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
     _groups = InFlight(lock)
     _launched = (home, lock.executor_id)
     return lock.executor_id
+
+
+_changed = threading.Condition()  # notified when a run of this process changes status
+
+
+def _notify() -> None:
+    with _changed:
+        _changed.notify_all()
+
+
+def wait_for_change(run_id: str, local: float, remote: float) -> None:
+    """Sleep until a run of this process changes status (or ``local`` s pass); a run elsewhere
+    can only be polled, every ``remote`` s."""
+    if run_id in _live:
+        with _changed:
+            _changed.wait(local)
+    else:
+        time.sleep(remote)
 
 
 def live_results(run_id: str) -> list[dict] | None:
@@ -210,6 +228,7 @@ class _Effects:
     def state(self, state: dict) -> None:
         self.publish()
         DBOS.set_event("state", self.masks.mask(state))
+        _notify()
 
 
 @DBOS.workflow(name="workrail_run")
@@ -231,6 +250,7 @@ def workrail_run(run: dict) -> dict:
         return summary
     finally:
         _live.pop(run_id, None)
+        _notify()
 
 
 @DBOS.workflow(name="workrail_member")

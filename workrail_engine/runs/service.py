@@ -47,6 +47,7 @@ class RunService:
         self.database = database
         self.executor_id: str | None = None
         self._lock = threading.Lock()
+        self._inputs: dict[str, dict[str, Any]] = {}
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -114,12 +115,16 @@ class RunService:
         self.start()
         from dbos import DBOS
 
-        status = DBOS.get_workflow_status(run_id)
-        if status is None or status.name != "workrail_run":
+        cached = self._inputs.get(run_id)
+        found = DBOS.list_workflows(workflow_ids=[run_id], load_input=cached is None)
+        if not found or found[0].name != "workrail_run":
             raise RunNotFound(run_id, [s["workflow_id"] for s in self.list(limit=20)])
+        status = found[0]
+        if cached is None:  # a run's input never changes: read its definition once
+            cached = self._inputs[run_id] = _inputs(status)
         from .durable import live_results
 
-        return _snapshot(status, DBOS.get_all_events(run_id), live_results(run_id))
+        return _snapshot(status, cached, DBOS.get_all_events(run_id), live_results(run_id))
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
         self.start()
@@ -151,9 +156,12 @@ class RunService:
             waiting_here = snap["status"] == "waiting" and snap.get("waiting", {}).get("step_key") == leave_waiting
             if snap["status"] not in ACTIVE or (snap["status"] == "waiting" and not waiting_here):
                 return snap
-            if time.monotonic() >= end or (stop is not None and stop.is_set()):
+            remaining = end - time.monotonic()
+            if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
-            time.sleep(0.05)
+            from .durable import wait_for_change
+
+            wait_for_change(run_id, local=min(remaining, 0.1), remote=min(remaining, 0.25))
 
     # --- acting on a run -----------------------------------------------------------------
 
@@ -227,8 +235,8 @@ def _status_of(status: Any, state: dict) -> str:
     return output.get("status", "failed")
 
 
-def _snapshot(status: Any, events: dict[str, Any], live: list[dict] | None = None) -> dict[str, Any]:
-    run = _inputs(status)
+def _snapshot(status: Any, run: dict[str, Any], events: dict[str, Any],
+              live: list[dict] | None = None) -> dict[str, Any]:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}
     stored = [r for key in sorted(k for k in events if k.startswith("results-")) for r in events[key]]

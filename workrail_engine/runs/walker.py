@@ -59,7 +59,8 @@ def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[st
     """The values an attempt needs: every earlier output would make each stored attempt input
     grow with the run (quadratic for a long run); only the outputs it reads are passed."""
     wanted = _referenced_steps([step.get("run"), step.get("validationCriteria")], set())
-    return {**values, "steps": {k: v for k, v in values["steps"].items() if k in wanted}}
+    steps = values["steps"]
+    return {**values, "steps": {k: steps[k] for k in wanted if k in steps}}
 
 
 def run_with_retries(effects: Effects, key: str, step: dict, values: dict, deadline: float | None) -> dict:
