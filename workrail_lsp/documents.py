@@ -117,7 +117,11 @@ class DocumentStates:
         so the engine's per-step lint results are reused; ``None`` when that does not apply.
         """
         known = self._states.get(uri)
-        if known is None or "document" not in known.__dict__ or getattr(change, "range", None) is None:
+        if known is None or getattr(change, "range", None) is None:
+            return None
+        # Only from a version that was fully served (parsed and indexed): during a burst of edits
+        # nobody reads the intermediate versions, and indexing each would cost more than parsing.
+        if "document" not in known.__dict__ or "line_index" not in known.__dict__:
             return None
         start = known.positions.offset(change.range.start)
         end = known.positions.offset(change.range.end)
