@@ -61,8 +61,10 @@ class _LineReader:
     def read_line(self) -> bytes | None:
         """The next line, `_TOO_LONG` for an over-long one, None at end of input."""
         too_long = False
+        searched = 0  # bytes already known to hold no newline: a long line is scanned once
         while True:
-            newline = self.buffer.find(b"\n")
+            newline = self.buffer.find(b"\n", searched)
+            searched = len(self.buffer)
             if newline >= 0:
                 line = bytes(self.buffer[:newline])
                 del self.buffer[: newline + 1]
@@ -70,6 +72,7 @@ class _LineReader:
             if len(self.buffer) > MAX_LINE_BYTES:
                 too_long = True
                 self.buffer.clear()
+                searched = 0
             if self.eof:
                 if too_long:
                     return _TOO_LONG

@@ -98,3 +98,16 @@ def test_a_thousand_hostile_lines(project, tmp_path):
         if parses_to_object_with_id(line, n):
             assert n in answers, line[:200]  # a request with a usable id is answered under that id
     assert answers[5000]["result"]["id"] == "test-flow"
+
+
+def test_a_line_over_the_size_limit_is_refused_and_skipped(project, tmp_path):
+    from workrail_mcp.stdio import MAX_LINE_BYTES
+
+    oversized = b'{"jsonrpc": "2.0", "id": 1, "method": "workflow_list", "params": {"x": "' + b"y" * MAX_LINE_BYTES + b'"}}'
+    messages, code, _ = run_stdio(
+        project, tmp_path, [json.dumps(INITIALIZE).encode(), oversized, (VALID % 2).encode()], timeout=120
+    )
+    answers = by_id(messages)
+    assert answers[None]["error"]["code"] == -32600 and "longer than" in answers[None]["error"]["data"]["details"]
+    assert answers[2]["result"]["id"] == "test-flow"
+    assert len(messages) == 3 and code == 0
