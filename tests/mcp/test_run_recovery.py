@@ -1,0 +1,78 @@
+"""kill -9 of the MCP server mid-run, then a restart: the run resumes after `initialize`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mcp.conftest import server_env, write_workflow
+
+pytestmark = pytest.mark.slow
+
+
+class StdioSession:
+    """A real server process, spoken to line by line (so the test can kill it at will)."""
+
+    def __init__(self, project: Path, tmp_path: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "workrail_mcp", "--project", str(project), "--allow-commands"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=server_env(tmp_path), cwd=tmp_path, text=True)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "test", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict) -> None:
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "the server closed its stdout"
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                return message
+
+    def kill(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+
+    def tool(self, name: str, arguments: dict) -> dict:
+        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]["structuredContent"]
+
+
+def test_kill_9_of_the_server_then_restart(tmp_path):
+    project = tmp_path / "project"
+    log = project / "log"
+    step = "import sys, time; open(sys.argv[1], 'a').write(sys.argv[2] + '\\n'); time.sleep(float(sys.argv[3]))"
+    write_workflow(project / "workflows", {
+        "id": "crash-flow", "name": "Crash", "description": "two steps", "version": "1.0.0",
+        "steps": [
+            {"id": "one", "title": "one", "run": {"command": [sys.executable, "-c", step, str(log), "one", "0"]}},
+            {"id": "two", "title": "two", "run": {"command": [sys.executable, "-c", step, str(log), "two", "3"]}},
+        ]})
+    first = StdioSession(project, tmp_path)
+    run_id = first.tool("run_workflow", {"workflow_name": "crash-flow", "wait_seconds": 0})["workflow_id"]
+    deadline = time.monotonic() + 60
+    while "two" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.kill()
+    second = StdioSession(project, tmp_path)
+    try:
+        result = second.tool("get_workflow_run", {"workflow_id": run_id, "wait_seconds": 60})
+    finally:
+        second.kill()
+    assert result["status"] == "success", result
+    assert log.read_text().split() == ["one", "two", "two"]  # step one not re-run, two resumed
