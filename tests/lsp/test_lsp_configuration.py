@@ -58,3 +58,20 @@ async def test_workspace_configuration_adds_workflow_folders(tmp_path, name):
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_debug_logging_goes_to_stderr_and_stdout_stays_protocol(tmp_path, capfd):
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "workrail_lsp", "--log-level", "DEBUG"])
+    client = await config.start()
+    published = record_publications(client)
+    try:
+        result = await client.initialize_session(initialize_params("vscode", tmp_path))
+        assert result.server_info.name == "workrail-lsp"
+        session = Session(client, "vscode", tmp_path, published)
+        uri = session.open("cfg-flow.workflow.json", BROKEN)
+        assert "WR102" in [d.code for d in await session.diagnostics(uri)]
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    assert client.error is None  # any non-protocol byte on stdout would have been a fatal error
+    assert "workrail-lsp DEBUG" in capfd.readouterr().err  # the server's stderr, forwarded by pytest-lsp
