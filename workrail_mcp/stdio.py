@@ -68,7 +68,7 @@ class _LineReader:
             if newline >= 0:
                 line = bytes(self.buffer[:newline])
                 del self.buffer[: newline + 1]
-                return _TOO_LONG if too_long else line
+                return _TOO_LONG if too_long or len(line) > MAX_LINE_BYTES else line
             if len(self.buffer) > MAX_LINE_BYTES:
                 too_long = True
                 self.buffer.clear()
