@@ -91,9 +91,12 @@ def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> No
     nodes = model.at_path(context.path, state.value, instance_of(context))
     present = {m.key for m in context.members if m.key != context.token_value}
     required = model.required(nodes)
+    # An empty object may still become any alternative (a loop, an "or" condition...): offer the
+    # keys of every branch; the required ones are those of the branch an empty object takes.
+    offered = model.at_path(context.path, state.value) if not present else nodes
     quoted = context.in_string
     comma = _separator_after(state.text, context.token[1] if context.token else state.positions.offset(builder.range.start))
-    for name, schema in model.properties(nodes).items():
+    for name, schema in model.properties(offered).items():
         if name in present:
             continue
         value = value_snippet(schema, model, builder.snippets)

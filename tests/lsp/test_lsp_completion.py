@@ -106,3 +106,9 @@ async def test_a_key_inserted_before_another_member_gets_a_comma(session):
     text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", |}\n  ]\n}\n'
     found = await items_at(session, "nocomma.workflow.json", text)
     assert not found["prompt"].text_edit.new_text.endswith(",")
+
+
+async def test_an_empty_condition_offers_compositions_and_comparisons(session):
+    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {|}}\n  ]\n}\n'
+    found = await items_at(session, "emptycond.workflow.json", text)
+    assert {"and", "or", "not", "var", "equals"} <= set(found)
