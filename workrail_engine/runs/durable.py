@@ -13,6 +13,7 @@ checkpoint per attempt, the events ``state`` (status, what it waits for) and ``r
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -26,7 +27,7 @@ from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt
 from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
 from .model import step_result
-from .secrets import SecretSet
+from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
 
@@ -83,6 +84,7 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
     })
     if not settings.allow_commands:
         DBOS.listen_queues([])  # leave command steps to processes allowed to run them
+    _mask_logs()
     DBOS.launch()
     if settings.allow_commands:
         DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
@@ -113,6 +115,14 @@ def wait_for_change(run_id: str, local: float, remote: float) -> None:
             _changed.wait(local)
     else:
         time.sleep(remote)
+
+
+def _mask_logs() -> None:
+    """Secrets are masked in every log line this process writes, whichever library logs it."""
+    masking = MaskingFilter()
+    for name in ("", "dbos", "workrail_engine", "workrail_mcp"):
+        for handler in logging.getLogger(name).handlers:
+            handler.addFilter(masking)
 
 
 def live_results(run_id: str) -> list[dict] | None:

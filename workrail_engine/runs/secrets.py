@@ -9,13 +9,35 @@ string that leaves the executor — outputs, stored records, log lines, errors �
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MASK", "SecretSet"]
+__all__ = ["MASK", "MaskingFilter", "SecretSet"]
 
 MASK = "***"
+
+# Every secret value read in this process, for the log filter (a log line may come from a
+# library — DBOS, SQLAlchemy — that knows nothing about our runs).
+_seen: set[str] = set()
+_seen_lock = threading.Lock()
+
+
+class MaskingFilter(logging.Filter):
+    """Replaces any secret value read in this process with ``***`` in a log record's text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with _seen_lock:
+            needles = sorted(_seen, key=len, reverse=True)
+        if needles:
+            text = record.getMessage()
+            if any(needle in text for needle in needles):
+                for needle in needles:
+                    text = text.replace(needle, MASK)
+                record.msg, record.args = text, None
+        return True
 
 
 class SecretSet:
@@ -23,6 +45,8 @@ class SecretSet:
 
     def __init__(self, values: Mapping[str, str]) -> None:
         self.values = {name: value for name, value in values.items() if value}
+        with _seen_lock:
+            _seen.update(self.values.values())
         # Longest first, so a secret that contains another is masked whole.
         self._needles = sorted(set(self.values.values()), key=len, reverse=True)
 

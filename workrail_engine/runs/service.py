@@ -174,6 +174,7 @@ class RunService:
 
         from . import durable
 
+        DBOS.update_workflow_attributes(run_id, {"cancel_reason": reason or "cancelled"}, merge=True)
         DBOS.cancel_workflow(run_id, cancel_children=True)
         durable.watch().cancel_local(run_id)
         snap = self.get(run_id)
@@ -246,7 +247,7 @@ def _snapshot(status: Any, run: dict[str, Any], events: dict[str, Any],
     if status.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
         error = str(status.error) if status.error else "the run failed"
     elif kind == "cancelled":
-        error = "cancelled"
+        error = "cancelled: " + str((status.attributes or {}).get("cancel_reason") or "no reason given")
     snap = run_result(status.workflow_id, kind, results, len(executable_steps(workflow)),
                       _elapsed(run, state, status), error if kind not in ("success",) + ACTIVE else None,
                       workflow_name=workflow.get("id"))

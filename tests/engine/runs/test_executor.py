@@ -142,3 +142,15 @@ def test_sandbox_unavailable_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap here
     with pytest.raises(SandboxUnavailable, match="bubblewrap"):
         check_sandbox()
+
+
+def test_log_lines_are_masked(caplog):
+    import logging
+
+    from workrail_engine.runs.secrets import MaskingFilter
+
+    SecretSet({"LOGGED": "log-secret-42"})
+    logger = logging.getLogger("workrail-test-masking")
+    caplog.handler.addFilter(MaskingFilter())
+    logger.warning("token is %s", "log-secret-42")
+    assert caplog.records[-1].getMessage() == "token is ***"

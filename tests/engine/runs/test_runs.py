@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -169,3 +170,12 @@ def test_agent_step_waits_blocks_then_advances(service):
     done = service.continue_run(run_id, "PLAN: do it", wait_seconds=30)
     assert done["outcome"] == "accepted" and done["status"] == "success"
     assert done["step_results"][-1]["output"]["stdout"] == "PLAN: do it\n"
+
+
+def test_sandboxed_step_cannot_write_outside_the_project(service, project):
+    outside = Path("/tmp") / f"workrail-escape-{os.urandom(4).hex()}"
+    inside = project / f"inside-{os.urandom(4).hex()}"
+    wf = workflow(command("boxed", ["sh", "-c", f"touch {inside} && touch {outside} && echo done"], sandbox=True))
+    result = finish(service, wf)
+    assert result["status"] == "success", result
+    assert inside.exists() and not outside.exists()
