@@ -53,7 +53,9 @@ class ChangeNotices:
                 self._sessions.remove(session)
 
     async def watch(self) -> None:
-        seen = await anyio.to_thread.run_sync(self._current_generation)
+        # No scan at start-up (it would compete with `initialize`): the generation as it stands.
+        # If the catalog has not scanned yet, its first scan is announced once; clients re-list.
+        seen = int(getattr(self.catalog, "generation", 0))
         pause = self.poll_seconds
         while True:
             await anyio.sleep(pause)
