@@ -29,7 +29,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from workrail_engine.errors import EngineError
 from workrail_engine.runs import RunOptions, RunService, resolve_workflow
-from workrail_engine.runs.resolve import database_url, project_of, store_home
+from workrail_engine.runs.resolve import project_of, store_exists
 from workrail_mcp.error_mapping import error_result, success_result
 from workrail_mcp.tools._binding import read_only, writes
 
@@ -84,8 +84,7 @@ class _Runs:
         """Start the store in the background when it already holds runs (they may need recovery)."""
         if self.service.started or not self._recovery.acquire(blocking=False):
             return
-        has_store = database_url() is not None or (store_home() / "runs.sqlite").exists()
-        if has_store:
+        if store_exists():
             threading.Thread(target=self._start_quietly, name="workrail-recovery", daemon=True).start()
 
     def _start_quietly(self) -> None:
@@ -95,7 +94,15 @@ class _Runs:
             log.exception("could not open the run store for recovery")
 
     def running(self) -> list[dict[str, Any]]:
-        return self.service.list(running_only=True)
+        """The runs in progress, for list_workflows; without a store there are none (and none is
+        created just to count them)."""
+        if not self.service.started and not store_exists():
+            return []
+        try:
+            return self.service.list(running_only=True)
+        except EngineError:
+            log.exception("cannot read the run store")
+            return []
 
 
 async def _call(fn: Any, *args: Any, **kwargs: Any) -> CallToolResult:

@@ -62,6 +62,11 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
 
     DBOS is one per process: a second launch on the same store returns the same executor.
     """
+    with _lock:
+        return _launch(home, database_url, settings)
+
+
+def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
     global _settings, _watch, _launched
     if _launched is not None:
         if _launched[0] != home:

@@ -12,19 +12,25 @@ import platformdirs
 
 from ..errors import InvalidWorkflow, SecurityViolation
 
-__all__ = ["database_url", "project_of", "resolve_workflow", "store_home"]
+__all__ = ["database_url", "project_of", "resolve_workflow", "store_exists", "store_home"]
 
 _ID = re.compile(r"^[a-z0-9-]+$")
 _SUFFIXES = (".json", ".yaml", ".yml")
 
 
-def store_home() -> Path:
+def store_home(create: bool = True) -> Path:
     """Where runs are stored: ``$WORKRAIL_HOME/runs``, else the user data directory."""
     home = os.environ.get("WORKRAIL_HOME")
     base = Path(home).expanduser() if home else Path(platformdirs.user_data_dir("workrail", appauthor=False))
     path = base / "runs"
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def store_exists() -> bool:
+    """Whether there may be runs to see or recover (without creating anything)."""
+    return database_url() is not None or (store_home(create=False) / "runs.sqlite").exists()
 
 
 def database_url() -> str | None:

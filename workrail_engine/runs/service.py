@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation
+from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..rules import validate_output
 from .commands import AttemptSettings
 from .model import ACTIVE, executable_steps, run_result
@@ -58,7 +58,10 @@ class RunService:
                 from . import durable
 
                 home = self.home or store_home()
-                self.executor_id = durable.launch(home, self.database or database_url(), self.settings)
+                try:
+                    self.executor_id = durable.launch(home, self.database or database_url(), self.settings)
+                except RuntimeError as exc:  # DBOS is one per process, on one store
+                    raise StorageError(str(exc)) from None
 
     @property
     def started(self) -> bool:
