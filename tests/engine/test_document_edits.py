@@ -26,11 +26,12 @@ WORKFLOW = {
 TEXT = json.dumps(WORKFLOW, indent=2, ensure_ascii=False)
 
 # Small edits an author makes: typing or deleting a character, or pasting a fragment.
-FRAGMENTS = st.sampled_from(["", "x", '"', ",", "}", "{", "1", '"promt": "x", ', "\n  ", '{"id": "q"}', "é", "\\ud800"])
+FRAGMENTS = st.sampled_from(["\r", "\r\n", "\n\n", "", "x", '"', ",", "}", "{", "1", '"promt": "x", ', "\n  ", '{"id": "q"}', "é", "\\ud800"])
 
 
 def _same(a, b):
     assert a.text == b.text
+    assert a.line_index.starts == b.line_index.starts
     assert a.value == b.value
     assert [(d.code, d.span) for d in a.syntax_errors] == [(d.code, d.span) for d in b.syntax_errors]
     assert [d.to_dict() for d in lint_document(a)] == [d.to_dict() for d in lint_document(b)]
@@ -41,6 +42,7 @@ def _same(a, b):
 def test_with_edit_equals_a_fresh_parse(edits):
     doc = parse_document(TEXT, "edits.json")
     lint_document(doc)  # fills the per-step cache the edited documents share
+    assert doc.line_index.line_count > 1  # computed, so edits shift it
     for start, length, fragment in edits:
         start = min(start, len(doc.text))
         end = min(start + length, len(doc.text))
@@ -64,3 +66,22 @@ def test_an_edit_that_breaks_the_syntax_falls_back_to_a_full_parse():
     at = TEXT.index('"Plan"')
     edited = doc.with_edit(at, at + 1, "")
     assert edited.value is None and edited.syntax_errors[0].code == "WR001"
+
+
+@given(
+    text=st.text(alphabet="ab\n\ré", max_size=40),
+    start=st.integers(0, 40),
+    length=st.integers(0, 5),
+    new_text=st.text(alphabet="ab\n\ré", max_size=6),
+)
+def test_line_index_edit_equals_a_fresh_index(text, start, length, new_text):
+    from workrail_engine.document import LineIndex
+
+    start = min(start, len(text))
+    end = min(start + length, len(text))
+    edited_text = text[:start] + new_text + text[end:]
+    shifted = LineIndex(text).edited(edited_text, start, end, new_text)
+    assert shifted.starts == LineIndex(edited_text).starts
+    assert [shifted.position(o, "utf-16") for o in range(len(edited_text) + 1)] == [
+        LineIndex(edited_text).position(o, "utf-16") for o in range(len(edited_text) + 1)
+    ]
