@@ -35,7 +35,17 @@ TEST_FLOW = {
             "prompt": "Study every module.",
             "runCondition": {"var": "taskScope", "equals": "large"},
         },
-        {"id": "implement", "title": "Implement", "prompt": "Write the change."},
+        {
+            "id": "implement",
+            "title": "Implement",
+            "prompt": "Write the change.",
+            "validationCriteria": {
+                "type": "contains",
+                "value": "tests",
+                "condition": {"var": "taskScope", "equals": "large"},
+                "message": "Large tasks need tests",
+            },
+        },
     ],
 }
 

@@ -235,3 +235,19 @@ def test_direct_calls_in_the_stateless_era(project, tmp_path):
     assert answers[2]["result"]["resultType"] == "complete"
     assert answers[3]["error"]["code"] == -32001
     assert code == 0
+
+
+def test_oldest_revision_gets_text_only_tool_results(project, tmp_path):
+    """2024-11-05 has no structuredContent: the same JSON comes as text only."""
+    messages, _, _ = run_stdio(
+        project,
+        tmp_path,
+        lines(
+            INITIALIZE,
+            INITIALIZED,
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "workflow_get", "arguments": {"id": "test-flow"}}},
+        ),
+    )
+    result = by_id(messages)[2]["result"]
+    assert "structuredContent" not in result
+    assert json.loads(result["content"][0]["text"])["id"] == "test-flow"

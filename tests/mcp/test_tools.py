@@ -133,7 +133,11 @@ async def test_workflow_validate(connect):
         failed = ok(await client.call_tool("workflow_validate", {**args, "output": "Done."}))
         assert failed["valid"] is False
         assert set(failed["issues"]) == {"Mention the requirements", "Say at least ten characters"}
-        no_criteria = ok(await client.call_tool("workflow_validate", {**args, "stepId": "implement", "output": "x"}))
+        implement = {**args, "stepId": "implement", "output": "Changed the parser."}
+        assert ok(await client.call_tool("workflow_validate", implement))["valid"] is True  # rule does not apply
+        large = ok(await client.call_tool("workflow_validate", {**implement, "context": {"taskScope": "large"}}))
+        assert large["valid"] is False and large["issues"] == ["Large tasks need tests"]
+        no_criteria = ok(await client.call_tool("workflow_validate", {**args, "stepId": "deep-dive", "output": "x"}))
         assert no_criteria["valid"] is True
         assert error_of(await client.call_tool("workflow_validate", {**args, "stepId": "nope-step", "output": "x"}))["code"] == -32003
         assert error_of(await client.call_tool("workflow_validate", {**args, "workflowId": "nope-flow", "output": "x"}))["code"] == -32001
