@@ -6,7 +6,6 @@ cached document, diagnostics and position conversions.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
@@ -14,23 +13,14 @@ from typing import Any, Callable
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from workrail_engine.diagnostics import Diagnostic, Severity, Span
+from workrail_engine.diagnostics import Diagnostic
 from workrail_engine.document import LineIndex, WorkflowDocument, detect_format, parse_document
 from workrail_engine.lint import lint_document
 
 from .configuration import Settings
 from .positions import Positions
 
-__all__ = ["CHECKER_FAILED", "DocumentState", "DocumentStates", "checker_failed"]
-
-log = logging.getLogger(__name__)
-CHECKER_FAILED = "WR000"
-
-
-def checker_failed(error: Exception, document: WorkflowDocument) -> Diagnostic:
-    message = f"The checker failed on this text ({type(error).__name__}: {error}); please report it"
-    return Diagnostic(CHECKER_FAILED, Severity.ERROR, message, "", Span(0, min(1, len(document.text))))
-
+__all__ = ["DocumentState", "DocumentStates"]
 
 @dataclass(eq=False)
 class DocumentState:
@@ -51,11 +41,8 @@ class DocumentState:
     def diagnostics(self) -> list[Diagnostic]:
         if not self.is_workflow:
             return []
-        try:
-            return lint_document(self.document)
-        except Exception as error:  # an engine bug must not cost the author every other feature
-            log.exception("lint failed on %s", self.uri)
-            return [checker_failed(error, self.document)]
+        # Never raises: a checker bug comes back as one WR000 diagnostic (lint_document).
+        return lint_document(self.document)
 
     @cached_property
     def line_index(self) -> LineIndex:
