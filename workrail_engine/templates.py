@@ -18,7 +18,8 @@ from .diagnostics import Span
 __all__ = ["NAMESPACES", "TemplateError", "TemplateRef", "find_references", "lookup", "render"]
 
 NAMESPACES = ("parameters", "context", "steps", "secrets")
-_REFERENCE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+# "[^{}]*" stops at the first brace, so no backtracking; whitespace inside is trimmed afterwards.
+_REFERENCE = re.compile(r"\{\{([^{}]*)\}\}")
 
 
 class TemplateError(ValueError):
@@ -38,9 +39,11 @@ class TemplateRef:
 
 
 def find_references(s: str) -> list[TemplateRef]:
-    refs = []
+    refs: list[TemplateRef] = []
+    if "{{" not in s:
+        return refs
     for match in _REFERENCE.finditer(s):
-        expression = match.group(1)
+        expression = match.group(1).strip()
         namespace, _, rest = expression.partition(".")
         path = tuple(part for part in rest.split(".")) if rest else ()
         refs.append(TemplateRef(expression, namespace, path, Span(match.start(), match.end())))

@@ -41,25 +41,25 @@ class StepFindings:
     templates: tuple[tuple[str, str, tuple[TemplateRef, ...]], ...]
 
 
-def _compute(site: StepSite) -> StepFindings:
+def step_findings(sites: list[StepSite], cache: dict[int, tuple[Any, StepFindings]]) -> list[StepFindings]:
+    """Findings for every site, from ``cache`` where the step object is the same; prunes the cache."""
+    # Imported here: these modules build Findings, so they import this one.
     from .commands import command_findings
     from .expressions import expression_findings
     from .references import template_strings
 
-    findings = (*expression_findings(site.step, site.kind), *command_findings(site.step, site.kind))
-    templates = tuple((pointer, text, tuple(find_references(text))) for pointer, text in template_strings(site.step))
-    return StepFindings(findings, templates)
+    def compute(site: StepSite) -> StepFindings:
+        findings = (*expression_findings(site.step, site.kind), *command_findings(site.step, site.kind))
+        templates = tuple((pointer, text, tuple(find_references(text))) for pointer, text in template_strings(site.step))
+        return StepFindings(findings, templates)
 
-
-def step_findings(sites: list[StepSite], cache: dict[int, tuple[Any, StepFindings]]) -> list[StepFindings]:
-    """Findings for every site, from ``cache`` where the step object is the same; prunes the cache."""
     results = []
     fresh: dict[int, tuple[Any, StepFindings]] = {}
     for site in sites:
         key = id(site.step)
         hit = cache.get(key)
         # The cache holds the step itself, so its id cannot be reused while the entry lives.
-        found = hit[1] if hit is not None and hit[0] is site.step else _compute(site)
+        found = hit[1] if hit is not None and hit[0] is site.step else compute(site)
         fresh[key] = (site.step, found)
         results.append(found)
     cache.clear()
