@@ -2,9 +2,8 @@
 
 from typing import Annotated, Any
 
-from typing_extensions import NotRequired, TypedDict
-
 from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
     "ContextArg",

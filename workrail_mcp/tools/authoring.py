@@ -3,9 +3,8 @@
 import json
 from typing import Annotated, Any, Literal
 
-from typing_extensions import TypedDict
-
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from workrail_engine.errors import InvalidParams
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only

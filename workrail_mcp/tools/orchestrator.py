@@ -6,9 +6,8 @@ The run tools (run_workflow, cancel_workflow, ...) come from workrail_mcp.run_to
 import json
 from typing import Annotated, Any
 
-from typing_extensions import NotRequired, TypedDict
-
 from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
 
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes

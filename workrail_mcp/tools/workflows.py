@@ -2,9 +2,8 @@
 
 from typing import Annotated, Any
 
-from typing_extensions import NotRequired, TypedDict
-
 from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
 
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
