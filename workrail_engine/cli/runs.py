@@ -94,9 +94,11 @@ def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
 def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
     if not live:
         return service.wait(run_id, 10 ** 9, on_change=lambda s: click.echo(_line(s), err=True), stop=stop)
+    from rich.console import Console as RichConsole
     from rich.progress import Progress
 
-    with Progress(transient=True) as progress:
+    # on stderr, like the plain lines: stdout carries the result only
+    with Progress(console=RichConsole(stderr=True), transient=True) as progress:
         task = progress.add_task(run_id, total=None)
 
         def show(snap: dict[str, Any]) -> None:

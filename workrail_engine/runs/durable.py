@@ -38,6 +38,7 @@ RESULTS_CHUNK = 25
 PUBLISH_AFTER = 0.2  # seconds of step time: slower steps are stored (and shown) one by one
 STEP_QUEUE = "workrail-steps"  # the members of parallel groups, shared by every process
 CONTINUE_TOPIC = "continue"
+WAIT_CHUNK = 30.0  # seconds
 
 _INCARNATION = uuid.uuid4().hex  # this process; an attempt marked by another one was interrupted
 _settings: AttemptSettings | None = None
@@ -209,10 +210,12 @@ class _Effects:
 
     def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
         while True:
-            remaining = 86400.0 if deadline is None else deadline - _clock()
+            remaining = WAIT_CHUNK if deadline is None else deadline - _clock()
             if remaining <= 0:
                 return None
-            message = DBOS.recv(CONTINUE_TOPIC, timeout_seconds=min(remaining, 86400.0))
+            # In chunks: a cancelled run notices at the next one (each timeout is a checkpoint,
+            # so a replay goes through the same chunks).
+            message = DBOS.recv(CONTINUE_TOPIC, timeout_seconds=min(remaining, WAIT_CHUNK))
             if isinstance(message, dict) and message.get("step_key") == key:
                 return self.masks.mask(message)
 

@@ -179,3 +179,23 @@ def test_sandboxed_step_cannot_write_outside_the_project(service, project):
     result = finish(service, wf)
     assert result["status"] == "success", result
     assert inside.exists() and not outside.exists()
+
+
+def test_until_and_for_loops(service, tmp_path):
+    counter = tmp_path / "n"
+    bump = py(f"import os; p = {str(counter)!r}; n = int(open(p).read()) + 1 if os.path.exists(p) else 1; "
+              "open(p, 'w').write(str(n)); print(n)")
+    wf = workflow(
+        command("bump", bump),
+        {"id": "again", "title": "again", "type": "loop",
+         "loop": {"type": "until", "condition": {"var": "steps.bump.output.stdout", "gte": 3}, "maxIterations": 10},
+         "body": "bump"},
+        {"id": "twice", "title": "twice", "type": "loop", "loop": {"type": "for", "count": 5, "maxIterations": 2,
+                                                                   "iterationVar": "i"},
+         "body": [command("show", ["echo", "{{context.i}}"])]},
+    )
+    result = finish(service, wf)
+    assert result["status"] == "success", result
+    names = [r["step_name"] for r in result["step_results"]]
+    assert names == ["bump[1]", "bump[2]", "bump[3]", "show[1]", "show[2]"]  # maxIterations ends the for loop
+    assert counter.read_text() == "3"
