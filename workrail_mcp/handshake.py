@@ -18,7 +18,7 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, OLDEST_SUPPORTED_VERSION
 
 from workrail_mcp.error_mapping import invalid_params
 
-__all__ = ["UNSUPPORTED_VERSION", "check_initialize", "is_date_version"]
+__all__ = ["UNSUPPORTED_VERSION", "check_initialize", "default_client_info", "is_date_version"]
 
 UNSUPPORTED_VERSION = -32000
 
@@ -48,3 +48,16 @@ def check_initialize(params: Mapping[str, Any] | None) -> None:
         )
     if not isinstance(params.get("capabilities", {}), Mapping):
         raise invalid_params("capabilities must be an object")
+
+
+_ANONYMOUS_CLIENT = {"name": "unnamed-client", "version": "0"}
+
+
+def default_client_info(params: Any) -> None:
+    """The handshake spec makes ``clientInfo`` optional; the SDK requires it.
+
+    The SDK reads these very params again after the middleware chain (to commit the handshake),
+    so the default is filled in place rather than in a copy.
+    """
+    if isinstance(params, dict) and "clientInfo" not in params:
+        params["clientInfo"] = dict(_ANONYMOUS_CLIENT)

@@ -34,7 +34,7 @@ from workrail_mcp.error_mapping import (
     engine_error_to_mcp,
     invalid_params,
 )
-from workrail_mcp.handshake import check_initialize
+from workrail_mcp.handshake import check_initialize, default_client_info
 from workrail_mcp.tools import ToolRegistry
 
 __all__ = ["ProtocolMiddleware"]
@@ -140,6 +140,7 @@ class ProtocolMiddleware:
         params = ctx.params if isinstance(ctx.params, dict) else {}
         if method == "initialize":
             check_initialize(ctx.params)
+            default_client_info(ctx.params)
             return _advertise_list_changes(await call_next(ctx))
         if method in self.registry:
             _require_initialized(ctx)

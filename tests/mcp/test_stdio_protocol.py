@@ -148,11 +148,20 @@ def test_protocol_version_rules(project, tmp_path):
             assert "2024-11-05" in error["data"]["supportedVersions"]
 
 
-def test_missing_version_is_invalid_params(project, tmp_path):
-    messages, _, _ = run_stdio(project, tmp_path, lines(initialize_with(None), initialize_with(20241105, 2)))
+def test_missing_version_is_invalid_params_and_client_info_is_optional(project, tmp_path):
+    no_client_info = {"jsonrpc": "2.0", "id": 3, "method": "initialize",
+                      "params": {"protocolVersion": "2024-11-05", "capabilities": {}}}
+    messages, _, _ = run_stdio(
+        project,
+        tmp_path,
+        lines(initialize_with(None), initialize_with(20241105, 2), no_client_info,
+              {"jsonrpc": "2.0", "id": 4, "method": "workflow_get", "params": {"id": "test-flow"}}),
+    )
     answers = by_id(messages)
     assert answers[1]["error"] == {"code": -32602, "message": "Invalid params", "data": {"details": "protocolVersion is required"}}
     assert answers[2]["error"]["code"] == -32602
+    assert answers[3]["result"]["protocolVersion"] == "2024-11-05"  # the handshake spec: clientInfo is optional
+    assert answers[4]["result"]["id"] == "test-flow"
 
 
 def test_no_tool_runs_before_initialization(project, tmp_path):
