@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio.to_thread
 from mcp import MCPError
 from mcp_types import SERVER_INFO_META_KEY, CallToolResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -144,29 +145,33 @@ class ProtocolMiddleware:
             return _advertise_list_changes(await call_next(ctx))
         if method in self.registry:
             _require_initialized(ctx)
-            # `_meta` is the envelope (progress token, 2026-07-28 version), not an argument.
-            arguments = {k: v for k, v in params.items() if k != "_meta"} if ctx.params is not None else None
-            return await self.registry.call_direct(method, arguments if isinstance(ctx.params, dict) else ctx.params)
+            arguments = ctx.params
+            if isinstance(arguments, dict):  # `_meta` is the envelope (progress token, version), not an argument
+                arguments = {k: v for k, v in arguments.items() if k != "_meta"}
+            return await self.registry.call_direct(method, arguments)
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
             return screened if screened is not None else await call_next(ctx)
+        # The catalog may re-scan the disk when asked: off the event loop, like the tools.
         if method == "resources/read" and self.content.owns_uri(params.get("uri")):
             _require_initialized(ctx)
-            return _finish(self.content.read(params["uri"]), ctx, self.server_info)
+            read = await anyio.to_thread.run_sync(self.content.read, params["uri"])
+            return _finish(read, ctx, self.server_info)
         if method == "prompts/get" and isinstance(params.get("name"), str):
             _require_initialized(ctx)
-            return _finish(self.content.get_prompt(params["name"], params.get("arguments")), ctx, self.server_info)
+            prompt = await anyio.to_thread.run_sync(self.content.get_prompt, params["name"], params.get("arguments"))
+            return _finish(prompt, ctx, self.server_info)
         result = await call_next(ctx)
-        return self._extend_list(method, result)
+        return await self._extend_list(method, result)
 
-    def _extend_list(self, method: str, result: Any) -> Any:
+    async def _extend_list(self, method: str, result: Any) -> Any:
         key, extra = {
             "resources/list": ("resources", self.content.resources),
             "resources/templates/list": ("resourceTemplates", self.content.templates),
             "prompts/list": ("prompts", self.content.prompts),
         }.get(method, (None, None))
         if key and extra and isinstance(result, dict):
-            result[key] = [*result.get(key, []), *extra()]
+            result[key] = [*result.get(key, []), *await anyio.to_thread.run_sync(extra)]
         return result
 
     async def _screen_tool_call(self, ctx: Any, params: dict[str, Any]) -> dict[str, Any] | None:

@@ -223,3 +223,23 @@ async def test_workflow_lint(connect):
         assert broken["valid"] is False and broken["diagnostics"][0]["code"].startswith("WR0")
         both = error_of(await client.call_tool("workflow_lint", {"definition": TEST_FLOW, "text": "{}"}))
         assert both["code"] == -32602
+
+
+async def test_resources_and_prompts(connect):
+    async with connect() as client:
+        uris = {str(resource.uri) for resource in (await client.list_resources()).resources}
+        assert {"workrail://schema/workflow", "workrail://workflows/test-flow"} <= uris
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["workrail://workflows/{id}"]
+        schema = await client.read_resource("workrail://schema/workflow")
+        assert json.loads(schema.contents[0].text)["title"]
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("workrail://workflows/test-flwo")
+        assert raised.value.error.code == -32001 and raised.value.error.data["closest"] == ["test-flow"]
+        prompt = next(p for p in (await client.list_prompts()).prompts if p.name == "test-flow")
+        assert prompt.title == "Test Flow" and prompt.arguments[0].name == "task"
+        started = await client.get_prompt("test-flow", {})
+        assert '"workflowId": "test-flow"' in started.messages[0].content.text
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("test-flwo", {})
+        assert raised.value.error.code == -32602 and raised.value.error.data["closest"] == ["test-flow"]
