@@ -60,7 +60,7 @@ def build_http_app(server: MCPServer, *, host: str, token: str | None, allowed_h
     return BearerTokenGate(app, token) if token else app
 
 
-def _banner(url: str, catalog: Any, token: bool, out: TextIO) -> None:
+def _banner(url: str, catalog: Any, token: bool, out: TextIO, exposed: bool = False) -> None:
     workflows, invalid = len(catalog.entries()), len(catalog.invalid_files())
     lines = [f"WorkRail MCP server (workflowlookup) listening on {url}"]
     line = f"Loaded {workflows} workflow{'s' if workflows != 1 else ''}"
@@ -72,6 +72,8 @@ def _banner(url: str, catalog: Any, token: bool, out: TextIO) -> None:
     lines.append(f"Or try it:            npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list")
     if token:
         lines.append(f"Clients must send the bearer token from {TOKEN_ENV}.")
+    elif exposed:
+        lines.append(f"Warning: listening beyond this machine without {TOKEN_ENV}; anyone who can reach the port can use it.")
     lines.append("Press Ctrl+C to stop.")
     print("\n".join(lines), file=out, flush=True)
 
@@ -99,5 +101,6 @@ async def serve_http(
             await anyio.sleep(0.02)
         bound_port = web.servers[0].sockets[0].getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        await anyio.to_thread.run_sync(_banner, f"http://{shown}:{bound_port}{MCP_PATH}", catalog, bool(token), out)
+        url = f"http://{shown}:{bound_port}{MCP_PATH}"
+        await anyio.to_thread.run_sync(_banner, url, catalog, bool(token), out, host not in _LOCAL_HOSTS)
     return 0
