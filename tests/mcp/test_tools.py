@@ -243,3 +243,15 @@ async def test_resources_and_prompts(connect):
         with pytest.raises(MCPError) as raised:
             await client.get_prompt("test-flwo", {})
         assert raised.value.error.code == -32602 and raised.value.error.data["closest"] == ["test-flow"]
+
+
+async def test_create_workflow_in_the_user_directory(connect, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path / "home"))
+    async with connect() as client:
+        created = ok(
+            await client.call_tool("create_workflow", {"name": "mine-flow", "definition": new_flow(), "location": "user"})
+        )
+        assert created["workflow_path"] == str((tmp_path / "home" / "workflows" / "mine-flow.json").resolve())
+        assert error_of(
+            await client.call_tool("create_workflow", {"name": "mine-flow", "definition": new_flow(), "location": "/etc"})
+        )["code"] == -32602

@@ -4,7 +4,7 @@ The run tools (run_workflow, cancel_workflow, ...) come from workrail_mcp.run_to
 """
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
@@ -115,9 +115,13 @@ def create_workflow(
     overwrite: Annotated[
         bool, Field(description="Replace an existing workflow file of that name (default false: refuse).")
     ] = False,
+    location: Annotated[
+        Literal["project", "user"],
+        Field(description="project (default): the project's workflows/ directory; user: ~/.workrail/workflows, for every project."),
+    ] = "project",
 ) -> Created:
     text = _serialize(name, definition)
-    directory = env.catalog.writable_directory("project")
+    directory = env.catalog.writable_directory(location)
     target = target_path(directory, name)
     warnings = _lint(text, str(target))
     existing = existing_workflow_file(directory, name)
@@ -161,7 +165,7 @@ SPECS = [
         title="Create a workflow",
         description=(
             "Save a new workflow definition into the project's workflow directory so every tool can "
-            "use it. Pass {name, definition, overwrite?}. The definition is checked first (the same "
+            "use it. Pass {name, definition, overwrite?, location?}. The definition is checked first (the same "
             "diagnostics as `workrail lint`): with any error nothing is written and the call fails "
             "with code -32002 and data.diagnostics [{code, message, pointer}]. An existing workflow "
             "of that name is only replaced with overwrite=true. Returns {status: created|updated, "
