@@ -53,12 +53,15 @@ class ChangeNotices:
                 self._sessions.remove(session)
 
     async def watch(self) -> None:
-        # No scan at start-up (it would compete with `initialize`): the generation as it stands.
-        # If the catalog has not scanned yet, its first scan is announced once; clients re-list.
+        # The watcher never makes the first scan (at start-up it would compete with `initialize`,
+        # and it would announce a change nobody saw): the first scan a client causes is the baseline.
         seen = int(getattr(self.catalog, "generation", 0))
         pause = self.poll_seconds
         while True:
             await anyio.sleep(pause)
+            if seen == 0:
+                seen = int(getattr(self.catalog, "generation", 0))
+                continue
             began = anyio.current_time()
             try:
                 current = await anyio.to_thread.run_sync(self._current_generation)
