@@ -116,3 +116,28 @@ async def test_twenty_concurrent_clients(project, tmp_path):
             async with anyio.create_task_group() as group:
                 for n in range(20):
                     group.start_soon(one_session, url, "tok", "legacy" if n % 2 else "2026-07-28", n)
+
+
+async def test_workflow_changes_reach_http_clients_in_both_eras(project, tmp_path):
+    from tests.mcp.conftest import TEST_FLOW, write_workflow
+
+    with http_server(project, tmp_path) as (url, _):
+        seen: list[str] = []
+
+        async def on_message(message) -> None:
+            if isinstance(getattr(message, "method", None), str):
+                seen.append(message.method)
+
+        async with httpx2.AsyncClient(timeout=30) as http:
+            legacy = Client(streamable_http_client(url, http_client=http), mode="legacy")
+            legacy.message_handler = on_message
+            async with legacy, Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as modern:
+                await legacy.list_prompts()
+                async with modern.listen(prompts_list_changed=True, resources_list_changed=True) as events:
+                    write_workflow(project / "workflows", {**TEST_FLOW, "id": "late-flow", "name": "Late"})
+                    with anyio.fail_after(20):
+                        event = await events.__anext__()
+                        while "notifications/prompts/list_changed" not in seen:
+                            await anyio.sleep(0.05)
+                assert type(event).__name__ in ("PromptsListChanged", "ResourcesListChanged")
+                assert "late-flow" in {p.name for p in (await modern.list_prompts()).prompts}
