@@ -59,6 +59,9 @@ def serve(args: argparse.Namespace) -> int:
                                             allowed_hosts=args.allowed_host))
     from workrail_mcp.stdio import serve_stdio
 
+    if sys.stdin.isatty():  # a person at a terminal, not an agent client
+        print(f"workrail-mcp: serving {len(catalog.entries())} workflows over stdio (JSON-RPC, one message "
+              "per line); for a URL to point clients at, run with --transport http", file=sys.stderr)
     return anyio.run(serve_stdio, server)
 
 
