@@ -23,7 +23,7 @@ class CancelWatch:
         self._interval = interval
         self._flags: dict[str, list[threading.Event]] = defaultdict(list)
         self._lock = threading.Lock()
-        self._wake = threading.Event()
+        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def watch(self, run_id: str) -> threading.Event:
@@ -49,9 +49,11 @@ class CancelWatch:
             for flag in self._flags.get(run_id, []):
                 flag.set()
 
+    def stop(self) -> None:
+        self._stop.set()
+
     def _loop(self) -> None:
-        while True:
-            self._wake.wait(self._interval)
+        while not self._stop.wait(self._interval):
             with self._lock:
                 ids = list(self._flags)
             if not ids:

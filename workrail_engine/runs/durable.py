@@ -31,7 +31,7 @@ from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
 
-__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
+__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "shutdown", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
 
 APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
 RESULTS_CHUNK = 25
@@ -56,6 +56,7 @@ def _cancelled(run_ids: list[str]) -> list[str]:
 
 
 _launched: tuple[Path, str] | None = None
+_executor_lock: ExecutorLock | None = None
 
 
 def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
@@ -99,10 +100,28 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
         stop_orphans(home, dead)  # steps of a killed process outlive it (own sessions): stop them first
         DBOS._recover_pending_workflows(dead)
         forget(home, dead)
-    global _groups
+    global _groups, _executor_lock
     _groups = InFlight(lock)
+    _executor_lock = lock
     _launched = (home, lock.executor_id)
     return lock.executor_id
+
+
+def shutdown() -> None:
+    """Stop DBOS in this process (its background threads too) after a clean finish of the
+    caller's work; runs still in flight are left to be recovered by the next process."""
+    global _launched, _groups, _executor_lock
+    with _lock:
+        if _launched is None:
+            return
+        DBOS.destroy(workflow_completion_timeout_sec=0)
+        if _watch is not None:
+            _watch.stop()
+        if _groups is not None:
+            _groups.close()
+        if _executor_lock is not None and not _live:
+            _executor_lock.release()
+        _launched = _groups = _executor_lock = None
 
 
 _changed = threading.Condition()  # notified when a run of this process changes status

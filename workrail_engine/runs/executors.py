@@ -29,6 +29,12 @@ class ExecutorLock:
         self._fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
+    def release(self) -> None:
+        """A clean stop: nothing of this executor is left to recover."""
+        self.path.with_suffix(".pgids").unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
+        os.close(self._fd)
+
 
 def dead_executors(home: Path, own: str) -> list[str]:
     """Executors whose process is gone (their lock file is unlocked); their files are removed."""
@@ -68,6 +74,9 @@ class InFlight:
         self._fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_APPEND, 0o600)
         self._groups: set[int] = set()
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        os.close(self._fd)
 
     def add(self, pgid: int) -> None:
         with self._lock:

@@ -63,6 +63,15 @@ class RunService:
                 except RuntimeError as exc:  # DBOS is one per process, on one store
                     raise StorageError(str(exc)) from None
 
+    def close(self) -> None:
+        """Stop the durable layer of this process (tests, embedding); `start()` may follow."""
+        with self._lock:
+            if self.executor_id is not None:
+                from . import durable
+
+                durable.shutdown()
+                self.executor_id = None
+
     @property
     def started(self) -> bool:
         return self.executor_id is not None

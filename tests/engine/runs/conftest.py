@@ -19,8 +19,11 @@ def project(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("project")
 
 
-@pytest.fixture(scope="session")
-def service(run_home, project) -> RunService:
+@pytest.fixture(scope="module")
+def service(run_home, project):
+    """Module scope, and stopped afterwards: DBOS's background threads (queue and notification
+    polling) must not keep running under the rest of the suite."""
     svc = RunService(project, allow_commands=True, home=run_home)
     svc.start()
-    return svc
+    yield svc
+    svc.close()
