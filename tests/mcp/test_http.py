@@ -93,6 +93,7 @@ def test_dns_rebinding_is_refused(project, tmp_path):
 async def one_session(url: str, token: str, mode: str, n: int) -> None:
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
         async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            assert "workflow_next" in {tool.name for tool in (await client.list_tools()).tools}
             listed = await client.call_tool("workflow_list", {})
             assert "test-flow" in {w["id"] for w in listed.structured_content["workflows"]}
             completed: list[str] = []
