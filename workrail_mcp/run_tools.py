@@ -75,9 +75,9 @@ class Cancelled(TypedDict):
 
 
 class _Runs:
-    def __init__(self, catalog: Any, allow_commands: bool) -> None:
+    def __init__(self, catalog: Any, allow_commands: bool, sandbox: bool) -> None:
         self.catalog = catalog
-        self.service = RunService(project_of(catalog), allow_commands=allow_commands)
+        self.service = RunService(project_of(catalog), allow_commands=allow_commands, sandbox=sandbox)
         self._recovery = threading.Lock()
 
     def recover_soon(self) -> None:
@@ -212,9 +212,12 @@ class _RecoveryKick:
         return result
 
 
-def register(server: MCPServer, catalog: Any, *, allow_commands: bool) -> Any:
-    """Add the run tools to ``server``; returns the provider of the running runs for list_workflows."""
-    runs = _Runs(catalog, allow_commands)
+def register(server: MCPServer, catalog: Any, *, allow_commands: bool, sandbox: bool = False) -> Any:
+    """Add the run tools to ``server``; returns the provider of the running runs for list_workflows.
+
+    ``sandbox`` runs every command step under bubblewrap (a server's ``--sandbox``).
+    """
+    runs = _Runs(catalog, allow_commands, sandbox)
     for fn, meta in _tools(runs):
         server.add_tool(fn, name=fn.__name__, structured_output=True, **meta)
     server.middleware.append(_RecoveryKick(runs))

@@ -199,3 +199,13 @@ def test_until_and_for_loops(service, tmp_path):
     names = [r["step_name"] for r in result["step_results"]]
     assert names == ["bump[1]", "bump[2]", "bump[3]", "show[1]", "show[2]"]  # maxIterations ends the for loop
     assert counter.read_text() == "3"
+
+
+def test_sandbox_requested_but_unavailable_refuses_the_run(service, monkeypatch, tmp_path):
+    from workrail_engine.runs.workspace import SandboxUnavailable
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap to be found
+    marker = tmp_path / "ran"
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+        service.run(workflow(command("boxed", ["/usr/bin/touch", str(marker)], sandbox=True)), {}, RunOptions())
+    assert not marker.exists()
