@@ -64,6 +64,13 @@ async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project
         assert error_of(bad)["code"] == -32602 and "parameters.topic" in error_of(bad)["data"]["details"]
         missing = await c.call_tool("get_workflow_run", {"workflow_id": "wf-nope"})
         assert error_of(missing)["code"] == -32008
+        outside = tmp_path / "outside.json"
+        outside.write_text(json.dumps({**COMMANDS, "id": "outside"}))
+        escaped = await c.call_tool("run_workflow", {"workflow_name": str(outside), "dry_run": True})
+        assert error_of(escaped)["code"] == -32007 and "outside the workflow directories" in error_of(escaped)["message"]
+        by_path = await c.call_tool("run_workflow", {"workflow_name": str(run_project / "workflows" / "commands.json"),
+                                                     "dry_run": True})
+        assert by_path.structured_content["workflow_name"] == "commands"
 
 
 async def test_progress_per_step_and_running_count(run_project, tmp_path):
