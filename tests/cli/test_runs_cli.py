@@ -81,3 +81,34 @@ def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
     run_id = err.split("started ", 1)[1].split()[0]
     status = workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json")
     assert json.loads(status.stdout)["status"] == "cancelled"
+
+
+CONTINUE = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs import RunService
+service = RunService(Path(sys.argv[1]), allow_commands=True)
+service.start()
+service.wait(sys.argv[2], 30)  # recovered from the CLI's process, back at the prompt
+print(json.dumps(service.continue_run(sys.argv[2], "done it", wait_seconds=30)))
+"""
+
+
+def test_a_run_left_waiting_by_the_cli_is_taken_over_later(tmp_path):
+    project = tmp_path / "project"
+    (project / "workflows").mkdir(parents=True)
+    flow = {"id": "ask-flow", "name": "Ask", "description": "a command then a question", "version": "1.0.0",
+            "steps": [{"id": "first", "title": "First", "run": {"command": ["echo", "hi"], "timeoutSeconds": 10}},
+                      {"id": "question", "title": "Question", "prompt": "Tell me"}]}
+    (project / "workflows" / "ask-flow.json").write_text(json.dumps(flow))
+    started = time.monotonic()
+    out = workrail(project, tmp_path, "run", "ask-flow")
+    assert out.returncode == 0 and time.monotonic() - started < 30, out.stderr
+    assert "waiting for the agent at step 'question'" in out.stdout
+    run_id = out.stderr.split("started ", 1)[1].split()[0]
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+    later = subprocess.run([sys.executable, "-c", CONTINUE, str(project), run_id], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert later.returncode == 0, later.stderr
+    result = json.loads(later.stdout)
+    assert result["status"] == "success" and result["step_results"][-1]["output"] == "done it"

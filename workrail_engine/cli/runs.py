@@ -8,6 +8,7 @@ Ctrl-C cancels the run cleanly (its processes are killed as groups) and exits 13
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -150,7 +151,20 @@ def run_command(settings: Settings, workflow: str, params: tuple[str, ...], dry_
     snap = _follow(service, run_id, live=sys.stderr.isatty() and fmt == "text")
     _print_result(snap, fmt)
     code = 130 if snap.get("interrupted") else _EXIT.get(snap["status"], 1)
+    _leave(code)
     click.get_current_context().exit(code)
+
+
+def _leave(code: int) -> None:
+    """Exit now if a run of this process is still going (waiting for an agent, or still being
+    cancelled): its thread is blocked in the store and the interpreter would wait for it. The
+    run is durable; the next process that opens the store takes it over."""
+    from workrail_engine.runs import durable_runs_in_progress
+
+    if durable_runs_in_progress():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 @click.command("runs")

@@ -12,6 +12,14 @@ from .resolve import resolve_workflow, store_home
 from .secrets import MASK, SecretSet
 from .service import RunOptions, RunService
 
+
+def durable_runs_in_progress() -> bool:
+    """Whether runs are executing in this process (without importing DBOS when none can be)."""
+    import sys
+
+    durable = sys.modules.get("workrail_engine.runs.durable")
+    return bool(durable is not None and durable.live_run_ids())
+
 __all__ = [
     "ACTIVE",
     "MASK",
@@ -24,6 +32,7 @@ __all__ = [
     "RunService",
     "SecretSet",
     "check_parameters",
+    "durable_runs_in_progress",
     "plan_run",
     "resolve_workflow",
     "run_command",

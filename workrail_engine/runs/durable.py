@@ -31,7 +31,7 @@ from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
 
-__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "shutdown", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
+__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "live_run_ids", "shutdown", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
 
 APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
 RESULTS_CHUNK = 25
@@ -148,6 +148,10 @@ def _mask_logs() -> None:
     for name in ("", "dbos", "workrail_engine", "workrail_mcp"):
         for handler in logging.getLogger(name).handlers:
             handler.addFilter(masking)
+
+
+def live_run_ids() -> list[str]:
+    return list(_live)
 
 
 def live_results(run_id: str) -> list[dict] | None:
