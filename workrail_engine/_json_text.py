@@ -86,6 +86,7 @@ def _depth_error(text: str) -> JsonSyntaxError | None:
 
 
 def _explain(text: str, err: json.JSONDecodeError) -> JsonSyntaxError:
+    """Turn the decoder's terse message into one that says what to do, at the right place."""
     pos = min(err.pos, len(text))
     msg = err.msg
     ahead = text[pos : pos + 2]
@@ -95,19 +96,44 @@ def _explain(text: str, err: json.JSONDecodeError) -> JsonSyntaxError:
     if msg.startswith(("Expecting property name", "Expecting value", "Illegal trailing comma")) and before.endswith(","):
         comma = len(before) - 1
         return JsonSyntaxError("Trailing comma: remove the ',' before the closing bracket", comma, comma + 1)
+    if ahead[:1] == "'":
+        return JsonSyntaxError("JSON strings and keys use double quotes (\"), not single quotes", pos, pos + 1)
+    if pos >= len(text.rstrip()):
+        unclosed = _unclosed_bracket(text)
+        if unclosed is not None:
+            bracket, at = unclosed
+            line = text.count("\n", 0, at) + 1
+            return JsonSyntaxError(f"The {bracket!r} opened on line {line} is never closed", at, at + 1)
     if msg.startswith("Extra data"):
         return JsonSyntaxError("Unexpected text after the end of the JSON value", pos, len(text.rstrip()))
-    if msg.startswith("Expecting ',' delimiter") or msg.startswith("Expecting ':' delimiter"):
-        missing = msg.split("'")[1]
-        return JsonSyntaxError(f"Expected '{missing}' here", pos, min(pos + 1, len(text)))
+    if msg.startswith("Expecting ',' delimiter"):
+        if "\n" in text[len(before) : pos]:  # the comma belongs at the end of the previous line
+            end = len(before)
+            return JsonSyntaxError("Missing ',' after this value", end - 1, end)
+        return JsonSyntaxError("Expected ',' here", pos, min(pos + 1, len(text)))
+    if msg.startswith("Expecting ':' delimiter"):
+        return JsonSyntaxError("Expected ':' here", pos, min(pos + 1, len(text)))
     if msg.startswith("Unterminated string"):
         return JsonSyntaxError("Unterminated string: add the closing '\"'", pos, min(pos + 1, len(text)))
     if msg.startswith("Invalid control character"):
+        if text[pos] in "\r\n":
+            opening = text.rfind('"', 0, pos)
+            return JsonSyntaxError("Unterminated string: add the closing '\"' before the end of the line", opening, pos)
         return JsonSyntaxError("Raw control character in a string: escape it (\\n, \\t, …)", pos, pos + 1)
-    if msg.startswith("Unexpected UTF-8 BOM"):
-        return JsonSyntaxError("The file starts with a byte-order mark; save it as UTF-8 without BOM", 0, 1)
     end = pos + 1 if pos < len(text) else pos
     return JsonSyntaxError(msg[0].upper() + msg[1:], pos, end)
+
+
+def _unclosed_bracket(text: str) -> tuple[str, int] | None:
+    """The innermost bracket still open at the end of the text (strings skipped), if any."""
+    stack: list[tuple[str, int]] = []
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{\]}]', text):
+        token = match.group()
+        if token in "[{":
+            stack.append((token, match.start()))
+        elif token in "]}" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
 
 
 # Any surrogate code point in a str is unpaired (pairs decode to one character); escaped ones may

@@ -35,6 +35,15 @@ class YamlParse:
     # (pointer of the repeated member, first key span, repeated key span)
     duplicates: list[tuple[str, tuple[int, int], tuple[int, int]]]
 
+    def shift(self, by: int) -> None:
+        """Move every span ``by`` characters (the text had a prefix PyYAML did not count)."""
+
+        def moved(span: tuple[int, int]) -> tuple[int, int]:
+            return (span[0] + by, span[1] + by)
+
+        self.spans = {p: (moved(k) if k else None, moved(v)) for p, (k, v) in self.spans.items()}
+        self.duplicates = [(p, moved(a), moved(b)) for p, a, b in self.duplicates]
+
 
 def _escape(part: str) -> str:
     return part.replace("~", "~0").replace("/", "~1")
@@ -58,6 +67,23 @@ def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: Yam
             _record(item, f"{pointer}/{index}", None, out)
 
 
+_HINTS = (
+    ("found character '\\t' that cannot start any token", "Tabs are not allowed for indentation in YAML; use spaces"),
+    ("found a tab character", "Tabs are not allowed for indentation in YAML; use spaces"),
+    ("did not find expected key", "Inconsistent indentation: keys of one mapping must start at the same column"),
+    ("but found another document", "A workflow file holds one YAML document; remove the second '---' and what follows, or split the file"),
+    ("did not find expected '-' indicator", "Inconsistent indentation: items of one list must start at the same column"),
+    ("mapping values are not allowed here", "Unexpected ':': quote a value that contains ': ', or fix the indentation"),
+)
+
+
+def _explain(problem: str) -> str:
+    for known, hint in _HINTS:
+        if known in problem:
+            return hint
+    return problem[0].upper() + problem[1:]
+
+
 def parse_yaml(text: str) -> tuple[YamlParse | None, YamlSyntaxError | None]:
     if not text.strip():
         return None, YamlSyntaxError("The file is empty: a workflow is a mapping", 0, 0, "WR006")
@@ -69,8 +95,8 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, YamlSyntaxError | None]:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         at = mark.index if mark is not None else 0
-        problem = err.problem or err.context or "invalid YAML"
-        return None, YamlSyntaxError(problem[0].upper() + problem[1:], at, min(at + 1, len(text)))
+        problem = _explain(err.problem or err.context or "invalid YAML")
+        return None, YamlSyntaxError(problem, at, min(at + 1, len(text)))
     except yaml.YAMLError as err:  # e.g. a composer error without a mark
         return None, YamlSyntaxError(f"Invalid YAML: {err}", 0, 0)
     except RecursionError:

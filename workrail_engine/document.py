@@ -224,24 +224,50 @@ def parse_document(text: str, path: str | os.PathLike[str] | None = None, fmt: s
     """Parse ``text`` (a workflow in JSON or YAML) into a document; never raises for bad input."""
     fmt = fmt or detect_format(path, text)
     name = os.fspath(path) if path is not None else None
-    if fmt == "yaml":
-        from ._yaml_text import parse_yaml  # PyYAML costs ~25 ms to import; JSON-only runs skip it
+    bom = text.startswith("\ufeff")
+    document = _parse_yaml(text, name, bom) if fmt == "yaml" else _parse_json(text, name, bom)
+    if bom:
+        document.syntax_errors.insert(0, _BOM_WARNING)
+    return document
 
-        parsed, error = parse_yaml(text)
-        if error is not None:
-            return WorkflowDocument(text, name, fmt, None, [_syntax(error.code, error.message, error.start, error.end)])
-        assert parsed is not None
-        document = WorkflowDocument(text, name, fmt, parsed.value, _yaml=parsed)
-        document.syntax_errors.extend(_yaml_duplicates(parsed))
-        return document
-    value, json_error, has_duplicates = parse_json(text)
+
+# RFC 8259 lets a parser ignore a byte-order mark, and editors on Windows write one: accept it,
+# with a warning and a fix, rather than fail the whole file on an invisible character.
+_BOM_WARNING = Diagnostic(
+    "WR007",
+    Severity.WARNING,
+    "The file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without BOM",
+    "",
+    Span(0, 1),
+    fixes=(Fix("Remove the byte-order mark", (TextEdit(Span(0, 1), ""),)),),
+)
+
+
+def _parse_json(text: str, name: str | None, bom: bool) -> WorkflowDocument:
+    parsed_text = " " + text[1:] if bom else text  # same length: every span stays right
+    value, json_error, has_duplicates = parse_json(parsed_text)
     if json_error is not None:
         error = _syntax(json_error.code, json_error.message, json_error.start, json_error.end)
         return WorkflowDocument(text, name, "json", None, [error])
-    json_text = JsonText(text)
+    json_text = JsonText(parsed_text)
     document = WorkflowDocument(text, name, "json", value, _json=json_text)
     if has_duplicates:
         document.syntax_errors.extend(_json_duplicates(json_text))
+    return document
+
+
+def _parse_yaml(text: str, name: str | None, bom: bool) -> WorkflowDocument:
+    from ._yaml_text import parse_yaml  # PyYAML costs ~25 ms to import; JSON-only runs skip it
+
+    shift = 1 if bom else 0  # PyYAML's marks do not count the BOM
+    parsed, error = parse_yaml(text[shift:])
+    if error is not None:
+        return WorkflowDocument(text, name, "yaml", None, [_syntax(error.code, error.message, error.start + shift, error.end + shift)])
+    assert parsed is not None
+    if shift:
+        parsed.shift(shift)
+    document = WorkflowDocument(text, name, "yaml", parsed.value, _yaml=parsed)
+    document.syntax_errors.extend(_yaml_duplicates(parsed))
     return document
 
 

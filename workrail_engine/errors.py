@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+def closest(name: str, candidates: Iterable[str], n: int = 3, cutoff: float = 50.0) -> list[str]:
     """The candidates most like ``name``, best first, ties by name (for "did you mean" hints).
 
     rapidfuzz's normalized Indel similarity is difflib's ratio computed in C++: over the 2,800 step
@@ -32,12 +32,10 @@ def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """
     from rapidfuzz import fuzz, process
 
-    matches = process.extract(name, list(candidates), scorer=fuzz.ratio, limit=None, score_cutoff=_CUTOFF)
+    matches = process.extract(name, list(candidates), scorer=fuzz.ratio, limit=None, score_cutoff=cutoff)
     ranked = sorted(matches, key=lambda match: (-match[1], match[0]))
     return [match[0] for match in ranked[:n]]
 
-
-_CUTOFF = 50.0
 
 
 class EngineError(Exception):

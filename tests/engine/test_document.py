@@ -168,3 +168,38 @@ def test_unpaired_surrogates_are_syntax_errors(text, on):
 def test_paired_surrogate_escapes_are_fine():
     doc = parse_document('{"name": "\\ud83d\\ude00 and \\\\ud800 as text"}')
     assert doc.value == {"name": "😀 and \\ud800 as text"}
+
+
+@pytest.mark.parametrize(("text", "path"), [('\ufeff{"name": "x"}', "a.json"), ("\ufeffname: x\n", "a.yaml")])
+def test_a_byte_order_mark_is_accepted_with_a_warning(text, path):
+    doc = parse_document(text, path)
+    assert doc.value == {"name": "x"}
+    assert [(e.code, e.severity.value) for e in doc.syntax_errors] == [("WR007", "warning")]
+    assert doc.text[doc.value_span("/name").start : doc.value_span("/name").end].strip('"') == "x"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "on"),
+    [
+        pytest.param("{\n  'id': 1}", "double quotes", "'", id="single-quotes"),
+        pytest.param('{\n  "id": "abc,\n  "x": 1\n}', "Unterminated string", '"abc,', id="missing-quote"),
+        pytest.param('{\n  "steps": [\n    {"a": 1}\n', "'[' opened on line 2 is never closed", "[", id="unclosed"),
+        pytest.param('{\n  "a": 1\n  "b": 2\n}', "Missing ',' after this value", "1", id="missing-comma"),
+    ],
+)
+def test_json_syntax_messages_say_what_to_do(text, message, on):
+    [error] = parse_document(text).syntax_errors
+    assert message in error.message
+    assert text[error.span.start : error.span.end] == on
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("id: a\n\tname: b\n", "Tabs are not allowed", id="tab"),
+        pytest.param("id: a\n---\nid: b\n", "one YAML document", id="two-documents"),
+    ],
+)
+def test_yaml_syntax_messages_say_what_to_do(text, message):
+    [error] = parse_document(text, "x.yaml").syntax_errors
+    assert message in error.message

@@ -167,7 +167,7 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
     documented = set(re.findall(r"^\| (WR\d{3}) \|", (root / "docs" / "diagnostics.md").read_text(), re.M))
     emitted.discard("WR400")  # runtime-only, explained under the table
     assert emitted <= documented, f"undocumented: {sorted(emitted - documented)}"
-    tested = {case[0] for case in CASES} | {"WR000", "WR001", "WR002", "WR003", "WR004", "WR005", "WR006", "WR603"}
+    tested = {case[0] for case in CASES} | {"WR000", "WR007", "WR001", "WR002", "WR003", "WR004", "WR005", "WR006", "WR603"}
     assert documented <= tested, f"without a bad/good test: {sorted(documented - tested)}"
 
 
@@ -195,3 +195,34 @@ def test_a_checker_bug_becomes_wr000_instead_of_an_exception(monkeypatch, caplog
     assert [d.code for d in result.diagnostics] == ["WR000"]
     assert "KeyError" in result.diagnostics[0].message and "please report it" in result.diagnostics[0].message
     assert "checking demo.json failed" in caplog.text
+
+
+def test_a_key_of_another_step_kind_is_not_called_a_typo():
+    result = lint(mutate(_set(["steps", 0, "onFailure"], "continue")))
+    [unknown] = [d for d in result.diagnostics if d.code == "WR102"]
+    assert unknown.message == "'onFailure' belongs to a command step, not to a prompt step"
+    assert unknown.fixes == ()
+
+
+def test_a_shell_string_command_gets_an_argv_fix():
+    result = lint(mutate(_set(["steps", 1, "run", "command"], 'make test -k "a b"')))
+    [wrong] = [d for d in result.diagnostics if d.code == "WR101"]
+    assert wrong.fixes[0].edits[0].new_text == '["make", "test", "-k", "a b"]'
+
+
+def test_yaml_values_read_as_booleans_or_numbers_get_a_quoting_fix():
+    text = "id: demo\nname: no\nversion: 1.10\nsteps:\n  - id: abc\n    title: t\n    prompt: p\n"
+    result = lint_text(text, "demo.yaml")
+    quoted = {d.pointer: d.fixes[0].edits[0].new_text for d in result.diagnostics if d.code == "WR101"}
+    assert quoted == {"/name": '"no"', "/version": '"1.10"'}
+
+
+def test_limits_are_worded_as_what_to_do():
+    result = lint(mutate(_set(["steps", 1, "run", "timeoutSeconds"], 0)))
+    assert [d.message for d in result.diagnostics] == ["'timeoutSeconds' must be greater than 0"]
+
+
+def test_a_step_referring_to_its_own_output():
+    result = lint(mutate(_set(["steps", 0, "prompt"], "Improve {{steps.plan.output}}")))
+    [self_ref] = [d for d in result.diagnostics if d.code == "WR302"]
+    assert "refers to this step itself" in self_ref.message

@@ -99,6 +99,8 @@ def _step_problem(ref: TemplateRef, name: str, site: StepSite, by_id: dict[str, 
         hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
         return "WR301", f"{{{{{ref.text}}}}} refers to step {name!r}, which does not exist{hint}"
     same_group = (site.group is not None and site.group == target.group) or target.pointer in (site.group, site.loop)
+    if target is site:
+        return "WR302", f"{{{{{ref.text}}}}} refers to this step itself, whose output does not exist yet"
     if target.order >= site.order or same_group:
         why = "runs at the same time as this one" if same_group else "has not run yet at this point"
         return "WR302", f"{{{{{ref.text}}}}} refers to step {name!r}, which {why}; only earlier steps have output"

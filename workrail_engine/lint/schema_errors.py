@@ -7,10 +7,11 @@ fix that applies it. Validation is jsonschema-rs: the schema is compiled once pe
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
-from ..diagnostics import Diagnostic, Fix, Severity
+from ..diagnostics import Diagnostic, Fix, Severity, TextEdit
 from ..document import WorkflowDocument
 from ..errors import closest
 from ..schema import load_schema
@@ -73,9 +74,25 @@ def _where(parts: list[str | int]) -> str:
     return "this value" if parts else "the workflow"
 
 
+def _title(schema: Any) -> str:
+    title = schema.get("title") if isinstance(schema, dict) else None
+    return title if isinstance(title, str) else "this object"
+
+
 def _kind_title(schema: Any) -> str:
     title = schema.get("title") if isinstance(schema, dict) else None
     return f" ({title})" if isinstance(title, str) else ""
+
+
+def _article(title: str) -> str:
+    if title == "this object":
+        return title
+    lowered = title[0].lower() + title[1:]
+    return ("an " if lowered[0] in "aeiou" else "a ") + lowered
+
+
+# Typo suggestions for keys need a closer match than ids: short keys are all alike at 50 %.
+_KEY_CUTOFF = 70.0
 
 
 def schema_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
@@ -83,10 +100,16 @@ def schema_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     discriminators = {
         tuple(e.instance_path[:-1]) for e in errors if e.instance_path and e.instance_path[-1] == "type" and e.kind.name in ("enum", "const")
     }
+    unknown_keys = {tuple(e.instance_path) for e in errors if e.kind.name == "additionalProperties"}
     out: list[Diagnostic] = []
     for error in errors:
+        where = tuple(error.instance_path)
         # A step whose `type` is wrong fails its kind's other rules too; the type is the news.
-        if tuple(error.instance_path) in discriminators and error.kind.name in ("required", "additionalProperties"):
+        if where in discriminators and error.kind.name in ("required", "additionalProperties"):
+            continue
+        # {"var": "x", "in": [..], "equal": 3} has "too many properties" because of the unknown
+        # key; the unknown key (with its "did you mean") is the news.
+        if where in unknown_keys and error.kind.name == "maxProperties":
             continue
         out.extend(_convert(doc, error))
     return out
@@ -102,19 +125,75 @@ def _convert(doc: WorkflowDocument, error: Any) -> list[Diagnostic]:
     if kind == "required":
         return [_missing(doc, parts, error.schema_path, detail["property"])]
     if kind == "type":
-        expected = " or ".join(_TYPE_NAMES.get(t, t) for t in detail.get("types", []))
-        message = f"{_where(parts)} must be {expected}, not {_describe_type(error.instance)}"
-        return [_on_value(doc, "WR101", message, pointer)]
+        return [_wrong_type(doc, parts, error, detail.get("types", []))]
     if kind in ("enum", "const"):
         return [_bad_choice(doc, parts, error)]
     if kind == "pattern":
         return [_bad_pattern(doc, parts, error, detail.get("pattern", ""))]
-    message = f"{_where(parts)}: {error.message}"
+    limit = detail.get("limit")
+    if kind in _LIMITS and limit is not None:
+        message = f"{_where(parts)} must {_LIMITS[kind].format(limit=limit, s='' if limit == 1 else 's')}"
+    else:
+        message = f"{_where(parts)}: {error.message}"
     return [_on_value(doc, "WR106", message, pointer)]
+
+
+_LIMITS = {
+    "minimum": "be at least {limit}",
+    "maximum": "be at most {limit}",
+    "exclusiveMinimum": "be greater than {limit}",
+    "exclusiveMaximum": "be less than {limit}",
+    "minLength": "be at least {limit} character{s} long",
+    "maxLength": "be at most {limit} character{s} long",
+    "minItems": "have at least {limit} item{s}",
+    "maxItems": "have at most {limit} item{s}",
+    "minProperties": "have at least {limit} propert{s}",
+    "maxProperties": "have at most {limit} propert{s}",
+}
+
+
+def _wrong_type(doc: WorkflowDocument, parts: list[str | int], error: Any, types: list[str]) -> Diagnostic:
+    pointer = _pointer(parts)
+    expected = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
+    message = f"{_where(parts)} must be {expected}, not {_describe_type(error.instance)}"
+    fix = None
+    value = error.instance
+    if pointer.endswith("/run/command") and isinstance(value, str):
+        # A shell-style string: offer the argv list it most likely means (never run through a shell).
+        argv = _split_command(value)
+        if argv:
+            message += f"; write the command as an argv list, e.g. {json.dumps(argv)}"
+            fix = edits.replace_value(doc, pointer, argv, "Split into an argv list")
+    elif doc.format == "yaml" and "string" in types and isinstance(value, bool | int | float):
+        span = doc.span(pointer)
+        raw = doc.text[span.start : span.end]
+        message += f" (YAML reads {raw} as {_describe_type(value)}; quote it: \"{raw}\")"
+        fix = Fix(f"Quote {raw}", (TextEdit(span, json.dumps(raw)),))
+    return _on_value(doc, "WR101", message, pointer, fix)
+
+
+def _split_command(value: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(value)
+    except ValueError:
+        return []
 
 
 def _on_value(doc: WorkflowDocument, code: str, message: str, pointer: str, fix: Fix | None = None) -> Diagnostic:
     return Diagnostic(code, Severity.ERROR, message, pointer, doc.span(pointer), fixes=(fix,) if fix else ())
+
+
+@lru_cache(maxsize=1)
+def _kinds_by_property() -> dict[str, list[str]]:
+    """Property name → titles of the closed object kinds (step kinds, rule kinds…) that take it."""
+    kinds: dict[str, list[str]] = {}
+    for definition in load_schema().get("$defs", {}).values():
+        if isinstance(definition, dict) and definition.get("additionalProperties") is False and "title" in definition:
+            for name in definition.get("properties", {}):
+                kinds.setdefault(name, []).append(definition["title"])
+    return kinds
 
 
 def _unknown_keys(doc: WorkflowDocument, parts: list[str | int], schema_path: list[str | int], names: list[str]) -> list[Diagnostic]:
@@ -123,10 +202,14 @@ def _unknown_keys(doc: WorkflowDocument, parts: list[str | int], schema_path: li
     out = []
     for name in names:
         child = _pointer([*parts, name])
-        suggestions = closest(name, allowed, n=1)
+        # A key of another kind (onFailure on a prompt step) is no typo: renaming it would be wrong.
+        elsewhere = _kinds_by_property().get(name, [])
+        suggestions = [] if elsewhere else closest(name, allowed, n=1, cutoff=_KEY_CUTOFF)
         message = f"Unknown property {name!r}{_kind_title(owner)}"
         fix = None
-        if suggestions:
+        if elsewhere:
+            message = f"{name!r} belongs to {' and '.join(_article(k) for k in elsewhere)}, not to {_article(_title(owner))}"
+        elif suggestions:
             message += f"; did you mean {suggestions[0]!r}?"
             fix = edits.replace_key(doc, child, suggestions[0])
         elif allowed:

@@ -63,7 +63,8 @@ def _loop_settings(doc: WorkflowDocument, site: StepSite, loop: dict[str, Any]) 
     if needed is None or needed in loop:
         return []
     code = "WR203" if needed == "condition" else "WR205"
-    message = f"A {loop_type!r} loop needs a {needed!r}"
+    article = "An" if loop_type[0] in "aeiou" else "A"
+    message = f"{article} {loop_type!r} loop needs a {needed!r}"
     if needed == "condition":
         message += " to know when to stop"
     pointer = f"{site.pointer}/loop"
