@@ -114,9 +114,14 @@ class _Loaded:
 class Catalog:
     """The workflows visible from a project, kept current without a restart."""
 
-    def __init__(self, sources: Sequence[Source], *, rescan_interval: float = 0.5) -> None:
+    def __init__(self, sources: Sequence[Source], *, rescan_interval: float = 0.5, background: bool = False) -> None:
+        """``background``: after the first scan, due rescans run on a thread and look-ups answer
+        from the current snapshot at once (for servers, where a request must not wait for a
+        10,000-file scan); otherwise the look-up that finds a rescan due performs it."""
         self._sources = list(sources)
         self._rescan_interval = rescan_interval
+        self._background = background
+        self._scanning = threading.Event()
         self._lock = threading.RLock()
         self._files: dict[str, _Loaded] = {}
         self._entries: dict[str, WorkflowEntry] = {}
@@ -141,15 +146,29 @@ class Catalog:
             project = [s for d in dirs for s in _project_sources(Path(d))]
             at = next((i for i, s in enumerate(kept) if s.kind == "extra"), len(kept))
             self._sources = kept[:at] + project + kept[at:]
-            self._scanned_at = float("-inf")
+            self._scan()  # at once: the caller expects the new projects' workflows now
+            self._scanned_at = time.monotonic()
 
     def refresh(self, force: bool = False) -> None:
+        if not force and time.monotonic() - self._scanned_at < self._rescan_interval:
+            return
+        if self._background and not force and self._scanned_at != float("-inf"):
+            if not self._scanning.is_set():
+                self._scanning.set()
+                threading.Thread(target=self._scan_in_background, name="workrail-catalog-scan", daemon=True).start()
+            return
+        self._scan_now()
+
+    def _scan_now(self) -> None:
         with self._lock:
-            now = time.monotonic()
-            if not force and now - self._scanned_at < self._rescan_interval:
-                return
             self._scan()
             self._scanned_at = time.monotonic()
+
+    def _scan_in_background(self) -> None:
+        try:
+            self._scan_now()
+        finally:
+            self._scanning.clear()
 
     def entries(self) -> list[WorkflowEntry]:
         self.refresh()

@@ -124,3 +124,34 @@ def test_bundled_workflows_all_load():
     catalog = Catalog([Source("bundled", bundled_directory())])
     assert catalog.invalid_files() == []
     assert "ai-task-implementation" in catalog.ids()
+
+
+def test_background_rescans_never_make_a_lookup_wait(tmp_path):
+    import threading
+    import time
+
+    write(tmp_path, "first")
+    catalog = Catalog([Source("user", tmp_path)], rescan_interval=0, background=True)
+    assert catalog.ids() == ["first"]  # the first scan is synchronous
+    write(tmp_path, "second")
+    release = threading.Event()
+    import workrail_engine.catalog as module
+
+    original = module._list_directory
+
+    def slow_listing(source):
+        release.wait(5)
+        return original(source)
+
+    module._list_directory = slow_listing
+    try:
+        started = time.monotonic()
+        assert catalog.ids() == ["first"]  # answered from the snapshot while the scan waits
+        assert time.monotonic() - started < 1
+        release.set()
+        deadline = time.monotonic() + 5
+        while "second" not in catalog.ids() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "second" in catalog.ids()
+    finally:
+        module._list_directory = original
