@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from workrail_engine import __version__
+
 __all__ = ["main", "parse_args", "serve"]
 
 REQUEST_RESCAN_SECONDS = 2.0
@@ -18,6 +20,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         prog="workrail-mcp",
         description="Serve WorkRail workflows to AI agents over the Model Context Protocol.",
     )
+    parser.add_argument("--version", action="version", version=f"workrail-mcp {__version__}")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                         help="stdio (what agent clients launch; the default) or Streamable HTTP")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
@@ -53,10 +56,14 @@ def serve(args: argparse.Namespace) -> int:
         use_client_roots=args.transport == "stdio" and args.project is None,
     )
     if args.transport == "http":
-        from workrail_mcp.http import serve_http
+        from workrail_mcp.http import ListenError, serve_http
 
-        return anyio.run(lambda: serve_http(server, catalog, host=args.host, port=args.port,
-                                            allowed_hosts=args.allowed_host))
+        try:
+            return anyio.run(lambda: serve_http(server, catalog, host=args.host, port=args.port,
+                                                allowed_hosts=args.allowed_host))
+        except ListenError as error:  # a busy port is the person's to fix: one line, no traceback
+            print(f"workrail-mcp: error: {error}", file=sys.stderr)
+            return 1
     from workrail_mcp.stdio import serve_stdio
 
     if sys.stdin.isatty():  # a person at a terminal, not an agent client

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hmac
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -12,11 +14,41 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-__all__ = ["TOKEN_ENV", "BearerTokenGate", "build_http_app", "serve_http"]
+__all__ = ["TOKEN_ENV", "BearerTokenGate", "ListenError", "bind_listener", "build_http_app", "serve_http"]
 
 TOKEN_ENV = "WORKRAIL_HTTP_TOKEN"
 MCP_PATH = "/mcp"
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class ListenError(Exception):
+    """The HTTP port cannot be opened; the message is one line for a person."""
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, bound here rather than by uvicorn.
+
+    uvicorn reports a bind failure by logging it and calling ``sys.exit(3)`` inside our task
+    group, which surfaces as an exception-group traceback; binding first turns each failure into
+    a `ListenError` with one readable line, and tells us the real port when ``port`` is 0.
+    """
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as error:
+        raise ListenError(f"cannot listen on {host!r}: {error.strerror}") from None
+    try:
+        return socket.create_server(address, family=family)
+    except OSError as error:
+        where = _host_port(host, port)
+        if error.errno == errno.EADDRINUSE:
+            raise ListenError(f"{where} is already in use; pass --port N (0 picks a free port)") from None
+        if error.errno == errno.EACCES:
+            raise ListenError(f"no permission to listen on {where}; pass --port N above 1023 (0 picks a free port)") from None
+        raise ListenError(f"cannot listen on {where}: {error.strerror}") from None
 
 
 class BearerTokenGate:
@@ -89,18 +121,16 @@ async def serve_http(
 ) -> int:
     import uvicorn
 
+    listener = bind_listener(host, port)  # raises ListenError before anything else starts
     token = os.environ.get(TOKEN_ENV) or None
     app = build_http_app(server, host=host, token=token, allowed_hosts=allowed_hosts)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    web = uvicorn.Server(config)
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     async with anyio.create_task_group() as group:
-        group.start_soon(web.serve)
+        group.start_soon(web.serve, [listener])
         while not web.started:
             if web.should_exit:
                 return 1
             await anyio.sleep(0.02)
-        bound_port = web.servers[0].sockets[0].getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{bound_port}{MCP_PATH}"
+        url = f"http://{_host_port(host, listener.getsockname()[1])}{MCP_PATH}"
         await anyio.to_thread.run_sync(_banner, url, catalog, bool(token), out, host not in _LOCAL_HOSTS)
     return 0

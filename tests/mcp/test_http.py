@@ -57,6 +57,7 @@ def test_banner_says_where_what_and_how(project, tmp_path):
     with http_server(project, tmp_path) as (url, banner):
         text = "\n".join(banner)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert int(url.split(":")[2].split("/")[0]) > 0  # --port 0: the port really bound, not 0
         assert re.search(r"Loaded \d+ workflows", text)
         assert f"claude mcp add --transport http workrail {url}" in text
 

@@ -14,6 +14,24 @@ __all__ = ["existing_workflow_file", "target_path", "write_atomically"]
 _SUFFIXES = (".json", ".yaml", ".yml")
 
 
+def _process_umask() -> int:
+    """The umask, read without changing it where Linux allows (``/proc/self/status``).
+
+    Elsewhere it can only be read by setting it and back, which would race with other threads
+    creating files; this runs once, at import, while the server is still starting.
+    """
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="ascii") as status:
+            return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates 0600 files; a workflow file gets what open() would give it (0644 under 022).
+_FILE_MODE = 0o666 & ~_process_umask()
+
+
 def target_path(directory: Path, name: str) -> Path:
     """``directory/name.json``, refusing anything that would land elsewhere.
 
@@ -55,6 +73,7 @@ def write_atomically(target: Path, text: str, *, overwrite: bool) -> None:
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), _FILE_MODE)
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
