@@ -68,3 +68,70 @@ def test_project_directories(tree: Path) -> None:
         extra,
     ]
     assert project_directories(tree / "other") == []
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    """A checkout: workflows among files that are JSON/YAML but no workflows."""
+    from workrail_engine.schema import SCHEMA_ID
+
+    files = {
+        "package.json": '{"name": "pkg"}',
+        "tsconfig.json": "{}",
+        ".pre-commit-hooks.yaml": "- id: hook\n",
+        "schema/workflow.schema.json": f'{{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "{SCHEMA_ID}"}}',
+        "docs/mine.json": f'{{"$schema": "{SCHEMA_ID}", "id": "mine"}}',
+        "docs/mine.yaml": f"$schema: {SCHEMA_ID}\nid: mine\n",
+        "docs/release.workflow.yml": "id: release\n",
+        "workflows/a.json": "{}",
+        ".workrail/workflows/b.json": "{}",
+        ".venv/lib/workflows/c.json": "{}",
+        "node_modules/x/workflows/d.json": "{}",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+REPOSITORY_WORKFLOWS = [
+    ".workrail/workflows/b.json",
+    "docs/mine.json",
+    "docs/mine.yaml",
+    "docs/release.workflow.yml",
+    "workflows/a.json",
+]
+
+
+def test_a_walked_directory_yields_only_workflow_files(repository: Path) -> None:
+    assert rel(collect_files([repository]), repository) == REPOSITORY_WORKFLOWS
+
+
+def test_the_rule_reads_below_the_directory_walked(repository: Path, tmp_path_factory) -> None:
+    # A checkout that lives inside some folder called workflows is not all workflows.
+    outer = tmp_path_factory.mktemp("outer") / "workflows" / "checkout"
+    outer.parent.mkdir()
+    repository.rename(outer)
+    assert rel(collect_files([outer]), outer) == REPOSITORY_WORKFLOWS
+
+
+def test_walking_the_current_directory_from_the_repository_root(repository: Path, monkeypatch) -> None:
+    monkeypatch.chdir(repository)
+    assert [Path(p).as_posix() for p in collect_files(["."])] == REPOSITORY_WORKFLOWS
+
+
+def test_a_workflows_directory_walked_counts_every_json_and_yaml_file(tree: Path, monkeypatch) -> None:
+    (tree / "workflows" / "plain.json").write_text("{}")
+    assert "workflows/plain.json" in rel(collect_files([tree / "workflows"]), tree)
+    monkeypatch.chdir(tree / "workflows")
+    assert "plain.json" in [Path(p).as_posix() for p in collect_files(["."])]
+    (tree / "workflows" / "nested" / "plain.json").write_text("{}")
+    monkeypatch.chdir(tree)
+    assert collect_files(["workflows/nested"]) == ["workflows/nested/b.yaml", "workflows/nested/plain.json"]
+
+
+def test_sources_count_every_json_and_yaml_file(tree: Path) -> None:
+    assert rel(collect_files([tree / "other"]), tree) == ["other/f.workflow.json"]
+    (tree / "other" / "plain.json").write_text("{}")
+    assert "other/plain.json" not in rel(collect_files([tree / "other"]), tree)
+    assert "other/plain.json" in rel(collect_files([tree / "other"], sources=True), tree)

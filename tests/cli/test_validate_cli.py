@@ -64,10 +64,10 @@ def test_code_frame_under_a_multi_character_value(invoke, workflows, tmp_path: P
 )
 def test_exit_codes_and_summary(invoke, workflows, tmp_path: Path, files, options, code, last_line) -> None:
     for name, content in files.items():
-        workflows.write(tmp_path / "wf", name, workflows.good(Path(name).stem) if content == "good" else content)
+        workflows.write(tmp_path / "workflows", name, workflows.good(Path(name).stem) if content == "good" else content)
     if "other.json" in files:  # its id ("other") is fine, but make it differ from the file name
-        workflows.write(tmp_path / "wf", "other.json", workflows.good("not-other"))
-    result = invoke(["validate", str(tmp_path / "wf"), *options], expect=code)
+        workflows.write(tmp_path / "workflows", "other.json", workflows.good("not-other"))
+    result = invoke(["validate", str(tmp_path / "workflows"), *options], expect=code)
     assert result.stdout.splitlines()[-1] == last_line
 
 
@@ -110,6 +110,8 @@ UNREADABLE = {
 
 
 def test_unreadable_files_get_a_diagnostic_and_the_run_goes_on(invoke, workflows, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
+    tmp_path.mkdir()
     for name, data in UNREADABLE.items():
         (tmp_path / name).write_bytes(data)
     workflows.write(tmp_path, "zz-good.json", workflows.good("zz-good"))
@@ -178,6 +180,8 @@ def test_two_files_with_one_workflow_id(invoke, workflows, tmp_path: Path) -> No
 
 
 def test_lone_surrogate_escapes_do_not_stop_the_run(invoke, workflows, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
+    tmp_path.mkdir()
     # "\ud800" is legal JSON syntax but no encoder can write it; whatever the engine makes of it,
     # the file gets an error diagnostic, the output stays valid UTF-8 and the next file is checked.
     (tmp_path / "odd.json").write_text('{"id": "\\ud800x", "name": "\\udfff", "steps": []}')
@@ -192,6 +196,8 @@ def test_lone_surrogate_escapes_do_not_stop_the_run(invoke, workflows, tmp_path:
 
 
 def test_file_names_that_are_not_utf8(invoke, workflows, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
+    tmp_path.mkdir()
     import os
 
     name = os.fsdecode(b"bad\xffname.json")  # a surrogate-escaped str, as os.listdir returns it
@@ -203,6 +209,8 @@ def test_file_names_that_are_not_utf8(invoke, workflows, tmp_path: Path) -> None
 
 
 def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, tmp_path: Path, monkeypatch) -> None:
+    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
+    tmp_path.mkdir()
     # Simulated engine bug (a real one gets fixed, which would leave this path untested).
     import workrail_engine.lint.schema_errors as schema_errors
 

@@ -1,9 +1,12 @@
 """Which files `workrail validate` checks: explicit files, directories walked, globs expanded.
 
 A path that does not exist (or a glob that matches nothing) is a usage error, reported before
-anything is checked. Directories are walked for ``*.json``/``*.yaml``/``*.yml`` files, skipping
-hidden directories other than ``.workrail`` and the usual vendored trees, so
-``workrail validate .`` does not wander into ``.git`` or ``node_modules``.
+anything is checked. Files named on the command line are always checked. Directories are walked
+for the files that are workflows by the engine's one rule (:mod:`workrail_engine.workflow_files`:
+under a ``workflows/`` directory, ``*.workflow.json|yaml|yml``, or a ``$schema`` naming ours), so
+``workrail validate .`` in a repository skips its ``package.json``; a directory that is (or lies in)
+a ``workflows`` directory has all its JSON/YAML files checked. The walk skips hidden directories
+other than ``.workrail`` and the usual vendored trees (``.git``, ``.venv``, ``node_modules``).
 """
 
 from __future__ import annotations
@@ -13,11 +16,18 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from workrail_engine.workflow_files import (
+    SUFFIXES,
+    is_workflow_path,
+    is_workflows_directory,
+    names_workrail_schema,
+    read_head,
+)
+
 __all__ = ["PROJECT_SUBDIRS", "MissingPath", "collect_files", "project_directories"]
 
-SUFFIXES = (".json", ".yaml", ".yml")
 PROJECT_SUBDIRS = ("workflows", os.path.join(".workrail", "workflows"))
-SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})  # and hidden ones
 GLOB_CHARS = frozenset("*?[")
 
 
@@ -35,12 +45,27 @@ def project_directories(project: Path, extra: Sequence[Path] = ()) -> list[Path]
     return found + [Path(d) for d in extra if Path(d).is_dir()]
 
 
-def _walk(directory: str) -> Iterator[str]:
+def _walk(directory: str, every_file: bool) -> Iterator[str]:
+    every_file = every_file or _in_workflows_directory(directory)
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if _descend(d))
         for name in sorted(files):
-            if name.lower().endswith(SUFFIXES):
-                yield os.path.join(root, name)
+            path = os.path.join(root, name)
+            if name.lower().endswith(SUFFIXES) and (every_file or _is_workflow(directory, path)):
+                yield path
+
+
+def _in_workflows_directory(directory: str) -> bool:
+    # `workrail validate workflows/`, or `.` inside a workflows directory.
+    return is_workflows_directory(os.path.normpath(directory)) or is_workflows_directory(Path(directory).resolve())
+
+
+def _is_workflow(directory: str, path: str) -> bool:
+    # The path rule reads the path as the user spelled it (`workflows/sub/a.json` counts); below an
+    # absolute directory only the part under it does, so a checkout that happens to live in some
+    # ~/workflows/ folder does not make every JSON file in it a workflow.
+    spelled = os.path.relpath(path, directory) if os.path.isabs(directory) else path
+    return is_workflow_path(spelled) or names_workrail_schema(read_head(path))
 
 
 def _descend(name: str) -> bool:
@@ -60,13 +85,17 @@ def _expand(argument: str) -> list[str]:
     raise MissingPath(argument, "no such file or directory")
 
 
-def collect_files(arguments: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """Every file to check, in the order given, each once (as the user spelled its path)."""
+def collect_files(arguments: Iterable[str | os.PathLike[str]], *, sources: bool = False) -> list[str]:
+    """Every file to check, in the order given, each once (as the user spelled its path).
+
+    ``sources``: the directories are workflow sources (the project's, ``--workflows``), so every
+    JSON/YAML file in them counts, whatever the directory's name.
+    """
     seen: set[str] = set()
     out: list[str] = []
     for argument in arguments:
         for match in _expand(os.fspath(argument)):
-            paths = _walk(match) if os.path.isdir(match) else [match]
+            paths = _walk(match, sources) if os.path.isdir(match) else [match]
             for path in paths:
                 key = os.path.realpath(path)
                 if key not in seen:

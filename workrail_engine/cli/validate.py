@@ -12,6 +12,11 @@ from workrail_engine.cli.report import FileReport, Summary
 
 __all__ = ["lint_files", "run_validate"]
 
+WORKFLOW_FILE_RULE = (
+    " (a directory's workflow files are those under a workflows/ directory, *.workflow.json|yaml|yml,"
+    " and JSON/YAML whose $schema is WorkRail's; name other files explicitly)"
+)
+
 
 def lint_files(paths: Sequence[str]) -> list[FileReport]:
     """Every check of each file, plus WR603 where two of the files checked share a workflow id
@@ -61,9 +66,9 @@ def run_validate(
     arguments = list(paths) or _default_paths(project, extra_dirs, console)
     if arguments is None:
         return 0
-    files = collect_files(arguments)
+    files = collect_files(arguments, sources=not paths)
     if not files:
-        console.warning("no workflow files (*.json, *.yaml, *.yml) found in " + ", ".join(arguments))
+        console.warning("no workflow files found in " + ", ".join(arguments) + WORKFLOW_FILE_RULE)
     reports = lint_files(files)
     summary = Summary.of(reports, strict=strict)
     formatter = formatter_class(fmt)(color=console.color)
