@@ -77,7 +77,7 @@ class Cancelled(TypedDict):
 class _Runs:
     def __init__(self, catalog: Any, allow_commands: bool, sandbox: bool) -> None:
         self.catalog = catalog
-        self.service = RunService(project_of(catalog), allow_commands=allow_commands, sandbox=sandbox)
+        self.service = RunService(project_of(catalog), allow_commands=allow_commands, sandbox=sandbox, server=True)
         self._recovery = threading.Lock()
 
     def recover_soon(self) -> None:

@@ -76,3 +76,24 @@ def test_kill_9_of_the_server_then_restart(tmp_path):
         second.kill()
     assert result["status"] == "success", result
     assert log.read_text().split() == ["one", "two", "two"]  # step one not re-run, two resumed
+
+
+def test_server_ends_at_eof_with_a_run_waiting_and_the_next_one_continues_it(tmp_path):
+    project = tmp_path / "project"
+    write_workflow(project / "workflows", {
+        "id": "ask-flow", "name": "Ask", "description": "one question", "version": "1.0.0",
+        "steps": [{"id": "question", "title": "Question", "prompt": "Tell me",
+                   "validationCriteria": {"type": "contains", "value": "yes", "message": "Say yes"}}]})
+    first = StdioSession(project, tmp_path)
+    run_id = first.tool("run_workflow", {"workflow_name": "ask-flow", "wait_seconds": 30})["workflow_id"]
+    first.proc.stdin.close()
+    first.proc.wait(timeout=15)  # does not hang on the waiting run's thread
+    first.proc.stdout.close()
+    second = StdioSession(project, tmp_path)
+    try:
+        state = second.tool("get_workflow_run", {"workflow_id": run_id, "wait_seconds": 30})
+        assert state["status"] == "waiting"
+        done = second.tool("continue_workflow", {"workflow_id": run_id, "output": "yes"})
+    finally:
+        second.kill()
+    assert done["status"] == "success" and done["outcome"] == "accepted"

@@ -14,6 +14,8 @@ checkpoint per attempt, the events ``state`` (status, what it waits for) and ``r
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 import uuid
@@ -31,7 +33,7 @@ from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
 
-__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "live_results", "live_run_ids", "shutdown", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
+__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "exit_promptly_on_shutdown", "live_results", "live_run_ids", "shutdown", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
 
 APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
 RESULTS_CHUNK = 25
@@ -57,6 +59,7 @@ def _cancelled(run_ids: list[str]) -> list[str]:
 
 _launched: tuple[Path, str] | None = None
 _executor_lock: ExecutorLock | None = None
+_exit_hook = False
 
 
 def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
@@ -105,6 +108,31 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
     _executor_lock = lock
     _launched = (home, lock.executor_id)
     return lock.executor_id
+
+
+def exit_promptly_on_shutdown() -> None:
+    """For a server process: when it ends (stdin closed, say) while runs are in flight, end at
+    once instead of waiting for their threads (a run waiting for an agent would block the exit
+    for ever). Their process groups are killed; the runs are durable and the next process that
+    opens the store takes them over. Registered with the hooks that run before the interpreter
+    joins its thread pools."""
+    global _exit_hook
+    if not _exit_hook:
+        threading._register_atexit(_exit_if_busy)  # type: ignore[attr-defined]
+        _exit_hook = True
+
+
+def _exit_if_busy() -> None:
+    if not _live:
+        return
+    if _groups is not None:
+        _groups.kill_all()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
 
 
 def shutdown() -> None:

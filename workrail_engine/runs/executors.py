@@ -78,6 +78,14 @@ class InFlight:
     def close(self) -> None:
         os.close(self._fd)
 
+    def kill_all(self) -> None:
+        with self._lock:
+            for pgid in self._groups:
+                try:
+                    os.killpg(pgid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
     def add(self, pgid: int) -> None:
         with self._lock:
             self._groups.add(pgid)

@@ -40,11 +40,14 @@ class RunOptions:
 
 class RunService:
     def __init__(self, project: Path, *, allow_commands: bool, sandbox: bool = False,
-                 home: Path | None = None, database: str | None = None) -> None:
+                 home: Path | None = None, database: str | None = None, server: bool = False) -> None:
+        """``server``: this process serves clients and should end promptly when asked to, even
+        with runs in flight (see `durable.exit_promptly_on_shutdown`)."""
         self.project = project
         self.settings = AttemptSettings(project=project, allow_commands=allow_commands, sandbox=sandbox)
         self.home = home
         self.database = database
+        self.server = server
         self.executor_id: str | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, dict[str, Any]] = {}
@@ -62,6 +65,8 @@ class RunService:
                     self.executor_id = durable.launch(home, self.database or database_url(), self.settings)
                 except RuntimeError as exc:  # DBOS is one per process, on one store
                     raise StorageError(str(exc)) from None
+                if self.server:
+                    durable.exit_promptly_on_shutdown()
 
     def close(self) -> None:
         """Stop the durable layer of this process (tests, embedding); `start()` may follow."""
