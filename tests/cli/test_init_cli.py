@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
+from workrail_engine.cli.scaffold import current_umask
 from workrail_engine.schema import SCHEMA_ID
 
 
@@ -23,6 +26,7 @@ def test_init_writes_a_workflow_that_passes_validate_strictly(invoke, tmp_path: 
 
 
 def test_init_into_a_chosen_directory(invoke, tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
     invoke(["init", "my-flow", "--dir", str(tmp_path / "a" / "b")])
     assert (tmp_path / "a" / "b" / "my-flow.json").is_file()
     assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["my-flow.json"], "no temporary file left"
@@ -42,3 +46,26 @@ def test_init_rejects_names_that_are_not_workflow_ids(invoke, tmp_path: Path, na
     result = invoke(["--project", str(tmp_path), "init", name], expect=2)
     assert "is not a workflow id" in result.stderr
     assert not (tmp_path / "workflows").exists()
+
+
+def test_init_does_not_create_a_missing_dir(invoke, tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent" / "dir"
+    result = invoke(["init", "my-flow", "--dir", str(missing)], expect=2)
+    assert "--dir" in result.stderr and "does not exist" in result.stderr
+    assert not (tmp_path / "nonexistent").exists()
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test, then put the old one back."""
+    saved = os.umask(0o022)
+    yield os.umask
+    os.umask(saved)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_init_honours_the_umask(invoke, tmp_path: Path, umask, mask: int, mode: int) -> None:
+    umask(mask)
+    invoke(["--project", str(tmp_path), "init", "my-flow"])
+    assert stat.S_IMODE((tmp_path / "workflows" / "my-flow.json").stat().st_mode) == mode
+    assert current_umask() == mask, "reading the umask leaves it as it was"

@@ -23,7 +23,6 @@ from workrail_engine.cli.settings import Settings
 __all__ = ["cli", "main"]
 
 EXISTING_DIRECTORY = click.Path(exists=True, file_okay=False, path_type=Path)
-NEW_OR_EXISTING_DIRECTORY = click.Path(file_okay=False, path_type=Path)
 
 
 class WorkrailGroup(click.Group):
@@ -153,8 +152,9 @@ def schema() -> None:
 
 @cli.command()
 @click.argument("name")
-@click.option("--dir", "directory", type=NEW_OR_EXISTING_DIRECTORY, default=None,
-              help="Where to write NAME.json (default: the project's ./workflows).")
+@click.option("--dir", "directory", type=EXISTING_DIRECTORY, default=None,
+              help="An existing directory to write NAME.json in (default: the project's ./workflows, "
+                   "created when missing).")
 @click.pass_obj
 def init(settings: Settings, name: str, directory: Path | None) -> None:
     """Write a new workflow NAME.json to start from.

@@ -2,7 +2,8 @@
 
 The file is created atomically and never replaces an existing one: it is written to a temporary
 file in the target directory, then hard-linked into place (linking fails if the name is taken,
-so two concurrent `init`s cannot both win), then the temporary name is removed.
+so two concurrent `init`s cannot both win), then the temporary name is removed. ``mkstemp``
+creates the file 0600; it is given the mode any new file would get (0666 less the umask) first.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from workrail_engine.cli.console import Console
 
-__all__ = ["check_name", "run_init", "starter_workflow"]
+__all__ = ["check_name", "current_umask", "run_init", "starter_workflow"]
 
 NAME_PATTERN = re.compile(r"[a-z0-9-]{3,64}")
 
@@ -66,9 +67,26 @@ def starter_workflow(name: str) -> dict[str, Any]:
     }
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux shows it in /proc."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    # Elsewhere reading it means setting it: briefly to the strictest common mask, so a file
+    # another thread might create meanwhile is never more open than intended.
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def _create_exclusively(target: Path, content: str) -> None:
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(content)
             handle.flush()
@@ -83,7 +101,7 @@ def run_init(name: str, directory: Path, console: Console) -> int:
     if target.exists():
         console.error(f"{target} already exists; not overwriting it")
         return 1
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(exist_ok=True)  # only the default ./workflows; the command line checks --dir exists
     content = json.dumps(starter_workflow(name), indent=2, ensure_ascii=False) + "\n"
     try:
         _create_exclusively(target, content)
