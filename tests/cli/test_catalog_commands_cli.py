@@ -64,6 +64,31 @@ def test_extra_workflow_directories_win(invoke, workflows, tmp_path: Path, proje
     assert (entry["name"], entry["source"]) == ("Extra branching", "extra")
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["list", "--format", "json"], id="list"),
+        pytest.param(["show", "branching", "--format", "json"], id="show"),
+        pytest.param(["next", "branching", "--format", "json"], id="next"),
+        pytest.param(["validate", "--format", "json"], id="validate"),
+    ],
+)
+def test_catalog_options_after_the_command(invoke, project: Path, command: list[str]) -> None:
+    before = invoke(["--project", str(project), *command], expect=None)
+    after = invoke([*command, "--project", str(project)], expect=None)
+    assert (after.exit_code, after.stdout) == (before.exit_code, before.stdout), after.output
+    assert after.exit_code in (0, 1) and after.stdout.strip(), after.output
+
+
+def test_workflows_after_the_command_adds_to_the_global_ones(invoke, workflows, tmp_path: Path, project: Path) -> None:
+    one = workflows.write(tmp_path / "one", "one-flow.json", workflows.good("one-flow")).parent
+    two = workflows.write(tmp_path / "two", "two-flow.json", workflows.good("two-flow")).parent
+    result = invoke(["--workflows", str(one), "list", "--format", "json", "--project", str(project),
+                     "--workflows", str(two)])
+    ids = {e["id"] for e in json.loads(result.stdout)}
+    assert {"one-flow", "two-flow", "branching"} <= ids
+
+
 def test_show_text_and_json(invoke, project: Path) -> None:
     text = invoke(["--project", str(project), "show", "branching"]).stdout
     assert text.startswith("Branching (branching)\n")

@@ -9,6 +9,7 @@ exit 1 here, in one place; usage errors are click's, exit 2.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +50,37 @@ def _finish(code: int) -> None:
     click.get_current_context().exit(code)
 
 
+PROJECT_HELP = ("Project directory (default: the working directory); its ./workflows and "
+                "./.workrail/workflows are workflow sources.")
+WORKFLOWS_HELP = "Another directory of workflows (repeatable; wins over the other sources)."
+
+
+def _set_project(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.obj = replace(ctx.obj, project=value)
+
+
+def _add_workflow_dirs(ctx: click.Context, _: click.Parameter, value: tuple[Path, ...]) -> None:
+    if value:
+        ctx.obj = replace(ctx.obj, workflow_dirs=(*ctx.obj.workflow_dirs, *value))
+
+
+def catalog_options(command: Any) -> Any:
+    """The global --project and --workflows, accepted after the command too (`workrail list --project .`).
+
+    Given here, --project replaces the global one and --workflows adds to the global ones.
+    """
+    command = click.option("--workflows", type=EXISTING_DIRECTORY, multiple=True, metavar="DIR", help=WORKFLOWS_HELP,
+                           expose_value=False, callback=_add_workflow_dirs)(command)
+    return click.option("--project", type=EXISTING_DIRECTORY, metavar="DIR", help=PROJECT_HELP,
+                        expose_value=False, callback=_set_project)(command)
+
+
 @click.group(cls=WorkrailGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="workrail")
-@click.option("--project", type=EXISTING_DIRECTORY, default=Path(), metavar="DIR",
-              help="Project directory (default: the working directory); its ./workflows and "
-                   "./.workrail/workflows are workflow sources.")
+@click.option("--project", type=EXISTING_DIRECTORY, default=Path(), metavar="DIR", help=PROJECT_HELP)
 @click.option("--workflows", "workflow_dirs", type=EXISTING_DIRECTORY, multiple=True, metavar="DIR",
-              help="Another directory of workflows (repeatable; wins over the other sources).")
+              help=WORKFLOWS_HELP)
 @click.pass_context
 def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> None:
     """WorkRail: workflows that keep AI coding agents on the rails."""
@@ -69,6 +94,7 @@ def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> N
 @click.option("--strict", is_flag=True, help="Warnings fail the run too (exit 1).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the text output (auto: only on a terminal, never with NO_COLOR set).")
+@catalog_options
 @click.pass_obj
 def validate(settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool, color: str) -> None:
     """Check workflow files (schema and semantic checks).
@@ -91,6 +117,7 @@ def validate(settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool,
 @cli.command("list")
 @click.option("--category", help="Only workflows of this category.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@catalog_options
 @click.pass_obj
 def list_command(settings: Settings, category: str | None, fmt: str) -> None:
     """List the workflows of every source.
@@ -106,6 +133,7 @@ def list_command(settings: Settings, category: str | None, fmt: str) -> None:
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@catalog_options
 @click.pass_obj
 def show(settings: Settings, workflow_id: str, fmt: str) -> None:
     """Show one workflow: metadata and steps.
@@ -125,6 +153,7 @@ def show(settings: Settings, workflow_id: str, fmt: str) -> None:
               help="A context variable (repeatable); VALUE is parsed as JSON when it parses, else a string; "
                    "dotted keys nest (a.b=1).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@catalog_options
 @click.pass_obj
 def next_command(settings: Settings, workflow_id: str, completed: tuple[str, ...], current_step: str | None,
                  context_items: tuple[str, ...], fmt: str) -> None:
