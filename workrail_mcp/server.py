@@ -21,8 +21,8 @@ SERVER_TITLE = "WorkRail"
 
 _INSTRUCTIONS = (
     "WorkRail serves step-by-step workflows for coding tasks. Find one with workflow_list, then "
-    "follow it with workflow_next (pass the ids of the steps you completed) and check each step's "
-    "output with workflow_validate. Errors carry a code and data: -32001 unknown workflow (data."
+    "follow it with workflow_next (pass the ids of the steps you completed, appended in order, and "
+    "the context the previous call returned) and check each step's output with workflow_validate. Errors carry a code and data: -32001 unknown workflow (data."
     "closest lists similar ids), -32003 unknown step, -32602 bad arguments (data.details)."
 )
 

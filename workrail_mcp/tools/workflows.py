@@ -44,15 +44,48 @@ def workflow_get(env: ToolEnv, id: WorkflowId) -> Workflow:
     return env.catalog.get(id).definition
 
 
+class LoopPosition(TypedDict):
+    """Where the agent is in a loop (informational; the bookkeeping itself is in context._loops)."""
+
+    id: str
+    type: str
+    iteration: int
+    index: int
+    maxIterations: int
+    total: NotRequired[int]
+    item: NotRequired[Any]
+
+
 class NextStep(TypedDict):
-    step: dict[str, Any] | None
-    guidance: dict[str, Any]
+    step: Annotated[dict[str, Any] | None, Field(description="The step to do now; null when isComplete.")]
+    guidance: Annotated[
+        dict[str, Any],
+        Field(description="{prompt, modelHint?, requiresConfirmation, validationCriteria}: how to do the step."),
+    ]
     isComplete: bool
+    context: Annotated[
+        dict[str, Any],
+        Field(
+            description=(
+                "The context to pass back in the next workflow_next call (add your own variables to it). "
+                "It carries loop progress under _loops: keep that unchanged."
+            )
+        ),
+    ]
+    skipped: Annotated[list[str], Field(description="Steps passed over because their runCondition is false.")]
+    loop: NotRequired[Annotated[LoopPosition, Field(description="Present when the step is inside a loop.")]]
+    notes: NotRequired[Annotated[list[str], Field(description="Things the agent should know (a loop restarted or stopped).")]]
 
 
 CompletedSteps = Annotated[
     list[Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]],
-    Field(description="Ids of the steps already completed, in any order; [] at the start."),
+    Field(
+        description=(
+            "The ids of the steps you completed, in the order you completed them: a log, [] at the start. "
+            "Append each step's id when you finish it; never reorder, deduplicate or drop entries. A loop's "
+            "body steps are appended once per iteration, so their ids repeat."
+        )
+    ),
 ]
 
 CurrentStep = Annotated[
@@ -65,13 +98,24 @@ CurrentStep = Annotated[
     ),
 ]
 
+NextContext = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description=(
+            "The context returned by your previous workflow_next call, passed back as it came (it holds "
+            "loop progress under _loops), plus any variables the steps asked you to set, e.g. "
+            "{\"taskScope\": \"large\"}. Omit or {} on the first call."
+        ),
+    ),
+]
+
 
 def workflow_next(
     env: ToolEnv,
     workflowId: WorkflowId,
     completedSteps: CompletedSteps,
     currentStep: CurrentStep = None,
-    context: ContextArg = None,
+    context: NextContext = None,
 ) -> NextStep:
     from workrail_engine.navigator import next_step
 
@@ -155,12 +199,15 @@ SPECS = [
         name="workflow_next",
         title="Next step of a workflow",
         description=(
-            "Get the next step to do. Stateless: pass {workflowId, completedSteps} (the step ids you "
-            "finished, [] at the start) and optionally context (variables that decide which "
-            "conditional steps run) and currentStep. Returns {step, guidance: {prompt, modelHint, "
-            "requiresConfirmation, validationCriteria}, isComplete}. Do the step, add its id to "
-            "completedSteps and call again until isComplete is true. If requiresConfirmation is true, "
-            "ask the user before moving on."
+            "Get the next step to do. The server keeps no state: each call carries your progress. Pass "
+            "{workflowId, completedSteps, context}: completedSteps is the log of step ids you finished, in "
+            "order ([] at the start; append, never reorder or deduplicate: a loop's body steps are appended "
+            "once per iteration); context is the context returned by your previous call, passed back "
+            "unchanged plus any variables the steps asked you to set (they decide which conditional steps "
+            "run). Returns {step, guidance: {prompt, modelHint, requiresConfirmation, validationCriteria}, "
+            "isComplete, context, skipped, loop?, notes?}. Do the step, append its id to completedSteps and "
+            "call again with the returned context, until isComplete is true. If requiresConfirmation is "
+            "true, ask the user before moving on."
         ),
         annotations=read_only("Next step of a workflow"),
     ),
