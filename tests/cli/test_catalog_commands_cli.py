@@ -125,6 +125,52 @@ def test_next_follows_run_conditions(invoke, project: Path) -> None:
     assert done.strip() == "Workflow complete: no steps left."
 
 
+LOOPING = {
+    "id": "looping",
+    "name": "Looping",
+    "steps": [
+        {"id": "start", "title": "Start", "prompt": "Begin."},
+        {"id": "passes", "type": "loop", "title": "Passes", "loop": {"type": "forEach", "items": ["a b", "it's"],
+                                                                   "itemVar": "item"},
+         "body": [{"id": "polish", "title": "Polish", "prompt": "Polish {{context.item}}."}]},
+        {"id": "finish", "title": "Finish", "prompt": "Done."},
+    ],
+}
+
+
+def test_next_ends_with_the_command_to_run_next_and_following_it_finishes(invoke, workflows, tmp_path: Path) -> None:
+    import shlex
+
+    extra = workflows.write(tmp_path / "extra", "looping.json", LOOPING).parent
+    argv = ["next", "looping", "--workflows", str(extra)]
+    visited = []
+    for _ in range(10):
+        out = invoke(argv).stdout.rstrip()
+        if out == "Workflow complete: no steps left.":
+            break
+        visited.append(out.splitlines()[0])
+        last = out.splitlines()[-1]
+        assert last.startswith("Next: workrail next looping "), out
+        assert "completedSteps" not in out and "workflow_next" not in out, "no MCP instructions in the CLI"
+        command = shlex.split(last.removeprefix("Next: "))
+        assert command[:2] == ["workrail", "next"]
+        argv = command[1:]
+    assert visited == ["Next step: start — Start", "Next step: polish — Polish", "Next step: polish — Polish",
+                       "Next step: finish — Finish"]
+
+
+def test_next_command_line_is_printed_with_an_empty_context(invoke, project: Path) -> None:
+    out = invoke(["--project", str(project), "next", "branching"]).stdout
+    assert out.rstrip().splitlines()[-1] == f"Next: workrail next branching --project {project} --completed first"
+
+
+def test_next_command_quotes_for_a_posix_shell() -> None:
+    from workrail_engine.cli.navigate import next_command
+
+    line = next_command("flow", ["a", "b"], {"name": "it's", "n": 2}, ["--project", "my dir"])
+    assert line == "workrail next flow --project 'my dir' --completed a,b --context 'name=it'\"'\"'s' --context n=2"
+
+
 def test_next_with_an_unknown_completed_step(invoke, project: Path) -> None:
     result = invoke(["--project", str(project), "next", "branching", "--completed", "frist"], expect=1)
     assert "error: Step not found: 'frist'" in result.stderr and "first" in result.stderr

@@ -168,7 +168,7 @@ def next_command(settings: Settings, workflow_id: str, completed: tuple[str, ...
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--context") from None
     _finish(run_next(settings.catalog(), workflow_id, parse_completed(completed), context,
-                     current_step=current_step, fmt=fmt, console=Console.detect()))
+                     current_step=current_step, fmt=fmt, console=Console.detect(), options=settings.arguments()))
 
 
 @cli.command()

@@ -12,7 +12,11 @@ from workrail_engine.cli.console import Console
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog
 
-__all__ = ["context_arguments", "parse_completed", "parse_context", "render_next", "run_next"]
+__all__ = ["context_arguments", "next_command", "parse_completed", "parse_context", "render_next", "run_next"]
+
+# The engine ends its guidance with what an MCP client should do next ("When this step is done,
+# append … to completedSteps and call workflow_next again …"); the CLI prints the command instead.
+MCP_DONE_LINE = "When this step is done, "
 
 
 def parse_completed(values: Iterable[str]) -> list[str]:
@@ -54,7 +58,9 @@ def run_next(
     current_step: str | None,
     fmt: str,
     console: Console,
+    options: Sequence[str] = (),
 ) -> int:
+    """Print the next step; ``options`` (``--project DIR`` …) are repeated in the command to run next."""
     from workrail_engine.navigator import next_step
 
     entry = catalog.get(workflow_id)
@@ -62,8 +68,12 @@ def run_next(
     payload = result.to_dict()
     if fmt == "json":
         console.out(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
-    else:
-        console.out(render_next(payload))
+        return 0
+    step = payload.get("step")
+    follow_up = None
+    if step is not None:  # the engine's "append the step id to completedSteps", as options
+        follow_up = next_command(workflow_id, [*completed, step["id"]], payload.get("context") or {}, options)
+    console.out(render_next(payload, follow_up))
     return 0
 
 
@@ -96,14 +106,28 @@ def context_arguments(context: Mapping[str, Any]) -> str:
     return " ".join("--context " + shlex.quote(f"{key}={_as_argument(value)}") for key, value in context.items())
 
 
-def render_next(payload: Mapping[str, Any]) -> str:
-    """The step's id and title, the guidance prompt, then hints and what to pass next time."""
+def next_command(workflow_id: str, completed: Sequence[str], context: Mapping[str, Any],
+                 options: Sequence[str] = ()) -> str:
+    """`workrail next …` for once the current step is done, quoted for a POSIX shell."""
+    argv = ["workrail", "next", workflow_id, *options]
+    if completed:
+        argv += ["--completed", ",".join(completed)]
+    return " ".join(filter(None, [shlex.join(argv), context_arguments(context)]))
+
+
+def _without_mcp_instruction(prompt: str) -> str:
+    head, sep, last = prompt.rpartition("\n\n")
+    return head if sep and last.startswith(MCP_DONE_LINE) else prompt
+
+
+def render_next(payload: Mapping[str, Any], follow_up: str | None = None) -> str:
+    """The step's id and title, the guidance prompt, hints, then ``follow_up``: the command to run next."""
     step = payload.get("step")
     if payload.get("isComplete") or step is None:
         return "Workflow complete: no steps left."
     guidance = payload.get("guidance") or {}
     lines = [f"Next step: {step.get('id')} — {step.get('title') or step.get('id')}", ""]
-    prompt = str(guidance.get("prompt") or step.get("prompt") or "")
+    prompt = _without_mcp_instruction(str(guidance.get("prompt") or step.get("prompt") or ""))
     if prompt:
         lines += [prompt, ""]
     lines += _field("Skipped (their runCondition does not hold)", payload.get("skipped"))
@@ -115,6 +139,6 @@ def render_next(payload: Mapping[str, Any]) -> str:
     criteria = [c for c in guidance.get("validationCriteria") or [] if str(c) not in prompt]
     lines += _field("Validation criteria", criteria)
     lines += _field("Notes", payload.get("notes"))
-    if payload.get("context"):
-        lines.append(f"Context for the next call: {context_arguments(payload['context'])}")
+    if follow_up:
+        lines += ["", "When this step is done, run:", f"Next: {follow_up}"]
     return "\n".join(lines).rstrip()

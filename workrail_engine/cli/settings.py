@@ -19,6 +19,11 @@ class Settings:
     project: Path = field(default_factory=Path)
     workflow_dirs: tuple[Path, ...] = ()
 
+    def arguments(self) -> list[str]:
+        """These settings as options again (for a command printed to be run next)."""
+        project = ["--project", str(self.project)] if self.project != Path() else []
+        return project + [arg for d in self.workflow_dirs for arg in ("--workflows", str(d))]
+
     def catalog(self) -> Catalog:
         from workrail_engine.catalog import Catalog
 
