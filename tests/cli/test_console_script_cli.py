@@ -79,3 +79,15 @@ def test_server_commands_forward_every_argument(command: str, server: str) -> No
     theirs = subprocess.run([str(WORKRAIL.with_name(server)), "--help"], capture_output=True, text=True, timeout=60)
     assert ours.returncode == theirs.returncode == 0, (ours, theirs)
     assert ours.stdout == theirs.stdout and ours.stdout.startswith("usage:")
+
+
+def test_help_lists_every_command_with_a_whole_summary() -> None:
+    from click.testing import CliRunner
+
+    from workrail_engine.cli import cli
+
+    # click cuts a summary that does not fit beside the longest command name on an 80-column terminal
+    out = CliRunner().invoke(cli, ["--help"], terminal_width=80).stdout
+    commands = out.split("Commands:\n", 1)[1]
+    assert sorted(line.split()[0] for line in commands.splitlines()) == sorted(cli.commands), out
+    assert "..." not in commands, out
