@@ -220,3 +220,18 @@ def test_parse_completed() -> None:
 
 def test_schema_prints_the_schema(invoke) -> None:
     assert json.loads(invoke(["schema"]).stdout) == load_schema()
+
+
+def test_an_identical_copy_of_a_workflow_is_not_reported_as_shadowing(invoke, tmp_path: Path) -> None:
+    import shutil
+
+    from workrail_engine.catalog import bundled_directory
+
+    copies = tmp_path / "workflows"
+    copies.mkdir()
+    shutil.copy(bundled_directory() / "coding-task.json", copies / "coding-task.json")
+    changed = (bundled_directory() / "mr-review.json").read_bytes().replace(b'"name"', b'"name" ', 1)
+    (copies / "mr-review.json").write_bytes(changed)
+    result = invoke(["--project", str(tmp_path), "list"])
+    assert "'coding-task'" not in result.stderr, result.stderr
+    assert f"workflow 'mr-review' from {copies / 'mr-review.json'} shadows" in result.stderr, result.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import filecmp
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
@@ -42,8 +44,17 @@ def _report_catalog_problems(catalog: Catalog, console: Console) -> None:
         extra = f" (+{more} more; run `workrail validate {invalid.path}`)" if more > 0 else ""
         console.warning(f"{invalid.path}: left out of the catalog: {first}{extra}")
     for shadow in catalog.shadowed():
-        hidden = ", ".join(str(p) for p in shadow.hidden)
-        console.warning(f"workflow {shadow.workflow_id!r} from {shadow.winner} shadows {hidden}")
+        # A byte-identical copy (a checkout's ./workflows is the bundled set) hides nothing.
+        hidden = [str(p) for p in shadow.hidden if not _same_bytes(shadow.winner, p)]
+        if hidden:
+            console.warning(f"workflow {shadow.workflow_id!r} from {shadow.winner} shadows {', '.join(hidden)}")
+
+
+def _same_bytes(first: Path, second: Path) -> bool:
+    try:
+        return filecmp.cmp(first, second, shallow=False)
+    except OSError:
+        return False
 
 
 def _listing(entry: WorkflowEntry) -> dict[str, Any]:
