@@ -47,7 +47,7 @@ def is_workflows_directory(path: str | os.PathLike[str]) -> bool:
 def is_workflow_path(path: str | os.PathLike[str]) -> bool:
     """Whether the path alone makes a JSON/YAML file a workflow (see the module's docstring)."""
     pure = PurePath(path)
-    name = pure.name.lower()
+    name = pure.name  # case matters, as in the hook's pattern and the language server's globs
     if not name.endswith(SUFFIXES):
         return False
     if name.endswith(_WORKFLOW_SUFFIXES):
@@ -80,4 +80,4 @@ def is_workflow_file(path: str | os.PathLike[str]) -> bool:
     """The whole rule: by path first, else by peeking at the ``$schema`` of a JSON/YAML file."""
     if is_workflow_path(path):
         return True
-    return os.fspath(path).lower().endswith(SUFFIXES) and names_workrail_schema(read_head(path))
+    return os.fspath(path).endswith(SUFFIXES) and names_workrail_schema(read_head(path))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from workrail_engine.schema import SCHEMA_ID
 from workrail_engine.workflow_files import (
@@ -15,25 +17,34 @@ from workrail_engine.workflow_files import (
 )
 
 
-@pytest.mark.parametrize(
-    ("path", "expected"),
-    [
-        pytest.param("workflows/a.json", True, id="workflows-dir"),
-        pytest.param("workflows/sub/a.yml", True, id="nested-in-workflows"),
-        pytest.param(".workrail/workflows/a.yaml", True, id="dot-workrail"),
-        pytest.param("deep/x/workflows/a.json", True, id="workflows-anywhere"),
-        pytest.param("release.workflow.json", True, id="workflow-suffix"),
-        pytest.param("a/b/release.workflow.YAML", True, id="workflow-suffix-any-case"),
-        pytest.param("package.json", False, id="package-json"),
-        pytest.param(".pre-commit-hooks.yaml", False, id="hooks"),
-        pytest.param("workflows/readme.md", False, id="not-json-or-yaml"),
-        pytest.param(".github/workflows/ci.yml", False, id="github-actions"),
-        pytest.param("myworkflows/a.json", False, id="only-a-whole-folder-name"),
-        pytest.param("workflow.json", False, id="bare-workflow-json"),
-    ],
-)
+PATH_CASES = [
+    pytest.param("workflows/a.json", True, id="workflows-dir"),
+    pytest.param("workflows/sub/a.yml", True, id="nested-in-workflows"),
+    pytest.param(".workrail/workflows/a.yaml", True, id="dot-workrail"),
+    pytest.param("deep/x/workflows/a.json", True, id="workflows-anywhere"),
+    pytest.param("release.workflow.json", True, id="workflow-suffix"),
+    pytest.param("a/b/release.workflow.YAML", False, id="case-matters-as-in-the-hook"),
+    pytest.param("package.json", False, id="package-json"),
+    pytest.param(".pre-commit-hooks.yaml", False, id="hooks"),
+    pytest.param("workflows/readme.md", False, id="not-json-or-yaml"),
+    pytest.param(".github/workflows/ci.yml", False, id="github-actions"),
+    pytest.param("sub/.github/workflows/ci.yaml", False, id="nested-github-actions"),
+    pytest.param("myworkflows/a.json", False, id="only-a-whole-folder-name"),
+    pytest.param("workflow.json", False, id="bare-workflow-json"),
+]
+
+
+@pytest.mark.parametrize(("path", "expected"), PATH_CASES)
 def test_is_workflow_path(path: str, expected: bool) -> None:
     assert is_workflow_path(path) is expected
+
+
+@pytest.mark.parametrize(("path", "expected"), PATH_CASES)
+def test_the_pre_commit_hook_selects_the_same_paths(path: str, expected: bool) -> None:
+    # One rule: the hook's files/exclude patterns (tests/test_pre_commit.py checks the hook itself).
+    (hook,) = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
+    selected = bool(re.search(hook["files"], path)) and not re.search(hook["exclude"], path)
+    assert selected is expected
 
 
 @pytest.mark.parametrize(
