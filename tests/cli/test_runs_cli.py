@@ -106,6 +106,8 @@ def test_a_run_left_waiting_by_the_cli_is_taken_over_later(tmp_path):
     assert out.returncode == 0 and time.monotonic() - started < 30, out.stderr
     assert "waiting for the agent at step 'question'" in out.stdout
     run_id = out.stderr.split("started ", 1)[1].split()[0]
+    listed = workrail(project, tmp_path, "runs", "--running")
+    assert f"{run_id}  waiting" in listed.stdout, listed.stdout  # the list agrees with run-status
     env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
     later = subprocess.run([sys.executable, "-c", CONTINUE, str(project), run_id], env=env,
                            capture_output=True, text=True, timeout=120)

@@ -149,7 +149,8 @@ class RunService:
 
         statuses = DBOS.list_workflows(name="workrail_run", sort_desc=True, limit=limit,
                                        status=["PENDING", "ENQUEUED"] if running_only else None)
-        return [_summary(s) for s in statuses]
+        # An in-flight run may be waiting for the agent: its state event says so, as in get().
+        return [_summary(s, DBOS.get_all_events(s.workflow_id) if s.status in _IN_FLIGHT else {}) for s in statuses]
 
     def running_count(self) -> int:
         self.start()
@@ -278,11 +279,12 @@ def _public(snap: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in snap.items() if not k.startswith("_")}
 
 
-def _summary(status: Any) -> dict[str, Any]:
+_IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
+
+
+def _summary(status: Any, events: dict[str, Any]) -> dict[str, Any]:
     run = _inputs(status)
-    output = status.output if isinstance(status.output, dict) else {}
-    kind = {"PENDING": "running", "ENQUEUED": "running", "DELAYED": "running"}.get(status.status) \
-        or _DBOS_STATUS.get(status.status) or output.get("status", "failed")
+    kind = _status_of(status, events.get("state") or {})
     return {"workflow_id": status.workflow_id, "workflow_name": (run.get("workflow") or {}).get("id"),
             "status": kind, "started_at": (status.created_at or 0) / 1000}
 
