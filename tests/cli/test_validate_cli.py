@@ -99,6 +99,14 @@ def deep_json(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A workflows directory: `workrail validate` checks every JSON/YAML file in it."""
+    path = tmp_path / "workflows"
+    path.mkdir()
+    return path
+
 UNREADABLE = {
     "empty.json": b"",
     "latin1.json": '{"id": "caf\xe9"}'.encode("latin-1"),
@@ -109,13 +117,11 @@ UNREADABLE = {
 }
 
 
-def test_unreadable_files_get_a_diagnostic_and_the_run_goes_on(invoke, workflows, tmp_path: Path) -> None:
-    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
-    tmp_path.mkdir()
+def test_unreadable_files_get_a_diagnostic_and_the_run_goes_on(invoke, workflows, folder: Path) -> None:
     for name, data in UNREADABLE.items():
-        (tmp_path / name).write_bytes(data)
-    workflows.write(tmp_path, "zz-good.json", workflows.good("zz-good"))
-    result = invoke(["validate", str(tmp_path), "--format", "json"], expect=1)
+        (folder / name).write_bytes(data)
+    workflows.write(folder, "zz-good.json", workflows.good("zz-good"))
+    result = invoke(["validate", str(folder), "--format", "json"], expect=1)
     report = {Path(f["path"]).name: f["diagnostics"] for f in json.loads(result.stdout)["files"]}
     assert sorted(report) == sorted([*UNREADABLE, "zz-good.json"])
     for name in UNREADABLE:
@@ -179,15 +185,13 @@ def test_two_files_with_one_workflow_id(invoke, workflows, tmp_path: Path) -> No
         assert place["physicalLocation"]["region"]["startLine"] == 2
 
 
-def test_lone_surrogate_escapes_do_not_stop_the_run(invoke, workflows, tmp_path: Path) -> None:
-    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
-    tmp_path.mkdir()
+def test_lone_surrogate_escapes_do_not_stop_the_run(invoke, workflows, folder: Path) -> None:
     # "\ud800" is legal JSON syntax but no encoder can write it; whatever the engine makes of it,
     # the file gets an error diagnostic, the output stays valid UTF-8 and the next file is checked.
-    (tmp_path / "odd.json").write_text('{"id": "\\ud800x", "name": "\\udfff", "steps": []}')
-    workflows.write(tmp_path, "zz-good.json", workflows.good("zz-good"))
+    (folder / "odd.json").write_text('{"id": "\\ud800x", "name": "\\udfff", "steps": []}')
+    workflows.write(folder, "zz-good.json", workflows.good("zz-good"))
     for fmt in ("text", "json"):
-        result = invoke(["validate", str(tmp_path), "--format", fmt], expect=1)
+        result = invoke(["validate", str(folder), "--format", fmt], expect=1)
         result.stdout_bytes.decode("utf-8")  # strict: raises on anything but valid UTF-8
         assert "Traceback" not in result.output
     report = {Path(f["path"]).name: f["diagnostics"] for f in json.loads(result.stdout)["files"]}
@@ -195,22 +199,18 @@ def test_lone_surrogate_escapes_do_not_stop_the_run(invoke, workflows, tmp_path:
     assert report["zz-good.json"] == []
 
 
-def test_file_names_that_are_not_utf8(invoke, workflows, tmp_path: Path) -> None:
-    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
-    tmp_path.mkdir()
+def test_file_names_that_are_not_utf8(invoke, workflows, folder: Path) -> None:
     import os
 
     name = os.fsdecode(b"bad\xffname.json")  # a surrogate-escaped str, as os.listdir returns it
-    workflows.write(tmp_path, name, workflows.good("other-id"))
-    result = invoke(["validate", str(tmp_path), "--format", "json"], expect=0)
+    workflows.write(folder, name, workflows.good("other-id"))
+    result = invoke(["validate", str(folder), "--format", "json"], expect=0)
     data = json.loads(result.stdout_bytes.decode("utf-8"))
     assert Path(data["files"][0]["path"]).name == "bad\ufffdname.json"
     assert data["summary"]["warnings"] == 1  # the id differs from the file name
 
 
-def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, tmp_path: Path, monkeypatch) -> None:
-    tmp_path = tmp_path / "workflows"  # a workflows directory: all its JSON/YAML files count
-    tmp_path.mkdir()
+def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, folder: Path, monkeypatch) -> None:
     # Simulated engine bug (a real one gets fixed, which would leave this path untested).
     import workrail_engine.lint.schema_errors as schema_errors
 
@@ -222,8 +222,24 @@ def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, tmp_path
         return real(doc)
 
     monkeypatch.setattr(schema_errors, "schema_diagnostics", failing)
-    workflows.write(tmp_path, "boom.json", workflows.good("boom"))
-    workflows.write(tmp_path, "fine.json", workflows.good("fine"))
-    out = invoke(["validate", str(tmp_path)], expect=1).stdout
-    assert f"{tmp_path / 'boom.json'}:1:1: WR000 The checker failed on this file (RuntimeError: simulated engine bug)" in out
+    workflows.write(folder, "boom.json", workflows.good("boom"))
+    workflows.write(folder, "fine.json", workflows.good("fine"))
+    out = invoke(["validate", str(folder)], expect=1).stdout
+    assert f"{folder / 'boom.json'}:1:1: WR000 The checker failed on this file (RuntimeError: simulated engine bug)" in out
     assert out.splitlines()[-1] == "Found 1 error in 1 file (2 files checked)"
+
+
+def test_a_directory_is_searched_for_workflow_files_only(invoke, workflows, tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"name": "pkg", "version": "1.0.0"}')
+    (tmp_path / ".pre-commit-hooks.yaml").write_text("- id: hook\n")
+    good = workflows.write(tmp_path / "workflows", "good-flow.json", workflows.good())
+    result = invoke(["validate", str(tmp_path), "--format", "json"])
+    assert [f["path"] for f in json.loads(result.stdout)["files"]] == [str(good)]
+    named = invoke(["validate", str(tmp_path / "package.json")], expect=1)  # named: always checked
+    assert "package.json" in named.stdout
+
+
+def test_a_directory_without_workflow_files_says_what_counts(invoke, tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text("{}")
+    result = invoke(["validate", str(tmp_path)])
+    assert "no workflow files found" in result.stderr and "*.workflow.json" in result.stderr
