@@ -99,9 +99,10 @@ def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> N
 def validate(settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool, color: str) -> None:
     """Check workflow files (schema and semantic checks).
 
-    PATHS are files, directories (searched for *.json, *.yaml, *.yml) or glob patterns; without
-    any, the project's ./workflows and ./.workrail/workflows. Exit status: 0 clean (or warnings
-    only), 1 problems found, 2 usage error.
+    PATHS are files (always checked), glob patterns or directories, searched for workflow files:
+    those under a workflows/ directory, *.workflow.json|yaml|yml, and JSON/YAML whose $schema is
+    WorkRail's. Without PATHS, every JSON/YAML file of the project's ./workflows and
+    ./.workrail/workflows. Exit status: 0 clean (or warnings only), 1 problems found, 2 usage error.
     """
     from workrail_engine.cli.discovery import MissingPath
     from workrail_engine.cli.validate import run_validate
@@ -160,6 +161,7 @@ def next_command(settings: Settings, workflow_id: str, completed: tuple[str, ...
     """Print the next step and its guidance.
 
     Stateless, like the MCP tool workflow_next: pass the steps already done with --completed.
+    The output ends with the command to run once the step is done.
     """
     from workrail_engine.cli.navigate import parse_completed, parse_context, run_next
 

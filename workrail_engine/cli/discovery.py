@@ -4,8 +4,9 @@ A path that does not exist (or a glob that matches nothing) is a usage error, re
 anything is checked. Files named on the command line are always checked. Directories are walked
 for the files that are workflows by the engine's one rule (:mod:`workrail_engine.workflow_files`:
 under a ``workflows/`` directory, ``*.workflow.json|yaml|yml``, or a ``$schema`` naming ours), so
-``workrail validate .`` in a repository skips its ``package.json``; a directory that is (or lies in)
-a ``workflows`` directory has all its JSON/YAML files checked. The walk skips hidden directories
+``workrail validate .`` in a repository skips its ``package.json``; a directory that is a
+``workflows`` directory (or lies in one, as spelled relative to here) has all its JSON/YAML files
+checked. The walk skips hidden directories
 other than ``.workrail`` and the usual vendored trees (``.git``, ``.venv``, ``node_modules``).
 """
 
