@@ -22,6 +22,7 @@ from workrail_engine.errors import EngineError
 
 __all__ = [
     "INTERNAL_ERROR",
+    "as_json_text",
     "INVALID_PARAMS",
     "METHOD_NOT_FOUND",
     "describe_validation_error",
@@ -68,17 +69,18 @@ def describe_validation_error(error: ValidationError) -> str:
     return "; ".join(parts) or "invalid params"
 
 
-def _as_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+def as_json_text(value: Any) -> str:
+    # Compact: for 10,000 workflows the spaces alone were 120 KB on every answer.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def success_result(result: dict[str, Any], text: str | None = None) -> CallToolResult:
     """`structuredContent` plus the same JSON as text, for clients that read only text."""
-    body = text if text is not None else _as_text(result)
+    body = text if text is not None else as_json_text(result)
     return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=result)
 
 
 def error_result(code: int, message: str, data: Any = None) -> CallToolResult:
     """An `isError` result. No `structuredContent`: it would have to match the success schema."""
     body = {"error": error_payload(code, message, data)}
-    return CallToolResult(content=[TextContent(type="text", text=_as_text(body))], is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=as_json_text(body))], is_error=True)

@@ -21,7 +21,9 @@ from mcp.server import MCPServer
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from workrail_mcp.known_json import KnownJson
 from workrail_mcp.line_screen import Screened, error_response, screen_line
+from workrail_mcp.protocol import ProtocolMiddleware
 
 __all__ = ["MAX_LINE_BYTES", "serve_stdio"]
 
@@ -114,10 +116,12 @@ class _Writer:
             written = self.stream.write(view)
             view = view[written or 0 :]
 
-    async def write(self, message: dict[str, Any] | str) -> None:
-        line = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    async def write(self, message: dict[str, Any] | str | bytes) -> None:
+        if isinstance(message, dict):
+            message = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        line = message if isinstance(message, bytes) else message.encode("utf-8")
         async with self.lock:
-            await anyio.to_thread.run_sync(self._write_all, line.encode("utf-8") + b"\n")
+            await anyio.to_thread.run_sync(self._write_all, line + b"\n")
 
 
 def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, Any]:
@@ -174,12 +178,29 @@ async def _feed(reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _I
                 await to_sdk.send(converted)
 
 
-async def _pump_output(from_sdk: Any, writer: _Writer, in_flight: _InFlight, done: anyio.Event) -> None:
+def _encode(message: Any, known: KnownJson | None) -> bytes | str:
+    """The wire line; a result whose parts are already known as JSON is not serialized again."""
+    if known is not None and isinstance(message, mcp_types.JSONRPCResponse):
+        line = known.response_line(message.id, message.result)
+        if line is not None:
+            return line
+    return message.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def _known_json(server: MCPServer) -> KnownJson | None:
+    for layer in server.middleware:
+        if isinstance(layer, ProtocolMiddleware):
+            layer.registry.known.enabled = True
+            return layer.registry.known
+    return None
+
+
+async def _pump_output(from_sdk: Any, writer: _Writer, in_flight: _InFlight, done: anyio.Event, known: KnownJson | None) -> None:
     try:
         async with from_sdk:
             async for session_message in from_sdk:
                 message = session_message.message
-                await writer.write(message.model_dump_json(by_alias=True, exclude_unset=True))
+                await writer.write(_encode(message, known))
                 if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
                     in_flight.answered(message.id)
     finally:
@@ -196,7 +217,7 @@ async def serve_stdio(server: MCPServer, *, stdin: BinaryIO | None = None, stdou
     sdk_out, from_sdk = anyio.create_memory_object_stream[SessionMessage](64)
     output_done, in_flight = anyio.Event(), _InFlight()
     async with anyio.create_task_group() as group:
-        group.start_soon(_pump_output, from_sdk, writer, in_flight, output_done)
+        group.start_soon(_pump_output, from_sdk, writer, in_flight, output_done, _known_json(server))
         group.start_soon(lowlevel.run, sdk_in, sdk_out, lowlevel.create_initialization_options())
         shutdown = await _pump_input(reader, to_sdk, writer, in_flight)
         # End of the SDK's input: it answers what is in flight, closes its output, and we drain it.

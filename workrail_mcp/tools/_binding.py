@@ -10,6 +10,7 @@ as an SDK `Tool` (``tools/call``) and as a direct JSON-RPC method (the source sp
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,12 +24,14 @@ from pydantic import ValidationError
 
 from workrail_engine.errors import EngineError
 from workrail_mcp.error_mapping import (
+    as_json_text,
     describe_validation_error,
     engine_error_to_mcp,
     error_result,
     invalid_params,
     success_result,
 )
+from workrail_mcp.known_json import KnownJson
 
 __all__ = ["ToolEnv", "ToolRegistry", "ToolSpec", "read_only", "writes"]
 
@@ -86,23 +89,44 @@ class ToolSpec:
 
 
 class _Invoker:
-    """Runs one tool function and shapes its answer; reuses the JSON text of a shared result."""
+    """Runs one tool function and shapes its answer; reuses the JSON text of a shared result.
 
-    def __init__(self, spec: ToolSpec, env: ToolEnv) -> None:
-        self.spec, self.env = spec, env
-        self._last: tuple[Any, str] | None = None
+    A tool that returns the very object it returned last time (a catalog view) is answered with
+    the text made then, and that JSON is remembered in ``known`` for the stdio transport.
+    """
+
+    def __init__(self, spec: ToolSpec, env: ToolEnv, known: KnownJson) -> None:
+        self.spec, self.env, self.known = spec, env, known
+        self._last: tuple[Any, str | None] | None = None
+
+    def _shared_text(self, result: Any) -> str | None:
+        last = self._last
+        if last is None or last[0] is not result:
+            return None
+        text = last[1] if last[1] is not None else as_json_text(result)
+        self._last = (result, text)
+        self.known.remember(result, lambda: text)
+        return text
 
     def __call__(self, **arguments: Any) -> CallToolResult:
         try:
             result = self.spec.fn(self.env, **arguments)
         except EngineError as error:
             return error_result(error.code, error.message, error.data or None)
-        last = self._last
-        if last is not None and last[0] is result:
-            return success_result(result, text=last[1])
-        answer = success_result(result)
-        self._last = (result, answer.content[0].text)
-        return answer
+        text = self._shared_text(result)
+        if text is None:
+            text = as_json_text(result)
+            self._last = (result, text)
+        else:  # the text block of tools/call carries the same JSON once more, as a JSON string
+            self.known.remember(text, lambda: json.dumps(text, ensure_ascii=False))
+        return success_result(result, text=text)
+
+    def direct(self, **arguments: Any) -> dict[str, Any]:
+        """The bare result (direct method); its JSON is made only once the result proves shared."""
+        result = self.spec.fn(self.env, **arguments)
+        if self._shared_text(result) is None:
+            self._last = (result, None)
+        return result
 
 
 @dataclass
@@ -141,10 +165,11 @@ class ToolRegistry:
     """Our tools by name, bound to one environment."""
 
     env: ToolEnv
+    known: KnownJson = field(default_factory=KnownJson)
     _tools: dict[str, _Bound] = field(default_factory=dict)
 
     def add(self, spec: ToolSpec) -> Tool:
-        invoke = _Invoker(spec, self.env)
+        invoke = _Invoker(spec, self.env, self.known)
         tool = _bind(spec, invoke)
         self._tools[spec.name] = _Bound(spec, tool, invoke)
         return tool
@@ -199,6 +224,6 @@ class ToolRegistry:
         """The bare result, or `MCPError` with the spec code (the direct-method path)."""
         kwargs = self.validate(name, arguments)
         try:
-            return await anyio.to_thread.run_sync(partial(self._tools[name].spec.fn, self.env, **kwargs))
+            return await anyio.to_thread.run_sync(partial(self._tools[name].invoke.direct, **kwargs))
         except EngineError as error:
             raise engine_error_to_mcp(error) from None
