@@ -27,6 +27,7 @@ __all__ = [
     "schema",
     "steps",
     "templates",
+    "workflow_files",
 ]
 
 

@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workrail_engine.schema import SCHEMA_ID
+from workrail_engine.workflow_files import is_workflow_path, names_workrail_schema
 
-__all__ = ["DEFAULT_GLOBS", "SECTION", "Settings", "glob_pattern", "names_workrail_schema"]
+__all__ = ["DEFAULT_GLOBS", "SECTION", "Settings", "glob_pattern"]
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,6 @@ DEFAULT_GLOBS = (
     "**/workflows/**/*.yaml",
     "**/workflows/**/*.yml",
 )
-_SCHEMA_KEY = re.compile(r'"\$schema"\s*:\s*"([^"\\]*)"')
 
 
 @dataclass(frozen=True)
@@ -54,22 +53,20 @@ class Settings:
         return cls(globs, tuple(os.path.expanduser(d) for d in dirs))
 
     def is_workflow(self, path: str | None, text: str) -> bool:
-        """Whether a document is a workflow: by its path, its folder, or its ``$schema``."""
+        """Whether a document is a workflow: by its path, its folder, or its ``$schema``.
+
+        With the default globs this is the rule ``workrail validate`` and the pre-commit hook use
+        (``workrail_engine.workflow_files``; GitHub Actions' ``.github/workflows`` excluded)."""
         if path is not None:
             posix = Path(path).as_posix()
-            if any(glob_pattern(g).search(posix) for g in self.workflow_globs):
+            if self.workflow_globs == DEFAULT_GLOBS:
+                if is_workflow_path(posix):
+                    return True
+            elif any(glob_pattern(g).search(posix) for g in self.workflow_globs):
                 return True
             if any(_inside(path, d) for d in self.extra_workflow_dirs) and path.endswith((".json", ".yaml", ".yml")):
                 return True
         return names_workrail_schema(text)
-
-
-def names_workrail_schema(text: str) -> bool:
-    match = _SCHEMA_KEY.search(text[:4096])
-    if match is None:
-        return False
-    value = match.group(1)
-    return value == SCHEMA_ID or value.endswith("workflow.schema.json")
 
 
 def _inside(path: str, directory: str) -> bool:

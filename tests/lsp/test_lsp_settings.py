@@ -59,3 +59,22 @@ def test_format_json_keeps_values_order_and_spelling(text):
     assert formatted.endswith("\n")
     assert "2.50" in formatted or "2.50" not in text
     assert format_json(formatted) == formatted  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        pytest.param("/p/workflows/a.json", "{}", True, id="workflows-dir"),
+        pytest.param("/p/.workrail/workflows/a.yaml", "", True, id="workrail-dir"),
+        pytest.param("/p/a.workflow.yml", "", True, id="suffix"),
+        pytest.param("/p/.github/workflows/ci.yml", "on: push", False, id="github-actions"),
+        pytest.param("/p/package.json", "{}", False, id="other-json"),
+        pytest.param("/p/x.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json"}', True, id="json-schema-key"),
+        pytest.param("/p/x.yaml", "$schema: https://workrail.dev/schema/workflow.schema.json\n", True, id="yaml-schema-key"),
+    ],
+)
+def test_default_rule_is_the_one_validate_and_pre_commit_use(path, text, expected):
+    from workrail_engine.workflow_files import is_workflow_path, names_workrail_schema
+
+    assert Settings().is_workflow(path, text) is expected
+    assert (is_workflow_path(path) or names_workrail_schema(text)) is expected

@@ -231,17 +231,6 @@ def lsp(argv: tuple[str, ...]) -> None:
 # The runs commands (run, runs, run-status, cancel) live with the runs engine's owner.
 runs.register(cli)
 
-# Summaries for `workrail --help` where a command's first sentence is too long for its line
-# (click would cut it with "..."); a short_help the command sets itself wins.
-SHORT_HELP = {
-    "run": "Run a workflow (by id or file) and follow it.",
-    "cancel": "Cancel a run and stop its processes.",
-}
-for _name, _summary in SHORT_HELP.items():
-    if _name in cli.commands and not cli.commands[_name].short_help:
-        cli.commands[_name].short_help = _summary
-
-
 def main(argv: list[str] | None = None) -> None:
     """The console script's entry point."""
     cli.main(args=argv, prog_name="workrail")

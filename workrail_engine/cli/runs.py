@@ -121,7 +121,7 @@ def _cancel(service: Any, run_id: str) -> dict[str, Any]:
     return snap
 
 
-@click.command("run")
+@click.command("run", short_help="Run a workflow (by id or file) and follow it.")
 @click.argument("workflow", metavar="ID|PATH")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="A workflow parameter (repeatable); VALUE is JSON when it parses, else text.")
@@ -193,7 +193,7 @@ def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
     _print_result(_service(settings).get(run_id), fmt)
 
 
-@click.command("cancel")
+@click.command("cancel", short_help="Cancel a run and stop its processes.")
 @click.argument("run_id", metavar="RUN_ID")
 @click.option("--reason", help="Why (recorded with the run).")
 @click.pass_obj
