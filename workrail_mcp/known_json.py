@@ -26,14 +26,15 @@ _SMALL_DICT = 8
 _MAX_DEPTH = 4  # result → content list → text block → text
 
 
-def _signature(value: dict[str, Any]) -> tuple[Any, ...] | None:
-    if len(value) > _SMALL_DICT:
+def _signature(value: Any) -> tuple[Any, ...] | None:
+    """A small dict's keys and the identities of its values (the SDK's copy has the same)."""
+    if not isinstance(value, dict) or len(value) > _SMALL_DICT:
         return None
     return tuple((key, id(item)) for key, item in value.items())
 
 
 class KnownJson:
-    """Remembers the JSON bytes of a few shared values (most recent first) while enabled."""
+    """Remembers the JSON bytes of a few shared values (the oldest dropped first) while enabled."""
 
     def __init__(self, capacity: int = 6) -> None:
         self.enabled = False  # only the stdio transport reads them back; HTTP keeps no copies
@@ -49,12 +50,11 @@ class KnownJson:
         if not self.enabled or self._lookup(value) is not None:
             return
         encoded = text().encode("utf-8")
+        signature = _signature(value)
         with self._lock:
-            keys = [id(value)]
-            if isinstance(value, dict) and (signature := _signature(value)) is not None:
-                keys.append(signature)
-            for key in keys:
-                self._known[key] = (value, encoded)
+            for key in (id(value), signature):
+                if key is not None:
+                    self._known[key] = (value, encoded)
             while len(self._known) > self.capacity * 2:
                 self._known.popitem(last=False)
 
@@ -63,7 +63,7 @@ class KnownJson:
             found = self._known.get(id(value))
             if found is not None and found[0] is value:
                 return found[1]
-            signature = _signature(value) if isinstance(value, dict) else None
+            signature = _signature(value)
             # The remembered dict holds its values alive, so equal ids mean the same values.
             found = self._known.get(signature) if signature is not None else None
             return found[1] if found is not None else None
