@@ -187,7 +187,8 @@ def _encode(message: Any, known: KnownJson | None) -> bytes | str:
     return message.model_dump_json(by_alias=True, exclude_unset=True)
 
 
-def _known_json(server: MCPServer) -> KnownJson | None:
+def _enable_known_json(server: MCPServer) -> KnownJson | None:
+    """Our tools' shared results, remembered as JSON from now on (only this transport reads them)."""
     for layer in server.middleware:
         if isinstance(layer, ProtocolMiddleware):
             layer.registry.known.enabled = True
@@ -217,7 +218,7 @@ async def serve_stdio(server: MCPServer, *, stdin: BinaryIO | None = None, stdou
     sdk_out, from_sdk = anyio.create_memory_object_stream[SessionMessage](64)
     output_done, in_flight = anyio.Event(), _InFlight()
     async with anyio.create_task_group() as group:
-        group.start_soon(_pump_output, from_sdk, writer, in_flight, output_done, _known_json(server))
+        group.start_soon(_pump_output, from_sdk, writer, in_flight, output_done, _enable_known_json(server))
         group.start_soon(lowlevel.run, sdk_in, sdk_out, lowlevel.create_initialization_options())
         shutdown = await _pump_input(reader, to_sdk, writer, in_flight)
         # End of the SDK's input: it answers what is in flight, closes its output, and we drain it.
