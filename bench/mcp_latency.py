@@ -35,6 +35,8 @@ class StdioPeer:
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, cwd=cwd, env=env)
         self.next_id = 1
+        # Per request: (seconds until the answer line was read, seconds the client spent parsing it).
+        self.splits: list[tuple[float, float]] = []
 
     def send(self, message: dict) -> None:
         self.process.stdin.write(json.dumps(message).encode() + b"\n")
@@ -42,9 +44,13 @@ class StdioPeer:
 
     def request(self, method: str, params: dict) -> dict:
         request_id, self.next_id = self.next_id, self.next_id + 1
+        sent = time.perf_counter()
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         while True:
-            reply = json.loads(self.process.stdout.readline())
+            line = self.process.stdout.readline()
+            read = time.perf_counter()
+            reply = json.loads(line)
+            self.splits.append((read - sent, time.perf_counter() - read))
             if reply.get("id") == request_id:
                 if "error" in reply or reply["result"].get("isError"):
                     raise RuntimeError(str(reply)[:500])
@@ -172,9 +178,13 @@ def main() -> None:
         calls = max(50, args.calls // 20)
         for label, method, params in (("tools/call", "tools/call", {"name": "workflow_list", "arguments": {}}),
                                       ("direct", "workflow_list", {})):
+            peer.splits.clear()
             p50, p99 = quantiles(round_trips(peer, method, params, calls))
+            answered, _ = quantiles([answer for answer, _ in peer.splits])
+            parsed, _ = quantiles([parse for _, parse in peer.splits])
             print(f"workflow_list over {len(listed['workflows'])} workflows ({label}, {calls} calls, warm): "
-                  f"p50 {p50:.2f} ms p99 {p99:.2f} ms")
+                  f"p50 {p50:.2f} ms p99 {p99:.2f} ms; of which request → answer read p50 {answered:.2f} ms, "
+                  f"client json.loads p50 {parsed:.2f} ms")
         peer.close()
 
 
