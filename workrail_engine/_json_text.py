@@ -15,20 +15,14 @@ from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["DuplicateKey", "JsonSyntaxError", "JsonText", "parse_json", "parse_json_fragment"]
+from ._syntax import SyntaxProblem
+
+__all__ = ["DuplicateKey", "JsonText", "parse_json", "parse_json_fragment"]
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 # Python's C decoder gives up near the interpreter's recursion limit; we stop well before it so
 # the error is ours, with a position, rather than a RecursionError.
 MAX_DEPTH = 512
-
-
-@dataclass(frozen=True, slots=True)
-class JsonSyntaxError:
-    message: str
-    start: int
-    end: int
-    code: str = "WR001"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +59,7 @@ _LENIENT_DUPES = json.JSONDecoder(parse_constant=_reject_constant)
 _SKIP = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 
 
-def _depth_error(text: str) -> JsonSyntaxError | None:
+def _depth_error(text: str) -> SyntaxProblem | None:
     """Where nesting first exceeds MAX_DEPTH, or None (strings are skipped, not counted)."""
     depth = 0
     for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', text):
@@ -74,7 +68,7 @@ def _depth_error(text: str) -> JsonSyntaxError | None:
             depth += 1
             if depth > MAX_DEPTH:
                 at = match.start()
-                return JsonSyntaxError(
+                return SyntaxProblem(
                     f"Nesting is deeper than {MAX_DEPTH} levels; a workflow never needs this much",
                     at,
                     at + 1,
@@ -85,43 +79,43 @@ def _depth_error(text: str) -> JsonSyntaxError | None:
     return None
 
 
-def _explain(text: str, err: json.JSONDecodeError) -> JsonSyntaxError:
+def _explain(text: str, err: json.JSONDecodeError) -> SyntaxProblem:
     """Turn the decoder's terse message into one that says what to do, at the right place."""
     pos = min(err.pos, len(text))
     msg = err.msg
     ahead = text[pos : pos + 2]
     before = text[:pos].rstrip()
     if ahead.startswith(("//", "/*")):
-        return JsonSyntaxError("Comments are not allowed in JSON", pos, pos + 2)
+        return SyntaxProblem("Comments are not allowed in JSON", pos, pos + 2)
     if msg.startswith(("Expecting property name", "Expecting value", "Illegal trailing comma")) and before.endswith(","):
         comma = len(before) - 1
-        return JsonSyntaxError("Trailing comma: remove the ',' before the closing bracket", comma, comma + 1)
+        return SyntaxProblem("Trailing comma: remove the ',' before the closing bracket", comma, comma + 1)
     if ahead[:1] == "'":
-        return JsonSyntaxError("JSON strings and keys use double quotes (\"), not single quotes", pos, pos + 1)
+        return SyntaxProblem("JSON strings and keys use double quotes (\"), not single quotes", pos, pos + 1)
     if pos >= len(text.rstrip()):
         unclosed = _unclosed_bracket(text)
         if unclosed is not None:
             bracket, at = unclosed
             line = text.count("\n", 0, at) + 1
-            return JsonSyntaxError(f"The {bracket!r} opened on line {line} is never closed", at, at + 1)
+            return SyntaxProblem(f"The {bracket!r} opened on line {line} is never closed", at, at + 1)
     if msg.startswith("Extra data"):
-        return JsonSyntaxError("Unexpected text after the end of the JSON value", pos, len(text.rstrip()))
+        return SyntaxProblem("Unexpected text after the end of the JSON value", pos, len(text.rstrip()))
     if msg.startswith("Expecting ',' delimiter"):
         if "\n" in text[len(before) : pos]:  # the comma belongs at the end of the previous line
             end = len(before)
-            return JsonSyntaxError("Missing ',' after this value", end - 1, end)
-        return JsonSyntaxError("Expected ',' here", pos, min(pos + 1, len(text)))
+            return SyntaxProblem("Missing ',' after this value", end - 1, end)
+        return SyntaxProblem("Expected ',' here", pos, min(pos + 1, len(text)))
     if msg.startswith("Expecting ':' delimiter"):
-        return JsonSyntaxError("Expected ':' here", pos, min(pos + 1, len(text)))
+        return SyntaxProblem("Expected ':' here", pos, min(pos + 1, len(text)))
     if msg.startswith("Unterminated string"):
-        return JsonSyntaxError("Unterminated string: add the closing '\"'", pos, min(pos + 1, len(text)))
+        return SyntaxProblem("Unterminated string: add the closing '\"'", pos, min(pos + 1, len(text)))
     if msg.startswith("Invalid control character"):
         if text[pos] in "\r\n":
             opening = text.rfind('"', 0, pos)
-            return JsonSyntaxError("Unterminated string: add the closing '\"' before the end of the line", opening, pos)
-        return JsonSyntaxError("Raw control character in a string: escape it (\\n, \\t, …)", pos, pos + 1)
+            return SyntaxProblem("Unterminated string: add the closing '\"' before the end of the line", opening, pos)
+        return SyntaxProblem("Raw control character in a string: escape it (\\n, \\t, …)", pos, pos + 1)
     end = pos + 1 if pos < len(text) else pos
-    return JsonSyntaxError(msg[0].upper() + msg[1:], pos, end)
+    return SyntaxProblem(msg[0].upper() + msg[1:], pos, end)
 
 
 def _unclosed_bracket(text: str) -> tuple[str, int] | None:
@@ -142,7 +136,7 @@ _RAW_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _surrogate_error(text: str, value: Any) -> JsonSyntaxError | None:
+def _surrogate_error(text: str, value: Any) -> SyntaxProblem | None:
     if not (_RAW_SURROGATE.search(text) or ("\\u" in text and _ESCAPED_SURROGATE.search(text))):
         return None
     pointer = _find_surrogate(value, "")
@@ -150,7 +144,7 @@ def _surrogate_error(text: str, value: Any) -> JsonSyntaxError | None:
         return None
     located = JsonText(text).locate(pointer)
     start, end = (located[1] if located else (0, 0))
-    return JsonSyntaxError(
+    return SyntaxProblem(
         "Unpaired UTF-16 surrogate in a string: it is not valid Unicode text (remove it or use a real character)",
         start,
         end,
@@ -176,14 +170,14 @@ def _find_surrogate(value: Any, pointer: str) -> str | None:
     return None
 
 
-def parse_json(text: str) -> tuple[Any, JsonSyntaxError | None, bool]:
+def parse_json(text: str) -> tuple[Any, SyntaxProblem | None, bool]:
     """Parse strictly: ``(value, syntax_error, has_duplicate_keys)``.
 
     With duplicate keys (and no syntax error) the value is still returned, the last one winning
     as every JSON reader does, so the rest of the file can be checked; the caller reports them.
     """
     if not text.strip():
-        return None, JsonSyntaxError("The file is empty: a workflow is a JSON object", 0, 0, "WR006"), False
+        return None, SyntaxProblem("The file is empty: a workflow is a JSON object", 0, 0, "WR006"), False
     try:
         value, error = _decode(_STRICT, text)
         duplicates = False
@@ -198,7 +192,7 @@ def parse_json(text: str) -> tuple[Any, JsonSyntaxError | None, bool]:
     return value, error, duplicates
 
 
-def _decode(decoder: json.JSONDecoder, text: str) -> tuple[Any, JsonSyntaxError | None]:
+def _decode(decoder: json.JSONDecoder, text: str) -> tuple[Any, SyntaxProblem | None]:
     try:
         return decoder.decode(text), None
     except json.JSONDecodeError as err:
@@ -206,7 +200,7 @@ def _decode(decoder: json.JSONDecoder, text: str) -> tuple[Any, JsonSyntaxError 
     except _Reject as err:
         return None, _constant_error(text, str(err))
     except RecursionError:
-        return None, _depth_error(text) or JsonSyntaxError("Nesting too deep", 0, 0, "WR005")
+        return None, _depth_error(text) or SyntaxProblem("Nesting too deep", 0, 0, "WR005")
 
 
 def parse_json_fragment(text: str) -> Any | None:
@@ -220,11 +214,11 @@ def parse_json_fragment(text: str) -> Any | None:
     return value
 
 
-def _constant_error(text: str, message: str) -> JsonSyntaxError:
+def _constant_error(text: str, message: str) -> SyntaxProblem:
     for match in re.finditer(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN', text):
         if not match.group().startswith('"'):
-            return JsonSyntaxError(message.replace(message.split(" ")[0], match.group(), 1), match.start(), match.end())
-    return JsonSyntaxError(message, 0, 0)
+            return SyntaxProblem(message.replace(message.split(" ")[0], match.group(), 1), match.start(), match.end())
+    return SyntaxProblem(message, 0, 0)
 
 
 def _skip_ws(text: str, pos: int, _match: Any = _WHITESPACE.match) -> int:

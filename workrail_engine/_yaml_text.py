@@ -11,20 +11,14 @@ from typing import Any
 
 import yaml
 
-__all__ = ["YamlSyntaxError", "parse_yaml"]
+from ._syntax import SyntaxProblem
+
+__all__ = ["YamlParse", "parse_yaml"]
 
 try:
     _Loader: type = yaml.CSafeLoader
 except AttributeError:  # PyYAML built without libyaml
     _Loader = yaml.SafeLoader
-
-
-@dataclass(frozen=True, slots=True)
-class YamlSyntaxError:
-    message: str
-    start: int
-    end: int
-    code: str = "WR001"
 
 
 @dataclass(slots=True)
@@ -84,23 +78,23 @@ def _explain(problem: str) -> str:
     return problem[0].upper() + problem[1:]
 
 
-def parse_yaml(text: str) -> tuple[YamlParse | None, YamlSyntaxError | None]:
+def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
     if not text.strip():
-        return None, YamlSyntaxError("The file is empty: a workflow is a mapping", 0, 0, "WR006")
+        return None, SyntaxProblem("The file is empty: a workflow is a mapping", 0, 0, "WR006")
     try:
         node = yaml.compose(text, Loader=_Loader)
         if node is None:
-            return None, YamlSyntaxError("The file holds no YAML document", 0, 0)
+            return None, SyntaxProblem("The file holds no YAML document", 0, 0)
         value = yaml.constructor.SafeConstructor().construct_document(node)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         at = mark.index if mark is not None else 0
         problem = _explain(err.problem or err.context or "invalid YAML")
-        return None, YamlSyntaxError(problem, at, min(at + 1, len(text)))
+        return None, SyntaxProblem(problem, at, min(at + 1, len(text)))
     except yaml.YAMLError as err:  # e.g. a composer error without a mark
-        return None, YamlSyntaxError(f"Invalid YAML: {err}", 0, 0)
+        return None, SyntaxProblem(f"Invalid YAML: {err}", 0, 0)
     except RecursionError:
-        return None, YamlSyntaxError("Nesting too deep", 0, 0, "WR005")
+        return None, SyntaxProblem("Nesting too deep", 0, 0, "WR005")
     parsed = YamlParse(value, {}, [])
     _record(node, "", None, parsed)
     return parsed, None

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import closest
-from .problems import Problem, pointer_join
+from .problems import Problem, json_type_name, pointer_join
 from .regexes import RegexError, compile_regex
 
 __all__ = [
@@ -124,7 +124,7 @@ def condition_problems(condition: Any) -> list[Problem]:
 
 def _check(node: Any, at: str, problems: list[Problem]) -> None:
     if not isinstance(node, Mapping):
-        problems.append(Problem(at, MALFORMED, f"A condition must be an object, not {_json_type(node)}."))
+        problems.append(Problem(at, MALFORMED, f"A condition must be an object, not {json_type_name(node)}."))
         return
     composition = [key for key in _COMPOSITIONS if key in node]
     if composition:
@@ -181,35 +181,19 @@ def _check_comparison(node: Mapping, at: str, problems: list[Problem]) -> None:
 def _operand_problem(operator: str, value: Any) -> tuple[str, str] | None:
     if operator in _NUMERIC:
         if not _is_number(value) or not math.isfinite(value):
-            return TYPE_MISMATCH, f"{operator!r} compares numbers; its value must be a number, not {_json_type(value)}."
+            return TYPE_MISMATCH, f"{operator!r} compares numbers; its value must be a number, not {json_type_name(value)}."
     elif operator == "in":
         if not isinstance(value, list):
-            return TYPE_MISMATCH, f"'in' needs an array of values, not {_json_type(value)}."
+            return TYPE_MISMATCH, f"'in' needs an array of values, not {json_type_name(value)}."
     elif operator in ("startsWith", "endsWith", "matches"):
         if not isinstance(value, str):
-            return TYPE_MISMATCH, f"{operator!r} needs a string, not {_json_type(value)}."
+            return TYPE_MISMATCH, f"{operator!r} needs a string, not {json_type_name(value)}."
         if operator == "matches":
             try:
                 compile_regex(value)
             except RegexError as error:
                 return INVALID_REGEX, error.message
     return None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if _is_number(value):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
 
 
 def _require_valid(condition: Any) -> None:
@@ -230,7 +214,7 @@ def evaluate(condition: Mapping[str, Any] | None, context: Mapping[str, Any] | N
     if context is None:
         context = {}
     if not isinstance(context, Mapping):
-        raise ValueError(f"A condition is evaluated against an object, not {_json_type(context)}.")
+        raise ValueError(f"A condition is evaluated against an object, not {json_type_name(context)}.")
     return _evaluate(condition, context)
 
 

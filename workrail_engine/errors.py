@@ -38,6 +38,15 @@ def closest(name: str, candidates: Iterable[str], n: int = 3, cutoff: float = 50
 
 
 
+def _not_found(kind: str, name: str, known: Iterable[str], where: str = "") -> tuple[str, list[str]]:
+    """``"Step not found: 'x' in workflow 'w' (did you mean 'y'?)"`` and the suggestions."""
+    suggestions = closest(name, known)
+    message = f"{kind} not found: {name!r}{where}"
+    if suggestions:
+        message += f" (did you mean {', '.join(map(repr, suggestions))}?)"
+    return message, suggestions
+
+
 class EngineError(Exception):
     """Base of every anticipated failure; ``code``, ``message`` and ``data`` go on the wire."""
 
@@ -63,10 +72,7 @@ class WorkflowNotFound(EngineError):
     title = "Workflow not found"
 
     def __init__(self, workflow_id: str, known: Iterable[str] = ()) -> None:
-        suggestions = closest(workflow_id, known)
-        message = f"Workflow not found: {workflow_id!r}"
-        if suggestions:
-            message += f" (did you mean {', '.join(map(repr, suggestions))}?)"
+        message, suggestions = _not_found("Workflow", workflow_id, known)
         super().__init__(message, workflowId=workflow_id, closest=suggestions)
 
 
@@ -80,12 +86,8 @@ class StepNotFound(EngineError):
     title = "Step not found"
 
     def __init__(self, step_id: str, known: Iterable[str] = (), workflow_id: str | None = None) -> None:
-        suggestions = closest(step_id, known)
-        message = f"Step not found: {step_id!r}"
-        if workflow_id:
-            message += f" in workflow {workflow_id!r}"
-        if suggestions:
-            message += f" (did you mean {', '.join(map(repr, suggestions))}?)"
+        where = f" in workflow {workflow_id!r}" if workflow_id else ""
+        message, suggestions = _not_found("Step", step_id, known, where)
         super().__init__(message, stepId=step_id, workflowId=workflow_id, closest=suggestions)
 
 
@@ -114,5 +116,5 @@ class RunNotFound(EngineError):
     title = "Run not found"
 
     def __init__(self, run_id: str, known: Iterable[str] = ()) -> None:
-        suggestions = closest(run_id, known)
-        super().__init__(f"Run not found: {run_id!r}", runId=run_id, closest=suggestions)
+        message, suggestions = _not_found("Run", run_id, known)
+        super().__init__(message, runId=run_id, closest=suggestions)

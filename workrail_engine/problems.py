@@ -7,9 +7,11 @@ Schemas) so that evaluation never has to guess. The lint module turns each ``Pro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Problem", "pointer_join"]
+__all__ = ["Problem", "json_type_name", "pointer_join"]
 
 
 def _escape(token: str | int) -> str:
@@ -19,6 +21,23 @@ def _escape(token: str | int) -> str:
 def pointer_join(pointer: str, *tokens: str | int) -> str:
     """``pointer`` extended by ``tokens`` as JSON pointer reference tokens (RFC 6901 escaping)."""
     return pointer + "".join("/" + _escape(token) for token in tokens)
+
+
+def json_type_name(value: Any) -> str:
+    """How a problem message names a JSON value's type: "a string", "an array", "null"…"""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__  # not JSON at all: say what it is
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Fix, Severity, TextEdit
 from ..document import WorkflowDocument
 from ..errors import closest
+from ..problems import json_type_name
 from ..schema import load_schema
 from . import edits
 
@@ -51,20 +52,6 @@ def _subschema(path: list[str | int]) -> Any:
         else:
             return None
     return node
-
-
-def _describe_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
 
 
 def _where(parts: list[str | int]) -> str:
@@ -155,7 +142,7 @@ _LIMITS = {
 def _wrong_type(doc: WorkflowDocument, parts: list[str | int], error: Any, types: list[str]) -> Diagnostic:
     pointer = _pointer(parts)
     expected = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
-    message = f"{_where(parts)} must be {expected}, not {_describe_type(error.instance)}"
+    message = f"{_where(parts)} must be {expected}, not {json_type_name(error.instance)}"
     fix = None
     value = error.instance
     if pointer.endswith("/run/command") and isinstance(value, str):
@@ -167,7 +154,7 @@ def _wrong_type(doc: WorkflowDocument, parts: list[str | int], error: Any, types
     elif doc.format == "yaml" and "string" in types and isinstance(value, bool | int | float):
         span = doc.span(pointer)
         raw = doc.text[span.start : span.end]
-        message += f" (YAML reads {raw} as {_describe_type(value)}; quote it: \"{raw}\")"
+        message += f" (YAML reads {raw} as {json_type_name(value)}; quote it: \"{raw}\")"
         fix = Fix(f"Quote {raw}", (TextEdit(span, json.dumps(raw)),))
     return _on_value(doc, "WR101", message, pointer, fix)
 
