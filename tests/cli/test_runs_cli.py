@@ -41,7 +41,11 @@ def workrail(project: Path, tmp_path: Path, *args: str, **kw) -> subprocess.Comp
 
 
 def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
-    out = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run")
+    text = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run")
+    assert text.returncode == 0, text.stderr
+    assert "1. make: touch made.txt  [timeout 10 s]" in text.stdout.splitlines(), text.stdout
+    assert "nothing executed" in text.stdout
+    out = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run", "--format", "json")
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["groups"][0]["steps"][0]["argv"] == ["touch", "made.txt"]

@@ -144,7 +144,8 @@ def run_command(settings: Settings, workflow: str, params: tuple[str, ...], dry_
     options = RunOptions(timeout=timeout, parallel_limit=parallel_limit)
     values = _parameters(definition, params)
     if dry_run:
-        click.echo(json.dumps(service.plan(definition, values, options), indent=2, ensure_ascii=False))
+        plan = service.plan(definition, values, options)
+        click.echo(json.dumps(plan, indent=2, ensure_ascii=False) if fmt == "json" else _plan_text(plan))
         return
     run_id = service.run(definition, values, options)
     click.echo(f"started {run_id}", err=True)
@@ -153,6 +154,37 @@ def run_command(settings: Settings, workflow: str, params: tuple[str, ...], dry_
     code = 130 if snap.get("interrupted") else _EXIT.get(snap["status"], 1)
     _leave(code)
     click.get_current_context().exit(code)
+
+
+def _plan_text(plan: dict[str, Any]) -> str:
+    """The dry-run plan for a person: numbered groups, each step's argv as a shell would show it."""
+    import shlex
+
+    params = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in plan.get("parameters", {}).items())
+    lines = [f"Plan for {plan['workflow_name']} (dry run: nothing executed): {plan['steps_total']} steps, "
+             f"timeout {plan['timeout']} s", f"parameters: {params or '(none)'}"]
+    for group in plan.get("groups", []):
+        steps = group.get("steps", [])
+        if group.get("parallel"):
+            limit = f", at most {group['parallel_limit']} at once" if group.get("parallel_limit") else ""
+            lines.append(f"{group['order']}. {group['step_name']}: in parallel{limit} ({group.get('decision', 'runs')})")
+            lines += [f"   - {_plan_step(step, shlex)}" for step in steps]
+        else:
+            lines += [f"{group['order']}. {_plan_step(step, shlex)}" for step in steps]
+    return "\n".join(lines)
+
+
+def _plan_step(step: dict[str, Any], shlex: Any) -> str:
+    name = step["step_name"]
+    if step.get("decision") != "runs":
+        return f"{name}: {step.get('decision')}" + (f" ({step['reason']})" if step.get("reason") else "")
+    if step.get("kind") != "command":
+        return f"{name}: waits for the agent ({step.get('kind')} step)"
+    extras = [f"timeout {step['timeout']} s"] if step.get("timeout") else []
+    if step.get("max_attempts", 1) > 1:
+        extras.append(f"up to {step['max_attempts']} attempts")
+    extras += [f"{k}={v}" for k, v in (step.get("env") or {}).items()]
+    return f"{name}: {shlex.join(step['argv'])}" + (f"  [{', '.join(extras)}]" if extras else "")
 
 
 def _leave(code: int) -> None:
