@@ -195,8 +195,11 @@ class RunService:
         DBOS.update_workflow_attributes(run_id, {"cancel_reason": reason or "cancelled"}, merge=True)
         DBOS.cancel_workflow(run_id, cancel_children=True)
         durable.watch().cancel_local(run_id)
-        snap = self.get(run_id)
-        out = {"status": "cancelled", "steps_completed": snap["steps_completed"]}
+        after = self.get(run_id)
+        # Read before the cancel too: a run of this process reports its live results, which the
+        # cancelled run may not have stored yet (results are stored in chunks).
+        completed = max(snap["steps_completed"], after["steps_completed"])
+        out = {"status": "cancelled", "steps_completed": completed}
         if reason:
             out["reason"] = reason
         return out
