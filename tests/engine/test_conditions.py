@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
+from boolean_trees import boolean_trees
 from hypothesis import strategies as st
 
 from workrail_engine.conditions import MISSING, OPERATORS, condition_problems, describe, evaluate, json_equal, resolve
@@ -256,15 +257,7 @@ def comparisons() -> st.SearchStrategy[dict]:
     )
 
 
-conditions = st.recursive(
-    comparisons(),
-    lambda inner: (
-        st.builds(lambda xs: {"and": xs}, st.lists(inner, min_size=1, max_size=3))
-        | st.builds(lambda xs: {"or": xs}, st.lists(inner, min_size=1, max_size=3))
-        | st.builds(lambda x: {"not": x}, inner)
-    ),
-    max_leaves=6,
-)
+conditions = boolean_trees(comparisons())
 contexts = st.fixed_dictionaries(
     {},
     optional={

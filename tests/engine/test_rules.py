@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
+from boolean_trees import boolean_trees
 from hypothesis import strategies as st
 
 from workrail_engine.errors import InvalidCriteria, InvalidParams
@@ -435,15 +436,7 @@ leaf_rules = st.one_of(
         conditions,
     ),
 )
-criteria_trees = st.recursive(
-    leaf_rules,
-    lambda inner: (
-        st.builds(lambda xs: {"and": xs}, st.lists(inner, min_size=1, max_size=3))
-        | st.builds(lambda xs: {"or": xs}, st.lists(inner, min_size=1, max_size=3))
-        | st.builds(lambda x: {"not": x}, inner)
-    ),
-    max_leaves=6,
-)
+criteria_trees = boolean_trees(leaf_rules)
 contexts = st.fixed_dictionaries(
     {}, optional={"scope": st.sampled_from(["large", "small"]), "level": st.integers(0, 4)}
 )
