@@ -59,7 +59,7 @@ def _failure(message: str, started: float, **extra: Any) -> dict[str, Any]:
 
 
 def _spec(step: Mapping[str, Any], values: Mapping[str, Any], secrets: SecretSet,
-          settings: AttemptSettings, remaining: float | None) -> CommandSpec:
+          settings: AttemptSettings, remaining: float | None, environment: Mapping[str, str] | None) -> CommandSpec:
     run = step.get("run") or {}
     argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
     if not argv:
@@ -67,7 +67,7 @@ def _spec(step: Mapping[str, Any], values: Mapping[str, Any], secrets: SecretSet
     cwd = resolve_cwd(settings.project, run.get("cwd"))
     if step.get("sandbox") or settings.sandbox:
         argv = bubblewrap_argv(check_sandbox(), settings.project, cwd, argv)
-    env = {**minimal_environment(), **extra_env, **secrets.values}
+    env = {**(minimal_environment() if environment is None else environment), **extra_env, **secrets.values}
     timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
     return CommandSpec(argv, cwd, env, timeout=min(timeouts) if timeouts else None, grace=settings.grace)
 
@@ -87,8 +87,12 @@ def _judge(step: Mapping[str, Any], outcome: CommandOutcome, context: Mapping[st
 
 def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names: list[str],
                 settings: AttemptSettings, deadline: float | None,
-                cancel: threading.Event | None = None, on_start: Any = None, on_end: Any = None) -> dict[str, Any]:
-    """Run one attempt; a dict with status, output, error, duration, finished_at (all masked)."""
+                cancel: threading.Event | None = None, on_start: Any = None, on_end: Any = None,
+                environment: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run one attempt; a dict with status, output, error, duration, finished_at (all masked).
+
+    ``environment``: what the step inherits (`minimal_environment`), when the caller computed it
+    once for many attempts (reading it costs ≈ 0.08 ms, a tenth of spawning ``true``)."""
     started = time.time()
     secrets = SecretSet.from_environment(secret_names)
     if not settings.allow_commands:
@@ -97,7 +101,7 @@ def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names
     if remaining is not None and remaining <= 0:
         return _failure("the run's overall timeout was reached", started, deadline=True)
     try:
-        spec = _spec(step, values, secrets, settings, remaining)
+        spec = _spec(step, values, secrets, settings, remaining, environment)
     except (TemplateError, SecurityViolation) as exc:
         return secrets.mask(_failure(str(exc), started))
     outcome = run_command(spec, cancel, on_start=on_start, on_end=on_end)

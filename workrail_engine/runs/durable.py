@@ -1,14 +1,16 @@
-"""Runs as DBOS workflows: every attempt a checkpointed step, every parallel member a queued child.
+"""Runs as DBOS workflows, with command steps checkpointed in the step journal.
 
 Importing this module imports DBOS (about half a second), so only the service imports it, and only
-once a run is asked for. The store is DBOS's system database: SQLite under ``WORKRAIL_HOME`` by
-default, Postgres when ``WORKRAIL_DATABASE_URL`` names one. Values are stored as JSON (DBOS's
-portable serializer), so what is in the database is readable — and the tests can prove that no
-secret is in it.
+once a run is asked for. The store is one database: DBOS's system tables plus the journal's
+(`journal`) — SQLite under ``WORKRAIL_HOME`` by default, Postgres when ``WORKRAIL_DATABASE_URL``
+names one. Values are stored as JSON (DBOS's portable serializer), so what is in the database is
+readable — and the tests can prove that no secret is in it.
 
-A run's record: the workflow input (definition pinned at start, parameters, deadline), one
-checkpoint per attempt, the events ``state`` (status, what it waits for) and ``results-NNNNN``
-(step results in chunks, so a 1,000-step run does not rewrite all its results at every step).
+A run's record: the DBOS workflow (input: the definition pinned at start, parameters, deadline;
+status; the event ``state`` — running, waiting and for what, the summary) and its journal rows
+(one per attempt, one per step result). Members of a parallel group run as threads of the run's
+process on SQLite, and as child workflows on a queue shared by every process on Postgres, where
+several machines share the work.
 """
 
 from __future__ import annotations
@@ -18,43 +20,46 @@ import os
 import sys
 import threading
 import time
-import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
+from dbos._error import DBOSWorkflowCancelledError
 from dbos._serialization import DBOSPortableJSONSerializer
 
 from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt
 from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
+from .journal import Journal
 from .model import step_result
 from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
+from .workspace import minimal_environment
 
-__all__ = ["APP_VERSION", "RESULTS_CHUNK", "launch", "exit_promptly_on_shutdown", "live_results", "live_run_ids", "shutdown", "start_run", "wait_for_change", "workrail_member", "workrail_run"]
+__all__ = ["APP_VERSION", "launch", "exit_promptly_on_shutdown", "live_run_ids", "shutdown", "start_run",
+           "step_results", "wait_for_change", "workrail_member", "workrail_run"]
 
-APP_VERSION = "workrail-runs-1"  # fixed: DBOS only recovers runs started by the same version
-RESULTS_CHUNK = 25
-PUBLISH_AFTER = 0.2  # seconds of step time: slower steps are stored (and shown) one by one
-STEP_QUEUE = "workrail-steps"  # the members of parallel groups, shared by every process
+APP_VERSION = "workrail-runs-2"  # fixed: DBOS only recovers runs started by the same version
+STEP_QUEUE = "workrail-steps"  # the members of parallel groups on Postgres, shared by every process
 CONTINUE_TOPIC = "continue"
 WAIT_CHUNK = 30.0  # seconds
 
-_INCARNATION = uuid.uuid4().hex  # this process; an attempt marked by another one was interrupted
 _settings: AttemptSettings | None = None
 _watch: CancelWatch | None = None
 _groups: InFlight | None = None
-# Results of the runs executing in this process, including those not stored yet: a reader in
-# this process sees every step at once; other processes see them at the next publish.
-_live: dict[str, list[dict]] = {}
+_journal: Journal | None = None
+_members_on_queue = False
+# The runs executing in this process → [state changes, step results recorded]: what a waiter
+# here watches instead of reading the run from the database again and again.
+_live: dict[str, list[int]] = {}
 _lock = threading.Lock()
 
 
 def _cancelled(run_ids: list[str]) -> list[str]:
-    statuses = DBOS.list_workflows(workflow_ids=run_ids, load_input=False, load_output=False)
-    return [s.workflow_id for s in statuses if s.status == "CANCELLED"]
+    assert _journal is not None
+    return [run_id for run_id, status in _journal.statuses(run_ids).items() if status == "CANCELLED"]
 
 
 _launched: tuple[Path, str] | None = None
@@ -72,7 +77,7 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> s
 
 
 def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
-    global _settings, _watch, _launched
+    global _settings, _watch, _launched, _journal, _members_on_queue
     if _launched is not None:
         if _launched[0] != home:
             raise RuntimeError(f"this process already uses the run store {_launched[0]}")
@@ -96,7 +101,9 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
         DBOS.listen_queues([])  # leave command steps to processes allowed to run them
     _mask_logs()
     DBOS.launch()
-    if settings.allow_commands:
+    _journal = Journal(url)
+    _members_on_queue = _journal.postgres
+    if settings.allow_commands and _members_on_queue:
         DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
     dead = dead_executors(home, lock.executor_id)
     if dead:
@@ -138,7 +145,7 @@ def _exit_if_busy() -> None:
 def shutdown() -> None:
     """Stop DBOS in this process (its background threads too) after a clean finish of the
     caller's work; runs still in flight are left to be recovered by the next process."""
-    global _launched, _groups, _executor_lock
+    global _launched, _groups, _executor_lock, _journal
     with _lock:
         if _launched is None:
             return
@@ -147,9 +154,11 @@ def shutdown() -> None:
             _watch.stop()
         if _groups is not None:
             _groups.close()
+        if _journal is not None:
+            _journal.close()
         if _executor_lock is not None and not _live:
             _executor_lock.release()
-        _launched = _groups = _executor_lock = None
+        _launched = _groups = _executor_lock = _journal = None
 
 
 _changed = threading.Condition()  # notified when a run of this process changes status
@@ -160,14 +169,32 @@ def _notify() -> None:
         _changed.notify_all()
 
 
-def wait_for_change(run_id: str, local: float, remote: float) -> None:
-    """Sleep until a run of this process changes status (or ``local`` s pass); a run elsewhere
-    can only be polled, every ``remote`` s."""
-    if run_id in _live:
-        with _changed:
-            _changed.wait(local)
-    else:
-        time.sleep(remote)
+def _count(run_id: str, which: int) -> None:
+    progress = _live.get(run_id)  # a member run by another process than its run's: not here
+    if progress is not None:
+        progress[which] += 1
+
+
+def wait_for_change(run_id: str, seconds: float, *, steps: bool, stop: threading.Event | None = None,
+                    poll: float = 0.1, remote: float = 0.25) -> None:
+    """Return when a run of this process changes state (or, with ``steps``, has recorded a step
+    since the call, looked at every ``poll`` s), when ``seconds`` are up or ``stop`` is set. A run
+    executing elsewhere can only be read again: this sleeps ``remote`` s."""
+    progress = _live.get(run_id)
+    if progress is None:
+        time.sleep(max(min(seconds, remote), 0.0))
+        return
+    seen = list(progress)
+    end = time.monotonic() + seconds
+    with _changed:
+        while True:
+            now = _live.get(run_id)
+            if now is None or now[0] != seen[0] or (steps and now[1] != seen[1]):
+                return
+            left = end - time.monotonic()
+            if left <= 0 or (stop is not None and stop.is_set()):
+                return
+            _changed.wait(min(left, poll))
 
 
 def _mask_logs() -> None:
@@ -182,10 +209,10 @@ def live_run_ids() -> list[str]:
     return list(_live)
 
 
-def live_results(run_id: str) -> list[dict] | None:
-    """The results of a run executing in this process (a copy), or None."""
-    results = _live.get(run_id)
-    return list(results) if results is not None else None
+def step_results(run_id: str) -> list[dict]:
+    """A run's step results, in the order they ended (from the journal: every step at once)."""
+    assert _journal is not None, "durable.launch() first"
+    return _journal.results(run_id)
 
 
 def watch() -> CancelWatch:
@@ -198,53 +225,85 @@ def start_run(run_id: str, run: dict[str, Any]) -> None:
         DBOS.start_workflow(workrail_run, run)
 
 
-@DBOS.step(name="workrail_mark")
-def _mark(key: str, attempt: int) -> str:
-    return _INCARNATION
-
-
 @DBOS.step(name="workrail_clock")
 def _clock() -> float:
     return time.time()
 
 
-@DBOS.step(name="workrail_attempt")
-def _attempt(run_id: str, key: str, step: dict, values: dict, attempt: int, deadline: float | None,
-             secret_names: list[str], marker: str | None) -> dict:
-    if marker is not None and marker != _INCARNATION:
-        return {"status": "interrupted", "output": None, "duration": 0.0, "finished_at": time.time(),
-                "error": "the process running this step (idempotent: false) stopped while it was in "
-                         "flight; it was not run again"}
-    assert _settings is not None
-    flag = watch().watch(run_id)
-    try:
-        return run_attempt(step, values, secret_names, _settings, deadline, flag, on_start=_groups.add if _groups else None,
-                           on_end=_groups.remove if _groups else None)
-    finally:
-        watch().release(run_id, flag)
+_UNRECORDED = object()
 
 
 class _Effects:
-    """The walk's side effects, each one durable (a DBOS step, event, message or sleep)."""
+    """The walk's side effects, each one durable: attempts and results in the step journal; the
+    run's state, agent messages, queued members and clock reads through DBOS."""
 
-    def __init__(self, run_id: str, secret_names: list[str], *, live: bool = False) -> None:
+    def __init__(self, run_id: str, secret_names: list[str]) -> None:
+        assert _journal is not None, "durable.launch() first"
         self.run_id = run_id
+        self.journal = _journal
         self.secret_names = secret_names
-        self.results: list[dict] = []
-        self.published = 0  # how many results are stored
-        self.unpublished_time = 0.0  # step time since then (checkpointed durations: deterministic)
-        if live:
-            _live[run_id] = self.results
         self.masks = SecretSet.from_environment(secret_names)
+        self.environment = minimal_environment()  # what every step of the run inherits
+        self.done = self.journal.attempts(run_id)  # a replay gets these back instead of running them
+        self.recorded = self.journal.recorded_keys(run_id)
 
     def attempt(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
-        marker = _mark(key, attempt) if step.get("idempotent") is False else None
-        return _attempt(self.run_id, key, step, values, attempt, deadline, self.secret_names, marker)
+        found = self.done.get((key, attempt), _UNRECORDED)
+        if isinstance(found, dict):
+            return found
+        if found is None:  # marked in flight by an earlier execution that never finished it
+            outcome = {"status": "interrupted", "output": None, "duration": 0.0, "finished_at": time.time(),
+                       "error": "the process running this step (idempotent: false) stopped while it was in "
+                                "flight; it was not run again"}
+        else:
+            outcome = self._run(key, step, values, attempt, deadline)
+        self.journal.add_attempt(self.run_id, key, attempt, outcome)
+        return outcome
+
+    def _cancelled(self) -> bool:
+        return self.journal.statuses([self.run_id]).get(self.run_id) == "CANCELLED"
+
+    def _run(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
+        # A cancel from any process lands in DBOS's status at once; reading it here (≈ 10 µs on
+        # SQLite) means no step starts after it, even before the watcher's next poll.
+        if self._cancelled():
+            raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
+        if step.get("idempotent") is False:
+            self.journal.mark(self.run_id, key, attempt)
+        assert _settings is not None
+        flag = watch().watch(self.run_id)
+        try:
+            return run_attempt(step, values, self.secret_names, _settings, deadline, flag,
+                               on_start=_groups.add if _groups else None, on_end=_groups.remove if _groups else None,
+                               environment=self.environment)
+        finally:
+            watch().release(self.run_id, flag)
 
     def parallel(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]:
+        self.journal.flush()
+        if _members_on_queue:
+            return self._queued(members, limit, deadline)
+        # Threads of this process, at most ``limit`` at a time; each member records its result
+        # as it ends (the walk records it again afterwards, which is a no-op).
+        with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="workrail-member") as pool:
+            futures = [pool.submit(self.member, key, step, values, deadline) for key, step, values in members]
+            try:
+                return [future.result() for future in futures]
+            finally:
+                for future in futures:
+                    future.cancel()
+
+    def member(self, key: str, step: dict, values: dict, deadline: float | None) -> dict:
+        try:
+            result = run_with_retries(self, key, step, values, deadline)
+        except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
+            result = step_result(key, "failed", None, 0.0, step_id=step.get("id"), error=str(exc))
+        self.record(result)
+        return result
+
+    def _queued(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]:
         """Members as children on the shared step queue, at most ``limit`` queued or running at a
         time (a sliding window): the limit holds for the run whichever processes dequeue them."""
-        self.publish()
         results: list[dict] = [{} for _ in members]
         waiting = list(enumerate(members))
         running: dict[str, tuple[int, Any]] = {}
@@ -260,6 +319,7 @@ class _Effects:
         return results
 
     def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
+        self.journal.flush()
         while True:
             remaining = WAIT_CHUNK if deadline is None else deadline - _clock()
             if remaining <= 0:
@@ -270,33 +330,33 @@ class _Effects:
             if isinstance(message, dict) and message.get("step_key") == key:
                 return self.masks.mask(message)
 
-    def sleep(self, seconds: float) -> None:
-        self.publish()
-        DBOS.sleep(seconds)
+    def sleep_until(self, moment: float) -> None:
+        """A retry delay. ``moment`` comes from a recorded attempt, so a replay after a crash
+        waits only for what is left of it; a cancel ends it at once."""
+        self.journal.flush()
+        if moment <= time.time():
+            return
+        flag = watch().watch(self.run_id)
+        try:
+            if flag.wait(moment - time.time()) or self._cancelled():
+                raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
+        finally:
+            watch().release(self.run_id, flag)
 
     def record(self, result: dict) -> None:
-        self.results.append(self.masks.mask(result))
-        self.unpublished_time += result.get("duration") or 0.0
-        full = len(self.results) % RESULTS_CHUNK == 0
-        if full or self.unpublished_time >= PUBLISH_AFTER:
-            self.publish()
-
-    def publish(self) -> None:
-        """Store the results not yet stored (their chunk). Called at points that depend only on
-        checkpointed values — a full chunk, enough step time, before any pause, at the end — so
-        a replay after a crash makes the same calls in the same order, as DBOS requires."""
-        if len(self.results) == self.published:
+        key = result["step_name"]
+        if key in self.recorded:
             return
-        first = self.published // RESULTS_CHUNK
-        last = (len(self.results) - 1) // RESULTS_CHUNK
-        for chunk in range(first, last + 1):
-            DBOS.set_event(f"results-{chunk:05d}", self.results[chunk * RESULTS_CHUNK:(chunk + 1) * RESULTS_CHUNK])
-        self.published = len(self.results)
-        self.unpublished_time = 0.0
+        self.recorded.add(key)
+        self.journal.add_result(self.run_id, key, self.masks.mask(result))
+        # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
+        # its read of the whole run) at every step would slow a run of short commands.
+        _count(self.run_id, 1)
 
     def state(self, state: dict) -> None:
-        self.publish()
+        self.journal.flush()
         DBOS.set_event("state", self.masks.mask(state))
+        _count(self.run_id, 0)
         _notify()
 
 
@@ -305,7 +365,8 @@ def workrail_run(run: dict) -> dict:
     run_id = DBOS.workflow_id
     assert run_id is not None
     workflow = run["workflow"]
-    effects = _Effects(run_id, list(workflow.get("secrets") or []), live=True)
+    _live[run_id] = [0, 0]
+    effects = _Effects(run_id, list(workflow.get("secrets") or []))
     walker = RunWalker(workflow, run["parameters"], run.get("context") or {}, effects,
                        deadline=run.get("deadline"), parallel_limit=run.get("parallel_limit"),
                        masked_secrets={name: "***" for name in effects.secret_names})
@@ -325,8 +386,4 @@ def workrail_run(run: dict) -> dict:
 @DBOS.workflow(name="workrail_member")
 def workrail_member(run_id: str, key: str, step: dict, values: dict, deadline: float | None,
                     secret_names: list[str]) -> dict:
-    effects = _Effects(run_id, secret_names)
-    try:
-        return run_with_retries(effects, key, step, values, deadline)
-    except (ValueError, KeyError, TypeError) as exc:
-        return step_result(key, "failed", None, 0.0, step_id=step.get("id"), error=str(exc))
+    return _Effects(run_id, secret_names).member(key, step, values, deadline)

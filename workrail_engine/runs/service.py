@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..rules import validate_output
 from .commands import AttemptSettings
-from .model import ACTIVE, executable_steps, run_result
+from .model import ACTIVE, TERMINAL, executable_steps, run_result
 from .params import check_parameters
 from .plan import has_commands, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
@@ -139,9 +139,9 @@ class RunService:
         status = found[0]
         if cached is None:  # a run's input never changes: read its definition once
             cached = self._inputs[run_id] = _inputs(status)
-        from .durable import live_results
+        from .durable import step_results
 
-        return _snapshot(status, cached, DBOS.get_all_events(run_id), live_results(run_id))
+        return _snapshot(status, cached, DBOS.get_all_events(run_id), step_results(run_id))
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
         self.start()
@@ -179,7 +179,7 @@ class RunService:
                 return snap
             from .durable import wait_for_change
 
-            wait_for_change(run_id, local=min(remaining, 0.1), remote=min(remaining, 0.25))
+            wait_for_change(run_id, remaining, steps=on_change is not None, stop=stop)
 
     # --- acting on a run -----------------------------------------------------------------
 
@@ -195,11 +195,7 @@ class RunService:
         DBOS.update_workflow_attributes(run_id, {"cancel_reason": reason or "cancelled"}, merge=True)
         DBOS.cancel_workflow(run_id, cancel_children=True)
         durable.watch().cancel_local(run_id)
-        after = self.get(run_id)
-        # Read before the cancel too: a run of this process reports its live results, which the
-        # cancelled run may not have stored yet (results are stored in chunks).
-        completed = max(snap["steps_completed"], after["steps_completed"])
-        out = {"status": "cancelled", "steps_completed": completed}
+        out = {"status": "cancelled", "steps_completed": self.get(run_id)["steps_completed"]}
         if reason:
             out["reason"] = reason
         return out
@@ -249,7 +245,9 @@ def _elapsed(run: dict, state: dict, status: Any) -> float:
 
 def _status_of(status: Any, state: dict) -> str:
     if status.status in ("PENDING", "ENQUEUED", "DELAYED"):
-        return state.get("status", "running") if state.get("status") in ACTIVE else "running"
+        # The summary is the run's last event; the workflow ends right after (a reader in between
+        # need not wait for DBOS to record the end).
+        return state.get("status", "running") if state.get("status") in ACTIVE + TERMINAL else "running"
     mapped = _DBOS_STATUS.get(status.status)
     if mapped is not None:
         return mapped
@@ -257,12 +255,9 @@ def _status_of(status: Any, state: dict) -> str:
     return output.get("status", "failed")
 
 
-def _snapshot(status: Any, run: dict[str, Any], events: dict[str, Any],
-              live: list[dict] | None = None) -> dict[str, Any]:
+def _snapshot(status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict]) -> dict[str, Any]:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}
-    stored = [r for key in sorted(k for k in events if k.startswith("results-")) for r in events[key]]
-    results = live if live is not None and len(live) >= len(stored) else stored
     kind = _status_of(status, state)
     error = state.get("error_message")
     if status.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
