@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -39,44 +36,6 @@ else:
 
 STEP = ("import json, os, time; t = time.time(); time.sleep(0.5); "
         "print(json.dumps({'start': t, 'end': time.time(), 'worker': os.getppid()}))")
-
-
-def _pg_bin() -> Path:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    assert found, "PostgreSQL is not installed (Debian package 'postgresql'; .ci/run installs it)"
-    return found[-1].parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _as_postgres_user() -> list[str]:
-    """initdb refuses to run as root: run the server as the 'postgres' account then."""
-    if os.geteuid() != 0:
-        return []
-    pwd.getpwnam("postgres")
-    return ["runuser", "-u", "postgres", "--"]
-
-
-@pytest.fixture
-def postgres_url(tmp_path_factory):
-    base = Path(f"/tmp/workrail-pg-{os.getpid()}-{time.monotonic_ns()}")
-    base.mkdir(mode=0o755)
-    data, port, prefix, binaries = base / "data", _free_port(), _as_postgres_user(), _pg_bin()
-    if prefix:
-        shutil.chown(base, user="postgres")
-    subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(data), "-A", "trust", "-U", "workrail"],
-                   check=True, capture_output=True)
-    subprocess.run([*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-o",
-                    f"-p {port} -k {base} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
-    try:
-        yield f"postgresql://workrail@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run([*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):

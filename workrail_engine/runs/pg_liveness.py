@@ -1,0 +1,266 @@
+"""Which executors sharing a Postgres run store are alive, from session-level advisory locks.
+
+Each process registers a row in ``workrail.executors`` and holds ``pg_advisory_lock(lock_key)`` on
+its own connection for as long as it lives. The server releases a session's locks when the session
+ends, so a lock anyone can take again belongs to a process whose connection is gone:
+
+* ``kill -9`` (or a crash) on a live machine: the kernel closes the socket, the server sees it at
+  once and the lock is free within milliseconds;
+* a machine that vanishes (power, network): the server's TCP keepalives set below notice it after
+  about ``KEEPALIVE_IDLE + KEEPALIVE_COUNT * KEEPALIVE_INTERVAL`` = 11 s.
+
+A free lock is only a *suspect* at first: it is claimed when it is still free ``grace`` seconds
+later. A server restart or failover ends every session at once, and a living process needs up to
+one watch tick to reconnect and take its lock again; without the grace the first process back
+would declare all the others dead and recover their runs while they still execute them.
+
+Only psycopg and the standard library: the module works without DBOS, which wires it in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import socket
+import threading
+import time
+from typing import Callable
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+__all__ = ["PostgresLiveness", "lock_key"]
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_IDLE = 5  # seconds of silence before the first probe
+KEEPALIVE_INTERVAL = 2  # seconds between probes
+KEEPALIVE_COUNT = 3  # unanswered probes before the peer counts as gone
+USER_TIMEOUT_MS = 15_000  # unacknowledged data: a send to a vanished peer fails after this
+
+# Client side (libpq): this process notices a vanished server instead of hanging on a query, so
+# its watch thread reconnects. A URL's own settings win over these defaults.
+CLIENT_DEFAULTS = {
+    "keepalives": "1",
+    "keepalives_idle": str(KEEPALIVE_IDLE),
+    "keepalives_interval": str(KEEPALIVE_INTERVAL),
+    "keepalives_count": str(KEEPALIVE_COUNT),
+    "tcp_user_timeout": str(USER_TIMEOUT_MS),
+    "connect_timeout": "10",
+    "application_name": "workrail-liveness",
+}
+
+# The schema is created under a transaction-level advisory lock: two sessions running
+# CREATE ... IF NOT EXISTS at the same moment can still collide on the catalog's unique indexes.
+SCHEMA_LOCK = "workrail.executors:schema"
+CREATE_SCHEMA = "CREATE SCHEMA IF NOT EXISTS workrail"
+CREATE_TABLE = """CREATE TABLE IF NOT EXISTS workrail.executors(
+    executor_id text PRIMARY KEY, lock_key bigint NOT NULL, host text, pid int, started_at double precision)"""
+
+
+def lock_key(name: str) -> int:
+    """A signed 64-bit advisory-lock key for ``name`` (the leading 8 bytes of its SHA-256).
+
+    Derived, not random: anyone can compute an executor's key from its id (when reading
+    ``pg_locks``, say), and a reconnect takes the same key without reading it back. The prefix
+    keeps our keys apart from those other users of the database derive from their own names
+    (DBOS hashes its own); a collision among 64-bit keys is out of reach for any number of
+    executors a store will see.
+    """
+    digest = hashlib.sha256(f"workrail.executor:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _conninfo(url: str) -> dict[str, str]:
+    """libpq parameters from a URL, SQLAlchemy's ``postgresql+psycopg://`` form accepted too."""
+    plain = re.sub(r"^postgres(?:ql)?\+\w+://", "postgresql://", url)
+    return {**CLIENT_DEFAULTS, **{k: str(v) for k, v in conninfo_to_dict(plain).items()}}
+
+
+class PostgresLiveness:
+    """Which executors sharing a Postgres run store are alive: each holds a session-level advisory lock."""
+
+    def __init__(self, url: str, executor_id: str, *, interval: float = 5.0, grace: float | None = None) -> None:
+        self.executor_id = executor_id
+        self.interval = interval
+        # Two ticks: every living process retries its connection once a tick.
+        self.grace = 2 * interval if grace is None else grace
+        self._params = _conninfo(url)
+        self._key = lock_key(executor_id)
+        self._guard = threading.Lock()  # one psycopg connection, used by callers and the watch thread
+        self._conn: psycopg.Connection | None = None
+        self._suspects: dict[str, float] = {}  # executor id -> when its lock was first found free
+        self._claimed: dict[str, int] = {}  # executor id -> lock key, held until forget()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started_at = time.time()
+        self._started = False
+
+    def start(self) -> None:
+        with self._guard:
+            self._connect(first=True)
+            self._started = True
+
+    def claim_dead(self) -> list[str]:
+        """The registered executors other than this one that are dead, their locks now held here."""
+        with self._guard:
+            conn = self._connection()
+            rows = conn.execute("SELECT executor_id, lock_key FROM workrail.executors WHERE executor_id <> %s"
+                                " ORDER BY executor_id", (self.executor_id,)).fetchall()
+            now, free, claimed = time.monotonic(), set(), []
+            for executor_id, key in rows:
+                # Session locks are re-entrant: one claimed already would be "taken" again here.
+                if executor_id in self._claimed or not self._try_lock(conn, executor_id, key):
+                    continue
+                free.add(executor_id)
+                if now - self._suspects.setdefault(executor_id, now) >= self.grace:
+                    self._claimed[executor_id] = key
+                    claimed.append(executor_id)
+                else:
+                    _unlock(conn, key)  # only a suspect: its owner may be reconnecting
+            # A lock found held since is no suspect any more: the grace starts again.
+            self._suspects = {i: t for i, t in self._suspects.items() if i in free and i not in claimed}
+            return claimed
+
+    def forget(self, executor_ids: list[str]) -> None:
+        """Delete their rows, then release their locks (after the caller recovered their runs).
+
+        In this order: a claimer that read the rows before the delete and takes a lock after the
+        release finds the row gone (``_try_lock`` looks again) and leaves it alone."""
+        with self._guard:
+            conn = self._connection()
+            conn.execute("DELETE FROM workrail.executors WHERE executor_id = ANY(%s)", (executor_ids,))
+            self._release(conn, executor_ids)
+
+    def watch(self, recover: Callable[[list[str]], None]) -> None:
+        """Every ``interval`` s in a daemon thread: recover the dead executors, then forget them."""
+        if self._thread is not None:
+            raise RuntimeError("already watching")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._watch, args=(recover,), name="workrail-pg-liveness", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """A clean stop: nothing of this executor is left to recover, and its lock goes with the session."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()  # a recovery in progress finishes first
+            self._thread = None
+        with self._guard:
+            self._started = False
+            if self._conn is None:
+                return
+            try:
+                self._conn.execute("DELETE FROM workrail.executors WHERE executor_id = %s", (self.executor_id,))
+            except psycopg.Error as exc:  # the row stays: someone will "recover" this executor, finding nothing
+                log.warning("could not unregister executor %s: %s", self.executor_id, exc)
+            finally:
+                self._conn.close()
+                self._conn = None
+
+    # -- the watch thread
+
+    def _watch(self, recover: Callable[[list[str]], None]) -> None:
+        while not self._stop.wait(self.interval):
+            self._tick(recover)
+
+    def _tick(self, recover: Callable[[list[str]], None]) -> None:
+        try:
+            claimed = self.claim_dead()
+        except psycopg.Error as exc:  # the database briefly unavailable: the next tick reconnects
+            log.warning("executor liveness check failed, retrying in %.1f s: %s", self.interval, exc)
+            return
+        if not claimed:
+            return
+        try:
+            recover(claimed)
+        except Exception:
+            # The rows stay and the locks go: the next tick, here or elsewhere, tries again.
+            log.exception("recovering the runs of dead executors %s failed; left for a retry", claimed)
+            self._give_back(claimed)
+            return
+        try:
+            self.forget(claimed)
+        except psycopg.Error as exc:
+            log.warning("could not forget the recovered executors %s: %s", claimed, exc)
+
+    def _give_back(self, executor_ids: list[str]) -> None:
+        try:
+            with self._guard:
+                self._release(self._connection(), executor_ids)
+        except psycopg.Error as exc:  # a lost session has released them anyway
+            log.warning("could not release the locks of %s: %s", executor_ids, exc)
+
+    # -- the connection
+
+    def _connection(self) -> psycopg.Connection:
+        """The session, reconnected (and re-registered) if it was lost; call with the guard held."""
+        if not self._started:
+            raise RuntimeError("PostgresLiveness is not started (or closed)")
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._connect(first=False)
+        assert self._conn is not None
+        return self._conn
+
+    def _connect(self, *, first: bool) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        # Locks and suspicions of a lost session are void: the server released those locks.
+        self._conn, self._claimed, self._suspects = None, {}, {}
+        conn = psycopg.connect(**self._params, autocommit=True)
+        try:
+            self._prepare(conn)
+            self._register(conn, first)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    @staticmethod
+    def _prepare(conn: psycopg.Connection) -> None:
+        # Server side: a vanished client machine ends this session (and frees its lock) in about
+        # 11 s instead of the kernel's default of two hours. Ignored on a Unix socket.
+        conn.execute(f"SET tcp_keepalives_idle = {KEEPALIVE_IDLE}")
+        conn.execute(f"SET tcp_keepalives_interval = {KEEPALIVE_INTERVAL}")
+        conn.execute(f"SET tcp_keepalives_count = {KEEPALIVE_COUNT}")
+        conn.execute(f"SET tcp_user_timeout = {USER_TIMEOUT_MS}")
+        if conn.info.server_version >= 140000:
+            conn.execute("SET idle_session_timeout = 0")  # this session is idle by design
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(SCHEMA_LOCK),))
+            conn.execute(CREATE_SCHEMA)
+            conn.execute(CREATE_TABLE)
+
+    def _register(self, conn: psycopg.Connection, first: bool) -> None:
+        # The lock before the row: whoever sees the row finds the lock held.
+        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()[0]:
+            raise psycopg.OperationalError(f"the lock of executor {self.executor_id} is held by another session "
+                                           "(it is being recovered after this process lost its connection)")
+        inserted = conn.execute(
+            "INSERT INTO workrail.executors(executor_id, lock_key, host, pid, started_at) VALUES (%s, %s, %s, %s, %s)"
+            " ON CONFLICT (executor_id) DO NOTHING RETURNING executor_id",
+            (self.executor_id, self._key, socket.gethostname(), os.getpid(), self._started_at)).fetchone()
+        if not first and inserted is not None:
+            log.error("executor %s was declared dead while its connection was lost; another process may have "
+                      "recovered its runs", self.executor_id)
+
+    def _try_lock(self, conn: psycopg.Connection, executor_id: str, key: int) -> bool:
+        """Take the lock of a registered executor if it is free and its row is still there."""
+        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            return False
+        if conn.execute("SELECT 1 FROM workrail.executors WHERE executor_id = %s", (executor_id,)).fetchone():
+            return True
+        _unlock(conn, key)  # forgotten by another claimer meanwhile
+        return False
+
+    def _release(self, conn: psycopg.Connection, executor_ids: list[str]) -> None:
+        for executor_id in executor_ids:
+            key = self._claimed.pop(executor_id, None)
+            if key is not None:
+                _unlock(conn, key)
+
+
+def _unlock(conn: psycopg.Connection, key: int) -> None:
+    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
