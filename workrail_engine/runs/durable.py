@@ -316,6 +316,7 @@ class _Effects:
             done = DBOS.wait_first([h for _, h in running.values()], polling_interval_sec=0.02)
             index, handle = running.pop(done.workflow_id)
             results[index] = handle.get_result(polling_interval_sec=0.02)
+        self.recorded |= self.journal.recorded_keys(self.run_id)  # the members recorded theirs
         return results
 
     def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:

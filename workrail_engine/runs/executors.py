@@ -66,13 +66,14 @@ class InFlight:
 
     An append-only log (``+pgid`` / ``-pgid`` lines, no fsync: it only has to survive the death
     of this process, not of the machine), because rewriting a file per step costs a millisecond
-    on some filesystems; it is emptied whenever nothing is running.
+    on some filesystems; it is emptied, now and then, when nothing is running.
     """
 
     def __init__(self, lock: ExecutorLock) -> None:
         self.path = lock.directory / f"{lock.executor_id}.pgids"
         self._fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_APPEND, 0o600)
         self._groups: set[int] = set()
+        self._written = 0  # lines since the log was last emptied
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -94,10 +95,11 @@ class InFlight:
     def remove(self, pgid: int) -> None:
         with self._lock:
             self._groups.discard(pgid)
-            if self._groups:
-                os.write(self._fd, f"-{pgid}\n".encode())
-            else:
+            os.write(self._fd, f"-{pgid}\n".encode())
+            self._written += 1
+            if not self._groups and self._written >= 4096:  # truncating at every step costs more than the step
                 os.ftruncate(self._fd, 0)
+                self._written = 0
 
 
 def _live_groups(log: str) -> set[int]:
