@@ -87,6 +87,34 @@ def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
     assert json.loads(status.stdout)["status"] == "cancelled"
 
 
+def test_cancel_from_another_process_stops_the_run_within_five_seconds(cli_project, tmp_path):
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(cli_project),
+                             "run", "cli-flow", "--param", "name=x", "--param", "nap=60"],
+                            cwd=cli_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while "started " not in line:
+            line = proc.stderr.readline()
+            assert line, "workrail run ended before it started the run"
+        run_id = line.split("started ", 1)[1].split()[0]
+        deadline = time.monotonic() + 60
+        while not (cli_project / "x").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the nap step is running
+        cancelled = workrail(cli_project, tmp_path, "cancel", run_id, "--reason", "from elsewhere")
+        assert cancelled.returncode == 0, cancelled.stderr
+        started = time.monotonic()
+        out, err = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 5, "the run's process outlived the cancel by 5 s"
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, err
+    status = json.loads(workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json").stdout)
+    assert status["status"] == "cancelled" and "from elsewhere" in status["error_message"]
+    assert [r["step_name"] for r in status["step_results"] if r["status"] == "success"] == ["make"]
+
+
 CONTINUE = """
 import json, sys
 from pathlib import Path

@@ -93,6 +93,42 @@ def test_cancel_stops_processes_within_five_seconds(service, tmp_path):
     assert service.get(run_id)["status"] == "cancelled"
 
 
+def test_cancel_records_every_step_that_completed(service, tmp_path):
+    """Each step leaves a file; after a cancel mid-run, every file's step is in the results, and
+    no step started after the cancel (each step's result is stored as it ends)."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    wf = workflow(*(command(f"s{i}", ["touch", str(marks / f"s{i}")]) for i in range(400)))
+    run_id = service.run(wf, {}, RunOptions())
+    deadline = time.monotonic() + 20
+    while len(list(marks.iterdir())) < 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    answer = service.cancel(run_id, "enough")
+    time.sleep(0.5)  # anything still going would show up now
+    result = service.get(run_id)
+    assert result["status"] == "cancelled"
+    touched = {p.name for p in marks.iterdir()}
+    succeeded = {r["step_name"] for r in result["step_results"] if r["status"] == "success"}
+    assert 20 <= len(touched) < 400
+    assert succeeded <= touched and len(touched - succeeded) <= 1  # at most the one the cancel cut short
+    assert answer["steps_completed"] <= len(succeeded) <= answer["steps_completed"] + 1
+
+
+def test_cancel_ends_a_retry_delay_at_once(service):
+    from workrail_engine.runs.durable import live_run_ids
+
+    wf = workflow(command("flaky", py("import sys; sys.exit(1)"), retry={"maxAttempts": 3, "delaySeconds": 30}))
+    run_id = service.run(wf, {}, RunOptions())
+    time.sleep(1.5)  # the first attempt has failed by now: the run waits 30 s before the second
+    assert run_id in live_run_ids()
+    started = time.monotonic()
+    service.cancel(run_id)
+    while run_id in live_run_ids() and time.monotonic() - started < 5:
+        time.sleep(0.05)
+    assert run_id not in live_run_ids(), "the run's thread still sleeps after the cancel"
+    assert service.get(run_id)["status"] == "cancelled"
+
+
 def test_conditions_templates_and_loops(service):
     wf = workflow(
         command("emit", py("import json; print(json.dumps({'n': 2}))")),
