@@ -72,13 +72,14 @@ def _spec(step: Mapping[str, Any], values: Mapping[str, Any], secrets: SecretSet
     return CommandSpec(argv, cwd, env, timeout=min(timeouts) if timeouts else None, grace=settings.grace)
 
 
-def _judge(step: Mapping[str, Any], outcome: CommandOutcome, context: Mapping[str, Any]) -> tuple[str, str | None, Any]:
+def _judge(step: Mapping[str, Any], outcome: CommandOutcome, values: Mapping[str, Any]) -> tuple[str, str | None, Any]:
     if not outcome.ok:
         reason = outcome.error or f"exited with status {outcome.exit_code}"
         return ("cancelled" if outcome.cancelled else "failed"), reason, None
     criteria = step.get("validationCriteria")
     if criteria is None:
         return "success", None, None
+    context = {**values.get("parameters", {}), **values.get("context", {}), **values}
     checked = validate_output(criteria, outcome.stdout, context)
     if checked.valid:
         return "success", None, None
@@ -105,8 +106,7 @@ def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names
     except (TemplateError, SecurityViolation) as exc:
         return secrets.mask(_failure(str(exc), started))
     outcome = run_command(spec, cancel, on_start=on_start, on_end=on_end)
-    context = {**values.get("parameters", {}), **values.get("context", {}), **values}
-    status, error, validation = _judge(step, outcome, context)
+    status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
     result = {"status": status, "output": outcome.output(), "error": error, "duration": outcome.duration,
               "finished_at": time.time(), "deadline": hit_deadline or None, "validation": validation}

@@ -261,7 +261,7 @@ class _Effects:
         return outcome
 
     def _cancelled(self) -> bool:
-        return self.journal.statuses([self.run_id]).get(self.run_id) == "CANCELLED"
+        return self.journal.status(self.run_id) == "CANCELLED"
 
     def _run(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
         # A cancel from any process lands in DBOS's status at once; reading it here (≈ 10 µs on

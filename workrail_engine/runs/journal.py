@@ -55,6 +55,7 @@ class Journal:
         self._lock = threading.Lock()
         # Attempt outcomes not written yet, by (run id, step key): see `add_attempt`.
         self._pending: dict[tuple[str, str], tuple[int, str]] = {}
+        self._compiled: dict[str, str] = {}
         if self.postgres:
             import psycopg
 
@@ -82,8 +83,11 @@ class Journal:
     # --- SQL plumbing: `?` placeholders, table names by role -----------------------------------
 
     def _sql(self, text: str) -> str:
-        text = text.format(**self._names)
-        return text.replace("?", "%s") if self.postgres else text
+        compiled = self._compiled.get(text)
+        if compiled is None:
+            compiled = text.format(**self._names)
+            compiled = self._compiled[text] = compiled.replace("?", "%s") if self.postgres else compiled
+        return compiled
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
@@ -167,6 +171,11 @@ class Journal:
         rows = self._read("SELECT result FROM {journal} WHERE run_id = ? AND result IS NOT NULL ORDER BY position",
                           (run_id,))
         return [json.loads(result) for (result,) in rows]
+
+    def status(self, run_id: str) -> str | None:
+        """DBOS's status of a run (asked before every attempt: one indexed read, no ORM)."""
+        rows = self._read("SELECT status FROM {status} WHERE workflow_uuid = ?", (run_id,))
+        return rows[0][0] if rows else None
 
     def statuses(self, run_ids: list[str]) -> dict[str, str]:
         """DBOS's status of each run (read from its table: one indexed query, no ORM)."""

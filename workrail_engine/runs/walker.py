@@ -136,7 +136,8 @@ class RunWalker:
         return {"status": "success", "error_message": None}
 
     def _holds(self, step: Mapping[str, Any]) -> bool:
-        return evaluate(step.get("runCondition"), condition_context(self.values))
+        condition = step.get("runCondition")
+        return condition is None or evaluate(condition, condition_context(self.values))
 
     def _step(self, step: dict, key: str) -> None:
         if not self._holds(step):

@@ -22,9 +22,14 @@ class SandboxUnavailable(SecurityViolation):
     """A step asked for the sandbox and bubblewrap cannot provide it here."""
 
 
+@functools.lru_cache(maxsize=32)
+def _resolved(project: Path) -> Path:
+    return project.resolve()  # once per project: resolving costs more than a step's bookkeeping
+
+
 def resolve_cwd(project: Path, cwd: str | None) -> Path:
     """The directory a step runs in; raises `SecurityViolation` when it would leave ``project``."""
-    root = project.resolve()
+    root = _resolved(project)
     if not cwd:
         return root
     relative = PurePosixPath(cwd)
