@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
+from dbos._dbos import _get_dbos_instance
 from dbos._error import DBOSWorkflowCancelledError
 from dbos._serialization import DBOSPortableJSONSerializer
 
@@ -33,6 +34,7 @@ from .commands import AttemptSettings, run_attempt
 from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
 from .journal import Journal
 from .model import step_result
+from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
@@ -43,6 +45,11 @@ __all__ = ["APP_VERSION", "launch", "exit_promptly_on_shutdown", "live_run_ids",
 
 APP_VERSION = "workrail-runs-2"  # fixed: DBOS only recovers runs started by the same version
 STEP_QUEUE = "workrail-steps"  # the members of parallel groups on Postgres, shared by every process
+# Where the runs of a dead process wait to be taken over (DBOS's own recovery queue is dequeued by
+# every process, including those not allowed to run commands): runs with command steps go to a
+# queue only processes allowed to run them listen to; the others to one every process listens to.
+RECOVERED_RUNS = "workrail-recovered-runs"
+RECOVERED_AGENT_RUNS = "workrail-recovered-agent-runs"
 CONTINUE_TOPIC = "continue"
 WAIT_CHUNK = 30.0  # seconds
 
@@ -51,6 +58,7 @@ _watch: CancelWatch | None = None
 _groups: InFlight | None = None
 _journal: Journal | None = None
 _members_on_queue = False
+_liveness: Any = None  # PostgresLiveness on a Postgres store
 # The runs executing in this process → [state changes, step results recorded]: what a waiter
 # here watches instead of reading the run from the database again and again.
 _live: dict[str, list[int]] = {}
@@ -98,23 +106,59 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
         "notification_listener_polling_interval_sec": 0.1,
     })
     if not settings.allow_commands:
-        DBOS.listen_queues([])  # leave command steps to processes allowed to run them
+        DBOS.listen_queues([RECOVERED_AGENT_RUNS])  # leave command steps to processes allowed to run them
     _mask_logs()
     DBOS.launch()
     _journal = Journal(url)
     _members_on_queue = _journal.postgres
     if settings.allow_commands and _members_on_queue:
         DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
+    for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):
+        DBOS.register_queue(queue, polling_interval_sec=0.5, on_conflict="always_update")
     dead = dead_executors(home, lock.executor_id)
-    if dead:
-        stop_orphans(home, dead)  # steps of a killed process outlive it (own sessions): stop them first
-        DBOS._recover_pending_workflows(dead)
+    if _journal.postgres:
+        # Processes on other machines die too: which executors are dead is known from Postgres
+        # (`pg_liveness`), and one living process takes over each of them. The local lock files
+        # still tell which process groups a dead process of this machine left running.
+        stop_orphans(home, dead)
         forget(home, dead)
+        _watch_postgres(home, url, lock.executor_id)
+    elif dead:
+        _recover(home, dead)
     global _groups, _executor_lock
     _groups = InFlight(lock)
     _executor_lock = lock
     _launched = (home, lock.executor_id)
     return lock.executor_id
+
+
+def _watch_postgres(home: Path, url: str, executor_id: str) -> None:
+    """Register this executor as alive in the shared store, and watch for dead ones
+    (`WORKRAIL_LIVENESS_INTERVAL`, default every 5 s)."""
+    from .pg_liveness import PostgresLiveness
+
+    global _liveness
+    _liveness = PostgresLiveness(url, executor_id, interval=float(os.environ.get("WORKRAIL_LIVENESS_INTERVAL", "5")))
+    _liveness.start()
+    _liveness.watch(lambda dead: _recover(home, dead))
+
+
+def _recover(home: Path, dead: list[str]) -> None:
+    """Hand the runs of dead executors to the living: each goes back on a recovery queue (the
+    member of a parallel group on its own queue), where one process takes it and resumes it."""
+    stop_orphans(home, dead)  # steps of a killed process outlive it (own sessions): stop them first
+    system = _get_dbos_instance()._sys_db
+    for executor_id in dead:
+        pending = [p.workflow_id for p in system.get_pending_workflows(executor_id, APP_VERSION)]
+        if not pending:
+            continue
+        for status in DBOS.list_workflows(workflow_ids=pending, load_output=False):
+            queue = RECOVERED_RUNS
+            args = (status.input or {}).get("args") if isinstance(status.input, dict) else None
+            if status.name == "workrail_run" and args and not has_commands(args[0].get("workflow") or {}):
+                queue = RECOVERED_AGENT_RUNS
+            system.reenqueue_for_recovery(status.workflow_id, [executor_id], queue)
+    forget(home, dead)
 
 
 def exit_promptly_on_shutdown() -> None:
@@ -145,7 +189,7 @@ def _exit_if_busy() -> None:
 def shutdown() -> None:
     """Stop DBOS in this process (its background threads too) after a clean finish of the
     caller's work; runs still in flight are left to be recovered by the next process."""
-    global _launched, _groups, _executor_lock, _journal
+    global _launched, _groups, _executor_lock, _journal, _liveness
     with _lock:
         if _launched is None:
             return
@@ -156,9 +200,11 @@ def shutdown() -> None:
             _groups.close()
         if _journal is not None:
             _journal.close()
+        if _liveness is not None and not _live:
+            _liveness.close()
         if _executor_lock is not None and not _live:
             _executor_lock.release()
-        _launched = _groups = _executor_lock = _journal = None
+        _launched = _groups = _executor_lock = _journal = _liveness = None
 
 
 _changed = threading.Condition()  # notified when a run of this process changes status

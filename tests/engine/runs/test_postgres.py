@@ -2,6 +2,8 @@
 
 Two worker processes share one store and one queue: a parallel group of 12 steps with
 parallel_limit 3 runs on both, and never more than 3 at once (from the steps' own timestamps).
+Two workers with homes of their own (two machines, as far as the store can tell): the run of one
+killed with ``kill -9`` is taken over by the other, from its last completed step.
 The server comes from the Debian package ``postgresql`` (installed by .ci/run); without it this
 test fails, it does not skip.
 """
@@ -23,11 +25,17 @@ WORKER = """
 import json, sys, time
 from pathlib import Path
 from workrail_engine.runs import RunOptions, RunService
-service = RunService(Path(sys.argv[1]), allow_commands=True, home=Path(sys.argv[2]))
+service = RunService(Path(sys.argv[1]), allow_commands=sys.argv[3] != "status", home=Path(sys.argv[2]))
 service.start()
 if sys.argv[3] == "serve":
     print("ready", flush=True)
     time.sleep(float(sys.argv[4]))
+elif sys.argv[3] == "start":
+    run_id = service.run(json.loads(sys.argv[4]), {}, RunOptions())
+    print(run_id, flush=True)
+    time.sleep(120)
+elif sys.argv[3] == "status":
+    print(json.dumps(service.wait(sys.argv[4], 60)))
 else:
     workflow = json.loads(sys.argv[4])
     run_id = service.run(workflow, {}, RunOptions(parallel_limit=3))
@@ -57,7 +65,7 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
     finally:
         helper.kill()
         helper.communicate()
-    assert result["status"] == "success", result
+    assert result["status"] == "success", json.dumps(result, indent=1)[:3000]
     outputs = [r["output"]["stdout"] for r in result["step_results"]]
     events = sorted([(o["start"], 1) for o in outputs] + [(o["end"], -1) for o in outputs])
     running = peak = 0
@@ -66,3 +74,46 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
         peak = max(peak, running)
     assert peak == 3
     assert len({o["worker"] for o in outputs}) == 2, "both worker processes should have run steps"
+
+
+def _mark(path: Path, word: str) -> list[str]:
+    return [sys.executable, "-c", f"open({str(path)!r}, 'a').write({word!r} + '\\n')"]
+
+
+def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres_url, tmp_path):
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
+    project = tmp_path / "project"
+    project.mkdir()
+    marks = tmp_path / "marks"
+    workflow = {"id": "pg-recovery", "name": "pg", "steps": [
+        {"id": "one", "title": "one", "run": {"command": _mark(marks, "one")}},
+        {"id": "nap", "title": "nap", "run": {"command": [sys.executable, "-c", "import time; time.sleep(3)"]}},
+        {"id": "three", "title": "three", "run": {"command": _mark(marks, "three")}},
+    ]}
+    other = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-b"), "serve", "90"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    doomed = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-a"), "start",
+                               json.dumps(workflow)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "ready", other.stderr.read()
+        run_id = doomed.stdout.readline().strip()
+        assert run_id.startswith("wf-"), doomed.stderr.read()
+        deadline = time.monotonic() + 30
+        while not marks.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the nap is running in the doomed worker
+        doomed.kill()  # kill -9
+        doomed.wait()
+        killed_at = time.monotonic()
+        status = subprocess.run([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-c"), "status", run_id],
+                                env=env, capture_output=True, text=True, timeout=120)
+        assert status.returncode == 0, status.stderr
+        result = json.loads(status.stdout)
+    finally:
+        for worker in (doomed, other):
+            worker.kill()
+            worker.communicate()
+    assert result["status"] == "success", json.dumps(result, indent=1)[:3000]
+    assert time.monotonic() - killed_at < 30
+    assert marks.read_text() == "one\nthree\n"  # "one" was not run again
+    assert [r["step_name"] for r in result["step_results"]] == ["one", "nap", "three"]

@@ -16,9 +16,9 @@ WAITER = """
 import json, sys
 from pathlib import Path
 from workrail_engine.runs import RunService
-service = RunService(Path(sys.argv[1]), allow_commands=True, home=Path(sys.argv[2]))
+service = RunService(Path(sys.argv[1]), allow_commands=sys.argv[4] == "commands", home=Path(sys.argv[2]))
 service.start()
-print(json.dumps(service.wait(sys.argv[3], 60)))
+print(json.dumps(service.wait(sys.argv[3], float(sys.argv[5]))))
 """
 
 
@@ -57,8 +57,8 @@ def _crash_mid_run(tmp_path: Path, idempotent: bool) -> tuple[Path, Path, str]:
     return project, home / "runs", run_id
 
 
-def _recover(project: Path, home: Path, run_id: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", WAITER, str(project), str(home), run_id],
+def _recover(project: Path, home: Path, run_id: str, allowed: str = "commands", wait: float = 60) -> dict:
+    out = subprocess.run([sys.executable, "-c", WAITER, str(project), str(home), run_id, allowed, str(wait)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -82,3 +82,12 @@ def test_kill_9_during_a_non_idempotent_step_marks_it_interrupted(tmp_path):
     assert [r["status"] for r in result["step_results"]] == ["success", "interrupted"]
     lines = (project / "log").read_text().split()
     assert lines.count("second-start") == 1 and "third" not in lines and "second-end" not in lines
+
+
+def test_a_process_not_allowed_to_run_commands_leaves_the_run_to_one_that_is(tmp_path):
+    project, home, run_id = _crash_mid_run(tmp_path, idempotent=True)
+    seen = _recover(project, home, run_id, allowed="no-commands", wait=3)
+    assert seen["status"] == "running", seen  # not taken over (it would fail: commands are off there)
+    assert (project / "log").read_text().split().count("second-start") == 1
+    result = _recover(project, home, run_id)
+    assert result["status"] == "success", result
