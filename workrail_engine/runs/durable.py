@@ -114,7 +114,7 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
     if settings.allow_commands and _members_on_queue:
         DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
     for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):
-        DBOS.register_queue(queue, polling_interval_sec=0.5, on_conflict="always_update")
+        DBOS.register_queue(queue, polling_interval_sec=2.0, on_conflict="always_update")
     dead = dead_executors(home, lock.executor_id)
     if _journal.postgres:
         # Processes on other machines die too: which executors are dead is known from Postgres
@@ -290,6 +290,7 @@ class _Effects:
         self.secret_names = secret_names
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
+        self.status: str | None = None  # the run's status read with the last result, not yet used
         self.done = self.journal.attempts(run_id)  # a replay gets these back instead of running them
         self.recorded = self.journal.recorded_keys(run_id)
 
@@ -307,11 +308,15 @@ class _Effects:
         return outcome
 
     def _cancelled(self) -> bool:
-        return self.journal.status(self.run_id) == "CANCELLED"
+        status, self.status = self.status, None
+        if status is None:
+            status = self.journal.status(self.run_id)
+        return status == "CANCELLED"
 
     def _run(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
-        # A cancel from any process lands in DBOS's status at once; reading it here (≈ 10 µs on
-        # SQLite) means no step starts after it, even before the watcher's next poll.
+        # A cancel from any process lands in DBOS's status at once; reading it before each step
+        # (with the previous step's result, or here) means no step starts after it, even before
+        # the watcher's next poll.
         if self._cancelled():
             raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
         if step.get("idempotent") is False:
@@ -367,6 +372,7 @@ class _Effects:
 
     def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
         self.journal.flush()
+        self.status = None  # stale once the agent answers
         while True:
             remaining = WAIT_CHUNK if deadline is None else deadline - _clock()
             if remaining <= 0:
@@ -395,13 +401,14 @@ class _Effects:
         if key in self.recorded:
             return
         self.recorded.add(key)
-        self.journal.add_result(self.run_id, key, self.masks.mask(result))
+        self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
         _count(self.run_id, 1)
 
     def state(self, state: dict) -> None:
         self.journal.flush()
+        self.status = None
         DBOS.set_event("state", self.masks.mask(state))
         _count(self.run_id, 0)
         _notify()
@@ -422,7 +429,9 @@ def workrail_run(run: dict) -> dict:
             summary = walker.run()
         except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
             summary = {"status": "failed", "error_message": f"the run stopped on a malformed workflow: {exc}"}
-        summary = {**effects.masks.mask(summary), "finished_at": _clock()}
+        # The clock as is (not a checkpointed read): the summary is stored once, by the
+        # `state` event below, which a replay does not send again.
+        summary = {**effects.masks.mask(summary), "finished_at": time.time()}
         effects.state(summary)
         return summary
     finally:

@@ -56,6 +56,8 @@ class Journal:
         # Attempt outcomes not written yet, by (run id, step key): see `add_attempt`.
         self._pending: dict[tuple[str, str], tuple[int, str]] = {}
         self._compiled: dict[str, str] = {}
+        self._writes = 0
+        self._closing = threading.Event()
         if self.postgres:
             import psycopg
 
@@ -70,15 +72,36 @@ class Journal:
             self._conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None,
                                          check_same_thread=False, timeout=30)
             configure_connection(self._conn)
+            self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see `_checkpoints`
+            threading.Thread(target=self._checkpoints, args=(url.removeprefix("sqlite:///"),),
+                             name="workrail-journal-checkpoints", daemon=True).start()
             self._names = {"journal": "workrail_journal", "status": "workflow_status"}
             with self._transaction() as cur:
                 for statement in _SQLITE_TABLES:
                     cur.execute(statement)
 
     def close(self) -> None:
+        self._closing.set()
         with self._lock:
             self._flush()
             self._conn.close()
+
+    def _checkpoints(self, path: str) -> None:
+        """SQLite: move the write-ahead log into the database now and then, from a connection of
+        its own, instead of in the middle of a step's commit (SQLite's automatic checkpoint costs
+        that commit 10–20 ms every thousand pages; on average a third of a commit's time)."""
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        try:
+            configure_connection(conn)
+            seen = 0
+            while not self._closing.wait(1.0):
+                if self._writes - seen >= 100:
+                    seen = self._writes
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:  # a store gone (tests delete theirs): nothing left to checkpoint
+            pass
+        finally:
+            conn.close()
 
     # --- SQL plumbing: `?` placeholders, table names by role -----------------------------------
 
@@ -107,11 +130,15 @@ class Journal:
 
     def _read(self, text: str, args: tuple) -> list[tuple]:
         with self._lock:
-            if self.postgres:
-                with self._conn.cursor() as cur:
-                    cur.execute(self._sql(text), args)
-                    return cur.fetchall()
-            return self._conn.execute(self._sql(text), args).fetchall()
+            return self._fetch(text, args)
+
+    def _fetch(self, text: str, args: tuple) -> list[tuple]:
+        """A query (the caller holds ``_lock``)."""
+        if self.postgres:
+            with self._conn.cursor() as cur:
+                cur.execute(self._sql(text), args)
+                return cur.fetchall()
+        return self._conn.execute(self._sql(text), args).fetchall()
 
     def _execute(self, text: str, rows: list[tuple]) -> None:
         """Write ``rows`` in one transaction (the caller holds ``_lock``)."""
@@ -150,12 +177,16 @@ class Journal:
         with self._lock:
             self._pending[(run_id, key)] = (attempt, json.dumps(outcome))
 
-    def add_result(self, run_id: str, key: str, result: dict) -> None:
-        """A step's result, on the row of its last attempt; written now."""
+    def add_result(self, run_id: str, key: str, result: dict) -> str | None:
+        """A step's result, on the row of its last attempt; written now. Returns the run's DBOS
+        status read right after (so the next step need not ask again whether it was cancelled)."""
         with self._lock:
             attempt, outcome = self._pending.pop((run_id, key), (0, None))
             self._flush()
             self._execute(_UPSERT, [(run_id, key, attempt, outcome, json.dumps(result))])
+            self._writes += 1
+            rows = self._fetch("SELECT status FROM {status} WHERE workflow_uuid = ?", (run_id,))
+        return rows[0][0] if rows else None
 
     def flush(self) -> None:
         """Make the attempts held so far durable (before a pause, a wait, a state change)."""

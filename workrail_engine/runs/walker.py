@@ -122,7 +122,7 @@ class RunWalker:
     # --- the walk ----------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
-        self.effects.state({"status": "running"})
+        # No "running" state at the start: a run without a state event reads as running.
         for step in self.workflow["steps"]:
             if self.error is not None:
                 break
