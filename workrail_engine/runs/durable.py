@@ -364,9 +364,9 @@ class _Effects:
                 handle = DBOS.enqueue_workflow(STEP_QUEUE, workrail_member, self.run_id, key, step, values,
                                                deadline, self.secret_names)
                 running[handle.workflow_id] = (index, handle)
-            done = DBOS.wait_first([h for _, h in running.values()], polling_interval_sec=0.02)
+            done = DBOS.wait_first([h for _, h in running.values()], polling_interval_sec=0.01)
             index, handle = running.pop(done.workflow_id)
-            results[index] = handle.get_result(polling_interval_sec=0.02)
+            results[index] = handle.get_result(polling_interval_sec=0.01)
         self.recorded |= self.journal.recorded_keys(self.run_id)  # the members recorded theirs
         return results
 
