@@ -202,7 +202,7 @@ def run_command(spec: CommandSpec, cancel: threading.Event | None = None,
 def _pump(proc: subprocess.Popen, capture: _Capture, stopper: _Stopper, deadline: float | None,
           cancel: threading.Event | None, outcome: CommandOutcome) -> None:
     """Read both pipes until they close, watching the deadline and the cancel flag."""
-    selector = selectors.DefaultSelector()
+    selector = selectors.PollSelector()  # no epoll descriptor to create and close per command
     assert proc.stdout is not None and proc.stderr is not None
     selector.register(proc.stdout, selectors.EVENT_READ, True)
     selector.register(proc.stderr, selectors.EVENT_READ, False)
