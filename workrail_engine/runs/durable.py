@@ -387,6 +387,7 @@ class _Effects:
         """A retry delay. ``moment`` comes from a recorded attempt, so a replay after a crash
         waits only for what is left of it; a cancel ends it at once."""
         self.journal.flush()
+        self.status = None  # stale after the delay
         if moment <= time.time():
             return
         flag = watch().watch(self.run_id)
