@@ -192,14 +192,10 @@ class Journal:
         with self._lock:
             attempt, outcome = self._pending.pop((run_id, key), (0, None))
             self._flush()
-            row = (run_id, key, attempt, outcome, json.dumps(result))
             self._writes += 1
-            if self.postgres:  # one round trip to the server for both
-                found = self._fetch(_UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)",
-                                    (*row, run_id))
-            else:
-                self._execute(_UPSERT, [row])
-                found = self._fetch("SELECT status FROM {status} WHERE workflow_uuid = ?", (run_id,))
+            # One statement for both (one round trip to a Postgres server; it commits on its own).
+            found = self._fetch(_UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)",
+                                (run_id, key, attempt, outcome, json.dumps(result), run_id))
         return found[0][0] if found else None
 
     def flush(self) -> None:
