@@ -91,3 +91,49 @@ def test_a_process_not_allowed_to_run_commands_leaves_the_run_to_one_that_is(tmp
     assert (project / "log").read_text().split().count("second-start") == 1
     result = _recover(project, home, run_id)
     assert result["status"] == "success", result
+
+
+AGENT_RUN = """
+import json, sys, time
+from pathlib import Path
+from workrail_engine.runs import RunOptions, RunService
+service = RunService(Path(sys.argv[1]), allow_commands=False, home=Path(sys.argv[2]))
+service.start()
+workflow = {"id": "ask", "name": "Ask", "steps": [
+    {"id": "answer", "title": "Answer", "prompt": "Say something"},
+    {"id": "again", "title": "Again", "prompt": "Say it again"}]}
+run_id = service.run(workflow, {}, RunOptions())
+print(run_id, service.wait(run_id, 30)["status"], flush=True)
+time.sleep(120)
+"""
+
+CONTINUE_ELSEWHERE = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs import RunService
+# server=True: ends at once with the run still waiting, as an MCP server does
+service = RunService(Path(sys.argv[1]), allow_commands=False, home=Path(sys.argv[2]), server=True)
+service.start()
+print(json.dumps(service.continue_run(sys.argv[3], "said", wait_seconds=30)))
+"""
+
+
+def test_a_run_of_prompt_steps_is_taken_over_by_a_process_without_commands(tmp_path):
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    first = subprocess.Popen([sys.executable, "-c", AGENT_RUN, str(project), str(home)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        run_id, status = first.stdout.readline().split()
+        assert status == "waiting"
+    finally:
+        first.kill()  # kill -9 while the run waits for the agent
+        first.communicate()
+    out = subprocess.run([sys.executable, "-c", CONTINUE_ELSEWHERE, str(project), str(home), run_id],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    after = json.loads(out.stdout)
+    # The answer moved the run on: this process (no --allow-commands) took it over and runs it.
+    assert after["outcome"] == "accepted" and after["status"] == "waiting", after
+    assert after["waiting"]["step"]["id"] == "again"
+    assert [r["step_name"] for r in after["step_results"]] == ["answer"]
