@@ -19,16 +19,22 @@ would.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from .sqlite_store import configure_connection
 
 __all__ = ["Journal"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+RECONNECT_FOR = 120.0  # seconds a lost Postgres connection is tried again before a step fails
 
 # One row per attempt; the step's result rides on the row of its last attempt (attempt 0 for a
 # step that has none: skipped, or answered by the agent), so a step costs one INSERT.
@@ -60,19 +66,9 @@ class Journal:
         self._writes = 0
         self._closing = threading.Event()
         if self.postgres:
-            import psycopg
-
-            self._conn: Any = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://", 1),
-                                              autocommit=True)
+            self._url = url.replace("postgresql+psycopg://", "postgresql://", 1)
+            self._conn: Any = self._connect()
             self._names = {"journal": "workrail.journal", "status": f'"{dbos_schema}".workflow_status'}
-            # As with SQLite's synchronous=NORMAL: a commit is not flushed to disk before it returns,
-            # which survives any crash of our processes (the server has the row) and can only lose
-            # the last commits if the database server itself crashes — never corrupt anything.
-            # Flushing each step's row cost 2–3 ms a step here. WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT=on
-            # flushes every commit.
-            synchronous = os.environ.get("WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT", "off").lower()
-            self._conn.execute("SELECT set_config('synchronous_commit', %s, false)",
-                               (synchronous if synchronous in ("on", "off", "local", "remote_write") else "off",))
             with self._transaction() as cur:
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
                 for statement in _POSTGRES_TABLES:
@@ -88,6 +84,45 @@ class Journal:
             with self._transaction() as cur:
                 for statement in _SQLITE_TABLES:
                     cur.execute(statement)
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        conn = psycopg.connect(self._url, autocommit=True)
+        # As with SQLite's synchronous=NORMAL: a commit is not flushed to disk before it returns,
+        # which survives any crash of our processes (the server has the row) and can only lose
+        # the last commits if the database server itself crashes — never corrupt anything.
+        # Flushing each step's row cost 2–3 ms a step here. WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT=on
+        # flushes every commit.
+        synchronous = os.environ.get("WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT", "off").lower()
+        conn.execute("SELECT set_config('synchronous_commit', %s, false)",
+                     (synchronous if synchronous in ("on", "off", "local", "remote_write") else "off",))
+        return conn
+
+    def _again(self, action: Callable[[], T]) -> T:
+        """Postgres: a server restart or a failover ends the session. Connect again and repeat —
+        every write here is an upsert and every read a read, so a repeat is harmless — for up to
+        ``RECONNECT_FOR`` seconds, as DBOS does for its own queries, before giving up."""
+        if not self.postgres:
+            return action()
+        import psycopg
+
+        give_up = time.monotonic() + RECONNECT_FOR
+        pause = 0.2
+        while True:
+            try:
+                return action()
+            except psycopg.OperationalError:
+                if time.monotonic() >= give_up:
+                    raise
+                log.warning("the run store's connection was lost; connecting again")
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+                try:
+                    self._conn.close()
+                    self._conn = self._connect()
+                except psycopg.OperationalError:
+                    continue  # the server is not back yet
 
     def close(self) -> None:
         self._closing.set()
@@ -144,9 +179,11 @@ class Journal:
     def _fetch(self, text: str, args: tuple) -> list[tuple]:
         """A query (the caller holds ``_lock``)."""
         if self.postgres:
-            with self._conn.cursor() as cur:
-                cur.execute(self._sql(text), args)
-                return cur.fetchall()
+            def query() -> list[tuple]:
+                with self._conn.cursor() as cur:
+                    cur.execute(self._sql(text), args)
+                    return cur.fetchall()
+            return self._again(query)
         return self._conn.execute(self._sql(text), args).fetchall()
 
     def _execute(self, text: str, rows: list[tuple]) -> None:
@@ -154,8 +191,11 @@ class Journal:
         if len(rows) == 1 and not self.postgres:
             self._conn.execute(self._sql(text), rows[0])  # one statement: its own transaction
             return
-        with self._transaction() as cur:
-            cur.executemany(self._sql(text), rows)
+
+        def write() -> None:
+            with self._transaction() as cur:
+                cur.executemany(self._sql(text), rows)
+        self._again(write)
 
     def _flush(self) -> None:
         if self._pending:

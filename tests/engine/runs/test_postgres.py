@@ -117,3 +117,24 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
     assert time.monotonic() - killed_at < 30
     assert marks.read_text() == "one\nthree\n"  # "one" was not run again
     assert [r["step_name"] for r in result["step_results"]] == ["one", "nap", "three"]
+
+
+def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server, tmp_path):
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_server.url}
+    project = tmp_path / "project"
+    project.mkdir()
+    workflow = {"id": "pg-restart", "name": "pg", "steps": [
+        {"id": f"nap-{i}", "title": "nap", "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.4)"]}}
+        for i in range(8)]}
+    runner = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home"), "run", json.dumps(workflow)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)  # the run is under way (DBOS launched, a few naps done)
+        postgres_server.restart()  # every session ends: the journal's, DBOS's, the liveness lock's
+        out, err = runner.communicate(timeout=120)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, err
+    result = json.loads(out)
+    assert result["status"] == "success", result
+    assert [r["step_name"] for r in result["step_results"]] == [f"nap-{i}" for i in range(8)]
