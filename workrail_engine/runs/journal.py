@@ -66,7 +66,7 @@ class Journal:
         self._writes = 0
         self._closing = threading.Event()
         if self.postgres:
-            self._url = url.replace("postgresql+psycopg://", "postgresql://", 1)
+            self._url = url
             self._conn: Any = self._connect()
             self._names = {"journal": "workrail.journal", "status": f'"{dbos_schema}".workflow_status'}
             with self._transaction() as cur:
@@ -88,7 +88,9 @@ class Journal:
     def _connect(self) -> Any:
         import psycopg
 
-        conn = psycopg.connect(self._url, autocommit=True)
+        from .pg_liveness import connection_parameters
+
+        conn = psycopg.connect(**connection_parameters(self._url, "workrail-journal"), autocommit=True)
         # As with SQLite's synchronous=NORMAL: a commit is not flushed to disk before it returns,
         # which survives any crash of our processes (the server has the row) and can only lose
         # the last commits if the database server itself crashes — never corrupt anything.

@@ -33,7 +33,7 @@ from typing import Callable
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-__all__ = ["PostgresLiveness", "lock_key"]
+__all__ = ["PostgresLiveness", "connection_parameters", "lock_key"]
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,8 @@ KEEPALIVE_COUNT = 3  # unanswered probes before the peer counts as gone
 USER_TIMEOUT_MS = (KEEPALIVE_IDLE + KEEPALIVE_COUNT * KEEPALIVE_INTERVAL) * 1000
 
 # Client side (libpq): this process notices a vanished server instead of hanging on a query, so
-# its watch thread reconnects. A URL's own settings win over these defaults.
+# it connects again (the watch thread here, the step journal at its next statement). A URL's own
+# settings win over these defaults.
 CLIENT_DEFAULTS = {
     "keepalives": "1",
     "keepalives_idle": str(KEEPALIVE_IDLE),
@@ -53,7 +54,6 @@ CLIENT_DEFAULTS = {
     "keepalives_count": str(KEEPALIVE_COUNT),
     "tcp_user_timeout": str(USER_TIMEOUT_MS),
     "connect_timeout": "10",
-    "application_name": "workrail-liveness",
 }
 
 # The schema is created under a transaction-level advisory lock: two sessions running
@@ -77,10 +77,11 @@ def lock_key(name: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _conninfo(url: str) -> dict[str, str]:
+def connection_parameters(url: str, application_name: str) -> dict[str, str]:
     """libpq parameters from a URL, SQLAlchemy's ``postgresql+psycopg://`` form accepted too."""
     plain = re.sub(r"^postgres(?:ql)?\+\w+://", "postgresql://", url)
-    return {**CLIENT_DEFAULTS, **{k: str(v) for k, v in conninfo_to_dict(plain).items()}}
+    return {**CLIENT_DEFAULTS, "application_name": application_name,
+            **{k: str(v) for k, v in conninfo_to_dict(plain).items()}}
 
 
 class PostgresLiveness:
@@ -91,7 +92,7 @@ class PostgresLiveness:
         self.interval = interval
         # Two ticks: every living process retries its connection once a tick.
         self.grace = 2 * interval if grace is None else grace
-        self._params = _conninfo(url)
+        self._params = connection_parameters(url, "workrail-liveness")
         self._key = lock_key(executor_id)
         self._guard = threading.Lock()  # one psycopg connection, used by callers and the watch thread
         self._conn: psycopg.Connection | None = None
