@@ -108,9 +108,12 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
     if not settings.allow_commands:
         DBOS.listen_queues([RECOVERED_AGENT_RUNS])  # leave command steps to processes allowed to run them
     _mask_logs()
-    DBOS.launch()
+    # Before DBOS starts its queue workers: a run handed back earlier may be dequeued at once.
+    global _groups, _executor_lock
     _journal = Journal(url)
     _members_on_queue = _journal.postgres
+    _groups = InFlight(lock)
+    DBOS.launch()
     if settings.allow_commands and _members_on_queue:
         DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
     for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):
@@ -125,8 +128,6 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
         _watch_postgres(home, url, lock.executor_id)
     elif dead:
         _recover(home, dead)
-    global _groups, _executor_lock
-    _groups = InFlight(lock)
     _executor_lock = lock
     _launched = (home, lock.executor_id)
     return lock.executor_id
