@@ -197,14 +197,12 @@ def shutdown() -> None:
         DBOS.destroy(workflow_completion_timeout_sec=0)
         if _watch is not None:
             _watch.stop()
-        if _groups is not None:
-            _groups.close()
-        if _journal is not None:
-            _journal.close()
-        if _liveness is not None and not _live:
-            _liveness.close()
-        if _executor_lock is not None and not _live:
-            _executor_lock.release()
+        if not _live:  # a run still in flight here keeps its journal and logs until the process exits
+            for part in (_groups, _journal, _liveness):
+                if part is not None:
+                    part.close()
+            if _executor_lock is not None:
+                _executor_lock.release()
         _launched = _groups = _executor_lock = _journal = _liveness = None
 
 
