@@ -48,6 +48,17 @@ def parallel(service: RunService, n: int, limit: int) -> tuple[float, dict]:
     return timed_run(service, {"id": "bench-par", "name": "par", "steps": [group]}, RunOptions(parallel_limit=limit))
 
 
+def rounds(repeat: int, measure, label: str, against: str, goal: float) -> None:
+    """``repeat`` rounds of ``measure`` (a ratio and a line each); the median against the goal."""
+    ratios = []
+    for round_ in range(1, repeat + 1):
+        ratio, line = measure()
+        ratios.append(ratio)
+        print(f"  round {round_}: {line} -> {ratio:.2f}x")
+    median = statistics.median(ratios)
+    print(f"{label}: median {median:.2f}x {against}; goal <= {goal}x: {'met' if median <= goal else 'NOT met'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
@@ -66,30 +77,23 @@ def main() -> None:
     print(f"store: {args.database or 'SQLite'}; launch (DBOS import + store): {time.perf_counter() - started:.2f} s")
     sequential(service, argv, 10)  # warm-up: caches, the store's first pages
 
-    ratios = []
-    for round_ in range(1, args.repeat + 1):
+    def sequential_round() -> tuple[float, str]:
         # Alternated, so that a change in the machine's load touches both sides alike.
         bare_time = bare(argv, args.steps)
         run_time, result = sequential(service, argv, args.steps)
         assert result["status"] == "success" and result["steps_completed"] == args.steps, result["status"]
-        ratios.append(run_time / bare_time)
-        print(f"  round {round_}: {args.steps} x {args.command}: bare {bare_time:.2f} s, as a run {run_time:.2f} s "
-              f"-> {ratios[-1]:.2f}x ({1000 * (run_time - bare_time) / args.steps:.2f} ms/step overhead)")
-    ratio = statistics.median(ratios)
-    print(f"{args.steps} x {args.command}: median {ratio:.2f}x the bare time; goal <= 1.5x: "
-          f"{'met' if ratio <= 1.5 else 'NOT met'}")
+        return run_time / bare_time, (f"{args.steps} x {args.command}: bare {bare_time:.2f} s, as a run {run_time:.2f} s "
+                                      f"({1000 * (run_time - bare_time) / args.steps:.2f} ms/step overhead)")
 
     ideal = args.parallel / args.limit * 0.2
-    factors = []
-    for round_ in range(1, args.repeat + 1):
+
+    def parallel_round() -> tuple[float, str]:
         par_time, result = parallel(service, args.parallel, args.limit)
         assert result["status"] == "success", result["status"]
-        factors.append(par_time / ideal)
-        print(f"  round {round_}: {args.parallel} x sleep 0.2, limit {args.limit}: {par_time:.2f} s "
-              f"-> {factors[-1]:.2f}x the ideal {ideal:.2f} s")
-    factor = statistics.median(factors)
-    print(f"{args.parallel} x sleep 0.2, limit {args.limit}: median {factor:.2f}x the ideal; goal <= 1.1x: "
-          f"{'met' if factor <= 1.1 else 'NOT met'}")
+        return par_time / ideal, f"{args.parallel} x sleep 0.2, limit {args.limit}: {par_time:.2f} s, ideal {ideal:.2f} s"
+
+    rounds(args.repeat, sequential_round, f"{args.steps} x {args.command}", "the bare time", 1.5)
+    rounds(args.repeat, parallel_round, f"{args.parallel} x sleep 0.2, limit {args.limit}", "the ideal", 1.1)
     service.close()
     shutil.rmtree(home, ignore_errors=True)
 
