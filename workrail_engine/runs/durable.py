@@ -33,7 +33,7 @@ from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt
 from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
 from .journal import Journal
-from .model import step_result
+from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import sqlite_engine
@@ -155,8 +155,7 @@ def _recover(home: Path, dead: list[str]) -> None:
             continue
         for status in DBOS.list_workflows(workflow_ids=pending, load_output=False):
             queue = RECOVERED_RUNS
-            args = (status.input or {}).get("args") if isinstance(status.input, dict) else None
-            if status.name == "workrail_run" and args and not has_commands(args[0].get("workflow") or {}):
+            if status.name == "workrail_run" and not has_commands(run_input(status).get("workflow") or {}):
                 queue = RECOVERED_AGENT_RUNS
             system.reenqueue_for_recovery(status.workflow_id, [executor_id], queue)
     forget(home, dead)
@@ -309,7 +308,7 @@ class _Effects:
     def _cancelled(self) -> bool:
         status, self.status = self.status, None
         if status is None:
-            status = self.journal.status(self.run_id)
+            status = self.journal.statuses([self.run_id]).get(self.run_id)
         return status == "CANCELLED"
 
     def _run(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:

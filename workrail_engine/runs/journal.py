@@ -255,11 +255,6 @@ class Journal:
                           (run_id,))
         return [json.loads(result) for (result,) in rows]
 
-    def status(self, run_id: str) -> str | None:
-        """DBOS's status of a run (asked before every attempt: one indexed read, no ORM)."""
-        rows = self._read("SELECT status FROM {status} WHERE workflow_uuid = ?", (run_id,))
-        return rows[0][0] if rows else None
-
     def statuses(self, run_ids: list[str]) -> dict[str, str]:
         """DBOS's status of each run (read from its table: one indexed query, no ORM)."""
         if not run_ids:

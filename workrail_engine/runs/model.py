@@ -13,6 +13,7 @@ __all__ = [
     "STEP_STATUSES",
     "TERMINAL",
     "executable_steps",
+    "run_input",
     "run_result",
     "step_result",
 ]
@@ -24,6 +25,13 @@ ACTIVE = ("running", "waiting")
 TERMINAL = ("success", "failed", "partial", "cancelled")
 # interrupted: the process died while a step marked idempotent: false was running; not re-run.
 STEP_STATUSES = ("success", "failed", "skipped", "interrupted", "cancelled")
+
+
+def run_input(status: Any) -> dict[str, Any]:
+    """What a run was started with (workflow, parameters, deadline, ...), from DBOS's status of it."""
+    inputs = status.input or {}
+    args = inputs.get("args") if isinstance(inputs, dict) else None
+    return args[0] if args else {}
 
 
 def executable_steps(workflow: Mapping[str, Any]) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..rules import validate_output
 from .commands import AttemptSettings
-from .model import ACTIVE, TERMINAL, executable_steps, run_result
+from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters
 from .plan import has_commands, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
@@ -138,7 +138,7 @@ class RunService:
             raise RunNotFound(run_id, [s["workflow_id"] for s in self.list(limit=20)])
         status = found[0]
         if cached is None:  # a run's input never changes: read its definition once
-            cached = self._inputs[run_id] = _inputs(status)
+            cached = self._inputs[run_id] = run_input(status)
         from .durable import step_results
 
         return _snapshot(status, cached, DBOS.get_all_events(run_id), step_results(run_id))
@@ -232,12 +232,6 @@ def _find_step(workflow: dict, step_id: str) -> dict:
     return {}
 
 
-def _inputs(status: Any) -> dict[str, Any]:
-    inputs = status.input or {}
-    args = inputs.get("args") if isinstance(inputs, dict) else None
-    return args[0] if args else {}
-
-
 def _elapsed(run: dict, state: dict, status: Any) -> float:
     started = run.get("started_at") or (status.created_at or 0) / 1000
     return max((state.get("finished_at") or time.time()) - started, 0.0)
@@ -281,7 +275,7 @@ _IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
 
 
 def _summary(status: Any, events: dict[str, Any]) -> dict[str, Any]:
-    run = _inputs(status)
+    run = run_input(status)
     kind = _status_of(status, events.get("state") or {})
     return {"workflow_id": status.workflow_id, "workflow_name": (run.get("workflow") or {}).get("id"),
             "status": kind, "started_at": (status.created_at or 0) / 1000}
