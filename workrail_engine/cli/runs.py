@@ -112,11 +112,7 @@ def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict
 def _cancel(service: Any, run_id: str) -> dict[str, Any]:
     click.echo(f"cancelling {run_id} ...", err=True)
     service.cancel(run_id, "interrupted from the terminal (Ctrl-C)")
-    deadline = time.monotonic() + 10
-    snap = service.get(run_id)
-    while snap["status"] in ("running", "waiting") and time.monotonic() < deadline:
-        time.sleep(0.1)
-        snap = service.get(run_id)
+    snap = service.wait(run_id, 10)
     snap["interrupted"] = True
     return snap
 
