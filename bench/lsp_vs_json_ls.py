@@ -42,7 +42,15 @@ def json_ls_command() -> list[str]:
         if npm is None:
             sys.exit("npm is needed to install vscode-langservers-extracted")
         subprocess.run(
-            [npm, "install", "--prefix", str(JSON_LS_PREFIX), "--no-audit", "--no-fund", f"vscode-langservers-extracted@{JSON_LS_VERSION}"],
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(JSON_LS_PREFIX),
+                "--no-audit",
+                "--no-fund",
+                f"vscode-langservers-extracted@{JSON_LS_VERSION}",
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
         )
@@ -62,7 +70,12 @@ def big_workflow() -> str:
             "runCondition": {"var": "scope", "equals": "full"},
         }
         if i % 10 == 5:
-            step = {"id": f"step-{i}", "title": f"Test {i}", "run": {"command": ["pytest", "-q", f"tests/test_{i}.py"], "timeoutSeconds": 600}, "onFailure": "abort"}
+            step = {
+                "id": f"step-{i}",
+                "title": f"Test {i}",
+                "run": {"command": ["pytest", "-q", f"tests/test_{i}.py"], "timeoutSeconds": 600},
+                "onFailure": "abort",
+            }
         steps.append(step)
     steps[100]["promt"] = steps[100].pop("prompt")  # unknown key + missing required
     steps[900]["onFailure"] = "abrt"  # enum value on a prompt step: unknown property
@@ -70,7 +83,13 @@ def big_workflow() -> str:
     steps[2000]["id"] = "Step_2000"  # id pattern
     steps[2400]["runCondition"] = {"var": "scope", "equal": "full"}  # unknown operator
     steps[2799]["guidance"] = "not a list"  # wrong type
-    workflow = {"id": "big-review", "name": "Big review", "description": "Benchmark document", "version": "1.0.0", "steps": steps}
+    workflow = {
+        "id": "big-review",
+        "name": "Big review",
+        "description": "Benchmark document",
+        "version": "1.0.0",
+        "steps": steps,
+    }
     return json.dumps(workflow, indent=2)
 
 
@@ -80,52 +99,94 @@ class Driver:
     def __init__(self, command: list[str], name: str) -> None:
         self.command, self.name = command, name
         self.client = LanguageClient("bench-driver", "1")
-        for method in (types.WORKSPACE_DIAGNOSTIC_REFRESH, types.CLIENT_REGISTER_CAPABILITY, types.WINDOW_WORK_DONE_PROGRESS_CREATE):
+        for method in (
+            types.WORKSPACE_DIAGNOSTIC_REFRESH,
+            types.CLIENT_REGISTER_CAPABILITY,
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+        ):
             self.client.feature(method)(lambda *args: None)
-        self.client.feature(types.WORKSPACE_CONFIGURATION)(lambda params: [None for _ in params.items])
-        for method in (types.WINDOW_LOG_MESSAGE, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WINDOW_SHOW_MESSAGE):
+        self.client.feature(types.WORKSPACE_CONFIGURATION)(
+            lambda params: [None for _ in params.items]
+        )
+        for method in (
+            types.WINDOW_LOG_MESSAGE,
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            types.WINDOW_SHOW_MESSAGE,
+        ):
             self.client.feature(method)(lambda *args: None)
         self.version = 0
 
     async def start(self, root: Path) -> float:
         await self.client.start_io(*self.command)
         caps = types.ClientCapabilities(
-            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
+            general=types.GeneralClientCapabilities(
+                position_encodings=[types.PositionEncodingKind.Utf16]
+            ),
             text_document=types.TextDocumentClientCapabilities(
                 diagnostic=types.DiagnosticClientCapabilities(related_document_support=True),
-                completion=types.CompletionClientCapabilities(completion_item=types.ClientCompletionItemOptions(snippet_support=True)),
+                completion=types.CompletionClientCapabilities(
+                    completion_item=types.ClientCompletionItemOptions(snippet_support=True)
+                ),
                 synchronization=types.TextDocumentSyncClientCapabilities(),
             ),
-            workspace=types.WorkspaceClientCapabilities(configuration=True, diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)),
+            workspace=types.WorkspaceClientCapabilities(
+                configuration=True,
+                diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
+            ),
         )
         began = time.perf_counter()
-        await self.client.initialize_async(types.InitializeParams(capabilities=caps, root_uri=root.as_uri(), process_id=None))
+        await self.client.initialize_async(
+            types.InitializeParams(capabilities=caps, root_uri=root.as_uri(), process_id=None)
+        )
         elapsed = time.perf_counter() - began
         self.client.initialized(types.InitializedParams())
         if "json" in self.name:
-            settings = {"json": {"validate": {"enable": True}, "schemas": [{"fileMatch": ["*.workflow.json"], "url": schema_path().as_uri()}]}}
-            self.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=settings))
+            settings = {
+                "json": {
+                    "validate": {"enable": True},
+                    "schemas": [{"fileMatch": ["*.workflow.json"], "url": schema_path().as_uri()}],
+                }
+            }
+            self.client.workspace_did_change_configuration(
+                types.DidChangeConfigurationParams(settings=settings)
+            )
         return elapsed
 
     def open(self, uri: str, text: str) -> None:
         self.version += 1
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="json", version=self.version, text=text)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="json", version=self.version, text=text)
+            )
+        )
 
     def close(self, uri: str) -> None:
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+        )
 
     def change(self, uri: str, at: types.Position, delete: bool, char: str = "x") -> None:
         self.version += 1
         end = types.Position(at.line, at.character + 1) if delete else at
-        change = types.TextDocumentContentChangePartial(range=types.Range(at, end), text="" if delete else char)
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version=self.version, uri=uri), [change]))
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(at, end), text="" if delete else char
+        )
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=self.version, uri=uri), [change]
+            )
+        )
 
     async def pull(self, uri: str) -> list[types.Diagnostic]:
-        report = await self.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+        report = await self.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+        )
         return list(getattr(report, "items", []) or [])
 
     async def complete(self, uri: str, at: types.Position) -> int:
-        result = await self.client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(uri), at))
+        result = await self.client.text_document_completion_async(
+            types.CompletionParams(types.TextDocumentIdentifier(uri), at)
+        )
         items = result.items if isinstance(result, types.CompletionList) else (result or [])
         return len(items)
 
@@ -183,7 +244,9 @@ async def measure(driver: Driver, root: Path, text: str, runs: int) -> dict[str,
 
 async def main(runs: int) -> None:
     text = big_workflow()
-    engine_count = len(lint_text(text, "big-0.workflow.json").diagnostics)  # the name the servers see first
+    engine_count = len(
+        lint_text(text, "big-0.workflow.json").diagnostics
+    )  # the name the servers see first
     results = {}
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
@@ -193,9 +256,16 @@ async def main(runs: int) -> None:
         }
         for name, command in servers.items():
             results[name] = await measure(Driver(command, name), root, text, runs)
-    ours, theirs = results["workrail-lsp"], results[f"vscode-json-language-server {JSON_LS_VERSION}"]
-    print(f"document: {len(text) / 1e6:.2f} MB, 2,800 steps; engine diagnostics: {engine_count}; runs: {runs}\n")
-    print("| server | initialize | didOpen → diagnostics (median) | 1-char didChange → diagnostics (median) | completion p50 | completion p95 | diagnostics |")
+    ours, theirs = (
+        results["workrail-lsp"],
+        results[f"vscode-json-language-server {JSON_LS_VERSION}"],
+    )
+    print(
+        f"document: {len(text) / 1e6:.2f} MB, 2,800 steps; engine diagnostics: {engine_count}; runs: {runs}\n"
+    )
+    print(
+        "| server | initialize | didOpen → diagnostics (median) | 1-char didChange → diagnostics (median) | completion p50 | completion p95 | diagnostics |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, r in results.items():
         print(

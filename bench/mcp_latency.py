@@ -26,14 +26,28 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
 
 
 class StdioPeer:
     def __init__(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+            env=env,
+        )
         self.next_id = 1
         # Per request: (seconds until the answer line was read, seconds the client spent parsing it).
         self.splits: list[tuple[float, float]] = []
@@ -67,7 +81,9 @@ class StdioPeer:
         self.process.stdout.close()
 
 
-def cold_starts(commands: list[list[str]], cwd: Path, env: dict[str, str], starts: int) -> list[float]:
+def cold_starts(
+    commands: list[list[str]], cwd: Path, env: dict[str, str], starts: int
+) -> list[float]:
     """Median spawn → initialize result per command, the commands taking turns (load hits all alike)."""
     times: list[list[float]] = [[] for _ in commands]
     for _ in range(starts):
@@ -100,15 +116,22 @@ def round_trips(peer: StdioPeer, method: str, params: dict, calls: int) -> list[
 
 def quantiles(times: list[float]) -> tuple[float, float]:
     ordered = sorted(times)
-    return ordered[len(ordered) // 2] * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+    return ordered[len(ordered) // 2] * 1000, ordered[
+        min(len(ordered) - 1, int(len(ordered) * 0.99))
+    ] * 1000
 
 
 def write_catalog(directory: Path, count: int) -> None:
     directory.mkdir(parents=True)
     for n in range(count):
-        workflow = {"id": f"bench-{n:05d}", "name": f"Bench workflow {n}", "description": "Generated for the benchmark",
-                    "version": "1.0.0", "category": "development",
-                    "steps": [{"id": "only-step", "title": "Only step", "prompt": "Do it."}]}
+        workflow = {
+            "id": f"bench-{n:05d}",
+            "name": f"Bench workflow {n}",
+            "description": "Generated for the benchmark",
+            "version": "1.0.0",
+            "category": "development",
+            "steps": [{"id": "only-step", "title": "Only step", "prompt": "Do it."}],
+        }
         (directory / f"bench-{n:05d}.json").write_text(json.dumps(workflow))
 
 
@@ -133,8 +156,10 @@ def in_process_workflow_list(directory: Path, calls: int) -> None:
         return times
 
     p50, p99 = quantiles(anyio.run(run))
-    print(f"workflow_list over {len(list(directory.iterdir()))} workflows, in process "
-          f"(tools/call work without transport, {calls} calls, warm): p50 {p50:.3f} ms p99 {p99:.3f} ms")
+    print(
+        f"workflow_list over {len(list(directory.iterdir()))} workflows, in process "
+        f"(tools/call work without transport, {calls} calls, warm): p50 {p50:.3f} ms p99 {p99:.3f} ms"
+    )
 
 
 def main() -> None:
@@ -152,39 +177,56 @@ def main() -> None:
         floor = [sys.executable, str(ROOT / "bench" / "_mcp_floor_server.py")]
 
         start_ours, start_floor = cold_starts([ours, floor], tmp, env, args.starts)
-        print(f"cold start (median of {args.starts}, taking turns): workrail-mcp {start_ours * 1000:.0f} ms, "
-              f"floor {start_floor * 1000:.0f} ms, ratio {start_ours / start_floor:.2f}")
+        print(
+            f"cold start (median of {args.starts}, taking turns): workrail-mcp {start_ours * 1000:.0f} ms, "
+            f"floor {start_floor * 1000:.0f} ms, ratio {start_ours / start_floor:.2f}"
+        )
 
         our_peer, floor_peer = StdioPeer(ours, tmp, env), StdioPeer(floor, tmp, env)
         our_peer.initialize()
         floor_peer.initialize()
         next_times, empty_times = interleaved_round_trips(
             args.calls,
-            (our_peer, "tools/call", {"name": "workflow_next", "arguments": {"workflowId": "coding-task", "completedSteps": []}}),
+            (
+                our_peer,
+                "tools/call",
+                {
+                    "name": "workflow_next",
+                    "arguments": {"workflowId": "coding-task", "completedSteps": []},
+                },
+            ),
             (floor_peer, "tools/call", {"name": "empty", "arguments": {}}),
         )
         our_peer.close()
         floor_peer.close()
         (n50, n99), (e50, e99) = quantiles(next_times), quantiles(empty_times)
-        print(f"{args.calls} sequential calls each (taking turns): workflow_next p50 {n50:.2f} ms p99 {n99:.2f} ms; "
-              f"floor empty p50 {e50:.2f} ms p99 {e99:.2f} ms; p50 ratio {n50 / e50:.2f}")
+        print(
+            f"{args.calls} sequential calls each (taking turns): workflow_next p50 {n50:.2f} ms p99 {n99:.2f} ms; "
+            f"floor empty p50 {e50:.2f} ms p99 {e99:.2f} ms; p50 ratio {n50 / e50:.2f}"
+        )
 
         write_catalog(tmp / "big" / "workflows", args.catalog)
         in_process_workflow_list(tmp / "big" / "workflows", calls=200)
-        peer = StdioPeer([sys.executable, "-m", "workrail_mcp", "--project", str(tmp / "big")], tmp, env)
+        peer = StdioPeer(
+            [sys.executable, "-m", "workrail_mcp", "--project", str(tmp / "big")], tmp, env
+        )
         peer.initialize()
         listed = peer.request("workflow_list", {})
         assert len(listed["workflows"]) >= args.catalog, len(listed["workflows"])
         calls = max(50, args.calls // 20)
-        for label, method, params in (("tools/call", "tools/call", {"name": "workflow_list", "arguments": {}}),
-                                      ("direct", "workflow_list", {})):
+        for label, method, params in (
+            ("tools/call", "tools/call", {"name": "workflow_list", "arguments": {}}),
+            ("direct", "workflow_list", {}),
+        ):
             peer.splits.clear()
             p50, p99 = quantiles(round_trips(peer, method, params, calls))
             answered, _ = quantiles([answer for answer, _ in peer.splits])
             parsed, _ = quantiles([parse for _, parse in peer.splits])
-            print(f"workflow_list over {len(listed['workflows'])} workflows ({label}, {calls} calls, warm): "
-                  f"p50 {p50:.2f} ms p99 {p99:.2f} ms; of which request → answer read p50 {answered:.2f} ms, "
-                  f"client json.loads p50 {parsed:.2f} ms")
+            print(
+                f"workflow_list over {len(listed['workflows'])} workflows ({label}, {calls} calls, warm): "
+                f"p50 {p50:.2f} ms p99 {p99:.2f} ms; of which request → answer read p50 {answered:.2f} ms, "
+                f"client json.loads p50 {parsed:.2f} ms"
+            )
         peer.close()
 
 

@@ -48,7 +48,9 @@ def main() -> None:
             print(f"{'RE2':<10} {n:>9,} {seconds * 1000:>9.3f} ms   {pattern}")
     python_re = re.compile(PATTERN)
     for n in (16, 18, 20, 22):
-        seconds = median_seconds(lambda text: python_re.search(text) is not None, "a" * n + "b", max(1, args.runs // 2))
+        seconds = median_seconds(
+            lambda text: python_re.search(text) is not None, "a" * n + "b", max(1, args.runs // 2)
+        )
         print(f"{'python re':<10} {n:>9,} {seconds * 1000:>9.3f} ms")
 
 

@@ -43,9 +43,16 @@ def sequential(service: RunService, argv: list[str], n: int) -> tuple[float, dic
 
 
 def parallel(service: RunService, n: int, limit: int) -> tuple[float, dict]:
-    members = [{"id": f"nap-{i}", "title": f"nap {i}", "run": {"command": ["sleep", "0.2"]}} for i in range(n)]
+    members = [
+        {"id": f"nap-{i}", "title": f"nap {i}", "run": {"command": ["sleep", "0.2"]}}
+        for i in range(n)
+    ]
     group = {"id": "naps", "title": "naps", "type": "parallel", "steps": members}
-    return timed_run(service, {"id": "bench-par", "name": "par", "steps": [group]}, RunOptions(parallel_limit=limit))
+    return timed_run(
+        service,
+        {"id": "bench-par", "name": "par", "steps": [group]},
+        RunOptions(parallel_limit=limit),
+    )
 
 
 def rounds(repeat: int, measure, label: str, against: str, goal: float) -> None:
@@ -56,7 +63,9 @@ def rounds(repeat: int, measure, label: str, against: str, goal: float) -> None:
         ratios.append(ratio)
         print(f"  round {round_}: {line} -> {ratio:.2f}x")
     median = statistics.median(ratios)
-    print(f"{label}: median {median:.2f}x {against}; goal <= {goal}x: {'met' if median <= goal else 'NOT met'}")
+    print(
+        f"{label}: median {median:.2f}x {against}; goal <= {goal}x: {'met' if median <= goal else 'NOT met'}"
+    )
 
 
 def main() -> None:
@@ -64,36 +73,57 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--parallel", type=int, default=100)
     parser.add_argument("--limit", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="rounds of each measurement (bare and run alternate; the median is the result)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="rounds of each measurement (bare and run alternate; the median is the result)",
+    )
     parser.add_argument("--command", default="true", help="the trivial command (default: true)")
-    parser.add_argument("--database", help="a Postgres URL (default: SQLite in a temporary WORKRAIL_HOME)")
+    parser.add_argument(
+        "--database", help="a Postgres URL (default: SQLite in a temporary WORKRAIL_HOME)"
+    )
     args = parser.parse_args()
     argv = [shutil.which(args.command) or args.command]
     home = Path(tempfile.mkdtemp(prefix="workrail-bench-"))
     service = RunService(home, allow_commands=True, home=home, database=args.database)
     started = time.perf_counter()
     service.start()
-    print(f"store: {args.database or 'SQLite'}; launch (DBOS import + store): {time.perf_counter() - started:.2f} s")
+    print(
+        f"store: {args.database or 'SQLite'}; launch (DBOS import + store): {time.perf_counter() - started:.2f} s"
+    )
     sequential(service, argv, 10)  # warm-up: caches, the store's first pages
 
     def sequential_round() -> tuple[float, str]:
         # Alternated, so that a change in the machine's load touches both sides alike.
         bare_time = bare(argv, args.steps)
         run_time, result = sequential(service, argv, args.steps)
-        assert result["status"] == "success" and result["steps_completed"] == args.steps, result["status"]
-        return run_time / bare_time, (f"{args.steps} x {args.command}: bare {bare_time:.2f} s, as a run {run_time:.2f} s "
-                                      f"({1000 * (run_time - bare_time) / args.steps:.2f} ms/step overhead)")
+        assert result["status"] == "success" and result["steps_completed"] == args.steps, result[
+            "status"
+        ]
+        return run_time / bare_time, (
+            f"{args.steps} x {args.command}: bare {bare_time:.2f} s, as a run {run_time:.2f} s "
+            f"({1000 * (run_time - bare_time) / args.steps:.2f} ms/step overhead)"
+        )
 
     ideal = args.parallel / args.limit * 0.2
 
     def parallel_round() -> tuple[float, str]:
         par_time, result = parallel(service, args.parallel, args.limit)
         assert result["status"] == "success", result["status"]
-        return par_time / ideal, f"{args.parallel} x sleep 0.2, limit {args.limit}: {par_time:.2f} s, ideal {ideal:.2f} s"
+        return (
+            par_time / ideal,
+            f"{args.parallel} x sleep 0.2, limit {args.limit}: {par_time:.2f} s, ideal {ideal:.2f} s",
+        )
 
     rounds(args.repeat, sequential_round, f"{args.steps} x {args.command}", "the bare time", 1.5)
-    rounds(args.repeat, parallel_round, f"{args.parallel} x sleep 0.2, limit {args.limit}", "the ideal", 1.1)
+    rounds(
+        args.repeat,
+        parallel_round,
+        f"{args.parallel} x sleep 0.2, limit {args.limit}",
+        "the ideal",
+        1.1,
+    )
     service.close()
     shutil.rmtree(home, ignore_errors=True)
 

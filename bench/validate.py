@@ -48,7 +48,10 @@ Paths = dict[str, set[str]]
 
 def seeds() -> list[dict[str, Any]]:
     """The bundled workflows: realistic content of every step kind."""
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "workflows").glob("*.json"))]
+    return [
+        json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted((ROOT / "workflows").glob("*.json"))
+    ]
 
 
 def _prompt_step(doc: dict[str, Any]) -> int:
@@ -62,7 +65,9 @@ def _prompt_step(doc: dict[str, Any]) -> int:
 
 def _schema_mutation(doc: dict[str, Any], rng: random.Random) -> set[str]:
     """Break ``doc`` so that the schema fails at one known place; returns the instance paths."""
-    kind = rng.choice(["name-type", "missing-title", "unknown-key", "bad-id", "no-steps", "flag-type"])
+    kind = rng.choice(
+        ["name-type", "missing-title", "unknown-key", "bad-id", "no-steps", "flag-type"]
+    )
     if kind == "name-type":
         doc["name"] = 42
         return {"/name"}
@@ -113,7 +118,9 @@ def generate(directory: Path, count: int, seed: int = 7) -> dict[str, Any]:
             text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
         else:
             text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        if 0.26 <= roll < 0.30 and not as_yaml:  # half a YAML file may still parse; half a JSON never
+        if (
+            0.26 <= roll < 0.30 and not as_yaml
+        ):  # half a YAML file may still parse; half a JSON never
             text = text[: len(text) // 2]
             planted["syntax"].add(name)
         (directory / name).write_text(text, encoding="utf-8")
@@ -122,13 +129,21 @@ def generate(directory: Path, count: int, seed: int = 7) -> dict[str, Any]:
 
 def big_workflow(path: Path, steps: int = 2800) -> int:
     """One workflow of ``steps`` prompt steps, about 1 MB; returns its size in bytes."""
-    prompt = "Review the change set carefully and write down what it does, what could break and why. " * 3
+    prompt = (
+        "Review the change set carefully and write down what it does, what could break and why. "
+        * 3
+    )
     doc = {
         "id": path.stem,
         "name": "A very long workflow",
         "version": "1.0.0",
         "steps": [
-            {"id": f"step-{i:04d}", "title": f"Step number {i}", "prompt": prompt, "requireConfirmation": i % 7 == 0}
+            {
+                "id": f"step-{i:04d}",
+                "title": f"Step number {i}",
+                "prompt": prompt,
+                "requireConfirmation": i % 7 == 0,
+            }
             for i in range(steps)
         ],
     }
@@ -163,8 +178,12 @@ def compare_speed(ours: list[str], theirs: list[str], runs: int) -> dict[str, An
             seconds, outputs[name] = timed(command)
             times[name].append(seconds)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return {"times": times, "medians": medians, "ratio": medians["check-jsonschema"] / medians["workrail"],
-            "outputs": outputs}
+    return {
+        "times": times,
+        "medians": medians,
+        "ratio": medians["check-jsonschema"] / medians["workrail"],
+        "outputs": outputs,
+    }
 
 
 def startup(runs: int, sample: Path) -> dict[str, float]:
@@ -177,7 +196,10 @@ def startup(runs: int, sample: Path) -> dict[str, float]:
     }
     for command in commands.values():
         timed(command)
-    return {name: statistics.median(timed(command)[0] for _ in range(runs)) for name, command in commands.items()}
+    return {
+        name: statistics.median(timed(command)[0] for _ in range(runs))
+        for name, command in commands.items()
+    }
 
 
 # ---- comparing what they report -------------------------------------------------------------
@@ -187,7 +209,9 @@ _JSON_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
 
 def json_path_to_pointer(json_path: str) -> str:
     """jsonschema's ``$.steps[0]['a b']`` → ``/steps/0/a b`` (escaped as a JSON pointer)."""
-    parts = [m.group(1) or m.group(2) or m.group(3) for m in _JSON_PATH_PART.finditer(json_path[1:])]
+    parts = [
+        m.group(1) or m.group(2) or m.group(3) for m in _JSON_PATH_PART.finditer(json_path[1:])
+    ]
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
@@ -228,8 +252,10 @@ def agreement(ours: str, theirs: str, planted: dict[str, Any]) -> list[str]:
     problems = []
     for name in sorted(set(our_schema) | set(their_schema)):
         if our_schema.get(name) != their_schema.get(name):
-            problems.append(f"{name}: workrail {sorted(our_schema.get(name, []))} "
-                            f"vs check-jsonschema {sorted(their_schema.get(name, []))}")
+            problems.append(
+                f"{name}: workrail {sorted(our_schema.get(name, []))} "
+                f"vs check-jsonschema {sorted(their_schema.get(name, []))}"
+            )
     if our_syntax != their_syntax:
         problems.append(f"unparsable files differ: {sorted(our_syntax ^ their_syntax)}")
     for name, paths in planted["schema"].items():
@@ -239,7 +265,9 @@ def agreement(ours: str, theirs: str, planted: dict[str, Any]) -> list[str]:
         if not any(c.startswith(prefix) for c in codes.get(name, ())):
             problems.append(f"{name}: planted {prefix}xx error not reported by workrail")
     if planted["syntax"] != our_syntax:
-        problems.append(f"syntax errors: planted {len(planted['syntax'])}, workrail found {len(our_syntax)}")
+        problems.append(
+            f"syntax errors: planted {len(planted['syntax'])}, workrail found {len(our_syntax)}"
+        )
     return problems
 
 
@@ -268,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
         planted = generate(corpus, args.files)
         files = sorted(corpus.iterdir())
         many = compare_speed(workrail_command(corpus), check_jsonschema_command(files), args.runs)
-        problems = agreement(many["outputs"]["workrail"].stdout, many["outputs"]["check-jsonschema"].stdout, planted)
+        problems = agreement(
+            many["outputs"]["workrail"].stdout, many["outputs"]["check-jsonschema"].stdout, planted
+        )
         big = work / "big-workflow.json"
         size = big_workflow(big)
         one = compare_speed(workrail_command(big), check_jsonschema_command([big]), args.runs)
@@ -277,8 +307,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
 
-    print(f"{args.files} files ({len(planted['schema'])} with schema errors, {len(planted['semantic'])} with "
-          f"semantic errors only, {len(planted['syntax'])} cut short); {args.runs} runs each, medians:")
+    print(
+        f"{args.files} files ({len(planted['schema'])} with schema errors, {len(planted['semantic'])} with "
+        f"semantic errors only, {len(planted['syntax'])} cut short); {args.runs} runs each, medians:"
+    )
     print("| corpus | workrail validate | check-jsonschema | ratio |")
     print("|---|---|---|---|")
     print(_line(f"{args.files} files", many))
@@ -286,15 +318,20 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("workrail", "check-jsonschema"):
         runs = ", ".join(f"{t:.3f}" for t in many["times"][name])
         print(f"{name} on {args.files} files, every run: {runs} s")
-    print("start-up, medians: " + "; ".join(f"{name}: {t * 1000:.0f} ms" for name, t in starts.items()))
+    print(
+        "start-up, medians: "
+        + "; ".join(f"{name}: {t * 1000:.0f} ms" for name, t in starts.items())
+    )
     exit_codes = {name: out.returncode for name, out in many["outputs"].items()}
     print(f"exit codes on the {args.files} files: {exit_codes}")
     if problems:
         print(f"DISAGREEMENTS ({len(problems)}):")
         print("\n".join(f"  {p}" for p in problems[:50]))
         return 1
-    print("Both tools report the same schema errors (same files, same instance paths) and the same "
-          "unparsable files; workrail also found every planted semantic error.")
+    print(
+        "Both tools report the same schema errors (same files, same instance paths) and the same "
+        "unparsable files; workrail also found every planted semantic error."
+    )
     return 0
 
 

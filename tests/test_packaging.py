@@ -26,5 +26,9 @@ def test_wheel_contents(tmp_path):
     assert {"workrail_mcp/__main__.py", "workrail_lsp/__main__.py"} <= names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
-    for script in ("workrail = workrail_engine.cli:main", "workrail-mcp = workrail_mcp.__main__:main", "workrail-lsp = workrail_lsp.__main__:main"):
+    for script in (
+        "workrail = workrail_engine.cli:main",
+        "workrail-mcp = workrail_mcp.__main__:main",
+        "workrail-lsp = workrail_lsp.__main__:main",
+    ):
         assert script in scripts

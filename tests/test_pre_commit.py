@@ -70,8 +70,12 @@ def test_files_pattern(path: str, selected: bool) -> None:
 
 
 def test_manifest_is_valid_for_pre_commit() -> None:
-    result = subprocess.run([str(PRE_COMMIT), "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [str(PRE_COMMIT), "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -87,15 +91,38 @@ def repo(tmp_path: Path) -> Path:
     (work / "workflows" / "bad.json").write_text(BAD_TEXT)
     git(work, "init", "-q")
     git(work, "add", ".")
-    git(work, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "workflows")
+    git(
+        work,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "commit",
+        "-q",
+        "-m",
+        "workflows",
+    )
     return work
 
 
 def try_repo(repo: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"),
-               PIP_CACHE_DIR=str(CACHE / "pip"), NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env = dict(
+        os.environ,
+        PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"),
+        PIP_CACHE_DIR=str(CACHE / "pip"),
+        NO_COLOR="1",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
     env.pop("VIRTUAL_ENV", None)
-    command = [str(PRE_COMMIT), "try-repo", str(ROOT), "workrail-validate", "--verbose", "--color", "never"]
+    command = [
+        str(PRE_COMMIT),
+        "try-repo",
+        str(ROOT),
+        "workrail-validate",
+        "--verbose",
+        "--color",
+        "never",
+    ]
     command += ["--files", *files] if files else ["--all-files"]
     return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
 

@@ -71,7 +71,10 @@ def parse_json_output(text: str) -> tuple[Any, str | None]:
     """``(value, None)``, or ``(None, reason)`` when ``text`` is not one strict JSON document."""
     try:
         return json.loads(
-            _unfenced(text), object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_float=_finite
+            _unfenced(text),
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constants,
+            parse_float=_finite,
         ), None
     except json.JSONDecodeError as error:
         return None, f"{error.msg} at line {error.lineno} column {error.colno}"
@@ -83,7 +86,11 @@ def json_schema_problems(schema: Any) -> list[Problem]:
     """Problems of an embedded JSON Schema (pointers relative to it), compiled as it will run."""
     if not isinstance(schema, (dict, bool)):
         return [Problem("", TYPE_MISMATCH, "A JSON Schema must be an object or a boolean.")]
-    if isinstance(schema, dict) and "$schema" in schema and schema["$schema"] not in _KNOWN_META_SCHEMAS:
+    if (
+        isinstance(schema, dict)
+        and "$schema" in schema
+        and schema["$schema"] not in _KNOWN_META_SCHEMAS
+    ):
         # jsonschema-rs would try to download an unknown meta-schema
         return [
             Problem(
@@ -96,7 +103,11 @@ def json_schema_problems(schema: Any) -> list[Problem]:
         jsonschema_rs.meta.validate(schema)
     except jsonschema_rs.ValidationError as error:
         return [
-            Problem(pointer_join("", *error.instance_path), INVALID_SCHEMA, f"Invalid JSON Schema: {error.message}")
+            Problem(
+                pointer_join("", *error.instance_path),
+                INVALID_SCHEMA,
+                f"Invalid JSON Schema: {error.message}",
+            )
         ]
     try:
         _validator(_key(schema))
@@ -104,7 +115,13 @@ def json_schema_problems(schema: Any) -> list[Problem]:
         message = error.message
         if error.instance_path and error.instance_path[-1] == "pattern":
             message += " (patterns run in linear time: no lookaround or backreferences)"
-        return [Problem(pointer_join("", *error.instance_path), INVALID_SCHEMA, f"Invalid JSON Schema: {message}")]
+        return [
+            Problem(
+                pointer_join("", *error.instance_path),
+                INVALID_SCHEMA,
+                f"Invalid JSON Schema: {message}",
+            )
+        ]
     except (ValueError, jsonschema_rs.ReferencingError) as error:
         return [Problem("", INVALID_SCHEMA, f"Invalid JSON Schema: {error}")]
     return []
@@ -116,7 +133,9 @@ def _key(schema: Any) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _validator(key: str) -> jsonschema_rs.Validator:
-    return jsonschema_rs.validator_for(json.loads(key), pattern_options=jsonschema_rs.RegexOptions(), offline=True)
+    return jsonschema_rs.validator_for(
+        json.loads(key), pattern_options=jsonschema_rs.RegexOptions(), offline=True
+    )
 
 
 def schema_errors(schema: Any, value: Any) -> list[tuple[str, str]]:

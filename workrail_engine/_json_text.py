@@ -87,19 +87,29 @@ def _explain(text: str, err: json.JSONDecodeError) -> SyntaxProblem:
     before = text[:pos].rstrip()
     if ahead.startswith(("//", "/*")):
         return SyntaxProblem("Comments are not allowed in JSON", pos, pos + 2)
-    if msg.startswith(("Expecting property name", "Expecting value", "Illegal trailing comma")) and before.endswith(","):
+    if msg.startswith(
+        ("Expecting property name", "Expecting value", "Illegal trailing comma")
+    ) and before.endswith(","):
         comma = len(before) - 1
-        return SyntaxProblem("Trailing comma: remove the ',' before the closing bracket", comma, comma + 1)
+        return SyntaxProblem(
+            "Trailing comma: remove the ',' before the closing bracket", comma, comma + 1
+        )
     if ahead[:1] == "'":
-        return SyntaxProblem("JSON strings and keys use double quotes (\"), not single quotes", pos, pos + 1)
+        return SyntaxProblem(
+            'JSON strings and keys use double quotes ("), not single quotes', pos, pos + 1
+        )
     if pos >= len(text.rstrip()):
         unclosed = _unclosed_bracket(text)
         if unclosed is not None:
             bracket, at = unclosed
             line = text.count("\n", 0, at) + 1
-            return SyntaxProblem(f"The {bracket!r} opened on line {line} is never closed", at, at + 1)
+            return SyntaxProblem(
+                f"The {bracket!r} opened on line {line} is never closed", at, at + 1
+            )
     if msg.startswith("Extra data"):
-        return SyntaxProblem("Unexpected text after the end of the JSON value", pos, len(text.rstrip()))
+        return SyntaxProblem(
+            "Unexpected text after the end of the JSON value", pos, len(text.rstrip())
+        )
     if msg.startswith("Expecting ',' delimiter"):
         if "\n" in text[len(before) : pos]:  # the comma belongs at the end of the previous line
             end = len(before)
@@ -108,12 +118,18 @@ def _explain(text: str, err: json.JSONDecodeError) -> SyntaxProblem:
     if msg.startswith("Expecting ':' delimiter"):
         return SyntaxProblem("Expected ':' here", pos, min(pos + 1, len(text)))
     if msg.startswith("Unterminated string"):
-        return SyntaxProblem("Unterminated string: add the closing '\"'", pos, min(pos + 1, len(text)))
+        return SyntaxProblem(
+            "Unterminated string: add the closing '\"'", pos, min(pos + 1, len(text))
+        )
     if msg.startswith("Invalid control character"):
         if text[pos] in "\r\n":
             opening = text.rfind('"', 0, pos)
-            return SyntaxProblem("Unterminated string: add the closing '\"' before the end of the line", opening, pos)
-        return SyntaxProblem("Raw control character in a string: escape it (\\n, \\t, …)", pos, pos + 1)
+            return SyntaxProblem(
+                "Unterminated string: add the closing '\"' before the end of the line", opening, pos
+            )
+        return SyntaxProblem(
+            "Raw control character in a string: escape it (\\n, \\t, …)", pos, pos + 1
+        )
     end = pos + 1 if pos < len(text) else pos
     return SyntaxProblem(msg[0].upper() + msg[1:], pos, end)
 
@@ -143,7 +159,7 @@ def _surrogate_error(text: str, value: Any) -> SyntaxProblem | None:
     if pointer is None:
         return None
     located = JsonText(text).locate(pointer)
-    start, end = (located[1] if located else (0, 0))
+    start, end = located[1] if located else (0, 0)
     return SyntaxProblem(
         "Unpaired UTF-16 surrogate in a string: it is not valid Unicode text (remove it or use a real character)",
         start,
@@ -177,7 +193,11 @@ def parse_json(text: str) -> tuple[Any, SyntaxProblem | None, bool]:
     as every JSON reader does, so the rest of the file can be checked; the caller reports them.
     """
     if not text.strip():
-        return None, SyntaxProblem("The file is empty: a workflow is a JSON object", 0, 0, "WR006"), False
+        return (
+            None,
+            SyntaxProblem("The file is empty: a workflow is a JSON object", 0, 0, "WR006"),
+            False,
+        )
     try:
         value, error = _decode(_STRICT, text)
         duplicates = False
@@ -217,7 +237,9 @@ def parse_json_fragment(text: str) -> Any | None:
 def _constant_error(text: str, message: str) -> SyntaxProblem:
     for match in re.finditer(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN', text):
         if not match.group().startswith('"'):
-            return SyntaxProblem(message.replace(message.split(" ")[0], match.group(), 1), match.start(), match.end())
+            return SyntaxProblem(
+                message.replace(message.split(" ")[0], match.group(), 1), match.start(), match.end()
+            )
     return SyntaxProblem(message, 0, 0)
 
 
@@ -339,7 +361,11 @@ class JsonText:
                 child = f"{pointer}/{name.replace('~', '~0').replace('/', '~1')}"
                 end = self._walk_duplicates(value_start, child, found)
                 if name in seen:
-                    found.append(DuplicateKey(name, pointer, seen[name], (key_start, key_end), end, previous_end))
+                    found.append(
+                        DuplicateKey(
+                            name, pointer, seen[name], (key_start, key_end), end, previous_end
+                        )
+                    )
                 else:
                     seen[name] = (key_start, key_end)
             else:
@@ -370,5 +396,8 @@ class JsonText:
             if cut_start <= container < cut_end:
                 continue
             kept = {key: (shift(a), shift(b), shift(c)) for key, (a, b, c) in children.items()}
-            moved._children[shift(container)] = (kept, [shift(state[0]) if state[0] >= 0 else -1, state[1]])
+            moved._children[shift(container)] = (
+                kept,
+                [shift(state[0]) if state[0] >= 0 else -1, state[1]],
+            )
         return moved

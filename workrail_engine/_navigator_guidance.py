@@ -26,7 +26,9 @@ def fill_templates(text: str, context: Mapping[str, Any]) -> str:
     """
     values = {
         "context": context,
-        "parameters": context.get("parameters") if isinstance(context.get("parameters"), Mapping) else {},
+        "parameters": context.get("parameters")
+        if isinstance(context.get("parameters"), Mapping)
+        else {},
     }
     for ref in reversed(find_references(text)):
         if ref.namespace not in values:
@@ -70,12 +72,16 @@ def _command_text(step: Mapping, context: Mapping) -> str:
     if run.get("env"):
         lines.append(
             "Environment: "
-            + ", ".join(f"{key}={fill_templates(str(value), context)}" for key, value in run["env"].items())
+            + ", ".join(
+                f"{key}={fill_templates(str(value), context)}" for key, value in run["env"].items()
+            )
         )
     if run.get("timeoutSeconds"):
         lines.append(f"Time limit: {run['timeoutSeconds']} seconds.")
     if any("{{secrets." in line for line in lines):
-        lines.append("{{secrets.NAME}} stands for the environment variable NAME; its value is never shown here.")
+        lines.append(
+            "{{secrets.NAME}} stands for the environment variable NAME; its value is never shown here."
+        )
     return "\n".join(lines)
 
 
@@ -91,7 +97,8 @@ def _body(step: Mapping, context: Mapping) -> list[str]:
         ]
         for member in step["steps"]:
             parts.append(
-                f"## {member.get('title') or member['id']} ({member['id']})\n" + "\n\n".join(_body(member, context)[1:])
+                f"## {member.get('title') or member['id']} ({member['id']})\n"
+                + "\n\n".join(_body(member, context)[1:])
             )
         return parts
     parts = [f"Step: {title} ({step['id']})", fill_templates(str(step.get("prompt", "")), context)]
@@ -101,7 +108,11 @@ def _body(step: Mapping, context: Mapping) -> list[str]:
 
 
 def _loop_line(loop: Mapping) -> str:
-    total = f" of {loop['total']}" if loop.get("total") is not None else f" (at most {loop['maxIterations']})"
+    total = (
+        f" of {loop['total']}"
+        if loop.get("total") is not None
+        else f" (at most {loop['maxIterations']})"
+    )
     line = f"Loop {loop['id']!r}: iteration {loop['iteration']}{total}."
     if "item" in loop:
         line += f" Current item: {json.dumps(loop['item'], ensure_ascii=False)}."
@@ -127,14 +138,18 @@ def step_guidance(
     workflow: Mapping, step: Mapping, context: Mapping, *, first: bool, loop: Mapping | None
 ) -> dict[str, Any]:
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
-    confirm = bool(step.get("requireConfirmation")) or any(member.get("requireConfirmation") for member in members)
+    confirm = bool(step.get("requireConfirmation")) or any(
+        member.get("requireConfirmation") for member in members
+    )
     criteria = _criteria(step, context)
     parts: list[str] = []
     if step.get("agentRole"):
         parts.append(f"Role: {step['agentRole']}")
     if first:
         parts += _bullets("Before you start, make sure that:", workflow.get("preconditions"))
-        parts += _bullets("Ask the user first if it is not clear yet:", workflow.get("clarificationPrompts"))
+        parts += _bullets(
+            "Ask the user first if it is not clear yet:", workflow.get("clarificationPrompts")
+        )
     if loop:
         parts.append(_loop_line(loop))
     parts += _body(step, context)

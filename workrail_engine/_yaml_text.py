@@ -62,12 +62,27 @@ def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: Yam
 
 
 _HINTS = (
-    ("found character '\\t' that cannot start any token", "Tabs are not allowed for indentation in YAML; use spaces"),
+    (
+        "found character '\\t' that cannot start any token",
+        "Tabs are not allowed for indentation in YAML; use spaces",
+    ),
     ("found a tab character", "Tabs are not allowed for indentation in YAML; use spaces"),
-    ("did not find expected key", "Inconsistent indentation: keys of one mapping must start at the same column"),
-    ("but found another document", "A workflow file holds one YAML document; remove the second '---' and what follows, or split the file"),
-    ("did not find expected '-' indicator", "Inconsistent indentation: items of one list must start at the same column"),
-    ("mapping values are not allowed here", "Unexpected ':': quote a value that contains ': ', or fix the indentation"),
+    (
+        "did not find expected key",
+        "Inconsistent indentation: keys of one mapping must start at the same column",
+    ),
+    (
+        "but found another document",
+        "A workflow file holds one YAML document; remove the second '---' and what follows, or split the file",
+    ),
+    (
+        "did not find expected '-' indicator",
+        "Inconsistent indentation: items of one list must start at the same column",
+    ),
+    (
+        "mapping values are not allowed here",
+        "Unexpected ':': quote a value that contains ': ', or fix the indentation",
+    ),
 )
 
 

@@ -91,10 +91,15 @@ def user_directory() -> Path:
 
 
 def _project_sources(project_dir: Path) -> list[Source]:
-    return [Source("project", project_dir / "workflows"), Source("project", project_dir / ".workrail" / "workflows")]
+    return [
+        Source("project", project_dir / "workflows"),
+        Source("project", project_dir / ".workrail" / "workflows"),
+    ]
 
 
-def default_sources(project_dir: Path | None = None, extra_dirs: Sequence[Path] = ()) -> list[Source]:
+def default_sources(
+    project_dir: Path | None = None, extra_dirs: Sequence[Path] = ()
+) -> list[Source]:
     sources = [Source("bundled", bundled_directory()), Source("user", user_directory())]
     for entry in os.environ.get("WORKRAIL_WORKFLOW_PATH", "").split(os.pathsep):
         if entry.strip():
@@ -114,7 +119,9 @@ class _Loaded:
 class Catalog:
     """The workflows visible from a project, kept current without a restart."""
 
-    def __init__(self, sources: Sequence[Source], *, rescan_interval: float = 0.5, background: bool = False) -> None:
+    def __init__(
+        self, sources: Sequence[Source], *, rescan_interval: float = 0.5, background: bool = False
+    ) -> None:
         """``background``: after the first scan, due rescans run on a thread and look-ups answer
         from the current snapshot at once (for servers, where a request must not wait for a
         10,000-file scan); otherwise the look-up that finds a rescan due performs it."""
@@ -132,7 +139,9 @@ class Catalog:
         self.generation = 0
 
     @classmethod
-    def default(cls, project_dir: Path | None = None, extra_dirs: Sequence[Path] = (), **options: Any) -> Catalog:
+    def default(
+        cls, project_dir: Path | None = None, extra_dirs: Sequence[Path] = (), **options: Any
+    ) -> Catalog:
         return cls(default_sources(project_dir, extra_dirs), **options)
 
     @property
@@ -155,7 +164,9 @@ class Catalog:
         if self._background and not force and self._scanned_at != float("-inf"):
             if not self._scanning.is_set():
                 self._scanning.set()
-                threading.Thread(target=self._scan_in_background, name="workrail-catalog-scan", daemon=True).start()
+                threading.Thread(
+                    target=self._scan_in_background, name="workrail-catalog-scan", daemon=True
+                ).start()
             return
         self._scan_now()
 
@@ -229,7 +240,11 @@ class Catalog:
         files: dict[str, _Loaded] = {}
         for source, path, stamp in listed:
             cached = self._files.get(path)
-            if cached is None or cached.stamp != stamp or (cached.entry or cached.invalid).source != source:  # type: ignore[union-attr]
+            if (
+                cached is None
+                or cached.stamp != stamp
+                or (cached.entry or cached.invalid).source != source
+            ):  # type: ignore[union-attr]
                 cached = _load(source, Path(path), stamp)
             files[path] = cached
         self._files = files
@@ -252,7 +267,9 @@ class Catalog:
             entries[entry.id] = entry
         self._entries = entries
         self._invalid = invalid
-        self._shadowed = [Shadowing(i, entries[i].path, tuple(paths)) for i, paths in sorted(hidden.items())]
+        self._shadowed = [
+            Shadowing(i, entries[i].path, tuple(paths)) for i, paths in sorted(hidden.items())
+        ]
 
 
 def _list_directory(source: Source) -> list[tuple[Source, str, tuple[int, int]]]:

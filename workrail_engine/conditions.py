@@ -124,7 +124,9 @@ def condition_problems(condition: Any) -> list[Problem]:
 
 def _check(node: Any, at: str, problems: list[Problem]) -> None:
     if not isinstance(node, Mapping):
-        problems.append(Problem(at, MALFORMED, f"A condition must be an object, not {json_type_name(node)}."))
+        problems.append(
+            Problem(at, MALFORMED, f"A condition must be an object, not {json_type_name(node)}.")
+        )
         return
     composition = [key for key in _COMPOSITIONS if key in node]
     if composition:
@@ -136,7 +138,9 @@ def _check(node: Any, at: str, problems: list[Problem]) -> None:
 def _check_composition(node: Mapping, keys: list[str], at: str, problems: list[Problem]) -> None:
     if len(node) != 1:
         others = ", ".join(repr(key) for key in node if key != keys[0])
-        problems.append(Problem(at, MALFORMED, f"A {keys[0]!r} condition has no other keys (found {others})."))
+        problems.append(
+            Problem(at, MALFORMED, f"A {keys[0]!r} condition has no other keys (found {others}).")
+        )
         return
     key = keys[0]
     value = node[key]
@@ -144,7 +148,11 @@ def _check_composition(node: Mapping, keys: list[str], at: str, problems: list[P
         _check(value, pointer_join(at, "not"), problems)
         return
     if not isinstance(value, list) or not value:
-        problems.append(Problem(pointer_join(at, key), MALFORMED, f"{key!r} needs a non-empty array of conditions."))
+        problems.append(
+            Problem(
+                pointer_join(at, key), MALFORMED, f"{key!r} needs a non-empty array of conditions."
+            )
+        )
         return
     for index, item in enumerate(value):
         _check(item, pointer_join(at, key, index), problems)
@@ -153,7 +161,11 @@ def _check_composition(node: Mapping, keys: list[str], at: str, problems: list[P
 def _check_comparison(node: Mapping, at: str, problems: list[Problem]) -> None:
     path = node.get("var", MISSING)
     if path is MISSING:
-        problems.append(Problem(at, MALFORMED, 'A comparison needs "var" (a dotted context path) and one operator.'))
+        problems.append(
+            Problem(
+                at, MALFORMED, 'A comparison needs "var" (a dotted context path) and one operator.'
+            )
+        )
     elif not isinstance(path, str) or not path or "" in path.split("."):
         problems.append(
             Problem(
@@ -167,11 +179,23 @@ def _check_comparison(node: Mapping, at: str, problems: list[Problem]) -> None:
         if key != "var" and key not in OPERATORS:
             hint = closest(key, OPERATORS, n=1)
             suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
-            problems.append(Problem(pointer_join(at, key), MALFORMED, f"Unknown condition operator {key!r}{suffix}."))
+            problems.append(
+                Problem(
+                    pointer_join(at, key), MALFORMED, f"Unknown condition operator {key!r}{suffix}."
+                )
+            )
     if len(operators) > 1:
-        problems.append(Problem(at, MALFORMED, f"A comparison has exactly one operator, found {', '.join(operators)}."))
+        problems.append(
+            Problem(
+                at,
+                MALFORMED,
+                f"A comparison has exactly one operator, found {', '.join(operators)}.",
+            )
+        )
     elif not operators and list(node) == ["var"]:
-        problems.append(Problem(at, MALFORMED, f"A comparison needs one operator of {', '.join(OPERATORS)}."))
+        problems.append(
+            Problem(at, MALFORMED, f"A comparison needs one operator of {', '.join(OPERATORS)}.")
+        )
     for operator in operators:
         problem = _operand_problem(operator, node[operator])
         if problem:
@@ -181,7 +205,10 @@ def _check_comparison(node: Mapping, at: str, problems: list[Problem]) -> None:
 def _operand_problem(operator: str, value: Any) -> tuple[str, str] | None:
     if operator in _NUMERIC:
         if not _is_number(value) or not math.isfinite(value):
-            return TYPE_MISMATCH, f"{operator!r} compares numbers; its value must be a number, not {json_type_name(value)}."
+            return (
+                TYPE_MISMATCH,
+                f"{operator!r} compares numbers; its value must be a number, not {json_type_name(value)}.",
+            )
     elif operator == "in":
         if not isinstance(value, list):
             return TYPE_MISMATCH, f"'in' needs an array of values, not {json_type_name(value)}."
@@ -214,7 +241,9 @@ def evaluate(condition: Mapping[str, Any] | None, context: Mapping[str, Any] | N
     if context is None:
         context = {}
     if not isinstance(context, Mapping):
-        raise ValueError(f"A condition is evaluated against an object, not {json_type_name(context)}.")
+        raise ValueError(
+            f"A condition is evaluated against an object, not {json_type_name(context)}."
+        )
     return _evaluate(condition, context)
 
 

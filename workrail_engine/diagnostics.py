@@ -8,13 +8,13 @@ i.e. code points); adapters convert them to line/column in whatever encoding the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = ["Diagnostic", "Fix", "Related", "Severity", "Span", "TextEdit"]
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"

@@ -185,7 +185,12 @@ class WorkflowDocument:
 
     def _splice(self, start: int, end: int, text: str, delta: int) -> WorkflowDocument | None:
         value = self.value
-        if self._json is None or self.syntax_errors or not isinstance(value, dict) or not isinstance(value.get("steps"), list):
+        if (
+            self._json is None
+            or self.syntax_errors
+            or not isinstance(value, dict)
+            or not isinstance(value.get("steps"), list)
+        ):
             return None
         steps_span = self.value_span("/steps")
         if steps_span is None or not steps_span.start < start <= end < steps_span.end:
@@ -205,7 +210,14 @@ class WorkflowDocument:
         steps = list(value["steps"])
         steps[index] = step
         moved = self._json.edited(text, step_start, step_end, delta)
-        return WorkflowDocument(text, self.path, "json", {**value, "steps": steps}, lint_cache=self.lint_cache, _json=moved)
+        return WorkflowDocument(
+            text,
+            self.path,
+            "json",
+            {**value, "steps": steps},
+            lint_cache=self.lint_cache,
+            _json=moved,
+        )
 
     def opening_span(self, pointer: str) -> Span:
         """Where to report something about a whole object: its key if it has one, else its '{'."""
@@ -220,7 +232,9 @@ def _syntax(code: str, message: str, start: int, end: int) -> Diagnostic:
     return Diagnostic(code, Severity.ERROR, message, "", Span(start, max(start, end)))
 
 
-def parse_document(text: str, path: str | os.PathLike[str] | None = None, fmt: str | None = None) -> WorkflowDocument:
+def parse_document(
+    text: str, path: str | os.PathLike[str] | None = None, fmt: str | None = None
+) -> WorkflowDocument:
     """Parse ``text`` (a workflow in JSON or YAML) into a document; never raises for bad input."""
     fmt = fmt or detect_format(path, text)
     name = os.fspath(path) if path is not None else None
@@ -262,7 +276,13 @@ def _parse_yaml(text: str, name: str | None, bom: bool) -> WorkflowDocument:
     shift = 1 if bom else 0  # PyYAML's marks do not count the BOM
     parsed, error = parse_yaml(text[shift:])
     if error is not None:
-        return WorkflowDocument(text, name, "yaml", None, [_syntax(error.code, error.message, error.start + shift, error.end + shift)])
+        return WorkflowDocument(
+            text,
+            name,
+            "yaml",
+            None,
+            [_syntax(error.code, error.message, error.start + shift, error.end + shift)],
+        )
     assert parsed is not None
     if shift:
         parsed.shift(shift)
@@ -271,7 +291,9 @@ def _parse_yaml(text: str, name: str | None, bom: bool) -> WorkflowDocument:
     return document
 
 
-def _duplicate(name: str, pointer: str, first: tuple[int, int], again: tuple[int, int], fix: Fix | None) -> Diagnostic:
+def _duplicate(
+    name: str, pointer: str, first: tuple[int, int], again: tuple[int, int], fix: Fix | None
+) -> Diagnostic:
     return Diagnostic(
         "WR002",
         Severity.ERROR,
@@ -287,14 +309,23 @@ def _json_duplicates(json_text: JsonText) -> list[Diagnostic]:
     out = []
     for dup in json_text.duplicate_keys():
         escaped = dup.key.replace("~", "~0").replace("/", "~1")
-        fix = Fix(f"Remove the repeated {dup.key!r}", (TextEdit(Span(dup.member_start, dup.member_end), ""),))
+        fix = Fix(
+            f"Remove the repeated {dup.key!r}",
+            (TextEdit(Span(dup.member_start, dup.member_end), ""),),
+        )
         out.append(_duplicate(dup.key, f"{dup.container}/{escaped}", dup.first, dup.again, fix))
     return out
 
 
 def _yaml_duplicates(parsed: YamlParse) -> list[Diagnostic]:
     return [
-        _duplicate(pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~"), pointer, first, again, None)
+        _duplicate(
+            pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~"),
+            pointer,
+            first,
+            again,
+            None,
+        )
         for pointer, first, again in parsed.duplicates
     ]
 

@@ -32,13 +32,16 @@ def closest(name: str, candidates: Iterable[str], n: int = 3, cutoff: float = 50
     """
     from rapidfuzz import fuzz, process
 
-    matches = process.extract(name, list(candidates), scorer=fuzz.ratio, limit=None, score_cutoff=cutoff)
+    matches = process.extract(
+        name, list(candidates), scorer=fuzz.ratio, limit=None, score_cutoff=cutoff
+    )
     ranked = sorted(matches, key=lambda match: (-match[1], match[0]))
     return [match[0] for match in ranked[:n]]
 
 
-
-def _not_found(kind: str, name: str, known: Iterable[str], where: str = "") -> tuple[str, list[str]]:
+def _not_found(
+    kind: str, name: str, known: Iterable[str], where: str = ""
+) -> tuple[str, list[str]]:
     """``"Step not found: 'x' in workflow 'w' (did you mean 'y'?)"`` and the suggestions."""
     suggestions = closest(name, known)
     message = f"{kind} not found: {name!r}{where}"
@@ -85,7 +88,9 @@ class StepNotFound(EngineError):
     code = -32003
     title = "Step not found"
 
-    def __init__(self, step_id: str, known: Iterable[str] = (), workflow_id: str | None = None) -> None:
+    def __init__(
+        self, step_id: str, known: Iterable[str] = (), workflow_id: str | None = None
+    ) -> None:
         where = f" in workflow {workflow_id!r}" if workflow_id else ""
         message, suggestions = _not_found("Step", step_id, known, where)
         super().__init__(message, stepId=step_id, workflowId=workflow_id, closest=suggestions)

@@ -82,7 +82,9 @@ class _Plan:
         for site in walk_steps(workflow):
             self.by_id.setdefault(site.id, site.step)
         self.owned = {
-            step["body"] for step in self.steps if step_kind(step) == "loop" and isinstance(step.get("body"), str)
+            step["body"]
+            for step in self.steps
+            if step_kind(step) == "loop" and isinstance(step.get("body"), str)
         }
 
     def body(self, loop: Mapping) -> list[Mapping]:
@@ -90,13 +92,16 @@ class _Plan:
         if isinstance(body, str):
             if body not in self.by_id:
                 raise InvalidWorkflow(
-                    f"Loop {loop['id']!r} repeats step {body!r}, which does not exist", stepId=loop["id"]
+                    f"Loop {loop['id']!r} repeats step {body!r}, which does not exist",
+                    stepId=loop["id"],
                 )
             body = [self.by_id[body]]
         if not isinstance(body, list) or not body:
             raise InvalidWorkflow(f"Loop {loop['id']!r} has no body", stepId=loop["id"])
         if any(step_kind(step) == "loop" for step in body):
-            raise InvalidWorkflow(f"Loop {loop['id']!r} contains a loop; loops do not nest", stepId=loop["id"])
+            raise InvalidWorkflow(
+                f"Loop {loop['id']!r} contains a loop; loops do not nest", stepId=loop["id"]
+            )
         return body
 
 
@@ -114,12 +119,14 @@ def _check_shape(steps: list, pointer: str) -> None:
 def _completed(completed_steps: Any) -> list[str]:
     if isinstance(completed_steps, (str, bytes)) or not isinstance(completed_steps, Sequence):
         raise InvalidParams(
-            "completedSteps must be an array of step ids", details=f"got {type(completed_steps).__name__}"
+            "completedSteps must be an array of step ids",
+            details=f"got {type(completed_steps).__name__}",
         )
     wrong = [item for item in completed_steps if not isinstance(item, str)]
     if wrong:
         raise InvalidParams(
-            "completedSteps must be an array of step ids (strings)", details=f"not a string: {wrong[0]!r}"
+            "completedSteps must be an array of step ids (strings)",
+            details=f"not a string: {wrong[0]!r}",
         )
     return list(completed_steps)
 
@@ -129,9 +136,13 @@ def _context(context: Any) -> dict[str, Any]:
         return {LOOPS_KEY: {}}
     if not isinstance(context, Mapping):
         raise InvalidParams("context must be an object", details=f"got {type(context).__name__}")
-    ctx = copy.deepcopy(dict(context))  # the result carries a context of its own; never alias the caller's
+    ctx = copy.deepcopy(
+        dict(context)
+    )  # the result carries a context of its own; never alias the caller's
     loops = ctx.setdefault(LOOPS_KEY, {})
-    if not isinstance(loops, Mapping) or not all(isinstance(state, Mapping) for state in loops.values()):
+    if not isinstance(loops, Mapping) or not all(
+        isinstance(state, Mapping) for state in loops.values()
+    ):
         raise InvalidParams(
             f"context.{LOOPS_KEY} is the navigator's loop bookkeeping; pass it back exactly as returned"
         )
@@ -144,7 +155,8 @@ def _check_known(plan: _Plan, completed: list[str], current_step: Any) -> None:
     if current_step is not None:
         if not isinstance(current_step, str):
             raise InvalidParams(
-                "currentStep must be a step id (a string)", details=f"got {type(current_step).__name__}"
+                "currentStep must be a step id (a string)",
+                details=f"got {type(current_step).__name__}",
             )
         if current_step not in plan.by_id:
             raise StepNotFound(current_step, known, plan.id)
@@ -155,7 +167,9 @@ def _check_known(plan: _Plan, completed: list[str], current_step: Any) -> None:
             listed = ", ".join(repr(step_id) for step_id in unknown)
             error.message = f"completedSteps names steps that {plan.id or 'the workflow'!r} does not have: {listed}"
             error.args = (error.message,)
-        error.data["unknownSteps"] = [{"stepId": step_id, "closest": closest(step_id, known)} for step_id in unknown]
+        error.data["unknownSteps"] = [
+            {"stepId": step_id, "closest": closest(step_id, known)} for step_id in unknown
+        ]
         raise error
 
 
@@ -176,11 +190,19 @@ class _Walk:
         for position, step in enumerate(self.plan.steps):
             if step["id"] in self.plan.owned:
                 continue
-            found = self._loop(step, position) if step_kind(step) == "loop" else self._pending(step, 0)
+            found = (
+                self._loop(step, position) if step_kind(step) == "loop" else self._pending(step, 0)
+            )
             if found is not None:
                 return found if isinstance(found, NextStep) else self._result(found, None)
         return NextStep(
-            None, completion_guidance(self.plan.workflow), True, self._context_out(), self._skipped(), None, self.notes
+            None,
+            completion_guidance(self.plan.workflow),
+            True,
+            self._context_out(),
+            self._skipped(),
+            None,
+            self.notes,
         )
 
     def _context_out(self) -> dict[str, Any]:
@@ -195,14 +217,22 @@ class _Walk:
         first = not self.completed
         guidance = step_guidance(self.plan.workflow, step, self.ctx, first=first, loop=loop)
         return NextStep(
-            copy.deepcopy(dict(step)), guidance, False, self._context_out(), self._skipped(), loop, self.notes
+            copy.deepcopy(dict(step)),
+            guidance,
+            False,
+            self._context_out(),
+            self._skipped(),
+            loop,
+            self.notes,
         )
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
         try:
             return evaluate(condition, self.ctx)
         except ValueError as error:
-            raise InvalidWorkflow(f"The {where} of step {owner!r} is invalid: {error}", stepId=owner) from error
+            raise InvalidWorkflow(
+                f"The {where} of step {owner!r} is invalid: {error}", stepId=owner
+            ) from error
 
     def _pending(self, step: Mapping, since: int) -> Mapping | None:
         """``step`` (a group: its members still to do) if it is due, else None (done or skipped)."""
@@ -284,7 +314,9 @@ class _Walk:
     def _finished_later(self, position: int) -> bool:
         # progress past the loop means the loop is over, even if the agent lost its context
         return any(
-            step["id"] in self.done for step in self.plan.steps[position + 1 :] if step["id"] not in self.plan.owned
+            step["id"] in self.done
+            for step in self.plan.steps[position + 1 :]
+            if step["id"] not in self.plan.owned
         )
 
     def _check(self, loop_id: str, iteration: int, start: int, done: bool) -> str:
@@ -292,7 +324,11 @@ class _Walk:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def _verify(self, loop_id: str, state: Mapping) -> None:
-        iteration, start, done = state.get("iteration"), state.get("start", 0), bool(state.get("done"))
+        iteration, start, done = (
+            state.get("iteration"),
+            state.get("start", 0),
+            bool(state.get("done")),
+        )
         if done:
             iteration = state.get("iterations")
         if state.get("check") != self._check(loop_id, iteration, start, done):
@@ -312,9 +348,15 @@ class _Walk:
 
     def _spec(self, loop: Mapping) -> Mapping:
         spec = loop.get("loop")
-        if not isinstance(spec, Mapping) or spec.get("type") not in ("while", "until", "for", "forEach"):
+        if not isinstance(spec, Mapping) or spec.get("type") not in (
+            "while",
+            "until",
+            "for",
+            "forEach",
+        ):
             raise InvalidWorkflow(
-                f"Loop {loop['id']!r} needs loop.type while, until, for or forEach", stepId=loop["id"]
+                f"Loop {loop['id']!r} needs loop.type while, until, for or forEach",
+                stepId=loop["id"],
             )
         return spec
 
@@ -328,7 +370,8 @@ class _Walk:
             count = self._from_context(loop, spec.get("count"), "count")
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                 raise InvalidRunState(
-                    f"Loop {loop['id']!r}: count must be a non-negative integer, got {count!r}", loopId=loop["id"]
+                    f"Loop {loop['id']!r}: count must be a non-negative integer, got {count!r}",
+                    loopId=loop["id"],
                 )
             return count
         if spec["type"] == "forEach":
@@ -338,7 +381,10 @@ class _Walk:
     def _items(self, loop: Mapping) -> list:
         items = self._from_context(loop, self._spec(loop).get("items"), "items")
         if not isinstance(items, list):
-            raise InvalidRunState(f"Loop {loop['id']!r}: items must be an array, got {_kind(items)}", loopId=loop["id"])
+            raise InvalidRunState(
+                f"Loop {loop['id']!r}: items must be an array, got {_kind(items)}",
+                loopId=loop["id"],
+            )
         return items
 
     def _from_context(self, loop: Mapping, value: Any, name: str) -> Any:
@@ -370,13 +416,19 @@ class _Walk:
         else:
             wanted = iteration < self._total(loop)
         if wanted and iteration >= self._limit(loop):
-            self.notes.append(f"Loop {loop['id']!r} stopped after maxIterations ({self._limit(loop)}) iterations.")
+            self.notes.append(
+                f"Loop {loop['id']!r} stopped after maxIterations ({self._limit(loop)}) iterations."
+            )
             return False
         return wanted
 
     def _enter(self, loop: Mapping, iteration: int) -> dict:
         start = len(self.completed)
-        state = {"iteration": iteration, "start": start, "check": self._check(loop["id"], iteration, start, False)}
+        state = {
+            "iteration": iteration,
+            "start": start,
+            "check": self._check(loop["id"], iteration, start, False),
+        }
         self.loops[loop["id"]] = state
         return state
 
@@ -397,7 +449,8 @@ class _Walk:
             items = self._items(loop)
             if iteration - 1 >= len(items):
                 raise InvalidRunState(
-                    f"Loop {loop['id']!r}: items shrank to {len(items)} during iteration {iteration}", loopId=loop["id"]
+                    f"Loop {loop['id']!r}: items shrank to {len(items)} during iteration {iteration}",
+                    loopId=loop["id"],
                 )
             info["item"] = values["itemVar"] = items[iteration - 1]
         for key, value in values.items():

@@ -91,7 +91,9 @@ def _compile(pattern: str, flags: str) -> CompiledRegex:
         regex = re2.compile(pattern, options)
     except re2.error as error:
         reason = _reason(error)
-        raise RegexError(f"Invalid regular expression {pattern!r}: {reason}.{_hint(pattern, reason)}") from None
+        raise RegexError(
+            f"Invalid regular expression {pattern!r}: {reason}.{_hint(pattern, reason)}"
+        ) from None
     if "m" in flags:
         # Perl-mode RE2 has no multi-line option, only the inline flag; a valid pattern stays
         # valid behind it, and errors above quote the author's pattern, not ours.

@@ -21,10 +21,21 @@ from .errors import InvalidCriteria, InvalidParams
 from .problems import Problem, pointer_join
 from .regexes import FLAGS, RegexError, compile_regex
 
-__all__ = ["RULE_TYPES", "OutputValidation", "criteria_problems", "describe_criteria", "validate_output"]
+__all__ = [
+    "RULE_TYPES",
+    "OutputValidation",
+    "criteria_problems",
+    "describe_criteria",
+    "validate_output",
+]
 
 RULE_TYPES = ("contains", "regex", "length", "schema")
-_RULE_KEYS = {"contains": {"value"}, "regex": {"pattern", "flags"}, "length": {"min", "max"}, "schema": {"schema"}}
+_RULE_KEYS = {
+    "contains": {"value"},
+    "regex": {"pattern", "flags"},
+    "length": {"min", "max"},
+    "schema": {"schema"},
+}
 _COMMON_KEYS = {"type", "message", "condition"}
 _COMPOSITIONS = ("and", "or", "not")
 
@@ -38,7 +49,11 @@ class OutputValidation:
     suggestions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"valid": self.valid, "issues": list(self.issues), "suggestions": list(self.suggestions)}
+        return {
+            "valid": self.valid,
+            "issues": list(self.issues),
+            "suggestions": list(self.suggestions),
+        }
 
 
 # --- static checks ------------------------------------------------------------------------
@@ -67,7 +82,11 @@ def _check_list(items: Any, at: str, name: str, problems: list[Problem]) -> None
 def _check(node: Any, at: str, problems: list[Problem]) -> None:
     if not isinstance(node, Mapping):
         problems.append(
-            Problem(at, MALFORMED, "A validation criterion must be an object (a rule or an and/or/not composition).")
+            Problem(
+                at,
+                MALFORMED,
+                "A validation criterion must be an object (a rule or an and/or/not composition).",
+            )
         )
         return
     operators = [key for key in _COMPOSITIONS if key in node]
@@ -78,12 +97,16 @@ def _check(node: Any, at: str, problems: list[Problem]) -> None:
     else:
         problems.append(
             Problem(
-                at, MALFORMED, 'A validation rule needs "type" (contains, regex, length or schema), or use and/or/not.'
+                at,
+                MALFORMED,
+                'A validation rule needs "type" (contains, regex, length or schema), or use and/or/not.',
             )
         )
 
 
-def _check_composition(node: Mapping, operators: list[str], at: str, problems: list[Problem]) -> None:
+def _check_composition(
+    node: Mapping, operators: list[str], at: str, problems: list[Problem]
+) -> None:
     operator = operators[0]
     extra = [key for key in node if key not in (operator, "message")]
     if extra:
@@ -140,11 +163,15 @@ def _check_rule(rule: Mapping, at: str, problems: list[Problem]) -> None:
     _check_message(rule, at, problems, required=True)
     if "condition" in rule:
         problems.extend(
-            problem.under(pointer_join(at, "condition")) for problem in condition_problems(rule["condition"])
+            problem.under(pointer_join(at, "condition"))
+            for problem in condition_problems(rule["condition"])
         )
-    {"contains": _check_contains, "regex": _check_regex, "length": _check_length, "schema": _check_schema}[kind](
-        rule, at, problems
-    )
+    {
+        "contains": _check_contains,
+        "regex": _check_regex,
+        "length": _check_length,
+        "schema": _check_schema,
+    }[kind](rule, at, problems)
 
 
 def _check_contains(rule: Mapping, at: str, problems: list[Problem]) -> None:
@@ -203,7 +230,9 @@ def _check_length(rule: Mapping, at: str, problems: list[Problem]) -> None:
     if _is_count(low) and _is_count(high) and low > high:
         problems.append(
             Problem(
-                pointer_join(at, "min"), EMPTY_RANGE, f"min ({low}) is greater than max ({high}): no output can pass."
+                pointer_join(at, "min"),
+                EMPTY_RANGE,
+                f"min ({low}) is greater than max ({high}): no output can pass.",
             )
         )
 
@@ -211,10 +240,17 @@ def _check_length(rule: Mapping, at: str, problems: list[Problem]) -> None:
 def _check_schema(rule: Mapping, at: str, problems: list[Problem]) -> None:
     if "schema" not in rule:
         problems.append(
-            Problem(at, TYPE_MISMATCH, 'A schema rule needs "schema": the JSON Schema the output must satisfy.')
+            Problem(
+                at,
+                TYPE_MISMATCH,
+                'A schema rule needs "schema": the JSON Schema the output must satisfy.',
+            )
         )
         return
-    problems.extend(problem.under(pointer_join(at, "schema")) for problem in json_schema_problems(rule["schema"]))
+    problems.extend(
+        problem.under(pointer_join(at, "schema"))
+        for problem in json_schema_problems(rule["schema"])
+    )
 
 
 # --- evaluation ---------------------------------------------------------------------------
@@ -231,7 +267,9 @@ class _Outcome:
 _SKIPPED = _Outcome(applies=False)
 
 
-def validate_output(criteria: Any, output: str, context: Mapping[str, Any] | None = None) -> OutputValidation:
+def validate_output(
+    criteria: Any, output: str, context: Mapping[str, Any] | None = None
+) -> OutputValidation:
     """Check ``output`` against ``criteria``; raises InvalidCriteria when the criteria are broken."""
     _require_valid(criteria)
     if not isinstance(output, str):
@@ -251,7 +289,8 @@ def _require_valid(criteria: Any) -> None:
     if problems:
         listed = "; ".join(f"{problem.pointer or '/'}: {problem.message}" for problem in problems)
         raise InvalidCriteria(
-            f"Invalid validation criteria: {listed}", problems=[problem.to_dict() for problem in problems]
+            f"Invalid validation criteria: {listed}",
+            problems=[problem.to_dict() for problem in problems],
         )
 
 
@@ -277,7 +316,12 @@ def _all_of(items: list, message: str | None, output: str, context: Mapping[str,
     if not failed:
         return _Outcome(True)
     issues = [issue for o in failed for issue in o.issues]
-    return _Outcome(True, False, ([message] if message else []) + issues, [s for o in failed for s in o.suggestions])
+    return _Outcome(
+        True,
+        False,
+        ([message] if message else []) + issues,
+        [s for o in failed for s in o.suggestions],
+    )
 
 
 def _any_of(items: list, message: str | None, output: str, context: Mapping[str, Any]) -> _Outcome:
@@ -290,7 +334,10 @@ def _any_of(items: list, message: str | None, output: str, context: Mapping[str,
     detail = "none of: " + "; ".join(alternatives)
     options = [" ".join(o.suggestions) for o in outcomes if o.suggestions]
     suggestions = (
-        ["Satisfy at least one of: " + " ".join(f"({n}) {text}" for n, text in enumerate(options, 1))]
+        [
+            "Satisfy at least one of: "
+            + " ".join(f"({n}) {text}" for n, text in enumerate(options, 1))
+        ]
         if options
         else []
     )
@@ -331,7 +378,10 @@ def _negated_suggestion(node: Any) -> str:
         return f"Change the output so that it no longer matches {_slashed(node)}."
     if kind == "length":
         low, high = node.get("min"), node.get("max")
-        bounds = [f"shorter than {low}" if low is not None else "", f"longer than {high}" if high is not None else ""]
+        bounds = [
+            f"shorter than {low}" if low is not None else "",
+            f"longer than {high}" if high is not None else "",
+        ]
         return f"Make the output {' or '.join(b for b in bounds if b) or 'impossible to measure'} characters."
     return f"Change the output so that this no longer holds: {_requirement(node)}."
 
@@ -347,7 +397,9 @@ def _slashed(rule: Mapping) -> str:
 def _check_contains_rule(rule: Mapping, output: str) -> _Outcome:
     if rule["value"] in output:
         return _Outcome(True)
-    return _Outcome(True, False, [rule["message"]], [f"Include {_quote(rule['value'])} in the output."])
+    return _Outcome(
+        True, False, [rule["message"]], [f"Include {_quote(rule['value'])} in the output."]
+    )
 
 
 def _check_regex_rule(rule: Mapping, output: str) -> _Outcome:
@@ -360,11 +412,17 @@ def _check_length_rule(rule: Mapping, output: str) -> _Outcome:
     size, low, high = len(output), rule.get("min"), rule.get("max")
     if low is not None and size < low:
         return _Outcome(
-            True, False, [rule["message"]], [f"Lengthen the output to at least {low} characters (it has {size})."]
+            True,
+            False,
+            [rule["message"]],
+            [f"Lengthen the output to at least {low} characters (it has {size})."],
         )
     if high is not None and size > high:
         return _Outcome(
-            True, False, [rule["message"]], [f"Shorten the output to at most {high} characters (it has {size})."]
+            True,
+            False,
+            [rule["message"]],
+            [f"Shorten the output to at most {high} characters (it has {size})."],
         )
     return _Outcome(True)
 
@@ -374,7 +432,10 @@ def _check_schema_rule(rule: Mapping, output: str) -> _Outcome:
     if error:
         issue = f"{rule['message']} (the output is not JSON: {error})"
         return _Outcome(
-            True, False, [issue], ["Return the output as one JSON document, with nothing before or after it."]
+            True,
+            False,
+            [issue],
+            ["Return the output as one JSON document, with nothing before or after it."],
         )
     errors = schema_errors(rule["schema"], value)
     if not errors:
@@ -407,12 +468,22 @@ def describe_criteria(criteria: Any, context: Mapping[str, Any] | None = None) -
 
 def _describe(node: Any, context: Mapping[str, Any] | None) -> list[str]:
     if isinstance(node, list) or "and" in node:
-        return [line for item in (node if isinstance(node, list) else node["and"]) for line in _describe(item, context)]
+        return [
+            line
+            for item in (node if isinstance(node, list) else node["and"])
+            for line in _describe(item, context)
+        ]
     if "or" in node:
-        options = [" and ".join(lines) for lines in (_describe(item, context) for item in node["or"]) if lines]
+        options = [
+            " and ".join(lines)
+            for lines in (_describe(item, context) for item in node["or"])
+            if lines
+        ]
         if not options:
             return []
-        head = f"{node['message']}: at least one of: " if node.get("message") else "At least one of: "
+        head = (
+            f"{node['message']}: at least one of: " if node.get("message") else "At least one of: "
+        )
         return [options[0]] if len(options) == 1 else [head + "; ".join(options)]
     if "not" in node:
         inner = _describe(node["not"], context)
@@ -441,5 +512,7 @@ def _plain(rule: Mapping) -> str:
             return f"the output is at least {low} characters long"
         return f"the output is at most {high} characters long" if high is not None else "any length"
     required = rule["schema"].get("required") if isinstance(rule["schema"], Mapping) else None
-    suffix = f" with {', '.join(map(str, required))}" if isinstance(required, list) and required else ""
+    suffix = (
+        f" with {', '.join(map(str, required))}" if isinstance(required, list) and required else ""
+    )
     return f"the output is JSON matching the step's schema{suffix}"

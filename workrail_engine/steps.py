@@ -46,12 +46,24 @@ def walk_steps(workflow: Any) -> Iterator[StepSite]:
     return iter(sites)
 
 
-def _walk(step: Any, pointer: str, top: int, group: str | None, loop: str | None, sites: list[StepSite]) -> None:
+def _walk(
+    step: Any, pointer: str, top: int, group: str | None, loop: str | None, sites: list[StepSite]
+) -> None:
     # Plain recursion into a list: a 2,800-step workflow is walked on every keystroke in an editor.
     if not isinstance(step, dict):
         return
     step_id = step.get("id")
-    sites.append(StepSite(step, pointer, len(sites), top, group, loop, step_id if isinstance(step_id, str) else None))
+    sites.append(
+        StepSite(
+            step,
+            pointer,
+            len(sites),
+            top,
+            group,
+            loop,
+            step_id if isinstance(step_id, str) else None,
+        )
+    )
     kind = step.get("type")
     if kind == "parallel" and isinstance(step.get("steps"), list):
         for index, child in enumerate(step["steps"]):

@@ -14,8 +14,17 @@ def _parser() -> argparse.ArgumentParser:
         prog="workrail-lsp",
         description="WorkRail language server (LSP over stdio) for workflow files.",
     )
-    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default; accepted for editors that pass it)")
-    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="log level (logs go to stderr)")
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="talk LSP over stdin/stdout (the default; accepted for editors that pass it)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level (logs go to stderr)",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 
@@ -27,7 +36,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"workrail-lsp {__version__}")
         return 0
-    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="workrail-lsp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level,
+        format="workrail-lsp %(levelname)s %(name)s: %(message)s",
+    )
     from .server import create_language_server
 
     create_language_server().start_io()

@@ -21,8 +21,12 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
-def code_actions(state: DocumentState, requested: types.Range, context: types.CodeActionContext) -> list[types.CodeAction]:
-    if context.only and not any(str(kind).startswith(types.CodeActionKind.QuickFix) for kind in context.only):
+def code_actions(
+    state: DocumentState, requested: types.Range, context: types.CodeActionContext
+) -> list[types.CodeAction]:
+    if context.only and not any(
+        str(kind).startswith(types.CodeActionKind.QuickFix) for kind in context.only
+    ):
         return []
     actions = []
     for diagnostic in state.diagnostics:
@@ -32,7 +36,10 @@ def code_actions(state: DocumentState, requested: types.Range, context: types.Co
         if not _overlaps(shown.range, requested):
             continue
         for fix in diagnostic.fixes:
-            edits = [types.TextEdit(range=state.positions.range(e.span), new_text=e.new_text) for e in fix.edits]
+            edits = [
+                types.TextEdit(range=state.positions.range(e.span), new_text=e.new_text)
+                for e in fix.edits
+            ]
             actions.append(
                 types.CodeAction(
                     title=fix.title,

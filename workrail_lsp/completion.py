@@ -32,18 +32,32 @@ class _Builder:
         self.snippets = snippets
         self.items: list[types.CompletionItem] = []
 
-    def add(self, label: str, new_text: str, kind: types.CompletionItemKind, *, detail: str | None = None,
-            doc: str | None = None, sort: str = "1", filter_text: str | None = None, snippet: bool = False) -> None:
+    def add(
+        self,
+        label: str,
+        new_text: str,
+        kind: types.CompletionItemKind,
+        *,
+        detail: str | None = None,
+        doc: str | None = None,
+        sort: str = "1",
+        filter_text: str | None = None,
+        snippet: bool = False,
+    ) -> None:
         self.items.append(
             types.CompletionItem(
                 label=label,
                 kind=kind,
                 detail=detail,
-                documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc) if doc else None,
+                documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc)
+                if doc
+                else None,
                 sort_text=f"{sort}{label}",
                 filter_text=filter_text,
                 text_edit=types.TextEdit(range=self.range, new_text=new_text),
-                insert_text_format=types.InsertTextFormat.Snippet if snippet and self.snippets else types.InsertTextFormat.PlainText,
+                insert_text_format=types.InsertTextFormat.Snippet
+                if snippet and self.snippets
+                else types.InsertTextFormat.PlainText,
             )
         )
 
@@ -52,10 +66,15 @@ def instance_of(context: CursorContext) -> Any:
     """The object around the cursor as far as it can be read (containers as empty stand-ins)."""
     if context.container != "object":
         return UNKNOWN
-    return {m.key: ({} if m.value == "{" else []) if m.is_container else m.value for m in context.members}
+    return {
+        m.key: ({} if m.value == "{" else []) if m.is_container else m.value
+        for m in context.members
+    }
 
 
-def complete(state: DocumentState, position: types.Position, snippets: bool) -> types.CompletionList | None:
+def complete(
+    state: DocumentState, position: types.Position, snippets: bool
+) -> types.CompletionList | None:
     if not state.is_workflow or not state.is_json:
         return None
     offset = state.positions.offset(position)
@@ -73,7 +92,12 @@ def complete(state: DocumentState, position: types.Position, snippets: bool) -> 
     elif context.container == "array":
         _values(builder, state, context, context.path + (context.index,))
     elif context.container == "root" and not state.text.strip():
-        builder.add("new workflow", body_text(_NEW_WORKFLOW, snippets), types.CompletionItemKind.Snippet, snippet=True)
+        builder.add(
+            "new workflow",
+            body_text(_NEW_WORKFLOW, snippets),
+            types.CompletionItemKind.Snippet,
+            snippet=True,
+        )
     return types.CompletionList(is_incomplete=False, items=builder.items)
 
 
@@ -82,7 +106,9 @@ _NEW_WORKFLOW = {
     "name": "${2:My workflow}",
     "description": "${3:What this workflow accomplishes}",
     "version": "0.1.0",
-    "steps": [{"id": "${4:first-step}", "title": "${5:Title}", "prompt": "${6:What the agent must do.}"}],
+    "steps": [
+        {"id": "${4:first-step}", "title": "${5:Title}", "prompt": "${6:What the agent must do.}"}
+    ],
 }
 
 
@@ -95,7 +121,10 @@ def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> No
     # keys of every branch; the required ones are those of the branch an empty object takes.
     offered = model.at_path(context.path, state.value) if not present else nodes
     quoted = context.in_string
-    comma = _separator_after(state.text, context.token[1] if context.token else state.positions.offset(builder.range.start))
+    comma = _separator_after(
+        state.text,
+        context.token[1] if context.token else state.positions.offset(builder.range.start),
+    )
     for name, schema in model.properties(offered).items():
         if name in present:
             continue
@@ -113,7 +142,10 @@ def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> No
     missing = [r for r in required if r not in present]
     if len(missing) > 1 and not present:
         properties = model.properties(nodes)
-        parts = [f'"{name}": {value_snippet(properties.get(name, {}), model, builder.snippets, i + 1)}' for i, name in enumerate(missing)]
+        parts = [
+            f'"{name}": {value_snippet(properties.get(name, {}), model, builder.snippets, i + 1)}'
+            for i, name in enumerate(missing)
+        ]
         builder.add(
             "required properties",
             ",\n".join(parts) + comma,
@@ -132,7 +164,9 @@ def _separator_after(text: str, end: int) -> str:
     return "," if following.startswith('"') else ""
 
 
-def _values(builder: _Builder, state: DocumentState, context: CursorContext, path: tuple[str | int, ...]) -> None:
+def _values(
+    builder: _Builder, state: DocumentState, context: CursorContext, path: tuple[str | int, ...]
+) -> None:
     model = schema_model()
     nodes = model.at_path(path, state.value)
     facts = facts_of(state.value)
@@ -140,7 +174,13 @@ def _values(builder: _Builder, state: DocumentState, context: CursorContext, pat
     key = path[-1] if path else None
     if key == "var":
         for name in facts.context_vars:
-            builder.add(name, json.dumps(name), types.CompletionItemKind.Variable, detail="context variable", filter_text=_filter(name, quoted))
+            builder.add(
+                name,
+                json.dumps(name),
+                types.CompletionItemKind.Variable,
+                detail="context variable",
+                filter_text=_filter(name, quoted),
+            )
     if key == "body" and context.container == "object":
         _step_ids(builder, facts, quoted, exclude=_own_id(context))
     for node in nodes:
@@ -148,12 +188,24 @@ def _values(builder: _Builder, state: DocumentState, context: CursorContext, pat
             descriptions = node.get("enumDescriptions") or []
             doc = descriptions[position] if position < len(descriptions) else None
             text = json.dumps(choice, ensure_ascii=False)
-            builder.add(text.strip('"'), text, types.CompletionItemKind.EnumMember, doc=doc, sort="0", filter_text=_filter(text.strip('"'), quoted))
+            builder.add(
+                text.strip('"'),
+                text,
+                types.CompletionItemKind.EnumMember,
+                doc=doc,
+                sort="0",
+                filter_text=_filter(text.strip('"'), quoted),
+            )
         if not quoted:
             for snippet in node.get("defaultSnippets", []):
                 if isinstance(snippet, Mapping) and "body" in snippet:
-                    builder.add(str(snippet.get("label", "snippet")), body_text(snippet["body"], builder.snippets),
-                                types.CompletionItemKind.Snippet, detail=snippet.get("description"), snippet=True)
+                    builder.add(
+                        str(snippet.get("label", "snippet")),
+                        body_text(snippet["body"], builder.snippets),
+                        types.CompletionItemKind.Snippet,
+                        detail=snippet.get("description"),
+                        snippet=True,
+                    )
     if not quoted and any(n.get("type") == "boolean" for n in nodes):
         for word in ("true", "false"):
             builder.add(word, word, types.CompletionItemKind.Value)
@@ -170,8 +222,14 @@ def _step_ids(builder: _Builder, facts: WorkflowFacts, quoted: bool, exclude: st
         if step_id == exclude:
             continue
         title = step.get("title")
-        builder.add(step_id, json.dumps(step_id), types.CompletionItemKind.Reference,
-                    detail=title if isinstance(title, str) else "step", filter_text=_filter(step_id, quoted), sort="0")
+        builder.add(
+            step_id,
+            json.dumps(step_id),
+            types.CompletionItemKind.Reference,
+            detail=title if isinstance(title, str) else "step",
+            filter_text=_filter(step_id, quoted),
+            sort="0",
+        )
 
 
 def _filter(label: str, quoted: bool) -> str:
@@ -191,7 +249,9 @@ def _dedupe(builder: _Builder) -> None:
 # -- {{ references }} inside strings ----------------------------------------------------------
 
 
-def _in_template(state: DocumentState, context: CursorContext, offset: int, snippets: bool) -> list[types.CompletionItem] | None:
+def _in_template(
+    state: DocumentState, context: CursorContext, offset: int, snippets: bool
+) -> list[types.CompletionItem] | None:
     assert context.token is not None
     before = state.text[context.token[0] + 1 : offset]
     opened = before.rfind("{{")
@@ -201,20 +261,46 @@ def _in_template(state: DocumentState, context: CursorContext, offset: int, snip
     while typed_from < offset and state.text[typed_from] == " ":
         typed_from += 1
     after = state.text[offset : context.token[1]]
-    word_end = offset + len(after) - len(after.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"))
-    closes = state.text[word_end : word_end + 2] == "}}" or state.text[word_end : word_end + 3] == " }}"
+    word_end = (
+        offset
+        + len(after)
+        - len(after.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"))
+    )
+    closes = (
+        state.text[word_end : word_end + 2] == "}}" or state.text[word_end : word_end + 3] == " }}"
+    )
     builder = _Builder(state, Span(typed_from, word_end), snippets)
     suffix = "" if closes else "}}"
     facts = facts_of(state.value)
     for name, schema in facts.parameters.items():
         doc = schema.get("description") if isinstance(schema.get("description"), str) else None
-        builder.add(f"parameters.{name}", f"parameters.{name}{suffix}", types.CompletionItemKind.Variable, detail="parameter", doc=doc)
+        builder.add(
+            f"parameters.{name}",
+            f"parameters.{name}{suffix}",
+            types.CompletionItemKind.Variable,
+            detail="parameter",
+            doc=doc,
+        )
     for step_id, step in facts.steps.items():
         title = step.get("title")
-        builder.add(f"steps.{step_id}.output", f"steps.{step_id}.output{suffix}", types.CompletionItemKind.Reference,
-                    detail=title if isinstance(title, str) else "step output")
+        builder.add(
+            f"steps.{step_id}.output",
+            f"steps.{step_id}.output{suffix}",
+            types.CompletionItemKind.Reference,
+            detail=title if isinstance(title, str) else "step output",
+        )
     for name in facts.secrets:
-        builder.add(f"secrets.{name}", f"secrets.{name}{suffix}", types.CompletionItemKind.Constant, detail="secret (from the environment)")
+        builder.add(
+            f"secrets.{name}",
+            f"secrets.{name}{suffix}",
+            types.CompletionItemKind.Constant,
+            detail="secret (from the environment)",
+        )
     for name in facts.context_vars:
-        builder.add(f"context.{name}", f"context.{name}{suffix}", types.CompletionItemKind.Variable, detail="context variable")
+        builder.add(
+            f"context.{name}",
+            f"context.{name}{suffix}",
+            types.CompletionItemKind.Variable,
+            detail="context variable",
+        )
     return builder.items

@@ -64,7 +64,9 @@ class Settings:
                     return True
             elif any(glob_pattern(g).search(posix) for g in self.workflow_globs):
                 return True
-            if any(_inside(path, d) for d in self.extra_workflow_dirs) and path.endswith((".json", ".yaml", ".yml")):
+            if any(_inside(path, d) for d in self.extra_workflow_dirs) and path.endswith(
+                (".json", ".yaml", ".yml")
+            ):
                 return True
         return names_workrail_schema(text)
 
@@ -82,7 +84,9 @@ def _strings(raw: dict[str, Any], key: str, default: tuple[str, ...]) -> tuple[s
         return default
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
-    log.warning("setting %s.%s must be a list of strings, got %r; using %r", SECTION, key, value, default)
+    log.warning(
+        "setting %s.%s must be a list of strings, got %r; using %r", SECTION, key, value, default
+    )
     return default
 
 

@@ -58,7 +58,9 @@ def _location(path: str | None, span, state: DocumentState) -> types.Location:
     if path is None or (state.path is not None and Path(path) == Path(state.path)):
         return types.Location(uri=state.uri, range=state.positions.range(span))
     index = LineIndex(_read_text(path))
-    return types.Location(uri=from_fs_path(path) or path, range=Positions(index, state.encoding).range(span))
+    return types.Location(
+        uri=from_fs_path(path) or path, range=Positions(index, state.encoding).range(span)
+    )
 
 
 def _read_text(path: str) -> str:

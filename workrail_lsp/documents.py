@@ -6,9 +6,10 @@ cached document, diagnostics and position conversions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
@@ -21,6 +22,7 @@ from .configuration import Settings
 from .positions import Positions
 
 __all__ = ["DocumentState", "DocumentStates"]
+
 
 @dataclass(eq=False)
 class DocumentState:
@@ -91,7 +93,11 @@ class DocumentStates:
             self.encoding,
         )
         if known is not None:
-            state.last_good_value = known.document.value if "document" in known.__dict__ and known.document.value is not None else known.last_good_value
+            state.last_good_value = (
+                known.document.value
+                if "document" in known.__dict__ and known.document.value is not None
+                else known.last_good_value
+            )
         if edited is not None and edited.text == text:
             state.__dict__["document"] = edited  # the cached_property's slot: no second parse
         self._states[document.uri] = state
@@ -126,4 +132,8 @@ class DocumentStates:
     def reclassify(self, settings: Settings) -> None:
         """New settings: forget cached states so the next look-up re-decides what is a workflow."""
         self.settings = settings
-        self._states = {uri: s for uri, s in self._states.items() if settings.is_workflow(s.path, s.text) == s.is_workflow}
+        self._states = {
+            uri: s
+            for uri, s in self._states.items()
+            if settings.is_workflow(s.path, s.text) == s.is_workflow
+        }

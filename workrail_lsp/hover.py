@@ -47,7 +47,10 @@ def _schema_text(state: DocumentState, context: CursorContext) -> str | None:
     schema = model.properties(parent).get(key)
     if schema is None:
         return None
-    parts = [f"**{schema.get('title', key)}**", schema.get("markdownDescription") or schema.get("description") or ""]
+    parts = [
+        f"**{schema.get('title', key)}**",
+        schema.get("markdownDescription") or schema.get("description") or "",
+    ]
     if not context.in_key:
         parts.append(_enum_text(schema, context.token_value))
     own = model.at_path(context.path + (key,), state.value)
@@ -100,7 +103,9 @@ def _template_text(namespace: str, path: tuple[str, ...], facts: Any) -> str | N
         schema = facts.parameters[name]
         return f"**Parameter `{name}`**\n\n{schema.get('description', '')}".strip()
     if namespace == "secrets":
-        known = "declared in `secrets`" if name in facts.secrets else "**not declared** in `secrets`"
+        known = (
+            "declared in `secrets`" if name in facts.secrets else "**not declared** in `secrets`"
+        )
         return f"**Secret `{name}`**: read from the environment at run time, {known}; never stored, redacted from output."
     if namespace == "context":
         return f"**Context variable `{'.'.join(path)}`**: a value of the run's context."

@@ -14,9 +14,8 @@ one tokenization when first seen and a few milliseconds per later look-up.
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from workrail_engine.document import LineIndex
@@ -24,6 +23,7 @@ from workrail_engine.document import LineIndex
 from .json_lines import CLOSE, OPEN, Text, Token, text_of
 
 __all__ = ["CursorContext", "Member", "cursor_context", "prime"]
+
 
 def string_value(token_text: str) -> str:
     """The value of a (possibly unterminated) JSON string token, leniently."""
@@ -164,13 +164,19 @@ def cursor_context(index: LineIndex, offset: int, count_items: bool = True) -> C
         return context
     outermost_first = openers[::-1]
     path: list[str | int] = []
-    for (parent_line, parent_index), (open_line, open_index) in zip(outermost_first, outermost_first[1:]):
+    for (parent_line, parent_index), (open_line, open_index) in zip(
+        outermost_first, outermost_first[1:], strict=False
+    ):
         parent_kind = text.line(parent_line).tokens[parent_index].text
         if parent_kind == "{":
             path.append(_key_of(text, open_line, open_index))
         else:
             item_column = text.line(open_line).tokens[open_index].start
-            path.append(_items_before(text, (parent_line, parent_index), (open_line, item_column)) if count_items else -1)
+            path.append(
+                _items_before(text, (parent_line, parent_index), (open_line, item_column))
+                if count_items
+                else -1
+            )
     inner_line, inner_index = openers[0]
     inner = text.line(inner_line).tokens[inner_index]
     context.path = tuple(path)
@@ -178,7 +184,9 @@ def cursor_context(index: LineIndex, offset: int, count_items: bool = True) -> C
     context.container_start = text.offset(inner_line, inner.start)
     _read_container(context, text, (inner_line, inner_index), (line, column))
     if context.container == "array":
-        context.index = _items_before(text, (inner_line, inner_index), (line, column)) if count_items else -1
+        context.index = (
+            _items_before(text, (inner_line, inner_index), (line, column)) if count_items else -1
+        )
     _fill_token(context, text, line, column)
     return context
 
@@ -188,7 +196,12 @@ def _fill_token(context: CursorContext, text: Text, line: int, column: int) -> N
         if token.start < column <= token.end or (token.start == column and token.kind in "sv"):
             if token.kind not in "sv":
                 continue
-            if token.kind == "s" and token.end == column and _closed(token.text) and token.start != column:
+            if (
+                token.kind == "s"
+                and token.end == column
+                and _closed(token.text)
+                and token.start != column
+            ):
                 continue  # just after a closing quote: not inside the string
             context.token = (text.offset(line, token.start), text.offset(line, token.end))
             context.in_string = token.kind == "s"
@@ -239,7 +252,9 @@ def _items_before(text: Text, opener: tuple[int, int], limit: tuple[int, int]) -
     return count
 
 
-def _read_container(context: CursorContext, text: Text, opener: tuple[int, int], cursor: tuple[int, int]) -> None:
+def _read_container(
+    context: CursorContext, text: Text, opener: tuple[int, int], cursor: tuple[int, int]
+) -> None:
     """Read the members of the container at ``opener``, noting the cursor's role among them."""
     reader = _MemberReader(context.container == "object")
     cursor_seen = False

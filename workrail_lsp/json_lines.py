@@ -126,7 +126,11 @@ def _reused_lines(previous: Text, raw: str) -> list[Line] | None:
     end = raw.find("\n", len(raw) - suffix) if tail else len(raw)
     middle = raw[start:end].split("\n")
     kept = previous.summaries
-    summaries = kept[:first] + [_lines.get(line) or _summarize(line) for line in middle] + kept[len(kept) - tail :]
+    summaries = (
+        kept[:first]
+        + [_lines.get(line) or _summarize(line) for line in middle]
+        + kept[len(kept) - tail :]
+    )
     return summaries if len(summaries) == raw.count("\n") + 1 else None
 
 
@@ -139,6 +143,8 @@ def text_of(index: LineIndex) -> Text:
     if found is not None:
         return found
     summaries = _reused_lines(_latest[0], index.text) if _latest else None
-    found = _texts[index] = Text(index, summaries if summaries is not None else _all_lines(index.text))
+    found = _texts[index] = Text(
+        index, summaries if summaries is not None else _all_lines(index.text)
+    )
     _latest[:] = [found]
     return found

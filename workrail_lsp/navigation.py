@@ -17,10 +17,14 @@ def definition(state: DocumentState, position: types.Position) -> list[types.Loc
     if found is None:
         return None
     targets = [o for o in occurrences(state) if o.is_definition and o.same_name(found)]
-    return [types.Location(uri=state.uri, range=state.positions.range(t.span)) for t in targets] or None
+    return [
+        types.Location(uri=state.uri, range=state.positions.range(t.span)) for t in targets
+    ] or None
 
 
-def references(state: DocumentState, position: types.Position, include_declaration: bool) -> list[types.Location] | None:
+def references(
+    state: DocumentState, position: types.Position, include_declaration: bool
+) -> list[types.Location] | None:
     if not state.is_workflow:
         return None
     found = occurrence_at(state, state.positions.offset(position))

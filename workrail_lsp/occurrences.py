@@ -59,7 +59,7 @@ def _find(state: DocumentState) -> list[Occurrence]:
         for index, name in enumerate(secrets):
             if isinstance(name, str):
                 found.extend(_quoted(state, "secrets", f"/secrets/{index}", name, True))
-    for pointer, text in _template_strings(value, ""):
+    for pointer, _text in _template_strings(value, ""):
         found.extend(_template_occurrences(state, pointer))
     return found
 
@@ -77,7 +77,9 @@ def _parameter_definitions(state: DocumentState, value: Mapping[str, Any]) -> li
     return out
 
 
-def _quoted(state: DocumentState, namespace: str, pointer: str, text: str, definition: bool) -> list[Occurrence]:
+def _quoted(
+    state: DocumentState, namespace: str, pointer: str, text: str, definition: bool
+) -> list[Occurrence]:
     span = state.document.value_span(pointer)
     if span is None or state.text[span.start : span.end] != f'"{text}"':
         return []  # escaped or YAML-styled strings: not renamed in place

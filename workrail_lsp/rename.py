@@ -27,19 +27,27 @@ def prepare(state: DocumentState, position: types.Position) -> types.PrepareRena
     found = occurrence_at(state, state.positions.offset(position))
     if found is None or found.namespace != "steps":
         return None
-    return types.PrepareRenamePlaceholder(range=state.positions.range(found.span), placeholder=found.name)
+    return types.PrepareRenamePlaceholder(
+        range=state.positions.range(found.span), placeholder=found.name
+    )
 
 
-def rename(state: DocumentState, position: types.Position, new_name: str) -> types.WorkspaceEdit | None:
+def rename(
+    state: DocumentState, position: types.Position, new_name: str
+) -> types.WorkspaceEdit | None:
     if not state.is_workflow:
         return None
     found = occurrence_at(state, state.positions.offset(position))
     if found is None or found.namespace != "steps":
         return None
     if not _STEP_ID.match(new_name):
-        raise RenameRefused(f"{new_name!r} is not a valid step id: use 3-64 lowercase letters, digits and hyphens (e.g. 'review-code')")
+        raise RenameRefused(
+            f"{new_name!r} is not a valid step id: use 3-64 lowercase letters, digits and hyphens (e.g. 'review-code')"
+        )
     everything = occurrences(state)
-    if new_name != found.name and any(o.namespace == "steps" and o.is_definition and o.name == new_name for o in everything):
+    if new_name != found.name and any(
+        o.namespace == "steps" and o.is_definition and o.name == new_name for o in everything
+    ):
         raise RenameRefused(f"A step with id {new_name!r} already exists")
     edits = [
         types.TextEdit(range=state.positions.range(o.span), new_text=new_name)

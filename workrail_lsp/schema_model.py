@@ -28,7 +28,12 @@ class SchemaModel:
 
     def resolve(self, node: Any) -> Any:
         seen = 0
-        while isinstance(node, Mapping) and "$ref" in node and set(node) <= {"$ref", "title", "description", "markdownDescription"} and seen < 32:
+        while (
+            isinstance(node, Mapping)
+            and "$ref" in node
+            and set(node) <= {"$ref", "title", "description", "markdownDescription"}
+            and seen < 32
+        ):
             node = self._target(node["$ref"])
             seen += 1
         return node
@@ -73,12 +78,16 @@ class SchemaModel:
         try:
             validator = self._validators.get(id(schema))
             if validator is None:
-                validator = self._validators[id(schema)] = jsonschema_rs.validator_for({**schema, "$defs": self.root.get("$defs", {})})
+                validator = self._validators[id(schema)] = jsonschema_rs.validator_for(
+                    {**schema, "$defs": self.root.get("$defs", {})}
+                )
             return bool(validator.is_valid(instance))
         except Exception:  # a schema this check cannot evaluate: keep both possibilities
             return None
 
-    def at_path(self, path: Iterable[str | int], values: Any = UNKNOWN, last: Any = UNKNOWN) -> list[Mapping[str, Any]]:
+    def at_path(
+        self, path: Iterable[str | int], values: Any = UNKNOWN, last: Any = UNKNOWN
+    ) -> list[Mapping[str, Any]]:
         """The schemas that apply at ``path`` (keys and array positions) from the root.
 
         ``values`` is the document's value (possibly stale); ``last``, when known, is the
@@ -122,7 +131,11 @@ def _merged(schema: Mapping[str, Any], model: SchemaModel) -> Mapping[str, Any]:
     if "$ref" not in schema:
         return schema
     target = model.resolve(model._target(schema["$ref"]))
-    return {**target, **{k: v for k, v in schema.items() if k != "$ref"}} if isinstance(target, Mapping) else schema
+    return (
+        {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        if isinstance(target, Mapping)
+        else schema
+    )
 
 
 def _children(node: Mapping[str, Any], part: str | int) -> list[Any]:

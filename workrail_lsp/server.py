@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -100,7 +101,10 @@ class WorkrailLanguageServer(LanguageServer):
     def refresh_all(self, except_uri: str | None = None) -> None:
         """Other documents' workspace-level diagnostics may have changed."""
         if self.pull:
-            refresh = self.client_capabilities.workspace and self.client_capabilities.workspace.diagnostics
+            refresh = (
+                self.client_capabilities.workspace
+                and self.client_capabilities.workspace.diagnostics
+            )
             if refresh and refresh.refresh_support:
                 self.workspace_diagnostic_refresh(None)
             return
@@ -126,7 +130,9 @@ class WorkrailLanguageServer(LanguageServer):
             if self.index.generation != generation:
                 self.refresh_all()
         if not self.pull:
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
 
 def guarded(handler: F) -> F:
@@ -155,27 +161,41 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: WorkrailLanguageServer, params: types.InitializeParams) -> None:
         ls.states.encoding = encoding_name(ls.workspace.position_encoding)
-        ls.pull = params.capabilities.text_document is not None and params.capabilities.text_document.diagnostic is not None
+        ls.pull = (
+            params.capabilities.text_document is not None
+            and params.capabilities.text_document.diagnostic is not None
+        )
         settings = Settings.from_client(params.initialization_options)
         ls.states.settings = settings
         ls.index.configure(ls._roots(), settings)
-        log.info("client %s, encoding %s, %s diagnostics", params.client_info, ls.states.encoding, "pull" if ls.pull else "push")
+        log.info(
+            "client %s, encoding %s, %s diagnostics",
+            params.client_info,
+            ls.states.encoding,
+            "pull" if ls.pull else "push",
+        )
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: WorkrailLanguageServer, params: types.InitializedParams) -> None:
         await _fetch_configuration(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def configuration_changed(ls: WorkrailLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+    async def configuration_changed(
+        ls: WorkrailLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
         if not await _fetch_configuration(ls):
             ls.apply_settings(Settings.from_client(params.settings, ls.states.settings))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def folders_changed(ls: WorkrailLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    def folders_changed(
+        ls: WorkrailLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
         ls.index.configure(ls._roots(), ls.states.settings)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def watched_files_changed(ls: WorkrailLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+    def watched_files_changed(
+        ls: WorkrailLanguageServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
         ls.index.files_changed()
         for state in ls.states.open_states():
             ls.store.forget(state.uri)
@@ -207,7 +227,9 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
     def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.document_changed(params.text_document.uri)
         # Tokenize the lines once the first diagnostics are out, so the first completion is fast.
-        asyncio.get_running_loop().call_later(_PRIME_DELAY, ls.prime_completion, params.text_document.uri)
+        asyncio.get_running_loop().call_later(
+            _PRIME_DELAY, ls.prime_completion, params.text_document.uri
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: WorkrailLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -226,23 +248,35 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier="workrail", inter_file_dependencies=True, workspace_diagnostics=False),
+        types.DiagnosticOptions(
+            identifier="workrail", inter_file_dependencies=True, workspace_diagnostics=False
+        ),
     )
-    def pull_diagnostics(ls: WorkrailLanguageServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    def pull_diagnostics(
+        ls: WorkrailLanguageServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
         report = ls.store.report(ls.state(params.text_document.uri))
         if params.previous_result_id == report.result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
-        return types.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=report.items, result_id=report.result_id
+        )
 
 
 def _register_features(server: WorkrailLanguageServer) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION,
-        types.CompletionOptions(trigger_characters=['"', ":", "{", ".", " "], resolve_provider=False),
+        types.CompletionOptions(
+            trigger_characters=['"', ":", "{", ".", " "], resolve_provider=False
+        ),
     )
     @guarded
-    def on_completion(ls: WorkrailLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
-        return completion.complete(ls.state(params.text_document.uri), params.position, _snippets(ls))
+    def on_completion(
+        ls: WorkrailLanguageServer, params: types.CompletionParams
+    ) -> types.CompletionList | None:
+        return completion.complete(
+            ls.state(params.text_document.uri), params.position, _snippets(ls)
+        )
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
@@ -251,27 +285,37 @@ def _register_features(server: WorkrailLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded
-    def on_symbols(ls: WorkrailLanguageServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
+    def on_symbols(
+        ls: WorkrailLanguageServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol] | None:
         return symbols.document_symbols(ls.state(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded
-    def on_definition(ls: WorkrailLanguageServer, params: types.DefinitionParams) -> list[types.Location] | None:
+    def on_definition(
+        ls: WorkrailLanguageServer, params: types.DefinitionParams
+    ) -> list[types.Location] | None:
         return navigation.definition(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded
-    def on_references(ls: WorkrailLanguageServer, params: types.ReferenceParams) -> list[types.Location] | None:
+    def on_references(
+        ls: WorkrailLanguageServer, params: types.ReferenceParams
+    ) -> list[types.Location] | None:
         state = ls.state(params.text_document.uri)
         return navigation.references(state, params.position, params.context.include_declaration)
 
     @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
     @guarded
-    def on_prepare_rename(ls: WorkrailLanguageServer, params: types.PrepareRenameParams) -> types.PrepareRenameResult | None:
+    def on_prepare_rename(
+        ls: WorkrailLanguageServer, params: types.PrepareRenameParams
+    ) -> types.PrepareRenameResult | None:
         return rename.prepare(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
-    def on_rename(ls: WorkrailLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+    def on_rename(
+        ls: WorkrailLanguageServer, params: types.RenameParams
+    ) -> types.WorkspaceEdit | None:
         # Not guarded: an invalid new id must reach the client as an error response.
         return rename.rename(ls.state(params.text_document.uri), params.position, params.new_name)
 
@@ -280,12 +324,18 @@ def _register_features(server: WorkrailLanguageServer) -> None:
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
     @guarded
-    def on_code_action(ls: WorkrailLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        return code_actions.code_actions(ls.state(params.text_document.uri), params.range, params.context)
+    def on_code_action(
+        ls: WorkrailLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        return code_actions.code_actions(
+            ls.state(params.text_document.uri), params.range, params.context
+        )
 
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)
     @guarded
-    def on_formatting(ls: WorkrailLanguageServer, params: types.DocumentFormattingParams) -> list[types.TextEdit] | None:
+    def on_formatting(
+        ls: WorkrailLanguageServer, params: types.DocumentFormattingParams
+    ) -> list[types.TextEdit] | None:
         return formatting.format_document(ls.state(params.text_document.uri))
 
 

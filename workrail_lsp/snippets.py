@@ -26,10 +26,18 @@ def _plain(text: str) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}").replace(",", "\\,").replace("|", "\\|")
+    return (
+        text.replace("\\", "\\\\")
+        .replace("$", "\\$")
+        .replace("}", "\\}")
+        .replace(",", "\\,")
+        .replace("|", "\\|")
+    )
 
 
-def value_snippet(schema: Mapping[str, Any], model: SchemaModel, snippets: bool, stop: int = 1) -> str:
+def value_snippet(
+    schema: Mapping[str, Any], model: SchemaModel, snippets: bool, stop: int = 1
+) -> str:
     """What to insert after ``"key": `` for a property with this schema."""
     text = _snippet(schema, model, stop, depth=0)
     return text if snippets else _plain(text)
@@ -50,7 +58,9 @@ def _snippet(schema: Mapping[str, Any], model: SchemaModel, stop: int, depth: in
     if kinds & {"number", "integer"}:
         return f"${{{stop}:{default if default is not None else 0}}}"
     if "boolean" in kinds:
-        return f"${{{stop}|true,false|}}" if default is None else f"${{{stop}:{json.dumps(default)}}}"
+        return (
+            f"${{{stop}|true,false|}}" if default is None else f"${{{stop}:{json.dumps(default)}}}"
+        )
     if "array" in kinds:
         return f"[${stop}]"
     if "object" in kinds:
@@ -58,7 +68,9 @@ def _snippet(schema: Mapping[str, Any], model: SchemaModel, stop: int, depth: in
     return f"${stop}"
 
 
-def _object_snippet(nodes: list[Mapping[str, Any]], model: SchemaModel, stop: int, depth: int) -> str:
+def _object_snippet(
+    nodes: list[Mapping[str, Any]], model: SchemaModel, stop: int, depth: int
+) -> str:
     # A new object gets its required properties (which the JSON language server does not do).
     required = model.required(nodes)
     properties = model.properties(nodes)

@@ -72,7 +72,13 @@ def _step(state: DocumentState, step: Mapping[str, Any], pointer: str) -> types.
 
 def _body_reference(state: DocumentState, body: str, pointer: str) -> types.DocumentSymbol:
     where = state.positions.range(state.document.span(pointer))
-    return types.DocumentSymbol(name=body, detail="loop body (step id)", kind=types.SymbolKind.Key, range=where, selection_range=where)
+    return types.DocumentSymbol(
+        name=body,
+        detail="loop body (step id)",
+        kind=types.SymbolKind.Key,
+        range=where,
+        selection_range=where,
+    )
 
 
 def _selection(state: DocumentState, pointer: str, id_pointer: str) -> types.Range:

@@ -47,7 +47,9 @@ def _compute(value: Any) -> WorkflowFacts:
             facts.step_pointers[site.id] = site.pointer
     parameters = value.get("parameters")
     if isinstance(parameters, Mapping) and isinstance(parameters.get("properties"), Mapping):
-        facts.parameters = {k: v for k, v in parameters["properties"].items() if isinstance(v, Mapping)}
+        facts.parameters = {
+            k: v for k, v in parameters["properties"].items() if isinstance(v, Mapping)
+        }
     secrets = value.get("secrets")
     if isinstance(secrets, list):
         facts.secrets = [s for s in secrets if isinstance(s, str)]

@@ -20,7 +20,17 @@ __all__ = ["WorkspaceIndex", "candidate_files", "workflow_id_of"]
 
 log = logging.getLogger(__name__)
 
-_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "dist", "build"}
+_SKIP_DIRS = {
+    ".git",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    "dist",
+    "build",
+}
 _MAX_FILES = 5000
 _RESCAN_SECONDS = 2.0
 
@@ -76,7 +86,9 @@ class WorkspaceIndex:
         return merged
 
     def others_with_id(self, path: str, workflow_id: str) -> list[str]:
-        return sorted(p for p, wid in self.ids().items() if wid == workflow_id and not _same_file(p, path))
+        return sorted(
+            p for p, wid in self.ids().items() if wid == workflow_id and not _same_file(p, path)
+        )
 
     def _rescan_if_due(self) -> None:
         now = time.monotonic()
@@ -117,9 +129,15 @@ def candidate_files(roots: list[Path], settings: Settings) -> list[str]:
     for root in [*roots, *(Path(d) for d in settings.extra_workflow_dirs)]:
         for folder, dirs, files in os.walk(root):
             dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
-            found.extend(os.path.join(folder, f) for f in files if f.endswith((".json", ".yaml", ".yml")))
+            found.extend(
+                os.path.join(folder, f) for f in files if f.endswith((".json", ".yaml", ".yml"))
+            )
             if len(found) > _MAX_FILES:
-                log.warning("more than %d JSON/YAML files under %s; the rest are not checked", _MAX_FILES, root)
+                log.warning(
+                    "more than %d JSON/YAML files under %s; the rest are not checked",
+                    _MAX_FILES,
+                    root,
+                )
                 return found
     return found
 

@@ -34,7 +34,9 @@ def validate_workspace(roots: list[Path], settings: Settings) -> dict[str, Any]:
         files.append(
             {
                 "path": os.fspath(result.document.path),
-                "diagnostics": [_row(d.to_dict(), index.position(d.span.start)) for d in diagnostics],
+                "diagnostics": [
+                    _row(d.to_dict(), index.position(d.span.start)) for d in diagnostics
+                ],
             }
         )
     rows = [d for f in files for d in f["diagnostics"]]

@@ -21,19 +21,44 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="Serve WorkRail workflows to AI agents over the Model Context Protocol.",
     )
     parser.add_argument("--version", action="version", version=f"workrail-mcp {__version__}")
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                        help="stdio (what agent clients launch; the default) or Streamable HTTP")
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (what agent clients launch; the default) or Streamable HTTP",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
-    parser.add_argument("--workflows", metavar="DIR", action="append", default=[], type=Path,
-                        help="an extra workflow directory (repeatable)")
-    parser.add_argument("--project", metavar="DIR", type=Path, default=None,
-                        help="project directory whose ./workflows and ./.workrail/workflows are served "
-                        "(default: the client's roots over stdio, else the working directory)")
-    parser.add_argument("--allow-commands", action="store_true",
-                        help="let run_workflow execute command steps (off by default)")
-    parser.add_argument("--allowed-host", metavar="NAME", action="append", default=[],
-                        help="another Host name HTTP clients may use (DNS-rebinding protection)")
+    parser.add_argument(
+        "--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)"
+    )
+    parser.add_argument(
+        "--workflows",
+        metavar="DIR",
+        action="append",
+        default=[],
+        type=Path,
+        help="an extra workflow directory (repeatable)",
+    )
+    parser.add_argument(
+        "--project",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="project directory whose ./workflows and ./.workrail/workflows are served "
+        "(default: the client's roots over stdio, else the working directory)",
+    )
+    parser.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let run_workflow execute command steps (off by default)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="another Host name HTTP clients may use (DNS-rebinding protection)",
+    )
     return parser.parse_args(argv)
 
 
@@ -62,22 +87,30 @@ def serve(args: argparse.Namespace) -> int:
         from workrail_mcp.http import ListenError, serve_http
 
         try:
-            return anyio.run(lambda: serve_http(server, catalog, host=args.host, port=args.port,
-                                                allowed_hosts=args.allowed_host))
+            return anyio.run(
+                lambda: serve_http(
+                    server, catalog, host=args.host, port=args.port, allowed_hosts=args.allowed_host
+                )
+            )
         except ListenError as error:  # a busy port is the person's to fix: one line, no traceback
             print(f"workrail-mcp: error: {error}", file=sys.stderr)
             return 1
     from workrail_mcp.stdio import serve_stdio
 
     if sys.stdin.isatty():  # a person at a terminal, not an agent client
-        print(f"workrail-mcp: serving {len(catalog.entries())} workflows over stdio (JSON-RPC, one message "
-              "per line); for a URL to point clients at, run with --transport http", file=sys.stderr)
+        print(
+            f"workrail-mcp: serving {len(catalog.entries())} workflows over stdio (JSON-RPC, one message "
+            "per line); for a URL to point clients at, run with --transport http",
+            file=sys.stderr,
+        )
     return anyio.run(serve_stdio, server)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="workrail-mcp: %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="workrail-mcp: %(levelname)s %(message)s"
+    )
     try:
         return serve(args)
     except KeyboardInterrupt:

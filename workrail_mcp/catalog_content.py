@@ -30,7 +30,7 @@ _TASK_ARGUMENT = {
 def _start_text(entry: Any, task: str | None) -> str:
     summary = entry.summary()
     lines = [
-        f"Follow the WorkRail workflow \"{summary.get('name') or entry.id}\" (id: {entry.id}).",
+        f'Follow the WorkRail workflow "{summary.get("name") or entry.id}" (id: {entry.id}).',
     ]
     if summary.get("description"):
         lines.append(str(summary["description"]))
@@ -90,7 +90,10 @@ class CatalogContent:
         if uri == SCHEMA_URI:
             from workrail_engine.schema import load_schema
 
-            text, mime = json.dumps(load_schema(), indent=2, ensure_ascii=False), "application/schema+json"
+            text, mime = (
+                json.dumps(load_schema(), indent=2, ensure_ascii=False),
+                "application/schema+json",
+            )
         else:
             entry = self.catalog.get(uri[len(WORKFLOW_URI_PREFIX) :])
             text, mime = json.dumps(entry.definition, indent=2, ensure_ascii=False), _JSON
@@ -118,7 +121,9 @@ class CatalogContent:
         try:
             entry = self.catalog.get(name)
         except WorkflowNotFound as error:
-            raise invalid_params(f"Unknown prompt {name!r}", closest=error.data.get("closest", [])) from None
+            raise invalid_params(
+                f"Unknown prompt {name!r}", closest=error.data.get("closest", [])
+            ) from None
         task = (arguments or {}).get("task")
         text = _start_text(entry, task if isinstance(task, str) else None)
         return {

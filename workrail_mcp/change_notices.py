@@ -17,7 +17,11 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ResourcesListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    PromptsListChanged,
+    ResourcesListChanged,
+)
 
 __all__ = ["ChangeNotices"]
 

@@ -50,7 +50,9 @@ def engine_error_to_mcp(error: EngineError) -> MCPError:
 
 
 def invalid_params(details: str, **extra: Any) -> MCPError:
-    return MCPError(code=INVALID_PARAMS, message="Invalid params", data={"details": details, **extra})
+    return MCPError(
+        code=INVALID_PARAMS, message="Invalid params", data={"details": details, **extra}
+    )
 
 
 def _field_name(location: tuple[Any, ...]) -> str:
@@ -83,4 +85,6 @@ def success_result(result: dict[str, Any], text: str | None = None) -> CallToolR
 def error_result(code: int, message: str, data: Any = None) -> CallToolResult:
     """An `isError` result. No `structuredContent`: it would have to match the success schema."""
     body = {"error": error_payload(code, message, data)}
-    return CallToolResult(content=[TextContent(type="text", text=as_json_text(body))], is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=as_json_text(body))], is_error=True
+    )

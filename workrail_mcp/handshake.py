@@ -44,7 +44,10 @@ def check_initialize(params: Mapping[str, Any] | None) -> None:
         raise MCPError(
             code=UNSUPPORTED_VERSION,
             message="Unsupported protocol version",
-            data={"supportedVersions": list(KNOWN_PROTOCOL_VERSIONS), "requestedVersion": requested},
+            data={
+                "supportedVersions": list(KNOWN_PROTOCOL_VERSIONS),
+                "requestedVersion": requested,
+            },
         )
     if not isinstance(params.get("capabilities", {}), Mapping):
         raise invalid_params("capabilities must be an object")

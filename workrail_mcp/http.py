@@ -14,7 +14,14 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-__all__ = ["TOKEN_ENV", "BearerTokenGate", "ListenError", "bind_listener", "build_http_app", "serve_http"]
+__all__ = [
+    "TOKEN_ENV",
+    "BearerTokenGate",
+    "ListenError",
+    "bind_listener",
+    "build_http_app",
+    "serve_http",
+]
 
 TOKEN_ENV = "WORKRAIL_HTTP_TOKEN"
 MCP_PATH = "/mcp"
@@ -37,7 +44,9 @@ def bind_listener(host: str, port: int) -> socket.socket:
     a `ListenError` with one readable line, and tells us the real port when ``port`` is 0.
     """
     try:
-        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        family, _, _, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
     except socket.gaierror as error:
         raise ListenError(f"cannot listen on {host!r}: {error.strerror}") from None
     try:
@@ -45,9 +54,13 @@ def bind_listener(host: str, port: int) -> socket.socket:
     except OSError as error:
         where = _host_port(host, port)
         if error.errno == errno.EADDRINUSE:
-            raise ListenError(f"{where} is already in use; pass --port N (0 picks a free port)") from None
+            raise ListenError(
+                f"{where} is already in use; pass --port N (0 picks a free port)"
+            ) from None
         if error.errno == errno.EACCES:
-            raise ListenError(f"no permission to listen on {where}; pass --port N above 1023 (0 picks a free port)") from None
+            raise ListenError(
+                f"no permission to listen on {where}; pass --port N above 1023 (0 picks a free port)"
+            ) from None
         raise ListenError(f"cannot listen on {where}: {error.strerror}") from None
 
 
@@ -68,7 +81,10 @@ class BearerTokenGate:
             {
                 "type": "http.response.start",
                 "status": 401,
-                "headers": [(b"www-authenticate", b'Bearer realm="workrail"'), (b"content-length", b"0")],
+                "headers": [
+                    (b"www-authenticate", b'Bearer realm="workrail"'),
+                    (b"content-length", b"0"),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": b""})
@@ -87,8 +103,12 @@ def _security(host: str, extra_hosts: Sequence[str]) -> TransportSecuritySetting
     )
 
 
-def build_http_app(server: MCPServer, *, host: str, token: str | None, allowed_hosts: Sequence[str] = ()) -> Any:
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=_security(host, allowed_hosts))
+def build_http_app(
+    server: MCPServer, *, host: str, token: str | None, allowed_hosts: Sequence[str] = ()
+) -> Any:
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=_security(host, allowed_hosts)
+    )
     return BearerTokenGate(app, token) if token else app
 
 
@@ -97,15 +117,21 @@ def _banner(url: str, catalog: Any, token: bool, out: TextIO, exposed: bool = Fa
     lines = [f"WorkRail MCP server (workflowlookup) listening on {url}"]
     line = f"Loaded {workflows} workflow{'s' if workflows != 1 else ''}"
     if invalid:
-        line += f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out (see `workrail lint`)"
+        line += (
+            f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out (see `workrail lint`)"
+        )
     lines.append(line)
     header = f' --header "Authorization: Bearer ${TOKEN_ENV}"' if token else ""
     lines.append(f"Connect Claude Code:  claude mcp add --transport http workrail {url}{header}")
-    lines.append(f"Or try it:            npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list")
+    lines.append(
+        f"Or try it:            npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list"
+    )
     if token:
         lines.append(f"Clients must send the bearer token from {TOKEN_ENV}.")
     elif exposed:
-        lines.append(f"Warning: listening beyond this machine without {TOKEN_ENV}; anyone who can reach the port can use it.")
+        lines.append(
+            f"Warning: listening beyond this machine without {TOKEN_ENV}; anyone who can reach the port can use it."
+        )
     lines.append("Press Ctrl+C to stop.")
     print("\n".join(lines), file=out, flush=True)
 
@@ -132,5 +158,7 @@ async def serve_http(
                 return 1
             await anyio.sleep(0.02)
         url = f"http://{_host_port(host, listener.getsockname()[1])}{MCP_PATH}"
-        await anyio.to_thread.run_sync(_banner, url, catalog, bool(token), out, host not in _LOCAL_HOSTS)
+        await anyio.to_thread.run_sync(
+            _banner, url, catalog, bool(token), out, host not in _LOCAL_HOSTS
+        )
     return 0

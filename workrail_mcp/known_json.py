@@ -84,14 +84,27 @@ class KnownJson:
         if known is not None:
             out.append(known)
             return True
-        if depth and isinstance(value, dict) and len(value) <= _SMALL_DICT and all(isinstance(k, str) for k in value):
-            return self._encode_items(((json.dumps(k).encode() + b":", v) for k, v in value.items()), b"{", b"}", depth, out)
+        if (
+            depth
+            and isinstance(value, dict)
+            and len(value) <= _SMALL_DICT
+            and all(isinstance(k, str) for k in value)
+        ):
+            return self._encode_items(
+                ((json.dumps(k).encode() + b":", v) for k, v in value.items()),
+                b"{",
+                b"}",
+                depth,
+                out,
+            )
         if depth and isinstance(value, list) and len(value) <= _SMALL_DICT:
             return self._encode_items(((b"", v) for v in value), b"[", b"]", depth, out)
         out.append(pydantic_core.to_json(value))
         return False
 
-    def _encode_items(self, items: Any, opening: bytes, closing: bytes, depth: int, out: list[bytes]) -> bool:
+    def _encode_items(
+        self, items: Any, opening: bytes, closing: bytes, depth: int, out: list[bytes]
+    ) -> bool:
         out.append(opening)
         found = False
         for n, (prefix, item) in enumerate(items):

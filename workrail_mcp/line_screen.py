@@ -28,7 +28,11 @@ class Screened:
 
 
 def error_response(request_id: Any, code: int, message: str, details: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message, "data": {"details": details}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {"code": code, "message": message, "data": {"details": details}},
+    }
 
 
 def _reject_constant(name: str) -> Any:
@@ -57,7 +61,12 @@ def _parse(line: bytes) -> tuple[Any, str | None]:
 def _screen_object(obj: dict[str, Any]) -> Screened:
     has_id = "id" in obj
     request_id = obj.get("id") if has_id and _valid_id(obj.get("id")) else None
-    invalid = lambda details: Screened(reply=error_response(request_id, _INVALID_REQUEST, "Invalid Request", details))  # noqa: E731
+
+    def invalid(details: str) -> Screened:
+        return Screened(
+            reply=error_response(request_id, _INVALID_REQUEST, "Invalid Request", details)
+        )
+
     if has_id and not _valid_id(obj["id"]):
         return invalid("id must be a string or an integer")
     if obj.get("jsonrpc") != "2.0":
@@ -75,7 +84,14 @@ def _screen_object(obj: dict[str, Any]) -> Screened:
         if not has_id:
             return Screened()  # a malformed notification is not answered
         if isinstance(params, list):
-            return Screened(reply=error_response(request_id, _INVALID_PARAMS, "Invalid params", "params must be an object (by-name arguments)"))
+            return Screened(
+                reply=error_response(
+                    request_id,
+                    _INVALID_PARAMS,
+                    "Invalid params",
+                    "params must be an object (by-name arguments)",
+                )
+            )
         return invalid("params must be an object")
     if has_id and obj["method"] == "shutdown":
         return Screened(shutdown_id=request_id, is_shutdown=True)
@@ -89,7 +105,15 @@ def screen_line(line: bytes) -> Screened:
     if problem is not None:
         return Screened(reply=error_response(None, _PARSE_ERROR, "Parse error", problem))
     if isinstance(value, list):
-        return Screened(reply=error_response(None, _INVALID_REQUEST, "Invalid Request", "batches (JSON arrays) are not supported"))
+        return Screened(
+            reply=error_response(
+                None, _INVALID_REQUEST, "Invalid Request", "batches (JSON arrays) are not supported"
+            )
+        )
     if not isinstance(value, dict):
-        return Screened(reply=error_response(None, _INVALID_REQUEST, "Invalid Request", "a request must be a JSON object"))
+        return Screened(
+            reply=error_response(
+                None, _INVALID_REQUEST, "Invalid Request", "a request must be a JSON object"
+            )
+        )
     return _screen_object(value)

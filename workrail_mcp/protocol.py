@@ -44,7 +44,9 @@ logger = logging.getLogger(__name__)
 
 _ROOTS_MAY_HAVE_CHANGED = ("notifications/initialized", "notifications/roots/list_changed")
 _STRUCTURED_SINCE = "2025-06-18"  # structuredContent and outputSchema exist from this revision on
-_NOT_INITIALIZED = "the server is not initialized: send initialize (and notifications/initialized) first"
+_NOT_INITIALIZED = (
+    "the server is not initialized: send initialize (and notifications/initialized) first"
+)
 
 
 def _is_modern(ctx: Any) -> bool:
@@ -57,7 +59,11 @@ def _initialized(ctx: Any) -> bool:
 
 def _require_initialized(ctx: Any) -> None:
     if not _initialized(ctx):
-        raise MCPError(code=INVALID_PARAMS, message="Server not initialized", data={"details": _NOT_INITIALIZED})
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message="Server not initialized",
+            data={"details": _NOT_INITIALIZED},
+        )
 
 
 def _finish(result: dict[str, Any], ctx: Any, server_info: dict[str, Any]) -> dict[str, Any]:
@@ -68,9 +74,13 @@ def _finish(result: dict[str, Any], ctx: Any, server_info: dict[str, Any]) -> di
     return result
 
 
-def _dump_tool_result(result: CallToolResult, ctx: Any, server_info: dict[str, Any]) -> dict[str, Any]:
+def _dump_tool_result(
+    result: CallToolResult, ctx: Any, server_info: dict[str, Any]
+) -> dict[str, Any]:
     """The wire form, built by hand: dumping a 10,000-workflow result through pydantic is slow."""
-    wire: dict[str, Any] = {"content": [{"type": "text", "text": block.text} for block in result.content]}  # type: ignore[union-attr]
+    wire: dict[str, Any] = {
+        "content": [{"type": "text", "text": block.text} for block in result.content]
+    }  # type: ignore[union-attr]
     if result.is_error:
         wire["isError"] = True
     elif result.structured_content is not None and ctx.protocol_version >= _STRUCTURED_SINCE:
@@ -90,10 +100,16 @@ def _advertise_list_changes(result: Any) -> Any:
 def _refine(error: MCPError, ctx: Any) -> MCPError:
     data = error.error.data
     if error.error.code == METHOD_NOT_FOUND and not isinstance(data, dict):
-        return MCPError(code=METHOD_NOT_FOUND, message="Method not found", data={"method": ctx.method})
+        return MCPError(
+            code=METHOD_NOT_FOUND, message="Method not found", data={"method": ctx.method}
+        )
     if error.error.code == INVALID_PARAMS and data in ("", None):
         if not _initialized(ctx) and ctx.method != "initialize":
-            return MCPError(code=INVALID_PARAMS, message="Server not initialized", data={"details": _NOT_INITIALIZED})
+            return MCPError(
+                code=INVALID_PARAMS,
+                message="Server not initialized",
+                data={"details": _NOT_INITIALIZED},
+            )
         return invalid_params(f"invalid params for {ctx.method}")
     return error
 
@@ -121,7 +137,11 @@ class ProtocolMiddleware:
             if ctx.method == "notifications/initialized" and not _is_modern(ctx):
                 self.notices.add_session(ctx.session)
             result = await call_next(ctx)
-            if self.roots is not None and ctx.method in _ROOTS_MAY_HAVE_CHANGED and not _is_modern(ctx):
+            if (
+                self.roots is not None
+                and ctx.method in _ROOTS_MAY_HAVE_CHANGED
+                and not _is_modern(ctx)
+            ):
                 await self.roots.adopt(ctx.session)
             return result
         try:
@@ -146,7 +166,9 @@ class ProtocolMiddleware:
         if method in self.registry:
             _require_initialized(ctx)
             arguments = ctx.params
-            if isinstance(arguments, dict):  # `_meta` is the envelope (progress token, version), not an argument
+            if isinstance(
+                arguments, dict
+            ):  # `_meta` is the envelope (progress token, version), not an argument
                 arguments = {k: v for k, v in arguments.items() if k != "_meta"}
             return await self.registry.call_direct(method, arguments)
         if method == "tools/call":
@@ -159,7 +181,9 @@ class ProtocolMiddleware:
             return _finish(read, ctx, self.server_info)
         if method == "prompts/get" and isinstance(params.get("name"), str):
             _require_initialized(ctx)
-            prompt = await anyio.to_thread.run_sync(self.content.get_prompt, params["name"], params.get("arguments"))
+            prompt = await anyio.to_thread.run_sync(
+                self.content.get_prompt, params["name"], params.get("arguments")
+            )
             return _finish(prompt, ctx, self.server_info)
         result = await call_next(ctx)
         return await self._extend_list(method, result)
@@ -188,5 +212,7 @@ class ProtocolMiddleware:
                 closest=closest(name, self._tool_names),
             )
         if name in self.registry:
-            return _dump_tool_result(await self.registry.call_tool(name, params.get("arguments")), ctx, self.server_info)
+            return _dump_tool_result(
+                await self.registry.call_tool(name, params.get("arguments")), ctx, self.server_info
+            )
         return None

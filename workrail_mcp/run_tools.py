@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 import anyio.from_thread
 import anyio.to_thread
@@ -25,7 +25,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError
 from workrail_engine.runs import RunOptions, RunService, resolve_workflow
@@ -37,11 +37,23 @@ __all__ = ["register"]
 
 log = logging.getLogger(__name__)
 
-RunId = Annotated[str, Field(description="The run's id, as returned by run_workflow (\"wf-...\").",
-                             min_length=3, max_length=64)]
-WaitSeconds = Annotated[float, Field(description="How long to wait for the run to finish or to need the agent "
-                                                 "before returning its current state (the run goes on).",
-                                     ge=0, le=600)]
+RunId = Annotated[
+    str,
+    Field(
+        description='The run\'s id, as returned by run_workflow ("wf-...").',
+        min_length=3,
+        max_length=64,
+    ),
+]
+WaitSeconds = Annotated[
+    float,
+    Field(
+        description="How long to wait for the run to finish or to need the agent "
+        "before returning its current state (the run goes on).",
+        ge=0,
+        le=600,
+    ),
+]
 
 
 class StepResult(TypedDict):
@@ -77,7 +89,9 @@ class Cancelled(TypedDict):
 class _Runs:
     def __init__(self, catalog: Any, allow_commands: bool, sandbox: bool) -> None:
         self.catalog = catalog
-        self.service = RunService(project_of(catalog), allow_commands=allow_commands, sandbox=sandbox, server=True)
+        self.service = RunService(
+            project_of(catalog), allow_commands=allow_commands, sandbox=sandbox, server=True
+        )
         self._recovery = threading.Lock()
 
     def recover_soon(self) -> None:
@@ -85,7 +99,9 @@ class _Runs:
         if self.service.started or not self._recovery.acquire(blocking=False):
             return
         if store_exists():
-            threading.Thread(target=self._start_quietly, name="workrail-recovery", daemon=True).start()
+            threading.Thread(
+                target=self._start_quietly, name="workrail-recovery", daemon=True
+            ).start()
 
     def _start_quietly(self) -> None:
         try:
@@ -121,7 +137,9 @@ def _progress(ctx: Context | None) -> Any:
         if snap.get("step_results"):
             last = snap["step_results"][-1]
             message += f" (last: {last['step_name']} {last['status']})"
-        anyio.from_thread.run(partial(ctx.report_progress, snap["steps_completed"], snap["steps_total"], message))
+        anyio.from_thread.run(
+            partial(ctx.report_progress, snap["steps_completed"], snap["steps_total"], message)
+        )
 
     return report
 
@@ -129,9 +147,16 @@ def _progress(ctx: Context | None) -> Any:
 def _tools(runs: _Runs) -> list[tuple[Any, dict[str, Any]]]:
     service = runs.service
 
-    def start_and_wait(name: str, parameters: dict | None, dry_run: bool, timeout: float | None,
-                       parallel_limit: int | None, wait_seconds: float, context: dict | None,
-                       report: Any) -> dict[str, Any]:
+    def start_and_wait(
+        name: str,
+        parameters: dict | None,
+        dry_run: bool,
+        timeout: float | None,
+        parallel_limit: int | None,
+        wait_seconds: float,
+        context: dict | None,
+        report: Any,
+    ) -> dict[str, Any]:
         workflow, _ = resolve_workflow(runs.catalog, name, any_path=False, base=service.project)
         options = RunOptions(timeout=timeout, parallel_limit=parallel_limit, context=context or {})
         if dry_run:
@@ -140,62 +165,137 @@ def _tools(runs: _Runs) -> list[tuple[Any, dict[str, Any]]]:
         return service.wait(run_id, wait_seconds, on_change=report)
 
     async def run_workflow(
-        workflow_name: Annotated[str, Field(description="The workflow's id (as listed by list_workflows) or the path "
-                                                        "of a workflow file inside the workflow directories.")],
-        parameters: Annotated[dict[str, Any] | None, Field(description="Values for the workflow's parameters "
-                                                                       "(checked against its parameters schema).")] = None,
-        dry_run: Annotated[bool, Field(description="Only validate and return the plan (steps, order, parallel "
-                                                   "groups, rendered argv); nothing is executed.")] = False,
-        timeout: Annotated[int | None, Field(description="Overall timeout of the run in seconds.", ge=1)] = None,
-        parallel_limit: Annotated[int | None, Field(description="Most steps running at once in the whole run.",
-                                                    ge=1)] = None,
+        workflow_name: Annotated[
+            str,
+            Field(
+                description="The workflow's id (as listed by list_workflows) or the path "
+                "of a workflow file inside the workflow directories."
+            ),
+        ],
+        parameters: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description="Values for the workflow's parameters "
+                "(checked against its parameters schema)."
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool,
+            Field(
+                description="Only validate and return the plan (steps, order, parallel "
+                "groups, rendered argv); nothing is executed."
+            ),
+        ] = False,
+        timeout: Annotated[
+            int | None, Field(description="Overall timeout of the run in seconds.", ge=1)
+        ] = None,
+        parallel_limit: Annotated[
+            int | None, Field(description="Most steps running at once in the whole run.", ge=1)
+        ] = None,
         wait_seconds: WaitSeconds = 30,
-        context: Annotated[dict[str, Any] | None, Field(description="Initial context variables.")] = None,
+        context: Annotated[
+            dict[str, Any] | None, Field(description="Initial context variables.")
+        ] = None,
         ctx: Context = None,  # type: ignore[assignment]
     ) -> RunResult:
-        return await _call(start_and_wait, workflow_name, parameters, dry_run, timeout, parallel_limit,  # type: ignore[return-value]
-                           wait_seconds, context, _progress(ctx))
+        return await _call(
+            start_and_wait,
+            workflow_name,
+            parameters,
+            dry_run,
+            timeout,
+            parallel_limit,  # type: ignore[return-value]
+            wait_seconds,
+            context,
+            _progress(ctx),
+        )
 
-    async def get_workflow_run(workflow_id: RunId, wait_seconds: Annotated[float, Field(
-            description="Wait up to this long for the run to finish or to need the agent.", ge=0, le=600)] = 0) -> RunResult:
+    async def get_workflow_run(
+        workflow_id: RunId,
+        wait_seconds: Annotated[
+            float,
+            Field(
+                description="Wait up to this long for the run to finish or to need the agent.",
+                ge=0,
+                le=600,
+            ),
+        ] = 0,
+    ) -> RunResult:
         return await _call(service.wait, workflow_id, wait_seconds)  # type: ignore[return-value]
 
-    async def cancel_workflow(workflow_id: RunId, reason: Annotated[str | None, Field(
-            description="Why the run is cancelled (recorded with it).")] = None) -> Cancelled:
+    async def cancel_workflow(
+        workflow_id: RunId,
+        reason: Annotated[
+            str | None, Field(description="Why the run is cancelled (recorded with it).")
+        ] = None,
+    ) -> Cancelled:
         return await _call(service.cancel, workflow_id, reason)  # type: ignore[return-value]
 
     async def continue_workflow(
         workflow_id: RunId,
-        output: Annotated[str, Field(description="What the agent produced for the step the run waits on.")],
-        context: Annotated[dict[str, Any] | None, Field(description="Context variables to add or change.")] = None,
+        output: Annotated[
+            str, Field(description="What the agent produced for the step the run waits on.")
+        ],
+        context: Annotated[
+            dict[str, Any] | None, Field(description="Context variables to add or change.")
+        ] = None,
         wait_seconds: WaitSeconds = 30,
     ) -> RunResult:
         return await _call(service.continue_run, workflow_id, output, context, wait_seconds)  # type: ignore[return-value]
 
     return [
-        (run_workflow, dict(title="Run a workflow", annotations=writes("Run a workflow", destructive=True, idempotent=False),
-                            description=(
-            "Execute a workflow on the server: sequential, parallel and conditional steps, loops, retries and "
-            "timeouts. Pass {workflow_name, parameters?, dry_run?, timeout?, parallel_limit?, wait_seconds?}. "
-            "Waits up to wait_seconds, then returns {status, workflow_id, steps_completed, steps_total, "
-            "step_results, execution_time, error_message}; status is success, failed, partial, running, waiting "
-            "(a prompt step needs you: see waiting.step and answer with continue_workflow) or cancelled. "
-            "Command steps need a server started with --allow-commands (else error -32007); dry_run is always "
-            "allowed. Parameters failing the workflow's schema: -32602 with details."))),
-        (get_workflow_run, dict(title="Get a run", annotations=read_only("Get a run"), description=(
-            "The state of a run: {status, workflow_id, steps_completed, steps_total, step_results, "
-            "execution_time, error_message, waiting?}. Unknown id: -32008."))),
-        (cancel_workflow, dict(title="Cancel a run", annotations=writes("Cancel a run", destructive=True, idempotent=True),
-                               description=(
-            "Cancel a running workflow execution: its processes are stopped within seconds. Pass {workflow_id, "
-            "reason?}. Returns {status: cancelled, steps_completed}; a run already finished is reported as it "
-            "ended. Unknown id: -32008."))),
-        (continue_workflow, dict(title="Continue a waiting run", annotations=writes(
-            "Continue a waiting run", destructive=False, idempotent=False), description=(
-            "Submit your output for the step a run waits on (status waiting). Pass {workflow_id, output, "
-            "context?}. The output is checked against the step's validation criteria: when it fails, the run "
-            "stays at the step and the result has outcome: blocked with issues and suggestions (fix and call "
-            "again); when it passes, the run goes on and the result (outcome: accepted) is its new state."))),
+        (
+            run_workflow,
+            dict(
+                title="Run a workflow",
+                annotations=writes("Run a workflow", destructive=True, idempotent=False),
+                description=(
+                    "Execute a workflow on the server: sequential, parallel and conditional steps, loops, retries and "
+                    "timeouts. Pass {workflow_name, parameters?, dry_run?, timeout?, parallel_limit?, wait_seconds?}. "
+                    "Waits up to wait_seconds, then returns {status, workflow_id, steps_completed, steps_total, "
+                    "step_results, execution_time, error_message}; status is success, failed, partial, running, waiting "
+                    "(a prompt step needs you: see waiting.step and answer with continue_workflow) or cancelled. "
+                    "Command steps need a server started with --allow-commands (else error -32007); dry_run is always "
+                    "allowed. Parameters failing the workflow's schema: -32602 with details."
+                ),
+            ),
+        ),
+        (
+            get_workflow_run,
+            dict(
+                title="Get a run",
+                annotations=read_only("Get a run"),
+                description=(
+                    "The state of a run: {status, workflow_id, steps_completed, steps_total, step_results, "
+                    "execution_time, error_message, waiting?}. Unknown id: -32008."
+                ),
+            ),
+        ),
+        (
+            cancel_workflow,
+            dict(
+                title="Cancel a run",
+                annotations=writes("Cancel a run", destructive=True, idempotent=True),
+                description=(
+                    "Cancel a running workflow execution: its processes are stopped within seconds. Pass {workflow_id, "
+                    "reason?}. Returns {status: cancelled, steps_completed}; a run already finished is reported as it "
+                    "ended. Unknown id: -32008."
+                ),
+            ),
+        ),
+        (
+            continue_workflow,
+            dict(
+                title="Continue a waiting run",
+                annotations=writes("Continue a waiting run", destructive=False, idempotent=False),
+                description=(
+                    "Submit your output for the step a run waits on (status waiting). Pass {workflow_id, output, "
+                    "context?}. The output is checked against the step's validation criteria: when it fails, the run "
+                    "stays at the step and the result has outcome: blocked with issues and suggestions (fix and call "
+                    "again); when it passes, the run goes on and the result (outcome: accepted) is its new state."
+                ),
+            ),
+        ),
     ]
 
 
@@ -212,7 +312,9 @@ class _RecoveryKick:
         return result
 
 
-def register(server: MCPServer, catalog: Any, *, allow_commands: bool, sandbox: bool = False) -> Any:
+def register(
+    server: MCPServer, catalog: Any, *, allow_commands: bool, sandbox: bool = False
+) -> Any:
     """Add the run tools to ``server``; returns the provider of the running runs for list_workflows.
 
     ``sandbox`` runs every command step under bubblewrap (a server's ``--sandbox``).
@@ -222,5 +324,3 @@ def register(server: MCPServer, catalog: Any, *, allow_commands: bool, sandbox: 
         server.add_tool(fn, name=fn.__name__, structured_output=True, **meta)
     server.middleware.append(_RecoveryKick(runs))
     return runs.running
-
-

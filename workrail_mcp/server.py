@@ -27,7 +27,9 @@ _INSTRUCTIONS = (
 )
 
 
-def _register_run_tools(server: MCPServer, catalog: Any, env: ToolEnv, allow_commands: bool) -> None:
+def _register_run_tools(
+    server: MCPServer, catalog: Any, env: ToolEnv, allow_commands: bool
+) -> None:
     """The runs layer adds run_workflow & co. and tells list_workflows what is running."""
     if importlib.util.find_spec("workrail_mcp.run_tools") is None:
         return
@@ -72,8 +74,15 @@ def create_server(
     async def tool_names() -> list[str]:
         return [tool.name for tool in await server.list_tools()]
 
-    info = {"name": server.name, "title": server.title, "version": server.version, "description": server.description}
+    info = {
+        "name": server.name,
+        "title": server.title,
+        "version": server.version,
+        "description": server.description,
+    }
     roots = ClientRoots(catalog) if use_client_roots else None
-    server.middleware.append(ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots))
+    server.middleware.append(
+        ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots)
+    )
     _register_run_tools(server, catalog, env, allow_commands)
     return server

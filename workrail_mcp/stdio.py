@@ -127,13 +127,17 @@ class _Writer:
 def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, Any]:
     """The SDK's message, or an error response when its model rejects the line."""
     try:
-        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False))
+        return SessionMessage(
+            mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+        )
     except ValidationError:
         request_id = message.get("id")
         return error_response(request_id, -32600, "Invalid Request", "not a valid JSON-RPC message")
 
 
-async def _pump_input(reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight) -> Screened | None:
+async def _pump_input(
+    reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight
+) -> Screened | None:
     """Feeds the SDK until end of input (None) or a `shutdown` request (returned).
 
     Before the SDK's input is closed, the requests it is still working on are answered: it
@@ -156,13 +160,19 @@ def _track(message: dict[str, Any], in_flight: _InFlight) -> None:
         in_flight.answered((message.get("params") or {}).get("requestId"))
 
 
-async def _feed(reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight) -> Screened | None:
+async def _feed(
+    reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight
+) -> Screened | None:
     while True:
         line = await anyio.to_thread.run_sync(reader.read_line)
         if line is None:
             return None
         if line is _TOO_LONG:
-            await writer.write(error_response(None, -32600, "Invalid Request", f"message longer than {MAX_LINE_BYTES} bytes"))
+            await writer.write(
+                error_response(
+                    None, -32600, "Invalid Request", f"message longer than {MAX_LINE_BYTES} bytes"
+                )
+            )
             continue
         screened = screen_line(line)
         if screened.is_shutdown:
@@ -196,7 +206,9 @@ def _enable_known_json(server: MCPServer) -> KnownJson | None:
     return None
 
 
-async def _pump_output(from_sdk: Any, writer: _Writer, in_flight: _InFlight, done: anyio.Event, known: KnownJson | None) -> None:
+async def _pump_output(
+    from_sdk: Any, writer: _Writer, in_flight: _InFlight, done: anyio.Event, known: KnownJson | None
+) -> None:
     try:
         async with from_sdk:
             async for session_message in from_sdk:
@@ -208,7 +220,9 @@ async def _pump_output(from_sdk: Any, writer: _Writer, in_flight: _InFlight, don
         done.set()
 
 
-async def serve_stdio(server: MCPServer, *, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+async def serve_stdio(
+    server: MCPServer, *, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+) -> int:
     """Serve until end of input or `shutdown` (answered null after the SDK has finished); 0."""
     if stdin is None or stdout is None:
         stdin, stdout = _claim_std_streams()
@@ -218,7 +232,9 @@ async def serve_stdio(server: MCPServer, *, stdin: BinaryIO | None = None, stdou
     sdk_out, from_sdk = anyio.create_memory_object_stream[SessionMessage](64)
     output_done, in_flight = anyio.Event(), _InFlight()
     async with anyio.create_task_group() as group:
-        group.start_soon(_pump_output, from_sdk, writer, in_flight, output_done, _enable_known_json(server))
+        group.start_soon(
+            _pump_output, from_sdk, writer, in_flight, output_done, _enable_known_json(server)
+        )
         group.start_soon(lowlevel.run, sdk_in, sdk_out, lowlevel.create_initialization_options())
         shutdown = await _pump_input(reader, to_sdk, writer, in_flight)
         # End of the SDK's input: it answers what is in flight, closes its output, and we drain it.

@@ -54,7 +54,9 @@ def invoke(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Invoke:
     monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("WORKRAIL_WORKFLOW_PATH", raising=False)
 
-    def run(args: Sequence[str], *, expect: int | None = 0, env: dict[str, str] | None = None) -> Result:
+    def run(
+        args: Sequence[str], *, expect: int | None = 0, env: dict[str, str] | None = None
+    ) -> Result:
         result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
         if expect is not None:
             assert result.exit_code == expect, (

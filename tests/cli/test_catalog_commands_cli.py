@@ -16,8 +16,12 @@ BRANCHING = {
     "category": "testing",
     "steps": [
         {"id": "first", "title": "First", "prompt": "Start."},
-        {"id": "deep-dive", "title": "Deep dive", "prompt": "Go deep.",
-         "runCondition": {"var": "mode", "equals": "full"}},
+        {
+            "id": "deep-dive",
+            "title": "Deep dive",
+            "prompt": "Go deep.",
+            "runCondition": {"var": "mode", "equals": "full"},
+        },
         {"id": "wrap-up", "title": "Wrap up", "prompt": "Finish.", "modelHint": "small-model"},
     ],
 }
@@ -34,7 +38,9 @@ def project(tmp_path: Path, workflows) -> Path:
     return root
 
 
-def test_list_shows_every_source_with_shadowing_and_invalid_files_on_stderr(invoke, project: Path) -> None:
+def test_list_shows_every_source_with_shadowing_and_invalid_files_on_stderr(
+    invoke, project: Path
+) -> None:
     result = invoke(["--project", str(project), "list"])
     rows = [line.split() for line in result.stdout.splitlines()]
     assert rows[0] == ["ID", "NAME", "CATEGORY", "VERSION", "SOURCE"]
@@ -42,14 +48,19 @@ def test_list_shows_every_source_with_shadowing_and_invalid_files_on_stderr(invo
     assert {"ai-task-implementation", "mr-review", "branching", "coding-task"} <= set(by_id)
     assert by_id["mr-review"][-1] == "bundled"
     assert by_id["branching"][-1] == "project"
-    assert by_id["coding-task"][1:4] == ["Our", "own", "coding"] and by_id["coding-task"][-1] == "project"
+    assert (
+        by_id["coding-task"][1:4] == ["Our", "own", "coding"]
+        and by_id["coding-task"][-1] == "project"
+    )
     assert "broken" not in by_id
     assert "broken.json: left out of the catalog" in result.stderr
     assert "'coding-task'" in result.stderr and "shadows" in result.stderr
 
 
 def test_list_category_and_json(invoke, project: Path) -> None:
-    result = invoke(["--project", str(project), "list", "--category", "testing", "--format", "json"])
+    result = invoke(
+        ["--project", str(project), "list", "--category", "testing", "--format", "json"]
+    )
     (only,) = json.loads(result.stdout)
     assert only["id"] == "branching" and only["source"] == "project"
     assert Path(only["path"]) == project / "workflows" / "branching.json"
@@ -59,7 +70,9 @@ def test_list_category_and_json(invoke, project: Path) -> None:
 def test_extra_workflow_directories_win(invoke, workflows, tmp_path: Path, project: Path) -> None:
     extra = tmp_path / "extra"
     workflows.write(extra, "branching.json", {**BRANCHING, "name": "Extra branching"})
-    result = invoke(["--project", str(project), "--workflows", str(extra), "list", "--format", "json"])
+    result = invoke(
+        ["--project", str(project), "--workflows", str(extra), "list", "--format", "json"]
+    )
     entry = next(e for e in json.loads(result.stdout) if e["id"] == "branching")
     assert (entry["name"], entry["source"]) == ("Extra branching", "extra")
 
@@ -80,11 +93,24 @@ def test_catalog_options_after_the_command(invoke, project: Path, command: list[
     assert after.exit_code in (0, 1) and after.stdout.strip(), after.output
 
 
-def test_workflows_after_the_command_adds_to_the_global_ones(invoke, workflows, tmp_path: Path, project: Path) -> None:
+def test_workflows_after_the_command_adds_to_the_global_ones(
+    invoke, workflows, tmp_path: Path, project: Path
+) -> None:
     one = workflows.write(tmp_path / "one", "one-flow.json", workflows.good("one-flow")).parent
     two = workflows.write(tmp_path / "two", "two-flow.json", workflows.good("two-flow")).parent
-    result = invoke(["--workflows", str(one), "list", "--format", "json", "--project", str(project),
-                     "--workflows", str(two)])
+    result = invoke(
+        [
+            "--workflows",
+            str(one),
+            "list",
+            "--format",
+            "json",
+            "--project",
+            str(project),
+            "--workflows",
+            str(two),
+        ]
+    )
     ids = {e["id"] for e in json.loads(result.stdout)}
     assert {"one-flow", "two-flow", "branching"} <= ids
 
@@ -93,7 +119,9 @@ def test_show_text_and_json(invoke, project: Path) -> None:
     text = invoke(["--project", str(project), "show", "branching"]).stdout
     assert text.startswith("Branching (branching)\n")
     assert '  - deep-dive [prompt] Deep dive (only when mode is "full")' in text
-    data = json.loads(invoke(["--project", str(project), "show", "branching", "--format", "json"]).stdout)
+    data = json.loads(
+        invoke(["--project", str(project), "show", "branching", "--format", "json"]).stdout
+    )
     assert data == BRANCHING
 
 
@@ -119,7 +147,9 @@ def test_next_follows_run_conditions(invoke, project: Path) -> None:
     assert quick.startswith("Next step: wrap-up — Wrap up\n"), quick
     assert "Model hint: small-model" in quick
     assert "deep-dive" in quick  # listed as skipped
-    full = json.loads(invoke([*base, "--completed", "first", "--context", "mode=full", "--format", "json"]).stdout)
+    full = json.loads(
+        invoke([*base, "--completed", "first", "--context", "mode=full", "--format", "json"]).stdout
+    )
     assert full["step"]["id"] == "deep-dive" and full["isComplete"] is False
     done = invoke([*base, "--completed", "first,deep-dive", "--completed", "wrap-up"]).stdout
     assert done.strip() == "Workflow complete: no steps left."
@@ -130,15 +160,21 @@ LOOPING = {
     "name": "Looping",
     "steps": [
         {"id": "start", "title": "Start", "prompt": "Begin."},
-        {"id": "passes", "type": "loop", "title": "Passes", "loop": {"type": "forEach", "items": ["a b", "it's"],
-                                                                   "itemVar": "item"},
-         "body": [{"id": "polish", "title": "Polish", "prompt": "Polish {{context.item}}."}]},
+        {
+            "id": "passes",
+            "type": "loop",
+            "title": "Passes",
+            "loop": {"type": "forEach", "items": ["a b", "it's"], "itemVar": "item"},
+            "body": [{"id": "polish", "title": "Polish", "prompt": "Polish {{context.item}}."}],
+        },
         {"id": "finish", "title": "Finish", "prompt": "Done."},
     ],
 }
 
 
-def test_next_ends_with_the_command_to_run_next_and_following_it_finishes(invoke, workflows, tmp_path: Path) -> None:
+def test_next_ends_with_the_command_to_run_next_and_following_it_finishes(
+    invoke, workflows, tmp_path: Path
+) -> None:
     import shlex
 
     extra = workflows.write(tmp_path / "extra", "looping.json", LOOPING).parent
@@ -151,33 +187,49 @@ def test_next_ends_with_the_command_to_run_next_and_following_it_finishes(invoke
         visited.append(out.splitlines()[0])
         last = out.splitlines()[-1]
         assert last.startswith("Next: workrail next looping "), out
-        assert "completedSteps" not in out and "workflow_next" not in out, "no MCP instructions in the CLI"
+        assert "completedSteps" not in out and "workflow_next" not in out, (
+            "no MCP instructions in the CLI"
+        )
         command = shlex.split(last.removeprefix("Next: "))
         assert command[:2] == ["workrail", "next"]
         argv = command[1:]
-    assert visited == ["Next step: start — Start", "Next step: polish — Polish", "Next step: polish — Polish",
-                       "Next step: finish — Finish"]
+    assert visited == [
+        "Next step: start — Start",
+        "Next step: polish — Polish",
+        "Next step: polish — Polish",
+        "Next step: finish — Finish",
+    ]
 
 
 def test_next_command_line_is_printed_with_an_empty_context(invoke, project: Path) -> None:
     out = invoke(["--project", str(project), "next", "branching"]).stdout
-    assert out.rstrip().splitlines()[-1] == f"Next: workrail next branching --project {project} --completed first"
+    assert (
+        out.rstrip().splitlines()[-1]
+        == f"Next: workrail next branching --project {project} --completed first"
+    )
 
 
 def test_next_command_quotes_for_a_posix_shell() -> None:
     from workrail_engine.cli.navigate import next_command
 
     line = next_command("flow", ["a", "b"], {"name": "it's", "n": 2}, ["--project", "my dir"])
-    assert line == "workrail next flow --project 'my dir' --completed a,b --context 'name=it'\"'\"'s' --context n=2"
+    assert (
+        line
+        == "workrail next flow --project 'my dir' --completed a,b --context 'name=it'\"'\"'s' --context n=2"
+    )
 
 
 def test_next_with_an_unknown_completed_step(invoke, project: Path) -> None:
-    result = invoke(["--project", str(project), "next", "branching", "--completed", "frist"], expect=1)
+    result = invoke(
+        ["--project", str(project), "next", "branching", "--completed", "frist"], expect=1
+    )
     assert "error: Step not found: 'frist'" in result.stderr and "first" in result.stderr
 
 
 def test_next_rejects_malformed_context(invoke, project: Path) -> None:
-    result = invoke(["--project", str(project), "next", "branching", "--context", "novalue"], expect=2)
+    result = invoke(
+        ["--project", str(project), "next", "branching", "--context", "novalue"], expect=2
+    )
     assert "KEY=VALUE" in result.stderr
 
 
@@ -207,7 +259,14 @@ def test_parse_context_errors(items: list[str]) -> None:
 def test_context_round_trips_through_context_arguments() -> None:
     import shlex
 
-    context = {"_loops": {"l": {"iteration": 1}}, "name": "it's", "n": 2, "id": "TASK-1", "s": "3", "t": "true"}
+    context = {
+        "_loops": {"l": {"iteration": 1}},
+        "name": "it's",
+        "n": 2,
+        "id": "TASK-1",
+        "s": "3",
+        "t": "true",
+    }
     arguments = context_arguments(context)
     assert "--context id=TASK-1 " in arguments  # plain strings stay plain
     argv = shlex.split(arguments)
@@ -222,7 +281,9 @@ def test_schema_prints_the_schema(invoke) -> None:
     assert json.loads(invoke(["schema"]).stdout) == load_schema()
 
 
-def test_an_identical_copy_of_a_workflow_is_not_reported_as_shadowing(invoke, tmp_path: Path) -> None:
+def test_an_identical_copy_of_a_workflow_is_not_reported_as_shadowing(
+    invoke, tmp_path: Path
+) -> None:
     import shutil
 
     from workrail_engine.catalog import bundled_directory
@@ -230,8 +291,12 @@ def test_an_identical_copy_of_a_workflow_is_not_reported_as_shadowing(invoke, tm
     copies = tmp_path / "workflows"
     copies.mkdir()
     shutil.copy(bundled_directory() / "coding-task.json", copies / "coding-task.json")
-    changed = (bundled_directory() / "mr-review.json").read_bytes().replace(b'"name"', b'"name" ', 1)
+    changed = (
+        (bundled_directory() / "mr-review.json").read_bytes().replace(b'"name"', b'"name" ', 1)
+    )
     (copies / "mr-review.json").write_bytes(changed)
     result = invoke(["--project", str(tmp_path), "list"])
     assert "'coding-task'" not in result.stderr, result.stderr
-    assert f"workflow 'mr-review' from {copies / 'mr-review.json'} shadows" in result.stderr, result.stderr
+    assert f"workflow 'mr-review' from {copies / 'mr-review.json'} shadows" in result.stderr, (
+        result.stderr
+    )

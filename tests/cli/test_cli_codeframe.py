@@ -33,7 +33,7 @@ def test_carets_sit_under_the_span(line: str, start: int, end: int, first: int, 
 
 def test_tabs_are_repeated_in_the_padding() -> None:
     frame = code_frame(12, '\t\t"id": 3', 8, 9)
-    assert frame[2] == '   | \t\t      ^'
+    assert frame[2] == "   | \t\t      ^"
 
 
 def test_gutter_width_follows_the_line_number() -> None:
@@ -44,7 +44,7 @@ def test_gutter_width_follows_the_line_number() -> None:
 def test_long_lines_are_cut_around_the_span() -> None:
     line = "a" * 5000 + "TARGET" + "b" * 5000
     frame = code_frame(1, line, 5000, 5006)
-    shown = frame[1][len("1 | "):]
+    shown = frame[1][len("1 | ") :]
     assert shown.startswith(ELLIPSIS) and shown.endswith(ELLIPSIS)
     assert len(shown) < 200
     first, last = caret_columns(frame, len("1 | "))

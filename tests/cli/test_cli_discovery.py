@@ -46,7 +46,10 @@ def test_hidden_and_vendored_directories_are_skipped_but_dot_workrail_is_not(tre
 def test_explicit_files_are_kept_whatever_their_suffix_and_only_once(tree: Path) -> None:
     notes = str(tree / "workflows/notes.md")
     a = str(tree / "workflows/a.json")
-    assert collect_files([notes, a, a, tree / "workflows" / ".." / "workflows" / "a.json"]) == [notes, a]
+    assert collect_files([notes, a, a, tree / "workflows" / ".." / "workflows" / "a.json"]) == [
+        notes,
+        a,
+    ]
 
 
 def test_globs_are_expanded(tree: Path) -> None:
@@ -115,19 +118,26 @@ def test_the_rule_reads_below_the_directory_walked(repository: Path, tmp_path_fa
     assert rel(collect_files([outer]), outer) == REPOSITORY_WORKFLOWS
 
 
-def test_walking_the_current_directory_from_the_repository_root(repository: Path, monkeypatch) -> None:
+def test_walking_the_current_directory_from_the_repository_root(
+    repository: Path, monkeypatch
+) -> None:
     monkeypatch.chdir(repository)
     assert [Path(p).as_posix() for p in collect_files(["."])] == REPOSITORY_WORKFLOWS
 
 
-def test_a_workflows_directory_walked_counts_every_json_and_yaml_file(tree: Path, monkeypatch) -> None:
+def test_a_workflows_directory_walked_counts_every_json_and_yaml_file(
+    tree: Path, monkeypatch
+) -> None:
     (tree / "workflows" / "plain.json").write_text("{}")
     assert "workflows/plain.json" in rel(collect_files([tree / "workflows"]), tree)
     monkeypatch.chdir(tree / "workflows")
     assert "plain.json" in [Path(p).as_posix() for p in collect_files(["."])]
     (tree / "workflows" / "nested" / "plain.json").write_text("{}")
     monkeypatch.chdir(tree)
-    assert collect_files(["workflows/nested"]) == ["workflows/nested/b.yaml", "workflows/nested/plain.json"]
+    assert collect_files(["workflows/nested"]) == [
+        "workflows/nested/b.yaml",
+        "workflows/nested/plain.json",
+    ]
 
 
 def test_sources_count_every_json_and_yaml_file(tree: Path) -> None:

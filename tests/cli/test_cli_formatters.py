@@ -9,8 +9,7 @@ import pytest
 from workrail_engine.cli.formatters import FORMATS, Formatter, formatter_class
 from workrail_engine.cli.formatters.github import GithubFormatter
 from workrail_engine.cli.formatters.sarif import SarifFormatter
-from workrail_engine.cli.formatters.text import TextFormatter
-from workrail_engine.cli.formatters.text import summary_line
+from workrail_engine.cli.formatters.text import TextFormatter, summary_line
 from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
 from workrail_engine.document import parse_document
@@ -25,7 +24,9 @@ def span_of(fragment: str) -> Span:
 
 def make_reports() -> list[FileReport]:
     doc = parse_document(TEXT, "wf/démo.json")
-    error = Diagnostic("WR101", Severity.ERROR, "name: 5 is not of type 'string'", "/name", span_of("5"))
+    error = Diagnostic(
+        "WR101", Severity.ERROR, "name: 5 is not of type 'string'", "/name", span_of("5")
+    )
     warning = Diagnostic(
         "WR601",
         Severity.WARNING,
@@ -58,7 +59,10 @@ def test_text_format_shows_position_frame_and_summary() -> None:
     warning = lines.index(
         "wf/démo.json:2:9: WR601 id 'démo-flow' differs from the file name, with a comma, a colon: and 100%"
     )
-    assert lines[warning + 2 : warning + 4] == ['2 |   "id": "démo-flow",', "  |         ^^^^^^^^^^^ warning"]
+    assert lines[warning + 2 : warning + 4] == [
+        '2 |   "id": "démo-flow",',
+        "  |         ^^^^^^^^^^^ warning",
+    ]
     assert "  = note: the file is named here (wf/démo.json:1:1)" in lines
     assert "  = help: Rename the id" in lines
     assert lines[-1] == "Found 1 error and 1 warning in 1 file (2 files checked)"
@@ -74,11 +78,21 @@ def test_json_format_is_complete_and_one_based() -> None:
     reports = make_reports()
     data = json.loads(formatter_class("json")().render(reports, Summary.of(reports)))
     assert data["summary"] == {
-        "filesChecked": 2, "filesWithProblems": 1, "errors": 1, "warnings": 1, "infos": 0, "passed": False,
+        "filesChecked": 2,
+        "filesWithProblems": 1,
+        "errors": 1,
+        "warnings": 1,
+        "infos": 0,
+        "passed": False,
     }
     assert [f["path"] for f in data["files"]] == ["wf/démo.json", "wf/ok.json"]
     error = data["files"][0]["diagnostics"][1]
-    assert (error["code"], error["pointer"], error["line"], error["column"]) == ("WR101", "/name", 3, 11)
+    assert (error["code"], error["pointer"], error["line"], error["column"]) == (
+        "WR101",
+        "/name",
+        3,
+        11,
+    )
     assert (error["endLine"], error["endColumn"]) == (3, 12)
     assert error["span"] == {"start": TEXT.index("5"), "end": TEXT.index("5") + 1}
 
@@ -97,7 +111,10 @@ def test_github_properties_escape_commas_and_colons() -> None:
     doc = parse_document("{}", "a,b:c.json")
     d = Diagnostic("WR000", Severity.ERROR, "two\nlines", "", Span(0, 1))
     out = GithubFormatter().render([FileReport("a,b:c.json", doc, [d])], Summary(1, 1, 1, 0, 0))
-    assert out == "::error file=a%2Cb%3Ac.json,line=1,col=1,endLine=1,endColumn=2,title=WR000::two%0Alines\n"
+    assert (
+        out
+        == "::error file=a%2Cb%3Ac.json,line=1,col=1,endLine=1,endColumn=2,title=WR000::two%0Alines\n"
+    )
 
 
 def test_sarif_log_shape() -> None:
@@ -114,8 +131,12 @@ def test_sarif_log_shape() -> None:
     location = error["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "wf/d%C3%A9mo.json"
     assert location["region"] == {
-        "startLine": 3, "startColumn": 11, "endLine": 3, "endColumn": 12,
-        "charOffset": TEXT.index("5"), "charLength": 1,
+        "startLine": 3,
+        "startColumn": 11,
+        "endLine": 3,
+        "endColumn": 12,
+        "charOffset": TEXT.index("5"),
+        "charLength": 1,
     }
     assert warning["relatedLocations"][0]["message"]["text"] == "the file is named here"
     assert [a["location"]["uri"] for a in run["artifacts"]] == ["wf/d%C3%A9mo.json", "wf/ok.json"]
@@ -123,7 +144,11 @@ def test_sarif_log_shape() -> None:
 
 @pytest.mark.parametrize(
     ("path", "uri"),
-    [("a b/100%.json", "a%20b/100%25.json"), ("/abs/x.json", "file:///abs/x.json"), ("./w/x.json", "w/x.json")],
+    [
+        ("a b/100%.json", "a%20b/100%25.json"),
+        ("/abs/x.json", "file:///abs/x.json"),
+        ("./w/x.json", "w/x.json"),
+    ],
 )
 def test_sarif_artifact_uris(path: str, uri: str) -> None:
     from workrail_engine.cli.formatters.sarif import artifact_uri
@@ -136,10 +161,24 @@ def test_sarif_artifact_uris(path: str, uri: str) -> None:
     [
         pytest.param(Summary(5, 0, 0, 0, 0), "All 5 files passed", 0, id="clean"),
         pytest.param(Summary(1, 0, 0, 0, 0), "All 1 file passed", 0, id="one-file"),
-        pytest.param(Summary(5, 2, 3, 1, 0), "Found 3 errors and 1 warning in 2 files (5 files checked)", 1, id="mixed"),
-        pytest.param(Summary(5, 1, 0, 2, 0), "Found 2 warnings in 1 file (5 files checked)", 0, id="warnings-pass"),
-        pytest.param(Summary(5, 1, 0, 2, 0, strict=True), "Found 2 warnings in 1 file (5 files checked)", 1,
-                     id="warnings-fail-when-strict"),
+        pytest.param(
+            Summary(5, 2, 3, 1, 0),
+            "Found 3 errors and 1 warning in 2 files (5 files checked)",
+            1,
+            id="mixed",
+        ),
+        pytest.param(
+            Summary(5, 1, 0, 2, 0),
+            "Found 2 warnings in 1 file (5 files checked)",
+            0,
+            id="warnings-pass",
+        ),
+        pytest.param(
+            Summary(5, 1, 0, 2, 0, strict=True),
+            "Found 2 warnings in 1 file (5 files checked)",
+            1,
+            id="warnings-fail-when-strict",
+        ),
         pytest.param(Summary(0, 0, 0, 0, 0), "No workflow files found", 0, id="nothing"),
     ],
 )

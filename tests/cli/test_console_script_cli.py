@@ -17,8 +17,13 @@ BAD = '{\n  "id": "bad",\n  "name": 5,\n  "steps": [{"id": "one", "title": "One"
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(WORKRAIL), *args], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [str(WORKRAIL), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_console_script_validates_and_exits_1(tmp_path: Path) -> None:
@@ -40,8 +45,9 @@ def test_console_script_usage_error_exits_2(tmp_path: Path) -> None:
 def run_on_terminal(args: list[str], env: dict[str, str]) -> str:
     """Run with stdout on a pseudo-terminal (so it *is* a terminal) and return what it wrote."""
     leader, follower = pty.openpty()
-    with subprocess.Popen([str(WORKRAIL), *args], stdout=follower, stderr=subprocess.DEVNULL,
-                          env=env) as process:
+    with subprocess.Popen(
+        [str(WORKRAIL), *args], stdout=follower, stderr=subprocess.DEVNULL, env=env
+    ) as process:
         os.close(follower)
         chunks = []
         while True:
@@ -60,8 +66,12 @@ def run_on_terminal(args: list[str], env: dict[str, str]) -> str:
     return b"".join(chunks).decode()
 
 
-@pytest.mark.parametrize(("no_color", "coloured"), [(None, True), ("1", False)], ids=["terminal", "NO_COLOR"])
-def test_colour_on_a_terminal_unless_no_color(tmp_path: Path, no_color: str | None, coloured: bool) -> None:
+@pytest.mark.parametrize(
+    ("no_color", "coloured"), [(None, True), ("1", False)], ids=["terminal", "NO_COLOR"]
+)
+def test_colour_on_a_terminal_unless_no_color(
+    tmp_path: Path, no_color: str | None, coloured: bool
+) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(BAD)
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
@@ -76,7 +86,9 @@ def test_colour_on_a_terminal_unless_no_color(tmp_path: Path, no_color: str | No
 @pytest.mark.parametrize(("command", "server"), [("mcp", "workrail-mcp"), ("lsp", "workrail-lsp")])
 def test_server_commands_forward_every_argument(command: str, server: str) -> None:
     ours = run(command, "--help")
-    theirs = subprocess.run([str(WORKRAIL.with_name(server)), "--help"], capture_output=True, text=True, timeout=60)
+    theirs = subprocess.run(
+        [str(WORKRAIL.with_name(server)), "--help"], capture_output=True, text=True, timeout=60
+    )
     assert ours.returncode == theirs.returncode == 0, (ours, theirs)
     assert ours.stdout == theirs.stdout and ours.stdout.startswith("usage:")
 

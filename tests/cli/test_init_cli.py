@@ -29,7 +29,9 @@ def test_init_into_a_chosen_directory(invoke, tmp_path: Path) -> None:
     (tmp_path / "a" / "b").mkdir(parents=True)
     invoke(["init", "my-flow", "--dir", str(tmp_path / "a" / "b")])
     assert (tmp_path / "a" / "b" / "my-flow.json").is_file()
-    assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["my-flow.json"], "no temporary file left"
+    assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["my-flow.json"], (
+        "no temporary file left"
+    )
 
 
 def test_init_never_overwrites(invoke, tmp_path: Path) -> None:

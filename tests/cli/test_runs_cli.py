@@ -15,13 +15,35 @@ import pytest
 pytestmark = pytest.mark.slow
 
 FLOW = {
-    "id": "cli-flow", "name": "CLI flow", "description": "touch a file named by a parameter", "version": "1.0.0",
-    "parameters": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "nap": {"type": "number", "default": 0}}},
+    "id": "cli-flow",
+    "name": "CLI flow",
+    "description": "touch a file named by a parameter",
+    "version": "1.0.0",
+    "parameters": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": {"type": "string"}, "nap": {"type": "number", "default": 0}},
+    },
     "steps": [
-        {"id": "make", "title": "Make", "run": {"command": ["touch", "{{parameters.name}}"], "timeoutSeconds": 10}},
-        {"id": "nap", "title": "Nap", "run": {"command": [sys.executable, "-c", "import time, sys; time.sleep(float(sys.argv[1]))",
-                                                           "{{parameters.nap}}"], "timeoutSeconds": 60},
-         "runCondition": {"var": "nap", "gt": 0}},
+        {
+            "id": "make",
+            "title": "Make",
+            "run": {"command": ["touch", "{{parameters.name}}"], "timeoutSeconds": 10},
+        },
+        {
+            "id": "nap",
+            "title": "Nap",
+            "run": {
+                "command": [
+                    sys.executable,
+                    "-c",
+                    "import time, sys; time.sleep(float(sys.argv[1]))",
+                    "{{parameters.nap}}",
+                ],
+                "timeoutSeconds": 60,
+            },
+            "runCondition": {"var": "nap", "gt": 0},
+        },
     ],
 }
 
@@ -36,16 +58,42 @@ def cli_project(tmp_path: Path) -> Path:
 
 def workrail(project: Path, tmp_path: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-    return subprocess.run([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(project), *args],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=120, **kw)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli import main; main()",
+            "--project",
+            str(project),
+            *args,
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,
+    )
 
 
 def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
-    text = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run")
+    text = workrail(
+        cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run"
+    )
     assert text.returncode == 0, text.stderr
     assert "1. make: touch made.txt  [timeout 10 s]" in text.stdout.splitlines(), text.stdout
     assert "nothing executed" in text.stdout
-    out = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run", "--format", "json")
+    out = workrail(
+        cli_project,
+        tmp_path,
+        "run",
+        "cli-flow",
+        "--param",
+        "name=made.txt",
+        "--dry-run",
+        "--format",
+        "json",
+    )
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["groups"][0]["steps"][0]["argv"] == ["touch", "made.txt"]
@@ -53,7 +101,9 @@ def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
 
 
 def test_run_then_runs_and_run_status(cli_project, tmp_path):
-    out = workrail(cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--param", "nap=0")
+    out = workrail(
+        cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--param", "nap=0"
+    )
     assert out.returncode == 0, out.stderr
     assert (cli_project / "made.txt").exists()
     run_id = out.stderr.split("started ", 1)[1].split()[0]
@@ -72,9 +122,26 @@ def test_missing_parameter_is_reported(cli_project, tmp_path):
 
 def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
     env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(cli_project),
-                             "run", "cli-flow", "--param", "name=x", "--param", "nap=60"],
-                            cwd=cli_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli import main; main()",
+            "--project",
+            str(cli_project),
+            "run",
+            "cli-flow",
+            "--param",
+            "name=x",
+            "--param",
+            "nap=60",
+        ],
+        cwd=cli_project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not (cli_project / "x").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -89,9 +156,26 @@ def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
 
 def test_cancel_from_another_process_stops_the_run_within_five_seconds(cli_project, tmp_path):
     env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(cli_project),
-                             "run", "cli-flow", "--param", "name=x", "--param", "nap=60"],
-                            cwd=cli_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli import main; main()",
+            "--project",
+            str(cli_project),
+            "run",
+            "cli-flow",
+            "--param",
+            "name=x",
+            "--param",
+            "nap=60",
+        ],
+        cwd=cli_project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = ""
         while "started " not in line:
@@ -110,7 +194,9 @@ def test_cancel_from_another_process_stops_the_run_within_five_seconds(cli_proje
     finally:
         proc.kill()
     assert proc.returncode == 1, err
-    status = json.loads(workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json").stdout)
+    status = json.loads(
+        workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json").stdout
+    )
     assert status["status"] == "cancelled" and "from elsewhere" in status["error_message"]
     assert [r["step_name"] for r in status["step_results"] if r["status"] == "success"] == ["make"]
 
@@ -129,9 +215,20 @@ print(json.dumps(service.continue_run(sys.argv[2], "done it", wait_seconds=30)))
 def test_a_run_left_waiting_by_the_cli_is_taken_over_later(tmp_path):
     project = tmp_path / "project"
     (project / "workflows").mkdir(parents=True)
-    flow = {"id": "ask-flow", "name": "Ask", "description": "a command then a question", "version": "1.0.0",
-            "steps": [{"id": "first", "title": "First", "run": {"command": ["echo", "hi"], "timeoutSeconds": 10}},
-                      {"id": "question", "title": "Question", "prompt": "Tell me"}]}
+    flow = {
+        "id": "ask-flow",
+        "name": "Ask",
+        "description": "a command then a question",
+        "version": "1.0.0",
+        "steps": [
+            {
+                "id": "first",
+                "title": "First",
+                "run": {"command": ["echo", "hi"], "timeoutSeconds": 10},
+            },
+            {"id": "question", "title": "Question", "prompt": "Tell me"},
+        ],
+    }
     (project / "workflows" / "ask-flow.json").write_text(json.dumps(flow))
     started = time.monotonic()
     out = workrail(project, tmp_path, "run", "ask-flow")
@@ -141,8 +238,13 @@ def test_a_run_left_waiting_by_the_cli_is_taken_over_later(tmp_path):
     listed = workrail(project, tmp_path, "runs", "--running")
     assert f"{run_id}  waiting" in listed.stdout, listed.stdout  # the list agrees with run-status
     env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-    later = subprocess.run([sys.executable, "-c", CONTINUE, str(project), run_id], env=env,
-                           capture_output=True, text=True, timeout=120)
+    later = subprocess.run(
+        [sys.executable, "-c", CONTINUE, str(project), run_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert later.returncode == 0, later.stderr
     result = json.loads(later.stdout)
     assert result["status"] == "success" and result["step_results"][-1]["output"] == "done it"

@@ -8,13 +8,28 @@ import sys
 from pathlib import Path
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows"
-HEAVY = ["jsonschema_rs", "yaml", "re2", "rich", "mcp", "pygls", "workrail_engine.lint", "workrail_engine.catalog",
-         "workrail_mcp", "workrail_lsp", "dbos", "sqlalchemy", "workrail_engine.cli.formatters.text"]
+HEAVY = [
+    "jsonschema_rs",
+    "yaml",
+    "re2",
+    "rich",
+    "mcp",
+    "pygls",
+    "workrail_engine.lint",
+    "workrail_engine.catalog",
+    "workrail_mcp",
+    "workrail_lsp",
+    "dbos",
+    "sqlalchemy",
+    "workrail_engine.cli.formatters.text",
+]
 
 
 def loaded_after(code: str) -> list[str]:
     probe = f"import sys, json\n{code}\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -35,4 +50,8 @@ def test_json_validation_does_not_load_the_text_format() -> None:
     )
     loaded = loaded_after(code)
     assert "workrail_engine.lint" in loaded, "the probe did validate"
-    assert "workrail_engine.cli.formatters.text" not in loaded and "mcp" not in loaded and "pygls" not in loaded
+    assert (
+        "workrail_engine.cli.formatters.text" not in loaded
+        and "mcp" not in loaded
+        and "pygls" not in loaded
+    )

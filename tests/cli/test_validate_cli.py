@@ -27,7 +27,9 @@ def test_text_format_snapshot_of_a_bad_file(invoke, workflows, tmp_path: Path) -
     column = BAD_LINE.index("7") + 1  # 1-based, in code points
     head = [i for i, line in enumerate(out) if line.startswith(f"{path}:5:{column}: ")]
     assert head, "\n".join(out)
-    assert re.match(rf"{re.escape(str(path))}:5:{column}: WR1\d\d .*prompt", out[head[0]]), out[head[0]]
+    assert re.match(rf"{re.escape(str(path))}:5:{column}: WR1\d\d .*prompt", out[head[0]]), out[
+        head[0]
+    ]
     # Display columns: "日本" are two cells each, so the caret is two cells right of the code-point column.
     assert out[head[0] + 1 : head[0] + 4] == [
         "  |",
@@ -53,18 +55,45 @@ def test_code_frame_under_a_multi_character_value(invoke, workflows, tmp_path: P
     ("files", "options", "code", "last_line"),
     [
         pytest.param({"good-flow.json": "good"}, [], 0, "All 1 file passed", id="clean"),
-        pytest.param({"a-flow.json": "good", "b-flow.json": "good"}, [], 0, "All 2 files passed", id="clean-two"),
-        pytest.param({"other.json": "good"}, [], 0, "Found 1 warning in 1 file (1 file checked)",
-                     id="warnings-only-pass"),
-        pytest.param({"other.json": "good"}, ["--strict"], 1, "Found 1 warning in 1 file (1 file checked)",
-                     id="strict-warnings-fail"),
-        pytest.param({"bad.json": BAD, "good-flow.json": "good"}, [], 1,
-                     "Found 1 error in 1 file (2 files checked)", id="errors"),
+        pytest.param(
+            {"a-flow.json": "good", "b-flow.json": "good"},
+            [],
+            0,
+            "All 2 files passed",
+            id="clean-two",
+        ),
+        pytest.param(
+            {"other.json": "good"},
+            [],
+            0,
+            "Found 1 warning in 1 file (1 file checked)",
+            id="warnings-only-pass",
+        ),
+        pytest.param(
+            {"other.json": "good"},
+            ["--strict"],
+            1,
+            "Found 1 warning in 1 file (1 file checked)",
+            id="strict-warnings-fail",
+        ),
+        pytest.param(
+            {"bad.json": BAD, "good-flow.json": "good"},
+            [],
+            1,
+            "Found 1 error in 1 file (2 files checked)",
+            id="errors",
+        ),
     ],
 )
-def test_exit_codes_and_summary(invoke, workflows, tmp_path: Path, files, options, code, last_line) -> None:
+def test_exit_codes_and_summary(
+    invoke, workflows, tmp_path: Path, files, options, code, last_line
+) -> None:
     for name, content in files.items():
-        workflows.write(tmp_path / "workflows", name, workflows.good(Path(name).stem) if content == "good" else content)
+        workflows.write(
+            tmp_path / "workflows",
+            name,
+            workflows.good(Path(name).stem) if content == "good" else content,
+        )
     if "other.json" in files:  # its id ("other") is fine, but make it differ from the file name
         workflows.write(tmp_path / "workflows", "other.json", workflows.good("not-other"))
     result = invoke(["validate", str(tmp_path / "workflows"), *options], expect=code)
@@ -88,7 +117,9 @@ def test_usage_errors_exit_2(invoke, args) -> None:
     assert "Error" in result.stderr and "Traceback" not in result.output
 
 
-def test_missing_path_is_reported_before_anything_is_checked(invoke, workflows, tmp_path: Path) -> None:
+def test_missing_path_is_reported_before_anything_is_checked(
+    invoke, workflows, tmp_path: Path
+) -> None:
     good = workflows.write(tmp_path, "good-flow.json", workflows.good())
     result = invoke(["validate", str(good), str(tmp_path / "missing.json")], expect=2)
     assert "missing.json: no such file or directory" in result.stderr
@@ -99,13 +130,13 @@ def deep_json(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A workflows directory: `workrail validate` checks every JSON/YAML file in it."""
     path = tmp_path / "workflows"
     path.mkdir()
     return path
+
 
 UNREADABLE = {
     "empty.json": b"",
@@ -117,7 +148,9 @@ UNREADABLE = {
 }
 
 
-def test_unreadable_files_get_a_diagnostic_and_the_run_goes_on(invoke, workflows, folder: Path) -> None:
+def test_unreadable_files_get_a_diagnostic_and_the_run_goes_on(
+    invoke, workflows, folder: Path
+) -> None:
     for name, data in UNREADABLE.items():
         (folder / name).write_bytes(data)
     workflows.write(folder, "zz-good.json", workflows.good("zz-good"))
@@ -125,7 +158,9 @@ def test_unreadable_files_get_a_diagnostic_and_the_run_goes_on(invoke, workflows
     report = {Path(f["path"]).name: f["diagnostics"] for f in json.loads(result.stdout)["files"]}
     assert sorted(report) == sorted([*UNREADABLE, "zz-good.json"])
     for name in UNREADABLE:
-        assert any(d["severity"] == "error" and d["code"].startswith("WR0") for d in report[name]), (name, report[name])
+        assert any(
+            d["severity"] == "error" and d["code"].startswith("WR0") for d in report[name]
+        ), (name, report[name])
     assert report["zz-good.json"] == []
 
 
@@ -142,9 +177,13 @@ def test_default_sources_are_the_project_directories(invoke, workflows, tmp_path
     assert "Found 1 error in 1 file (2 files checked)" in result.stdout
 
 
-def test_extra_workflow_directories_are_validated_by_default(invoke, workflows, tmp_path: Path) -> None:
+def test_extra_workflow_directories_are_validated_by_default(
+    invoke, workflows, tmp_path: Path
+) -> None:
     workflows.write(tmp_path / "extra", "good-flow.json", workflows.good())
-    result = invoke(["--project", str(tmp_path), "--workflows", str(tmp_path / "extra"), "validate"])
+    result = invoke(
+        ["--project", str(tmp_path), "--workflows", str(tmp_path / "extra"), "validate"]
+    )
     assert result.stdout.strip() == "All 1 file passed"
 
 
@@ -171,12 +210,18 @@ def test_colour(invoke, workflows, tmp_path: Path, env, options, coloured) -> No
 
 def test_two_files_with_one_workflow_id(invoke, workflows, tmp_path: Path) -> None:
     first = workflows.write(tmp_path / "workflows", "same-flow.json", workflows.good("same-flow"))
-    second = workflows.write(tmp_path / ".workrail" / "workflows", "same-flow.json", workflows.good("same-flow"))
+    second = workflows.write(
+        tmp_path / ".workrail" / "workflows", "same-flow.json", workflows.good("same-flow")
+    )
     out = invoke(["--project", str(tmp_path), "validate"], expect=1).stdout
     assert f"{first}:2:9: WR603 " in out and f"{second}:2:9: WR603 " in out, out
-    assert f"({second}:2:9)" in out and f"({first}:2:9)" in out, "each note points at the other file"
+    assert f"({second}:2:9)" in out and f"({first}:2:9)" in out, (
+        "each note points at the other file"
+    )
     assert out.splitlines()[-1] == "Found 2 errors in 2 files (2 files checked)"
-    sarif = json.loads(invoke(["--project", str(tmp_path), "validate", "--format", "sarif"], expect=1).stdout)
+    sarif = json.loads(
+        invoke(["--project", str(tmp_path), "validate", "--format", "sarif"], expect=1).stdout
+    )
     results = sarif["runs"][0]["results"]
     assert [r["ruleId"] for r in results] == ["WR603", "WR603"]
     for result, other in zip(results, (second, first), strict=True):
@@ -210,7 +255,9 @@ def test_file_names_that_are_not_utf8(invoke, workflows, folder: Path) -> None:
     assert data["summary"]["warnings"] == 1  # the id differs from the file name
 
 
-def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, folder: Path, monkeypatch) -> None:
+def test_an_engine_failure_on_one_file_becomes_wr000(
+    invoke, workflows, folder: Path, monkeypatch
+) -> None:
     # Simulated engine bug (a real one gets fixed, which would leave this path untested).
     import workrail_engine.lint.schema_errors as schema_errors
 
@@ -225,7 +272,10 @@ def test_an_engine_failure_on_one_file_becomes_wr000(invoke, workflows, folder: 
     workflows.write(folder, "boom.json", workflows.good("boom"))
     workflows.write(folder, "fine.json", workflows.good("fine"))
     out = invoke(["validate", str(folder)], expect=1).stdout
-    assert f"{folder / 'boom.json'}:1:1: WR000 The checker failed on this file (RuntimeError: simulated engine bug)" in out
+    assert (
+        f"{folder / 'boom.json'}:1:1: WR000 The checker failed on this file (RuntimeError: simulated engine bug)"
+        in out
+    )
     assert out.splitlines()[-1] == "Found 1 error in 1 file (2 files checked)"
 
 

@@ -133,11 +133,18 @@ def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path, regi
         "WORKRAIL_FILE": str(workflow),
         "WORKRAIL_TEST_OUT": str(out),
         "WORKRAIL_USE_AUTOCMD": "1" if registration == "FileType autocommand" else "0",
-        **{f"XDG_{kind}_HOME": str(tmp_path / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")},
+        **{
+            f"XDG_{kind}_HOME": str(tmp_path / kind.lower())
+            for kind in ("CONFIG", "DATA", "STATE", "CACHE")
+        },
     }
     run = subprocess.run(
         [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "test.lua")],
-        env=env, capture_output=True, text=True, timeout=120, cwd=workflow.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=workflow.parent,
     )
     assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
     result = json.loads(out.read_text())
@@ -189,11 +196,18 @@ def test_neovim_builtin_enable_attaches_to_workflows_only(tmp_path):
         "WORKRAIL_FILE": str(workflow),
         "WORKRAIL_OTHER": str(other),
         "WORKRAIL_TEST_OUT": str(out),
-        **{f"XDG_{kind}_HOME": str(tmp_path / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")},
+        **{
+            f"XDG_{kind}_HOME": str(tmp_path / kind.lower())
+            for kind in ("CONFIG", "DATA", "STATE", "CACHE")
+        },
     }
     run = subprocess.run(
         [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "enable.lua")],
-        env=env, capture_output=True, text=True, timeout=120, cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=project,
     )
     assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
     result = json.loads(out.read_text())

@@ -10,7 +10,9 @@ import workrail_engine
 
 
 def test_engine_imports_no_protocol_library():
-    modules = sorted(m.name for m in pkgutil.walk_packages(workrail_engine.__path__, "workrail_engine."))
+    modules = sorted(
+        m.name for m in pkgutil.walk_packages(workrail_engine.__path__, "workrail_engine.")
+    )
     assert "workrail_engine.lint" in modules and "workrail_engine.catalog" in modules
     script = (
         "import importlib, sys\n"
@@ -19,6 +21,8 @@ def test_engine_imports_no_protocol_library():
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol', 'workrail_mcp', 'workrail_lsp'))\n"
         "print(','.join(bad))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "", f"protocol modules imported by the engine: {result.stdout}"

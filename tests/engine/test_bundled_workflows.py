@@ -26,7 +26,9 @@ EXPECTED_IDS = {
     "ai-task-implementation",
     "python-quality-gate",
 }
-SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
+)
 FILES = sorted(WORKFLOWS.glob("*.json"))
 
 
@@ -40,7 +42,9 @@ def all_workflows() -> list[dict[str, Any]]:
 
 def test_the_expected_workflows_are_bundled():
     assert {path.stem for path in FILES} == EXPECTED_IDS
-    assert sorted(p.name for p in WORKFLOWS.iterdir()) == sorted(p.name for p in FILES)  # nothing else in there
+    assert sorted(p.name for p in WORKFLOWS.iterdir()) == sorted(
+        p.name for p in FILES
+    )  # nothing else in there
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -108,13 +112,21 @@ def test_prompts_are_substantial():
             if site.kind == "prompt":
                 prompt = site.step["prompt"]
                 sentences = len(re.findall(r"[.!?:](?:\s|$)", prompt))
-                assert len(prompt) >= 200 and sentences >= 3, (workflow["id"], site.id, len(prompt), sentences)
+                assert len(prompt) >= 200 and sentences >= 3, (
+                    workflow["id"],
+                    site.id,
+                    len(prompt),
+                    sentences,
+                )
 
 
 def test_ai_task_implementation_matches_the_specs_example():
     workflow = load(WORKFLOWS / "ai-task-implementation.json")
     assert workflow["name"] == "AI Task Prompt Workflow"
-    assert workflow["description"] == "Guides through task understanding → planning → implementation → verification"
+    assert (
+        workflow["description"]
+        == "Guides through task understanding → planning → implementation → verification"
+    )
     assert (workflow["category"], workflow["version"]) == ("development", "1.0.0")
     assert [s["id"] for s in workflow["steps"]] == ["understand", "plan", "implement", "verify"]
     assert workflow["steps"][0]["requireConfirmation"] is True
@@ -136,7 +148,12 @@ def _nodes(value: Any) -> Iterator[tuple[str | None, Any]]:
 
 
 def _conditions(workflows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    roots = [v for w in workflows for k, v in _nodes(w) if k in ("runCondition", "condition") and isinstance(v, dict)]
+    roots = [
+        v
+        for w in workflows
+        for k, v in _nodes(w)
+        if k in ("runCondition", "condition") and isinstance(v, dict)
+    ]
     found = []
     for root in roots:
         found.extend(v for _, v in _nodes(root) if isinstance(v, dict) and "var" in v)
@@ -144,7 +161,14 @@ def _conditions(workflows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _rules(workflows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [v for w in workflows for k, v in _nodes(w) if isinstance(v, dict) and v.get("type") in ("contains", "regex", "length", "schema") and "message" in v]
+    return [
+        v
+        for w in workflows
+        for k, v in _nodes(w)
+        if isinstance(v, dict)
+        and v.get("type") in ("contains", "regex", "length", "schema")
+        and "message" in v
+    ]
 
 
 def test_together_they_use_every_condition_operator():
@@ -153,7 +177,13 @@ def test_together_they_use_every_condition_operator():
     used = {key for c in _conditions(all_workflows()) for key in c if key != "var"}
     assert used == set(OPERATORS)
     run_condition_operators = {
-        key for w in all_workflows() for k, v in _nodes(w) if k == "runCondition" for c in _conditions([{"runCondition": v}]) for key in c if key != "var"
+        key
+        for w in all_workflows()
+        for k, v in _nodes(w)
+        if k == "runCondition"
+        for c in _conditions([{"runCondition": v}])
+        for key in c
+        if key != "var"
     }
     assert len(run_condition_operators) >= 6
 
@@ -172,9 +202,13 @@ def test_together_they_use_every_rule_type_and_composition():
     assert {r["type"] for r in rules} == {"contains", "regex", "length", "schema"}
     assert any(r["type"] == "regex" and r.get("flags") for r in rules)
     assert any("condition" in r for r in rules)
-    compositions = {k for w in workflows for k, v in _nodes(w) if k in ("and", "or", "not") and v is not None}
+    compositions = {
+        k for w in workflows for k, v in _nodes(w) if k in ("and", "or", "not") and v is not None
+    }
     criteria_roots = [v for w in workflows for k, v in _nodes(w) if k == "validationCriteria"]
-    in_criteria = {k for root in criteria_roots for k, _ in _nodes(root) if k in ("and", "or", "not")}
+    in_criteria = {
+        k for root in criteria_roots for k, _ in _nodes(root) if k in ("and", "or", "not")
+    }
     assert in_criteria == {"and", "or", "not"} and compositions >= in_criteria
 
 
@@ -183,12 +217,18 @@ def test_together_they_use_parameters_secrets_and_command_features():
     assert gate["secrets"] == ["PYPI_TOKEN"]
     assert set(gate["parameters"]["properties"]) >= {"path", "publish"}
     group = gate["steps"][0]
-    assert group["type"] == "parallel" and [s["id"] for s in group["steps"]] == ["lint", "type-check", "tests"]
+    assert group["type"] == "parallel" and [s["id"] for s in group["steps"]] == [
+        "lint",
+        "type-check",
+        "tests",
+    ]
     assert all(s["run"]["timeoutSeconds"] > 0 for s in group["steps"])
     publish = next(s for s in gate["steps"] if s["id"] == "publish")
     assert publish["runCondition"] == {"var": "parameters.publish", "equals": True}
     assert "{{secrets.PYPI_TOKEN}}" in publish["run"]["env"].values()
-    assert not any("{{secrets." in arg for arg in publish["run"]["command"])  # secrets go through the environment
+    assert not any(
+        "{{secrets." in arg for arg in publish["run"]["command"]
+    )  # secrets go through the environment
 
 
 # --- the output rules accept a good answer and reject a bad one ------------------------------------
@@ -202,31 +242,96 @@ def _criteria(workflow_id: str, step_id: str) -> Any:
 
 
 SAMPLES = [
-    pytest.param("ai-task-implementation", "understand", {},
-                 "## Requirements\n1. Add retries\n## Affected files\n- client.py\n## Assumptions\n- none\n## Open questions\n- none",
-                 "I read the task and it looks fine.", id="understand"),
-    pytest.param("ai-task-implementation", "plan", {},
-                 "1. Add a retry helper in client.py, tested by test_retry.\n2. Use it in fetch().\n3. Verify with pytest -q and ruff check.\n" + "Risks: none of note. " * 5,
-                 "We will add retries and test them.", id="plan"),
-    pytest.param("mr-review", "gather-context", {},
-                 '{"summary": "Adds retry logic to the HTTP client", "files": ["client.py", "test_client.py"], "riskLevel": "medium"}',
-                 '{"summary": "Adds retry logic to the HTTP client", "files": [], "riskLevel": "huge"}', id="mr-file-list"),
-    pytest.param("mr-review", "review-file", {},
-                 "[blocking] client.py:42 - retries never stop - add a maximum", "Looks good to me.", id="mr-finding-format"),
-    pytest.param("mr-review", "write-review", {"riskLevel": "high"},
-                 "Summary of the change. " * 12 + "\n## Testing\nCovered by test_retry.\nVerdict: Request changes",
-                 "Summary of the change. " * 12 + "\nVerdict: Request changes", id="mr-high-risk-needs-testing"),
-    pytest.param("bug-investigation", "write-report", {"reproducible": True},
-                 '```json\n{"rootCause": "The cache key ignores the locale, so users see other locales.", "fix": "Include the locale in the key", "testsAdded": ["test_cache_key_locale"], "confidence": "high"}\n```',
-                 "The root cause was the cache key.", id="bug-report-json"),
-    pytest.param("bug-investigation", "fix-bug", {},
-                 "Fixed the key and added test_cache_key_locale.", "Fixed it; marked test_flaky with @skip for now.", id="no-skipped-tests"),
-    pytest.param("adaptive-ticket-creation", "acceptance-criteria", {"ticketType": "feature"},
-                 "Given a logged-in user\nWhen they export\nThen a CSV is downloaded", "- [ ] Export works", id="feature-criteria"),
-    pytest.param("presentation-creation", "define-goal", {}, "Goal: the team adopts the new release process.",
-                 "This talk is about releases.", id="presentation-goal"),
-    pytest.param("workflow-for-workflows", "run-validator", {}, "All 1 file passed", "I fixed everything.", id="validator-summary"),
-    pytest.param("python-quality-gate", "tests", {}, "........\n8 passed in 0.42s", "6 passed, 2 failed in 0.40s", id="pytest-summary"),
+    pytest.param(
+        "ai-task-implementation",
+        "understand",
+        {},
+        "## Requirements\n1. Add retries\n## Affected files\n- client.py\n## Assumptions\n- none\n## Open questions\n- none",
+        "I read the task and it looks fine.",
+        id="understand",
+    ),
+    pytest.param(
+        "ai-task-implementation",
+        "plan",
+        {},
+        "1. Add a retry helper in client.py, tested by test_retry.\n2. Use it in fetch().\n3. Verify with pytest -q and ruff check.\n"
+        + "Risks: none of note. " * 5,
+        "We will add retries and test them.",
+        id="plan",
+    ),
+    pytest.param(
+        "mr-review",
+        "gather-context",
+        {},
+        '{"summary": "Adds retry logic to the HTTP client", "files": ["client.py", "test_client.py"], "riskLevel": "medium"}',
+        '{"summary": "Adds retry logic to the HTTP client", "files": [], "riskLevel": "huge"}',
+        id="mr-file-list",
+    ),
+    pytest.param(
+        "mr-review",
+        "review-file",
+        {},
+        "[blocking] client.py:42 - retries never stop - add a maximum",
+        "Looks good to me.",
+        id="mr-finding-format",
+    ),
+    pytest.param(
+        "mr-review",
+        "write-review",
+        {"riskLevel": "high"},
+        "Summary of the change. " * 12
+        + "\n## Testing\nCovered by test_retry.\nVerdict: Request changes",
+        "Summary of the change. " * 12 + "\nVerdict: Request changes",
+        id="mr-high-risk-needs-testing",
+    ),
+    pytest.param(
+        "bug-investigation",
+        "write-report",
+        {"reproducible": True},
+        '```json\n{"rootCause": "The cache key ignores the locale, so users see other locales.", "fix": "Include the locale in the key", "testsAdded": ["test_cache_key_locale"], "confidence": "high"}\n```',
+        "The root cause was the cache key.",
+        id="bug-report-json",
+    ),
+    pytest.param(
+        "bug-investigation",
+        "fix-bug",
+        {},
+        "Fixed the key and added test_cache_key_locale.",
+        "Fixed it; marked test_flaky with @skip for now.",
+        id="no-skipped-tests",
+    ),
+    pytest.param(
+        "adaptive-ticket-creation",
+        "acceptance-criteria",
+        {"ticketType": "feature"},
+        "Given a logged-in user\nWhen they export\nThen a CSV is downloaded",
+        "- [ ] Export works",
+        id="feature-criteria",
+    ),
+    pytest.param(
+        "presentation-creation",
+        "define-goal",
+        {},
+        "Goal: the team adopts the new release process.",
+        "This talk is about releases.",
+        id="presentation-goal",
+    ),
+    pytest.param(
+        "workflow-for-workflows",
+        "run-validator",
+        {},
+        "All 1 file passed",
+        "I fixed everything.",
+        id="validator-summary",
+    ),
+    pytest.param(
+        "python-quality-gate",
+        "tests",
+        {},
+        "........\n8 passed in 0.42s",
+        "6 passed, 2 failed in 0.40s",
+        id="pytest-summary",
+    ),
 ]
 
 

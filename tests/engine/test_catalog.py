@@ -15,7 +15,12 @@ from workrail_engine.errors import WorkflowNotFound
 def write(directory: Path, workflow_id: str, name: str = "W", **extra) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{workflow_id}.json"
-    body = {"id": workflow_id, "name": name, "steps": [{"id": "one", "title": "One", "prompt": "Do it."}], **extra}
+    body = {
+        "id": workflow_id,
+        "name": name,
+        "steps": [{"id": "one", "title": "One", "prompt": "Do it."}],
+        **extra,
+    }
     path.write_text(json.dumps(body))
     return path
 
@@ -43,7 +48,9 @@ def test_invalid_files_are_left_out_and_reported(layers):
     dirs, catalog = layers
     write(dirs["user"], "good")
     dirs["user"].joinpath("broken.json").write_text('{"id": "broken",')
-    dirs["user"].joinpath("bad-schema.json").write_text('{"id": "bad-schema", "name": "x", "steps": [{"id": "s1x", "title": "T"}]}')
+    dirs["user"].joinpath("bad-schema.json").write_text(
+        '{"id": "bad-schema", "name": "x", "steps": [{"id": "s1x", "title": "T"}]}'
+    )
     assert catalog.ids() == ["good"]
     invalid = {f.path.name: [d.code for d in f.diagnostics] for f in catalog.invalid_files()}
     assert invalid == {"bad-schema.json": ["WR103"], "broken.json": ["WR001"]}
@@ -98,7 +105,9 @@ def test_rescan_interval_throttles_directory_scans(tmp_path):
 
 def test_default_sources_order(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("WORKRAIL_WORKFLOW_PATH", os.pathsep.join([str(tmp_path / "e1"), str(tmp_path / "e2")]))
+    monkeypatch.setenv(
+        "WORKRAIL_WORKFLOW_PATH", os.pathsep.join([str(tmp_path / "e1"), str(tmp_path / "e2")])
+    )
     sources = default_sources(tmp_path / "proj", [tmp_path / "extra"])
     assert [(s.kind, s.directory) for s in sources] == [
         ("bundled", bundled_directory()),

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
 from boolean_trees import boolean_trees
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workrail_engine.conditions import MISSING, OPERATORS, condition_problems, describe, evaluate, json_equal, resolve
+from workrail_engine.conditions import (
+    MISSING,
+    OPERATORS,
+    condition_problems,
+    describe,
+    evaluate,
+    json_equal,
+    resolve,
+)
 from workrail_engine.problems import Problem
 
 CONTEXT = {
@@ -34,9 +42,15 @@ CONTEXT = {
         pytest.param({"var": "nothing", "equals": None}, True, id="present-null-equals-null"),
         pytest.param({"var": "absent", "equals": None}, False, id="missing-is-not-null"),
         pytest.param({"var": "tags", "equals": ["api", "auth", 1]}, True, id="equals-array-deep"),
-        pytest.param({"var": "tags", "equals": ["api", "auth", True]}, False, id="deep-equality-keeps-bool-apart"),
+        pytest.param(
+            {"var": "tags", "equals": ["api", "auth", True]},
+            False,
+            id="deep-equality-keeps-bool-apart",
+        ),
         pytest.param({"var": "taskScope", "not_equals": "small"}, True, id="not-equals"),
-        pytest.param({"var": "absent", "not_equals": "small"}, True, id="missing-not-equals-is-true"),
+        pytest.param(
+            {"var": "absent", "not_equals": "small"}, True, id="missing-not-equals-is-true"
+        ),
         pytest.param({"var": "complexity", "gt": 0.7}, True, id="gt"),
         pytest.param({"var": "complexity", "gt": 0.8}, False, id="gt-strict"),
         pytest.param({"var": "complexity", "gte": 0.8}, True, id="gte"),
@@ -51,25 +65,45 @@ CONTEXT = {
         pytest.param({"var": "title", "contains": "Login"}, True, id="contains-substring"),
         pytest.param({"var": "title", "contains": "login"}, False, id="contains-case-sensitive"),
         pytest.param({"var": "tags", "contains": "auth"}, True, id="contains-array-member"),
-        pytest.param({"var": "tags", "contains": "au"}, False, id="contains-array-is-not-substring"),
+        pytest.param(
+            {"var": "tags", "contains": "au"}, False, id="contains-array-is-not-substring"
+        ),
         pytest.param({"var": "tags", "contains": True}, False, id="contains-array-bool-vs-1"),
         pytest.param({"var": "count", "contains": 3}, False, id="contains-on-number-is-false"),
         pytest.param({"var": "title", "contains": 3}, False, id="contains-string-with-number"),
         pytest.param({"var": "title", "startsWith": "Fix"}, True, id="startsWith"),
         pytest.param({"var": "title", "endsWith": "bug"}, True, id="endsWith"),
-        pytest.param({"var": "tags", "startsWith": "api"}, False, id="startsWith-on-array-is-false"),
+        pytest.param(
+            {"var": "tags", "startsWith": "api"}, False, id="startsWith-on-array-is-false"
+        ),
         pytest.param({"var": "title", "matches": "^Fix .* bug$"}, True, id="matches"),
         pytest.param({"var": "title", "matches": "login"}, False, id="matches-case-sensitive"),
         pytest.param({"var": "title", "matches": "(?i)login"}, True, id="matches-inline-flag"),
         pytest.param({"var": "count", "matches": "3"}, False, id="matches-on-number-is-false"),
-        pytest.param({"var": "review.files.1.name", "equals": "test_app.py"}, True, id="dotted-path-with-index"),
-        pytest.param({"var": "review.files.2.name", "not_equals": "x"}, True, id="index-out-of-range-is-missing"),
-        pytest.param({"var": "review.files.name", "equals": "app.py"}, False, id="key-into-list-is-missing"),
+        pytest.param(
+            {"var": "review.files.1.name", "equals": "test_app.py"},
+            True,
+            id="dotted-path-with-index",
+        ),
+        pytest.param(
+            {"var": "review.files.2.name", "not_equals": "x"},
+            True,
+            id="index-out-of-range-is-missing",
+        ),
+        pytest.param(
+            {"var": "review.files.name", "equals": "app.py"}, False, id="key-into-list-is-missing"
+        ),
         pytest.param({"var": "title.length", "equals": 17}, False, id="no-properties-of-strings"),
         pytest.param(
-            {"and": [{"var": "taskScope", "equals": "large"}, {"var": "complexity", "gt": 0.7}]}, True, id="and"
+            {"and": [{"var": "taskScope", "equals": "large"}, {"var": "complexity", "gt": 0.7}]},
+            True,
+            id="and",
         ),
-        pytest.param({"or": [{"var": "taskScope", "equals": "small"}, {"var": "count", "equals": 3}]}, True, id="or"),
+        pytest.param(
+            {"or": [{"var": "taskScope", "equals": "small"}, {"var": "count", "equals": 3}]},
+            True,
+            id="or",
+        ),
         pytest.param({"not": {"var": "taskScope", "equals": "large"}}, False, id="not"),
         pytest.param({"not": {"var": "absent", "gt": 1}}, True, id="not-of-missing"),
     ],
@@ -97,12 +131,24 @@ def test_resolve_reports_missing_distinctly() -> None:
     [
         pytest.param(
             {"var": "a", "gt": "5"},
-            [Problem("/gt", "WR402", "'gt' compares numbers; its value must be a number, not a string.")],
+            [
+                Problem(
+                    "/gt",
+                    "WR402",
+                    "'gt' compares numbers; its value must be a number, not a string.",
+                )
+            ],
             id="gt-string",
         ),
         pytest.param(
             {"var": "a", "lte": True},
-            [Problem("/lte", "WR402", "'lte' compares numbers; its value must be a number, not a boolean.")],
+            [
+                Problem(
+                    "/lte",
+                    "WR402",
+                    "'lte' compares numbers; its value must be a number, not a boolean.",
+                )
+            ],
             id="lte-bool",
         ),
         pytest.param(
@@ -133,7 +179,10 @@ def test_type_mismatch_problems(condition: dict, expected: list[Problem]) -> Non
 
 def test_nested_pointers_and_invalid_regex() -> None:
     condition = {
-        "and": [{"var": "a", "equals": 1}, {"or": [{"var": "b", "gt": "x"}, {"not": {"var": "c", "matches": "(?=x)"}}]}]
+        "and": [
+            {"var": "a", "equals": 1},
+            {"or": [{"var": "b", "gt": "x"}, {"not": {"var": "c", "matches": "(?=x)"}}]},
+        ]
     }
     problems = condition_problems(condition)
     assert [(p.pointer, p.code) for p in problems] == [
@@ -149,14 +198,25 @@ def test_nested_pointers_and_invalid_regex() -> None:
         pytest.param("taskScope == large", "", "must be an object, not a string", id="string"),
         pytest.param({}, "", 'needs "var"', id="empty"),
         pytest.param({"var": "a"}, "", "needs one operator", id="no-operator"),
-        pytest.param({"var": "a", "eq": 1}, "/eq", "did you mean 'equals'", id="unknown-operator-with-hint"),
-        pytest.param({"var": "a", "gt": 1, "lt": 5}, "", "exactly one operator", id="two-operators"),
+        pytest.param(
+            {"var": "a", "eq": 1}, "/eq", "did you mean 'equals'", id="unknown-operator-with-hint"
+        ),
+        pytest.param(
+            {"var": "a", "gt": 1, "lt": 5}, "", "exactly one operator", id="two-operators"
+        ),
         pytest.param({"var": "a..b", "equals": 1}, "/var", "dotted path", id="empty-segment"),
         pytest.param({"var": 3, "equals": 1}, "/var", "dotted path", id="var-not-string"),
         pytest.param({"and": []}, "/and", "non-empty array", id="empty-and"),
         pytest.param({"or": {"var": "a", "equals": 1}}, "/or", "non-empty array", id="or-object"),
-        pytest.param({"and": [{"var": "a", "equals": 1}], "var": "b"}, "", "no other keys", id="mixed-composition"),
-        pytest.param({"not": [{"var": "a", "equals": 1}]}, "/not", "must be an object", id="not-array"),
+        pytest.param(
+            {"and": [{"var": "a", "equals": 1}], "var": "b"},
+            "",
+            "no other keys",
+            id="mixed-composition",
+        ),
+        pytest.param(
+            {"not": [{"var": "a", "equals": 1}]}, "/not", "must be an object", id="not-array"
+        ),
     ],
 )
 def test_malformed_conditions(condition, pointer: str, fragment: str) -> None:
@@ -197,13 +257,22 @@ def test_evaluate_needs_an_object_context() -> None:
         pytest.param({"var": "a", "gte": 2}, "a is at least 2", id="gte"),
         pytest.param({"var": "a", "lte": 2}, "a is at most 2", id="lte"),
         pytest.param({"var": "a", "lt": 2}, "a is less than 2", id="lt"),
-        pytest.param({"var": "p", "in": ["high", "critical"]}, 'p is one of "high", "critical"', id="in"),
+        pytest.param(
+            {"var": "p", "in": ["high", "critical"]}, 'p is one of "high", "critical"', id="in"
+        ),
         pytest.param({"var": "t", "contains": "x"}, 't contains "x"', id="contains"),
         pytest.param({"var": "t", "startsWith": "x"}, 't starts with "x"', id="startsWith"),
         pytest.param({"var": "t", "endsWith": "x"}, 't ends with "x"', id="endsWith"),
-        pytest.param({"var": "t", "matches": "^v\\d+"}, "t matches the pattern /^v\\d+/", id="matches"),
         pytest.param(
-            {"and": [{"var": "a", "equals": 1}, {"or": [{"var": "b", "equals": 2}, {"var": "c", "equals": 3}]}]},
+            {"var": "t", "matches": "^v\\d+"}, "t matches the pattern /^v\\d+/", id="matches"
+        ),
+        pytest.param(
+            {
+                "and": [
+                    {"var": "a", "equals": 1},
+                    {"or": [{"var": "b", "equals": 2}, {"var": "c", "equals": 3}]},
+                ]
+            },
             "a is 1 and (b is 2 or c is 3)",
             id="precedence-parentheses",
         ),
@@ -231,7 +300,10 @@ scalars = (
 )
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["d", "e", "0"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["d", "e", "0"]), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 numbers = st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False)
@@ -253,7 +325,9 @@ def comparisons() -> st.SearchStrategy[dict]:
         "matches": strings,
     }
     return st.sampled_from(OPERATORS).flatmap(
-        lambda op: st.builds(lambda var, value: {"var": var, op: value}, st.sampled_from(NAMES), operand[op])
+        lambda op: st.builds(
+            lambda var, value: {"var": var, op: value}, st.sampled_from(NAMES), operand[op]
+        )
     )
 
 
@@ -263,7 +337,9 @@ contexts = st.fixed_dictionaries(
     optional={
         "a": json_values,
         "b": json_values,
-        "c": st.fixed_dictionaries({}, optional={"d": json_values, "e": st.lists(json_values, max_size=2)}),
+        "c": st.fixed_dictionaries(
+            {}, optional={"d": json_values, "e": st.lists(json_values, max_size=2)}
+        ),
     },
 )
 
@@ -312,7 +388,16 @@ def test_not_equals_is_not_equals_even_when_missing(var: str, value, context: di
 @settings(deadline=None)  # timing varies on a loaded 2-core CI machine
 @given(st.sampled_from(OPERATORS), contexts)
 def test_missing_variable_is_false_except_not_equals(operator: str, context: dict) -> None:
-    operand = {"gt": 0, "gte": 0, "lt": 0, "lte": 0, "in": [None], "startsWith": "", "endsWith": "", "matches": ""}
+    operand = {
+        "gt": 0,
+        "gte": 0,
+        "lt": 0,
+        "lte": 0,
+        "in": [None],
+        "startsWith": "",
+        "endsWith": "",
+        "matches": "",
+    }
     condition = {"var": "zz.missing", operator: operand.get(operator)}
     assert evaluate(condition, context) is (operator == "not_equals")
 
@@ -333,7 +418,9 @@ def test_describe_names_every_variable(condition: dict) -> None:
         node = stack.pop()
         if "var" in node:
             assert node["var"] in text
-        stack.extend(node.get("and", []) + node.get("or", []) + ([node["not"]] if "not" in node else []))
+        stack.extend(
+            node.get("and", []) + node.get("or", []) + ([node["not"]] if "not" in node else [])
+        )
 
 
 # --- the schema and the evaluator accept the same conditions ---------------------------------
@@ -345,7 +432,9 @@ def _schema_validator(definition: str):
     from workrail_engine.schema import load_schema
 
     schema = load_schema()
-    return jsonschema_rs.validator_for({"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}, offline=True)
+    return jsonschema_rs.validator_for(
+        {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}, offline=True
+    )
 
 
 CONDITION_SCHEMA = _schema_validator("condition")
@@ -353,8 +442,13 @@ wrong_operands = st.one_of(json_values, st.sampled_from(["(", "(?=x)", r"\1", "a
 mangled = st.recursive(
     st.one_of(
         comparisons(),
-        st.builds(lambda op, value: {"var": "a", op: value}, st.sampled_from(OPERATORS), wrong_operands),
-        st.builds(lambda key: {"var": "a", key: 1}, st.sampled_from(["eq", "neq", "exists", "matches_", "var2"])),
+        st.builds(
+            lambda op, value: {"var": "a", op: value}, st.sampled_from(OPERATORS), wrong_operands
+        ),
+        st.builds(
+            lambda key: {"var": "a", key: 1},
+            st.sampled_from(["eq", "neq", "exists", "matches_", "var2"]),
+        ),
         st.builds(lambda var: {"var": var, "equals": 1}, st.sampled_from(["", 3, None])),
         st.just({}),
         st.just({"var": "a"}),
@@ -370,7 +464,12 @@ mangled = st.recursive(
 
 
 @settings(deadline=None, max_examples=150)
-@given(mangled | st.builds(lambda p: {"not": {"var": "a", "matches": p}}, st.sampled_from(["(", "(?=x)", "ok"])))
+@given(
+    mangled
+    | st.builds(
+        lambda p: {"not": {"var": "a", "matches": p}}, st.sampled_from(["(", "(?=x)", "ok"])
+    )
+)
 def test_schema_and_evaluator_agree_on_what_is_a_condition(condition) -> None:
     # The old WorkRail's runtime accepted operators its schema rejected; here they cannot drift.
     # Whether a pattern compiles under RE2 is beyond a JSON Schema: that is WR401's job alone.

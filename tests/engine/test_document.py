@@ -109,7 +109,9 @@ def test_yaml_duplicate_keys():
     ("data", "code", "message_part"),
     [
         pytest.param(b"", "WR006", "empty", id="empty"),
-        pytest.param(b'{"id": "caf\xe9"}', "WR003", "Not UTF-8: byte 0xe9 at line 1, column 12", id="latin-1"),
+        pytest.param(
+            b'{"id": "caf\xe9"}', "WR003", "Not UTF-8: byte 0xe9 at line 1, column 12", id="latin-1"
+        ),
         pytest.param(b"\x7fELF\x00\x00\x01", "WR003", "Binary", id="binary"),
         pytest.param(b" " * (6 * 1024 * 1024), "WR004", "too large", id="10mb"),
     ],
@@ -170,7 +172,9 @@ def test_paired_surrogate_escapes_are_fine():
     assert doc.value == {"name": "😀 and \\ud800 as text"}
 
 
-@pytest.mark.parametrize(("text", "path"), [('\ufeff{"name": "x"}', "a.json"), ("\ufeffname: x\n", "a.yaml")])
+@pytest.mark.parametrize(
+    ("text", "path"), [('\ufeff{"name": "x"}', "a.json"), ("\ufeffname: x\n", "a.yaml")]
+)
 def test_a_byte_order_mark_is_accepted_with_a_warning(text, path):
     doc = parse_document(text, path)
     assert doc.value == {"name": "x"}
@@ -182,9 +186,18 @@ def test_a_byte_order_mark_is_accepted_with_a_warning(text, path):
     ("text", "message", "on"),
     [
         pytest.param("{\n  'id': 1}", "double quotes", "'", id="single-quotes"),
-        pytest.param('{\n  "id": "abc,\n  "x": 1\n}', "Unterminated string", '"abc,', id="missing-quote"),
-        pytest.param('{\n  "steps": [\n    {"a": 1}\n', "'[' opened on line 2 is never closed", "[", id="unclosed"),
-        pytest.param('{\n  "a": 1\n  "b": 2\n}', "Missing ',' after this value", "1", id="missing-comma"),
+        pytest.param(
+            '{\n  "id": "abc,\n  "x": 1\n}', "Unterminated string", '"abc,', id="missing-quote"
+        ),
+        pytest.param(
+            '{\n  "steps": [\n    {"a": 1}\n',
+            "'[' opened on line 2 is never closed",
+            "[",
+            id="unclosed",
+        ),
+        pytest.param(
+            '{\n  "a": 1\n  "b": 2\n}', "Missing ',' after this value", "1", id="missing-comma"
+        ),
     ],
 )
 def test_json_syntax_messages_say_what_to_do(text, message, on):

@@ -16,29 +16,72 @@ WORKFLOW = {
     "version": "1.0.0",
     "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
     "steps": [
-        {"id": "plan", "title": "Plan", "prompt": "Plan for {{parameters.target}}.", "runCondition": {"var": "mode", "equals": "full"}},
+        {
+            "id": "plan",
+            "title": "Plan",
+            "prompt": "Plan for {{parameters.target}}.",
+            "runCondition": {"var": "mode", "equals": "full"},
+        },
         {"id": "build", "run": {"command": ["make", "{{parameters.target}}"]}},
-        {"id": "group", "type": "parallel", "steps": [{"id": "lint", "run": {"command": ["ruff"], "timeoutSeconds": 5}}]},
-        {"id": "check", "title": "Check", "prompt": "Check {{steps.plan.output}} ✓", "validationCriteria": {"type": "length", "min": 1, "message": "m"}},
-        {"id": "again", "type": "loop", "loop": {"type": "while", "condition": {"var": "more", "equals": True}}, "body": "check"},
+        {
+            "id": "group",
+            "type": "parallel",
+            "steps": [{"id": "lint", "run": {"command": ["ruff"], "timeoutSeconds": 5}}],
+        },
+        {
+            "id": "check",
+            "title": "Check",
+            "prompt": "Check {{steps.plan.output}} ✓",
+            "validationCriteria": {"type": "length", "min": 1, "message": "m"},
+        },
+        {
+            "id": "again",
+            "type": "loop",
+            "loop": {"type": "while", "condition": {"var": "more", "equals": True}},
+            "body": "check",
+        },
     ],
 }
 TEXT = json.dumps(WORKFLOW, indent=2, ensure_ascii=False)
 
 # Small edits an author makes: typing or deleting a character, or pasting a fragment.
-FRAGMENTS = st.sampled_from(["\r", "\r\n", "\n\n", "", "x", '"', ",", "}", "{", "1", '"promt": "x", ', "\n  ", '{"id": "q"}', "é", "\\ud800"])
+FRAGMENTS = st.sampled_from(
+    [
+        "\r",
+        "\r\n",
+        "\n\n",
+        "",
+        "x",
+        '"',
+        ",",
+        "}",
+        "{",
+        "1",
+        '"promt": "x", ',
+        "\n  ",
+        '{"id": "q"}',
+        "é",
+        "\\ud800",
+    ]
+)
 
 
 def _same(a, b):
     assert a.text == b.text
     assert a.line_index.starts == b.line_index.starts
     assert a.value == b.value
-    assert [(d.code, d.span) for d in a.syntax_errors] == [(d.code, d.span) for d in b.syntax_errors]
+    assert [(d.code, d.span) for d in a.syntax_errors] == [
+        (d.code, d.span) for d in b.syntax_errors
+    ]
     assert [d.to_dict() for d in lint_document(a)] == [d.to_dict() for d in lint_document(b)]
 
 
 @settings(max_examples=300)
-@given(edits=st.lists(st.tuples(st.integers(0, len(TEXT)), st.integers(0, 12), FRAGMENTS), min_size=1, max_size=4))
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(TEXT)), st.integers(0, 12), FRAGMENTS), min_size=1, max_size=4
+    )
+)
 def test_with_edit_equals_a_fresh_parse(edits):
     doc = parse_document(TEXT, "edits.json")
     lint_document(doc)  # fills the per-step cache the edited documents share

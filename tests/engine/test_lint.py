@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from workrail_engine.lint import duplicate_workflow_ids, lint_text
 from workrail_engine.document import parse_document
+from workrail_engine.lint import duplicate_workflow_ids, lint_text
 
 BASE = {
     "id": "demo",
@@ -20,7 +20,11 @@ BASE = {
         {"id": "plan", "title": "Plan", "prompt": "Plan the change for {{parameters.target}}."},
         {
             "id": "build",
-            "run": {"command": ["make", "build", "{{parameters.target}}"], "timeoutSeconds": 60, "env": {"TOKEN": "{{secrets.API_TOKEN}}"}},
+            "run": {
+                "command": ["make", "build", "{{parameters.target}}"],
+                "timeoutSeconds": 60,
+                "env": {"TOKEN": "{{secrets.API_TOKEN}}"},
+            },
         },
         {"id": "review", "title": "Review", "prompt": "Review {{steps.plan.output}}."},
     ],
@@ -52,39 +56,150 @@ def _set(path, value):
     return change
 
 
-LOOP = {"id": "again", "type": "loop", "loop": {"type": "while", "condition": {"var": "more", "equals": True}}, "body": "review"}
-INLINE_LOOP = {"id": "outer", "type": "loop", "loop": {"type": "for", "count": 2}, "body": [{"id": "inner", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "plan"}]}
+LOOP = {
+    "id": "again",
+    "type": "loop",
+    "loop": {"type": "while", "condition": {"var": "more", "equals": True}},
+    "body": "review",
+}
+INLINE_LOOP = {
+    "id": "outer",
+    "type": "loop",
+    "loop": {"type": "for", "count": 2},
+    "body": [{"id": "inner", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "plan"}],
+}
 
 # code, bad change, good change, text the diagnostic must sit on
 CASES = [
     ("WR101", _set(["steps", 0, "title"], 3), _set(["steps", 0, "title"], "Three"), "3"),
     ("WR102", _set(["steps", 0, "promt"], "x"), _set(["steps", 0, "guidance"], ["x"]), '"promt"'),
     ("WR103", lambda w: w["steps"][0].pop("prompt"), lambda w: None, "{"),
-    ("WR104", _set(["steps", 1, "onFailure"], "contineu"), _set(["steps", 1, "onFailure"], "continue"), '"contineu"'),
-    ("WR105", _set(["steps", 2, "id"], "Review_It"), _set(["steps", 2, "id"], "review-it"), '"Review_It"'),
-    ("WR106", _set(["steps", 1, "run", "timeoutSeconds"], -1), _set(["steps", 1, "run", "timeoutSeconds"], 1), "-1"),
+    (
+        "WR104",
+        _set(["steps", 1, "onFailure"], "contineu"),
+        _set(["steps", 1, "onFailure"], "continue"),
+        '"contineu"',
+    ),
+    (
+        "WR105",
+        _set(["steps", 2, "id"], "Review_It"),
+        _set(["steps", 2, "id"], "review-it"),
+        '"Review_It"',
+    ),
+    (
+        "WR106",
+        _set(["steps", 1, "run", "timeoutSeconds"], -1),
+        _set(["steps", 1, "run", "timeoutSeconds"], 1),
+        "-1",
+    ),
     ("WR201", _set(["steps", 2, "id"], "plan"), _set(["steps", 2, "id"], "review-2"), '"plan"'),
-    ("WR202", lambda w: w["steps"].append({**LOOP, "body": "reveiw"}), lambda w: w["steps"].append(LOOP), '"reveiw"'),
-    ("WR203", lambda w: w["steps"].append({**LOOP, "loop": {"type": "until"}}), lambda w: w["steps"].append(LOOP), '"loop"'),
-    ("WR204", lambda w: w["steps"].append(INLINE_LOOP), lambda w: w["steps"].append({**INLINE_LOOP, "body": "plan"}), '"loop"'),
-    ("WR205", lambda w: w["steps"].append({**LOOP, "loop": {"type": "forEach"}}), lambda w: w["steps"].append({**LOOP, "loop": {"type": "forEach", "items": ["a"]}}), '"loop"'),
-    ("WR301", _set(["steps", 2, "prompt"], "See {{steps.plna.output}}"), _set(["steps", 2, "prompt"], "See {{steps.plan.output}}"), "{{steps.plna.output}}"),
-    ("WR302", _set(["steps", 0, "prompt"], "See {{steps.review.output}}"), _set(["steps", 0, "prompt"], "See {{context.x}}"), "{{steps.review.output}}"),
-    ("WR303", _set(["steps", 0, "prompt"], "For {{parameters.tagret}}"), _set(["steps", 0, "prompt"], "For {{parameters.target}}"), "{{parameters.tagret}}"),
-    ("WR304", _set(["steps", 1, "run", "env"], {"T": "{{secrets.OTHER}}"}), _set(["steps", 1, "run", "env"], {"T": "{{secrets.API_TOKEN}}"}), "{{secrets.OTHER}}"),
-    ("WR305", _set(["steps", 0, "prompt"], "Hi {{secret.API_TOKEN}}"), _set(["steps", 0, "prompt"], "Hi {{context.who}}"), "{{secret.API_TOKEN}}"),
-    ("WR401", _set(["steps", 2, "runCondition"], {"var": "x", "matches": "(a"}), _set(["steps", 2, "runCondition"], {"var": "x", "matches": "(a)"}), '"(a"'),
-    ("WR402", _set(["steps", 2, "runCondition"], {"var": "x", "gt": "5"}), _set(["steps", 2, "runCondition"], {"var": "x", "gt": 5}), '"5"'),
-    ("WR403", _set(["steps", 0, "validationCriteria"], {"type": "schema", "schema": {"type": "nope"}, "message": "m"}), _set(["steps", 0, "validationCriteria"], {"type": "schema", "schema": {"type": "object"}, "message": "m"}), None),
-    ("WR404", _set(["steps", 0, "validationCriteria"], {"type": "length", "min": 9, "max": 2, "message": "m"}), _set(["steps", 0, "validationCriteria"], {"type": "length", "min": 2, "max": 9, "message": "m"}), "9"),
+    (
+        "WR202",
+        lambda w: w["steps"].append({**LOOP, "body": "reveiw"}),
+        lambda w: w["steps"].append(LOOP),
+        '"reveiw"',
+    ),
+    (
+        "WR203",
+        lambda w: w["steps"].append({**LOOP, "loop": {"type": "until"}}),
+        lambda w: w["steps"].append(LOOP),
+        '"loop"',
+    ),
+    (
+        "WR204",
+        lambda w: w["steps"].append(INLINE_LOOP),
+        lambda w: w["steps"].append({**INLINE_LOOP, "body": "plan"}),
+        '"loop"',
+    ),
+    (
+        "WR205",
+        lambda w: w["steps"].append({**LOOP, "loop": {"type": "forEach"}}),
+        lambda w: w["steps"].append({**LOOP, "loop": {"type": "forEach", "items": ["a"]}}),
+        '"loop"',
+    ),
+    (
+        "WR301",
+        _set(["steps", 2, "prompt"], "See {{steps.plna.output}}"),
+        _set(["steps", 2, "prompt"], "See {{steps.plan.output}}"),
+        "{{steps.plna.output}}",
+    ),
+    (
+        "WR302",
+        _set(["steps", 0, "prompt"], "See {{steps.review.output}}"),
+        _set(["steps", 0, "prompt"], "See {{context.x}}"),
+        "{{steps.review.output}}",
+    ),
+    (
+        "WR303",
+        _set(["steps", 0, "prompt"], "For {{parameters.tagret}}"),
+        _set(["steps", 0, "prompt"], "For {{parameters.target}}"),
+        "{{parameters.tagret}}",
+    ),
+    (
+        "WR304",
+        _set(["steps", 1, "run", "env"], {"T": "{{secrets.OTHER}}"}),
+        _set(["steps", 1, "run", "env"], {"T": "{{secrets.API_TOKEN}}"}),
+        "{{secrets.OTHER}}",
+    ),
+    (
+        "WR305",
+        _set(["steps", 0, "prompt"], "Hi {{secret.API_TOKEN}}"),
+        _set(["steps", 0, "prompt"], "Hi {{context.who}}"),
+        "{{secret.API_TOKEN}}",
+    ),
+    (
+        "WR401",
+        _set(["steps", 2, "runCondition"], {"var": "x", "matches": "(a"}),
+        _set(["steps", 2, "runCondition"], {"var": "x", "matches": "(a)"}),
+        '"(a"',
+    ),
+    (
+        "WR402",
+        _set(["steps", 2, "runCondition"], {"var": "x", "gt": "5"}),
+        _set(["steps", 2, "runCondition"], {"var": "x", "gt": 5}),
+        '"5"',
+    ),
+    (
+        "WR403",
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"type": "nope"}, "message": "m"},
+        ),
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"type": "object"}, "message": "m"},
+        ),
+        None,
+    ),
+    (
+        "WR404",
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "length", "min": 9, "max": 2, "message": "m"},
+        ),
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "length", "min": 2, "max": 9, "message": "m"},
+        ),
+        "9",
+    ),
     ("WR501", lambda w: w["steps"][1]["run"].pop("timeoutSeconds"), lambda w: None, '"run"'),
-    ("WR502", _set(["steps", 1, "run", "command"], ["sh", "-c", "make {{parameters.target}}"]), _set(["steps", 1, "run", "command"], ["sh", "-c", 'make "$1"', "sh", "{{parameters.target}}"]), '"make {{parameters.target}}"'),
+    (
+        "WR502",
+        _set(["steps", 1, "run", "command"], ["sh", "-c", "make {{parameters.target}}"]),
+        _set(
+            ["steps", 1, "run", "command"], ["sh", "-c", 'make "$1"', "sh", "{{parameters.target}}"]
+        ),
+        '"make {{parameters.target}}"',
+    ),
     ("WR601", _set(["id"], "other-name"), _set(["id"], "demo"), '"other-name"'),
     ("WR602", _set(["version"], "1.0"), _set(["version"], "1.0.0-rc.1+build.5"), '"1.0"'),
 ]
 
 
-@pytest.mark.parametrize(("code", "bad", "good", "on_text"), [pytest.param(*case, id=case[0]) for case in CASES])
+@pytest.mark.parametrize(
+    ("code", "bad", "good", "on_text"), [pytest.param(*case, id=case[0]) for case in CASES]
+)
 def test_code_bad_and_good(code, bad, good, on_text):
     result = lint(mutate(bad))
     found = [d for d in result.diagnostics if d.code == code]
@@ -134,7 +249,14 @@ def test_spec_workflow_get_example_without_version_is_clean():
         "name": "AI Task Prompt Workflow",
         "description": "Complete task implementation with verification",
         "preconditions": ["Task description is clear and complete"],
-        "steps": [{"id": "understand", "title": "Deep understanding of task and codebase", "prompt": "Analyze the task description...", "requireConfirmation": True}],
+        "steps": [
+            {
+                "id": "understand",
+                "title": "Deep understanding of task and codebase",
+                "prompt": "Analyze the task description...",
+                "requireConfirmation": True,
+            }
+        ],
     }
     assert lint(example, "ai-task-implementation.json").diagnostics == []
 
@@ -162,12 +284,27 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
 
     root = Path(__file__).resolve().parents[2]
     emitted = set()
-    for source in [*(root / "workrail_engine").rglob("*.py"), *(root / "workrail_lsp").rglob("*.py")]:
+    for source in [
+        *(root / "workrail_engine").rglob("*.py"),
+        *(root / "workrail_lsp").rglob("*.py"),
+    ]:
         emitted |= set(re.findall(r'"(WR\d{3})"', source.read_text()))
-    documented = set(re.findall(r"^\| (WR\d{3}) \|", (root / "docs" / "diagnostics.md").read_text(), re.M))
+    documented = set(
+        re.findall(r"^\| (WR\d{3}) \|", (root / "docs" / "diagnostics.md").read_text(), re.M)
+    )
     emitted.discard("WR400")  # runtime-only, explained under the table
     assert emitted <= documented, f"undocumented: {sorted(emitted - documented)}"
-    tested = {case[0] for case in CASES} | {"WR000", "WR007", "WR001", "WR002", "WR003", "WR004", "WR005", "WR006", "WR603"}
+    tested = {case[0] for case in CASES} | {
+        "WR000",
+        "WR007",
+        "WR001",
+        "WR002",
+        "WR003",
+        "WR004",
+        "WR005",
+        "WR006",
+        "WR603",
+    }
     assert documented <= tested, f"without a bad/good test: {sorted(documented - tested)}"
 
 
@@ -181,7 +318,9 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
 )
 def test_operand_type_problems_are_reported_once(condition):
     result = lint(mutate(_set(["steps", 2, "runCondition"], condition)))
-    assert [d.code for d in result.diagnostics] == ["WR402"], [(d.code, d.message) for d in result.diagnostics]
+    assert [d.code for d in result.diagnostics] == ["WR402"], [
+        (d.code, d.message) for d in result.diagnostics
+    ]
 
 
 def test_a_checker_bug_becomes_wr000_instead_of_an_exception(monkeypatch, caplog):
@@ -193,7 +332,10 @@ def test_a_checker_bug_becomes_wr000_instead_of_an_exception(monkeypatch, caplog
     monkeypatch.setattr(structure, "structure_diagnostics", broken)
     result = lint(BASE)
     assert [d.code for d in result.diagnostics] == ["WR000"]
-    assert "KeyError" in result.diagnostics[0].message and "please report it" in result.diagnostics[0].message
+    assert (
+        "KeyError" in result.diagnostics[0].message
+        and "please report it" in result.diagnostics[0].message
+    )
     assert "checking demo.json failed" in caplog.text
 
 
@@ -213,7 +355,9 @@ def test_a_shell_string_command_gets_an_argv_fix():
 def test_yaml_values_read_as_booleans_or_numbers_get_a_quoting_fix():
     text = "id: demo\nname: no\nversion: 1.10\nsteps:\n  - id: abc\n    title: t\n    prompt: p\n"
     result = lint_text(text, "demo.yaml")
-    quoted = {d.pointer: d.fixes[0].edits[0].new_text for d in result.diagnostics if d.code == "WR101"}
+    quoted = {
+        d.pointer: d.fixes[0].edits[0].new_text for d in result.diagnostics if d.code == "WR101"
+    }
     assert quoted == {"/name": '"no"', "/version": '"1.10"'}
 
 

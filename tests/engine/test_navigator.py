@@ -28,22 +28,33 @@ TASK = {
             "guidance": ["Read the tests first."],
             "requireConfirmation": True,
             "modelHint": "model-with-strong-reasoning",
-            "validationCriteria": [{"type": "contains", "value": "Assumptions", "message": "Documented assumptions"}],
+            "validationCriteria": [
+                {"type": "contains", "value": "Assumptions", "message": "Documented assumptions"}
+            ],
         },
         {
             "id": "plan-large",
             "title": "Plan in depth",
             "prompt": "Write a design.",
-            "runCondition": {"and": [{"var": "taskScope", "equals": "large"}, {"var": "complexity", "gt": 0.7}]},
+            "runCondition": {
+                "and": [{"var": "taskScope", "equals": "large"}, {"var": "complexity", "gt": 0.7}]
+            },
         },
-        {"id": "implement", "title": "Implement", "prompt": "Implement it; see {{steps.plan-large.output}}."},
+        {
+            "id": "implement",
+            "title": "Implement",
+            "prompt": "Implement it; see {{steps.plan-large.output}}.",
+        },
         {"id": "verify", "title": "Verify", "prompt": "Run the tests."},
     ],
 }
 
 
 def drive(
-    workflow: dict, context: dict | None = None, act: Callable[[NextStep, dict], None] | None = None, limit: int = 100
+    workflow: dict,
+    context: dict | None = None,
+    act: Callable[[NextStep, dict], None] | None = None,
+    limit: int = 100,
 ) -> list[NextStep]:
     """Play an obedient agent: append each returned id, pass the returned context back."""
     completed: list[str] = []
@@ -74,7 +85,9 @@ def test_first_step_and_its_guidance() -> None:
     guidance = result.guidance
     assert guidance["requiresConfirmation"] is True
     assert guidance["modelHint"] == "model-with-strong-reasoning"
-    assert guidance["validationCriteria"] == ['Documented assumptions (the output contains "Assumptions")']
+    assert guidance["validationCriteria"] == [
+        'Documented assumptions (the output contains "Assumptions")'
+    ]
     prompt = guidance["prompt"]
     for expected in [
         "Role: You are a careful senior engineer.",
@@ -113,10 +126,22 @@ def test_unknown_templates_are_left_as_written() -> None:
 @pytest.mark.parametrize(
     ("context", "expected", "skipped"),
     [
-        pytest.param({"taskScope": "large", "complexity": 0.8}, "plan-large", [], id="condition-holds"),
-        pytest.param({"taskScope": "large", "complexity": 0.5}, "implement", ["plan-large"], id="condition-fails"),
+        pytest.param(
+            {"taskScope": "large", "complexity": 0.8}, "plan-large", [], id="condition-holds"
+        ),
+        pytest.param(
+            {"taskScope": "large", "complexity": 0.5},
+            "implement",
+            ["plan-large"],
+            id="condition-fails",
+        ),
         pytest.param({}, "implement", ["plan-large"], id="variables-missing"),
-        pytest.param({"taskScope": "large", "complexity": "0.9"}, "implement", ["plan-large"], id="no-string-coercion"),
+        pytest.param(
+            {"taskScope": "large", "complexity": "0.9"},
+            "implement",
+            ["plan-large"],
+            id="no-string-coercion",
+        ),
     ],
 )
 def test_run_conditions(context: dict, expected: str, skipped: list[str]) -> None:
@@ -136,7 +161,12 @@ def test_complete() -> None:
 def test_to_dict_has_the_spec_shape() -> None:
     payload = next_step(TASK, [], {"taskId": "T"}).to_dict()
     assert {"step", "guidance", "isComplete"} <= set(payload)
-    assert set(payload["guidance"]) == {"prompt", "modelHint", "requiresConfirmation", "validationCriteria"}
+    assert set(payload["guidance"]) == {
+        "prompt",
+        "modelHint",
+        "requiresConfirmation",
+        "validationCriteria",
+    }
     assert payload["context"] == {"taskId": "T"}  # no empty loop bookkeeping when there is no loop
 
 
@@ -161,10 +191,17 @@ def test_the_callers_context_is_not_changed() -> None:
 
 @settings(deadline=None)  # timing varies on a loaded 2-core CI machine
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=8), st.data())
-def test_next_is_the_first_due_step_in_order(flags: list[tuple[bool, bool]], data: st.DataObject) -> None:
+def test_next_is_the_first_due_step_in_order(
+    flags: list[tuple[bool, bool]], data: st.DataObject
+) -> None:
     # each step i has a condition that holds or not, and is completed or not
     steps = [
-        {"id": f"step-{i}", "title": "t", "prompt": "p", "runCondition": {"var": f"on.{i}", "equals": True}}
+        {
+            "id": f"step-{i}",
+            "title": "t",
+            "prompt": "p",
+            "runCondition": {"var": f"on.{i}", "equals": True},
+        }
         for i in range(len(flags))
     ]
     context = {"on": {str(i): holds for i, (holds, _) in enumerate(flags)}}
@@ -183,9 +220,16 @@ def test_next_is_the_first_due_step_in_order(flags: list[tuple[bool, bool]], dat
 
 @settings(deadline=None)  # timing varies on a loaded 2-core CI machine
 @given(st.lists(st.booleans(), min_size=1, max_size=8))
-def test_an_obedient_agent_visits_exactly_the_steps_whose_conditions_hold(holds: list[bool]) -> None:
+def test_an_obedient_agent_visits_exactly_the_steps_whose_conditions_hold(
+    holds: list[bool],
+) -> None:
     steps = [
-        {"id": f"step-{i}", "title": "t", "prompt": "p", "runCondition": {"var": "on", "contains": i}}
+        {
+            "id": f"step-{i}",
+            "title": "t",
+            "prompt": "p",
+            "runCondition": {"var": "on", "contains": i},
+        }
         for i in range(len(holds))
     ]
     results = drive({"id": "w", "steps": steps}, {"on": [i for i, h in enumerate(holds) if h]})
@@ -257,7 +301,11 @@ FOR_EACH = {
                 "iterationVar": "pass",
             },
             "body": [
-                {"id": "read-file", "title": "Read", "prompt": "Read {{context.file}} (#{{context.pass}})."},
+                {
+                    "id": "read-file",
+                    "title": "Read",
+                    "prompt": "Read {{context.file}} (#{{context.pass}}).",
+                },
                 {
                     "id": "test-file",
                     "title": "Test",
@@ -273,7 +321,15 @@ FOR_EACH = {
 
 def test_for_each_loop_end_to_end() -> None:
     results = drive(FOR_EACH, {"files": ["a.py", "README.md", "b.py"]})
-    assert ids(results) == ["gather", "read-file", "test-file", "read-file", "read-file", "test-file", "summarize"]
+    assert ids(results) == [
+        "gather",
+        "read-file",
+        "test-file",
+        "read-file",
+        "read-file",
+        "test-file",
+        "summarize",
+    ]
     loops = [r.loop for r in results if r.loop]
     assert [(lp["iteration"], lp["index"], lp["item"], lp["total"]) for lp in loops] == [
         (1, 0, "a.py", 3),
@@ -288,7 +344,9 @@ def test_for_each_loop_end_to_end() -> None:
     assert results[4].skipped == ["test-file"]  # on the way: README.md is not a .py file
     assert results[2].context["file"] == "a.py" and results[2].context["fileIndex"] == 0
     end = results[-2]  # "summarize": loop variables are gone, the loop is recorded as done
-    assert "file" not in end.context and "fileIndex" not in end.context and "pass" not in end.context
+    assert (
+        "file" not in end.context and "fileIndex" not in end.context and "pass" not in end.context
+    )
     assert end.context[LOOPS_KEY]["each-file"]["done"] is True
     assert end.context[LOOPS_KEY]["each-file"]["iterations"] == 3
     assert results[-1].is_complete
@@ -310,7 +368,10 @@ def test_for_each_over_an_inline_array_with_body_by_id() -> None:
     }
     results = drive(workflow)
     assert ids(results) == ["work", "work", "after"]  # "work" runs only as the loop's body
-    assert ["Work on x." in results[0].guidance["prompt"], "Work on y." in results[1].guidance["prompt"]] == [
+    assert [
+        "Work on x." in results[0].guidance["prompt"],
+        "Work on y." in results[1].guidance["prompt"],
+    ] == [
         True,
         True,
     ]
@@ -337,7 +398,13 @@ WHILE = {
                 "maxIterations": 5,
                 "iterationVar": "attempt",
             },
-            "body": [{"id": "fix", "title": "Fix", "prompt": "Attempt {{context.attempt}}: fix the failures."}],
+            "body": [
+                {
+                    "id": "fix",
+                    "title": "Fix",
+                    "prompt": "Attempt {{context.attempt}}: fix the failures.",
+                }
+            ],
         },
         {"id": "ship", "title": "Ship", "prompt": "Ship it."},
     ],
@@ -486,7 +553,11 @@ GROUP = {
                     "prompt": "Check docs.",
                     "modelHint": "fast",
                     "runCondition": {"var": "docs", "equals": True},
-                    "validationCriteria": {"type": "contains", "value": "docs ok", "message": "Docs checked"},
+                    "validationCriteria": {
+                        "type": "contains",
+                        "value": "docs ok",
+                        "message": "Docs checked",
+                    },
                 },
             ],
         },
@@ -502,12 +573,17 @@ def test_parallel_group_is_one_step_with_its_due_members() -> None:
     assert result.skipped == ["docs"]
     assert result.guidance["requiresConfirmation"] is True
     assert result.guidance["modelHint"] == "fast"
-    assert "## Lint (lint)" in result.guidance["prompt"] and "Type-check it." in result.guidance["prompt"]
+    assert (
+        "## Lint (lint)" in result.guidance["prompt"]
+        and "Type-check it." in result.guidance["prompt"]
+    )
 
 
 def test_parallel_group_criteria_are_labelled_by_member() -> None:
     result = next_step(GROUP, [], {"docs": True})
-    assert result.guidance["validationCriteria"] == ['[docs] Docs checked (the output contains "docs ok")']
+    assert result.guidance["validationCriteria"] == [
+        '[docs] Docs checked (the output contains "docs ok")'
+    ]
 
 
 @pytest.mark.parametrize(
@@ -534,14 +610,22 @@ def test_command_step_guidance() -> None:
                 "id": "publish",
                 "title": "Publish",
                 "run": {
-                    "command": ["twine", "upload", "--repository", "{{parameters.repository}}", "dist/*"],
+                    "command": [
+                        "twine",
+                        "upload",
+                        "--repository",
+                        "{{parameters.repository}}",
+                        "dist/*",
+                    ],
                     "env": {"TWINE_PASSWORD": "{{secrets.PYPI_TOKEN}}"},
                     "timeoutSeconds": 600,
                 },
             }
         ],
     }
-    result = next_step(workflow, [], {"parameters": {"repository": "testpypi"}, "PYPI_TOKEN": "leak-me-not"})
+    result = next_step(
+        workflow, [], {"parameters": {"repository": "testpypi"}, "PYPI_TOKEN": "leak-me-not"}
+    )
     prompt = result.guidance["prompt"]
     assert result.step["id"] == "publish"
     assert "the WorkRail engine executes it" in prompt
@@ -556,16 +640,34 @@ def test_command_step_guidance() -> None:
     [
         pytest.param({"id": "w"}, id="no-steps"),
         pytest.param({"id": "w", "steps": ["understand"]}, id="step-is-a-string"),
-        pytest.param({"id": "w", "steps": [{"title": "no id", "prompt": "p"}]}, id="step-without-id"),
         pytest.param(
-            {"id": "w", "steps": [{"id": "g", "type": "parallel", "steps": [{"prompt": "p"}]}]}, id="member-without-id"
+            {"id": "w", "steps": [{"title": "no id", "prompt": "p"}]}, id="step-without-id"
         ),
         pytest.param(
-            {"id": "w", "steps": [{"id": "l", "type": "loop", "loop": {"type": "for", "count": 1}, "body": "nope"}]},
+            {"id": "w", "steps": [{"id": "g", "type": "parallel", "steps": [{"prompt": "p"}]}]},
+            id="member-without-id",
+        ),
+        pytest.param(
+            {
+                "id": "w",
+                "steps": [
+                    {"id": "l", "type": "loop", "loop": {"type": "for", "count": 1}, "body": "nope"}
+                ],
+            },
             id="body-names-no-step",
         ),
         pytest.param(
-            {"id": "w", "steps": [{"id": "s", "title": "t", "prompt": "p", "runCondition": {"var": "a", "gt": "1"}}]},
+            {
+                "id": "w",
+                "steps": [
+                    {
+                        "id": "s",
+                        "title": "t",
+                        "prompt": "p",
+                        "runCondition": {"var": "a", "gt": "1"},
+                    }
+                ],
+            },
             id="broken-condition",
         ),
     ],
@@ -583,7 +685,9 @@ def test_malformed_workflows_are_invalid_workflow_errors(workflow: dict) -> None
     st.lists(st.sampled_from(["a.py", "b.md", "c.py", "d.txt"]), max_size=5),
     st.lists(st.sampled_from([None, ".py", ".md"]), min_size=1, max_size=3),
 )
-def test_for_each_visits_each_item_with_the_body_steps_that_apply(items: list[str], suffixes: list) -> None:
+def test_for_each_visits_each_item_with_the_body_steps_that_apply(
+    items: list[str], suffixes: list
+) -> None:
     body = []
     for i, suffix in enumerate(suffixes):
         step = {"id": f"body-{i}", "title": "t", "prompt": "On {{context.it}}"}
@@ -623,7 +727,10 @@ def test_an_agent_that_drops_the_context_is_told_and_cannot_loop_forever() -> No
             break
         assert result.step["id"] == "fix"
         if call > 1:
-            assert "was not passed back" in result.notes[0] and "starts again at iteration 1" in result.notes[0]
+            assert (
+                "was not passed back" in result.notes[0]
+                and "starts again at iteration 1" in result.notes[0]
+            )
         completed.append("fix")
     assert call == 6  # five times "fix" (maxIterations), then the loop is treated as finished
     assert "treated as finished" in result.notes[0]

@@ -45,7 +45,9 @@ def command(**fields):
 
 
 def loop(config, **fields):
-    return with_step({"id": "repeat", "type": "loop", "loop": config, "body": [PROMPT_STEP], **fields})
+    return with_step(
+        {"id": "repeat", "type": "loop", "loop": config, "body": [PROMPT_STEP], **fields}
+    )
 
 
 def parallel(**fields):
@@ -91,7 +93,9 @@ def test_schema_identity_and_loader():
 
 def test_importing_the_schema_module_does_not_import_a_validator():
     code = "import sys, workrail_engine.schema as s; s.load_schema(); print(sorted(m for m in sys.modules if 'jsonschema' in m))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "[]", result.stdout
 
 
@@ -165,17 +169,35 @@ def _snippets():
 def test_default_snippets_are_well_formed_and_valid(pointer, snippet):
     assert set(snippet) == {"label", "description", "body"}
     schema = load_schema()
-    sub = {"$schema": schema["$schema"], "$id": SCHEMA_ID, "$defs": schema["$defs"], "$ref": f"#{pointer}"}
+    sub = {
+        "$schema": schema["$schema"],
+        "$id": SCHEMA_ID,
+        "$defs": schema["$defs"],
+        "$ref": f"#{pointer}",
+    }
     body = _resolve_placeholders(snippet["body"])
     assert rust_paths(body, sub) == []
     assert python_paths(body, sub) == []
 
 
 def test_snippets_cover_steps_loops_rules_and_conditions():
-    labels = {pointer: {s["label"] for s in node.get("defaultSnippets", [])} for pointer, node in _schema_nodes(load_schema())}
+    labels = {
+        pointer: {s["label"] for s in node.get("defaultSnippets", [])}
+        for pointer, node in _schema_nodes(load_schema())
+    }
     assert {"prompt step", "command step", "parallel group", "loop"} <= labels["/$defs/step"]
-    assert {"forEach loop", "while loop", "until loop", "for loop"} <= labels["/$defs/loopStep/properties/loop"]
-    assert {"contains rule", "regex rule", "length rule", "schema rule", "and composition", "or composition", "not composition"} <= labels["/$defs/criterion"]
+    assert {"forEach loop", "while loop", "until loop", "for loop"} <= labels[
+        "/$defs/loopStep/properties/loop"
+    ]
+    assert {
+        "contains rule",
+        "regex rule",
+        "length rule",
+        "schema rule",
+        "and composition",
+        "or composition",
+        "not composition",
+    } <= labels["/$defs/criterion"]
     assert {"equals", "and", "or", "not"} <= labels["/$defs/condition"]
 
 
@@ -236,37 +258,157 @@ CRIT = (*S0, "validationCriteria")
 
 VALID = [
     pytest.param(WORKFLOW, id="minimal"),
-    pytest.param(workflow(**{"$schema": SCHEMA_ID, "version": "1.0.0", "category": "development", "tags": ["x"],
-                             "preconditions": ["p"], "clarificationPrompts": ["c"], "metaGuidance": ["m"],
-                             "timeoutSeconds": 60}), id="all-top-level-fields"),
-    pytest.param(workflow(parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-                          secrets=["PYPI_TOKEN", "_X1"]), id="parameters-and-secrets"),
-    pytest.param(prompt(type="prompt", agentRole="r", guidance=["g"], askForFiles=True, requireConfirmation=False,
-                        modelHint="model-with-strong-reasoning"), id="prompt-step-all-fields"),
+    pytest.param(
+        workflow(
+            **{
+                "$schema": SCHEMA_ID,
+                "version": "1.0.0",
+                "category": "development",
+                "tags": ["x"],
+                "preconditions": ["p"],
+                "clarificationPrompts": ["c"],
+                "metaGuidance": ["m"],
+                "timeoutSeconds": 60,
+            }
+        ),
+        id="all-top-level-fields",
+    ),
+    pytest.param(
+        workflow(
+            parameters={
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+            secrets=["PYPI_TOKEN", "_X1"],
+        ),
+        id="parameters-and-secrets",
+    ),
+    pytest.param(
+        prompt(
+            type="prompt",
+            agentRole="r",
+            guidance=["g"],
+            askForFiles=True,
+            requireConfirmation=False,
+            modelHint="model-with-strong-reasoning",
+        ),
+        id="prompt-step-all-fields",
+    ),
     pytest.param(command(), id="command-step-without-type"),
-    pytest.param(command(type="command", title="Build", retry={"maxAttempts": 3, "delaySeconds": 0, "backoff": 1},
-                         onFailure="retry", idempotent=False, sandbox=True,
-                         run={"command": ["python", "-m", "pytest", ""], "cwd": "src", "env": {"TOKEN": "{{secrets.T}}"},
-                              "timeoutSeconds": 0.5}), id="command-step-all-fields"),
-    pytest.param(parallel(title="Checks", parallelLimit=2, runCondition={"var": "ci", "equals": True},
-                          steps=[PROMPT_STEP, {"id": "lint", "run": {"command": ["ruff"]}}]), id="parallel-group"),
-    pytest.param(loop({"type": "while", "condition": {"var": "more", "equals": True}, "maxIterations": 1000}), id="while-loop"),
-    pytest.param(loop({"type": "until", "condition": {"var": "done", "equals": True}, "iterationVar": "attempt"}), id="until-loop"),
+    pytest.param(
+        command(
+            type="command",
+            title="Build",
+            retry={"maxAttempts": 3, "delaySeconds": 0, "backoff": 1},
+            onFailure="retry",
+            idempotent=False,
+            sandbox=True,
+            run={
+                "command": ["python", "-m", "pytest", ""],
+                "cwd": "src",
+                "env": {"TOKEN": "{{secrets.T}}"},
+                "timeoutSeconds": 0.5,
+            },
+        ),
+        id="command-step-all-fields",
+    ),
+    pytest.param(
+        parallel(
+            title="Checks",
+            parallelLimit=2,
+            runCondition={"var": "ci", "equals": True},
+            steps=[PROMPT_STEP, {"id": "lint", "run": {"command": ["ruff"]}}],
+        ),
+        id="parallel-group",
+    ),
+    pytest.param(
+        loop(
+            {"type": "while", "condition": {"var": "more", "equals": True}, "maxIterations": 1000}
+        ),
+        id="while-loop",
+    ),
+    pytest.param(
+        loop(
+            {
+                "type": "until",
+                "condition": {"var": "done", "equals": True},
+                "iterationVar": "attempt",
+            }
+        ),
+        id="until-loop",
+    ),
     pytest.param(loop({"type": "for", "count": 3, "maxIterations": 1}), id="for-loop"),
-    pytest.param(loop({"type": "forEach", "items": "files", "itemVar": "file", "indexVar": "i"}), id="foreach-over-context"),
-    pytest.param(loop({"type": "forEach", "items": [1, 2]}, body="first"), id="foreach-inline-body-id"),
-    pytest.param(condition({"and": [{"var": "a", "equals": 1}, {"or": [{"var": "b.c", "gt": 2}, {"not": {"var": "d", "in": [1]}}]}]}), id="nested-condition"),
-    *(pytest.param(condition({"var": "x", op: value}), id=f"operator-{op}") for op, value in [
-        ("equals", "a"), ("equals", None), ("not_equals", [1]), ("gt", 1), ("gte", 0.5), ("lt", -1), ("lte", 10),
-        ("in", ["a", 1]), ("contains", "x"), ("contains", 3), ("startsWith", "release/"), ("endsWith", ".py"),
-        ("matches", "^a+$")]),
-    pytest.param(criteria({"type": "contains", "value": "x", "message": "m", "condition": {"var": "s", "equals": "large"}}), id="contains-rule"),
-    pytest.param(criteria({"type": "regex", "pattern": "^a", "flags": "ims", "message": "m"}), id="regex-rule-with-flags"),
-    pytest.param(criteria({"type": "length", "min": 0, "max": 10, "message": "m"}), id="length-rule"),
-    pytest.param(criteria({"type": "schema", "schema": {"type": "object"}, "message": "m"}), id="schema-rule"),
-    pytest.param(criteria([{"type": "length", "max": 5, "message": "m"},
-                           {"or": [{"type": "contains", "value": "a", "message": "m"}], "message": "any"},
-                           {"not": {"and": [{"type": "contains", "value": "b", "message": "m"}]}, "message": "none"}]), id="criteria-array-with-compositions"),
+    pytest.param(
+        loop({"type": "forEach", "items": "files", "itemVar": "file", "indexVar": "i"}),
+        id="foreach-over-context",
+    ),
+    pytest.param(
+        loop({"type": "forEach", "items": [1, 2]}, body="first"), id="foreach-inline-body-id"
+    ),
+    pytest.param(
+        condition(
+            {
+                "and": [
+                    {"var": "a", "equals": 1},
+                    {"or": [{"var": "b.c", "gt": 2}, {"not": {"var": "d", "in": [1]}}]},
+                ]
+            }
+        ),
+        id="nested-condition",
+    ),
+    *(
+        pytest.param(condition({"var": "x", op: value}), id=f"operator-{op}")
+        for op, value in [
+            ("equals", "a"),
+            ("equals", None),
+            ("not_equals", [1]),
+            ("gt", 1),
+            ("gte", 0.5),
+            ("lt", -1),
+            ("lte", 10),
+            ("in", ["a", 1]),
+            ("contains", "x"),
+            ("contains", 3),
+            ("startsWith", "release/"),
+            ("endsWith", ".py"),
+            ("matches", "^a+$"),
+        ]
+    ),
+    pytest.param(
+        criteria(
+            {
+                "type": "contains",
+                "value": "x",
+                "message": "m",
+                "condition": {"var": "s", "equals": "large"},
+            }
+        ),
+        id="contains-rule",
+    ),
+    pytest.param(
+        criteria({"type": "regex", "pattern": "^a", "flags": "ims", "message": "m"}),
+        id="regex-rule-with-flags",
+    ),
+    pytest.param(
+        criteria({"type": "length", "min": 0, "max": 10, "message": "m"}), id="length-rule"
+    ),
+    pytest.param(
+        criteria({"type": "schema", "schema": {"type": "object"}, "message": "m"}), id="schema-rule"
+    ),
+    pytest.param(
+        criteria(
+            [
+                {"type": "length", "max": 5, "message": "m"},
+                {"or": [{"type": "contains", "value": "a", "message": "m"}], "message": "any"},
+                {
+                    "not": {"and": [{"type": "contains", "value": "b", "message": "m"}]},
+                    "message": "none",
+                },
+            ]
+        ),
+        id="criteria-array-with-compositions",
+    ),
 ]
 
 
@@ -288,70 +430,173 @@ INVALID = [
     pytest.param(workflow(steps=[]), [("steps",)], id="no-steps"),
     pytest.param(workflow(steps=["Do the thing."]), [S0], id="step-not-an-object"),
     pytest.param(workflow(secrets=["pypi_token"]), [("secrets", 0)], id="secret-name-lowercase"),
-    pytest.param(workflow(parameters={"type": "array"}), [("parameters", "type")], id="parameters-not-object-schema"),
+    pytest.param(
+        workflow(parameters={"type": "array"}),
+        [("parameters", "type")],
+        id="parameters-not-object-schema",
+    ),
     pytest.param(prompt(agentRol="x"), [S0], id="unknown-prompt-step-key"),
     pytest.param(with_step({"id": "first", "title": "First"}), [S0], id="prompt-missing-prompt"),
     pytest.param(prompt(id="First"), [(*S0, "id")], id="step-id-pattern"),
     pytest.param(prompt(type="comand"), [(*S0, "type")], id="wrong-step-type"),
-    pytest.param(prompt(requireConfirmation="yes"), [(*S0, "requireConfirmation")], id="confirmation-not-boolean"),
+    pytest.param(
+        prompt(requireConfirmation="yes"),
+        [(*S0, "requireConfirmation")],
+        id="confirmation-not-boolean",
+    ),
     pytest.param(prompt(run={"command": ["make"]}), [S0], id="prompt-type-with-run"),
     pytest.param(command(prompt="p"), [S0], id="command-step-with-prompt"),
     pytest.param(command(timeout=5), [S0], id="unknown-command-step-key"),
     pytest.param(with_step({"id": "build", "type": "command"}), [S0], id="command-missing-run"),
     pytest.param(command(run={"command": []}), [(*S0, "run", "command")], id="empty-argv"),
-    pytest.param(command(run={"command": "make test"}), [(*S0, "run", "command")], id="argv-is-a-string"),
-    pytest.param(command(run={"command": ["", "x"]}), [(*S0, "run", "command", 0)], id="empty-program"),
-    pytest.param(command(run={"command": ["make"], "shell": True}), [(*S0, "run")], id="unknown-run-key"),
-    pytest.param(command(run={"command": ["make"], "env": {"A": 1}}), [(*S0, "run", "env", "A")], id="env-value-not-string"),
-    pytest.param(command(run={"command": ["make"], "timeoutSeconds": 0}), [(*S0, "run", "timeoutSeconds")], id="timeout-zero"),
+    pytest.param(
+        command(run={"command": "make test"}), [(*S0, "run", "command")], id="argv-is-a-string"
+    ),
+    pytest.param(
+        command(run={"command": ["", "x"]}), [(*S0, "run", "command", 0)], id="empty-program"
+    ),
+    pytest.param(
+        command(run={"command": ["make"], "shell": True}), [(*S0, "run")], id="unknown-run-key"
+    ),
+    pytest.param(
+        command(run={"command": ["make"], "env": {"A": 1}}),
+        [(*S0, "run", "env", "A")],
+        id="env-value-not-string",
+    ),
+    pytest.param(
+        command(run={"command": ["make"], "timeoutSeconds": 0}),
+        [(*S0, "run", "timeoutSeconds")],
+        id="timeout-zero",
+    ),
     pytest.param(command(onFailure="explode"), [(*S0, "onFailure")], id="wrong-on-failure"),
-    pytest.param(command(retry={"maxAttempts": 0}), [(*S0, "retry", "maxAttempts")], id="retry-zero-attempts"),
-    pytest.param(command(retry={"backoff": 0.5}), [(*S0, "retry", "backoff")], id="retry-backoff-below-one"),
-    pytest.param(command(retry={"delaySeconds": -1}), [(*S0, "retry", "delaySeconds")], id="retry-negative-delay"),
+    pytest.param(
+        command(retry={"maxAttempts": 0}), [(*S0, "retry", "maxAttempts")], id="retry-zero-attempts"
+    ),
+    pytest.param(
+        command(retry={"backoff": 0.5}), [(*S0, "retry", "backoff")], id="retry-backoff-below-one"
+    ),
+    pytest.param(
+        command(retry={"delaySeconds": -1}),
+        [(*S0, "retry", "delaySeconds")],
+        id="retry-negative-delay",
+    ),
     pytest.param(parallel(parallelLimit=0), [(*S0, "parallelLimit")], id="parallel-limit-zero"),
     pytest.param(parallel(steps=[]), [(*S0, "steps")], id="parallel-without-steps"),
     pytest.param(parallel(steps=[42]), [(*S0, "steps", 0)], id="member-not-an-object"),
-    pytest.param(parallel(steps=[{"id": "inner", "type": "loop"}]), [(*S0, "steps", 0, "type")], id="loop-inside-parallel"),
-    pytest.param(parallel(steps=[{**CMD_STEP, "onFailure": "x"}]), [(*S0, "steps", 0, "onFailure")], id="bad-member-command"),
+    pytest.param(
+        parallel(steps=[{"id": "inner", "type": "loop"}]),
+        [(*S0, "steps", 0, "type")],
+        id="loop-inside-parallel",
+    ),
+    pytest.param(
+        parallel(steps=[{**CMD_STEP, "onFailure": "x"}]),
+        [(*S0, "steps", 0, "onFailure")],
+        id="bad-member-command",
+    ),
     pytest.param(loop({"type": "repeat"}), [(*S0, "loop", "type")], id="wrong-loop-type"),
     pytest.param(loop({"type": "while"}), [(*S0, "loop")], id="while-without-condition"),
     pytest.param(loop({"type": "for"}), [(*S0, "loop")], id="for-without-count"),
     pytest.param(loop({"type": "forEach"}), [(*S0, "loop")], id="foreach-without-items"),
-    pytest.param(loop({"type": "for", "count": "n"}), [(*S0, "loop", "count")], id="count-not-an-integer"),
-    pytest.param(loop({"type": "for", "count": 2, "maxIterations": 1001}), [(*S0, "loop", "maxIterations")], id="max-iterations-too-high"),
-    pytest.param(loop({"type": "for", "count": 2, "maxIterations": 0}), [(*S0, "loop", "maxIterations")], id="max-iterations-zero"),
-    pytest.param(loop({"type": "for", "count": 2, "itemVar": "1x"}), [(*S0, "loop", "itemVar")], id="item-var-not-identifier"),
-    pytest.param(loop({"type": "for", "count": 2}, body="Not An Id"), [(*S0, "body")], id="body-bad-step-id"),
+    pytest.param(
+        loop({"type": "for", "count": "n"}), [(*S0, "loop", "count")], id="count-not-an-integer"
+    ),
+    pytest.param(
+        loop({"type": "for", "count": 2, "maxIterations": 1001}),
+        [(*S0, "loop", "maxIterations")],
+        id="max-iterations-too-high",
+    ),
+    pytest.param(
+        loop({"type": "for", "count": 2, "maxIterations": 0}),
+        [(*S0, "loop", "maxIterations")],
+        id="max-iterations-zero",
+    ),
+    pytest.param(
+        loop({"type": "for", "count": 2, "itemVar": "1x"}),
+        [(*S0, "loop", "itemVar")],
+        id="item-var-not-identifier",
+    ),
+    pytest.param(
+        loop({"type": "for", "count": 2}, body="Not An Id"), [(*S0, "body")], id="body-bad-step-id"
+    ),
     pytest.param(loop({"type": "for", "count": 2}, steps=[]), [S0], id="loop-unknown-key"),
-    pytest.param(condition({"var": "x", "equals": 1, "gt": 2}), [COND], id="condition-two-operators"),
+    pytest.param(
+        condition({"var": "x", "equals": 1, "gt": 2}), [COND], id="condition-two-operators"
+    ),
     pytest.param(condition({"var": "x"}), [COND], id="condition-without-operator"),
     pytest.param(condition({"equals": 1}), [COND, COND], id="condition-without-var"),
     pytest.param(condition({"var": "x", "greater": 1}), [COND], id="condition-unknown-operator"),
     pytest.param(condition({"var": "x", "gt": "5"}), [(*COND, "gt")], id="gt-with-a-string"),
     pytest.param(condition({"var": "x", "lte": True}), [(*COND, "lte")], id="lte-with-a-boolean"),
     pytest.param(condition({"var": "x", "in": "abc"}), [(*COND, "in")], id="in-without-a-list"),
-    pytest.param(condition({"var": "x", "startsWith": 1}), [(*COND, "startsWith")], id="starts-with-a-number"),
+    pytest.param(
+        condition({"var": "x", "startsWith": 1}), [(*COND, "startsWith")], id="starts-with-a-number"
+    ),
     pytest.param(condition({"var": "", "equals": 1}), [(*COND, "var")], id="empty-var"),
-    pytest.param(condition({"and": [{"var": "a", "equals": 1}, {"var": "b"}]}), [(*COND, "and", 1)], id="bad-condition-inside-and"),
+    pytest.param(
+        condition({"and": [{"var": "a", "equals": 1}, {"var": "b"}]}),
+        [(*COND, "and", 1)],
+        id="bad-condition-inside-and",
+    ),
     pytest.param(condition({"or": []}), [(*COND, "or")], id="empty-or"),
     pytest.param(condition({"not": "x"}), [(*COND, "not")], id="not-of-a-string"),
-    pytest.param(condition({"not": {"var": "a", "equals": 1}, "extra": 1}), [COND], id="not-with-extra-key"),
+    pytest.param(
+        condition({"not": {"var": "a", "equals": 1}, "extra": 1}), [COND], id="not-with-extra-key"
+    ),
     pytest.param(condition("taskScope == large"), [COND], id="condition-as-string"),
-    pytest.param(criteria({"type": "lenght", "message": "m"}), [(*CRIT, "type")], id="wrong-rule-type"),
+    pytest.param(
+        criteria({"type": "lenght", "message": "m"}), [(*CRIT, "type")], id="wrong-rule-type"
+    ),
     pytest.param(criteria({"type": "contains", "value": "x"}), [CRIT], id="rule-missing-message"),
     pytest.param(criteria({"value": "x", "message": "m"}), [CRIT], id="rule-missing-type"),
-    pytest.param(criteria({"type": "contains", "value": "x", "message": "m", "flags": "i"}), [CRIT], id="flags-on-contains-rule"),
+    pytest.param(
+        criteria({"type": "contains", "value": "x", "message": "m", "flags": "i"}),
+        [CRIT],
+        id="flags-on-contains-rule",
+    ),
     pytest.param(criteria({"type": "regex", "message": "m"}), [CRIT], id="regex-missing-pattern"),
-    pytest.param(criteria({"type": "regex", "pattern": "a", "flags": "g", "message": "m"}), [(*CRIT, "flags")], id="regex-unknown-flag"),
-    pytest.param(criteria({"type": "length", "min": -1, "message": "m"}), [(*CRIT, "min")], id="length-negative-min"),
-    pytest.param(criteria({"type": "schema", "schema": "object", "message": "m"}), [(*CRIT, "schema")], id="schema-rule-schema-not-object"),
-    pytest.param(criteria({"type": "contains", "value": "x", "message": "m", "condition": {"var": "a", "lt": "b"}}),
-                 [(*CRIT, "condition", "lt")], id="rule-condition-lt-with-a-string"),
-    pytest.param(criteria({"and": [{"type": "contains", "value": "x", "message": "m"}], "messages": "x"}), [CRIT], id="composition-unknown-key"),
+    pytest.param(
+        criteria({"type": "regex", "pattern": "a", "flags": "g", "message": "m"}),
+        [(*CRIT, "flags")],
+        id="regex-unknown-flag",
+    ),
+    pytest.param(
+        criteria({"type": "length", "min": -1, "message": "m"}),
+        [(*CRIT, "min")],
+        id="length-negative-min",
+    ),
+    pytest.param(
+        criteria({"type": "schema", "schema": "object", "message": "m"}),
+        [(*CRIT, "schema")],
+        id="schema-rule-schema-not-object",
+    ),
+    pytest.param(
+        criteria(
+            {"type": "contains", "value": "x", "message": "m", "condition": {"var": "a", "lt": "b"}}
+        ),
+        [(*CRIT, "condition", "lt")],
+        id="rule-condition-lt-with-a-string",
+    ),
+    pytest.param(
+        criteria({"and": [{"type": "contains", "value": "x", "message": "m"}], "messages": "x"}),
+        [CRIT],
+        id="composition-unknown-key",
+    ),
     pytest.param(criteria({"and": []}), [(*CRIT, "and")], id="empty-and-composition"),
-    pytest.param(criteria({"not": {"type": "contains", "message": "m"}}), [(*CRIT, "not")], id="bad-rule-inside-not"),
-    pytest.param(criteria([{"type": "length", "max": 1, "message": "m"}, {"type": "regex", "pattern": 3, "message": "m"}]),
-                 [(*CRIT, 1, "pattern")], id="bad-rule-in-array"),
+    pytest.param(
+        criteria({"not": {"type": "contains", "message": "m"}}),
+        [(*CRIT, "not")],
+        id="bad-rule-inside-not",
+    ),
+    pytest.param(
+        criteria(
+            [
+                {"type": "length", "max": 1, "message": "m"},
+                {"type": "regex", "pattern": 3, "message": "m"},
+            ]
+        ),
+        [(*CRIT, 1, "pattern")],
+        id="bad-rule-in-array",
+    ),
     pytest.param(criteria([]), [CRIT], id="empty-criteria-array"),
     pytest.param(criteria(["has tests"]), [(*CRIT, 0)], id="rule-not-an-object"),
     pytest.param(criteria("must contain tests"), [CRIT], id="criteria-as-string"),

@@ -17,7 +17,10 @@ VALUES = {
 def test_find_references_with_spans():
     text = "Deploy {{ parameters.target }} using {{steps.build.output.files}}"
     refs = find_references(text)
-    assert [(r.namespace, r.path) for r in refs] == [("parameters", ("target",)), ("steps", ("build", "output", "files"))]
+    assert [(r.namespace, r.path) for r in refs] == [
+        ("parameters", ("target",)),
+        ("steps", ("build", "output", "files")),
+    ]
     assert text[refs[0].span.start : refs[0].span.end] == "{{ parameters.target }}"
     assert refs[1].step_id == "build"
 
@@ -30,7 +33,9 @@ def test_find_references_with_spans():
         pytest.param("{{context.user.name}}", "Ada", id="dotted"),
         pytest.param("{{steps.build.output.files.1}}", "b.py", id="list-index"),
         pytest.param("{{steps.build.output.files}}", '["a.py","b.py"]', id="list-as-json"),
-        pytest.param("a; rm -rf / {{parameters.target}}", "a; rm -rf / prod", id="no-shell-meaning"),
+        pytest.param(
+            "a; rm -rf / {{parameters.target}}", "a; rm -rf / prod", id="no-shell-meaning"
+        ),
         pytest.param("no templates", "no templates", id="plain"),
     ],
 )

@@ -16,7 +16,6 @@ from workrail_engine.workflow_files import (
     names_workrail_schema,
 )
 
-
 PATH_CASES = [
     pytest.param("workflows/a.json", True, id="workflows-dir"),
     pytest.param("workflows/sub/a.yml", True, id="nested-in-workflows"),
@@ -78,7 +77,12 @@ def test_is_workflow_file_peeks_at_the_schema(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("path", "expected"),
-    [("workflows", True), ("a/.workrail/workflows", True), (".github/workflows", False), ("flows", False)],
+    [
+        ("workflows", True),
+        ("a/.workrail/workflows", True),
+        (".github/workflows", False),
+        ("flows", False),
+    ],
 )
 def test_is_workflows_directory(path: str, expected: bool) -> None:
     assert is_workflows_directory(path) is expected

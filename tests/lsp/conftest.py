@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import pytest
 import pytest_lsp
-from lsp_harness import SERVER, CLIENTS, Session, initialize_params, record_publications
+from lsp_harness import CLIENTS, SERVER, Session, initialize_params, record_publications
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 
-@pytest_lsp.fixture(scope="module", params=list(CLIENTS), config=ClientServerConfig(server_command=SERVER))
-async def lsp(request: pytest.FixtureRequest, lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+@pytest_lsp.fixture(
+    scope="module", params=list(CLIENTS), config=ClientServerConfig(server_command=SERVER)
+)
+async def lsp(
+    request: pytest.FixtureRequest,
+    lsp_client: LanguageClient,
+    tmp_path_factory: pytest.TempPathFactory,
+):
     root = tmp_path_factory.mktemp(f"ws-{request.param}")
     published = record_publications(lsp_client)
     await lsp_client.initialize_session(initialize_params(request.param, root))
@@ -25,5 +31,3 @@ async def lsp(request: pytest.FixtureRequest, lsp_client: LanguageClient, tmp_pa
 def session(lsp: LanguageClient) -> Session:
     """One server per test module and client kind (VS Code's and Neovim's capabilities)."""
     return lsp.workrail_session  # type: ignore[attr-defined]
-
-

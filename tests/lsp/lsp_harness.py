@@ -62,7 +62,11 @@ class Session:
         uri = self.uri(name)
         self._mark(uri)
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language, version=next(self._versions), text=text))
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(
+                    uri=uri, language_id=language, version=next(self._versions), text=text
+                )
+            )
         )
         return uri
 
@@ -75,15 +79,21 @@ class Session:
             else types.TextDocumentContentChangeWholeDocument(text=text)
         )
         self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change])
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change]
+            )
         )
         return version
 
     def close(self, uri: str) -> None:
         self._mark(uri)
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+        )
 
-    async def diagnostics(self, uri: str, version: int | None = None, timeout: float = 20) -> list[types.Diagnostic]:
+    async def diagnostics(
+        self, uri: str, version: int | None = None, timeout: float = 20
+    ) -> list[types.Diagnostic]:
         """The diagnostics for ``uri`` (for push: the first publish for ``version`` or later)."""
         if self.pull:
             report = await self.client.text_document_diagnostic_async(
@@ -103,7 +113,9 @@ class Session:
 
     async def completion(self, uri: str, position: types.Position) -> list[types.CompletionItem]:
         result = await self.client.text_document_completion_async(
-            types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=position
+            )
         )
         if result is None:
             return []
@@ -111,7 +123,9 @@ class Session:
 
     async def hover(self, uri: str, position: types.Position) -> str | None:
         result = await self.client.text_document_hover_async(
-            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=position
+            )
         )
         if result is None:
             return None
@@ -119,7 +133,9 @@ class Session:
         return result.contents.value
 
 
-def initialize_params(name: str, root: Path, options: dict[str, Any] | None = None) -> types.InitializeParams:
+def initialize_params(
+    name: str, root: Path, options: dict[str, Any] | None = None
+) -> types.InitializeParams:
     return types.InitializeParams(
         capabilities=client_capabilities(CLIENTS[name]),
         root_uri=root.as_uri(),
@@ -146,7 +162,11 @@ def apply_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:
     """Apply LSP text edits (positions in ``encoding``) the way a client does: last first."""
     index = LineIndex(text)
     spans = [
-        (index.offset(e.range.start.line, e.range.start.character, encoding), index.offset(e.range.end.line, e.range.end.character, encoding), e.new_text)
+        (
+            index.offset(e.range.start.line, e.range.start.character, encoding),
+            index.offset(e.range.end.line, e.range.end.character, encoding),
+            e.new_text,
+        )
         for e in edits
     ]
     for start, end, new in sorted(spans, reverse=True):

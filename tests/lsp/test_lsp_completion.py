@@ -52,27 +52,39 @@ async def test_empty_object_offers_all_required_properties(session):
 
 
 async def test_enum_values(session):
-    text = WORKFLOW_HEAD + '    {"id": "run-tests", "run": {"command": ["pytest"]}, "onFailure": "|"}\n  ]\n}\n'
+    text = (
+        WORKFLOW_HEAD
+        + '    {"id": "run-tests", "run": {"command": ["pytest"]}, "onFailure": "|"}\n  ]\n}\n'
+    )
     found = await items_at(session, "enum.workflow.json", text)
     assert {"abort", "continue", "retry"} <= set(found)
     assert found["abort"].text_edit.new_text == '"abort"'
 
 
 async def test_condition_operators(session):
-    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "mode", |}}\n  ]\n}\n'
+    text = (
+        WORKFLOW_HEAD
+        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "mode", |}}\n  ]\n}\n'
+    )
     found = await items_at(session, "operators.workflow.json", text)
     assert {"equals", "not_equals", "gt", "in", "matches"} <= set(found)
     assert "var" not in found
 
 
 async def test_context_variables_where_var_is_expected(session):
-    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "|"}}\n  ]\n}\n'
+    text = (
+        WORKFLOW_HEAD
+        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "|"}}\n  ]\n}\n'
+    )
     found = await items_at(session, "var.workflow.json", text)
     assert "mode" in found
 
 
 async def test_step_ids_for_a_loop_body(session):
-    text = WORKFLOW_HEAD + '    {"id": "again", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "|"}\n  ]\n}\n'
+    text = (
+        WORKFLOW_HEAD
+        + '    {"id": "again", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "|"}\n  ]\n}\n'
+    )
     found = await items_at(session, "body.workflow.json", text)
     assert "plan" in found and "again" not in found
     assert found["plan"].detail == "Plan"
@@ -81,7 +93,9 @@ async def test_step_ids_for_a_loop_body(session):
 async def test_template_references_inside_prompts(session):
     text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "Use {{|"}\n  ]\n}\n'
     found = await items_at(session, "template.workflow.json", text)
-    assert {"parameters.target", "steps.plan.output", "secrets.API_TOKEN", "context.mode"} <= set(found)
+    assert {"parameters.target", "steps.plan.output", "secrets.API_TOKEN", "context.mode"} <= set(
+        found
+    )
     assert found["steps.plan.output"].text_edit.new_text == "steps.plan.output}}"
 
 
@@ -109,6 +123,9 @@ async def test_a_key_inserted_before_another_member_gets_a_comma(session):
 
 
 async def test_an_empty_condition_offers_compositions_and_comparisons(session):
-    text = WORKFLOW_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {|}}\n  ]\n}\n'
+    text = (
+        WORKFLOW_HEAD
+        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {|}}\n  ]\n}\n'
+    )
     found = await items_at(session, "emptycond.workflow.json", text)
     assert {"and", "or", "not", "var", "equals"} <= set(found)

@@ -12,7 +12,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 pytestmark = pytest.mark.asyncio
 
-BROKEN = json.dumps({"id": "cfg-flow", "name": "C", "steps": [{"id": "one", "title": "T", "promt": "p"}]}, indent=2)
+BROKEN = json.dumps(
+    {"id": "cfg-flow", "name": "C", "steps": [{"id": "one", "title": "T", "promt": "p"}]}, indent=2
+)
 
 
 async def started(name, root, options=None, configuration=None) -> tuple[LanguageClient, Session]:
@@ -26,13 +28,17 @@ async def started(name, root, options=None, configuration=None) -> tuple[Languag
 
 @pytest.mark.parametrize("name", list(CLIENTS))
 async def test_initialization_options_set_the_workflow_globs(tmp_path, name):
-    client, session = await started(name, tmp_path, options={"workrail": {"workflowGlobs": ["**/*.wr.json"]}})
+    client, session = await started(
+        name, tmp_path, options={"workrail": {"workflowGlobs": ["**/*.wr.json"]}}
+    )
     try:
         custom = session.open("mine.wr.json", BROKEN)
         assert "WR102" in [d.code for d in await session.diagnostics(custom)]
         default = session.open("cfg-flow.workflow.json", BROKEN)
         assert await session.diagnostics(default) == []  # the default globs were replaced
-        by_schema = session.open("any.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json", "id": 3}')
+        by_schema = session.open(
+            "any.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json", "id": 3}'
+        )
         assert await session.diagnostics(by_schema)  # $schema always marks a workflow
     finally:
         await client.shutdown_session()
@@ -43,7 +49,9 @@ async def test_initialization_options_set_the_workflow_globs(tmp_path, name):
 async def test_workspace_configuration_adds_workflow_folders(tmp_path, name):
     extra = tmp_path / "elsewhere"
     extra.mkdir()
-    client, session = await started(name, tmp_path, configuration={"extraWorkflowDirs": [str(extra)]})
+    client, session = await started(
+        name, tmp_path, configuration={"extraWorkflowDirs": [str(extra)]}
+    )
     try:
         await asyncio.sleep(0.3)  # the server asks for workspace/configuration after `initialized`
         uri = (extra / "cfg-flow.json").as_uri()
@@ -51,7 +59,7 @@ async def test_workspace_configuration_adds_workflow_folders(tmp_path, name):
         session.open("cfg-flow.json", BROKEN)
         codes = [d.code for d in await session.diagnostics(uri)]
         assert "WR102" in codes
-        outside = (tmp_path / "plain.json")
+        outside = tmp_path / "plain.json"
         session.root = tmp_path
         session.open("plain.json", BROKEN)
         assert await session.diagnostics(outside.as_uri()) == []
@@ -61,7 +69,9 @@ async def test_workspace_configuration_adds_workflow_folders(tmp_path, name):
 
 
 async def test_debug_logging_goes_to_stderr_and_stdout_stays_protocol(tmp_path, capfd):
-    config = ClientServerConfig(server_command=[sys.executable, "-m", "workrail_lsp", "--log-level", "DEBUG"])
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "workrail_lsp", "--log-level", "DEBUG"]
+    )
     client = await config.start()
     published = record_publications(client)
     try:
@@ -74,4 +84,6 @@ async def test_debug_logging_goes_to_stderr_and_stdout_stays_protocol(tmp_path, 
         await client.shutdown_session()
         await client.stop()
     assert client.error is None  # any non-protocol byte on stdout would have been a fatal error
-    assert "workrail-lsp DEBUG" in capfd.readouterr().err  # the server's stderr, forwarded by pytest-lsp
+    assert (
+        "workrail-lsp DEBUG" in capfd.readouterr().err
+    )  # the server's stderr, forwarded by pytest-lsp

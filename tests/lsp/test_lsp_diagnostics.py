@@ -26,18 +26,27 @@ BROKEN = """{
 """
 
 
-def expected(text: str, path: str, encoding: str) -> list[tuple[str, str, tuple[int, int, int, int]]]:
+def expected(
+    text: str, path: str, encoding: str
+) -> list[tuple[str, str, tuple[int, int, int, int]]]:
     index = LineIndex(text)
     out = []
     for d in lint_text(text, path).diagnostics:
-        (sl, sc), (el, ec) = index.position(d.span.start, encoding), index.position(d.span.end, encoding)
+        (sl, sc), (el, ec) = (
+            index.position(d.span.start, encoding),
+            index.position(d.span.end, encoding),
+        )
         out.append((d.code, d.message, (sl, sc, el, ec)))
     return out
 
 
 def shown(items: list[types.Diagnostic]) -> list[tuple[str, str, tuple[int, int, int, int]]]:
     return [
-        (str(d.code), d.message, (d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character))
+        (
+            str(d.code),
+            d.message,
+            (d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character),
+        )
         for d in items
     ]
 
@@ -63,14 +72,26 @@ async def test_incremental_edit_updates_the_diagnostics(session):
     index = LineIndex(BROKEN)
     sl, sc = index.position(start, session.encoding)
     el, ec = index.position(start + len("promt"), session.encoding)
-    version = session.change(uri, "prompt", types.Range(types.Position(sl, sc), types.Position(el, ec)))
+    version = session.change(
+        uri, "prompt", types.Range(types.Position(sl, sc), types.Position(el, ec))
+    )
     items = await session.diagnostics(uri, version)
-    assert shown(items) == expected(text, str(session.root / "incremental.workflow.json"), session.encoding)
+    assert shown(items) == expected(
+        text, str(session.root / "incremental.workflow.json"), session.encoding
+    )
     assert "WR" in str(items[0].code)
 
 
 async def test_a_valid_workflow_has_no_diagnostics_and_other_json_is_ignored(session):
-    good = json.dumps({"id": "fine-flow", "name": "Fine", "version": "1.0.0", "steps": [{"id": "one", "title": "One", "prompt": "Do it"}]}, indent=2)
+    good = json.dumps(
+        {
+            "id": "fine-flow",
+            "name": "Fine",
+            "version": "1.0.0",
+            "steps": [{"id": "one", "title": "One", "prompt": "Do it"}],
+        },
+        indent=2,
+    )
     uri = session.open("fine-flow.workflow.json", good)
     assert await session.diagnostics(uri) == []
     other = session.open("package.json", '{"name": 1, "broken": }')
@@ -81,7 +102,9 @@ async def test_pull_reports_unchanged_with_the_same_result_id(session):
     # Neovim pulls on its own; a push client (VS Code here) may pull too and gets the same answers.
     uri = session.open("again.workflow.json", BROKEN)
     ident = types.TextDocumentIdentifier(uri=uri)
-    first = await session.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=ident))
+    first = await session.client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=ident)
+    )
     assert first.kind == "full" and first.result_id
     second = await session.client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=ident, previous_result_id=first.result_id)
@@ -100,7 +123,9 @@ async def test_push_without_pull_support_and_cleared_on_close(session):
         assert await session.diagnostics(uri)
         session.close(uri)
         await asyncio.sleep(0.3)
-        assert [p for p in session.published if p.uri == uri] == []  # a pull client is never pushed to
+        assert [
+            p for p in session.published if p.uri == uri
+        ] == []  # a pull client is never pushed to
         return
     assert await session.diagnostics(uri)
     session.close(uri)
@@ -110,11 +135,26 @@ async def test_push_without_pull_support_and_cleared_on_close(session):
 async def test_duplicate_workflow_ids_across_the_workspace(session):
     on_disk = session.root / "workflows" / "first.json"
     on_disk.parent.mkdir(exist_ok=True)
-    on_disk.write_text(json.dumps({"id": "shared-id", "name": "A", "steps": [{"id": "one", "title": "t", "prompt": "p"}]}, indent=2))
-    session.client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=on_disk.as_uri(), type=types.FileChangeType.Created)])
+    on_disk.write_text(
+        json.dumps(
+            {"id": "shared-id", "name": "A", "steps": [{"id": "one", "title": "t", "prompt": "p"}]},
+            indent=2,
+        )
     )
-    text = json.dumps({"id": "shared-id", "name": "B", "version": "1.0.0", "steps": [{"id": "one", "title": "t", "prompt": "p"}]}, indent=2)
+    session.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=on_disk.as_uri(), type=types.FileChangeType.Created)]
+        )
+    )
+    text = json.dumps(
+        {
+            "id": "shared-id",
+            "name": "B",
+            "version": "1.0.0",
+            "steps": [{"id": "one", "title": "t", "prompt": "p"}],
+        },
+        indent=2,
+    )
     uri = session.open("second.workflow.json", text)
     items = [d for d in await session.diagnostics(uri) if d.code == "WR603"]
     assert len(items) == 1

@@ -15,7 +15,15 @@ URI = "file:///tmp/ws/edit.workflow.json"
 
 
 def test_an_edit_inside_a_step_reparses_only_that_step():
-    text = json.dumps({"id": "edit", "name": "E", "steps": [{"id": f"s-{i}", "title": "T", "prompt": "p ü"} for i in range(50)]}, indent=2, ensure_ascii=False)
+    text = json.dumps(
+        {
+            "id": "edit",
+            "name": "E",
+            "steps": [{"id": f"s-{i}", "title": "T", "prompt": "p ü"} for i in range(50)],
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
     states = DocumentStates()
     document = TextDocument(URI, text, version=1)
     before = states.get(document)
@@ -32,7 +40,9 @@ def test_an_edit_inside_a_step_reparses_only_that_step():
     assert after.document is edited and after.text == document.source
     new_steps = after.document.value["steps"]
     assert new_steps[30]["prompt"] == "q ü" and new_steps[30] is not old_steps[30]
-    assert all(new_steps[i] is old_steps[i] for i in range(50) if i != 30)  # the other steps were kept
+    assert all(
+        new_steps[i] is old_steps[i] for i in range(50) if i != 30
+    )  # the other steps were kept
     fresh = parse_document(document.source, after.path)
     assert after.document.value == fresh.value
     assert lint_document(after.document) == lint_document(fresh)

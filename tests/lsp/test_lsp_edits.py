@@ -47,8 +47,20 @@ async def actions_on(session, uri, text, needle):
         pytest.param('"promt"', "Rename to 'prompt'", '"promt"', '"prompt"', id="misspelled-key"),
         pytest.param('"abrt"', "Change to 'abort'", '"abrt"', '"abort"', id="enum-value"),
         pytest.param('"Fix_Me"', "Change to 'fix-me'", '"Fix_Me"', '"fix-me"', id="kebab-case-id"),
-        pytest.param('{"id": "two"', "Add the missing property 'prompt'", '"title": "T"}', '"prompt": ""', id="missing-property"),
-        pytest.param('"name": "again"', "Remove the repeated 'name'", '"name": "again"', None, id="duplicate-key"),
+        pytest.param(
+            '{"id": "two"',
+            "Add the missing property 'prompt'",
+            '"title": "T"}',
+            '"prompt": ""',
+            id="missing-property",
+        ),
+        pytest.param(
+            '"name": "again"',
+            "Remove the repeated 'name'",
+            '"name": "again"',
+            None,
+            id="duplicate-key",
+        ),
     ],
 )
 async def test_quick_fix_from_the_engine_fix_data(session, needle, title, before, after):
@@ -72,7 +84,8 @@ async def test_formatting_uses_two_spaces_and_keeps_key_order(session):
     uri = session.open("fmt-flow.workflow.json", text)
     edits = await session.client.text_document_formatting_async(
         types.DocumentFormattingParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), options=types.FormattingOptions(tab_size=4, insert_spaces=True)
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            options=types.FormattingOptions(tab_size=4, insert_spaces=True),
         )
     )
     formatted = apply_edits(text, edits, session.encoding)
@@ -86,7 +99,8 @@ async def test_formatting_leaves_a_broken_document_alone(session):
     uri = session.open("fmt-broken.workflow.json", '{"id": "x",')
     edits = await session.client.text_document_formatting_async(
         types.DocumentFormattingParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True)
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
         )
     )
     assert not edits

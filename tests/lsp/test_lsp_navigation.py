@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from lsp_harness import apply_edits
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-
-from lsp_harness import apply_edits
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -40,12 +39,18 @@ def text_of(range_, encoding):
     from workrail_engine.document import LineIndex
 
     index = LineIndex(WORKFLOW)
-    return WORKFLOW[index.offset(range_.start.line, range_.start.character, encoding) : index.offset(range_.end.line, range_.end.character, encoding)]
+    return WORKFLOW[
+        index.offset(range_.start.line, range_.start.character, encoding) : index.offset(
+            range_.end.line, range_.end.character, encoding
+        )
+    ]
 
 
 async def test_document_symbols_nest_groups_and_loops(session):
     uri = session.open("symbols.workflow.json", WORKFLOW)
-    result = await session.client.text_document_document_symbol_async(types.DocumentSymbolParams(text_document=ident(uri)))
+    result = await session.client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=ident(uri))
+    )
     (root,) = result
     assert root.name == "Navigation"
     names = [s.name for s in root.children]
@@ -60,7 +65,9 @@ async def test_document_symbols_nest_groups_and_loops(session):
 async def test_definition_from_a_template_reference(session):
     uri = session.open("definition.workflow.json", WORKFLOW)
     result = await session.client.text_document_definition_async(
-        types.DefinitionParams(text_document=ident(uri), position=cursor_before(session, "lan.output}} and"))
+        types.DefinitionParams(
+            text_document=ident(uri), position=cursor_before(session, "lan.output}} and")
+        )
     )
     (location,) = result
     assert text_of(location.range, session.encoding) == "plan"
@@ -70,7 +77,10 @@ async def test_definition_from_a_template_reference(session):
 async def test_definition_from_a_loop_body(session):
     uri = session.open("definition2.workflow.json", WORKFLOW)
     result = await session.client.text_document_definition_async(
-        types.DefinitionParams(text_document=ident(uri), position=cursor_before(session, 'plan"},\n    {"id": "inline"'))
+        types.DefinitionParams(
+            text_document=ident(uri),
+            position=cursor_before(session, 'plan"},\n    {"id": "inline"'),
+        )
     )
     assert [loc.range.start.line for loc in result] == [4]
 
@@ -91,7 +101,11 @@ async def test_references_of_a_step_id(session):
 async def test_rename_updates_every_reference(session):
     uri = session.open("rename.workflow.json", WORKFLOW)
     edit = await session.client.text_document_rename_async(
-        types.RenameParams(text_document=ident(uri), position=cursor_before(session, 'plan", "title"'), new_name="design")
+        types.RenameParams(
+            text_document=ident(uri),
+            position=cursor_before(session, 'plan", "title"'),
+            new_name="design",
+        )
     )
     renamed = apply_edits(WORKFLOW, edit.changes[uri], session.encoding)
     assert "plan" not in renamed.replace("Write the plan", "")
@@ -103,7 +117,11 @@ async def test_rename_refuses_an_invalid_or_taken_id(session, bad):
     uri = session.open("rename-bad.workflow.json", WORKFLOW)
     with pytest.raises(JsonRpcException) as caught:
         await session.client.text_document_rename_async(
-            types.RenameParams(text_document=ident(uri), position=cursor_before(session, 'plan", "title"'), new_name=bad)
+            types.RenameParams(
+                text_document=ident(uri),
+                position=cursor_before(session, 'plan", "title"'),
+                new_name=bad,
+            )
         )
     assert "step id" in str(caught.value) or "already exists" in str(caught.value)
 
@@ -120,15 +138,21 @@ PARAMETERS = """{
 """
 
 
-@pytest.mark.parametrize(("marker", "line", "name"), [("arget}}", 3, "target"), ("PI_TOKEN}}", 4, "API_TOKEN")])
+@pytest.mark.parametrize(
+    ("marker", "line", "name"), [("arget}}", 3, "target"), ("PI_TOKEN}}", 4, "API_TOKEN")]
+)
 async def test_definition_of_parameters_and_secrets(session, marker, line, name):
     uri = session.open("params.workflow.json", PARAMETERS)
     at = PARAMETERS.index(marker)
     position = session.position(PARAMETERS[:at] + "|" + PARAMETERS[at:])[1]
-    (location,) = await session.client.text_document_definition_async(types.DefinitionParams(text_document=ident(uri), position=position))
+    (location,) = await session.client.text_document_definition_async(
+        types.DefinitionParams(text_document=ident(uri), position=position)
+    )
     assert location.range.start.line == line
     from workrail_engine.document import LineIndex
 
     index = LineIndex(PARAMETERS)
-    start = index.offset(location.range.start.line, location.range.start.character, session.encoding)
+    start = index.offset(
+        location.range.start.line, location.range.start.character, session.encoding
+    )
     assert PARAMETERS[start : start + len(name)] == name

@@ -70,7 +70,9 @@ async def test_lone_utf16_surrogates(session):
     text = '{"id": "surrogates", "name": "\\ud800 x", "steps": [{"id": "a\ud800b", "title": "\udc00", "prompt": "p"}]}'
     uri = session.open("surrogates.workflow.json", text)
     await still_answers(session, uri, text)
-    clean, position = marked('{"id": "surrogates", "name": "\ud800", "steps": [{"id": "abc", "ti|', session.encoding)
+    clean, position = marked(
+        '{"id": "surrogates", "name": "\ud800", "steps": [{"id": "abc", "ti|', session.encoding
+    )
     session.change(uri, clean)
     await session.completion(uri, position)
     await still_answers(session, uri, clean)

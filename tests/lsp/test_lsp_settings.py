@@ -16,8 +16,15 @@ from workrail_lsp.formatting import format_json
         pytest.param("**/*.workflow.json", "/p/a.workflow.json", True, id="suffix"),
         pytest.param("**/*.workflow.json", "/p/a.json", False, id="not-suffix"),
         pytest.param("**/workflows/**/*.json", "/p/workflows/a.json", True, id="workflows-folder"),
-        pytest.param("**/workflows/**/*.json", "/p/.workrail/workflows/sub/a.json", True, id="nested-workrail"),
-        pytest.param("**/workflows/**/*.json", "/p/myworkflows/a.json", False, id="folder-name-boundary"),
+        pytest.param(
+            "**/workflows/**/*.json",
+            "/p/.workrail/workflows/sub/a.json",
+            True,
+            id="nested-workrail",
+        ),
+        pytest.param(
+            "**/workflows/**/*.json", "/p/myworkflows/a.json", False, id="folder-name-boundary"
+        ),
         pytest.param("*.wr.json", "/p/x/a.wr.json", True, id="relative-glob"),
         pytest.param("a?.json", "/p/ab.json", True, id="question-mark"),
     ],
@@ -27,7 +34,9 @@ def test_globs(glob, path, matches):
 
 
 def test_settings_from_client_accept_a_section_and_reject_bad_values(caplog):
-    settings = Settings.from_client({"workrail": {"workflowGlobs": ["**/*.wr.json"], "extraWorkflowDirs": "oops"}})
+    settings = Settings.from_client(
+        {"workrail": {"workflowGlobs": ["**/*.wr.json"], "extraWorkflowDirs": "oops"}}
+    )
     assert settings.workflow_globs == ("**/*.wr.json",)
     assert settings.extra_workflow_dirs == ()
     assert "extraWorkflowDirs" in caplog.text
@@ -41,7 +50,9 @@ def test_is_workflow_by_path_folder_and_schema(tmp_path):
     assert settings.is_workflow("/p/a.workflow.json", "")
     assert settings.is_workflow(str(extra / "x.json"), "")
     assert not settings.is_workflow("/p/package.json", '{"name": "x"}')
-    assert settings.is_workflow("/p/any.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json"}')
+    assert settings.is_workflow(
+        "/p/any.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json"}'
+    )
     assert settings.is_workflow(None, '{\n  "$schema": "../schema/workflow.schema.json"}')
 
 
@@ -69,8 +80,18 @@ def test_format_json_keeps_values_order_and_spelling(text):
         pytest.param("/p/a.workflow.yml", "", True, id="suffix"),
         pytest.param("/p/.github/workflows/ci.yml", "on: push", False, id="github-actions"),
         pytest.param("/p/package.json", "{}", False, id="other-json"),
-        pytest.param("/p/x.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json"}', True, id="json-schema-key"),
-        pytest.param("/p/x.yaml", "$schema: https://workrail.dev/schema/workflow.schema.json\n", True, id="yaml-schema-key"),
+        pytest.param(
+            "/p/x.json",
+            '{"$schema": "https://workrail.dev/schema/workflow.schema.json"}',
+            True,
+            id="json-schema-key",
+        ),
+        pytest.param(
+            "/p/x.yaml",
+            "$schema: https://workrail.dev/schema/workflow.schema.json\n",
+            True,
+            id="yaml-schema-key",
+        ),
     ],
 )
 def test_default_rule_is_the_one_validate_and_pre_commit_use(path, text, expected):

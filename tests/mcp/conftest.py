@@ -25,7 +25,11 @@ TEST_FLOW = {
             "prompt": "Analyze the requirements.",
             "requireConfirmation": True,
             "validationCriteria": [
-                {"type": "contains", "value": "requirements", "message": "Mention the requirements"},
+                {
+                    "type": "contains",
+                    "value": "requirements",
+                    "message": "Mention the requirements",
+                },
                 {"type": "length", "min": 10, "message": "Say at least ten characters"},
             ],
         },
@@ -89,7 +93,11 @@ def catalog(project: Path) -> Catalog:
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """Environment for a server process: no user or env workflows from this machine."""
-    env = {k: v for k, v in os.environ.items() if k not in ("WORKRAIL_WORKFLOW_PATH", "WORKRAIL_HTTP_TOKEN")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("WORKRAIL_WORKFLOW_PATH", "WORKRAIL_HTTP_TOKEN")
+    }
     env["WORKRAIL_HOME"] = str(tmp_path / "home")
     env.update(extra)
     return env
@@ -99,11 +107,20 @@ def server_command(project: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "workrail_mcp", "--project", str(project), *extra]
 
 
-def run_stdio(project: Path, tmp_path: Path, lines: list[str | bytes], timeout: float = 60) -> tuple[list[dict], int, str]:
+def run_stdio(
+    project: Path, tmp_path: Path, lines: list[str | bytes], timeout: float = 60
+) -> tuple[list[dict], int, str]:
     """Feed raw lines to a real server process; its stdout lines (parsed), exit code, stderr."""
-    payload = b"".join((line if isinstance(line, bytes) else line.encode()) + b"\n" for line in lines)
+    payload = b"".join(
+        (line if isinstance(line, bytes) else line.encode()) + b"\n" for line in lines
+    )
     done = subprocess.run(
-        server_command(project), input=payload, capture_output=True, timeout=timeout, env=server_env(tmp_path), cwd=tmp_path
+        server_command(project),
+        input=payload,
+        capture_output=True,
+        timeout=timeout,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
     )
     raw_lines = done.stdout.decode("utf-8").splitlines()
     messages = []
@@ -118,6 +135,8 @@ def by_id(messages: list[dict]) -> dict:
     answers: dict = {}
     for message in messages:
         if "id" in message and ("result" in message or "error" in message):
-            assert message["id"] not in answers or message["id"] is None, f"two answers for id {message['id']}"
+            assert message["id"] not in answers or message["id"] is None, (
+                f"two answers for id {message['id']}"
+            )
             answers.setdefault(message["id"], message)
     return answers

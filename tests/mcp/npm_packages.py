@@ -44,9 +44,22 @@ def npm_install(package: tuple[str, str]) -> Path:
         if not marker.exists():
             prefix.mkdir(parents=True, exist_ok=True)
             done = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"{name}@{version}"],
-                capture_output=True, text=True, env=node_env(), timeout=600,
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(prefix),
+                    "--no-audit",
+                    "--no-fund",
+                    f"{name}@{version}",
+                ],
+                capture_output=True,
+                text=True,
+                env=node_env(),
+                timeout=600,
             )
-            assert done.returncode == 0, f"npm install {name}@{version} failed:\n{done.stderr[-3000:]}"
+            assert done.returncode == 0, (
+                f"npm install {name}@{version} failed:\n{done.stderr[-3000:]}"
+            )
             marker.write_text(f"{name}@{version}\n")
     return prefix

@@ -18,8 +18,14 @@ pytestmark = pytest.mark.slow
 def test_version_is_printed(project, tmp_path):
     from workrail_engine import __version__
 
-    done = subprocess.run(server_command(project, "--version"), capture_output=True, text=True, timeout=60,
-                          env=server_env(tmp_path), cwd=tmp_path)
+    done = subprocess.run(
+        server_command(project, "--version"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"workrail-mcp {__version__}\n", "")
 
 
@@ -28,8 +34,14 @@ def test_a_busy_port_is_one_line_and_exit_1(project, tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(server_command(project, "--transport", "http", "--port", str(port)),
-                              capture_output=True, text=True, timeout=60, env=server_env(tmp_path), cwd=tmp_path)
+        done = subprocess.run(
+            server_command(project, "--transport", "http", "--port", str(port)),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=server_env(tmp_path),
+            cwd=tmp_path,
+        )
     assert done.returncode == 1, done.stderr
     assert done.stderr == (
         f"workrail-mcp: error: 127.0.0.1:{port} is already in use; pass --port N (0 picks a free port)\n"
@@ -38,8 +50,14 @@ def test_a_busy_port_is_one_line_and_exit_1(project, tmp_path):
 
 
 def test_an_unknown_host_is_one_line_and_exit_1(project, tmp_path):
-    done = subprocess.run(server_command(project, "--transport", "http", "--host", "no-such-host.invalid"),
-                          capture_output=True, text=True, timeout=60, env=server_env(tmp_path), cwd=tmp_path)
+    done = subprocess.run(
+        server_command(project, "--transport", "http", "--host", "no-such-host.invalid"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
     assert done.stderr.startswith("workrail-mcp: error: cannot listen on 'no-such-host.invalid'")
     assert done.stderr.count("\n") == 1
@@ -48,15 +66,37 @@ def test_an_unknown_host_is_one_line_and_exit_1(project, tmp_path):
 def _create_over_stdio(project: Path, tmp_path: Path, umask: int) -> dict:
     flow = {**TEST_FLOW, "id": "made-here"}
     calls = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "create_workflow", "arguments": {"name": "made-here", "definition": flow}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "create_workflow",
+                "arguments": {"name": "made-here", "definition": flow},
+            },
+        },
     ]
     payload = "".join(json.dumps(call) + "\n" for call in calls).encode()
-    done = subprocess.run(server_command(project), input=payload, capture_output=True, timeout=60,
-                          env=server_env(tmp_path), cwd=tmp_path, umask=umask)
+    done = subprocess.run(
+        server_command(project),
+        input=payload,
+        capture_output=True,
+        timeout=60,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+        umask=umask,
+    )
     answer = by_id([json.loads(line) for line in done.stdout.decode().splitlines()])[2]["result"]
     assert not answer.get("isError"), answer
     return answer["structuredContent"]

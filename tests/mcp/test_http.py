@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,8 +20,14 @@ from tests.mcp.conftest import server_command, server_env
 pytestmark = pytest.mark.slow
 
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
 }
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -33,7 +38,11 @@ def http_server(project, tmp_path, token: str | None = None) -> Iterator[tuple[s
     extra = {"WORKRAIL_HTTP_TOKEN": token} if token else {}
     process = subprocess.Popen(
         server_command(project, "--transport", "http", "--port", "0"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=server_env(tmp_path, **extra), cwd=tmp_path, text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=server_env(tmp_path, **extra),
+        cwd=tmp_path,
+        text=True,
     )
     banner: list[str] = []
     try:
@@ -69,7 +78,9 @@ def test_invalid_files_are_counted_in_the_banner(project, tmp_path):
 
 
 def post(url: str, body, headers: dict[str, str] | None = None) -> httpx2.Response:
-    return httpx2.post(url, content=json.dumps(body), headers={**ACCEPT, **(headers or {})}, timeout=10)
+    return httpx2.post(
+        url, content=json.dumps(body), headers={**ACCEPT, **(headers or {})}, timeout=10
+    )
 
 
 def test_the_token_is_enforced(project, tmp_path):
@@ -86,7 +97,11 @@ def test_the_token_is_enforced(project, tmp_path):
 def test_dns_rebinding_is_refused(project, tmp_path):
     with http_server(project, tmp_path) as (url, _):
         port = url.split(":")[2].split("/")[0]
-        assert post(url, INITIALIZE, {"Host": f"evil.example:{port}"}).status_code in (400, 403, 421)
+        assert post(url, INITIALIZE, {"Host": f"evil.example:{port}"}).status_code in (
+            400,
+            403,
+            421,
+        )
         assert post(url, INITIALIZE, {"Origin": "http://evil.example"}).status_code in (400, 403)
         assert post(url, INITIALIZE, {"Host": f"localhost:{port}"}).status_code == 200
 
@@ -99,14 +114,17 @@ async def one_session(url: str, token: str, mode: str, n: int) -> None:
             assert "test-flow" in {w["id"] for w in listed.structured_content["workflows"]}
             completed: list[str] = []
             for _ in range(5):
-                step = await client.call_tool("workflow_next", {"workflowId": "test-flow", "completedSteps": completed})
+                step = await client.call_tool(
+                    "workflow_next", {"workflowId": "test-flow", "completedSteps": completed}
+                )
                 assert not step.is_error, step.content
                 if step.structured_content["isComplete"]:
                     break
                 completed.append(step.structured_content["step"]["id"])
             assert completed == ["understand", "implement"]
             check = await client.call_tool(
-                "workflow_validate", {"workflowId": "test-flow", "stepId": "understand", "output": f"requirements #{n}"}
+                "workflow_validate",
+                {"workflowId": "test-flow", "stepId": "understand", "output": f"requirements #{n}"},
             )
             assert check.structured_content["valid"] is True
             assert "test-flow" in {p.name for p in (await client.list_prompts()).prompts}
@@ -117,7 +135,9 @@ async def test_twenty_concurrent_clients(project, tmp_path):
         with anyio.fail_after(120):
             async with anyio.create_task_group() as group:
                 for n in range(20):
-                    group.start_soon(one_session, url, "tok", "legacy" if n % 2 else "2026-07-28", n)
+                    group.start_soon(
+                        one_session, url, "tok", "legacy" if n % 2 else "2026-07-28", n
+                    )
 
 
 async def test_workflow_changes_reach_http_clients_in_both_eras(project, tmp_path):
@@ -133,10 +153,17 @@ async def test_workflow_changes_reach_http_clients_in_both_eras(project, tmp_pat
         async with httpx2.AsyncClient(timeout=30) as http:
             legacy = Client(streamable_http_client(url, http_client=http), mode="legacy")
             legacy.message_handler = on_message
-            async with legacy, Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as modern:
+            async with (
+                legacy,
+                Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as modern,
+            ):
                 await legacy.list_prompts()
-                async with modern.listen(prompts_list_changed=True, resources_list_changed=True) as events:
-                    write_workflow(project / "workflows", {**TEST_FLOW, "id": "late-flow", "name": "Late"})
+                async with modern.listen(
+                    prompts_list_changed=True, resources_list_changed=True
+                ) as events:
+                    write_workflow(
+                        project / "workflows", {**TEST_FLOW, "id": "late-flow", "name": "Late"}
+                    )
                     with anyio.fail_after(20):
                         event = await events.__anext__()
                         while "notifications/prompts/list_changed" not in seen:

@@ -33,7 +33,9 @@ def enabled() -> KnownJson:
 def test_a_copy_of_a_known_result_is_written_from_its_json():
     known = enabled()
     known.remember(LISTING, lambda: json.dumps(LISTING, ensure_ascii=False))
-    copied = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=7, result=LISTING).result  # the SDK copies the dict
+    copied = mcp_types.JSONRPCResponse(
+        jsonrpc="2.0", id=7, result=LISTING
+    ).result  # the SDK copies the dict
     assert copied is not LISTING
     line = known.response_line(7, copied)
     assert line is not None and b"\n" not in line
@@ -57,7 +59,9 @@ def test_a_tools_call_answer_with_known_parts():
 @pytest.mark.parametrize(
     "result",
     [
-        pytest.param({"workflows": [dict(w) for w in LISTING["workflows"]]}, id="equal-but-other-objects"),
+        pytest.param(
+            {"workflows": [dict(w) for w in LISTING["workflows"]]}, id="equal-but-other-objects"
+        ),
         pytest.param({"workflows": LISTING["workflows"], "extra": 1}, id="other-keys"),
         pytest.param({}, id="empty"),
     ],
@@ -87,8 +91,15 @@ async def test_stdio_answers_a_repeated_listing_without_serializing_it_again(tmp
     """The real stdio transport, in process: repeated answers are equal, and the SDK serializer
     is not used for them after the first (the answer of a shared catalog view)."""
     for n in range(300):
-        write_workflow(tmp_path / "wf", {"id": f"flow-{n:03d}", "name": f"Flow {n}", "description": "d",
-                                         "steps": [{"id": "only-step", "title": "Only", "prompt": "Do it."}]})
+        write_workflow(
+            tmp_path / "wf",
+            {
+                "id": f"flow-{n:03d}",
+                "name": f"Flow {n}",
+                "description": "d",
+                "steps": [{"id": "only-step", "title": "Only", "prompt": "Do it."}],
+            },
+        )
     server = create_server(Catalog([Source("project", tmp_path / "wf")], rescan_interval=3600))
     dumped: list[dict] = []
     original = mcp_types.JSONRPCResponse.model_dump_json
@@ -98,19 +109,35 @@ async def test_stdio_answers_a_repeated_listing_without_serializing_it_again(tmp
         return original(self, **kwargs)
 
     monkeypatch.setattr(mcp_types.JSONRPCResponse, "model_dump_json", spy)
-    requests = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
     for n in range(1, 7):
         call = {"name": "workflow_list", "arguments": {}}
-        requests.append({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call} if n % 2
-                        else {"jsonrpc": "2.0", "id": n, "method": "workflow_list", "params": {}})
+        requests.append(
+            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call}
+            if n % 2
+            else {"jsonrpc": "2.0", "id": n, "method": "workflow_list", "params": {}}
+        )
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     answers: dict = {}
 
     def client() -> None:  # one request at a time, as an agent waits for each answer
-        with os.fdopen(in_write, "wb", buffering=0) as to_server, os.fdopen(out_read, "rb") as from_server:
+        with (
+            os.fdopen(in_write, "wb", buffering=0) as to_server,
+            os.fdopen(out_read, "rb") as from_server,
+        ):
             for request in requests:
                 to_server.write(json.dumps(request).encode() + b"\n")
                 if "id" in request:
@@ -119,13 +146,22 @@ async def test_stdio_answers_a_repeated_listing_without_serializing_it_again(tmp
 
     talking = threading.Thread(target=client)
     talking.start()
-    with os.fdopen(in_read, "rb", buffering=0) as stdin, os.fdopen(out_write, "wb", buffering=0) as stdout:
+    with (
+        os.fdopen(in_read, "rb", buffering=0) as stdin,
+        os.fdopen(out_write, "wb", buffering=0) as stdout,
+    ):
         assert await serve_stdio(server, stdin=stdin, stdout=stdout) == 0
     await anyio.to_thread.run_sync(talking.join)
     tools_call, direct = [answers[n] for n in (1, 3, 5)], [answers[n] for n in (2, 4, 6)]
     assert len(direct[0]["workflows"]) == 300
     assert all(answer == tools_call[0] for answer in tools_call)
     assert all(answer == direct[0] for answer in direct)
-    assert json.loads(tools_call[0]["content"][0]["text"]) == tools_call[0]["structuredContent"] == direct[0]
-    listings = [r for r in dumped if isinstance(r, dict) and ("workflows" in r or "structuredContent" in r)]
+    assert (
+        json.loads(tools_call[0]["content"][0]["text"])
+        == tools_call[0]["structuredContent"]
+        == direct[0]
+    )
+    listings = [
+        r for r in dumped if isinstance(r, dict) and ("workflows" in r or "structuredContent" in r)
+    ]
     assert len(listings) <= 2, f"{len(listings)} listings went through the SDK serializer"

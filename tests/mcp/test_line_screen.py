@@ -12,18 +12,38 @@ from workrail_mcp.line_screen import screen_line
     [
         pytest.param(b"not json", -32700, None, id="not-json"),
         pytest.param(b"\xff\xfe{}", -32700, None, id="not-utf8"),
-        pytest.param(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "x": NaN}', -32700, None, id="nan"),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "x": NaN}', -32700, None, id="nan"
+        ),
         pytest.param(b"[" * 5000 + b"]" * 5000, -32700, None, id="too-deep"),
         pytest.param(b"[]", -32600, None, id="empty-batch"),
         pytest.param(b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, None, id="batch"),
         pytest.param(b"42", -32600, None, id="number"),
         pytest.param(b'{"jsonrpc": "2.0", "id": 3, "params": {}}', -32600, 3, id="no-method"),
-        pytest.param(b'{"jsonrpc": "1.0", "id": 3, "method": "ping"}', -32600, 3, id="wrong-version"),
-        pytest.param(b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600, None, id="null-id"),
-        pytest.param(b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None, id="bool-id"),
-        pytest.param(b'{"jsonrpc": "2.0", "id": "a", "method": 5}', -32600, "a", id="method-not-string"),
-        pytest.param(b'{"jsonrpc": "2.0", "id": 4, "method": "x", "params": [1]}', -32602, 4, id="positional-params"),
-        pytest.param(b'{"jsonrpc": "2.0", "id": 4, "method": "x", "params": "s"}', -32600, 4, id="string-params"),
+        pytest.param(
+            b'{"jsonrpc": "1.0", "id": 3, "method": "ping"}', -32600, 3, id="wrong-version"
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600, None, id="null-id"
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None, id="bool-id"
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": "a", "method": 5}', -32600, "a", id="method-not-string"
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 4, "method": "x", "params": [1]}',
+            -32602,
+            4,
+            id="positional-params",
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 4, "method": "x", "params": "s"}',
+            -32600,
+            4,
+            id="string-params",
+        ),
     ],
 )
 def test_answered_here(line, code, request_id):
@@ -47,7 +67,12 @@ def test_passed_on(line):
 
 
 def test_null_params_are_dropped_and_shutdown_is_ours():
-    assert "params" not in screen_line(b'{"jsonrpc": "2.0", "id": 1, "method": "workflow_list", "params": null}').message
+    assert (
+        "params"
+        not in screen_line(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "workflow_list", "params": null}'
+        ).message
+    )
     shutdown = screen_line(b'{"jsonrpc": "2.0", "id": 99, "method": "shutdown", "params": {}}')
     assert shutdown.is_shutdown and shutdown.shutdown_id == 99
 

@@ -31,9 +31,24 @@ def inspector(project, tmp_path, *arguments: str) -> dict:
     prefix = npm_install(INSPECTOR)
     env = {**server_env(tmp_path), **node_env()}
     done = subprocess.run(
-        [str(prefix / "node_modules/.bin/mcp-inspector"), "--cli", sys.executable, "-m", "workrail_mcp",
-         "--project", str(project), *arguments, "--format", "json", "-q"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180,
+        [
+            str(prefix / "node_modules/.bin/mcp-inspector"),
+            "--cli",
+            sys.executable,
+            "-m",
+            "workrail_mcp",
+            "--project",
+            str(project),
+            *arguments,
+            "--format",
+            "json",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=180,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return json.loads(done.stdout)
@@ -44,8 +59,14 @@ def test_inspector_lists_tools_and_follows_a_workflow(project, tmp_path):
     names = [tool["name"] for tool in listed["result"]["tools"]]
     assert names[:4] == ["workflow_list", "workflow_get", "workflow_next", "workflow_validate"]
     called = inspector(
-        project, tmp_path, "--method", "tools/call", "--tool-name", "workflow_next",
-        "--tool-args-json", json.dumps({"workflowId": "test-flow", "completedSteps": ["understand"]}),
+        project,
+        tmp_path,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "workflow_next",
+        "--tool-args-json",
+        json.dumps({"workflowId": "test-flow", "completedSteps": ["understand"]}),
     )
     result = called["result"]
     assert result.get("isError") is not True
@@ -54,8 +75,18 @@ def test_inspector_lists_tools_and_follows_a_workflow(project, tmp_path):
 
 @pytest.mark.parametrize("era", ["modern"])
 def test_inspector_in_the_stateless_era(project, tmp_path, era):
-    listed = inspector(project, tmp_path, "--protocol-era", era, "--method", "tools/call", "--tool-name",
-                       "workflow_get", "--tool-arg", "id=test-flow")
+    listed = inspector(
+        project,
+        tmp_path,
+        "--protocol-era",
+        era,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "workflow_get",
+        "--tool-arg",
+        "id=test-flow",
+    )
     assert listed["result"]["structuredContent"]["name"] == "Test Flow"
 
 
@@ -67,7 +98,10 @@ def test_conformance_suite_over_http(project, tmp_path):
         for scenario in SCENARIOS:
             done = subprocess.run(
                 [str(suite), "server", "--url", url, "--scenario", scenario],
-                capture_output=True, text=True, env=env, timeout=180,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=180,
             )
             output = done.stdout + done.stderr
             assert done.returncode == 0 and " 0 failed" in output, f"{scenario}:\n{output[-3000:]}"

@@ -21,12 +21,24 @@ class StdioSession:
     """A real server process, spoken to line by line (so the test can kill it at will)."""
 
     def __init__(self, project: Path, tmp_path: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "workrail_mcp", "--project", str(project), "--allow-commands"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=server_env(tmp_path), cwd=tmp_path, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "workrail_mcp", "--project", str(project), "--allow-commands"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=server_env(tmp_path),
+            cwd=tmp_path,
+            text=True,
+        )
         self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "test", "version": "0"}})
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def send(self, message: dict) -> None:
@@ -50,21 +62,40 @@ class StdioSession:
         self.proc.stdout.close()
 
     def tool(self, name: str, arguments: dict) -> dict:
-        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]["structuredContent"]
+        return self.request("tools/call", {"name": name, "arguments": arguments})["result"][
+            "structuredContent"
+        ]
 
 
 def test_kill_9_of_the_server_then_restart(tmp_path):
     project = tmp_path / "project"
     log = project / "log"
     step = "import sys, time; open(sys.argv[1], 'a').write(sys.argv[2] + '\\n'); time.sleep(float(sys.argv[3]))"
-    write_workflow(project / "workflows", {
-        "id": "crash-flow", "name": "Crash", "description": "two steps", "version": "1.0.0",
-        "steps": [
-            {"id": "one", "title": "one", "run": {"command": [sys.executable, "-c", step, str(log), "one", "0"]}},
-            {"id": "two", "title": "two", "run": {"command": [sys.executable, "-c", step, str(log), "two", "3"]}},
-        ]})
+    write_workflow(
+        project / "workflows",
+        {
+            "id": "crash-flow",
+            "name": "Crash",
+            "description": "two steps",
+            "version": "1.0.0",
+            "steps": [
+                {
+                    "id": "one",
+                    "title": "one",
+                    "run": {"command": [sys.executable, "-c", step, str(log), "one", "0"]},
+                },
+                {
+                    "id": "two",
+                    "title": "two",
+                    "run": {"command": [sys.executable, "-c", step, str(log), "two", "3"]},
+                },
+            ],
+        },
+    )
     first = StdioSession(project, tmp_path)
-    run_id = first.tool("run_workflow", {"workflow_name": "crash-flow", "wait_seconds": 0})["workflow_id"]
+    run_id = first.tool("run_workflow", {"workflow_name": "crash-flow", "wait_seconds": 0})[
+        "workflow_id"
+    ]
     deadline = time.monotonic() + 60
     while "two" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -80,12 +111,31 @@ def test_kill_9_of_the_server_then_restart(tmp_path):
 
 def test_server_ends_at_eof_with_a_run_waiting_and_the_next_one_continues_it(tmp_path):
     project = tmp_path / "project"
-    write_workflow(project / "workflows", {
-        "id": "ask-flow", "name": "Ask", "description": "one question", "version": "1.0.0",
-        "steps": [{"id": "question", "title": "Question", "prompt": "Tell me",
-                   "validationCriteria": {"type": "contains", "value": "yes", "message": "Say yes"}}]})
+    write_workflow(
+        project / "workflows",
+        {
+            "id": "ask-flow",
+            "name": "Ask",
+            "description": "one question",
+            "version": "1.0.0",
+            "steps": [
+                {
+                    "id": "question",
+                    "title": "Question",
+                    "prompt": "Tell me",
+                    "validationCriteria": {
+                        "type": "contains",
+                        "value": "yes",
+                        "message": "Say yes",
+                    },
+                }
+            ],
+        },
+    )
     first = StdioSession(project, tmp_path)
-    run_id = first.tool("run_workflow", {"workflow_name": "ask-flow", "wait_seconds": 30})["workflow_id"]
+    run_id = first.tool("run_workflow", {"workflow_name": "ask-flow", "wait_seconds": 30})[
+        "workflow_id"
+    ]
     first.proc.stdin.close()
     first.proc.wait(timeout=15)  # does not hang on the waiting run's thread
     first.proc.stdout.close()

@@ -15,22 +15,53 @@ from tests.mcp.conftest import server_env, write_workflow
 pytestmark = pytest.mark.slow
 
 AGENT_FLOW = {
-    "id": "agent-flow", "name": "Agent flow", "description": "a prompt step then a command", "version": "1.0.0",
+    "id": "agent-flow",
+    "name": "Agent flow",
+    "description": "a prompt step then a command",
+    "version": "1.0.0",
     "steps": [
-        {"id": "plan", "title": "Plan", "prompt": "Write a plan for {{parameters.topic}}",
-         "validationCriteria": [{"type": "contains", "value": "PLAN", "message": "Start with PLAN"}]},
+        {
+            "id": "plan",
+            "title": "Plan",
+            "prompt": "Write a plan for {{parameters.topic}}",
+            "validationCriteria": [
+                {"type": "contains", "value": "PLAN", "message": "Start with PLAN"}
+            ],
+        },
         {"id": "echo", "title": "Echo", "run": {"command": ["echo", "{{steps.plan.output}}"]}},
     ],
-    "parameters": {"type": "object", "required": ["topic"], "properties": {"topic": {"type": "string"}}},
+    "parameters": {
+        "type": "object",
+        "required": ["topic"],
+        "properties": {"topic": {"type": "string"}},
+    },
 }
 COMMANDS = {
-    "id": "commands", "name": "Commands", "description": "three commands", "version": "1.0.0",
-    "steps": [{"id": f"step{i}", "title": f"step {i}", "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.2)"]}}
-              for i in range(3)],
+    "id": "commands",
+    "name": "Commands",
+    "description": "three commands",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": f"step{i}",
+            "title": f"step {i}",
+            "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.2)"]},
+        }
+        for i in range(3)
+    ],
 }
 SLOW = {
-    "id": "slow-flow", "name": "Slow", "description": "sleeps", "version": "1.0.0",
-    "steps": [{"id": "nap", "title": "nap", "run": {"command": [sys.executable, "-c", "import time; time.sleep(60)"]}}],
+    "id": "slow-flow",
+    "name": "Slow",
+    "description": "sleeps",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "nap",
+            "title": "nap",
+            "run": {"command": [sys.executable, "-c", "import time; time.sleep(60)"]},
+        }
+    ],
 }
 
 
@@ -43,8 +74,14 @@ def run_project(tmp_path: Path) -> Path:
 
 
 def client(project: Path, tmp_path: Path, *flags: str) -> Client:
-    return Client(StdioServerParameters(command=sys.executable, args=["-m", "workrail_mcp", "--project", str(project), *flags],
-                                        env=server_env(tmp_path), cwd=str(tmp_path)))
+    return Client(
+        StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "workrail_mcp", "--project", str(project), *flags],
+            env=server_env(tmp_path),
+            cwd=str(tmp_path),
+        )
+    )
 
 
 def error_of(result) -> dict:
@@ -59,17 +96,33 @@ async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project
         assert error["code"] == -32007 and "--allow-commands" in error["message"], error
         plan = await c.call_tool("run_workflow", {"workflow_name": "commands", "dry_run": True})
         assert not plan.is_error and plan.structured_content["dry_run"] is True
-        assert [g["steps"][0]["step_name"] for g in plan.structured_content["groups"]] == ["step0", "step1", "step2"]
-        bad = await c.call_tool("run_workflow", {"workflow_name": "agent-flow", "parameters": {"topic": 3}})
-        assert error_of(bad)["code"] == -32602 and "parameters.topic" in error_of(bad)["data"]["details"]
+        assert [g["steps"][0]["step_name"] for g in plan.structured_content["groups"]] == [
+            "step0",
+            "step1",
+            "step2",
+        ]
+        bad = await c.call_tool(
+            "run_workflow", {"workflow_name": "agent-flow", "parameters": {"topic": 3}}
+        )
+        assert (
+            error_of(bad)["code"] == -32602
+            and "parameters.topic" in error_of(bad)["data"]["details"]
+        )
         missing = await c.call_tool("get_workflow_run", {"workflow_id": "wf-nope"})
         assert error_of(missing)["code"] == -32008
         outside = tmp_path / "outside.json"
         outside.write_text(json.dumps({**COMMANDS, "id": "outside"}))
-        escaped = await c.call_tool("run_workflow", {"workflow_name": str(outside), "dry_run": True})
-        assert error_of(escaped)["code"] == -32007 and "outside the workflow directories" in error_of(escaped)["message"]
-        by_path = await c.call_tool("run_workflow", {"workflow_name": str(run_project / "workflows" / "commands.json"),
-                                                     "dry_run": True})
+        escaped = await c.call_tool(
+            "run_workflow", {"workflow_name": str(outside), "dry_run": True}
+        )
+        assert (
+            error_of(escaped)["code"] == -32007
+            and "outside the workflow directories" in error_of(escaped)["message"]
+        )
+        by_path = await c.call_tool(
+            "run_workflow",
+            {"workflow_name": str(run_project / "workflows" / "commands.json"), "dry_run": True},
+        )
         assert by_path.structured_content["workflow_name"] == "commands"
 
 
@@ -80,14 +133,19 @@ async def test_progress_per_step_and_running_count(run_project, tmp_path):
         seen.append((done, total, message))
 
     async with client(run_project, tmp_path, "--allow-commands") as c:
-        result = await c.call_tool("run_workflow", {"workflow_name": "commands", "wait_seconds": 60},
-                                   progress_callback=progress)
+        result = await c.call_tool(
+            "run_workflow",
+            {"workflow_name": "commands", "wait_seconds": 60},
+            progress_callback=progress,
+        )
         body = result.structured_content
         assert body["status"] == "success" and body["workflow_id"].startswith("wf-")
         assert body["steps_completed"] == body["steps_total"] == 3
         assert {"step_name", "status", "output", "duration"} <= set(body["step_results"][0])
         assert [done for done, _, _ in seen][-1] == 3 and len(seen) >= 3
-        slow = await c.call_tool("run_workflow", {"workflow_name": "slow-flow", "wait_seconds": 0.5})
+        slow = await c.call_tool(
+            "run_workflow", {"workflow_name": "slow-flow", "wait_seconds": 0.5}
+        )
         run_id = slow.structured_content["workflow_id"]
         assert slow.structured_content["status"] == "running"
         listed = await c.call_tool("list_workflows", {"include_running": True})
@@ -103,16 +161,28 @@ async def test_progress_per_step_and_running_count(run_project, tmp_path):
 
 async def test_waiting_continue_blocked_continue_success(run_project, tmp_path):
     async with client(run_project, tmp_path, "--allow-commands") as c:
-        started = await c.call_tool("run_workflow", {"workflow_name": "agent-flow", "parameters": {"topic": "caching"}})
+        started = await c.call_tool(
+            "run_workflow", {"workflow_name": "agent-flow", "parameters": {"topic": "caching"}}
+        )
         body = started.structured_content
-        assert body["status"] == "waiting" and body["waiting"]["step"]["prompt"] == "Write a plan for caching"
+        assert (
+            body["status"] == "waiting"
+            and body["waiting"]["step"]["prompt"] == "Write a plan for caching"
+        )
         run_id = body["workflow_id"]
-        blocked = await c.call_tool("continue_workflow", {"workflow_id": run_id, "output": "some thoughts"})
+        blocked = await c.call_tool(
+            "continue_workflow", {"workflow_id": run_id, "output": "some thoughts"}
+        )
         assert blocked.structured_content["outcome"] == "blocked"
         assert blocked.structured_content["issues"] == ["Start with PLAN"]
         assert blocked.structured_content["status"] == "waiting"
-        done = await c.call_tool("continue_workflow", {"workflow_id": run_id, "output": "PLAN: cache it"})
-        assert done.structured_content["outcome"] == "accepted" and done.structured_content["status"] == "success"
+        done = await c.call_tool(
+            "continue_workflow", {"workflow_id": run_id, "output": "PLAN: cache it"}
+        )
+        assert (
+            done.structured_content["outcome"] == "accepted"
+            and done.structured_content["status"] == "success"
+        )
         assert done.structured_content["step_results"][-1]["output"]["stdout"] == "PLAN: cache it\n"
         finished = await c.call_tool("continue_workflow", {"workflow_id": run_id, "output": "PLAN"})
         assert error_of(finished)["code"] == -32005
@@ -126,5 +196,11 @@ def test_creating_the_server_imports_no_dbos(run_project, tmp_path):
         f"create_server(Catalog.default(Path({str(run_project)!r})), allow_commands=True)\n"
         "print('dbos' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=server_env(tmp_path), check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=server_env(tmp_path),
+        check=True,
+    )
     assert out.stdout.strip() == "False"

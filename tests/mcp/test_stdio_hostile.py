@@ -16,7 +16,11 @@ VALID = '{"jsonrpc": "2.0", "id": %d, "method": "workflow_get", "params": {"id":
 
 
 def random_bytes(rng: random.Random, _: int) -> bytes:
-    data = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))).replace(b"\n", b" ").replace(b"\r", b" ")
+    data = (
+        bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200)))
+        .replace(b"\n", b" ")
+        .replace(b"\r", b" ")
+    )
     return data if data.strip() else b"\x00"
 
 
@@ -26,7 +30,9 @@ def truncated(rng: random.Random, n: int) -> bytes:
 
 
 def array(rng: random.Random, n: int) -> bytes:
-    return rng.choice([b"[]", b"[1, 2, 3]", json.dumps([json.loads(VALID % n)]).encode(), b'[{"jsonrpc": "2.0"}]'])
+    return rng.choice(
+        [b"[]", b"[1, 2, 3]", json.dumps([json.loads(VALID % n)]).encode(), b'[{"jsonrpc": "2.0"}]']
+    )
 
 
 def wrong_types(rng: random.Random, n: int) -> bytes:
@@ -35,9 +41,19 @@ def wrong_types(rng: random.Random, n: int) -> bytes:
         {"jsonrpc": "2.0", "id": n, "method": "workflow_get", "params": "test-flow"},
         {"jsonrpc": "2.0", "id": n, "method": "workflow_get", "params": ["test-flow"]},
         {"jsonrpc": "2.0", "id": n, "method": "workflow_get", "params": {"id": 7}},
-        {"jsonrpc": "2.0", "id": n, "method": "workflow_next", "params": {"workflowId": "test-flow", "completedSteps": "all"}},
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "workflow_next",
+            "params": {"workflowId": "test-flow", "completedSteps": "all"},
+        },
         {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": 5}},
-        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "workflow_get", "arguments": [1]}},
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": "workflow_get", "arguments": [1]},
+        },
         {"jsonrpc": 2, "id": n, "method": "workflow_list"},
         {"jsonrpc": "2.0", "id": {"x": n}, "method": "workflow_list"},
         {"jsonrpc": "2.0", "id": True, "method": "workflow_list"},
@@ -45,15 +61,33 @@ def wrong_types(rng: random.Random, n: int) -> bytes:
         {"jsonrpc": "2.0", "id": n},
         {"jsonrpc": "2.0", "id": n, "method": "no/such/method"},
     ]
-    extra = [b"42", b'"a string"', b"null", b"true", b"NaN", b'{"jsonrpc": "2.0", "id": %d, "method": "ping", "x": NaN}' % n]
+    extra = [
+        b"42",
+        b'"a string"',
+        b"null",
+        b"true",
+        b"NaN",
+        b'{"jsonrpc": "2.0", "id": %d, "method": "ping", "x": NaN}' % n,
+    ]
     choice = rng.randrange(len(shapes) + len(extra))
-    return json.dumps(shapes[choice]).encode() if choice < len(shapes) else extra[choice - len(shapes)]
+    return (
+        json.dumps(shapes[choice]).encode() if choice < len(shapes) else extra[choice - len(shapes)]
+    )
 
 
 def huge_string(rng: random.Random, n: int) -> bytes:
     return json.dumps(
-        {"jsonrpc": "2.0", "id": n, "method": "workflow_validate",
-         "params": {"workflowId": "test-flow", "stepId": "understand", "output": "x" * 1_000_000, "extra": "y"}}
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "workflow_validate",
+            "params": {
+                "workflowId": "test-flow",
+                "stepId": "understand",
+                "output": "x" * 1_000_000,
+                "extra": "y",
+            },
+        }
     ).encode()
 
 
@@ -62,7 +96,9 @@ def deep_nesting(rng: random.Random, n: int) -> bytes:
     if rng.random() < 0.5:
         return b"[" * depth + b"]" * depth
     context = '{"a":' * depth + "1" + "}" * depth
-    return ('{"jsonrpc": "2.0", "id": %d, "method": "workflow_next", "params": {"context": %s}}' % (n, context)).encode()
+    return (
+        f'{{"jsonrpc": "2.0", "id": {n}, "method": "workflow_next", "params": {{"context": {context}}}}}'
+    ).encode()
 
 
 def parses_to_object_with_id(line: bytes, n: int) -> bool:
@@ -83,7 +119,12 @@ def test_a_thousand_hostile_lines(project, tmp_path):
     messages, code, stderr = run_stdio(
         project,
         tmp_path,
-        [json.dumps(INITIALIZE).encode(), json.dumps(INITIALIZED).encode(), *hostile, (VALID % 5000).encode()],
+        [
+            json.dumps(INITIALIZE).encode(),
+            json.dumps(INITIALIZED).encode(),
+            *hostile,
+            (VALID % 5000).encode(),
+        ],
         timeout=120,
     )
     assert code == 0, stderr[-2000:]
@@ -103,11 +144,21 @@ def test_a_thousand_hostile_lines(project, tmp_path):
 def test_a_line_over_the_size_limit_is_refused_and_skipped(project, tmp_path):
     from workrail_mcp.stdio import MAX_LINE_BYTES
 
-    oversized = b'{"jsonrpc": "2.0", "id": 1, "method": "workflow_list", "params": {"x": "' + b"y" * MAX_LINE_BYTES + b'"}}'
+    oversized = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "workflow_list", "params": {"x": "'
+        + b"y" * MAX_LINE_BYTES
+        + b'"}}'
+    )
     messages, code, _ = run_stdio(
-        project, tmp_path, [json.dumps(INITIALIZE).encode(), oversized, (VALID % 2).encode()], timeout=120
+        project,
+        tmp_path,
+        [json.dumps(INITIALIZE).encode(), oversized, (VALID % 2).encode()],
+        timeout=120,
     )
     answers = by_id(messages)
-    assert answers[None]["error"]["code"] == -32600 and "longer than" in answers[None]["error"]["data"]["details"]
+    assert (
+        answers[None]["error"]["code"] == -32600
+        and "longer than" in answers[None]["error"]["data"]["details"]
+    )
     assert answers[2]["result"]["id"] == "test-flow"
     assert len(messages) == 3 and code == 0

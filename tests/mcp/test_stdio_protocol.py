@@ -54,11 +54,18 @@ def test_the_handshake_specs_complete_example(project, tmp_path):
     assert "tools" in init["capabilities"] and "resources" in init["capabilities"]
     names = [tool["name"] for tool in answers[2]["result"]["tools"]]
     assert names[:4] == ["workflow_list", "workflow_get", "workflow_next", "workflow_validate"]
-    listed = {w["id"]: w for w in answers[3]["result"]["workflows"]}  # a bare result, not a CallToolResult
-    assert listed["ai-task-implementation"] == {  # the project's copy of the spec example shadows the bundled one
-        "id": "ai-task-implementation", "name": "AI Task Prompt Workflow",
+    listed = {
+        w["id"]: w for w in answers[3]["result"]["workflows"]
+    }  # a bare result, not a CallToolResult
+    assert listed[
+        "ai-task-implementation"
+    ] == {  # the project's copy of the spec example shadows the bundled one
+        "id": "ai-task-implementation",
+        "name": "AI Task Prompt Workflow",
         "description": "Guides through task understanding → planning → implementation → verification",
-        "category": "", "version": "", "source": "project",
+        "category": "",
+        "version": "",
+        "source": "project",
     }
     assert answers[99] == {"jsonrpc": "2.0", "id": 99, "result": None}
     assert messages[-1]["id"] == 99  # the last thing said
@@ -73,15 +80,38 @@ def test_the_api_specs_example_session_as_direct_calls(project, tmp_path):
             INITIALIZE,
             INITIALIZED,
             {"jsonrpc": "2.0", "id": "list-1", "method": "workflow_list", "params": None},
-            {"jsonrpc": "2.0", "id": "get-1", "method": "workflow_get", "params": {"id": "ai-task-implementation"}},
-            {"jsonrpc": "2.0", "id": "next-1", "method": "workflow_next",
-             "params": {"workflowId": "ai-task-implementation", "completedSteps": [], "context": {"taskId": "TASK-123"}}},
-            {"jsonrpc": "2.0", "id": "validate-1", "method": "workflow_validate",
-             "params": {"workflowId": "test-flow", "stepId": "understand", "output": "I have analyzed the requirements."}},
+            {
+                "jsonrpc": "2.0",
+                "id": "get-1",
+                "method": "workflow_get",
+                "params": {"id": "ai-task-implementation"},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": "next-1",
+                "method": "workflow_next",
+                "params": {
+                    "workflowId": "ai-task-implementation",
+                    "completedSteps": [],
+                    "context": {"taskId": "TASK-123"},
+                },
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": "validate-1",
+                "method": "workflow_validate",
+                "params": {
+                    "workflowId": "test-flow",
+                    "stepId": "understand",
+                    "output": "I have analyzed the requirements.",
+                },
+            },
         ),
     )
     answers = by_id(messages)
-    assert {"ai-task-implementation", "test-flow", "coding-task"} <= {w["id"] for w in answers["list-1"]["result"]["workflows"]}
+    assert {"ai-task-implementation", "test-flow", "coding-task"} <= {
+        w["id"] for w in answers["list-1"]["result"]["workflows"]
+    }
     assert answers["get-1"]["result"]["steps"][0]["requireConfirmation"] is True
     next_step = answers["next-1"]["result"]
     assert next_step["step"]["id"] == "understand" and next_step["isComplete"] is False
@@ -98,25 +128,69 @@ def test_every_error_example_of_both_specs(project, tmp_path):
             INITIALIZED,
             '{"jsonrpc": "2.0", "id": 3, "method": "workflow_list"',  # parse error
             {"jsonrpc": "2.0", "id": 3, "method": "non_existent_tool", "params": {}},
-            {"jsonrpc": "2.0", "id": 4, "method": "workflow_next", "params": {"completedSteps": []}},
-            {"jsonrpc": "2.0", "id": 5, "method": "workflow_get", "params": {"id": "nonexistent-workflow"}},
-            {"jsonrpc": "2.0", "id": 6, "method": "workflow_next",
-             "params": {"workflowId": "test-flow", "completedSteps": [], "currentStep": "nonexistent-step"}},
-            {"jsonrpc": "2.0", "id": "error-1", "method": "workflow_get", "params": {"id": "non-existent-workflow"}},
-            {"jsonrpc": "2.0", "id": 7, "method": "workflow_validate",
-             "params": {"workflowId": "test-flow", "stepId": "nonexistent-step", "output": "x"}},
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "workflow_next",
+                "params": {"completedSteps": []},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "workflow_get",
+                "params": {"id": "nonexistent-workflow"},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 6,
+                "method": "workflow_next",
+                "params": {
+                    "workflowId": "test-flow",
+                    "completedSteps": [],
+                    "currentStep": "nonexistent-step",
+                },
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": "error-1",
+                "method": "workflow_get",
+                "params": {"id": "non-existent-workflow"},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "workflow_validate",
+                "params": {"workflowId": "test-flow", "stepId": "nonexistent-step", "output": "x"},
+            },
             {"jsonrpc": "2.0", "id": 8, "params": {}},  # not a request
             {"jsonrpc": "1.0", "id": 9, "method": "workflow_list"},
         ),
     )
     answers = by_id(messages)
-    assert answers[None]["error"]["code"] == -32700 and answers[None]["error"]["message"] == "Parse error"
+    assert (
+        answers[None]["error"]["code"] == -32700
+        and answers[None]["error"]["message"] == "Parse error"
+    )
     assert answers[None]["error"]["data"]["details"]
-    assert answers[3]["error"] == {"code": -32601, "message": "Method not found", "data": {"method": "non_existent_tool"}}
-    assert answers[4]["error"] == {"code": -32602, "message": "Invalid params", "data": {"details": "workflowId is required"}}
-    assert answers[5]["error"]["code"] == -32001 and answers[5]["error"]["data"]["workflowId"] == "nonexistent-workflow"
+    assert answers[3]["error"] == {
+        "code": -32601,
+        "message": "Method not found",
+        "data": {"method": "non_existent_tool"},
+    }
+    assert answers[4]["error"] == {
+        "code": -32602,
+        "message": "Invalid params",
+        "data": {"details": "workflowId is required"},
+    }
+    assert (
+        answers[5]["error"]["code"] == -32001
+        and answers[5]["error"]["data"]["workflowId"] == "nonexistent-workflow"
+    )
     assert answers["error-1"]["error"]["code"] == -32001
-    assert answers[6]["error"]["code"] == -32003 and answers[6]["error"]["data"]["stepId"] == "nonexistent-step"
+    assert (
+        answers[6]["error"]["code"] == -32003
+        and answers[6]["error"]["data"]["stepId"] == "nonexistent-step"
+    )
     assert answers[7]["error"]["code"] == -32003
     assert answers[8]["error"]["code"] == -32600 and answers[9]["error"]["code"] == -32600
 
@@ -135,7 +209,9 @@ def test_protocol_version_rules(project, tmp_path):
     """One process: each `initialize` is answered on its own (failed ones change nothing)."""
     requested = [*KNOWN_AND_NEWER, *OLD_OR_MALFORMED]
     messages, _, _ = run_stdio(
-        project, tmp_path, lines(*(initialize_with(version, n) for n, version in enumerate(requested, start=1)))
+        project,
+        tmp_path,
+        lines(*(initialize_with(version, n) for n, version in enumerate(requested, start=1))),
     )
     answers = by_id(messages)
     for n, version in enumerate(requested, start=1):
@@ -149,18 +225,32 @@ def test_protocol_version_rules(project, tmp_path):
 
 
 def test_missing_version_is_invalid_params_and_client_info_is_optional(project, tmp_path):
-    no_client_info = {"jsonrpc": "2.0", "id": 3, "method": "initialize",
-                      "params": {"protocolVersion": "2024-11-05", "capabilities": {}}}
+    no_client_info = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "initialize",
+        "params": {"protocolVersion": "2024-11-05", "capabilities": {}},
+    }
     messages, _, _ = run_stdio(
         project,
         tmp_path,
-        lines(initialize_with(None), initialize_with(20241105, 2), no_client_info,
-              {"jsonrpc": "2.0", "id": 4, "method": "workflow_get", "params": {"id": "test-flow"}}),
+        lines(
+            initialize_with(None),
+            initialize_with(20241105, 2),
+            no_client_info,
+            {"jsonrpc": "2.0", "id": 4, "method": "workflow_get", "params": {"id": "test-flow"}},
+        ),
     )
     answers = by_id(messages)
-    assert answers[1]["error"] == {"code": -32602, "message": "Invalid params", "data": {"details": "protocolVersion is required"}}
+    assert answers[1]["error"] == {
+        "code": -32602,
+        "message": "Invalid params",
+        "data": {"details": "protocolVersion is required"},
+    }
     assert answers[2]["error"]["code"] == -32602
-    assert answers[3]["result"]["protocolVersion"] == "2024-11-05"  # the handshake spec: clientInfo is optional
+    assert (
+        answers[3]["result"]["protocolVersion"] == "2024-11-05"
+    )  # the handshake spec: clientInfo is optional
     assert answers[4]["result"]["id"] == "test-flow"
 
 
@@ -170,7 +260,12 @@ def test_no_tool_runs_before_initialization(project, tmp_path):
         tmp_path,
         lines(
             {"jsonrpc": "2.0", "id": 1, "method": "workflow_list", "params": {}},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "workflow_list", "arguments": {}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "workflow_list", "arguments": {}},
+            },
             {"jsonrpc": "2.0", "id": 3, "method": "ping"},
         ),
     )
@@ -188,12 +283,30 @@ def test_tools_call_errors_are_results_with_the_same_code(project, tmp_path):
         lines(
             initialize_with("2025-06-18"),
             INITIALIZED,
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-             "params": {"name": "workflow_get", "arguments": {"id": "nonexistent-workflow"}}},
-            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "workflow_next", "arguments": {}}},
-            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}},
-            {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-             "params": {"name": "workflow_get", "arguments": {"id": "test-flow"}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "workflow_get", "arguments": {"id": "nonexistent-workflow"}},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "workflow_next", "arguments": {}},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "no_such_tool", "arguments": {}},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": {"name": "workflow_get", "arguments": {"id": "test-flow"}},
+            },
         ),
     )
     answers = by_id(messages)
@@ -201,7 +314,10 @@ def test_tools_call_errors_are_results_with_the_same_code(project, tmp_path):
     assert not_found["isError"] is True
     assert json.loads(not_found["content"][0]["text"])["error"]["code"] == -32001
     assert json.loads(answers[3]["result"]["content"][0]["text"])["error"]["code"] == -32602
-    assert answers[4]["error"]["code"] == -32602 and "no_such_tool" in answers[4]["error"]["data"]["details"]
+    assert (
+        answers[4]["error"]["code"] == -32602
+        and "no_such_tool" in answers[4]["error"]["data"]["details"]
+    )
     found = answers[5]["result"]
     assert found["structuredContent"]["id"] == "test-flow"
     assert json.loads(found["content"][0]["text"]) == found["structuredContent"]
@@ -213,8 +329,12 @@ def test_shutdown_answers_null_and_exits_zero_with_input_still_open(project, tmp
     from tests.mcp.conftest import server_command, server_env
 
     process = subprocess.Popen(
-        server_command(project), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env=server_env(tmp_path), cwd=tmp_path,
+        server_command(project),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
     )
     for message in (INITIALIZE, {"jsonrpc": "2.0", "id": 99, "method": "shutdown", "params": {}}):
         process.stdin.write(json.dumps(message).encode() + b"\n")
@@ -227,15 +347,36 @@ def test_shutdown_answers_null_and_exits_zero_with_input_still_open(project, tmp
 
 def test_direct_calls_in_the_stateless_era(project, tmp_path):
     """2026-07-28: no handshake; `_meta` carries the version and is not taken for an argument."""
-    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
     messages, code, _ = run_stdio(
         project,
         tmp_path,
         lines(
-            {"jsonrpc": "2.0", "id": 1, "method": "workflow_get", "params": {"id": "test-flow", "_meta": meta}},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-             "params": {"name": "workflow_next", "arguments": {"workflowId": "test-flow", "completedSteps": []}, "_meta": meta}},
-            {"jsonrpc": "2.0", "id": 3, "method": "workflow_get", "params": {"id": "nope-flow", "_meta": meta}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "workflow_get",
+                "params": {"id": "test-flow", "_meta": meta},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "workflow_next",
+                    "arguments": {"workflowId": "test-flow", "completedSteps": []},
+                    "_meta": meta,
+                },
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "workflow_get",
+                "params": {"id": "nope-flow", "_meta": meta},
+            },
         ),
     )
     answers = by_id(messages)
@@ -254,7 +395,12 @@ def test_oldest_revision_gets_text_only_tool_results(project, tmp_path):
         lines(
             INITIALIZE,
             INITIALIZED,
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "workflow_get", "arguments": {"id": "test-flow"}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "workflow_get", "arguments": {"id": "test-flow"}},
+            },
         ),
     )
     result = by_id(messages)[2]["result"]

@@ -23,7 +23,10 @@ def stdio_client(project, tmp_path, mode: str) -> Client:
     return Client(params, mode=mode)
 
 
-@pytest.mark.parametrize("mode, version", [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28"), ("auto", "2026-07-28")])
+@pytest.mark.parametrize(
+    "mode, version",
+    [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28"), ("auto", "2026-07-28")],
+)
 async def test_a_full_session(project, tmp_path, mode, version):
     async with stdio_client(project, tmp_path, mode) as client:
         assert client.protocol_version == version
@@ -31,7 +34,9 @@ async def test_a_full_session(project, tmp_path, mode, version):
         assert {"workflow_list", "workflow_next", "create_workflow"} <= names
         listed = await client.call_tool("workflow_list", {})
         assert "test-flow" in {w["id"] for w in listed.structured_content["workflows"]}
-        step = await client.call_tool("workflow_next", {"workflowId": "test-flow", "completedSteps": []})
+        step = await client.call_tool(
+            "workflow_next", {"workflowId": "test-flow", "completedSteps": []}
+        )
         assert step.structured_content["step"]["id"] == "understand"
         missing = await client.call_tool("workflow_get", {"id": "missing-flow"})
         assert missing.is_error and json.loads(missing.content[0].text)["error"]["code"] == -32001
@@ -82,7 +87,10 @@ async def test_the_clients_roots_become_the_project(project, tmp_path):
         return ListRootsResult(roots=[Root(uri=project.as_uri(), name="project")])
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "workrail_mcp"], env=server_env(tmp_path), cwd=str(tmp_path)
+        command=sys.executable,
+        args=["-m", "workrail_mcp"],
+        env=server_env(tmp_path),
+        cwd=str(tmp_path),
     )
     async with Client(params, mode="legacy", list_roots_callback=roots) as client:
         import anyio

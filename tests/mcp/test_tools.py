@@ -12,8 +12,6 @@ from tests.mcp.conftest import TEST_FLOW
 from workrail_mcp import create_server
 
 
-
-
 @pytest.fixture(params=["legacy", "2026-07-28"])
 def connect(request, catalog):
     """Opens a session in the test's own task (an async fixture would close it in another)."""
@@ -36,8 +34,14 @@ async def test_tools_are_described_for_a_model(connect):
     async with connect() as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         ours = {
-            "workflow_list", "workflow_get", "workflow_next", "workflow_validate",
-            "list_workflows", "create_workflow", "workflow_schema", "workflow_lint",
+            "workflow_list",
+            "workflow_get",
+            "workflow_next",
+            "workflow_validate",
+            "list_workflows",
+            "create_workflow",
+            "workflow_schema",
+            "workflow_lint",
         }
         assert set(tools) >= ours  # the run tools (workrail_mcp.run_tools) are tested with the runs
         for tool in (tools[name] for name in ours):
@@ -46,7 +50,11 @@ async def test_tools_are_described_for_a_model(connect):
             assert tool.output_schema["type"] == "object"
             assert tool.annotations.read_only_hint is (tool.name != "create_workflow")
         workflow_id = tools["workflow_get"].input_schema["properties"]["id"]
-        assert (workflow_id["pattern"], workflow_id["minLength"], workflow_id["maxLength"]) == ("^[a-z0-9-]+$", 3, 64)
+        assert (workflow_id["pattern"], workflow_id["minLength"], workflow_id["maxLength"]) == (
+            "^[a-z0-9-]+$",
+            3,
+            64,
+        )
         assert tools["create_workflow"].annotations.destructive_hint is True
 
 
@@ -55,14 +63,21 @@ async def test_workflow_list(connect):
         listed = ok(await client.call_tool("workflow_list", {}))["workflows"]
         assert [w["id"] for w in listed] == ["ai-task-implementation", "test-flow"]
         assert listed[1] == {
-            "id": "test-flow", "name": "Test Flow", "description": "A small workflow for the MCP tests",
-            "category": "testing", "version": "1.0.0", "source": "project",
+            "id": "test-flow",
+            "name": "Test Flow",
+            "description": "A small workflow for the MCP tests",
+            "category": "testing",
+            "version": "1.0.0",
+            "source": "project",
         }
 
 
 async def test_workflow_get_and_unknown_id(connect):
     async with connect() as client:
-        assert ok(await client.call_tool("workflow_get", {"id": "test-flow"}))["steps"][0]["id"] == "understand"
+        assert (
+            ok(await client.call_tool("workflow_get", {"id": "test-flow"}))["steps"][0]["id"]
+            == "understand"
+        )
         error = error_of(await client.call_tool("workflow_get", {"id": "test-flwo"}))
         assert error["code"] == -32001
         assert error["data"] == {"workflowId": "test-flwo", "closest": ["test-flow"]}
@@ -74,7 +89,9 @@ async def test_workflow_get_and_unknown_id(connect):
         pytest.param({}, "id is required", id="missing"),
         pytest.param({"id": "Bad_Id"}, "id: String should match pattern", id="pattern"),
         pytest.param({"id": "ab"}, "id: String should have at least 3 characters", id="short"),
-        pytest.param({"id": "test-flow", "mode": "preview"}, "unexpected argument(s) mode", id="unknown"),
+        pytest.param(
+            {"id": "test-flow", "mode": "preview"}, "unexpected argument(s) mode", id="unknown"
+        ),
     ],
 )
 async def test_bad_arguments_are_invalid_params(connect, arguments, details):
@@ -94,30 +111,55 @@ async def test_unknown_tool_is_a_protocol_error(connect):
 
 async def test_workflow_next_walks_the_steps(connect):
     async with connect() as client:
-        first = ok(await client.call_tool("workflow_next", {"workflowId": "test-flow", "completedSteps": []}))
+        first = ok(
+            await client.call_tool(
+                "workflow_next", {"workflowId": "test-flow", "completedSteps": []}
+            )
+        )
         assert first["step"]["id"] == "understand" and first["isComplete"] is False
         assert first["guidance"]["requiresConfirmation"] is True
         # deep-dive only runs for large tasks
-        small = ok(await client.call_tool("workflow_next", {"workflowId": "test-flow", "completedSteps": ["understand"]}))
+        small = ok(
+            await client.call_tool(
+                "workflow_next", {"workflowId": "test-flow", "completedSteps": ["understand"]}
+            )
+        )
         assert small["step"]["id"] == "implement"
         large = ok(
             await client.call_tool(
                 "workflow_next",
-                {"workflowId": "test-flow", "completedSteps": ["understand"], "context": {"taskScope": "large"}},
+                {
+                    "workflowId": "test-flow",
+                    "completedSteps": ["understand"],
+                    "context": {"taskScope": "large"},
+                },
             )
         )
         assert large["step"]["id"] == "deep-dive"
         done = ok(
-            await client.call_tool("workflow_next", {"workflowId": "test-flow", "completedSteps": ["understand", "implement"]})
+            await client.call_tool(
+                "workflow_next",
+                {"workflowId": "test-flow", "completedSteps": ["understand", "implement"]},
+            )
         )
         assert done["isComplete"] is True and done["step"] is None
 
 
 async def test_workflow_next_errors(connect):
     async with connect() as client:
-        assert error_of(await client.call_tool("workflow_next", {"workflowId": "nope-flow", "completedSteps": []}))["code"] == -32001
+        assert (
+            error_of(
+                await client.call_tool(
+                    "workflow_next", {"workflowId": "nope-flow", "completedSteps": []}
+                )
+            )["code"]
+            == -32001
+        )
         error = error_of(
-            await client.call_tool("workflow_next", {"workflowId": "test-flow", "completedSteps": [], "currentStep": "undrstand"})
+            await client.call_tool(
+                "workflow_next",
+                {"workflowId": "test-flow", "completedSteps": [], "currentStep": "undrstand"},
+            )
         )
         assert error["code"] == -32003 and error["data"]["closest"] == ["understand"]
         missing = error_of(await client.call_tool("workflow_next", {"workflowId": "test-flow"}))
@@ -127,28 +169,65 @@ async def test_workflow_next_errors(connect):
 async def test_workflow_validate(connect):
     async with connect() as client:
         args = {"workflowId": "test-flow", "stepId": "understand"}
-        assert ok(await client.call_tool("workflow_validate", {**args, "output": "I read the requirements."})) == {
-            "valid": True, "issues": [], "suggestions": [],
+        assert ok(
+            await client.call_tool(
+                "workflow_validate", {**args, "output": "I read the requirements."}
+            )
+        ) == {
+            "valid": True,
+            "issues": [],
+            "suggestions": [],
         }
         failed = ok(await client.call_tool("workflow_validate", {**args, "output": "Done."}))
         assert failed["valid"] is False
         assert set(failed["issues"]) == {"Mention the requirements", "Say at least ten characters"}
         implement = {**args, "stepId": "implement", "output": "Changed the parser."}
-        assert ok(await client.call_tool("workflow_validate", implement))["valid"] is True  # rule does not apply
-        large = ok(await client.call_tool("workflow_validate", {**implement, "context": {"taskScope": "large"}}))
+        assert (
+            ok(await client.call_tool("workflow_validate", implement))["valid"] is True
+        )  # rule does not apply
+        large = ok(
+            await client.call_tool(
+                "workflow_validate", {**implement, "context": {"taskScope": "large"}}
+            )
+        )
         assert large["valid"] is False and large["issues"] == ["Large tasks need tests"]
-        no_criteria = ok(await client.call_tool("workflow_validate", {**args, "stepId": "deep-dive", "output": "x"}))
+        no_criteria = ok(
+            await client.call_tool(
+                "workflow_validate", {**args, "stepId": "deep-dive", "output": "x"}
+            )
+        )
         assert no_criteria["valid"] is True
-        assert error_of(await client.call_tool("workflow_validate", {**args, "stepId": "nope-step", "output": "x"}))["code"] == -32003
-        assert error_of(await client.call_tool("workflow_validate", {**args, "workflowId": "nope-flow", "output": "x"}))["code"] == -32001
-        assert error_of(await client.call_tool("workflow_validate", {**args, "output": ""}))["code"] == -32602
+        assert (
+            error_of(
+                await client.call_tool(
+                    "workflow_validate", {**args, "stepId": "nope-step", "output": "x"}
+                )
+            )["code"]
+            == -32003
+        )
+        assert (
+            error_of(
+                await client.call_tool(
+                    "workflow_validate", {**args, "workflowId": "nope-flow", "output": "x"}
+                )
+            )["code"]
+            == -32001
+        )
+        assert (
+            error_of(await client.call_tool("workflow_validate", {**args, "output": ""}))["code"]
+            == -32602
+        )
 
 
 async def test_list_workflows(connect):
     async with connect() as client:
         everything = ok(await client.call_tool("list_workflows", {}))
         assert everything["running_count"] == 0 and len(everything["workflows"]) == 2
-        testing = ok(await client.call_tool("list_workflows", {"category": "testing", "include_running": True}))
+        testing = ok(
+            await client.call_tool(
+                "list_workflows", {"category": "testing", "include_running": True}
+            )
+        )
         assert [w["id"] for w in testing["workflows"]] == ["test-flow"] and testing["running"] == []
         assert error_of(await client.call_tool("list_workflows", {"category": 5}))["code"] == -32602
 
@@ -162,17 +241,28 @@ def new_flow(**changes) -> dict:
 
 async def test_create_workflow(connect, project: Path):
     async with connect() as client:
-        created = ok(await client.call_tool("create_workflow", {"name": "new-flow", "definition": new_flow()}))
+        created = ok(
+            await client.call_tool(
+                "create_workflow", {"name": "new-flow", "definition": new_flow()}
+            )
+        )
         path = project / "workflows" / "new-flow.json"
         assert created == {"status": "created", "workflow_path": str(path.resolve())}
         assert json.loads(path.read_text())["id"] == "new-flow"
-        assert "new-flow" in [w["id"] for w in ok(await client.call_tool("workflow_list", {}))["workflows"]]
+        assert "new-flow" in [
+            w["id"] for w in ok(await client.call_tool("workflow_list", {}))["workflows"]
+        ]
 
-        again = error_of(await client.call_tool("create_workflow", {"name": "new-flow", "definition": new_flow()}))
+        again = error_of(
+            await client.call_tool(
+                "create_workflow", {"name": "new-flow", "definition": new_flow()}
+            )
+        )
         assert again["code"] == -32602 and "overwrite" in again["message"]
         updated = ok(
             await client.call_tool(
-                "create_workflow", {"name": "new-flow", "definition": new_flow(name="Renamed"), "overwrite": True}
+                "create_workflow",
+                {"name": "new-flow", "definition": new_flow(name="Renamed"), "overwrite": True},
             )
         )
         assert updated["status"] == "updated"
@@ -180,23 +270,38 @@ async def test_create_workflow(connect, project: Path):
         assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
-async def test_create_workflow_refuses_invalid_definitions_and_writes_nothing(connect, project: Path):
+async def test_create_workflow_refuses_invalid_definitions_and_writes_nothing(
+    connect, project: Path
+):
     async with connect() as client:
         broken = new_flow(steps=[{"id": "only", "title": "No prompt"}])
-        error = error_of(await client.call_tool("create_workflow", {"name": "broken-flow", "definition": broken}))
+        error = error_of(
+            await client.call_tool("create_workflow", {"name": "broken-flow", "definition": broken})
+        )
         assert error["code"] == -32002
         assert error["data"]["diagnostics"][0]["pointer"].startswith("/steps/0")
         assert not (project / "workflows" / "broken-flow.json").exists()
-        mismatch = error_of(await client.call_tool("create_workflow", {"name": "other-flow", "definition": new_flow(id="x-flow")}))
+        mismatch = error_of(
+            await client.call_tool(
+                "create_workflow", {"name": "other-flow", "definition": new_flow(id="x-flow")}
+            )
+        )
         assert mismatch["code"] == -32602
 
 
-@pytest.mark.parametrize("name", ["../escape", "/etc/passwd", "a/b", "UPPER", "x", "a" * 65, "..", "with.dot"])
+@pytest.mark.parametrize(
+    "name", ["../escape", "/etc/passwd", "a/b", "UPPER", "x", "a" * 65, "..", "with.dot"]
+)
 async def test_create_workflow_refuses_names_that_escape(connect, project: Path, name):
     async with connect() as client:
-        error = error_of(await client.call_tool("create_workflow", {"name": name, "definition": new_flow()}))
+        error = error_of(
+            await client.call_tool("create_workflow", {"name": name, "definition": new_flow()})
+        )
         assert error["code"] == -32602
-        assert sorted(p.name for p in (project / "workflows").iterdir()) == ["ai-task-implementation.json", "test-flow.json"]
+        assert sorted(p.name for p in (project / "workflows").iterdir()) == [
+            "ai-task-implementation.json",
+            "test-flow.json",
+        ]
 
 
 async def test_create_workflow_refuses_a_symlink_out(connect, project: Path, tmp_path: Path):
@@ -204,7 +309,12 @@ async def test_create_workflow_refuses_a_symlink_out(connect, project: Path, tmp
         outside = tmp_path / "outside.json"
         outside.write_text("{}")
         (project / "workflows" / "evil-link.json").symlink_to(outside)
-        error = error_of(await client.call_tool("create_workflow", {"name": "evil-link", "definition": new_flow(), "overwrite": True}))
+        error = error_of(
+            await client.call_tool(
+                "create_workflow",
+                {"name": "evil-link", "definition": new_flow(), "overwrite": True},
+            )
+        )
         assert error["code"] == -32007
         assert outside.read_text() == "{}"
 
@@ -219,9 +329,15 @@ async def test_workflow_lint(connect):
     async with connect() as client:
         clean = ok(await client.call_tool("workflow_lint", {"definition": TEST_FLOW}))
         assert clean["valid"] is True and clean["errorCount"] == 0
-        broken = ok(await client.call_tool("workflow_lint", {"text": '{"id": "x1y", "steps": []', "format": "json"}))
+        broken = ok(
+            await client.call_tool(
+                "workflow_lint", {"text": '{"id": "x1y", "steps": []', "format": "json"}
+            )
+        )
         assert broken["valid"] is False and broken["diagnostics"][0]["code"].startswith("WR0")
-        both = error_of(await client.call_tool("workflow_lint", {"definition": TEST_FLOW, "text": "{}"}))
+        both = error_of(
+            await client.call_tool("workflow_lint", {"definition": TEST_FLOW, "text": "{}"})
+        )
         assert both["code"] == -32602
 
 
@@ -235,23 +351,38 @@ async def test_resources_and_prompts(connect):
         assert json.loads(schema.contents[0].text)["title"]
         with pytest.raises(MCPError) as raised:
             await client.read_resource("workrail://workflows/test-flwo")
-        assert raised.value.error.code == -32001 and raised.value.error.data["closest"] == ["test-flow"]
+        assert raised.value.error.code == -32001 and raised.value.error.data["closest"] == [
+            "test-flow"
+        ]
         prompt = next(p for p in (await client.list_prompts()).prompts if p.name == "test-flow")
         assert prompt.title == "Test Flow" and prompt.arguments[0].name == "task"
         started = await client.get_prompt("test-flow", {})
         assert '"workflowId": "test-flow"' in started.messages[0].content.text
         with pytest.raises(MCPError) as raised:
             await client.get_prompt("test-flwo", {})
-        assert raised.value.error.code == -32602 and raised.value.error.data["closest"] == ["test-flow"]
+        assert raised.value.error.code == -32602 and raised.value.error.data["closest"] == [
+            "test-flow"
+        ]
 
 
 async def test_create_workflow_in_the_user_directory(connect, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path / "home"))
     async with connect() as client:
         created = ok(
-            await client.call_tool("create_workflow", {"name": "mine-flow", "definition": new_flow(), "location": "user"})
+            await client.call_tool(
+                "create_workflow",
+                {"name": "mine-flow", "definition": new_flow(), "location": "user"},
+            )
         )
-        assert created["workflow_path"] == str((tmp_path / "home" / "workflows" / "mine-flow.json").resolve())
-        assert error_of(
-            await client.call_tool("create_workflow", {"name": "mine-flow", "definition": new_flow(), "location": "/etc"})
-        )["code"] == -32602
+        assert created["workflow_path"] == str(
+            (tmp_path / "home" / "workflows" / "mine-flow.json").resolve()
+        )
+        assert (
+            error_of(
+                await client.call_tool(
+                    "create_workflow",
+                    {"name": "mine-flow", "definition": new_flow(), "location": "/etc"},
+                )
+            )["code"]
+            == -32602
+        )

@@ -48,7 +48,10 @@ def test_the_descriptions_tell_the_agent_what_to_carry():
     assert "any order" not in completed
     assert "Append" in completed and "once per iteration" in completed
     assert "returned context" in tool.description
-    assert "context returned by your previous" in tool.input_schema["properties"]["context"]["description"]
+    assert (
+        "context returned by your previous"
+        in tool.input_schema["properties"]["context"]["description"]
+    )
 
 
 async def test_an_agent_following_the_descriptions_completes_a_foreach_loop(client):
@@ -59,7 +62,8 @@ async def test_an_agent_following_the_descriptions_completes_a_foreach_loop(clie
         done: list[tuple[str, object]] = []
         for _ in range(20):
             result = await client.call_tool(
-                "workflow_next", {"workflowId": "mr-review", "completedSteps": completed, "context": context}
+                "workflow_next",
+                {"workflowId": "mr-review", "completedSteps": completed, "context": context},
             )
             assert not result.is_error, result.content[0].text
             answer = result.structured_content

@@ -50,8 +50,10 @@ def _finish(code: int) -> None:
     click.get_current_context().exit(code)
 
 
-PROJECT_HELP = ("Project directory (default: the working directory); its ./workflows and "
-                "./.workrail/workflows are workflow sources.")
+PROJECT_HELP = (
+    "Project directory (default: the working directory); its ./workflows and "
+    "./.workrail/workflows are workflow sources."
+)
 WORKFLOWS_HELP = "Another directory of workflows (repeatable; wins over the other sources)."
 
 
@@ -70,17 +72,38 @@ def catalog_options(command: Any) -> Any:
 
     Given here, --project replaces the global one and --workflows adds to the global ones.
     """
-    command = click.option("--workflows", type=EXISTING_DIRECTORY, multiple=True, metavar="DIR", help=WORKFLOWS_HELP,
-                           expose_value=False, callback=_add_workflow_dirs)(command)
-    return click.option("--project", type=EXISTING_DIRECTORY, metavar="DIR", help=PROJECT_HELP,
-                        expose_value=False, callback=_set_project)(command)
+    command = click.option(
+        "--workflows",
+        type=EXISTING_DIRECTORY,
+        multiple=True,
+        metavar="DIR",
+        help=WORKFLOWS_HELP,
+        expose_value=False,
+        callback=_add_workflow_dirs,
+    )(command)
+    return click.option(
+        "--project",
+        type=EXISTING_DIRECTORY,
+        metavar="DIR",
+        help=PROJECT_HELP,
+        expose_value=False,
+        callback=_set_project,
+    )(command)
 
 
 @click.group(cls=WorkrailGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="workrail")
-@click.option("--project", type=EXISTING_DIRECTORY, default=Path(), metavar="DIR", help=PROJECT_HELP)
-@click.option("--workflows", "workflow_dirs", type=EXISTING_DIRECTORY, multiple=True, metavar="DIR",
-              help=WORKFLOWS_HELP)
+@click.option(
+    "--project", type=EXISTING_DIRECTORY, default=Path(), metavar="DIR", help=PROJECT_HELP
+)
+@click.option(
+    "--workflows",
+    "workflow_dirs",
+    type=EXISTING_DIRECTORY,
+    multiple=True,
+    metavar="DIR",
+    help=WORKFLOWS_HELP,
+)
 @click.pass_context
 def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> None:
     """WorkRail: workflows that keep AI coding agents on the rails."""
@@ -89,14 +112,27 @@ def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> N
 
 @cli.command()
 @click.argument("paths", nargs=-1, metavar="[PATHS]...")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="Output format: text for people, json/sarif/github for machines.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Output format: text for people, json/sarif/github for machines.",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail the run too (exit 1).")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour the text output (auto: only on a terminal, never with NO_COLOR set).")
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text output (auto: only on a terminal, never with NO_COLOR set).",
+)
 @catalog_options
 @click.pass_obj
-def validate(settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool, color: str) -> None:
+def validate(
+    settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool, color: str
+) -> None:
     """Check workflow files (schema and semantic checks).
 
     PATHS are files (always checked), glob patterns or directories, searched for workflow files:
@@ -108,8 +144,14 @@ def validate(settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool,
     from workrail_engine.cli.validate import run_validate
 
     try:
-        code = run_validate(paths, fmt=fmt, strict=strict, console=Console.detect(color),
-                            project=settings.project, extra_dirs=settings.workflow_dirs)
+        code = run_validate(
+            paths,
+            fmt=fmt,
+            strict=strict,
+            console=Console.detect(color),
+            project=settings.project,
+            extra_dirs=settings.workflow_dirs,
+        )
     except MissingPath as exc:
         raise click.BadParameter(str(exc), param_hint="PATHS") from None
     _finish(code)
@@ -117,7 +159,9 @@ def validate(settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool,
 
 @cli.command("list")
 @click.option("--category", help="Only workflows of this category.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @catalog_options
 @click.pass_obj
 def list_command(settings: Settings, category: str | None, fmt: str) -> None:
@@ -133,7 +177,9 @@ def list_command(settings: Settings, category: str | None, fmt: str) -> None:
 
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @catalog_options
 @click.pass_obj
 def show(settings: Settings, workflow_id: str, fmt: str) -> None:
@@ -148,16 +194,34 @@ def show(settings: Settings, workflow_id: str, fmt: str) -> None:
 
 @cli.command("next")
 @click.argument("workflow_id", metavar="ID")
-@click.option("--completed", multiple=True, metavar="IDS", help="Completed step ids, comma-separated (repeatable).")
+@click.option(
+    "--completed",
+    multiple=True,
+    metavar="IDS",
+    help="Completed step ids, comma-separated (repeatable).",
+)
 @click.option("--current", "current_step", metavar="STEP", help="The step the agent is on (loops).")
-@click.option("--context", "context_items", multiple=True, metavar="KEY=VALUE",
-              help="A context variable (repeatable); VALUE is parsed as JSON when it parses, else a string; "
-                   "dotted keys nest (a.b=1).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--context",
+    "context_items",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A context variable (repeatable); VALUE is parsed as JSON when it parses, else a string; "
+    "dotted keys nest (a.b=1).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @catalog_options
 @click.pass_obj
-def next_command(settings: Settings, workflow_id: str, completed: tuple[str, ...], current_step: str | None,
-                 context_items: tuple[str, ...], fmt: str) -> None:
+def next_command(
+    settings: Settings,
+    workflow_id: str,
+    completed: tuple[str, ...],
+    current_step: str | None,
+    context_items: tuple[str, ...],
+    fmt: str,
+) -> None:
     """Print the next step and its guidance.
 
     Stateless, like the MCP tool workflow_next: pass the steps already done with --completed.
@@ -169,8 +233,18 @@ def next_command(settings: Settings, workflow_id: str, completed: tuple[str, ...
         context = parse_context(context_items)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--context") from None
-    _finish(run_next(settings.catalog(), workflow_id, parse_completed(completed), context,
-                     current_step=current_step, fmt=fmt, console=Console.detect(), options=settings.arguments()))
+    _finish(
+        run_next(
+            settings.catalog(),
+            workflow_id,
+            parse_completed(completed),
+            context,
+            current_step=current_step,
+            fmt=fmt,
+            console=Console.detect(),
+            options=settings.arguments(),
+        )
+    )
 
 
 @cli.command()
@@ -183,9 +257,14 @@ def schema() -> None:
 
 @cli.command()
 @click.argument("name")
-@click.option("--dir", "directory", type=EXISTING_DIRECTORY, default=None,
-              help="An existing directory to write NAME.json in (default: the project's ./workflows, "
-                   "created when missing).")
+@click.option(
+    "--dir",
+    "directory",
+    type=EXISTING_DIRECTORY,
+    default=None,
+    help="An existing directory to write NAME.json in (default: the project's ./workflows, "
+    "created when missing).",
+)
 @click.pass_obj
 def init(settings: Settings, name: str, directory: Path | None) -> None:
     """Write a new workflow NAME.json to start from.
@@ -200,8 +279,14 @@ def init(settings: Settings, name: str, directory: Path | None) -> None:
     _finish(run_init(name, directory or settings.project / "workflows", Console.detect()))
 
 
-FORWARDED = {"context_settings": {"ignore_unknown_options": True, "allow_extra_args": True,
-                                  "help_option_names": []}, "add_help_option": False}
+FORWARDED = {
+    "context_settings": {
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": [],
+    },
+    "add_help_option": False,
+}
 
 
 @cli.command(**FORWARDED)
@@ -230,6 +315,7 @@ def lsp(argv: tuple[str, ...]) -> None:
 
 # The runs commands (run, runs, run-status, cancel) live with the runs engine's owner.
 runs.register(cli)
+
 
 def main(argv: list[str] | None = None) -> None:
     """The console script's entry point."""

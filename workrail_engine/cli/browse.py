@@ -47,7 +47,9 @@ def _report_catalog_problems(catalog: Catalog, console: Console) -> None:
         # A byte-identical copy (a checkout's ./workflows is the bundled set) hides nothing.
         hidden = [str(p) for p in shadow.hidden if not _same_bytes(shadow.winner, p)]
         if hidden:
-            console.warning(f"workflow {shadow.workflow_id!r} from {shadow.winner} shadows {', '.join(hidden)}")
+            console.warning(
+                f"workflow {shadow.workflow_id!r} from {shadow.winner} shadows {', '.join(hidden)}"
+            )
 
 
 def _same_bytes(first: Path, second: Path) -> bool:
@@ -62,7 +64,9 @@ def _listing(entry: WorkflowEntry) -> dict[str, Any]:
 
 
 def run_list(catalog: Catalog, *, category: str | None, fmt: str, console: Console) -> int:
-    entries = [e for e in catalog.entries() if category is None or e.definition.get("category") == category]
+    entries = [
+        e for e in catalog.entries() if category is None or e.definition.get("category") == category
+    ]
     _report_catalog_problems(catalog, console)
     if fmt == "json":
         console.out(json.dumps([_listing(e) for e in entries], indent=2, ensure_ascii=False))
@@ -82,7 +86,9 @@ def _when(step: Mapping[str, Any]) -> str:
 
 def _step_line(step: Mapping[str, Any], depth: int) -> list[str]:
     kind = step.get("type") or ("command" if "run" in step else "prompt")
-    lines = [f"{'  ' * depth}- {step.get('id')} [{kind}] {step.get('title', '')}".rstrip() + _when(step)]
+    lines = [
+        f"{'  ' * depth}- {step.get('id')} [{kind}] {step.get('title', '')}".rstrip() + _when(step)
+    ]
     body = step.get("steps") if kind == "parallel" else step.get("body") if kind == "loop" else None
     if isinstance(body, list):
         for child in body:
@@ -116,7 +122,11 @@ def render_workflow(entry: WorkflowEntry) -> str:
             lines += ["", f"{label}:", *(f"  - {item}" for item in d[key])]
     params = (d.get("parameters") or {}).get("properties") or {}
     if params:
-        lines += ["", "Parameters:", *(_parameter_line(name, spec) for name, spec in params.items())]
+        lines += [
+            "",
+            "Parameters:",
+            *(_parameter_line(name, spec) for name, spec in params.items()),
+        ]
     lines += ["", "Steps:"]
     for step in d.get("steps", []):
         if isinstance(step, Mapping):

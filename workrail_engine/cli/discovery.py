@@ -28,7 +28,9 @@ from workrail_engine.workflow_files import (
 __all__ = ["PROJECT_SUBDIRS", "MissingPath", "collect_files", "project_directories"]
 
 PROJECT_SUBDIRS = ("workflows", os.path.join(".workrail", "workflows"))
-SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})  # and hidden ones
+SKIPPED_DIRS = frozenset(
+    {"node_modules", "__pycache__", "venv", "site-packages"}
+)  # and hidden ones
 GLOB_CHARS = frozenset("*?[")
 
 
@@ -58,7 +60,9 @@ def _walk(directory: str, every_file: bool) -> Iterator[str]:
 
 def _in_workflows_directory(directory: str) -> bool:
     # `workrail validate workflows/`, or `.` inside a workflows directory.
-    return is_workflows_directory(os.path.normpath(directory)) or is_workflows_directory(Path(directory).resolve())
+    return is_workflows_directory(os.path.normpath(directory)) or is_workflows_directory(
+        Path(directory).resolve()
+    )
 
 
 def _is_workflow(directory: str, path: str) -> bool:
@@ -86,7 +90,9 @@ def _expand(argument: str) -> list[str]:
     raise MissingPath(argument, "no such file or directory")
 
 
-def collect_files(arguments: Iterable[str | os.PathLike[str]], *, sources: bool = False) -> list[str]:
+def collect_files(
+    arguments: Iterable[str | os.PathLike[str]], *, sources: bool = False
+) -> list[str]:
     """Every file to check, in the order given, each once (as the user spelled its path).
 
     ``sources``: the directories are workflow sources (the project's, ``--workflows``), so every

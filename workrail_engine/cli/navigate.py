@@ -12,7 +12,14 @@ from workrail_engine.cli.console import Console
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog
 
-__all__ = ["context_arguments", "next_command", "parse_completed", "parse_context", "render_next", "run_next"]
+__all__ = [
+    "context_arguments",
+    "next_command",
+    "parse_completed",
+    "parse_context",
+    "render_next",
+    "run_next",
+]
 
 # The engine ends its guidance with what an MCP client should do next ("When this step is done,
 # append … to completedSteps and call workflow_next again …"); the CLI prints the command instead.
@@ -72,7 +79,9 @@ def run_next(
     step = payload.get("step")
     follow_up = None
     if step is not None:  # the engine's "append the step id to completedSteps", as options
-        follow_up = next_command(workflow_id, [*completed, step["id"]], payload.get("context") or {}, options)
+        follow_up = next_command(
+            workflow_id, [*completed, step["id"]], payload.get("context") or {}, options
+        )
     console.out(render_next(payload, follow_up))
     return 0
 
@@ -103,11 +112,17 @@ def _as_argument(value: Any) -> str:
 
 def context_arguments(context: Mapping[str, Any]) -> str:
     """The context as `--context` options for the next call (the loop bookkeeping included)."""
-    return " ".join("--context " + shlex.quote(f"{key}={_as_argument(value)}") for key, value in context.items())
+    return " ".join(
+        "--context " + shlex.quote(f"{key}={_as_argument(value)}") for key, value in context.items()
+    )
 
 
-def next_command(workflow_id: str, completed: Sequence[str], context: Mapping[str, Any],
-                 options: Sequence[str] = ()) -> str:
+def next_command(
+    workflow_id: str,
+    completed: Sequence[str],
+    context: Mapping[str, Any],
+    options: Sequence[str] = (),
+) -> str:
     """`workrail next …` for once the current step is done, quoted for a POSIX shell."""
     argv = ["workrail", "next", workflow_id, *options]
     if completed:

@@ -63,7 +63,9 @@ class Summary:
         errors = sum(r.count(Severity.ERROR) for r in reports)
         warnings = sum(r.count(Severity.WARNING) for r in reports)
         infos = sum(r.count(Severity.INFO) for r in reports)
-        with_problems = sum(1 for r in reports if r.count(Severity.ERROR) or r.count(Severity.WARNING))
+        with_problems = sum(
+            1 for r in reports if r.count(Severity.ERROR) or r.count(Severity.WARNING)
+        )
         return cls(len(reports), with_problems, errors, warnings, infos, strict)
 
     @property

@@ -65,10 +65,15 @@ def _print_result(snap: dict[str, Any], fmt: str) -> None:
         click.echo(json.dumps(snap, indent=2, ensure_ascii=False))
         return
     for result in snap.get("step_results", []):
-        click.echo(f"  {result['status']:<11} {result['step_name']} ({result['duration']:.2f}s)"
-                   + (f": {result['error']}" if result.get("error") else ""))
-    click.echo(f"{snap['workflow_id']}: {snap['status']} — {snap['steps_completed']}/{snap['steps_total']} steps "
-               f"in {snap['execution_time']:.2f}s" + (f"; {snap['error_message']}" if snap.get("error_message") else ""))
+        click.echo(
+            f"  {result['status']:<11} {result['step_name']} ({result['duration']:.2f}s)"
+            + (f": {result['error']}" if result.get("error") else "")
+        )
+    click.echo(
+        f"{snap['workflow_id']}: {snap['status']} — {snap['steps_completed']}/{snap['steps_total']} steps "
+        f"in {snap['execution_time']:.2f}s"
+        + (f"; {snap['error_message']}" if snap.get("error_message") else "")
+    )
     if snap.get("waiting"):
         step = snap["waiting"]["step"]
         click.echo(f"waiting for the agent at step {step['id']!r}: {step.get('prompt', '')}")
@@ -94,7 +99,9 @@ def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
 
 def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
     if not live:
-        return service.wait(run_id, 10 ** 9, on_change=lambda s: click.echo(_line(s), err=True), stop=stop)
+        return service.wait(
+            run_id, 10**9, on_change=lambda s: click.echo(_line(s), err=True), stop=stop
+        )
     from rich.console import Console as RichConsole
     from rich.progress import Progress
 
@@ -103,10 +110,14 @@ def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict
         task = progress.add_task(run_id, total=None)
 
         def show(snap: dict[str, Any]) -> None:
-            progress.update(task, completed=snap["steps_completed"], total=snap["steps_total"],
-                            description=_line(snap))
+            progress.update(
+                task,
+                completed=snap["steps_completed"],
+                total=snap["steps_total"],
+                description=_line(snap),
+            )
 
-        return service.wait(run_id, 10 ** 9, on_change=show, stop=stop)
+        return service.wait(run_id, 10**9, on_change=show, stop=stop)
 
 
 def _cancel(service: Any, run_id: str) -> dict[str, Any]:
@@ -119,16 +130,37 @@ def _cancel(service: Any, run_id: str) -> dict[str, Any]:
 
 @click.command("run", short_help="Run a workflow (by id or file) and follow it.")
 @click.argument("workflow", metavar="ID|PATH")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="A workflow parameter (repeatable); VALUE is JSON when it parses, else text.")
-@click.option("--dry-run", is_flag=True, help="Print the plan (steps, order, parallel groups, argv); run nothing.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Overall timeout in seconds.")
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A workflow parameter (repeatable); VALUE is JSON when it parses, else text.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (steps, order, parallel groups, argv); run nothing.",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0, min_open=True), help="Overall timeout in seconds."
+)
 @click.option("--parallel-limit", type=click.IntRange(min=1), help="Most steps running at once.")
 @click.option("--sandbox", is_flag=True, help="Run every command step inside bubblewrap.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.pass_obj
-def run_command(settings: Settings, workflow: str, params: tuple[str, ...], dry_run: bool, timeout: float | None,
-                parallel_limit: int | None, sandbox: bool, fmt: str) -> None:
+def run_command(
+    settings: Settings,
+    workflow: str,
+    params: tuple[str, ...],
+    dry_run: bool,
+    timeout: float | None,
+    parallel_limit: int | None,
+    sandbox: bool,
+    fmt: str,
+) -> None:
     """Run a workflow (by id, or the path of a workflow file) and follow its progress.
 
     Exit status: 0 success (or waiting for an agent), 1 failed, partial or cancelled, 130 after Ctrl-C.
@@ -141,7 +173,9 @@ def run_command(settings: Settings, workflow: str, params: tuple[str, ...], dry_
     values = _parameters(definition, params)
     if dry_run:
         plan = service.plan(definition, values, options)
-        click.echo(json.dumps(plan, indent=2, ensure_ascii=False) if fmt == "json" else _plan_text(plan))
+        click.echo(
+            json.dumps(plan, indent=2, ensure_ascii=False) if fmt == "json" else _plan_text(plan)
+        )
         return
     run_id = service.run(definition, values, options)
     click.echo(f"started {run_id}", err=True)
@@ -156,14 +190,25 @@ def _plan_text(plan: dict[str, Any]) -> str:
     """The dry-run plan for a person: numbered groups, each step's argv as a shell would show it."""
     import shlex
 
-    params = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in plan.get("parameters", {}).items())
-    lines = [f"Plan for {plan['workflow_name']} (dry run: nothing executed): {plan['steps_total']} steps, "
-             f"timeout {plan['timeout']} s", f"parameters: {params or '(none)'}"]
+    params = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in plan.get("parameters", {}).items()
+    )
+    lines = [
+        f"Plan for {plan['workflow_name']} (dry run: nothing executed): {plan['steps_total']} steps, "
+        f"timeout {plan['timeout']} s",
+        f"parameters: {params or '(none)'}",
+    ]
     for group in plan.get("groups", []):
         steps = group.get("steps", [])
         if group.get("parallel"):
-            limit = f", at most {group['parallel_limit']} at once" if group.get("parallel_limit") else ""
-            lines.append(f"{group['order']}. {group['step_name']}: in parallel{limit} ({group.get('decision', 'runs')})")
+            limit = (
+                f", at most {group['parallel_limit']} at once"
+                if group.get("parallel_limit")
+                else ""
+            )
+            lines.append(
+                f"{group['order']}. {group['step_name']}: in parallel{limit} ({group.get('decision', 'runs')})"
+            )
             lines += [f"   - {_plan_step(step, shlex)}" for step in steps]
         else:
             lines += [f"{group['order']}. {_plan_step(step, shlex)}" for step in steps]
@@ -173,7 +218,9 @@ def _plan_text(plan: dict[str, Any]) -> str:
 def _plan_step(step: dict[str, Any], shlex: Any) -> str:
     name = step["step_name"]
     if step.get("decision") != "runs":
-        return f"{name}: {step.get('decision')}" + (f" ({step['reason']})" if step.get("reason") else "")
+        return f"{name}: {step.get('decision')}" + (
+            f" ({step['reason']})" if step.get("reason") else ""
+        )
     if step.get("kind") != "command":
         return f"{name}: waits for the agent ({step.get('kind')} step)"
     extras = [f"timeout {step['timeout']} s"] if step.get("timeout") else []
@@ -198,7 +245,9 @@ def _leave(code: int) -> None:
 @click.command("runs")
 @click.option("--running", is_flag=True, help="Only runs in progress (running or waiting).")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.pass_obj
 def runs_command(settings: Settings, running: bool, limit: int, fmt: str) -> None:
     """List recent runs, newest first."""
@@ -214,7 +263,9 @@ def runs_command(settings: Settings, running: bool, limit: int, fmt: str) -> Non
 
 @click.command("run-status")
 @click.argument("run_id", metavar="RUN_ID")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.pass_obj
 def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
     """Show a run: status and step results."""
@@ -228,7 +279,10 @@ def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
 def cancel_command(settings: Settings, run_id: str, reason: str | None) -> None:
     """Cancel a run; its running processes are stopped within seconds."""
     result = _service(settings).cancel(run_id, reason)
-    click.echo(result.get("message") or f"{run_id}: cancelled after {result['steps_completed']} completed step(s)")
+    click.echo(
+        result.get("message")
+        or f"{run_id}: cancelled after {result['steps_completed']} completed step(s)"
+    )
 
 
 def register(cli: click.Group) -> None:

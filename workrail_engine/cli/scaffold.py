@@ -101,7 +101,9 @@ def run_init(name: str, directory: Path, console: Console) -> int:
     if target.exists():
         console.error(f"{target} already exists; not overwriting it")
         return 1
-    directory.mkdir(exist_ok=True)  # only the default ./workflows; the command line checks --dir exists
+    directory.mkdir(
+        exist_ok=True
+    )  # only the default ./workflows; the command line checks --dir exists
     content = json.dumps(starter_workflow(name), indent=2, ensure_ascii=False) + "\n"
     try:
         _create_exclusively(target, content)

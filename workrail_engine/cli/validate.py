@@ -21,7 +21,10 @@ WORKFLOW_FILE_RULE = (
 def lint_files(paths: Sequence[str]) -> list[FileReport]:
     """Every check of each file, plus WR603 where two of the files checked share a workflow id
     (the same cross-file check the language server runs over a workspace)."""
-    from workrail_engine.lint import duplicate_workflow_ids, lint_path  # imported only when there is work
+    from workrail_engine.lint import (
+        duplicate_workflow_ids,
+        lint_path,
+    )  # imported only when there is work
 
     reports = [_lint_one(lint_path, path) for path in paths]
     shared_ids = duplicate_workflow_ids(r.document for r in reports)
@@ -42,7 +45,9 @@ def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) 
     directories = project_directories(project, extra_dirs)
     if not directories:
         looked = " and ".join(str(project / sub) for sub in PROJECT_SUBDIRS)
-        console.warning(f"no workflow directory found (looked in {looked}); pass files or directories to check")
+        console.warning(
+            f"no workflow directory found (looked in {looked}); pass files or directories to check"
+        )
         return None
     return [str(d) for d in directories]
 

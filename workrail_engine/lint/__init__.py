@@ -49,7 +49,9 @@ def lint_document(doc: WorkflowDocument) -> list[Diagnostic]:
         try:
             found.extend(_content_diagnostics(doc))
         except RecursionError:
-            found.append(Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span("")))
+            found.append(
+                Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span(""))
+            )
         except Exception as error:  # noqa: BLE001 - a checker bug must cost one file, not the run or the editor
             log.exception("checking %s failed", doc.path or "a document")
             found.append(checker_failed(doc, error))
@@ -70,7 +72,11 @@ def _without_superseded(found: list[Diagnostic]) -> list[Diagnostic]:
     string fails the schema's operand type and our WR402. The author should read one message, the
     semantic one, which says why.
     """
-    specific = {(d.pointer, d.data.get("property")) for d in found if d.code != "WR103" and "property" in d.data}
+    specific = {
+        (d.pointer, d.data.get("property"))
+        for d in found
+        if d.code != "WR103" and "property" in d.data
+    }
     typed = {d.pointer for d in found if d.code in _EXPRESSION_CODES}
 
     def superseded(d: Diagnostic) -> bool:
@@ -94,7 +100,11 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
 
     sites = list(walk_steps(doc.value))
     found = step_findings(sites, doc.lint_cache)
-    local = [finding.place(doc, site.pointer) for site, step_found in zip(sites, found) for finding in step_found.findings]
+    local = [
+        finding.place(doc, site.pointer)
+        for site, step_found in zip(sites, found, strict=False)
+        for finding in step_found.findings
+    ]
     return [
         *schema_diagnostics(doc),
         *structure_diagnostics(doc, sites),
@@ -104,7 +114,9 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     ]
 
 
-def lint_text(text: str, path: str | os.PathLike[str] | None = None, fmt: str | None = None) -> LintResult:
+def lint_text(
+    text: str, path: str | os.PathLike[str] | None = None, fmt: str | None = None
+) -> LintResult:
     document = parse_document(text, path, fmt)
     return LintResult(document, lint_document(document))
 
@@ -126,10 +138,18 @@ def duplicate_workflow_ids(documents: Iterable[WorkflowDocument]) -> dict[str, l
             continue
         for doc in docs:
             related = tuple(
-                Related(f"{workflow_id!r} is also the id of this workflow", other.span("/id"), other.path)
+                Related(
+                    f"{workflow_id!r} is also the id of this workflow",
+                    other.span("/id"),
+                    other.path,
+                )
                 for other in docs
                 if other is not doc
             )
             message = f"Workflow id {workflow_id!r} is used by {len(docs)} files; only one of them can be found by id"
-            out[doc.path or ""].append(Diagnostic("WR603", Severity.ERROR, message, "/id", doc.span("/id"), related=related))
+            out[doc.path or ""].append(
+                Diagnostic(
+                    "WR603", Severity.ERROR, message, "/id", doc.span("/id"), related=related
+                )
+            )
     return dict(out)

@@ -21,7 +21,16 @@ def command_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
     out: list[Finding] = []
     if "timeoutSeconds" not in run:
         message = "Command step without 'timeoutSeconds': a hung command would hold the run until the overall deadline"
-        out.append(Finding("/run", "WR501", Severity.WARNING, message, {"property": "timeoutSeconds"}, on_key=True))
+        out.append(
+            Finding(
+                "/run",
+                "WR501",
+                Severity.WARNING,
+                message,
+                {"property": "timeoutSeconds"},
+                on_key=True,
+            )
+        )
     command = run.get("command")
     if isinstance(command, list):
         out += _shell_script_templates(command)
@@ -29,7 +38,11 @@ def command_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
 
 
 def _shell_script_templates(command: list[object]) -> list[Finding]:
-    if not command or not isinstance(command[0], str) or os.path.basename(command[0]) not in _SHELLS:
+    if (
+        not command
+        or not isinstance(command[0], str)
+        or os.path.basename(command[0]) not in _SHELLS
+    ):
         return []
     out = []
     for index, arg in enumerate(command[1:], start=1):

@@ -49,10 +49,19 @@ def placeholder_for(schema: Any) -> Any:
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = kind[0] if kind else None
-    return {"array": [], "object": {}, "boolean": False, "integer": 0, "number": 0, "null": None}.get(kind, "")
+    return {
+        "array": [],
+        "object": {},
+        "boolean": False,
+        "integer": 0,
+        "number": 0,
+        "null": None,
+    }.get(kind, "")
 
 
-def insert_property(doc: WorkflowDocument, object_pointer: str, name: str, value: Any) -> Fix | None:
+def insert_property(
+    doc: WorkflowDocument, object_pointer: str, name: str, value: Any
+) -> Fix | None:
     """Add ``"name": value`` as the first member of the object, in the object's own layout."""
     span = doc.value_span(object_pointer)
     if span is None:
@@ -78,7 +87,10 @@ def insert_property(doc: WorkflowDocument, object_pointer: str, name: str, value
     indent = text[line_start : span.start]
     if indent.strip():  # the mapping starts after "- " or a key on the same line
         indent = " " * len(indent)
-    return Fix(title, (TextEdit(Span(span.start, span.start), f"{name}: {_literal(doc, value)}\n{indent}"),))
+    return Fix(
+        title,
+        (TextEdit(Span(span.start, span.start), f"{name}: {_literal(doc, value)}\n{indent}"),),
+    )
 
 
 def kebab_case(name: str) -> str:

@@ -32,4 +32,8 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
 
 def _relative(base: str, problems: Iterable[Problem]) -> list[Finding]:
     # MALFORMED is skipped: the schema already reports the shape, on the exact key.
-    return [Finding(base + p.pointer, p.code, Severity.ERROR, p.message) for p in problems if p.code != MALFORMED]
+    return [
+        Finding(base + p.pointer, p.code, Severity.ERROR, p.message)
+        for p in problems
+        if p.code != MALFORMED
+    ]

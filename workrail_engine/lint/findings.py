@@ -41,7 +41,9 @@ class StepFindings:
     templates: tuple[tuple[str, str, tuple[TemplateRef, ...]], ...]
 
 
-def step_findings(sites: list[StepSite], cache: dict[int, tuple[Any, StepFindings]]) -> list[StepFindings]:
+def step_findings(
+    sites: list[StepSite], cache: dict[int, tuple[Any, StepFindings]]
+) -> list[StepFindings]:
     """Findings for every site, from ``cache`` where the step object is the same; prunes the cache."""
     # Imported here: these modules build Findings, so they import this one.
     from .commands import command_findings
@@ -49,8 +51,14 @@ def step_findings(sites: list[StepSite], cache: dict[int, tuple[Any, StepFinding
     from .references import template_strings
 
     def compute(site: StepSite) -> StepFindings:
-        findings = (*expression_findings(site.step, site.kind), *command_findings(site.step, site.kind))
-        templates = tuple((pointer, text, tuple(find_references(text))) for pointer, text in template_strings(site.step))
+        findings = (
+            *expression_findings(site.step, site.kind),
+            *command_findings(site.step, site.kind),
+        )
+        templates = tuple(
+            (pointer, text, tuple(find_references(text)))
+            for pointer, text in template_strings(site.step)
+        )
         return StepFindings(findings, templates)
 
     results = []

@@ -46,7 +46,16 @@ def metadata_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     if isinstance(workflow_id, str) and wanted and workflow_id != wanted:
         message = f"Workflow id {workflow_id!r} differs from its file name {wanted!r}; agents find workflows by id, people by file name"
         fix = edits.replace_value(doc, "/id", wanted, f"Change the id to {wanted!r}")
-        out.append(Diagnostic("WR601", Severity.WARNING, message, "/id", doc.span("/id"), fixes=(fix,) if fix else ()))
+        out.append(
+            Diagnostic(
+                "WR601",
+                Severity.WARNING,
+                message,
+                "/id",
+                doc.span("/id"),
+                fixes=(fix,) if fix else (),
+            )
+        )
     version = workflow.get("version")
     if isinstance(version, str) and not _SEMVER.match(version):
         message = f"Version {version!r} is not SemVer (MAJOR.MINOR.PATCH, e.g. '1.0.0')"

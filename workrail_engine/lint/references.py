@@ -52,14 +52,19 @@ def _declared_secrets(workflow: Mapping[str, Any]) -> set[str]:
     return {s for s in secrets if isinstance(s, str)} if isinstance(secrets, list) else set()
 
 
-def reference_diagnostics(doc: WorkflowDocument, sites: list[StepSite], found: list[StepFindings]) -> list[Diagnostic]:
+def reference_diagnostics(
+    doc: WorkflowDocument, sites: list[StepSite], found: list[StepFindings]
+) -> list[Diagnostic]:
     workflow = doc.value
     if not isinstance(workflow, Mapping):
         return []
     by_id = {site.id: site for site in sites if site.id}
-    declared = {"parameters": _declared_parameters(workflow), "secrets": _declared_secrets(workflow)}
+    declared = {
+        "parameters": _declared_parameters(workflow),
+        "secrets": _declared_secrets(workflow),
+    }
     out = []
-    for site, step_found in zip(sites, found):
+    for site, step_found in zip(sites, found, strict=False):
         for relative, _text, refs in step_found.templates:
             for ref in refs:
                 problem = _problem(ref, site, by_id, declared)
@@ -67,17 +72,35 @@ def reference_diagnostics(doc: WorkflowDocument, sites: list[StepSite], found: l
                     code, message = problem
                     pointer = site.pointer + relative
                     span = span_in_string(doc, pointer, ref.span.start, ref.span.end)
-                    out.append(Diagnostic(code, Severity.ERROR, message, pointer, span, data={"reference": ref.text}))
+                    out.append(
+                        Diagnostic(
+                            code,
+                            Severity.ERROR,
+                            message,
+                            pointer,
+                            span,
+                            data={"reference": ref.text},
+                        )
+                    )
     return out
 
 
-def _problem(ref: TemplateRef, site: StepSite, by_id: dict[str, StepSite], declared: dict[str, set[str]]) -> tuple[str, str] | None:
+def _problem(
+    ref: TemplateRef, site: StepSite, by_id: dict[str, StepSite], declared: dict[str, set[str]]
+) -> tuple[str, str] | None:
     if ref.namespace not in NAMESPACES:
         suggestions = closest(ref.namespace, NAMESPACES, n=1)
-        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else f"; use one of {', '.join(NAMESPACES)}"
+        hint = (
+            f"; did you mean {suggestions[0]!r}?"
+            if suggestions
+            else f"; use one of {', '.join(NAMESPACES)}"
+        )
         return "WR305", f"Unknown template namespace {ref.namespace!r} in {{{{{ref.text}}}}}{hint}"
     if not ref.path:
-        return "WR305", f"{{{{{ref.text}}}}} names a namespace but nothing in it (e.g. {{{{{ref.namespace}.NAME}}}})"
+        return (
+            "WR305",
+            f"{{{{{ref.text}}}}} names a namespace but nothing in it (e.g. {{{{{ref.namespace}.NAME}}}})",
+        )
     name = ref.path[0]
     if ref.namespace == "steps":
         return _step_problem(ref, name, site, by_id)
@@ -92,16 +115,27 @@ def _problem(ref: TemplateRef, site: StepSite, by_id: dict[str, StepSite], decla
     return None
 
 
-def _step_problem(ref: TemplateRef, name: str, site: StepSite, by_id: dict[str, StepSite]) -> tuple[str, str] | None:
+def _step_problem(
+    ref: TemplateRef, name: str, site: StepSite, by_id: dict[str, StepSite]
+) -> tuple[str, str] | None:
     target = by_id.get(name)
     if target is None:
         suggestions = closest(name, by_id, n=1)
         hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
         return "WR301", f"{{{{{ref.text}}}}} refers to step {name!r}, which does not exist{hint}"
-    same_group = (site.group is not None and site.group == target.group) or target.pointer in (site.group, site.loop)
+    same_group = (site.group is not None and site.group == target.group) or target.pointer in (
+        site.group,
+        site.loop,
+    )
     if target is site:
-        return "WR302", f"{{{{{ref.text}}}}} refers to this step itself, whose output does not exist yet"
+        return (
+            "WR302",
+            f"{{{{{ref.text}}}}} refers to this step itself, whose output does not exist yet",
+        )
     if target.order >= site.order or same_group:
         why = "runs at the same time as this one" if same_group else "has not run yet at this point"
-        return "WR302", f"{{{{{ref.text}}}}} refers to step {name!r}, which {why}; only earlier steps have output"
+        return (
+            "WR302",
+            f"{{{{{ref.text}}}}} refers to step {name!r}, which {why}; only earlier steps have output",
+        )
     return None

@@ -85,7 +85,9 @@ _KEY_CUTOFF = 70.0
 def schema_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     errors = list(_validator().iter_errors(doc.value))
     discriminators = {
-        tuple(e.instance_path[:-1]) for e in errors if e.instance_path and e.instance_path[-1] == "type" and e.kind.name in ("enum", "const")
+        tuple(e.instance_path[:-1])
+        for e in errors
+        if e.instance_path and e.instance_path[-1] == "type" and e.kind.name in ("enum", "const")
     }
     unknown_keys = {tuple(e.instance_path) for e in errors if e.kind.name == "additionalProperties"}
     out: list[Diagnostic] = []
@@ -119,7 +121,9 @@ def _convert(doc: WorkflowDocument, error: Any) -> list[Diagnostic]:
         return [_bad_pattern(doc, parts, error, detail.get("pattern", ""))]
     limit = detail.get("limit")
     if kind in _LIMITS and limit is not None:
-        message = f"{_where(parts)} must {_LIMITS[kind].format(limit=limit, s='' if limit == 1 else 's')}"
+        message = (
+            f"{_where(parts)} must {_LIMITS[kind].format(limit=limit, s='' if limit == 1 else 's')}"
+        )
     else:
         message = f"{_where(parts)}: {error.message}"
     return [_on_value(doc, "WR106", message, pointer)]
@@ -139,7 +143,9 @@ _LIMITS = {
 }
 
 
-def _wrong_type(doc: WorkflowDocument, parts: list[str | int], error: Any, types: list[str]) -> Diagnostic:
+def _wrong_type(
+    doc: WorkflowDocument, parts: list[str | int], error: Any, types: list[str]
+) -> Diagnostic:
     pointer = _pointer(parts)
     expected = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
     message = f"{_where(parts)} must be {expected}, not {json_type_name(error.instance)}"
@@ -154,7 +160,7 @@ def _wrong_type(doc: WorkflowDocument, parts: list[str | int], error: Any, types
     elif doc.format == "yaml" and "string" in types and isinstance(value, bool | int | float):
         span = doc.span(pointer)
         raw = doc.text[span.start : span.end]
-        message += f" (YAML reads {raw} as {json_type_name(value)}; quote it: \"{raw}\")"
+        message += f' (YAML reads {raw} as {json_type_name(value)}; quote it: "{raw}")'
         fix = Fix(f"Quote {raw}", (TextEdit(span, json.dumps(raw)),))
     return _on_value(doc, "WR101", message, pointer, fix)
 
@@ -168,8 +174,12 @@ def _split_command(value: str) -> list[str]:
         return []
 
 
-def _on_value(doc: WorkflowDocument, code: str, message: str, pointer: str, fix: Fix | None = None) -> Diagnostic:
-    return Diagnostic(code, Severity.ERROR, message, pointer, doc.span(pointer), fixes=(fix,) if fix else ())
+def _on_value(
+    doc: WorkflowDocument, code: str, message: str, pointer: str, fix: Fix | None = None
+) -> Diagnostic:
+    return Diagnostic(
+        code, Severity.ERROR, message, pointer, doc.span(pointer), fixes=(fix,) if fix else ()
+    )
 
 
 @lru_cache(maxsize=1)
@@ -177,13 +187,19 @@ def _kinds_by_property() -> dict[str, list[str]]:
     """Property name → titles of the closed object kinds (step kinds, rule kinds…) that take it."""
     kinds: dict[str, list[str]] = {}
     for definition in load_schema().get("$defs", {}).values():
-        if isinstance(definition, dict) and definition.get("additionalProperties") is False and "title" in definition:
+        if (
+            isinstance(definition, dict)
+            and definition.get("additionalProperties") is False
+            and "title" in definition
+        ):
             for name in definition.get("properties", {}):
                 kinds.setdefault(name, []).append(definition["title"])
     return kinds
 
 
-def _unknown_keys(doc: WorkflowDocument, parts: list[str | int], schema_path: list[str | int], names: list[str]) -> list[Diagnostic]:
+def _unknown_keys(
+    doc: WorkflowDocument, parts: list[str | int], schema_path: list[str | int], names: list[str]
+) -> list[Diagnostic]:
     owner = _subschema(list(schema_path[:-1]))
     allowed = sorted((owner or {}).get("properties", {})) if isinstance(owner, dict) else []
     out = []
@@ -202,18 +218,36 @@ def _unknown_keys(doc: WorkflowDocument, parts: list[str | int], schema_path: li
         elif allowed:
             message += f"; allowed: {', '.join(allowed)}"
         span = doc.key_span(child) or doc.span(child)
-        out.append(Diagnostic("WR102", Severity.ERROR, message, child, span, fixes=(fix,) if fix else (), data={"allowed": allowed}))
+        out.append(
+            Diagnostic(
+                "WR102",
+                Severity.ERROR,
+                message,
+                child,
+                span,
+                fixes=(fix,) if fix else (),
+                data={"allowed": allowed},
+            )
+        )
     return out
 
 
-def _missing(doc: WorkflowDocument, parts: list[str | int], schema_path: list[str | int], name: str) -> Diagnostic:
+def _missing(
+    doc: WorkflowDocument, parts: list[str | int], schema_path: list[str | int], name: str
+) -> Diagnostic:
     owner = _subschema(list(schema_path[:-1]))
     pointer = _pointer(parts)
     prop_schema = (owner or {}).get("properties", {}).get(name) if isinstance(owner, dict) else None
     fix = edits.insert_property(doc, pointer, name, edits.placeholder_for(prop_schema))
     message = f"Missing required property {name!r}{_kind_title(owner)}"
     return Diagnostic(
-        "WR103", Severity.ERROR, message, pointer, doc.opening_span(pointer), fixes=(fix,) if fix else (), data={"property": name}
+        "WR103",
+        Severity.ERROR,
+        message,
+        pointer,
+        doc.opening_span(pointer),
+        fixes=(fix,) if fix else (),
+        data={"property": name},
     )
 
 
@@ -232,13 +266,19 @@ def _bad_choice(doc: WorkflowDocument, parts: list[str | int], error: Any) -> Di
     return _on_value(doc, "WR104", message, pointer, fix)
 
 
-def _bad_pattern(doc: WorkflowDocument, parts: list[str | int], error: Any, pattern: str) -> Diagnostic:
+def _bad_pattern(
+    doc: WorkflowDocument, parts: list[str | int], error: Any, pattern: str
+) -> Diagnostic:
     pointer = _pointer(parts)
     value = error.instance
     fix = None
     if pattern == "^[a-z0-9-]+$" and isinstance(value, str):
-        message = f"{_where(parts)} {value!r} is not a valid id: use lowercase letters, digits and '-'"
-        fix = edits.replace_value(doc, pointer, edits.kebab_case(value), f"Change to {edits.kebab_case(value)!r}")
+        message = (
+            f"{_where(parts)} {value!r} is not a valid id: use lowercase letters, digits and '-'"
+        )
+        fix = edits.replace_value(
+            doc, pointer, edits.kebab_case(value), f"Change to {edits.kebab_case(value)!r}"
+        )
     else:
         message = f"{_where(parts)} {value!r} does not match the pattern {pattern}"
     return _on_value(doc, "WR105", message, pointer, fix)

@@ -41,7 +41,11 @@ def _json_offsets(raw: str) -> list[int]:
         offsets.append(i)
         if raw[i] == "\\":
             length = _ESCAPE_LENGTH.get(raw[i + 1], 2)
-            if length == 6 and 0xD800 <= int(raw[i + 2 : i + 6], 16) < 0xDC00 and raw[i + 6 : i + 8] == "\\u":
+            if (
+                length == 6
+                and 0xD800 <= int(raw[i + 2 : i + 6], 16) < 0xDC00
+                and raw[i + 6 : i + 8] == "\\u"
+            ):
                 length = 12  # a surrogate pair decodes to one character
             i += length
         else:

@@ -30,14 +30,26 @@ def _duplicate_ids(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnos
         # Every occurrence is reported, each pointing at the others: "pointing at both".
         for site in places:
             pointer = f"{site.pointer}/id"
-            related = tuple(Related(f"{step_id!r} is also the id of this step", doc.span(f"{o.pointer}/id")) for o in places if o is not site)
+            related = tuple(
+                Related(f"{step_id!r} is also the id of this step", doc.span(f"{o.pointer}/id"))
+                for o in places
+                if o is not site
+            )
             message = f"Duplicate step id {step_id!r} ({len(places)} steps have it); step ids must be unique in a workflow"
-            out.append(Diagnostic("WR201", Severity.ERROR, message, pointer, doc.span(pointer), related=related))
+            out.append(
+                Diagnostic(
+                    "WR201", Severity.ERROR, message, pointer, doc.span(pointer), related=related
+                )
+            )
     return out
 
 
 _NEEDS = {"while": "condition", "until": "condition", "for": "count", "forEach": "items"}
-_PLACEHOLDERS: dict[str, Any] = {"condition": {"var": "done", "equals": True}, "count": 1, "items": []}
+_PLACEHOLDERS: dict[str, Any] = {
+    "condition": {"var": "done", "equals": True},
+    "count": 1,
+    "items": [],
+}
 
 
 def _loops(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
@@ -47,7 +59,14 @@ def _loops(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
         if site.kind != "loop":
             continue
         if site.loop is not None:
-            out.append(_nested(doc, site, f"{site.pointer}/type", "This loop is inside another loop's body; loops do not nest"))
+            out.append(
+                _nested(
+                    doc,
+                    site,
+                    f"{site.pointer}/type",
+                    "This loop is inside another loop's body; loops do not nest",
+                )
+            )
         loop = site.step.get("loop")
         if isinstance(loop, dict):
             out.extend(_loop_settings(doc, site, loop))
@@ -71,21 +90,40 @@ def _loop_settings(doc: WorkflowDocument, site: StepSite, loop: dict[str, Any]) 
     fix = edits.insert_property(doc, pointer, needed, _PLACEHOLDERS[needed])
     return [
         Diagnostic(
-            code, Severity.ERROR, message, pointer, doc.opening_span(pointer), fixes=(fix,) if fix else (), data={"property": needed}
+            code,
+            Severity.ERROR,
+            message,
+            pointer,
+            doc.opening_span(pointer),
+            fixes=(fix,) if fix else (),
+            data={"property": needed},
         )
     ]
 
 
-def _body_reference(doc: WorkflowDocument, site: StepSite, body: str, ids: dict[str, StepSite]) -> list[Diagnostic]:
+def _body_reference(
+    doc: WorkflowDocument, site: StepSite, body: str, ids: dict[str, StepSite]
+) -> list[Diagnostic]:
     pointer = f"{site.pointer}/body"
     target = ids.get(body)
     if target is None:
         suggestions = closest(body, ids)
         hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
         message = f"Loop body {body!r} names no step of this workflow{hint}"
-        return [Diagnostic("WR202", Severity.ERROR, message, pointer, doc.span(pointer), data={"closest": suggestions})]
+        return [
+            Diagnostic(
+                "WR202",
+                Severity.ERROR,
+                message,
+                pointer,
+                doc.span(pointer),
+                data={"closest": suggestions},
+            )
+        ]
     if target.kind == "loop":
-        return [_nested(doc, site, pointer, f"Loop body {body!r} is itself a loop; loops do not nest")]
+        return [
+            _nested(doc, site, pointer, f"Loop body {body!r} is itself a loop; loops do not nest")
+        ]
     if target.pointer == site.pointer:
         return [_nested(doc, site, pointer, "A loop cannot be its own body")]
     return []

@@ -20,6 +20,7 @@ def durable_runs_in_progress() -> bool:
     durable = sys.modules.get("workrail_engine.runs.durable")
     return bool(durable is not None and durable.live_run_ids())
 
+
 __all__ = [
     "ACTIVE",
     "MASK",

@@ -18,7 +18,9 @@ log = logging.getLogger(__name__)
 
 
 class CancelWatch:
-    def __init__(self, cancelled: Callable[[list[str]], Iterable[str]], interval: float = 0.25) -> None:
+    def __init__(
+        self, cancelled: Callable[[list[str]], Iterable[str]], interval: float = 0.25
+    ) -> None:
         self._cancelled = cancelled  # run ids → those of them that are cancelled
         self._interval = interval
         self._flags: dict[str, list[threading.Event]] = defaultdict(list)
@@ -31,7 +33,9 @@ class CancelWatch:
         with self._lock:
             self._flags[run_id].append(flag)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="workrail-cancel-watch", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._loop, name="workrail-cancel-watch", daemon=True
+                )
                 self._thread.start()
         return flag
 

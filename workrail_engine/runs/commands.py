@@ -45,7 +45,9 @@ def retry_policy(step: Mapping[str, Any]) -> tuple[int, float, float]:
     return max(int(attempts), 1), max(float(delay), 0.0), max(float(backoff), 1.0)
 
 
-def render_command(step: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+def render_command(
+    step: Mapping[str, Any], values: Mapping[str, Any]
+) -> tuple[list[str], dict[str, str]]:
     """argv and extra environment with templates substituted, one element at a time."""
     run = step.get("run") or {}
     argv = [render(str(arg), values) for arg in run.get("command") or []]
@@ -54,12 +56,24 @@ def render_command(step: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[
 
 
 def _failure(message: str, started: float, **extra: Any) -> dict[str, Any]:
-    return {"status": "failed", "output": None, "error": message,
-            "duration": time.time() - started, "finished_at": time.time(), **extra}
+    return {
+        "status": "failed",
+        "output": None,
+        "error": message,
+        "duration": time.time() - started,
+        "finished_at": time.time(),
+        **extra,
+    }
 
 
-def _spec(step: Mapping[str, Any], values: Mapping[str, Any], secrets: SecretSet,
-          settings: AttemptSettings, remaining: float | None, environment: Mapping[str, str] | None) -> CommandSpec:
+def _spec(
+    step: Mapping[str, Any],
+    values: Mapping[str, Any],
+    secrets: SecretSet,
+    settings: AttemptSettings,
+    remaining: float | None,
+    environment: Mapping[str, str] | None,
+) -> CommandSpec:
     run = step.get("run") or {}
     argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
     if not argv:
@@ -67,12 +81,20 @@ def _spec(step: Mapping[str, Any], values: Mapping[str, Any], secrets: SecretSet
     cwd = resolve_cwd(settings.project, run.get("cwd"))
     if step.get("sandbox") or settings.sandbox:
         argv = bubblewrap_argv(check_sandbox(), settings.project, cwd, argv)
-    env = {**(minimal_environment() if environment is None else environment), **extra_env, **secrets.values}
+    env = {
+        **(minimal_environment() if environment is None else environment),
+        **extra_env,
+        **secrets.values,
+    }
     timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
-    return CommandSpec(argv, cwd, env, timeout=min(timeouts) if timeouts else None, grace=settings.grace)
+    return CommandSpec(
+        argv, cwd, env, timeout=min(timeouts) if timeouts else None, grace=settings.grace
+    )
 
 
-def _judge(step: Mapping[str, Any], outcome: CommandOutcome, values: Mapping[str, Any]) -> tuple[str, str | None, Any]:
+def _judge(
+    step: Mapping[str, Any], outcome: CommandOutcome, values: Mapping[str, Any]
+) -> tuple[str, str | None, Any]:
     if not outcome.ok:
         reason = outcome.error or f"exited with status {outcome.exit_code}"
         return ("cancelled" if outcome.cancelled else "failed"), reason, None
@@ -83,13 +105,24 @@ def _judge(step: Mapping[str, Any], outcome: CommandOutcome, values: Mapping[str
     checked = validate_output(criteria, outcome.stdout, context)
     if checked.valid:
         return "success", None, None
-    return "failed", "output failed its validation criteria: " + "; ".join(checked.issues), checked.to_dict()
+    return (
+        "failed",
+        "output failed its validation criteria: " + "; ".join(checked.issues),
+        checked.to_dict(),
+    )
 
 
-def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names: list[str],
-                settings: AttemptSettings, deadline: float | None,
-                cancel: threading.Event | None = None, on_start: Any = None, on_end: Any = None,
-                environment: Mapping[str, str] | None = None) -> dict[str, Any]:
+def run_attempt(
+    step: Mapping[str, Any],
+    values: Mapping[str, Any],
+    secret_names: list[str],
+    settings: AttemptSettings,
+    deadline: float | None,
+    cancel: threading.Event | None = None,
+    on_start: Any = None,
+    on_end: Any = None,
+    environment: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Run one attempt; a dict with status, output, error, duration, finished_at (all masked).
 
     ``environment``: what the step inherits (`minimal_environment`), when the caller computed it
@@ -97,7 +130,9 @@ def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names
     started = time.time()
     secrets = SecretSet.from_environment(secret_names)
     if not settings.allow_commands:
-        return _failure("command steps are disabled in this server (start it with --allow-commands)", started)
+        return _failure(
+            "command steps are disabled in this server (start it with --allow-commands)", started
+        )
     remaining = None if deadline is None else deadline - started
     if remaining is not None and remaining <= 0:
         return _failure("the run's overall timeout was reached", started, deadline=True)
@@ -108,6 +143,13 @@ def run_attempt(step: Mapping[str, Any], values: Mapping[str, Any], secret_names
     outcome = run_command(spec, cancel, on_start=on_start, on_end=on_end)
     status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
-    result = {"status": status, "output": outcome.output(), "error": error, "duration": outcome.duration,
-              "finished_at": time.time(), "deadline": hit_deadline or None, "validation": validation}
+    result = {
+        "status": status,
+        "output": outcome.output(),
+        "error": error,
+        "duration": outcome.duration,
+        "finished_at": time.time(),
+        "deadline": hit_deadline or None,
+        "validation": validation,
+    }
     return secrets.mask({k: v for k, v in result.items() if v is not None})

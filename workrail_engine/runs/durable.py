@@ -40,8 +40,18 @@ from .sqlite_store import sqlite_engine
 from .walker import RunWalker, run_with_retries
 from .workspace import minimal_environment
 
-__all__ = ["APP_VERSION", "launch", "exit_promptly_on_shutdown", "live_run_ids", "shutdown", "start_run",
-           "step_results", "wait_for_change", "workrail_member", "workrail_run"]
+__all__ = [
+    "APP_VERSION",
+    "launch",
+    "exit_promptly_on_shutdown",
+    "live_run_ids",
+    "shutdown",
+    "start_run",
+    "step_results",
+    "wait_for_change",
+    "workrail_member",
+    "workrail_run",
+]
 
 APP_VERSION = "workrail-runs-2"  # fixed: DBOS only recovers runs started by the same version
 STEP_QUEUE = "workrail-steps"  # the members of parallel groups on Postgres, shared by every process
@@ -67,7 +77,9 @@ _lock = threading.Lock()
 
 def _cancelled(run_ids: list[str]) -> list[str]:
     assert _journal is not None
-    return [run_id for run_id, status in _journal.statuses(run_ids).items() if status == "CANCELLED"]
+    return [
+        run_id for run_id, status in _journal.statuses(run_ids).items() if status == "CANCELLED"
+    ]
 
 
 _launched: tuple[Path, str] | None = None
@@ -95,18 +107,22 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
     _watch = CancelWatch(_cancelled)
     lock = ExecutorLock(home)
     url = database_url or f"sqlite:///{home / 'runs.sqlite'}"
-    DBOS(config={
-        "name": "workrail",
-        "system_database_url": url,
-        "system_database_engine": sqlite_engine(url) if url.startswith("sqlite") else None,
-        "application_version": APP_VERSION,
-        "executor_id": lock.executor_id,
-        "serializer": DBOSPortableJSONSerializer(),
-        "log_level": "WARNING",
-        "notification_listener_polling_interval_sec": 0.1,
-    })
+    DBOS(
+        config={
+            "name": "workrail",
+            "system_database_url": url,
+            "system_database_engine": sqlite_engine(url) if url.startswith("sqlite") else None,
+            "application_version": APP_VERSION,
+            "executor_id": lock.executor_id,
+            "serializer": DBOSPortableJSONSerializer(),
+            "log_level": "WARNING",
+            "notification_listener_polling_interval_sec": 0.1,
+        }
+    )
     if not settings.allow_commands:
-        DBOS.listen_queues([RECOVERED_AGENT_RUNS])  # leave command steps to processes allowed to run them
+        DBOS.listen_queues(
+            [RECOVERED_AGENT_RUNS]
+        )  # leave command steps to processes allowed to run them
     _mask_logs()
     # Before DBOS starts its queue workers: a run handed back earlier may be dequeued at once.
     global _groups, _executor_lock
@@ -139,7 +155,9 @@ def _watch_postgres(home: Path, url: str, executor_id: str) -> None:
     from .pg_liveness import PostgresLiveness
 
     global _liveness
-    _liveness = PostgresLiveness(url, executor_id, interval=float(os.environ.get("WORKRAIL_LIVENESS_INTERVAL", "5")))
+    _liveness = PostgresLiveness(
+        url, executor_id, interval=float(os.environ.get("WORKRAIL_LIVENESS_INTERVAL", "5"))
+    )
     _liveness.start()
     _liveness.watch(lambda dead: _recover(home, dead))
 
@@ -155,7 +173,9 @@ def _recover(home: Path, dead: list[str]) -> None:
             continue
         for status in DBOS.list_workflows(workflow_ids=pending, load_output=False):
             queue = RECOVERED_RUNS
-            if status.name == "workrail_run" and not has_commands(run_input(status).get("workflow") or {}):
+            if status.name == "workrail_run" and not has_commands(
+                run_input(status).get("workflow") or {}
+            ):
                 queue = RECOVERED_AGENT_RUNS
             system.reenqueue_for_recovery(status.workflow_id, [executor_id], queue)
     forget(home, dead)
@@ -196,7 +216,9 @@ def shutdown() -> None:
         DBOS.destroy(workflow_completion_timeout_sec=0)
         if _watch is not None:
             _watch.stop()
-        if not _live:  # a run still in flight here keeps its journal and logs until the process exits
+        if (
+            not _live
+        ):  # a run still in flight here keeps its journal and logs until the process exits
             for part in (_groups, _journal, _liveness):
                 if part is not None:
                     part.close()
@@ -219,8 +241,15 @@ def _count(run_id: str, which: int) -> None:
         progress[which] += 1
 
 
-def wait_for_change(run_id: str, seconds: float, *, steps: bool, stop: threading.Event | None = None,
-                    poll: float = 0.1, remote: float = 0.25) -> None:
+def wait_for_change(
+    run_id: str,
+    seconds: float,
+    *,
+    steps: bool,
+    stop: threading.Event | None = None,
+    poll: float = 0.1,
+    remote: float = 0.25,
+) -> None:
     """Return when a run of this process changes state (or, with ``steps``, has recorded a step
     since the call, looked at every ``poll`` s), when ``seconds`` are up or ``stop`` is set. A run
     executing elsewhere can only be read again: this sleeps ``remote`` s."""
@@ -289,17 +318,26 @@ class _Effects:
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
         self.status: str | None = None  # the run's status read with the last result, not yet used
-        self.done = self.journal.attempts(run_id)  # a replay gets these back instead of running them
+        self.done = self.journal.attempts(
+            run_id
+        )  # a replay gets these back instead of running them
         self.recorded = self.journal.recorded_keys(run_id)
 
-    def attempt(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
+    def attempt(
+        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
+    ) -> dict:
         found = self.done.get((key, attempt), _UNRECORDED)
         if isinstance(found, dict):
             return found
         if found is None:  # marked in flight by an earlier execution that never finished it
-            outcome = {"status": "interrupted", "output": None, "duration": 0.0, "finished_at": time.time(),
-                       "error": "the process running this step (idempotent: false) stopped while it was in "
-                                "flight; it was not run again"}
+            outcome = {
+                "status": "interrupted",
+                "output": None,
+                "duration": 0.0,
+                "finished_at": time.time(),
+                "error": "the process running this step (idempotent: false) stopped while it was in "
+                "flight; it was not run again",
+            }
         else:
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
@@ -311,7 +349,9 @@ class _Effects:
             status = self.journal.statuses([self.run_id]).get(self.run_id)
         return status == "CANCELLED"
 
-    def _run(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict:
+    def _run(
+        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
+    ) -> dict:
         # A cancel from any process lands in DBOS's status at once; reading it before each step
         # (with the previous step's result, or here) means no step starts after it, even before
         # the watcher's next poll.
@@ -322,20 +362,33 @@ class _Effects:
         assert _settings is not None
         flag = watch().watch(self.run_id)
         try:
-            return run_attempt(step, values, self.secret_names, _settings, deadline, flag,
-                               on_start=_groups.add if _groups else None, on_end=_groups.remove if _groups else None,
-                               environment=self.environment)
+            return run_attempt(
+                step,
+                values,
+                self.secret_names,
+                _settings,
+                deadline,
+                flag,
+                on_start=_groups.add if _groups else None,
+                on_end=_groups.remove if _groups else None,
+                environment=self.environment,
+            )
         finally:
             watch().release(self.run_id, flag)
 
-    def parallel(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]:
+    def parallel(
+        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
+    ) -> list[dict]:
         self.journal.flush()
         if _members_on_queue:
             return self._queued(members, limit, deadline)
         # Threads of this process, at most ``limit`` at a time; each member records its result
         # as it ends (the walk records it again afterwards, which is a no-op).
         with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="workrail-member") as pool:
-            futures = [pool.submit(self.member, key, step, values, deadline) for key, step, values in members]
+            futures = [
+                pool.submit(self.member, key, step, values, deadline)
+                for key, step, values in members
+            ]
             try:
                 return [future.result() for future in futures]
             finally:
@@ -345,12 +398,18 @@ class _Effects:
     def member(self, key: str, step: dict, values: dict, deadline: float | None) -> dict:
         try:
             result = run_with_retries(self, key, step, values, deadline)
-        except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+        ) as exc:  # a definition the lint should have refused
             result = step_result(key, "failed", None, 0.0, step_id=step.get("id"), error=str(exc))
         self.record(result)
         return result
 
-    def _queued(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]:
+    def _queued(
+        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
+    ) -> list[dict]:
         """Members as children on the shared step queue, at most ``limit`` queued or running at a
         time (a sliding window): the limit holds for the run whichever processes dequeue them."""
         results: list[dict] = [{} for _ in members]
@@ -359,8 +418,16 @@ class _Effects:
         while waiting or running:
             while waiting and len(running) < limit:
                 index, (key, step, values) = waiting.pop(0)
-                handle = DBOS.enqueue_workflow(STEP_QUEUE, workrail_member, self.run_id, key, step, values,
-                                               deadline, self.secret_names)
+                handle = DBOS.enqueue_workflow(
+                    STEP_QUEUE,
+                    workrail_member,
+                    self.run_id,
+                    key,
+                    step,
+                    values,
+                    deadline,
+                    self.secret_names,
+                )
                 running[handle.workflow_id] = (index, handle)
             done = DBOS.wait_first([h for _, h in running.values()], polling_interval_sec=0.01)
             index, handle = running.pop(done.workflow_id)
@@ -420,14 +487,27 @@ def workrail_run(run: dict) -> dict:
     workflow = run["workflow"]
     _live[run_id] = [0, 0]
     effects = _Effects(run_id, list(workflow.get("secrets") or []))
-    walker = RunWalker(workflow, run["parameters"], run.get("context") or {}, effects,
-                       deadline=run.get("deadline"), parallel_limit=run.get("parallel_limit"),
-                       masked_secrets={name: "***" for name in effects.secret_names})
+    walker = RunWalker(
+        workflow,
+        run["parameters"],
+        run.get("context") or {},
+        effects,
+        deadline=run.get("deadline"),
+        parallel_limit=run.get("parallel_limit"),
+        masked_secrets={name: "***" for name in effects.secret_names},
+    )
     try:
         try:
             summary = walker.run()
-        except (ValueError, KeyError, TypeError) as exc:  # a definition the lint should have refused
-            summary = {"status": "failed", "error_message": f"the run stopped on a malformed workflow: {exc}"}
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+        ) as exc:  # a definition the lint should have refused
+            summary = {
+                "status": "failed",
+                "error_message": f"the run stopped on a malformed workflow: {exc}",
+            }
         # The clock as is (not a checkpointed read): the summary is stored once, by the
         # `state` event below, which a replay does not send again.
         summary = {**effects.masks.mask(summary), "finished_at": time.time()}
@@ -439,6 +519,7 @@ def workrail_run(run: dict) -> dict:
 
 
 @DBOS.workflow(name="workrail_member")
-def workrail_member(run_id: str, key: str, step: dict, values: dict, deadline: float | None,
-                    secret_names: list[str]) -> dict:
+def workrail_member(
+    run_id: str, key: str, step: dict, values: dict, deadline: float | None, secret_names: list[str]
+) -> dict:
     return _Effects(run_id, secret_names).member(key, step, values, deadline)

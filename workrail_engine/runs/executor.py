@@ -160,9 +160,12 @@ def _spawn(spec: CommandSpec) -> subprocess.Popen:
     )
 
 
-def run_command(spec: CommandSpec, cancel: threading.Event | None = None,
-                on_start: Callable[[int], None] | None = None,
-                on_end: Callable[[int], None] | None = None) -> CommandOutcome:
+def run_command(
+    spec: CommandSpec,
+    cancel: threading.Event | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_end: Callable[[int], None] | None = None,
+) -> CommandOutcome:
     """Run ``spec.argv`` to completion, timeout or cancel; never raises for the command's sake.
 
     ``on_start(pgid)`` / ``on_end(pgid)`` let the caller keep a list of live process groups (so
@@ -172,8 +175,11 @@ def run_command(spec: CommandSpec, cancel: threading.Event | None = None,
     try:
         proc = _spawn(spec)
     except OSError as exc:
-        return CommandOutcome(None, error=f"cannot start {spec.argv[0]!r}: {exc.strerror or exc}",
-                              duration=time.monotonic() - started)
+        return CommandOutcome(
+            None,
+            error=f"cannot start {spec.argv[0]!r}: {exc.strerror or exc}",
+            duration=time.monotonic() - started,
+        )
     if on_start is not None:
         on_start(proc.pid)
     outcome = CommandOutcome(None)
@@ -199,8 +205,14 @@ def run_command(spec: CommandSpec, cancel: threading.Event | None = None,
     return outcome
 
 
-def _pump(proc: subprocess.Popen, capture: _Capture, stopper: _Stopper, deadline: float | None,
-          cancel: threading.Event | None, outcome: CommandOutcome) -> None:
+def _pump(
+    proc: subprocess.Popen,
+    capture: _Capture,
+    stopper: _Stopper,
+    deadline: float | None,
+    cancel: threading.Event | None,
+    outcome: CommandOutcome,
+) -> None:
     """Read both pipes until they close, watching the deadline and the cancel flag."""
     selector = selectors.PollSelector()  # no epoll descriptor to create and close per command
     assert proc.stdout is not None and proc.stderr is not None

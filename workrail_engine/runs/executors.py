@@ -12,8 +12,8 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
-import threading
 import socket
+import threading
 import uuid
 from pathlib import Path
 
@@ -59,8 +59,6 @@ def forget(home: Path, executor_ids: list[str]) -> None:
         (home / "executors" / f"{executor_id}.lock").unlink(missing_ok=True)
 
 
-
-
 class InFlight:
     """The process groups this executor's steps are running, logged to ``<id>.pgids``.
 
@@ -97,7 +95,9 @@ class InFlight:
             self._groups.discard(pgid)
             os.write(self._fd, f"-{pgid}\n".encode())
             self._written += 1
-            if not self._groups and self._written >= 4096:  # truncating at every step costs more than the step
+            if (
+                not self._groups and self._written >= 4096
+            ):  # truncating at every step costs more than the step
                 os.ftruncate(self._fd, 0)
                 self._written = 0
 

@@ -38,8 +38,10 @@ RECONNECT_FOR = 120.0  # seconds a lost Postgres connection is tried again befor
 
 # One row per attempt; the step's result rides on the row of its last attempt (attempt 0 for a
 # step that has none: skipped, or answered by the agent), so a step costs one INSERT.
-_COLUMNS = ("run_id TEXT NOT NULL, step_key TEXT NOT NULL, attempt INTEGER NOT NULL,"
-            " outcome TEXT, result TEXT, UNIQUE (run_id, step_key, attempt)")
+_COLUMNS = (
+    "run_id TEXT NOT NULL, step_key TEXT NOT NULL, attempt INTEGER NOT NULL,"
+    " outcome TEXT, result TEXT, UNIQUE (run_id, step_key, attempt)"
+)
 _SQLITE_TABLES = (
     # INTEGER PRIMARY KEY, not AUTOINCREMENT: rows are never deleted, so rowids only grow, and
     # AUTOINCREMENT's extra bookkeeping row costs a third of each commit.
@@ -50,8 +52,10 @@ _POSTGRES_TABLES = (
     f"CREATE TABLE IF NOT EXISTS workrail.journal (position BIGSERIAL PRIMARY KEY, {_COLUMNS})",
 )
 _DDL_LOCK = 0x776F726B7261696C  # "workrail": serializes CREATE … IF NOT EXISTS between processes
-_UPSERT = ("INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
-           " ON CONFLICT (run_id, step_key, attempt) DO UPDATE SET outcome = excluded.outcome, result = excluded.result")
+_UPSERT = (
+    "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id, step_key, attempt) DO UPDATE SET outcome = excluded.outcome, result = excluded.result"
+)
 
 
 class Journal:
@@ -68,18 +72,29 @@ class Journal:
         if self.postgres:
             self._url = url
             self._conn: Any = self._connect()
-            self._names = {"journal": "workrail.journal", "status": f'"{dbos_schema}".workflow_status'}
+            self._names = {
+                "journal": "workrail.journal",
+                "status": f'"{dbos_schema}".workflow_status',
+            }
             with self._transaction() as cur:
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
                 for statement in _POSTGRES_TABLES:
                     cur.execute(statement)
         else:
-            self._conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None,
-                                         check_same_thread=False, timeout=30)
+            self._conn = sqlite3.connect(
+                url.removeprefix("sqlite:///"),
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=30,
+            )
             configure_connection(self._conn)
             self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see `_checkpoints`
-            threading.Thread(target=self._checkpoints, args=(url.removeprefix("sqlite:///"),),
-                             name="workrail-journal-checkpoints", daemon=True).start()
+            threading.Thread(
+                target=self._checkpoints,
+                args=(url.removeprefix("sqlite:///"),),
+                name="workrail-journal-checkpoints",
+                daemon=True,
+            ).start()
             self._names = {"journal": "workrail_journal", "status": "workflow_status"}
             with self._transaction() as cur:
                 for statement in _SQLITE_TABLES:
@@ -90,15 +105,19 @@ class Journal:
 
         from .pg_liveness import connection_parameters
 
-        conn = psycopg.connect(**connection_parameters(self._url, "workrail-journal"), autocommit=True)
+        conn = psycopg.connect(
+            **connection_parameters(self._url, "workrail-journal"), autocommit=True
+        )
         # As with SQLite's synchronous=NORMAL: a commit is not flushed to disk before it returns,
         # which survives any crash of our processes (the server has the row) and can only lose
         # the last commits if the database server itself crashes — never corrupt anything.
         # Flushing each step's row cost 2–3 ms a step here. WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT=on
         # flushes every commit.
         synchronous = os.environ.get("WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT", "off").lower()
-        conn.execute("SELECT set_config('synchronous_commit', %s, false)",
-                     (synchronous if synchronous in ("on", "off", "local", "remote_write") else "off",))
+        conn.execute(
+            "SELECT set_config('synchronous_commit', %s, false)",
+            (synchronous if synchronous in ("on", "off", "local", "remote_write") else "off",),
+        )
         return conn
 
     def _again(self, action: Callable[[], T]) -> T:
@@ -155,7 +174,9 @@ class Journal:
         compiled = self._compiled.get(text)
         if compiled is None:
             compiled = text.format(**self._names)
-            compiled = self._compiled[text] = compiled.replace("?", "%s") if self.postgres else compiled
+            compiled = self._compiled[text] = (
+                compiled.replace("?", "%s") if self.postgres else compiled
+            )
         return compiled
 
     @contextmanager
@@ -181,10 +202,12 @@ class Journal:
     def _fetch(self, text: str, args: tuple) -> list[tuple]:
         """A query (the caller holds ``_lock``)."""
         if self.postgres:
+
             def query() -> list[tuple]:
                 with self._conn.cursor() as cur:
                     cur.execute(self._sql(text), args)
                     return cur.fetchall()
+
             return self._again(query)
         return self._conn.execute(self._sql(text), args).fetchall()
 
@@ -197,11 +220,15 @@ class Journal:
         def write() -> None:
             with self._transaction() as cur:
                 cur.executemany(self._sql(text), rows)
+
         self._again(write)
 
     def _flush(self) -> None:
         if self._pending:
-            rows = [(run_id, key, attempt, outcome, None) for (run_id, key), (attempt, outcome) in self._pending.items()]
+            rows = [
+                (run_id, key, attempt, outcome, None)
+                for (run_id, key), (attempt, outcome) in self._pending.items()
+            ]
             self._pending.clear()
             self._execute(_UPSERT, rows)
 
@@ -209,16 +236,24 @@ class Journal:
 
     def attempts(self, run_id: str) -> dict[tuple[str, int], dict | None]:
         """The recorded attempts of a run: outcome, or None for one marked in flight."""
-        rows = self._read("SELECT step_key, attempt, outcome FROM {journal} WHERE run_id = ? AND attempt > 0", (run_id,))
-        return {(key, attempt): (json.loads(outcome) if outcome is not None else None)
-                for key, attempt, outcome in rows}
+        rows = self._read(
+            "SELECT step_key, attempt, outcome FROM {journal} WHERE run_id = ? AND attempt > 0",
+            (run_id,),
+        )
+        return {
+            (key, attempt): (json.loads(outcome) if outcome is not None else None)
+            for key, attempt, outcome in rows
+        }
 
     def mark(self, run_id: str, key: str, attempt: int) -> None:
         """Record, durably and before it starts, that an attempt is in flight (``idempotent: false``)."""
         with self._lock:
             self._flush()
-            self._execute("INSERT INTO {journal} (run_id, step_key, attempt) VALUES (?, ?, ?)"
-                          " ON CONFLICT (run_id, step_key, attempt) DO NOTHING", [(run_id, key, attempt)])
+            self._execute(
+                "INSERT INTO {journal} (run_id, step_key, attempt) VALUES (?, ?, ?)"
+                " ON CONFLICT (run_id, step_key, attempt) DO NOTHING",
+                [(run_id, key, attempt)],
+            )
 
     def add_attempt(self, run_id: str, key: str, attempt: int, outcome: dict) -> None:
         """An attempt's outcome, held until the step's result (one row for both) or a `flush`.
@@ -236,8 +271,10 @@ class Journal:
             self._flush()
             self._writes += 1
             # One statement for both (one round trip to a Postgres server; it commits on its own).
-            found = self._fetch(_UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)",
-                                (run_id, key, attempt, outcome, json.dumps(result), run_id))
+            found = self._fetch(
+                _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)",
+                (run_id, key, attempt, outcome, json.dumps(result), run_id),
+            )
         return found[0][0] if found else None
 
     def flush(self) -> None:
@@ -246,13 +283,17 @@ class Journal:
             self._flush()
 
     def recorded_keys(self, run_id: str) -> set[str]:
-        rows = self._read("SELECT step_key FROM {journal} WHERE run_id = ? AND result IS NOT NULL", (run_id,))
+        rows = self._read(
+            "SELECT step_key FROM {journal} WHERE run_id = ? AND result IS NOT NULL", (run_id,)
+        )
         return {key for (key,) in rows}
 
     def results(self, run_id: str) -> list[dict]:
         """A run's step results in the order they were recorded."""
-        rows = self._read("SELECT result FROM {journal} WHERE run_id = ? AND result IS NOT NULL ORDER BY position",
-                          (run_id,))
+        rows = self._read(
+            "SELECT result FROM {journal} WHERE run_id = ? AND result IS NOT NULL ORDER BY position",
+            (run_id,),
+        )
         return [json.loads(result) for (result,) in rows]
 
     def statuses(self, run_ids: list[str]) -> dict[str, str]:
@@ -260,6 +301,8 @@ class Journal:
         if not run_ids:
             return {}
         marks = ", ".join("?" * len(run_ids))
-        rows = self._read(f"SELECT workflow_uuid, status FROM {{status}} WHERE workflow_uuid IN ({marks})",
-                          tuple(run_ids))
+        rows = self._read(
+            f"SELECT workflow_uuid, status FROM {{status}} WHERE workflow_uuid IN ({marks})",
+            tuple(run_ids),
+        )
         return dict(rows)

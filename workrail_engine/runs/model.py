@@ -55,7 +55,9 @@ def executable_steps(workflow: Mapping[str, Any]) -> list[str]:
     return ids
 
 
-def step_result(name: str, status: str, output: Any, duration: float, **extra: Any) -> dict[str, Any]:
+def step_result(
+    name: str, status: str, output: Any, duration: float, **extra: Any
+) -> dict[str, Any]:
     result = {"step_name": name, "status": status, "output": output, "duration": round(duration, 4)}
     result.update({k: v for k, v in extra.items() if v is not None})
     return result
@@ -70,7 +72,11 @@ def run_result(
     error_message: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    done = {r["step_id"] for r in results if r.get("status") in ("success", "skipped") and "step_id" in r}
+    done = {
+        r["step_id"]
+        for r in results
+        if r.get("status") in ("success", "skipped") and "step_id" in r
+    }
     out: dict[str, Any] = {
         "status": status,
         "workflow_id": run_id,

@@ -28,7 +28,7 @@ import re
 import socket
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -80,21 +80,28 @@ def lock_key(name: str) -> int:
 def connection_parameters(url: str, application_name: str) -> dict[str, str]:
     """libpq parameters from a URL, SQLAlchemy's ``postgresql+psycopg://`` form accepted too."""
     plain = re.sub(r"^postgres(?:ql)?\+\w+://", "postgresql://", url)
-    return {**CLIENT_DEFAULTS, "application_name": application_name,
-            **{k: str(v) for k, v in conninfo_to_dict(plain).items()}}
+    return {
+        **CLIENT_DEFAULTS,
+        "application_name": application_name,
+        **{k: str(v) for k, v in conninfo_to_dict(plain).items()},
+    }
 
 
 class PostgresLiveness:
     """Which executors sharing a Postgres run store are alive: each holds a session-level advisory lock."""
 
-    def __init__(self, url: str, executor_id: str, *, interval: float = 5.0, grace: float | None = None) -> None:
+    def __init__(
+        self, url: str, executor_id: str, *, interval: float = 5.0, grace: float | None = None
+    ) -> None:
         self.executor_id = executor_id
         self.interval = interval
         # Two ticks: every living process retries its connection once a tick.
         self.grace = 2 * interval if grace is None else grace
         self._params = connection_parameters(url, "workrail-liveness")
         self._key = lock_key(executor_id)
-        self._guard = threading.Lock()  # one psycopg connection, used by callers and the watch thread
+        self._guard = (
+            threading.Lock()
+        )  # one psycopg connection, used by callers and the watch thread
         self._conn: psycopg.Connection | None = None
         self._suspects: dict[str, float] = {}  # executor id -> when its lock was first found free
         self._claimed: dict[str, int] = {}  # executor id -> lock key, held until forget()
@@ -112,8 +119,11 @@ class PostgresLiveness:
         """The registered executors other than this one that are dead, their locks now held here."""
         with self._guard:
             conn = self._connection()
-            rows = conn.execute("SELECT executor_id, lock_key FROM workrail.executors WHERE executor_id <> %s"
-                                " ORDER BY executor_id", (self.executor_id,)).fetchall()
+            rows = conn.execute(
+                "SELECT executor_id, lock_key FROM workrail.executors WHERE executor_id <> %s"
+                " ORDER BY executor_id",
+                (self.executor_id,),
+            ).fetchall()
             now, free, claimed = time.monotonic(), set(), []
             for executor_id, key in rows:
                 # Session locks are re-entrant: one claimed already would be "taken" again here.
@@ -126,7 +136,9 @@ class PostgresLiveness:
                 else:
                     _unlock(conn, key)  # only a suspect: its owner may be reconnecting
             # A lock found held since is no suspect any more: the grace starts again.
-            self._suspects = {i: t for i, t in self._suspects.items() if i in free and i not in claimed}
+            self._suspects = {
+                i: t for i, t in self._suspects.items() if i in free and i not in claimed
+            }
             return claimed
 
     def forget(self, executor_ids: list[str]) -> None:
@@ -136,7 +148,9 @@ class PostgresLiveness:
         release finds the row gone (``_try_lock`` looks again) and leaves it alone."""
         with self._guard:
             conn = self._connection()
-            conn.execute("DELETE FROM workrail.executors WHERE executor_id = ANY(%s)", (executor_ids,))
+            conn.execute(
+                "DELETE FROM workrail.executors WHERE executor_id = ANY(%s)", (executor_ids,)
+            )
             self._release(conn, executor_ids)
 
     def watch(self, recover: Callable[[list[str]], None]) -> None:
@@ -144,7 +158,9 @@ class PostgresLiveness:
         if self._thread is not None:
             raise RuntimeError("already watching")
         self._stop.clear()
-        self._thread = threading.Thread(target=self._watch, args=(recover,), name="workrail-pg-liveness", daemon=True)
+        self._thread = threading.Thread(
+            target=self._watch, args=(recover,), name="workrail-pg-liveness", daemon=True
+        )
         self._thread.start()
 
     def close(self) -> None:
@@ -158,8 +174,12 @@ class PostgresLiveness:
             if self._conn is None:
                 return
             try:
-                self._conn.execute("DELETE FROM workrail.executors WHERE executor_id = %s", (self.executor_id,))
-            except psycopg.Error as exc:  # the row stays: someone will "recover" this executor, finding nothing
+                self._conn.execute(
+                    "DELETE FROM workrail.executors WHERE executor_id = %s", (self.executor_id,)
+                )
+            except (
+                psycopg.Error
+            ) as exc:  # the row stays: someone will "recover" this executor, finding nothing
                 log.warning("could not unregister executor %s: %s", self.executor_id, exc)
             finally:
                 self._conn.close()
@@ -175,7 +195,9 @@ class PostgresLiveness:
         try:
             claimed = self.claim_dead()
         except psycopg.Error as exc:  # the database briefly unavailable: the next tick reconnects
-            log.warning("executor liveness check failed, retrying in %.1f s: %s", self.interval, exc)
+            log.warning(
+                "executor liveness check failed, retrying in %.1f s: %s", self.interval, exc
+            )
             return
         if not claimed:
             return
@@ -183,7 +205,9 @@ class PostgresLiveness:
             recover(claimed)
         except Exception:
             # The rows stay and the locks go: the next tick, here or elsewhere, tries again.
-            log.exception("recovering the runs of dead executors %s failed; left for a retry", claimed)
+            log.exception(
+                "recovering the runs of dead executors %s failed; left for a retry", claimed
+            )
             self._give_back(claimed)
             return
         try:
@@ -241,21 +265,29 @@ class PostgresLiveness:
     def _register(self, conn: psycopg.Connection, first: bool) -> None:
         # The lock before the row: whoever sees the row finds the lock held.
         if not conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()[0]:
-            raise psycopg.OperationalError(f"the lock of executor {self.executor_id} is held by another session "
-                                           "(it is being recovered after this process lost its connection)")
+            raise psycopg.OperationalError(
+                f"the lock of executor {self.executor_id} is held by another session "
+                "(it is being recovered after this process lost its connection)"
+            )
         inserted = conn.execute(
             "INSERT INTO workrail.executors(executor_id, lock_key, host, pid, started_at) VALUES (%s, %s, %s, %s, %s)"
             " ON CONFLICT (executor_id) DO NOTHING RETURNING executor_id",
-            (self.executor_id, self._key, socket.gethostname(), os.getpid(), self._started_at)).fetchone()
+            (self.executor_id, self._key, socket.gethostname(), os.getpid(), self._started_at),
+        ).fetchone()
         if not first and inserted is not None:
-            log.error("executor %s was declared dead while its connection was lost; another process may have "
-                      "recovered its runs", self.executor_id)
+            log.error(
+                "executor %s was declared dead while its connection was lost; another process may have "
+                "recovered its runs",
+                self.executor_id,
+            )
 
     def _try_lock(self, conn: psycopg.Connection, executor_id: str, key: int) -> bool:
         """Take the lock of a registered executor if it is free and its row is still there."""
         if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
             return False
-        if conn.execute("SELECT 1 FROM workrail.executors WHERE executor_id = %s", (executor_id,)).fetchone():
+        if conn.execute(
+            "SELECT 1 FROM workrail.executors WHERE executor_id = %s", (executor_id,)
+        ).fetchone():
             return True
         _unlock(conn, key)  # forgotten by another claimer meanwhile
         return False

@@ -49,7 +49,11 @@ def _decision(step: Mapping[str, Any], values: dict) -> str:
     if _needs_outputs(condition):
         return "decided at run time (the condition reads earlier outputs)"
     try:
-        return "runs" if evaluate(condition, condition_context(values)) else "skipped (runCondition is false)"
+        return (
+            "runs"
+            if evaluate(condition, condition_context(values))
+            else "skipped (runCondition is false)"
+        )
     except ValueError as exc:
         return f"error: {exc}"
 
@@ -61,10 +65,10 @@ def _shown(text: str, values: dict) -> str:
         if ref.namespace == "steps":
             continue
         try:
-            piece = render(text[ref.span.start:ref.span.end], values)
+            piece = render(text[ref.span.start : ref.span.end], values)
         except TemplateError as exc:
             piece = f"<{exc}>"
-        out = out[: ref.span.start] + piece + out[ref.span.end:]
+        out = out[: ref.span.start] + piece + out[ref.span.end :]
     return out
 
 
@@ -78,16 +82,28 @@ def _command(step: Mapping[str, Any], values: dict, project: Path) -> dict[str, 
     except SecurityViolation as exc:
         entry["cwd_error"] = exc.message
     attempts, delay, backoff = retry_policy(step)
-    entry.update({"timeout": run.get("timeoutSeconds"), "max_attempts": attempts,
-                  "on_failure": step.get("onFailure", "abort"), "sandbox": bool(step.get("sandbox"))})
+    entry.update(
+        {
+            "timeout": run.get("timeoutSeconds"),
+            "max_attempts": attempts,
+            "on_failure": step.get("onFailure", "abort"),
+            "sandbox": bool(step.get("sandbox")),
+        }
+    )
     if attempts > 1:
-        entry["retry_delays"] = [round(delay * backoff ** i, 3) for i in range(attempts - 1)]
+        entry["retry_delays"] = [round(delay * backoff**i, 3) for i in range(attempts - 1)]
     return entry
 
 
-def _entry(step: Mapping[str, Any], values: dict, project: Path, key: str | None = None) -> dict[str, Any]:
+def _entry(
+    step: Mapping[str, Any], values: dict, project: Path, key: str | None = None
+) -> dict[str, Any]:
     kind = step_kind(step)
-    entry: dict[str, Any] = {"step_name": key or step.get("id"), "kind": kind, "decision": _decision(step, values)}
+    entry: dict[str, Any] = {
+        "step_name": key or step.get("id"),
+        "kind": kind,
+        "decision": _decision(step, values),
+    }
     if kind == "command":
         entry.update(_command(step, values, project))
     elif kind == "prompt":
@@ -98,14 +114,32 @@ def _entry(step: Mapping[str, Any], values: dict, project: Path, key: str | None
 def _loop(step: Mapping[str, Any], by_id: dict, values: dict, project: Path) -> dict[str, Any]:
     spec = step.get("loop") or {}
     body = step.get("body")
-    steps = [by_id[body]] if isinstance(body, str) and body in by_id else [s for s in body or [] if isinstance(s, Mapping)]
-    return {"step_name": step.get("id"), "kind": "loop", "decision": _decision(step, values),
-            "loop": {k: spec[k] for k in ("type", "count", "items", "condition", "maxIterations") if k in spec},
-            "body": [_entry(s, values, project) for s in steps]}
+    steps = (
+        [by_id[body]]
+        if isinstance(body, str) and body in by_id
+        else [s for s in body or [] if isinstance(s, Mapping)]
+    )
+    return {
+        "step_name": step.get("id"),
+        "kind": "loop",
+        "decision": _decision(step, values),
+        "loop": {
+            k: spec[k]
+            for k in ("type", "count", "items", "condition", "maxIterations")
+            if k in spec
+        },
+        "body": [_entry(s, values, project) for s in steps],
+    }
 
 
-def plan_run(workflow: Mapping[str, Any], parameters: dict, context: dict, project: Path,
-             parallel_limit: int | None, timeout: float | None) -> dict[str, Any]:
+def plan_run(
+    workflow: Mapping[str, Any],
+    parameters: dict,
+    context: dict,
+    project: Path,
+    parallel_limit: int | None,
+    timeout: float | None,
+) -> dict[str, Any]:
     secrets = {name: "***" for name in workflow.get("secrets") or []}
     values = {"parameters": parameters, "context": dict(context), "steps": {}, "secrets": secrets}
     by_id = {s["id"]: s for s in workflow.get("steps", []) if isinstance(s, Mapping) and "id" in s}
@@ -118,16 +152,25 @@ def plan_run(workflow: Mapping[str, Any], parameters: dict, context: dict, proje
         group: dict[str, Any] = {"order": len(groups) + 1, "parallel": kind == "parallel"}
         if kind == "parallel":
             limits = [n for n in (step.get("parallelLimit"), parallel_limit) if n]
-            group.update(step_name=step.get("id"), decision=_decision(step, values),
-                         parallel_limit=min(limits) if limits else None,
-                         steps=[_entry(s, values, project) for s in step.get("steps") or []])
+            group.update(
+                step_name=step.get("id"),
+                decision=_decision(step, values),
+                parallel_limit=min(limits) if limits else None,
+                steps=[_entry(s, values, project) for s in step.get("steps") or []],
+            )
         elif kind == "loop":
             group["steps"] = [_loop(step, by_id, values, project)]
         else:
             group["steps"] = [_entry(step, values, project)]
         groups.append(group)
-    return {"status": "planned", "dry_run": True, "workflow_name": workflow.get("id"), "parameters": parameters,
-            "timeout": timeout, "parallel_limit": parallel_limit, "groups": groups,
-            "steps_total": sum(len(g["steps"]) for g in groups), "executed": False}
-
-
+    return {
+        "status": "planned",
+        "dry_run": True,
+        "workflow_name": workflow.get("id"),
+        "parameters": parameters,
+        "timeout": timeout,
+        "parallel_limit": parallel_limit,
+        "groups": groups,
+        "steps_total": sum(len(g["steps"]) for g in groups),
+        "executed": False,
+    }

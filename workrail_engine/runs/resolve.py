@@ -21,7 +21,11 @@ _SUFFIXES = (".json", ".yaml", ".yml")
 def store_home(create: bool = True) -> Path:
     """Where runs are stored: ``$WORKRAIL_HOME/runs``, else the user data directory."""
     home = os.environ.get("WORKRAIL_HOME")
-    base = Path(home).expanduser() if home else Path(platformdirs.user_data_dir("workrail", appauthor=False))
+    base = (
+        Path(home).expanduser()
+        if home
+        else Path(platformdirs.user_data_dir("workrail", appauthor=False))
+    )
     path = base / "runs"
     if create:
         path.mkdir(parents=True, exist_ok=True)
@@ -42,7 +46,11 @@ def project_of(catalog: Any) -> Path:
     for source in getattr(catalog, "sources", []):
         if source.kind == "project":
             directory = Path(source.directory)
-            return directory.parent.parent if directory.parent.name == ".workrail" else directory.parent
+            return (
+                directory.parent.parent
+                if directory.parent.name == ".workrail"
+                else directory.parent
+            )
     return Path.cwd()
 
 
@@ -54,11 +62,14 @@ def _confined(catalog: Any, path: Path) -> None:
     roots = [Path(s.directory).resolve() for s in getattr(catalog, "sources", [])]
     if not any(path == root or root in path.parents for root in roots):
         raise SecurityViolation(
-            f"workflow path {str(path)!r} is outside the workflow directories", workflow_path=str(path)
+            f"workflow path {str(path)!r} is outside the workflow directories",
+            workflow_path=str(path),
         )
 
 
-def resolve_workflow(catalog: Any, name: str, *, any_path: bool, base: Path | None = None) -> tuple[dict, str]:
+def resolve_workflow(
+    catalog: Any, name: str, *, any_path: bool, base: Path | None = None
+) -> tuple[dict, str]:
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
     if _ID.match(name) and not name.endswith(_SUFFIXES):
         entry = catalog.get(name)

@@ -51,7 +51,9 @@ class SecretSet:
         self._needles = sorted(set(self.values.values()), key=len, reverse=True)
 
     @classmethod
-    def from_environment(cls, names: Iterable[str], environ: Mapping[str, str] | None = None) -> SecretSet:
+    def from_environment(
+        cls, names: Iterable[str], environ: Mapping[str, str] | None = None
+    ) -> SecretSet:
         source = os.environ if environ is None else environ
         return cls({name: source[name] for name in names if name in source})
 

@@ -27,8 +27,12 @@ from .workspace import check_sandbox
 
 __all__ = ["RunOptions", "RunService"]
 
-_DBOS_STATUS = {"SUCCESS": None, "ERROR": "failed", "CANCELLED": "cancelled",
-                "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed"}
+_DBOS_STATUS = {
+    "SUCCESS": None,
+    "ERROR": "failed",
+    "CANCELLED": "cancelled",
+    "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed",
+}
 
 
 @dataclass
@@ -39,12 +43,22 @@ class RunOptions:
 
 
 class RunService:
-    def __init__(self, project: Path, *, allow_commands: bool, sandbox: bool = False,
-                 home: Path | None = None, database: str | None = None, server: bool = False) -> None:
+    def __init__(
+        self,
+        project: Path,
+        *,
+        allow_commands: bool,
+        sandbox: bool = False,
+        home: Path | None = None,
+        database: str | None = None,
+        server: bool = False,
+    ) -> None:
         """``server``: this process serves clients and should end promptly when asked to, even
         with runs in flight (see `durable.exit_promptly_on_shutdown`)."""
         self.project = project
-        self.settings = AttemptSettings(project=project, allow_commands=allow_commands, sandbox=sandbox)
+        self.settings = AttemptSettings(
+            project=project, allow_commands=allow_commands, sandbox=sandbox
+        )
         self.home = home
         self.database = database
         self.server = server
@@ -62,7 +76,9 @@ class RunService:
 
                 home = self.home or store_home()
                 try:
-                    self.executor_id = durable.launch(home, self.database or database_url(), self.settings)
+                    self.executor_id = durable.launch(
+                        home, self.database or database_url(), self.settings
+                    )
                 except RuntimeError as exc:  # DBOS is one per process, on one store
                     raise StorageError(str(exc)) from None
                 if self.server:
@@ -94,8 +110,14 @@ class RunService:
 
     def plan(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
         values = self.prepare(workflow, parameters, options)
-        return plan_run(workflow, values, options.context, self.project, options.parallel_limit,
-                        options.timeout or workflow.get("timeoutSeconds"))
+        return plan_run(
+            workflow,
+            values,
+            options.context,
+            self.project,
+            options.parallel_limit,
+            options.timeout or workflow.get("timeoutSeconds"),
+        )
 
     def run(self, workflow: dict, parameters: Any, options: RunOptions) -> str:
         values = self.prepare(workflow, parameters, options)
@@ -103,7 +125,8 @@ class RunService:
             raise SecurityViolation(
                 "this workflow has command steps, and command execution is off: start the server "
                 "with --allow-commands to allow it (dry runs are always allowed)",
-                flag="--allow-commands", workflowId=workflow.get("id"),
+                flag="--allow-commands",
+                workflowId=workflow.get("id"),
             )
         if sandbox_wanted(workflow) or self.settings.sandbox:
             check_sandbox()
@@ -112,14 +135,17 @@ class RunService:
 
         timeout = options.timeout or workflow.get("timeoutSeconds")
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
-        durable.start_run(run_id, {
-            "workflow": workflow,
-            "parameters": values,
-            "context": options.context,
-            "deadline": time.time() + timeout if timeout else None,
-            "parallel_limit": options.parallel_limit,
-            "started_at": time.time(),
-        })
+        durable.start_run(
+            run_id,
+            {
+                "workflow": workflow,
+                "parameters": values,
+                "context": options.context,
+                "deadline": time.time() + timeout if timeout else None,
+                "parallel_limit": options.parallel_limit,
+                "started_at": time.time(),
+            },
+        )
         return run_id
 
     # --- reading -------------------------------------------------------------------------
@@ -147,20 +173,39 @@ class RunService:
         self.start()
         from dbos import DBOS
 
-        statuses = DBOS.list_workflows(name="workrail_run", sort_desc=True, limit=limit,
-                                       status=["PENDING", "ENQUEUED"] if running_only else None)
+        statuses = DBOS.list_workflows(
+            name="workrail_run",
+            sort_desc=True,
+            limit=limit,
+            status=["PENDING", "ENQUEUED"] if running_only else None,
+        )
         # An in-flight run may be waiting for the agent: its state event says so, as in get().
-        return [_summary(s, DBOS.get_all_events(s.workflow_id) if s.status in _IN_FLIGHT else {}) for s in statuses]
+        return [
+            _summary(s, DBOS.get_all_events(s.workflow_id) if s.status in _IN_FLIGHT else {})
+            for s in statuses
+        ]
 
     def running_count(self) -> int:
         self.start()
         from dbos import DBOS
 
-        return len(DBOS.list_workflows(name="workrail_run", status=["PENDING", "ENQUEUED"],
-                                       load_input=False, load_output=False))
+        return len(
+            DBOS.list_workflows(
+                name="workrail_run",
+                status=["PENDING", "ENQUEUED"],
+                load_input=False,
+                load_output=False,
+            )
+        )
 
-    def wait(self, run_id: str, seconds: float, on_change: Callable[[dict], None] | None = None,
-             leave_waiting: str | None = None, stop: threading.Event | None = None) -> dict[str, Any]:
+    def wait(
+        self,
+        run_id: str,
+        seconds: float,
+        on_change: Callable[[dict], None] | None = None,
+        leave_waiting: str | None = None,
+        stop: threading.Event | None = None,
+    ) -> dict[str, Any]:
         """The run once it ends or waits for the agent, or as it is when ``seconds`` are up
         (or when ``stop`` is set)."""
         end = time.monotonic() + max(seconds, 0.0)
@@ -171,7 +216,10 @@ class RunService:
             if on_change is not None and mark != seen:
                 on_change(snap)
             seen = mark
-            waiting_here = snap["status"] == "waiting" and snap.get("waiting", {}).get("step_key") == leave_waiting
+            waiting_here = (
+                snap["status"] == "waiting"
+                and snap.get("waiting", {}).get("step_key") == leave_waiting
+            )
             if snap["status"] not in ACTIVE or (snap["status"] == "waiting" and not waiting_here):
                 return snap
             remaining = end - time.monotonic()
@@ -186,13 +234,18 @@ class RunService:
     def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
         snap = self.get(run_id)
         if snap["status"] not in ACTIVE:
-            return {"status": snap["status"], "steps_completed": snap["steps_completed"],
-                    "message": f"run {run_id} had already finished ({snap['status']}); nothing to cancel"}
+            return {
+                "status": snap["status"],
+                "steps_completed": snap["steps_completed"],
+                "message": f"run {run_id} had already finished ({snap['status']}); nothing to cancel",
+            }
         from dbos import DBOS
 
         from . import durable
 
-        DBOS.update_workflow_attributes(run_id, {"cancel_reason": reason or "cancelled"}, merge=True)
+        DBOS.update_workflow_attributes(
+            run_id, {"cancel_reason": reason or "cancelled"}, merge=True
+        )
         DBOS.cancel_workflow(run_id, cancel_children=True)
         durable.watch().cancel_local(run_id)
         out = {"status": "cancelled", "steps_completed": self.get(run_id)["steps_completed"]}
@@ -200,24 +253,38 @@ class RunService:
             out["reason"] = reason
         return out
 
-    def continue_run(self, run_id: str, output: str, context: dict | None = None,
-                     wait_seconds: float = 10.0) -> dict[str, Any]:
+    def continue_run(
+        self, run_id: str, output: str, context: dict | None = None, wait_seconds: float = 10.0
+    ) -> dict[str, Any]:
         snap = self._raw(run_id)
         if snap["status"] != "waiting":
-            raise InvalidRunState(f"run {run_id} is {snap['status']}, not waiting for the agent",
-                                  runId=run_id, status=snap["status"])
+            raise InvalidRunState(
+                f"run {run_id} is {snap['status']}, not waiting for the agent",
+                runId=run_id,
+                status=snap["status"],
+            )
         waiting = snap["waiting"]
         step = _find_step(snap["_workflow"], waiting["step"]["id"])
-        values = {"parameters": snap["_parameters"], "context": {**waiting.get("context", {}), **(context or {})},
-                  "steps": {}}
+        values = {
+            "parameters": snap["_parameters"],
+            "context": {**waiting.get("context", {}), **(context or {})},
+            "steps": {},
+        }
         checked = validate_output(step.get("validationCriteria"), output, condition_context(values))
         if not checked.valid:
-            return {**_public(snap), "outcome": "blocked", "issues": checked.issues,
-                    "suggestions": checked.suggestions}
+            return {
+                **_public(snap),
+                "outcome": "blocked",
+                "issues": checked.issues,
+                "suggestions": checked.suggestions,
+            }
         from dbos import DBOS
 
-        DBOS.send(run_id, {"step_key": waiting["step_key"], "output": output, "context": context or {}},
-                  topic="continue")
+        DBOS.send(
+            run_id,
+            {"step_key": waiting["step_key"], "output": output, "context": context or {}},
+            topic="continue",
+        )
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
         return {**after, "outcome": "accepted"}
 
@@ -228,7 +295,9 @@ def _find_step(workflow: dict, step_id: str) -> dict:
         step = stack.pop()
         if step.get("id") == step_id:
             return step
-        stack += list(step.get("steps") or []) + [s for s in (step.get("body") or []) if isinstance(s, dict)]
+        stack += list(step.get("steps") or []) + [
+            s for s in (step.get("body") or []) if isinstance(s, dict)
+        ]
     return {}
 
 
@@ -241,7 +310,11 @@ def _status_of(status: Any, state: dict) -> str:
     if status.status in ("PENDING", "ENQUEUED", "DELAYED"):
         # The summary is the run's last event; the workflow ends right after (a reader in between
         # need not wait for DBOS to record the end).
-        return state.get("status", "running") if state.get("status") in ACTIVE + TERMINAL else "running"
+        return (
+            state.get("status", "running")
+            if state.get("status") in ACTIVE + TERMINAL
+            else "running"
+        )
     mapped = _DBOS_STATUS.get(status.status)
     if mapped is not None:
         return mapped
@@ -249,7 +322,9 @@ def _status_of(status: Any, state: dict) -> str:
     return output.get("status", "failed")
 
 
-def _snapshot(status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict]) -> dict[str, Any]:
+def _snapshot(
+    status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict]
+) -> dict[str, Any]:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}
     kind = _status_of(status, state)
@@ -257,10 +332,18 @@ def _snapshot(status: Any, run: dict[str, Any], events: dict[str, Any], results:
     if status.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
         error = str(status.error) if status.error else "the run failed"
     elif kind == "cancelled":
-        error = "cancelled: " + str((status.attributes or {}).get("cancel_reason") or "no reason given")
-    snap = run_result(status.workflow_id, kind, results, len(executable_steps(workflow)),
-                      _elapsed(run, state, status), error if kind not in ("success",) + ACTIVE else None,
-                      workflow_name=workflow.get("id"))
+        error = "cancelled: " + str(
+            (status.attributes or {}).get("cancel_reason") or "no reason given"
+        )
+    snap = run_result(
+        status.workflow_id,
+        kind,
+        results,
+        len(executable_steps(workflow)),
+        _elapsed(run, state, status),
+        error if kind not in ("success",) + ACTIVE else None,
+        workflow_name=workflow.get("id"),
+    )
     if kind == "waiting" and state.get("waiting"):
         snap["waiting"] = state["waiting"]
     snap["_workflow"], snap["_parameters"] = workflow, run.get("parameters") or {}
@@ -277,7 +360,9 @@ _IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
 def _summary(status: Any, events: dict[str, Any]) -> dict[str, Any]:
     run = run_input(status)
     kind = _status_of(status, events.get("state") or {})
-    return {"workflow_id": status.workflow_id, "workflow_name": (run.get("workflow") or {}).get("id"),
-            "status": kind, "started_at": (status.created_at or 0) / 1000}
-
-
+    return {
+        "workflow_id": status.workflow_id,
+        "workflow_name": (run.get("workflow") or {}).get("id"),
+        "status": kind,
+        "started_at": (status.created_at or 0) / 1000,
+    }

@@ -26,8 +26,12 @@ DEFAULT_MAX_ITERATIONS = 100
 
 
 class Effects(Protocol):
-    def attempt(self, key: str, step: dict, values: dict, attempt: int, deadline: float | None) -> dict: ...
-    def parallel(self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None) -> list[dict]: ...
+    def attempt(
+        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
+    ) -> dict: ...
+    def parallel(
+        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
+    ) -> list[dict]: ...
     def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None: ...
     def sleep_until(self, moment: float) -> None: ...
     def record(self, result: dict) -> None: ...
@@ -36,7 +40,11 @@ class Effects(Protocol):
 
 def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
     """What a condition's ``var`` can name: parameters and context by bare name, or qualified."""
-    return {**values["parameters"], **values["context"], **{k: values[k] for k in ("parameters", "context", "steps")}}
+    return {
+        **values["parameters"],
+        **values["context"],
+        **{k: values[k] for k in ("parameters", "context", "steps")},
+    }
 
 
 def _referenced_steps(node: Any, found: set[str]) -> set[str]:
@@ -63,7 +71,9 @@ def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[st
     return {**values, "steps": {k: steps[k] for k in wanted if k in steps}}
 
 
-def run_with_retries(effects: Effects, key: str, step: dict, values: dict, deadline: float | None) -> dict:
+def run_with_retries(
+    effects: Effects, key: str, step: dict, values: dict, deadline: float | None
+) -> dict:
     """Attempts until one succeeds or the policy (or the deadline) says stop; a step result."""
     max_attempts, delay, backoff = retry_policy(step)
     values = needed_values(step, values)
@@ -75,12 +85,22 @@ def run_with_retries(effects: Effects, key: str, step: dict, values: dict, deadl
         final = outcome["status"] != "failed" or outcome.get("deadline") or attempt >= max_attempts
         wait = delay * backoff ** (attempt - 1)
         if not final and deadline is not None and outcome["finished_at"] + wait >= deadline:
-            outcome["error"] = f"{outcome.get('error')}; no time left for another attempt before the run's deadline"
+            outcome["error"] = (
+                f"{outcome.get('error')}; no time left for another attempt before the run's deadline"
+            )
             final = True
         if final:
-            return step_result(key, outcome["status"], outcome.get("output"), total, step_id=step["id"],
-                               attempts=attempt, error=outcome.get("error"),
-                               deadline=outcome.get("deadline"), validation=outcome.get("validation"))
+            return step_result(
+                key,
+                outcome["status"],
+                outcome.get("output"),
+                total,
+                step_id=step["id"],
+                attempts=attempt,
+                error=outcome.get("error"),
+                deadline=outcome.get("deadline"),
+                validation=outcome.get("validation"),
+            )
         effects.sleep_until(outcome["finished_at"] + wait)
         attempt += 1
 
@@ -91,8 +111,11 @@ def waiting_view(key: str, step: Mapping[str, Any], values: Mapping[str, Any]) -
         prompt = render(str(step.get("prompt", "")), values)
     except TemplateError:
         prompt = str(step.get("prompt", ""))
-    shown = {k: step[k] for k in ("id", "title", "agentRole", "guidance", "askForFiles", "requireConfirmation")
-             if k in step}
+    shown = {
+        k: step[k]
+        for k in ("id", "title", "agentRole", "guidance", "askForFiles", "requireConfirmation")
+        if k in step
+    }
     return {
         "step_key": key,
         "step": {**shown, "prompt": prompt},
@@ -100,22 +123,41 @@ def waiting_view(key: str, step: Mapping[str, Any], values: Mapping[str, Any]) -
             "prompt": prompt,
             "modelHint": step.get("modelHint"),
             "requiresConfirmation": bool(step.get("requireConfirmation", False)),
-            "validationCriteria": describe_criteria(step.get("validationCriteria"), condition_context(values)),
+            "validationCriteria": describe_criteria(
+                step.get("validationCriteria"), condition_context(values)
+            ),
         },
     }
 
 
 class RunWalker:
-    def __init__(self, workflow: Mapping[str, Any], parameters: dict, context: dict, effects: Effects,
-                 *, deadline: float | None, parallel_limit: int | None, masked_secrets: dict[str, str]) -> None:
+    def __init__(
+        self,
+        workflow: Mapping[str, Any],
+        parameters: dict,
+        context: dict,
+        effects: Effects,
+        *,
+        deadline: float | None,
+        parallel_limit: int | None,
+        masked_secrets: dict[str, str],
+    ) -> None:
         self.workflow = workflow
         self.effects = effects
         self.deadline = deadline
         self.parallel_limit = parallel_limit
-        self.values: dict[str, Any] = {"parameters": parameters, "context": dict(context), "steps": {},
-                                       "secrets": masked_secrets}
+        self.values: dict[str, Any] = {
+            "parameters": parameters,
+            "context": dict(context),
+            "steps": {},
+            "secrets": masked_secrets,
+        }
         self.by_id = {s["id"]: s for s in workflow["steps"] if isinstance(s, Mapping) and "id" in s}
-        self.owned = {s["body"] for s in workflow["steps"] if step_kind(s) == "loop" and isinstance(s.get("body"), str)}
+        self.owned = {
+            s["body"]
+            for s in workflow["steps"]
+            if step_kind(s) == "loop" and isinstance(s.get("body"), str)
+        }
         self.failed: list[str] = []  # steps that failed under onFailure: continue
         self.error: str | None = None  # set when the run must stop
 
@@ -132,7 +174,10 @@ class RunWalker:
         if self.error is not None:
             return {"status": "failed", "error_message": self.error}
         if self.failed:
-            return {"status": "partial", "error_message": f"steps failed (onFailure: continue): {', '.join(self.failed)}"}
+            return {
+                "status": "partial",
+                "error_message": f"steps failed (onFailure: continue): {', '.join(self.failed)}",
+            }
         return {"status": "success", "error_message": None}
 
     def _holds(self, step: Mapping[str, Any]) -> bool:
@@ -141,12 +186,18 @@ class RunWalker:
 
     def _step(self, step: dict, key: str) -> None:
         if not self._holds(step):
-            self._finish(step, step_result(key, "skipped", None, 0.0, step_id=step["id"],
-                                           reason="runCondition is false"))
+            self._finish(
+                step,
+                step_result(
+                    key, "skipped", None, 0.0, step_id=step["id"], reason="runCondition is false"
+                ),
+            )
             return
         kind = step_kind(step)
         if kind == "command":
-            self._finish(step, run_with_retries(self.effects, key, step, self.values, self.deadline))
+            self._finish(
+                step, run_with_retries(self.effects, key, step, self.values, self.deadline)
+            )
         elif kind == "prompt":
             self._prompt(step, key)
         elif kind == "parallel":
@@ -161,7 +212,9 @@ class RunWalker:
                 self.values["steps"][step["id"]] = {"output": result["output"]}
             return
         if result.get("deadline"):
-            self.error = f"the run's overall timeout was reached during step {result['step_name']!r}"
+            self.error = (
+                f"the run's overall timeout was reached during step {result['step_name']!r}"
+            )
         elif result["status"] == "interrupted":
             self.error = f"step {result['step_name']!r} was interrupted: {result.get('error')}"
         elif step.get("onFailure") == "continue":
@@ -171,23 +224,52 @@ class RunWalker:
 
     def _prompt(self, step: dict, key: str) -> None:
         waiting = waiting_view(key, step, self.values)
-        self.effects.state({"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}})
+        self.effects.state(
+            {"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}}
+        )
         message = self.effects.wait(key, waiting, self.deadline)
         if message is None:
-            self._finish(step, step_result(key, "failed", None, 0.0, step_id=step["id"], deadline=True,
-                                           error="the run's overall timeout was reached while waiting for the agent"))
+            self._finish(
+                step,
+                step_result(
+                    key,
+                    "failed",
+                    None,
+                    0.0,
+                    step_id=step["id"],
+                    deadline=True,
+                    error="the run's overall timeout was reached while waiting for the agent",
+                ),
+            )
             return
         self.values["context"].update(message.get("context") or {})
         self.effects.state({"status": "running"})
-        self._finish(step, step_result(key, "success", message.get("output"), message.get("duration", 0.0),
-                                       step_id=step["id"]))
+        self._finish(
+            step,
+            step_result(
+                key,
+                "success",
+                message.get("output"),
+                message.get("duration", 0.0),
+                step_id=step["id"],
+            ),
+        )
 
     def _parallel(self, group: dict) -> None:
         members, prompts = [], []
         for step in group.get("steps") or []:
             if not self._holds(step):
-                self._finish(step, step_result(step["id"], "skipped", None, 0.0, step_id=step["id"],
-                                               reason="runCondition is false"))
+                self._finish(
+                    step,
+                    step_result(
+                        step["id"],
+                        "skipped",
+                        None,
+                        0.0,
+                        step_id=step["id"],
+                        reason="runCondition is false",
+                    ),
+                )
             elif step_kind(step) == "prompt":
                 prompts.append(step)  # the agent does one thing at a time
             else:
@@ -195,7 +277,9 @@ class RunWalker:
         limits = [n for n in (group.get("parallelLimit"), self.parallel_limit) if n]
         limit = min(limits) if limits else max(len(members), 1)
         if members:
-            for (_, step, _), result in zip(members, self.effects.parallel(members, limit, self.deadline)):
+            for (_, step, _), result in zip(
+                members, self.effects.parallel(members, limit, self.deadline), strict=False
+            ):
                 self._finish(step, result)
         for step in prompts:
             if self.error is None:

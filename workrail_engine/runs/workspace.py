@@ -15,7 +15,13 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import SecurityViolation
 
-__all__ = ["SandboxUnavailable", "bubblewrap_argv", "check_sandbox", "minimal_environment", "resolve_cwd"]
+__all__ = [
+    "SandboxUnavailable",
+    "bubblewrap_argv",
+    "check_sandbox",
+    "minimal_environment",
+    "resolve_cwd",
+]
 
 
 class SandboxUnavailable(SecurityViolation):
@@ -51,7 +57,9 @@ def _probe(bwrap: str) -> str | None:
     try:
         probe = subprocess.run(
             [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
-            capture_output=True, timeout=10, check=False,
+            capture_output=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
@@ -78,14 +86,22 @@ def bubblewrap_argv(bwrap: str, project: Path, cwd: Path, argv: list[str]) -> li
     root = str(project.resolve())
     return [
         bwrap,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        "--bind", root, root,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        root,
+        root,
         "--unshare-all",
         "--die-with-parent",
-        "--chdir", str(cwd),
+        "--chdir",
+        str(cwd),
         "--",
         *argv,
     ]
@@ -103,4 +119,3 @@ def minimal_environment(environ: dict[str, str] | None = None) -> dict[str, str]
     env.update({key: value for key, value in source.items() if key.startswith("LC_")})
     env.setdefault("PATH", os.defpath)
     return env
-

@@ -37,12 +37,22 @@ __all__ = ["ToolEnv", "ToolRegistry", "ToolSpec", "read_only", "writes"]
 
 
 def read_only(title: str) -> ToolAnnotations:
-    return ToolAnnotations(title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=True,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
 
 
 def writes(title: str, *, destructive: bool, idempotent: bool) -> ToolAnnotations:
     return ToolAnnotations(
-        title=title, read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+        title=title,
+        read_only_hint=False,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
     )
 
 
@@ -188,7 +198,9 @@ class ToolRegistry:
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, Mapping):
-            raise invalid_params(f"arguments of {name} must be an object, not {type(arguments).__name__}")
+            raise invalid_params(
+                f"arguments of {name} must be an object, not {type(arguments).__name__}"
+            )
         tool = self._tools[name].tool
         expected = set(tool.parameters.get("properties", {}))
         unknown = sorted(set(arguments) - expected)
@@ -224,6 +236,8 @@ class ToolRegistry:
         """The bare result, or `MCPError` with the spec code (the direct-method path)."""
         kwargs = self.validate(name, arguments)
         try:
-            return await anyio.to_thread.run_sync(partial(self._tools[name].invoke.direct, **kwargs))
+            return await anyio.to_thread.run_sync(
+                partial(self._tools[name].invoke.direct, **kwargs)
+            )
         except EngineError as error:
             raise engine_error_to_mcp(error) from None

@@ -69,7 +69,9 @@ def write_atomically(target: Path, text: str, *, overwrite: bool) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.stem}.", suffix=".tmp")
     except OSError as error:
-        raise StorageError(f"Cannot write to {directory}: {error.strerror}", directory=str(directory)) from None
+        raise StorageError(
+            f"Cannot write to {directory}: {error.strerror}", directory=str(directory)
+        ) from None
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -89,7 +91,9 @@ def write_atomically(target: Path, text: str, *, overwrite: bool) -> None:
             workflow_path=str(target),
         ) from None
     except OSError as error:
-        raise StorageError(f"Cannot write {target}: {error.strerror}", workflow_path=str(target)) from None
+        raise StorageError(
+            f"Cannot write {target}: {error.strerror}", workflow_path=str(target)
+        ) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()

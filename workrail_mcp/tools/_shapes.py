@@ -1,9 +1,9 @@
 """Argument types and result shapes shared by the tools (they become the JSON Schemas)."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 __all__ = [
     "ContextArg",
@@ -39,7 +39,7 @@ ContextArg = Annotated[
     Field(
         description=(
             "Optional execution context: variables that step conditions and context-aware validation "
-            "rules read, e.g. {\"taskScope\": \"large\", \"userExpertise\": \"expert\", \"complexity\": 0.8}."
+            'rules read, e.g. {"taskScope": "large", "userExpertise": "expert", "complexity": 0.8}.'
         ),
     ),
 ]

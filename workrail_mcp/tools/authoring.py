@@ -33,7 +33,9 @@ def workflow_lint(
     ] = None,
     text: Annotated[
         str | None,
-        Field(description="The draft as file text (JSON or YAML), when positions in that text matter. Give this or definition."),
+        Field(
+            description="The draft as file text (JSON or YAML), when positions in that text matter. Give this or definition."
+        ),
     ] = None,
     format: Annotated[
         Literal["json", "yaml"] | None, Field(description="The format of text (default: json).")

@@ -4,10 +4,10 @@ The run tools (run_workflow, cancel_workflow, ...) come from workrail_mcp.run_to
 """
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
@@ -39,10 +39,15 @@ def list_workflows(
     env: ToolEnv,
     category: Annotated[
         str | None,
-        Field(description="Only workflows of this category (e.g. development, review, documentation, operations)."),
+        Field(
+            description="Only workflows of this category (e.g. development, review, documentation, operations)."
+        ),
     ] = None,
     include_running: Annotated[
-        bool, Field(description="Also list the runs in progress (their ids are the workflow_id of cancel_workflow).")
+        bool,
+        Field(
+            description="Also list the runs in progress (their ids are the workflow_id of cancel_workflow)."
+        ),
     ] = False,
 ) -> WorkflowCatalog:
     summaries = [summary_of(entry) for entry in env.catalog.entries()]
@@ -90,7 +95,9 @@ def _serialize(name: str, definition: dict[str, Any]) -> str:
     definition = dict(definition)
     declared = definition.setdefault("id", name)
     if declared != name:
-        raise InvalidParams(f"definition.id {declared!r} differs from name {name!r}", name=name, id=declared)
+        raise InvalidParams(
+            f"definition.id {declared!r} differs from name {name!r}", name=name, id=declared
+        )
     return json.dumps(definition, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -113,11 +120,16 @@ def create_workflow(
     name: WorkflowName,
     definition: Definition,
     overwrite: Annotated[
-        bool, Field(description="Replace an existing workflow file of that name (default false: refuse).")
+        bool,
+        Field(
+            description="Replace an existing workflow file of that name (default false: refuse)."
+        ),
     ] = False,
     location: Annotated[
         Literal["project", "user"],
-        Field(description="project (default): the project's workflows/ directory; user: ~/.workrail/workflows, for every project."),
+        Field(
+            description="project (default): the project's workflows/ directory; user: ~/.workrail/workflows, for every project."
+        ),
     ] = "project",
 ) -> Created:
     text = _serialize(name, definition)
@@ -140,7 +152,10 @@ def create_workflow(
     refresh = getattr(env.catalog, "refresh", None)
     if callable(refresh):
         refresh(force=True)
-    result: dict[str, Any] = {"status": "updated" if existing else "created", "workflow_path": str(target)}
+    result: dict[str, Any] = {
+        "status": "updated" if existing else "created",
+        "workflow_path": str(target),
+    }
     if warnings:
         result["warnings"] = warnings
     return result  # type: ignore[return-value]

@@ -1,14 +1,21 @@
 """The API spec's tools: list, get, next step, validate a step's output (mcp-api-v1.0.md)."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
 
-__all__ = ["SPECS", "summary_of", "workflow_get", "workflow_list", "workflow_next", "workflow_validate"]
+__all__ = [
+    "SPECS",
+    "summary_of",
+    "workflow_get",
+    "workflow_list",
+    "workflow_next",
+    "workflow_validate",
+]
 
 _SUMMARY_KEYS = ("id", "name", "description", "category", "version")
 
@@ -26,7 +33,9 @@ class WorkflowList(TypedDict):
 
 
 def workflow_list(env: ToolEnv) -> WorkflowList:
-    return env.catalog_view("workflow_list", lambda entries: {"workflows": [summary_of(e) for e in entries]})
+    return env.catalog_view(
+        "workflow_list", lambda entries: {"workflows": [summary_of(e) for e in entries]}
+    )
 
 
 class Workflow(TypedDict):
@@ -57,10 +66,14 @@ class LoopPosition(TypedDict):
 
 
 class NextStep(TypedDict):
-    step: Annotated[dict[str, Any] | None, Field(description="The step to do now; null when isComplete.")]
+    step: Annotated[
+        dict[str, Any] | None, Field(description="The step to do now; null when isComplete.")
+    ]
     guidance: Annotated[
         dict[str, Any],
-        Field(description="{prompt, modelHint?, requiresConfirmation, validationCriteria}: how to do the step."),
+        Field(
+            description="{prompt, modelHint?, requiresConfirmation, validationCriteria}: how to do the step."
+        ),
     ]
     isComplete: bool
     context: Annotated[
@@ -72,9 +85,18 @@ class NextStep(TypedDict):
             )
         ),
     ]
-    skipped: Annotated[list[str], Field(description="Steps passed over because their runCondition is false.")]
-    loop: NotRequired[Annotated[LoopPosition, Field(description="Present when the step is inside a loop.")]]
-    notes: NotRequired[Annotated[list[str], Field(description="Things the agent should know (a loop restarted or stopped).")]]
+    skipped: Annotated[
+        list[str], Field(description="Steps passed over because their runCondition is false.")
+    ]
+    loop: NotRequired[
+        Annotated[LoopPosition, Field(description="Present when the step is inside a loop.")]
+    ]
+    notes: NotRequired[
+        Annotated[
+            list[str],
+            Field(description="Things the agent should know (a loop restarted or stopped)."),
+        ]
+    ]
 
 
 CompletedSteps = Annotated[
@@ -104,7 +126,7 @@ NextContext = Annotated[
         description=(
             "The context returned by your previous workflow_next call, passed back as it came (it holds "
             "loop progress under _loops), plus any variables the steps asked you to set, e.g. "
-            "{\"taskScope\": \"large\"}. Omit or {} on the first call."
+            '{"taskScope": "large"}. Omit or {} on the first call.'
         ),
     ),
 ]
@@ -130,7 +152,9 @@ class Validation(TypedDict):
     suggestions: list[str]
 
 
-StepOutput = Annotated[str, Field(description="The output the agent produced for that step.", min_length=1)]
+StepOutput = Annotated[
+    str, Field(description="The output the agent produced for that step.", min_length=1)
+]
 
 
 def _find_step(definition: dict[str, Any], workflow_id: str, step_id: str) -> dict[str, Any]:
@@ -164,10 +188,16 @@ def workflow_validate(
             f"Step {stepId!r} has invalid validation criteria: {problems[0].message}",
             workflowId=workflowId,
             stepId=stepId,
-            problems=[{"pointer": p.pointer, "code": p.code, "message": p.message} for p in problems],
+            problems=[
+                {"pointer": p.pointer, "code": p.code, "message": p.message} for p in problems
+            ],
         )
     result = validate_output(criteria, output, context or {})
-    return {"valid": result.valid, "issues": list(result.issues), "suggestions": list(result.suggestions)}
+    return {
+        "valid": result.valid,
+        "issues": list(result.issues),
+        "suggestions": list(result.suggestions),
+    }
 
 
 SPECS = [

@@ -62,26 +62,66 @@ class PostgresServer:
     def __init__(self) -> None:
         self.base = Path(f"/tmp/workrail-pg-{os.getpid()}-{time.monotonic_ns()}")
         self.base.mkdir(mode=0o755)
-        self.data, self.port, self.prefix, self.binaries = self.base / "data", _free_port(), _as_postgres_user(), _pg_bin()
+        self.data, self.port, self.prefix, self.binaries = (
+            self.base / "data",
+            _free_port(),
+            _as_postgres_user(),
+            _pg_bin(),
+        )
         if self.prefix:
             shutil.chown(self.base, user="postgres")
-        subprocess.run([*self.prefix, str(self.binaries / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "workrail"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                *self.prefix,
+                str(self.binaries / "initdb"),
+                "-D",
+                str(self.data),
+                "-A",
+                "trust",
+                "-U",
+                "workrail",
+            ],
+            check=True,
+            capture_output=True,
+        )
         self._pg_ctl("start")
         self.url = f"postgresql://workrail@127.0.0.1:{self.port}/postgres"
 
     def _pg_ctl(self, *action: str) -> None:
-        subprocess.run([*self.prefix, str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", str(self.base / "log"),
-                        "-w", "-o", f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1", *action],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                *self.prefix,
+                str(self.binaries / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.base / "log"),
+                "-w",
+                "-o",
+                f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1",
+                *action,
+            ],
+            check=True,
+            capture_output=True,
+        )
 
     def restart(self) -> None:
         """Ends every session, as a server restart or a failover does."""
         self._pg_ctl("-m", "fast", "restart")
 
     def stop(self) -> None:
-        subprocess.run([*self.prefix, str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
-                       capture_output=True)
+        subprocess.run(
+            [
+                *self.prefix,
+                str(self.binaries / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-m",
+                "immediate",
+                "stop",
+            ],
+            capture_output=True,
+        )
         shutil.rmtree(self.base, ignore_errors=True)
 
 

@@ -35,7 +35,12 @@ def alive(pid: int) -> bool:
 
 
 def test_exit_code_json_stdout_and_stderr_tail(tmp_path):
-    out = run_command(spec(tmp_path, "import sys, json; print(json.dumps({'n': 1})); print('bad', file=sys.stderr); sys.exit(3)"))
+    out = run_command(
+        spec(
+            tmp_path,
+            "import sys, json; print(json.dumps({'n': 1})); print('bad', file=sys.stderr); sys.exit(3)",
+        )
+    )
     assert out.exit_code == 3 and not out.ok
     assert out.output()["stdout"] == {"n": 1}
     assert out.output()["stderr"] == "bad\n"
@@ -57,7 +62,9 @@ def test_missing_program_is_an_outcome_not_an_exception(tmp_path):
 
 def test_argv_is_not_a_shell(tmp_path):
     marker = tmp_path / "pwned"
-    out = run_command(CommandSpec(["echo", f"; touch {marker}"], tmp_path, {"PATH": os.environ["PATH"]}))
+    out = run_command(
+        CommandSpec(["echo", f"; touch {marker}"], tmp_path, {"PATH": os.environ["PATH"]})
+    )
     assert out.stdout.strip() == f"; touch {marker}" and not marker.exists()
 
 

@@ -43,8 +43,12 @@ class Worker:
 
     def __init__(self, url: str, executor_id: str, mode: str = "sleep") -> None:
         self.executor_id = executor_id
-        self.process = subprocess.Popen([sys.executable, "-c", WORKER, url, executor_id, mode],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WORKER, url, executor_id, mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def ready(self) -> Worker:
         line = self.process.stdout.readline().strip()
@@ -147,8 +151,10 @@ def died_with_their_session(url: str, names: list[str]) -> list[str]:
     with psycopg.connect(url, autocommit=True) as conn:
         for executor_id in names:
             conn.execute("SELECT pg_advisory_lock(%s)", (lock_key(executor_id),))
-            conn.execute("INSERT INTO workrail.executors(executor_id, lock_key) VALUES (%s, %s)",
-                         (executor_id, lock_key(executor_id)))
+            conn.execute(
+                "INSERT INTO workrail.executors(executor_id, lock_key) VALUES (%s, %s)",
+                (executor_id, lock_key(executor_id)),
+            )
     return names
 
 
@@ -180,7 +186,9 @@ def test_racing_claimers_each_dead_executor_goes_to_exactly_one(workers, claimer
     for worker in killed:
         worker.ready().kill()
     racers = [claimers("racer-a", grace=0.0), claimers("racer-b", grace=0.0)]
-    dead = [w.executor_id for w in killed] + died_with_their_session(url, [f"gone-{i:02d}" for i in range(50)])
+    dead = [w.executor_id for w in killed] + died_with_their_session(
+        url, [f"gone-{i:02d}" for i in range(50)]
+    )
     for round in range(3):  # the interleavings differ from round to round
         claims = race(racers, url)
         assert Counter(claims[0] + claims[1]) == Counter(dead), claims
@@ -213,7 +221,9 @@ def test_a_claimer_that_read_a_row_since_forgotten_leaves_it_alone(claimers, url
     late.start()
     try:
         died_with_their_session(url, ["doomed"])
-        assert late.claim_dead() == [], "the lock was free again, but its executor was recovered already"
+        assert late.claim_dead() == [], (
+            "the lock was free again, but its executor was recovered already"
+        )
     finally:
         late.close()
     assert registered(url) == {"first"}
@@ -278,8 +288,10 @@ def test_a_failed_recovery_leaves_the_executor_claimable(workers, claimers, url,
     other = claimers("other", grace=0.0)
     assert poll(other.claim_dead) == ["doomed"]
     assert "doomed" in registered(url)
-    assert any("recovering the runs of dead executors" in r.getMessage() and r.levelno == logging.ERROR
-               for r in caplog.records)
+    assert any(
+        "recovering the runs of dead executors" in r.getMessage() and r.levelno == logging.ERROR
+        for r in caplog.records
+    )
 
 
 def test_living_executors_survive_the_loss_of_every_session(claimers, url, caplog):
@@ -290,21 +302,29 @@ def test_living_executors_survive_the_loss_of_every_session(claimers, url, caplo
     for watcher in watchers:
         watcher.watch(recovered.append)
     with psycopg.connect(url, autocommit=True) as admin:
-        ended = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                              " WHERE application_name = 'workrail-liveness' AND datname = current_database()").fetchone()[0]
+        ended = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE application_name = 'workrail-liveness' AND datname = current_database()"
+        ).fetchone()[0]
     assert ended == 3
     time.sleep(2.0)
     assert recovered == []
     assert registered(url) == {"alive-0", "alive-1", "alive-2"}
-    assert any("liveness check failed" in r.getMessage() for r in caplog.records), "the loss was seen"
+    assert any("liveness check failed" in r.getMessage() for r in caplog.records), (
+        "the loss was seen"
+    )
     assert claimers("judge", grace=0.0).claim_dead() == [], "every lock is held again"
 
 
 def keepalive_timers(port: int, side: str) -> list[float]:
     """Seconds to the next keepalive probe of the established loopback sockets on one side of
     ``port`` (from ``ss``: the kernel's own view, whoever set the options)."""
-    lines = subprocess.run(["ss", "-tnoH", "state", "established", f"( {side} = :{port} )"],
-                           capture_output=True, text=True, check=True).stdout.splitlines()
+    lines = subprocess.run(
+        ["ss", "-tnoH", "state", "established", f"( {side} = :{port} )"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     timers = []
     for line in lines:
         found = re.search(r"timer:\(keepalive,(?:(\d+)min)?(?:([\d.]+)sec)?(?:(\d+)ms)?", line)

@@ -42,8 +42,10 @@ else:
     print(json.dumps(service.wait(run_id, 120)))
 """
 
-STEP = ("import json, os, time; t = time.time(); time.sleep(0.5); "
-        "print(json.dumps({'start': t, 'end': time.time(), 'worker': os.getppid()}))")
+STEP = (
+    "import json, os, time; t = time.time(); time.sleep(0.5); "
+    "print(json.dumps({'start': t, 'end': time.time(), 'worker': os.getppid()}))"
+)
 
 
 def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
@@ -51,15 +53,40 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     homes = [tmp_path / "home-a", tmp_path / "home-b"]
-    members = [{"id": f"step-{i}", "title": f"step {i}", "run": {"command": [sys.executable, "-c", STEP]}} for i in range(12)]
-    workflow = {"id": "pg-flow", "name": "pg", "steps": [{"id": "group", "title": "g", "type": "parallel", "steps": members}]}
-    helper = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(homes[1]), "serve", "60"],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    members = [
+        {"id": f"step-{i}", "title": f"step {i}", "run": {"command": [sys.executable, "-c", STEP]}}
+        for i in range(12)
+    ]
+    workflow = {
+        "id": "pg-flow",
+        "name": "pg",
+        "steps": [{"id": "group", "title": "g", "type": "parallel", "steps": members}],
+    }
+    helper = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(project), str(homes[1]), "serve", "60"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert helper.stdout.readline().strip() == "ready", helper.stderr.read()
         time.sleep(1.5)  # the helper lists the queues once a second
-        runner = subprocess.run([sys.executable, "-c", WORKER, str(project), str(homes[0]), "run", json.dumps(workflow)],
-                                env=env, capture_output=True, text=True, timeout=180)
+        runner = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                str(project),
+                str(homes[0]),
+                "run",
+                json.dumps(workflow),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert runner.returncode == 0, runner.stderr
         result = json.loads(runner.stdout)
     finally:
@@ -85,15 +112,41 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
     project = tmp_path / "project"
     project.mkdir()
     marks = tmp_path / "marks"
-    workflow = {"id": "pg-recovery", "name": "pg", "steps": [
-        {"id": "one", "title": "one", "run": {"command": _mark(marks, "one")}},
-        {"id": "nap", "title": "nap", "run": {"command": [sys.executable, "-c", "import time; time.sleep(3)"]}},
-        {"id": "three", "title": "three", "run": {"command": _mark(marks, "three")}},
-    ]}
-    other = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-b"), "serve", "90"],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    doomed = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-a"), "start",
-                               json.dumps(workflow)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workflow = {
+        "id": "pg-recovery",
+        "name": "pg",
+        "steps": [
+            {"id": "one", "title": "one", "run": {"command": _mark(marks, "one")}},
+            {
+                "id": "nap",
+                "title": "nap",
+                "run": {"command": [sys.executable, "-c", "import time; time.sleep(3)"]},
+            },
+            {"id": "three", "title": "three", "run": {"command": _mark(marks, "three")}},
+        ],
+    }
+    other = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-b"), "serve", "90"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    doomed = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WORKER,
+            str(project),
+            str(tmp_path / "home-a"),
+            "start",
+            json.dumps(workflow),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert other.stdout.readline().strip() == "ready", other.stderr.read()
         run_id = doomed.stdout.readline().strip()
@@ -105,8 +158,21 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
         doomed.kill()  # kill -9
         doomed.wait()
         killed_at = time.monotonic()
-        status = subprocess.run([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-c"), "status", run_id],
-                                env=env, capture_output=True, text=True, timeout=120)
+        status = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                str(project),
+                str(tmp_path / "home-c"),
+                "status",
+                run_id,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert status.returncode == 0, status.stderr
         result = json.loads(status.stdout)
     finally:
@@ -123,11 +189,33 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
     env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_server.url}
     project = tmp_path / "project"
     project.mkdir()
-    workflow = {"id": "pg-restart", "name": "pg", "steps": [
-        {"id": f"nap-{i}", "title": "nap", "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.4)"]}}
-        for i in range(8)]}
-    runner = subprocess.Popen([sys.executable, "-c", WORKER, str(project), str(tmp_path / "home"), "run", json.dumps(workflow)],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workflow = {
+        "id": "pg-restart",
+        "name": "pg",
+        "steps": [
+            {
+                "id": f"nap-{i}",
+                "title": "nap",
+                "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.4)"]},
+            }
+            for i in range(8)
+        ],
+    }
+    runner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WORKER,
+            str(project),
+            str(tmp_path / "home"),
+            "run",
+            json.dumps(workflow),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(3)  # the run is under way (DBOS launched, a few naps done)
         postgres_server.restart()  # every session ends: the journal's, DBOS's, the liveness lock's

@@ -24,16 +24,26 @@ print(json.dumps(service.wait(sys.argv[3], float(sys.argv[5]))))
 
 def _workflow(project: Path, idempotent: bool) -> Path:
     log = project / "log"
+
     def step(name: str, code: str, **extra) -> dict:
         return {"id": name, "title": name, "run": {"command": [PY, "-c", code]}, **extra}
-    wf = {"id": "crash", "name": "Crash", "steps": [
-        step("first", f"open({str(log)!r}, 'a').write('first\\n')"),
-        # the first attempt would sleep 30 s: it only ends if nobody stops the killed process's orphan
-        step("second", f"import time; first = 'second-start' not in open({str(log)!r}).read(); "
-                       f"open({str(log)!r}, 'a').write('second-start\\n'); time.sleep(30 if first else 0.2); "
-                       f"open({str(log)!r}, 'a').write('second-end\\n')", idempotent=idempotent),
-        step("third", f"open({str(log)!r}, 'a').write('third\\n')"),
-    ]}
+
+    wf = {
+        "id": "crash",
+        "name": "Crash",
+        "steps": [
+            step("first", f"open({str(log)!r}, 'a').write('first\\n')"),
+            # the first attempt would sleep 30 s: it only ends if nobody stops the killed process's orphan
+            step(
+                "second",
+                f"import time; first = 'second-start' not in open({str(log)!r}).read(); "
+                f"open({str(log)!r}, 'a').write('second-start\\n'); time.sleep(30 if first else 0.2); "
+                f"open({str(log)!r}, 'a').write('second-end\\n')",
+                idempotent=idempotent,
+            ),
+            step("third", f"open({str(log)!r}, 'a').write('third\\n')"),
+        ],
+    }
     path = project / "crash.json"
     path.write_text(json.dumps(wf))
     return path
@@ -44,11 +54,28 @@ def _crash_mid_run(tmp_path: Path, idempotent: bool) -> tuple[Path, Path, str]:
     project.mkdir()
     path = _workflow(project, idempotent)
     env = {**os.environ, "WORKRAIL_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-c", "from workrail_engine.cli import main; main()", "--project", str(project), "run", str(path)],
-                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli import main; main()",
+            "--project",
+            str(project),
+            "run",
+            str(path),
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     log = project / "log"
     deadline = time.monotonic() + 60
-    while "second-start" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+    while (
+        "second-start" not in (log.read_text() if log.exists() else "")
+        and time.monotonic() < deadline
+    ):
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
@@ -57,9 +84,15 @@ def _crash_mid_run(tmp_path: Path, idempotent: bool) -> tuple[Path, Path, str]:
     return project, home / "runs", run_id
 
 
-def _recover(project: Path, home: Path, run_id: str, allowed: str = "commands", wait: float = 60) -> dict:
-    out = subprocess.run([sys.executable, "-c", WAITER, str(project), str(home), run_id, allowed, str(wait)],
-                         capture_output=True, text=True, timeout=120)
+def _recover(
+    project: Path, home: Path, run_id: str, allowed: str = "commands", wait: float = 60
+) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", WAITER, str(project), str(home), run_id, allowed, str(wait)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -87,7 +120,9 @@ def test_kill_9_during_a_non_idempotent_step_marks_it_interrupted(tmp_path):
 def test_a_process_not_allowed_to_run_commands_leaves_the_run_to_one_that_is(tmp_path):
     project, home, run_id = _crash_mid_run(tmp_path, idempotent=True)
     seen = _recover(project, home, run_id, allowed="no-commands", wait=3)
-    assert seen["status"] == "running", seen  # not taken over (it would fail: commands are off there)
+    assert seen["status"] == "running", (
+        seen
+    )  # not taken over (it would fail: commands are off there)
     assert (project / "log").read_text().split().count("second-start") == 1
     result = _recover(project, home, run_id)
     assert result["status"] == "success", result
@@ -121,16 +156,24 @@ print(json.dumps(service.continue_run(sys.argv[3], "said", wait_seconds=30)))
 def test_a_run_of_prompt_steps_is_taken_over_by_a_process_without_commands(tmp_path):
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
-    first = subprocess.Popen([sys.executable, "-c", AGENT_RUN, str(project), str(home)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-c", AGENT_RUN, str(project), str(home)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         run_id, status = first.stdout.readline().split()
         assert status == "waiting"
     finally:
         first.kill()  # kill -9 while the run waits for the agent
         first.communicate()
-    out = subprocess.run([sys.executable, "-c", CONTINUE_ELSEWHERE, str(project), str(home), run_id],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", CONTINUE_ELSEWHERE, str(project), str(home), run_id],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     after = json.loads(out.stdout)
     # The answer moved the run on: this process (no --allow-commands) took it over and runs it.

@@ -8,11 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+from runs_support import command, py, workflow
 
 from workrail_engine.errors import InvalidParams
 from workrail_engine.runs import RunOptions
-
-from runs_support import command, py, workflow
 
 STAMP = "import json, time, os; t = time.time(); time.sleep({secs}); print(json.dumps([t, time.time()]))"
 
@@ -33,8 +32,11 @@ def max_overlap(intervals):
 
 def test_parallel_limit_caps_concurrency(service):
     members = [command(f"p{i}", py(STAMP.format(secs=0.6))) for i in range(6)]
-    result = finish(service, workflow({"id": "group", "title": "g", "type": "parallel", "steps": members}),
-                    parallel_limit=2)
+    result = finish(
+        service,
+        workflow({"id": "group", "title": "g", "type": "parallel", "steps": members}),
+        parallel_limit=2,
+    )
     assert result["status"] == "success", result
     intervals = [r["output"]["stdout"] for r in result["step_results"]]
     assert max_overlap(intervals) == 2
@@ -42,20 +44,31 @@ def test_parallel_limit_caps_concurrency(service):
 
 def test_retry_counts_the_first_attempt(service, tmp_path):
     counter = tmp_path / "count"
-    flaky = py(f"import sys; p = {str(counter)!r}; n = len(open(p).read()) if __import__('os').path.exists(p) else 0; "
-               f"open(p, 'a').write('x'); sys.exit(0 if n + 1 >= 3 else 1)")
-    ok = finish(service, workflow(command("flaky", flaky, retry={"maxAttempts": 3, "delaySeconds": 0.1, "backoff": 2})))
+    flaky = py(
+        f"import sys; p = {str(counter)!r}; n = len(open(p).read()) if __import__('os').path.exists(p) else 0; "
+        f"open(p, 'a').write('x'); sys.exit(0 if n + 1 >= 3 else 1)"
+    )
+    ok = finish(
+        service,
+        workflow(
+            command("flaky", flaky, retry={"maxAttempts": 3, "delaySeconds": 0.1, "backoff": 2})
+        ),
+    )
     assert ok["status"] == "success" and ok["step_results"][0]["attempts"] == 3
     assert counter.read_text() == "xxx"
     counter.unlink()
-    failed = finish(service, workflow(command("flaky", flaky, retry={"maxAttempts": 2, "delaySeconds": 0.1})))
+    failed = finish(
+        service, workflow(command("flaky", flaky, retry={"maxAttempts": 2, "delaySeconds": 0.1}))
+    )
     assert failed["status"] == "failed" and failed["step_results"][0]["attempts"] == 2
     assert counter.read_text() == "xx"
 
 
 def test_on_failure_continue_gives_partial_and_abort_stops(service):
     fail = py("import sys; sys.exit(2)")
-    partial = finish(service, workflow(command("bad", fail, onFailure="continue"), command("after", ["true"])))
+    partial = finish(
+        service, workflow(command("bad", fail, onFailure="continue"), command("after", ["true"]))
+    )
     assert partial["status"] == "partial"
     assert [r["status"] for r in partial["step_results"]] == ["failed", "success"]
     aborted = finish(service, workflow(command("bad", fail), command("after", ["true"])))
@@ -65,15 +78,24 @@ def test_on_failure_continue_gives_partial_and_abort_stops(service):
 
 def test_overall_timeout_aborts_and_kills(service):
     started = time.monotonic()
-    result = finish(service, workflow(command("slow", py("import time; time.sleep(30)"))), timeout=1)
+    result = finish(
+        service, workflow(command("slow", py("import time; time.sleep(30)"))), timeout=1
+    )
     assert result["status"] == "failed" and "timeout" in result["error_message"]
     assert time.monotonic() - started < 10
 
 
 def test_cancel_stops_processes_within_five_seconds(service, tmp_path):
     pidfile = tmp_path / "pid"
-    wf = workflow(command("quick", ["true"]),
-                  command("long", py(f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)")))
+    wf = workflow(
+        command("quick", ["true"]),
+        command(
+            "long",
+            py(
+                f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+            ),
+        ),
+    )
     run_id = service.run(wf, {}, RunOptions())
     deadline = time.monotonic() + 20
     while not pidfile.exists() and time.monotonic() < deadline:
@@ -110,14 +132,20 @@ def test_cancel_records_every_step_that_completed(service, tmp_path):
     touched = {p.name for p in marks.iterdir()}
     succeeded = {r["step_name"] for r in result["step_results"] if r["status"] == "success"}
     assert 20 <= len(touched) < 400
-    assert succeeded <= touched and len(touched - succeeded) <= 1  # at most the one the cancel cut short
+    assert (
+        succeeded <= touched and len(touched - succeeded) <= 1
+    )  # at most the one the cancel cut short
     assert answer["steps_completed"] <= len(succeeded) <= answer["steps_completed"] + 1
 
 
 def test_cancel_ends_a_retry_delay_at_once(service):
     from workrail_engine.runs.durable import live_run_ids
 
-    wf = workflow(command("flaky", py("import sys; sys.exit(1)"), retry={"maxAttempts": 3, "delaySeconds": 30}))
+    wf = workflow(
+        command(
+            "flaky", py("import sys; sys.exit(1)"), retry={"maxAttempts": 3, "delaySeconds": 30}
+        )
+    )
     run_id = service.run(wf, {}, RunOptions())
     time.sleep(1.5)  # the first attempt has failed by now: the run waits 30 s before the second
     assert run_id in live_run_ids()
@@ -133,11 +161,20 @@ def test_conditions_templates_and_loops(service):
     wf = workflow(
         command("emit", py("import json; print(json.dumps({'n': 2}))")),
         command("only-big", ["echo", "big"], runCondition={"var": "size", "equals": "big"}),
-        command("uses-output", ["echo", "n={{steps.emit.output.stdout.n}} for {{parameters.size}}"]),
-        {"id": "each", "title": "each", "type": "loop",
-         "loop": {"type": "forEach", "items": "files", "itemVar": "file"},
-         "body": [command("show", ["echo", "{{context.file}}"])]},
-        parameters={"type": "object", "properties": {"size": {"type": "string"}, "files": {"type": "array"}}},
+        command(
+            "uses-output", ["echo", "n={{steps.emit.output.stdout.n}} for {{parameters.size}}"]
+        ),
+        {
+            "id": "each",
+            "title": "each",
+            "type": "loop",
+            "loop": {"type": "forEach", "items": "files", "itemVar": "file"},
+            "body": [command("show", ["echo", "{{context.file}}"])],
+        },
+        parameters={
+            "type": "object",
+            "properties": {"size": {"type": "string"}, "files": {"type": "array"}},
+        },
     )
     result = finish(service, wf, {"size": "small", "files": ["a.py", "b.py"]})
     assert result["status"] == "success", result
@@ -152,9 +189,19 @@ def test_secret_is_masked_in_outputs_and_absent_from_the_database(service, run_h
     marker = "visible-" + os.urandom(6).hex()
     monkeypatch.setenv("DEPLOY_TOKEN", secret)
     wf = workflow(
-        command("leak", py(f"import os, sys; print(os.environ['DEPLOY_TOKEN'], sys.argv[1], {marker!r}); "
-                           "print(os.environ['DEPLOY_TOKEN'], file=sys.stderr)") + ["{{secrets.DEPLOY_TOKEN}}"]),
-        command("fail", py("import os, sys; print(os.environ['DEPLOY_TOKEN']); sys.exit(1)"), onFailure="continue"),
+        command(
+            "leak",
+            py(
+                f"import os, sys; print(os.environ['DEPLOY_TOKEN'], sys.argv[1], {marker!r}); "
+                "print(os.environ['DEPLOY_TOKEN'], file=sys.stderr)"
+            )
+            + ["{{secrets.DEPLOY_TOKEN}}"],
+        ),
+        command(
+            "fail",
+            py("import os, sys; print(os.environ['DEPLOY_TOKEN']); sys.exit(1)"),
+            onFailure="continue",
+        ),
         secrets=["DEPLOY_TOKEN"],
     )
     result = finish(service, wf)
@@ -167,23 +214,41 @@ def test_secret_is_masked_in_outputs_and_absent_from_the_database(service, run_h
 
 
 def test_parameters_are_checked_first_with_every_problem(service):
-    wf = workflow(command("x", ["true"]), parameters={
-        "type": "object", "required": ["target"],
-        "properties": {"target": {"type": "string"}, "count": {"type": "integer"}}})
+    wf = workflow(
+        command("x", ["true"]),
+        parameters={
+            "type": "object",
+            "required": ["target"],
+            "properties": {"target": {"type": "string"}, "count": {"type": "integer"}},
+        },
+    )
     with pytest.raises(InvalidParams) as caught:
         service.run(wf, {"count": "many"}, RunOptions())
     problems = caught.value.data["problems"]
     assert len(problems) == 2
-    assert "target" in caught.value.data["details"] and "parameters.count" in caught.value.data["details"]
+    assert (
+        "target" in caught.value.data["details"]
+        and "parameters.count" in caught.value.data["details"]
+    )
 
 
 def test_dry_run_executes_nothing(service, project, monkeypatch):
     monkeypatch.setenv("API_KEY", "top-secret-value")
     target = project / "created-by-step"
-    wf = workflow(command("make", ["touch", "{{parameters.name}}"]),
-                  {"id": "both", "title": "b", "type": "parallel", "parallelLimit": 3,
-                   "steps": [command("a", ["curl", "-H", "token: {{secrets.API_KEY}}"]), command("b", ["true"])]},
-                  secrets=["API_KEY"])
+    wf = workflow(
+        command("make", ["touch", "{{parameters.name}}"]),
+        {
+            "id": "both",
+            "title": "b",
+            "type": "parallel",
+            "parallelLimit": 3,
+            "steps": [
+                command("a", ["curl", "-H", "token: {{secrets.API_KEY}}"]),
+                command("b", ["true"]),
+            ],
+        },
+        secrets=["API_KEY"],
+    )
     plan = service.plan(wf, {"name": str(target)}, RunOptions(parallel_limit=2))
     assert not target.exists()
     assert plan["groups"][0]["steps"][0]["argv"] == ["touch", str(target)]
@@ -194,8 +259,12 @@ def test_dry_run_executes_nothing(service, project, monkeypatch):
 
 def test_agent_step_waits_blocks_then_advances(service):
     wf = workflow(
-        {"id": "ask", "title": "Ask", "prompt": "Write the plan",
-         "validationCriteria": {"type": "contains", "value": "PLAN", "message": "Say PLAN"}},
+        {
+            "id": "ask",
+            "title": "Ask",
+            "prompt": "Write the plan",
+            "validationCriteria": {"type": "contains", "value": "PLAN", "message": "Say PLAN"},
+        },
         command("after", ["echo", "{{steps.ask.output}}"]),
     )
     run_id = service.run(wf, {}, RunOptions())
@@ -211,7 +280,11 @@ def test_agent_step_waits_blocks_then_advances(service):
 def test_sandboxed_step_cannot_write_outside_the_project(service, project):
     outside = Path("/tmp") / f"workrail-escape-{os.urandom(4).hex()}"
     inside = project / f"inside-{os.urandom(4).hex()}"
-    wf = workflow(command("boxed", ["sh", "-c", f"touch {inside} && touch {outside} && echo done"], sandbox=True))
+    wf = workflow(
+        command(
+            "boxed", ["sh", "-c", f"touch {inside} && touch {outside} && echo done"], sandbox=True
+        )
+    )
     result = finish(service, wf)
     assert result["status"] == "success", result
     assert inside.exists() and not outside.exists()
@@ -219,21 +292,41 @@ def test_sandboxed_step_cannot_write_outside_the_project(service, project):
 
 def test_until_and_for_loops(service, tmp_path):
     counter = tmp_path / "n"
-    bump = py(f"import os; p = {str(counter)!r}; n = int(open(p).read()) + 1 if os.path.exists(p) else 1; "
-              "open(p, 'w').write(str(n)); print(n)")
+    bump = py(
+        f"import os; p = {str(counter)!r}; n = int(open(p).read()) + 1 if os.path.exists(p) else 1; "
+        "open(p, 'w').write(str(n)); print(n)"
+    )
     wf = workflow(
         command("bump", bump),
-        {"id": "again", "title": "again", "type": "loop",
-         "loop": {"type": "until", "condition": {"var": "steps.bump.output.stdout", "gte": 3}, "maxIterations": 10},
-         "body": "bump"},
-        {"id": "twice", "title": "twice", "type": "loop", "loop": {"type": "for", "count": 5, "maxIterations": 2,
-                                                                   "iterationVar": "i"},
-         "body": [command("show", ["echo", "{{context.i}}"])]},
+        {
+            "id": "again",
+            "title": "again",
+            "type": "loop",
+            "loop": {
+                "type": "until",
+                "condition": {"var": "steps.bump.output.stdout", "gte": 3},
+                "maxIterations": 10,
+            },
+            "body": "bump",
+        },
+        {
+            "id": "twice",
+            "title": "twice",
+            "type": "loop",
+            "loop": {"type": "for", "count": 5, "maxIterations": 2, "iterationVar": "i"},
+            "body": [command("show", ["echo", "{{context.i}}"])],
+        },
     )
     result = finish(service, wf)
     assert result["status"] == "success", result
     names = [r["step_name"] for r in result["step_results"]]
-    assert names == ["bump[1]", "bump[2]", "bump[3]", "show[1]", "show[2]"]  # maxIterations ends the for loop
+    assert names == [
+        "bump[1]",
+        "bump[2]",
+        "bump[3]",
+        "show[1]",
+        "show[2]",
+    ]  # maxIterations ends the for loop
     assert counter.read_text() == "3"
 
 
@@ -243,5 +336,9 @@ def test_sandbox_requested_but_unavailable_refuses_the_run(service, monkeypatch,
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap to be found
     marker = tmp_path / "ran"
     with pytest.raises(SandboxUnavailable, match="bubblewrap"):
-        service.run(workflow(command("boxed", ["/usr/bin/touch", str(marker)], sandbox=True)), {}, RunOptions())
+        service.run(
+            workflow(command("boxed", ["/usr/bin/touch", str(marker)], sandbox=True)),
+            {},
+            RunOptions(),
+        )
     assert not marker.exists()

@@ -20,7 +20,10 @@ def printable(text: str) -> str:
     """``text`` with control characters (terminal escapes included) made visible and harmless."""
     if text.isprintable():
         return text
-    return "".join(ch if ch == "\t" or ch.isprintable() or ch == " " else "\N{REPLACEMENT CHARACTER}" for ch in text)
+    return "".join(
+        ch if ch == "\t" or ch.isprintable() or ch == " " else "\N{REPLACEMENT CHARACTER}"
+        for ch in text
+    )
 
 
 def _width(ch: str) -> int:

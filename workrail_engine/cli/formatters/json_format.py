@@ -34,7 +34,8 @@ class JsonFormatter(Formatter):
                 "passed": not summary.failed,
             },
             "files": [
-                {"path": r.path, "diagnostics": [_diagnostic(r, d) for d in r.diagnostics]} for r in reports
+                {"path": r.path, "diagnostics": [_diagnostic(r, d) for d in r.diagnostics]}
+                for r in reports
             ],
         }
         # default=str: a diagnostic's free-form `data` must never make the output fail.

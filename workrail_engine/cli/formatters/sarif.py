@@ -73,7 +73,9 @@ class SarifFormatter(Formatter):
         return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
-def _result(report: FileReport, d: Diagnostic, rules: dict[str, int], by_path: Mapping[str, FileReport]) -> dict[str, Any]:
+def _result(
+    report: FileReport, d: Diagnostic, rules: dict[str, int], by_path: Mapping[str, FileReport]
+) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": d.code,
         "ruleIndex": rules.setdefault(d.code, len(rules)),
@@ -85,7 +87,11 @@ def _result(report: FileReport, d: Diagnostic, rules: dict[str, int], by_path: M
         result["properties"] = {"pointer": d.pointer}
     # Related places in files this run did not check cannot be given a region, so they are left out.
     places = [(report if r.path is None else by_path.get(r.path), r) for r in d.related]
-    related = [_location(artifact_uri(where.path), _region(where, r.span), r.message) for where, r in places if where]
+    related = [
+        _location(artifact_uri(where.path), _region(where, r.span), r.message)
+        for where, r in places
+        if where
+    ]
     if related:
         result["relatedLocations"] = related
     return result

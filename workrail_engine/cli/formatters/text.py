@@ -25,16 +25,20 @@ def _and_join(parts: list[str]) -> str:
 
 
 def summary_line(summary: Summary) -> str:
-    """"Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed"."""
+    """ "Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed"."""
     if summary.files_checked == 0:
         return "No workflow files found"
     if summary.errors == 0 and summary.warnings == 0:
         if summary.files_checked == 1:
             return "All 1 file passed"
         return f"All {summary.files_checked} files passed"
-    counts = [_plural(n, w) for n, w in ((summary.errors, "error"), (summary.warnings, "warning")) if n]
+    counts = [
+        _plural(n, w) for n, w in ((summary.errors, "error"), (summary.warnings, "warning")) if n
+    ]
     where = _plural(summary.files_with_problems, "file")
-    return f"Found {_and_join(counts)} in {where} ({_plural(summary.files_checked, 'file')} checked)"
+    return (
+        f"Found {_and_join(counts)} in {where} ({_plural(summary.files_checked, 'file')} checked)"
+    )
 
 
 class TextFormatter(Formatter):
@@ -53,7 +57,9 @@ class TextFormatter(Formatter):
             tail = self._style(tail, fg="green")
         return "".join(block + "\n\n" for block in blocks) + tail + "\n"
 
-    def _diagnostic(self, report: FileReport, diagnostic: Diagnostic, by_path: Mapping[str, FileReport]) -> str:
+    def _diagnostic(
+        self, report: FileReport, diagnostic: Diagnostic, by_path: Mapping[str, FileReport]
+    ) -> str:
         loc = report.location(diagnostic)
         color = COLORS[diagnostic.severity]
         head = (
