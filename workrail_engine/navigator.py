@@ -1,4 +1,4 @@
-"""The stateless next step (the specs' ``workflow_next``).
+"""The stateless next step (what the specs' ``workflow_next`` tool serves).
 
 Progress lives with the agent: ``completedSteps`` (an append-only log of the step ids it finished)
 and ``context``. Loop progress rides in ``context["_loops"]``, written by this module and checked on
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._navigator_guidance import completion_guidance, step_guidance
+from ._navigator_guidance import completion_guidance, next_action, step_guidance
 from .conditions import MISSING, evaluate, resolve
 from .errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
 from .steps import step_kind, walk_steps
@@ -35,6 +35,8 @@ class NextStep:
     skipped: list[str] = field(default_factory=list)
     loop: dict | None = None
     notes: list[str] = field(default_factory=list)
+    # What to report once the step is done (see `next_action`); None when the workflow is complete.
+    next_action: dict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         result = {
@@ -48,6 +50,8 @@ class NextStep:
             result["loop"] = self.loop
         if self.notes:
             result["notes"] = self.notes
+        if self.next_action is not None:
+            result["nextAction"] = self.next_action
         return result
 
 
@@ -224,6 +228,7 @@ class _Walk:
             self._skipped(),
             loop,
             self.notes,
+            next_action(step, loop),
         )
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
@@ -278,7 +283,7 @@ class _Walk:
             if any(member["id"] in self.done for member in self.plan.body(loop)):
                 self.notes.append(
                     f"context.{LOOPS_KEY}.{loop_id} was not passed back: loop {loop_id!r} starts again at iteration 1. "
-                    "Pass back the context returned by workflow_next to keep a loop's position."
+                    "Pass back the context returned with the previous step to keep a loop's position."
                 )
         body = self.plan.body(loop)
         while True:
@@ -334,7 +339,7 @@ class _Walk:
         if state.get("check") != self._check(loop_id, iteration, start, done):
             raise InvalidRunState(
                 f"context.{LOOPS_KEY}.{loop_id} was changed: "
-                "pass back the context of the previous workflow_next unchanged "
+                "pass back the context returned with the previous step unchanged "
                 f"(or remove {LOOPS_KEY}.{loop_id} to restart the loop)",
                 loopId=loop_id,
             )

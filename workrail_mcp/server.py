@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 from mcp.server import MCPServer
@@ -13,6 +12,7 @@ from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.protocol import ProtocolMiddleware
 from workrail_mcp.tools import ALL_SPECS, ToolEnv, ToolRegistry
+from workrail_mcp.tools.runs import RecoveryKick, RunsState
 
 __all__ = ["SERVER_NAME", "SERVER_TITLE", "create_server"]
 
@@ -25,19 +25,6 @@ _INSTRUCTIONS = (
     "the context the previous call returned) and check each step's output with workflow_validate. Errors carry a code and data: -32001 unknown workflow (data."
     "closest lists similar ids), -32003 unknown step, -32602 bad arguments (data.details)."
 )
-
-
-def _register_run_tools(
-    server: MCPServer, catalog: Any, env: ToolEnv, allow_commands: bool
-) -> None:
-    """The runs layer adds run_workflow & co. and tells list_workflows what is running."""
-    if importlib.util.find_spec("workrail_mcp.run_tools") is None:
-        return
-    from workrail_mcp import run_tools
-
-    provider = run_tools.register(server, catalog, allow_commands=allow_commands)
-    if callable(provider):
-        env.running = provider
 
 
 def create_server(
@@ -55,7 +42,8 @@ def create_server(
     ``use_client_roots`` takes the project directories from the client's roots (for a server
     with one client, i.e. stdio without an explicit project).
     """
-    env = ToolEnv(catalog=catalog, allow_commands=allow_commands)
+    runs = RunsState(catalog, allow_commands)
+    env = ToolEnv(catalog=catalog, allow_commands=allow_commands, runs=runs)
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in ALL_SPECS]
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)
@@ -84,5 +72,5 @@ def create_server(
     server.middleware.append(
         ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots)
     )
-    _register_run_tools(server, catalog, env, allow_commands)
+    server.middleware.append(RecoveryKick(runs))
     return server

@@ -43,7 +43,7 @@ async def test_tools_are_described_for_a_model(connect):
             "workflow_schema",
             "workflow_lint",
         }
-        assert set(tools) >= ours  # the run tools (workrail_mcp.run_tools) are tested with the runs
+        assert set(tools) >= ours  # the run tools: tests/mcp/test_tool_surface.py
         for tool in (tools[name] for name in ours):
             assert len(tool.description) > 80, tool.name
             assert tool.input_schema["additionalProperties"] is False
@@ -87,10 +87,13 @@ async def test_workflow_get_and_unknown_id(connect):
     "arguments, details",
     [
         pytest.param({}, "id is required", id="missing"),
-        pytest.param({"id": "Bad_Id"}, "id: String should match pattern", id="pattern"),
-        pytest.param({"id": "ab"}, "id: String should have at least 3 characters", id="short"),
+        pytest.param({"id": "Bad_Id"}, "id must match the pattern ^[a-z0-9-]+$", id="pattern"),
+        pytest.param({"id": "ab"}, "id must have at least 3 characters", id="short"),
+        pytest.param({"id": 3}, "id must be a string (got a number)", id="type"),
         pytest.param(
-            {"id": "test-flow", "mode": "preview"}, "unexpected argument(s) mode", id="unknown"
+            {"id": "test-flow", "mode": "preview"},
+            "unexpected argument 'mode'; accepted: id",
+            id="unknown",
         ),
     ],
 )

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from .._navigator_guidance import step_guidance
 from ..conditions import MISSING, evaluate, resolve
-from ..rules import describe_criteria
 from ..steps import step_kind
 from ..templates import TemplateError, find_references, render
 from .commands import retry_policy
@@ -105,28 +105,36 @@ def run_with_retries(
         attempt += 1
 
 
-def waiting_view(key: str, step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    """What a paused run shows the agent: the step and its guidance (no secrets: they are masked)."""
-    try:
-        prompt = render(str(step.get("prompt", "")), values)
-    except TemplateError:
-        prompt = str(step.get("prompt", ""))
+def waiting_view(
+    key: str,
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    values: Mapping[str, Any],
+    *,
+    first: bool,
+) -> dict[str, Any]:
+    """What a paused run shows the agent: the step and its guidance, rendered as the stateless
+    navigator renders it (role, preconditions and clarifications on the first prompt, guidance,
+    metaGuidance, criteria); templates see parameters, context and earlier outputs, secrets masked.
+    """
+
+    def fill(text: str) -> str:
+        try:
+            return render(text, values)
+        except TemplateError:
+            return text
+
+    prompt = fill(str(step.get("prompt", "")))
     shown = {
         k: step[k]
         for k in ("id", "title", "agentRole", "guidance", "askForFiles", "requireConfirmation")
         if k in step
     }
+    context = condition_context(values)
     return {
         "step_key": key,
         "step": {**shown, "prompt": prompt},
-        "guidance": {
-            "prompt": prompt,
-            "modelHint": step.get("modelHint"),
-            "requiresConfirmation": bool(step.get("requireConfirmation", False)),
-            "validationCriteria": describe_criteria(
-                step.get("validationCriteria"), condition_context(values)
-            ),
-        },
+        "guidance": step_guidance(workflow, step, context, first=first, loop=None, fill=fill),
     }
 
 
@@ -159,6 +167,7 @@ class RunWalker:
             if step_kind(s) == "loop" and isinstance(s.get("body"), str)
         }
         self.failed: list[str] = []  # steps that failed under onFailure: continue
+        self.asked = False  # whether the agent was asked for a step yet (preconditions go first)
         self.error: str | None = None  # set when the run must stop
 
     # --- the walk ----------------------------------------------------------------------
@@ -223,7 +232,8 @@ class RunWalker:
             self.error = f"step {result['step_name']!r} failed: {result.get('error')}"
 
     def _prompt(self, step: dict, key: str) -> None:
-        waiting = waiting_view(key, step, self.values)
+        waiting = waiting_view(key, self.workflow, step, self.values, first=not self.asked)
+        self.asked = True
         self.effects.state(
             {"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}}
         )

@@ -1,6 +1,6 @@
 """The orchestrator spec's catalog tools: list_workflows and create_workflow.
 
-The run tools (run_workflow, cancel_workflow, ...) come from workrail_mcp.run_tools.
+The run tools (run_workflow, cancel_workflow, ...) are in workrail_mcp.tools.runs.
 """
 
 import json
@@ -25,13 +25,9 @@ class WorkflowCatalog(TypedDict):
 
 
 def _running(env: ToolEnv) -> tuple[int, list[dict[str, Any]]]:
-    """The runs layer reports either a count or the running runs themselves."""
-    if env.running is None:
+    if env.runs is None:
         return 0, []
-    value = env.running()
-    if isinstance(value, int):
-        return value, []
-    runs = list(value)
+    runs = list(env.runs.running())
     return len(runs), runs
 
 

@@ -5,6 +5,7 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
 
@@ -97,6 +98,16 @@ class NextStep(TypedDict):
             Field(description="Things the agent should know (a loop restarted or stopped)."),
         ]
     ]
+    nextAction: NotRequired[
+        Annotated[
+            dict[str, Any],
+            Field(
+                description="What to report once the step is done, as data: complete (the id to "
+                "append to completedSteps), completeEach?, repeatsPerIteration?, keepContext?, "
+                "checkOutput? (the guidance says the same in words)."
+            ),
+        ]
+    ]
 
 
 CompletedSteps = Annotated[
@@ -143,7 +154,7 @@ def workflow_next(
 
     entry = env.catalog.get(workflowId)
     found = next_step(entry.definition, completedSteps, context or {}, current_step=currentStep)
-    return found.to_dict()
+    return phrase_next(found.to_dict())  # type: ignore[return-value]
 
 
 class Validation(TypedDict):
