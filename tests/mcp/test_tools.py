@@ -121,6 +121,12 @@ async def test_workflow_next_walks_the_steps(connect):
         )
         assert first["step"]["id"] == "understand" and first["isComplete"] is False
         assert first["guidance"]["requiresConfirmation"] is True
+        # The engine gives what to report as data; the MCP front end phrases it as the next call.
+        assert first["nextAction"] == {"complete": "understand", "passContext": True}
+        assert first["guidance"]["prompt"].endswith(
+            'When this step is done, append "understand" to completedSteps and call '
+            "workflow_next again with the context returned here."
+        )
         # deep-dive only runs for large tasks
         small = ok(
             await client.call_tool(
