@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import Diagnostic, Severity
-from .errors import WorkflowNotFound
+from .errors import InvalidWorkflow, WorkflowNotFound
 from .lint import WORKFLOW_SUFFIXES, lint_path
 
 __all__ = [
@@ -69,6 +69,8 @@ class InvalidFile:
     path: Path
     source: Source
     diagnostics: tuple[Diagnostic, ...]
+    # The id the file declares (else its name): asked for by that id, it is "invalid", not missing.
+    workflow_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,9 @@ class Catalog:
         self.refresh()
         entry = self._entries.get(workflow_id)
         if entry is None:
+            for broken in self._invalid:
+                if broken.workflow_id == workflow_id:
+                    raise _invalid_workflow(broken)
             raise WorkflowNotFound(workflow_id, self._entries)
         return entry
 
@@ -272,6 +277,26 @@ class Catalog:
         ]
 
 
+def _file_id(path: Path) -> str:
+    name = path.name
+    for suffix in (*WORKFLOW_SUFFIXES, ".workflow"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def _invalid_workflow(broken: InvalidFile) -> InvalidWorkflow:
+    first = broken.diagnostics[0] if broken.diagnostics else None
+    summary = f"; first: {first.code} {first.message}" if first is not None else ""
+    return InvalidWorkflow(
+        f"Workflow {broken.workflow_id!r} is invalid ({broken.path}): "
+        f"{len(broken.diagnostics)} problem(s){summary}",
+        workflowId=broken.workflow_id,
+        path=str(broken.path),
+        diagnostics=[d.to_dict() for d in broken.diagnostics],
+    )
+
+
 def _list_directory(source: Source) -> list[tuple[Source, str, tuple[int, int]]]:
     try:
         with os.scandir(source.directory) as it:
@@ -298,6 +323,8 @@ def _load(source: Source, path: Path, stamp: tuple[int, int]) -> _Loaded:
     value = result.document.value
     if errors or not isinstance(value, dict) or not isinstance(value.get("id"), str):
         diagnostics = errors or tuple(result.diagnostics)
-        return _Loaded(stamp, None, InvalidFile(path, source, diagnostics))
+        declared = value.get("id") if isinstance(value, dict) else None
+        workflow_id = declared if isinstance(declared, str) else _file_id(path)
+        return _Loaded(stamp, None, InvalidFile(path, source, diagnostics, workflow_id))
     warnings = tuple(result.diagnostics)
     return _Loaded(stamp, WorkflowEntry(value["id"], path, source, value, warnings), None)

@@ -146,3 +146,23 @@ def test_run_tools_as_direct_methods_and_tools_call_same_codes(project, tmp_path
         assert answer["code"] == -32008 and answer["message"].startswith(expected), answer
         assert answer["data"]["workflowId"] == "test-flow"
     assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    "tool, arguments",
+    [
+        pytest.param("workflow_get", {"id": "broken-flow"}, id="get"),
+        pytest.param(
+            "workflow_next", {"workflowId": "broken-flow", "completedSteps": []}, id="next"
+        ),
+    ],
+)
+async def test_an_invalid_workflow_file_is_invalid_not_missing(project, connect, tool, arguments):
+    broken = project / "workflows" / "broken-flow.json"
+    broken.write_text('{"id": "broken-flow", "name": "Broken", "steps": "not a list"}')
+    async with connect() as client:
+        error = error_of(await client.call_tool(tool, arguments))
+    assert error["code"] == -32002, error
+    assert error["data"]["workflowId"] == "broken-flow"
+    assert error["data"]["path"] == str(broken)
+    assert error["data"]["diagnostics"] and "code" in error["data"]["diagnostics"][0]
