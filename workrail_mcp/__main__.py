@@ -62,6 +62,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def missing_directory(args: argparse.Namespace) -> str | None:
+    """The one line for a --project or --workflows directory that does not exist, if any."""
+    named = [("--project", args.project)] if args.project is not None else []
+    named += [("--workflows", directory) for directory in args.workflows]
+    for option, directory in named:
+        if not directory.is_dir():
+            line = f"workrail-mcp: error: {option}: directory {str(directory)!r} does not exist"
+            if "${" in str(directory):  # a client config variable that nobody expanded
+                line += " (the MCP client passed its variable unexpanded; give a real path)"
+            return line
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     import anyio
 
@@ -108,6 +121,10 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    missing = missing_directory(args)
+    if missing is not None:  # like the CLI: a usage error, exit 2, one line
+        print(missing, file=sys.stderr)
+        return 2
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="workrail-mcp: %(levelname)s %(message)s"
     )

@@ -20,10 +20,17 @@ SERVER_NAME = "workflowlookup"  # the source specs' identifier
 SERVER_TITLE = "WorkRail"
 
 _INSTRUCTIONS = (
-    "WorkRail serves step-by-step workflows for coding tasks. Find one with workflow_list, then "
-    "follow it with workflow_next (pass the ids of the steps you completed, appended in order, and "
-    "the context the previous call returned) and check each step's output with workflow_validate. Errors carry a code and data: -32001 unknown workflow (data."
-    "closest lists similar ids), -32003 unknown step, -32602 bad arguments (data.details)."
+    "WorkRail serves step-by-step workflows for coding tasks. Find one with workflow_list (or "
+    "list_workflows, which filters by category and counts the runs in progress). Two ways to "
+    "follow one: (1) statelessly, for prompt steps you do in this conversation: call "
+    "workflow_next (pass the ids of the steps you completed, appended in order, and the context "
+    "the previous call returned), check each step's output with workflow_validate; (2) as a run, "
+    "when the workflow has command steps or parameters or its state should be kept by the "
+    "server: run_workflow returns a run id (wf-...); when it waits for you, do the step it shows "
+    "and answer with continue_workflow; get_workflow_run and cancel_workflow take that run id, "
+    "never a workflow id. Errors carry a code and data: -32001 unknown workflow (data.closest "
+    "lists similar ids), -32002 invalid workflow file (data.diagnostics), -32003 unknown step, "
+    "-32008 unknown run, -32602 bad arguments (data.details; data.closest for a misspelt name)."
 )
 
 

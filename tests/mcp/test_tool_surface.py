@@ -166,3 +166,19 @@ async def test_an_invalid_workflow_file_is_invalid_not_missing(project, connect,
     assert error["data"]["workflowId"] == "broken-flow"
     assert error["data"]["path"] == str(broken)
     assert error["data"]["diagnostics"] and "code" in error["data"]["diagnostics"][0]
+
+
+async def test_instructions_and_descriptions_say_which_way_to_follow_a_workflow(catalog):
+    async with Client(create_server(catalog)) as client:
+        instructions = client.instructions or ""
+        tools = {tool.name: tool.description for tool in (await client.list_tools()).tools}
+    for words in ("workflow_next", "run_workflow", "continue_workflow", "statelessly", "wf-"):
+        assert words in instructions, words
+    assert "run_workflow" in tools["workflow_next"] and "Stateless" in tools["workflow_next"]
+    assert "workflow_next" in tools["run_workflow"]
+    assert "list_workflows" in tools["workflow_list"] and "runs" in tools["workflow_list"]
+    assert (
+        "workflow_list" in tools["list_workflows"]
+        and "says nothing of runs" in tools["list_workflows"]
+    )
+    assert "workrail lint" not in " ".join(tools.values())

@@ -166,7 +166,9 @@ SPECS = [
             "List workflow definitions, optionally of one category, with the number of runs in "
             "progress. Pass {category?, include_running?}. Returns {workflows: [{id, name, "
             "description, category, version}], running_count} (plus running: [...] when "
-            "include_running is true). Same catalog as workflow_list."
+            "include_running is true: the run ids to pass to get_workflow_run, cancel_workflow "
+            "and continue_workflow). Same catalog as workflow_list, which takes no filter and "
+            "says nothing of runs; use this one before run_workflow."
         ),
         annotations=read_only("List workflows and runs"),
     ),
@@ -177,7 +179,7 @@ SPECS = [
         description=(
             "Save a new workflow definition into the project's workflow directory so every tool can "
             "use it. Pass {name, definition, overwrite?, location?}. The definition is checked first (the same "
-            "diagnostics as `workrail lint`): with any error nothing is written and the call fails "
+            "diagnostics as `workrail validate` and workflow_lint): with any error nothing is written and the call fails "
             "with code -32002 and data.diagnostics [{code, message, pointer}]. An existing workflow "
             "of that name is only replaced with overwrite=true. Returns {status: created|updated, "
             "workflow_path}. Call workflow_lint first to iterate on a draft without writing."

@@ -219,7 +219,8 @@ SPECS = [
         description=(
             "List every workflow this server offers. Call this first to find a workflow for the task "
             "at hand. Takes no arguments. Returns {workflows: [{id, name, description, category, "
-            "version, source}]}; pass an id to workflow_get or workflow_next."
+            "version, source}]}; pass an id to workflow_get or workflow_next. (list_workflows lists "
+            "the same catalog with a category filter and the runs in progress.)"
         ),
         annotations=read_only("List workflows"),
     ),
@@ -240,13 +241,16 @@ SPECS = [
         name="workflow_next",
         title="Next step of a workflow",
         description=(
-            "Get the next step to do. The server keeps no state: each call carries your progress. Pass "
+            "Get the next step to do. Stateless: the server keeps nothing, each call carries your "
+            "progress; this is how to follow a workflow of prompt steps yourself, in this "
+            "conversation. (To have the server keep the state and execute command steps, start a run "
+            "with run_workflow instead.) Pass "
             "{workflowId, completedSteps, context}: completedSteps is the log of step ids you finished, in "
             "order ([] at the start; append, never reorder or deduplicate: a loop's body steps are appended "
             "once per iteration); context is the context returned by your previous call, passed back "
             "unchanged plus any variables the steps asked you to set (they decide which conditional steps "
             "run). Returns {step, guidance: {prompt, modelHint, requiresConfirmation, validationCriteria}, "
-            "isComplete, context, skipped, loop?, notes?}. Do the step, append its id to completedSteps and "
+            "isComplete, context, skipped, loop?, notes?, nextAction?}. Do the step, append its id to completedSteps and "
             "call again with the returned context, until isComplete is true. If requiresConfirmation is "
             "true, ask the user before moving on."
         ),
