@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
-from ..errors import InvalidWorkflow, SecurityViolation
+from ..errors import InvalidWorkflow, RunNotFound, SecurityViolation
 
-__all__ = ["database_url", "project_of", "resolve_workflow", "store_exists", "store_home"]
+__all__ = [
+    "database_url",
+    "project_of",
+    "resolve_workflow",
+    "run_ids_explained",
+    "store_exists",
+    "store_home",
+]
 
 _ID = re.compile(r"^[a-z0-9-]+$")
 _SUFFIXES = (".json", ".yaml", ".yml")
@@ -52,6 +61,24 @@ def project_of(catalog: Any) -> Path:
                 else directory.parent
             )
     return Path.cwd()
+
+
+@contextmanager
+def run_ids_explained(catalog: Any, start_one: Callable[[str], str]) -> Iterator[None]:
+    """A workflow id given where a run id belongs is said to be one; ``start_one(workflow_id)``
+    is the front end's words for starting a run of it ("call run_workflow to start one")."""
+    try:
+        yield
+    except RunNotFound as error:
+        run_id = error.data.get("runId", "")
+        if run_id in set(catalog.ids()):
+            raise RunNotFound(
+                run_id,
+                error.data.get("closest", ()),
+                workflow_id=run_id,
+                action=start_one(run_id),
+            ) from None
+        raise
 
 
 def _looks_like_path(name: str) -> bool:

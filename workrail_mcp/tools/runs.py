@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.errors import EngineError, RunNotFound
+from workrail_engine.errors import EngineError
 from workrail_engine.runs import RunOptions, RunService, resolve_workflow
-from workrail_engine.runs.resolve import project_of, store_exists
+from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
 from workrail_mcp.next_action import phrase_run
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 
@@ -92,21 +91,8 @@ def _runs(env: ToolEnv) -> RunsState:
     return runs
 
 
-@contextmanager
-def _explaining_run_ids(env: ToolEnv) -> Iterator[None]:
-    """A workflow id given where a run id belongs: say so, and which tool starts a run."""
-    try:
-        yield
-    except RunNotFound as error:
-        run_id = error.data.get("runId", "")
-        if run_id in set(env.catalog.ids()):
-            raise RunNotFound(
-                run_id,
-                error.data.get("closest", ()),
-                workflow_id=run_id,
-                action="call run_workflow to start one",
-            ) from None
-        raise
+def _explaining_run_ids(env: ToolEnv) -> Any:
+    return run_ids_explained(env.catalog, lambda _: "call run_workflow to start one")
 
 
 RunId = Annotated[
