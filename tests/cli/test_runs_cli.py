@@ -149,6 +149,7 @@ def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
     run_id = err.split("started ", 1)[1].split()[0]
     status = workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json")
     assert json.loads(status.stdout)["status"] == "cancelled"
@@ -194,6 +195,7 @@ def test_cancel_from_another_process_stops_the_run_within_five_seconds(cli_proje
     finally:
         proc.kill()
     assert proc.returncode == 1, err
+    assert "Traceback" not in err and "Traceback" not in cancelled.stderr, err
     status = json.loads(
         workrail(cli_project, tmp_path, "run-status", run_id, "--format", "json").stdout
     )

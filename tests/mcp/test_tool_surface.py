@@ -182,3 +182,58 @@ async def test_instructions_and_descriptions_say_which_way_to_follow_a_workflow(
         and "says nothing of runs" in tools["list_workflows"]
     )
     assert "workrail lint" not in " ".join(tools.values())
+
+
+@pytest.mark.slow
+def test_a_cancelled_run_is_one_line_on_the_servers_stderr(tmp_path):
+    import subprocess
+    import time
+
+    from tests.mcp.conftest import server_command, server_env, write_workflow
+
+    project = tmp_path / "project"
+    write_workflow(
+        project / "workflows",
+        {
+            "id": "nap-flow",
+            "name": "Nap",
+            "description": "sleeps",
+            "version": "1.0.0",
+            "steps": [{"id": "nap", "title": "nap", "run": {"command": ["sleep", "60"]}}],
+        },
+    )
+    server = subprocess.Popen(
+        server_command(project, "--allow-commands"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
+
+    def ask(line: str) -> dict:
+        server.stdin.write(line + "\n")
+        server.stdin.flush()
+        wanted = json.loads(line)["id"]
+        while True:
+            message = json.loads(server.stdout.readline())
+            if message.get("id") == wanted:
+                return message
+
+    try:
+        ask(json.dumps(INITIALIZE))
+        server.stdin.write(json.dumps(INITIALIZED) + "\n")
+        started = ask(request(2, "run_workflow", {"workflow_name": "nap-flow", "wait_seconds": 1}))
+        run_id = started["result"]["workflow_id"]
+        cancelled = ask(request(3, "cancel_workflow", {"workflow_id": run_id}))
+        assert cancelled["result"]["status"] == "cancelled"
+        ask(request(4, "get_workflow_run", {"workflow_id": run_id, "wait_seconds": 2}))
+        time.sleep(2)  # DBOS logs the run's end from its own thread, a moment later
+        ask(request(99, "shutdown", {}))
+        _, stderr = server.communicate(timeout=60)
+    finally:
+        server.kill()
+    assert "Traceback" not in stderr, stderr
+    about_the_run = [line for line in stderr.splitlines() if run_id in line]
+    assert len(about_the_run) == 1 and about_the_run[0].endswith(f"run {run_id} was cancelled")

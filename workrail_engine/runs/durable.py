@@ -29,6 +29,7 @@ from dbos._dbos import _get_dbos_instance
 from dbos._error import DBOSWorkflowCancelledError
 from dbos._serialization import DBOSPortableJSONSerializer
 
+from . import run_logs
 from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt
 from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
@@ -124,6 +125,7 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
             [RECOVERED_AGENT_RUNS]
         )  # leave command steps to processes allowed to run them
     _mask_logs()
+    run_logs.install()
     # Before DBOS starts its queue workers: a run handed back earlier may be dequeued at once.
     global _groups, _executor_lock
     _journal = Journal(url)
