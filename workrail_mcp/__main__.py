@@ -113,7 +113,8 @@ def serve(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():  # a person at a terminal, not an agent client
         print(
             f"workrail-mcp: serving {len(catalog.entries())} workflows over stdio (JSON-RPC, one message "
-            "per line); for a URL to point clients at, run with --transport http",
+            f"per line; workflow files re-scanned every {REQUEST_RESCAN_SECONDS:g} s); for a URL "
+            "to point clients at, run with --transport http",
             file=sys.stderr,
         )
     return anyio.run(serve_stdio, server)

@@ -160,7 +160,7 @@ def test_sarif_artifact_uris(path: str, uri: str) -> None:
     ("summary", "line", "exit_code"),
     [
         pytest.param(Summary(5, 0, 0, 0, 0), "All 5 files passed", 0, id="clean"),
-        pytest.param(Summary(1, 0, 0, 0, 0), "All 1 file passed", 0, id="one-file"),
+        pytest.param(Summary(1, 0, 0, 0, 0), "1 file passed", 0, id="one-file"),
         pytest.param(
             Summary(5, 2, 3, 1, 0),
             "Found 3 errors and 1 warning in 2 files (5 files checked)",

@@ -10,9 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from ..errors import InvalidWorkflow, RunNotFound, SecurityViolation
+from ..home import workrail_home
 
 __all__ = [
     "database_url",
@@ -28,14 +27,8 @@ _SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def store_home(create: bool = True) -> Path:
-    """Where runs are stored: ``$WORKRAIL_HOME/runs``, else the user data directory."""
-    home = os.environ.get("WORKRAIL_HOME")
-    base = (
-        Path(home).expanduser()
-        if home
-        else Path(platformdirs.user_data_dir("workrail", appauthor=False))
-    )
-    path = base / "runs"
+    """Where runs are stored: ``runs/`` in WorkRail's home (next to the user's ``workflows/``)."""
+    path = workrail_home() / "runs"
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path
