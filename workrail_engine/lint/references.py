@@ -8,6 +8,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
 from ..errors import closest
+from ..json_pointer import escape_token
 from ..steps import StepSite
 from ..templates import NAMESPACES, TemplateRef
 from .findings import StepFindings
@@ -37,7 +38,7 @@ def template_strings(step: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         if isinstance(run.get("env"), Mapping):
             for name, value in run["env"].items():
                 if isinstance(value, str) and "{{" in value:
-                    yield f"/run/env/{name.replace('~', '~0').replace('/', '~1')}", value
+                    yield f"/run/env/{escape_token(name)}", value
 
 
 def _declared_parameters(workflow: Mapping[str, Any]) -> set[str]:

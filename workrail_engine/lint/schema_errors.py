@@ -14,6 +14,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Fix, Severity, TextEdit
 from ..document import WorkflowDocument
 from ..errors import closest
+from ..json_pointer import escape_token
 from ..problems import json_type_name
 from ..schema import load_schema
 from . import edits
@@ -39,7 +40,7 @@ def _validator() -> Any:
 
 
 def _pointer(parts: list[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return "".join("/" + escape_token(p) for p in parts)
 
 
 def _subschema(path: list[str | int]) -> Any:
