@@ -7,11 +7,33 @@ too — with its JSON pointer, and tolerates malformed input (the schema reports
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["StepSite", "step_ids", "step_kind", "walk_steps"]
+from .errors import StepNotFound
+
+__all__ = [
+    "STEP_ID_MAX_LENGTH",
+    "STEP_ID_MIN_LENGTH",
+    "STEP_ID_PATTERN",
+    "StepSite",
+    "find_step",
+    "is_step_id",
+    "step_ids",
+    "step_kind",
+    "walk_steps",
+]
+
+# A step id (the schema's `stepId`; tests/engine/test_schema.py holds the two together).
+STEP_ID_PATTERN = r"^[a-z0-9-]+$"
+STEP_ID_MIN_LENGTH, STEP_ID_MAX_LENGTH = 3, 64
+_STEP_ID = re.compile(STEP_ID_PATTERN)
+
+
+def is_step_id(text: str) -> bool:
+    return STEP_ID_MIN_LENGTH <= len(text) <= STEP_ID_MAX_LENGTH and bool(_STEP_ID.match(text))
 
 
 def step_kind(step: Mapping[str, Any]) -> str:
@@ -75,3 +97,17 @@ def _walk(
 
 def step_ids(workflow: Any) -> list[str]:
     return [site.id for site in walk_steps(workflow) if site.id]
+
+
+def find_step(workflow: Any, step_id: str, workflow_id: str | None = None) -> Mapping[str, Any]:
+    """The step with that id anywhere in the workflow (groups and inline loop bodies too);
+    raises `StepNotFound` naming the closest ids."""
+    ids = []
+    for site in walk_steps(workflow):
+        if site.id == step_id:
+            return site.step
+        if site.id:
+            ids.append(site.id)
+    if workflow_id is None and isinstance(workflow, Mapping):
+        workflow_id = workflow.get("id") if isinstance(workflow.get("id"), str) else None
+    raise StepNotFound(step_id, ids, workflow_id=workflow_id)

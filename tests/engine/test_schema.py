@@ -608,3 +608,14 @@ def test_invalid_workflows_report_the_same_paths_in_both_validators(instance, ex
     expected = sorted(expected)
     assert rust_paths(instance) == expected
     assert python_paths(instance) == expected
+
+
+def test_the_step_id_constant_is_the_schemas():
+    from workrail_engine.steps import STEP_ID_MAX_LENGTH, STEP_ID_MIN_LENGTH, STEP_ID_PATTERN
+
+    step_id = load_schema()["$defs"]["stepId"]
+    assert (step_id["pattern"], step_id["minLength"], step_id["maxLength"]) == (
+        STEP_ID_PATTERN,
+        STEP_ID_MIN_LENGTH,
+        STEP_ID_MAX_LENGTH,
+    )

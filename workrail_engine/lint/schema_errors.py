@@ -17,6 +17,7 @@ from ..errors import closest
 from ..json_pointer import escape_token
 from ..problems import json_type_name
 from ..schema import load_schema
+from ..steps import STEP_ID_PATTERN
 from . import edits
 
 __all__ = ["schema_diagnostics"]
@@ -273,7 +274,7 @@ def _bad_pattern(
     pointer = _pointer(parts)
     value = error.instance
     fix = None
-    if pattern == "^[a-z0-9-]+$" and isinstance(value, str):
+    if pattern == STEP_ID_PATTERN and isinstance(value, str):  # the workflow id's pattern too
         message = (
             f"{_where(parts)} {value!r} is not a valid id: use lowercase letters, digits and '-'"
         )

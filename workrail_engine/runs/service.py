@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..rules import validate_output
+from ..steps import find_step
 from .commands import AttemptSettings
 from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters
@@ -264,7 +265,7 @@ class RunService:
                 status=snap["status"],
             )
         waiting = snap["waiting"]
-        step = _find_step(snap["_workflow"], waiting["step"]["id"])
+        step = find_step(snap["_workflow"], waiting["step"]["id"])
         values = {
             "parameters": snap["_parameters"],
             "context": {**waiting.get("context", {}), **(context or {})},
@@ -287,18 +288,6 @@ class RunService:
         )
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
         return {**after, "outcome": "accepted"}
-
-
-def _find_step(workflow: dict, step_id: str) -> dict:
-    stack = list(workflow.get("steps") or [])
-    while stack:
-        step = stack.pop()
-        if step.get("id") == step_id:
-            return step
-        stack += list(step.get("steps") or []) + [
-            s for s in (step.get("body") or []) if isinstance(s, dict)
-        ]
-    return {}
 
 
 def _elapsed(run: dict, state: dict, status: Any) -> float:

@@ -5,6 +5,8 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.steps import STEP_ID_MAX_LENGTH, STEP_ID_MIN_LENGTH, STEP_ID_PATTERN
+
 __all__ = [
     "ContextArg",
     "StepId",
@@ -28,9 +30,9 @@ StepId = Annotated[
     str,
     Field(
         description="A step id of that workflow (lowercase letters, digits and '-', 3-64 characters).",
-        pattern=_ID_PATTERN,
-        min_length=3,
-        max_length=64,
+        pattern=STEP_ID_PATTERN,
+        min_length=STEP_ID_MIN_LENGTH,
+        max_length=STEP_ID_MAX_LENGTH,
     ),
 ]
 

@@ -5,6 +5,12 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.steps import (
+    STEP_ID_MAX_LENGTH,
+    STEP_ID_MIN_LENGTH,
+    STEP_ID_PATTERN,
+    find_step,
+)
 from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
@@ -111,7 +117,7 @@ class NextStep(TypedDict):
 
 
 CompletedSteps = Annotated[
-    list[Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]],
+    list[Annotated[str, Field(pattern=STEP_ID_PATTERN)]],
     Field(
         description=(
             "The ids of the steps you completed, in the order you completed them: a log, [] at the start. "
@@ -125,9 +131,9 @@ CurrentStep = Annotated[
     str | None,
     Field(
         description="Optional: the id of the step just worked on (it is checked to exist).",
-        pattern=r"^[a-z0-9-]+$",
-        min_length=3,
-        max_length=64,
+        pattern=STEP_ID_PATTERN,
+        min_length=STEP_ID_MIN_LENGTH,
+        max_length=STEP_ID_MAX_LENGTH,
     ),
 ]
 
@@ -168,19 +174,6 @@ StepOutput = Annotated[
 ]
 
 
-def _find_step(definition: dict[str, Any], workflow_id: str, step_id: str) -> dict[str, Any]:
-    from workrail_engine.errors import StepNotFound
-    from workrail_engine.steps import walk_steps
-
-    ids = []
-    for site in walk_steps(definition):
-        if site.id == step_id:
-            return dict(site.step)
-        if site.id:
-            ids.append(site.id)
-    raise StepNotFound(step_id, ids, workflow_id=workflow_id)
-
-
 def workflow_validate(
     env: ToolEnv,
     workflowId: WorkflowId,
@@ -191,7 +184,7 @@ def workflow_validate(
     from workrail_engine.errors import InvalidCriteria
     from workrail_engine.rules import criteria_problems, validate_output
 
-    step = _find_step(env.catalog.get(workflowId).definition, workflowId, stepId)
+    step = find_step(env.catalog.get(workflowId).definition, stepId, workflowId)
     criteria = step.get("validationCriteria")
     problems = criteria_problems(criteria) if criteria is not None else []
     if problems:
