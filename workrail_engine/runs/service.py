@@ -186,19 +186,6 @@ class RunService:
             for s in statuses
         ]
 
-    def running_count(self) -> int:
-        self.start()
-        from dbos import DBOS
-
-        return len(
-            DBOS.list_workflows(
-                name="workrail_run",
-                status=["PENDING", "ENQUEUED"],
-                load_input=False,
-                load_output=False,
-            )
-        )
-
     def wait(
         self,
         run_id: str,
