@@ -6,6 +6,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import workrail_engine
 
 
@@ -43,3 +45,21 @@ def test_one_step_finder():
             if name != "workrail_engine/steps.py":
                 finders += [name for _ in re.finditer(r"def _?find_step\b", text)]
     assert finders == []
+
+
+@pytest.mark.parametrize(
+    "module, owner, member",
+    [
+        ("workrail_engine.runs.service", "RunService", "running_count"),
+        ("workrail_engine.runs.secrets", "SecretSet", "masked_values"),
+        ("workrail_engine.diagnostics", "Severity", "rank"),
+        ("workrail_mcp.tools._binding", "ToolRegistry", "mcp_tools"),
+        ("workrail_mcp.tools._binding", "ToolRegistry", "argument_error"),
+        ("workrail_mcp.catalog_content", "CatalogContent", "owns_prompt"),
+    ],
+)
+def test_dead_members_stay_gone(module, owner, member):
+    """Members nothing called (issue 12 §4): they stay removed rather than drift."""
+    import importlib
+
+    assert not hasattr(getattr(importlib.import_module(module), owner), member)
