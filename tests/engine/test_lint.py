@@ -370,3 +370,30 @@ def test_a_step_referring_to_its_own_output():
     result = lint(mutate(_set(["steps", 0, "prompt"], "Improve {{steps.plan.output}}")))
     [self_ref] = [d for d in result.diagnostics if d.code == "WR302"]
     assert "refers to this step itself" in self_ref.message
+
+
+def test_the_lint_package_has_no_import_circle():
+    """Imports inside functions count too: a circle hidden by a late import is still a circle."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "workrail_engine" / "lint"
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        module = path.stem
+        targets = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    targets.add(node.module.split(".")[0])
+                else:
+                    targets.update(alias.name for alias in node.names)
+    graph = {m: {t for t in ts if t in graph and t != "__init__"} for m, ts in graph.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(
+            nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt}))
+            for nxt in graph[start]
+        )
+
+    assert [m for m in graph if reaches(m, m, {m})] == []

@@ -13,7 +13,7 @@ from ..conditions import MALFORMED, condition_problems
 from ..diagnostics import Severity
 from ..problems import Problem
 from ..rules import criteria_problems
-from .findings import Finding
+from .finding import Finding
 
 __all__ = ["expression_findings"]
 

@@ -11,7 +11,7 @@ from ..errors import closest
 from ..json_pointer import escape_token
 from ..steps import StepSite
 from ..templates import NAMESPACES, TemplateRef
-from .findings import StepFindings
+from .finding import StepFindings
 from .strings import span_in_string
 
 __all__ = ["reference_diagnostics", "template_strings"]
