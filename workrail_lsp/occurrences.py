@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from workrail_engine.declared import declared_parameters
 from workrail_engine.diagnostics import Span
 from workrail_engine.json_pointer import escape_token
 from workrail_engine.steps import walk_steps
@@ -66,12 +67,8 @@ def _find(state: DocumentState) -> list[Occurrence]:
 
 
 def _parameter_definitions(state: DocumentState, value: Mapping[str, Any]) -> list[Occurrence]:
-    parameters = value.get("parameters")
-    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-    if not isinstance(properties, Mapping):
-        return []
     out = []
-    for name in properties:
+    for name in declared_parameters(value):
         span = state.document.key_span(f"/parameters/properties/{escape_token(name)}")
         if span is not None and state.text[span.start : span.end] == f'"{name}"':
             out.append(Occurrence("parameters", name, Span(span.start + 1, span.end - 1), True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..declared import declared_parameters, declared_secrets
 from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
 from ..errors import closest
@@ -41,18 +42,6 @@ def template_strings(step: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                     yield f"/run/env/{escape_token(name)}", value
 
 
-def _declared_parameters(workflow: Mapping[str, Any]) -> set[str]:
-    parameters = workflow.get("parameters")
-    if isinstance(parameters, Mapping) and isinstance(parameters.get("properties"), Mapping):
-        return set(parameters["properties"])
-    return set()
-
-
-def _declared_secrets(workflow: Mapping[str, Any]) -> set[str]:
-    secrets = workflow.get("secrets")
-    return {s for s in secrets if isinstance(s, str)} if isinstance(secrets, list) else set()
-
-
 def reference_diagnostics(
     doc: WorkflowDocument, sites: list[StepSite], found: list[StepFindings]
 ) -> list[Diagnostic]:
@@ -61,8 +50,8 @@ def reference_diagnostics(
         return []
     by_id = {site.id: site for site in sites if site.id}
     declared = {
-        "parameters": _declared_parameters(workflow),
-        "secrets": _declared_secrets(workflow),
+        "parameters": set(declared_parameters(workflow)),
+        "secrets": set(declared_secrets(workflow)),
     }
     out = []
     for site, step_found in zip(sites, found, strict=False):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conditions import evaluate
+from ..declared import declared_secrets
 from ..errors import SecurityViolation
 from ..steps import step_kind, walk_steps
 from ..templates import TemplateError, find_references, render
@@ -140,7 +141,7 @@ def plan_run(
     parallel_limit: int | None,
     timeout: float | None,
 ) -> dict[str, Any]:
-    secrets = {name: "***" for name in workflow.get("secrets") or []}
+    secrets = {name: "***" for name in declared_secrets(workflow)}
     values = {"parameters": parameters, "context": dict(context), "steps": {}, "secrets": secrets}
     by_id = {s["id"]: s for s in workflow.get("steps", []) if isinstance(s, Mapping) and "id" in s}
     owned = {s.get("body") for s in workflow.get("steps", []) if step_kind(s) == "loop"}
