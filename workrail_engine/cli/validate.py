@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
-from workrail_engine.cli.report import FileReport, Summary
+from workrail_engine.lint.report import Summary, lint_files
 
-__all__ = ["lint_files", "run_validate"]
+__all__ = ["run_validate"]
 
 WORKFLOW_FILE_RULE = (
     " (a directory's workflow files are those under a workflows/ directory, *.workflow.json|yaml|yml,"
     " and JSON/YAML whose $schema is WorkRail's; name other files explicitly)"
 )
-
-
-def lint_files(paths: Sequence[str]) -> list[FileReport]:
-    """Every check of each file, plus WR603 where two of the files checked share a workflow id
-    (the same cross-file check the language server runs over a workspace)."""
-    from workrail_engine.lint import (
-        duplicate_workflow_ids,
-        lint_path,
-    )  # imported only when there is work
-
-    reports = [_lint_one(lint_path, path) for path in paths]
-    shared_ids = duplicate_workflow_ids(r.document for r in reports)
-    for report in reports:
-        extra = shared_ids.get(report.document.path or "", [])
-        if extra:
-            report.diagnostics = sorted([*report.diagnostics, *extra], key=lambda d: d.sort_key())
-    return reports
-
-
-def _lint_one(lint_path: Callable[[str], Any], path: str) -> FileReport:
-    # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
-    result = lint_path(path)
-    return FileReport(path, result.document, list(result.diagnostics))
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:

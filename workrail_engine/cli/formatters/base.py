@@ -6,7 +6,7 @@ import abc
 from collections.abc import Sequence
 from typing import ClassVar
 
-from workrail_engine.cli.report import FileReport, Summary
+from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["Formatter"]
 

@@ -8,8 +8,8 @@ import click
 
 from workrail_engine.cli.formatters.base import Formatter
 from workrail_engine.cli.formatters.codeframe import code_frame, printable
-from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Diagnostic, Related, Severity
+from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["TextFormatter", "summary_line"]
 

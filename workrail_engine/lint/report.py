@@ -1,19 +1,22 @@
-"""What one `workrail validate` run found: per-file reports and the totals the exit code uses.
+"""What a check of many workflow files found: per-file reports, the totals, and their one JSON
+shape — `workrail validate --format json` prints it, the language server's workspace validation
+answers it.
 
 The formatters only read these objects; they never lint, read files or decide the exit code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
 
 if TYPE_CHECKING:
     from workrail_engine.document import WorkflowDocument
 
-__all__ = ["FileReport", "Location", "Summary"]
+__all__ = ["FileReport", "Location", "Summary", "lint_files", "report_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +78,47 @@ class Summary:
     @property
     def exit_code(self) -> int:
         return 1 if self.failed else 0
+
+
+def lint_files(paths: Sequence[str]) -> list[FileReport]:
+    """Every check of each file, plus WR603 where two of the files checked share a workflow id."""
+    from . import duplicate_workflow_ids, lint_path
+
+    # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
+    reports = [
+        FileReport(path, result.document, list(result.diagnostics))
+        for path, result in ((path, lint_path(path)) for path in paths)
+    ]
+    shared_ids = duplicate_workflow_ids(r.document for r in reports)
+    for report in reports:
+        extra = shared_ids.get(report.document.path or "", [])
+        if extra:
+            report.diagnostics = sorted([*report.diagnostics, *extra], key=lambda d: d.sort_key())
+    return reports
+
+
+def _diagnostic_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any]:
+    loc = report.location(diagnostic)
+    out = diagnostic.to_dict()
+    out.update(line=loc.line, column=loc.column, endLine=loc.end_line, endColumn=loc.end_column)
+    return out
+
+
+def report_json(reports: Sequence[FileReport], summary: Summary) -> dict[str, Any]:
+    """``{summary: {filesChecked, filesWithProblems, errors, warnings, infos, passed}, files:
+    [{path, diagnostics: [{code, severity, message, pointer, ..., line, column, endLine,
+    endColumn}]}]}`` with 1-based positions."""
+    return {
+        "summary": {
+            "filesChecked": summary.files_checked,
+            "filesWithProblems": summary.files_with_problems,
+            "errors": summary.errors,
+            "warnings": summary.warnings,
+            "infos": summary.infos,
+            "passed": not summary.failed,
+        },
+        "files": [
+            {"path": r.path, "diagnostics": [_diagnostic_json(r, d) for d in r.diagnostics]}
+            for r in reports
+        ],
+    }
