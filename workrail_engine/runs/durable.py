@@ -44,6 +44,7 @@ __all__ = [
     "APP_VERSION",
     "launch",
     "exit_promptly_on_shutdown",
+    "kill_in_flight",
     "live_run_ids",
     "shutdown",
     "start_run",
@@ -193,11 +194,17 @@ def exit_promptly_on_shutdown() -> None:
         _exit_hook = True
 
 
+def kill_in_flight() -> None:
+    """Kill the processes of the steps running here, for an exit with runs in flight (the runs
+    are durable: the next process that opens the store runs those steps again)."""
+    if _groups is not None:
+        _groups.kill_all()
+
+
 def _exit_if_busy() -> None:
     if not _live:
         return
-    if _groups is not None:
-        _groups.kill_all()
+    kill_in_flight()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
