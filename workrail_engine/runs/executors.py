@@ -25,7 +25,8 @@ __all__ = ["ExecutorLock", "InFlight", "dead_executors", "forget", "stop_orphans
 class ExecutorLock:
     def __init__(self, home: Path) -> None:
         self.directory = home / "executors"
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.directory, 0o700)
         self.executor_id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.path = self.directory / f"{self.executor_id}.lock"
         self._fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)

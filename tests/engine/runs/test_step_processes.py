@@ -208,3 +208,46 @@ def test_workrail_cancel_from_another_process_ends_it(tmp_path, mark):
     assert result["status"] == "cancelled", result
     assert ended < 10, ended
     assert gone_within(mark, 1.0) == []
+
+
+RECOVER = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs import RunService
+service = RunService(Path(sys.argv[1]), allow_commands=True, home=Path(sys.argv[2]))
+service.start()
+print(json.dumps(service.wait(sys.argv[3], 60)))
+"""
+
+
+def test_after_kill_9_of_workrail_run_the_next_process_kills_the_escapee_and_ends_the_run(
+    tmp_path, mark
+):
+    project, path, env = _project(tmp_path, mark, timeoutSeconds=3)
+    proc = _run_cli(project, env, "run", str(path))
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith("started "), line
+    run_id = line.split()[1]
+    end = time.monotonic() + 30
+    while len(marked(mark)) < 2:  # sh and the escaped sleep
+        assert time.monotonic() < end and proc.poll() is None, "the step never started"
+        time.sleep(0.05)
+    first = set(marked(mark))
+    proc.kill()
+    proc.communicate()
+    assert set(marked(mark)) == first  # they outlive the killed process (own sessions)
+    out = subprocess.run(
+        [sys.executable, "-c", RECOVER, str(project), str(tmp_path / "home" / "runs"), run_id],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    # the first attempt's processes were killed by the process that took the run over, which ran
+    # the step again (the run resumes): it timed out, and its own escapee was stopped too
+    assert not first & set(marked(mark))
+    assert result["status"] == "failed", result
+    assert result["step_results"][0]["output"]["timed_out"] is True, result
+    assert gone_within(mark, 1.0) == []
