@@ -30,7 +30,7 @@ def store_home(create: bool = True) -> Path:
     """Where runs are stored: ``runs/`` in WorkRail's home (next to the user's ``workflows/``)."""
     path = workrail_home() / "runs"
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: see sqlite_store
     return path
 
 
