@@ -252,7 +252,9 @@ def _leave(code: int) -> None:
     if durable_runs_in_progress():
         from workrail_engine.runs import durable
 
-        durable.kill_in_flight()  # not left running until some process opens the store again
+        runtime = durable.running()
+        if runtime is not None:  # not left running until some process opens the store again
+            runtime.kill_in_flight()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..declared import declared_secrets
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
@@ -27,6 +27,9 @@ from .resolve import database_url, store_home
 from .secrets import SecretSet
 from .walker import condition_context
 from .workspace import check_sandbox
+
+if TYPE_CHECKING:
+    from .durable import DurableRuntime
 
 __all__ = ["RunOptions", "RunService"]
 
@@ -57,7 +60,7 @@ class RunService:
         server: bool = False,
     ) -> None:
         """``server``: this process serves clients and should end promptly when asked to, even
-        with runs in flight (see `durable.exit_promptly_on_shutdown`)."""
+        with runs in flight (see `DurableRuntime.exit_promptly_on_shutdown`)."""
         self.project = project
         self.settings = AttemptSettings(
             project=project, allow_commands=allow_commands, sandbox=sandbox
@@ -65,7 +68,8 @@ class RunService:
         self.home = home
         self.database = database
         self.server = server
-        self.executor_id: str | None = None
+        # DBOS in this process and everything the runs share; every DBOS call goes through it.
+        self.runtime: DurableRuntime | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, dict[str, Any]] = {}
 
@@ -74,31 +78,39 @@ class RunService:
     def start(self) -> None:
         """Launch the durable layer (and recover dead processes' runs); idempotent."""
         with self._lock:
-            if self.executor_id is None:
+            if self.runtime is None:
                 from . import durable
 
                 home = self.home or store_home()
                 try:
-                    self.executor_id = durable.launch(
-                        home, self.database or database_url(), self.settings
-                    )
+                    runtime = durable.launch(home, self.database or database_url(), self.settings)
                 except RuntimeError as exc:  # DBOS is one per process, on one store
                     raise StorageError(str(exc)) from None
                 if self.server:
-                    durable.exit_promptly_on_shutdown()
+                    runtime.exit_promptly_on_shutdown()
+                self.runtime = runtime
 
     def close(self) -> None:
         """Stop the durable layer of this process (tests, embedding); `start()` may follow."""
         with self._lock:
-            if self.executor_id is not None:
-                from . import durable
-
-                durable.shutdown()
-                self.executor_id = None
+            if self.runtime is not None:
+                self.runtime.shutdown()
+                self.runtime = None
 
     @property
     def started(self) -> bool:
-        return self.executor_id is not None
+        return self.runtime is not None
+
+    @property
+    def executor_id(self) -> str | None:
+        return self.runtime.executor_id if self.runtime is not None else None
+
+    def _runtime(self) -> DurableRuntime:
+        """The runtime, launched on first need."""
+        self.start()
+        if self.runtime is None:  # start() either sets it or raises
+            raise StorageError("the run store could not be opened")
+        return self.runtime
 
     # --- starting ------------------------------------------------------------------------
 
@@ -133,15 +145,13 @@ class RunService:
             )
         if sandbox_wanted(workflow) or self.settings.sandbox:
             check_sandbox()
-        self.start()
-        from . import durable
-
+        runtime = self._runtime()
         timeout = options.timeout or workflow.get("timeoutSeconds")
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
         # The run's input is stored: a parameter or a context value holding a secret's value is
         # stored (and seen by the steps) masked, as everything else of the run.
         masks = _secrets_of(workflow)
-        durable.start_run(
+        runtime.start_run(
             run_id,
             {
                 "workflow": workflow,
@@ -161,33 +171,21 @@ class RunService:
         return _public(self._raw(run_id))
 
     def _raw(self, run_id: str) -> dict[str, Any]:
-        self.start()
-        from dbos import DBOS
-
+        runtime = self._runtime()
         cached = self._inputs.get(run_id)
-        found = DBOS.list_workflows(workflow_ids=[run_id], load_input=cached is None)
-        if not found or found[0].name != "workrail_run":
+        status = runtime.run_status(run_id, load_input=cached is None)
+        if status is None:
             raise RunNotFound(run_id, [s["workflow_id"] for s in self.list(limit=20)])
-        status = found[0]
         if cached is None:  # a run's input never changes: read its definition once
             cached = self._inputs[run_id] = run_input(status)
-        from .durable import step_results
-
-        return _snapshot(status, cached, DBOS.get_all_events(run_id), step_results(run_id))
+        return _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
-        self.start()
-        from dbos import DBOS
-
-        statuses = DBOS.list_workflows(
-            name="workrail_run",
-            sort_desc=True,
-            limit=limit,
-            status=["PENDING", "ENQUEUED"] if running_only else None,
-        )
+        runtime = self._runtime()
+        statuses = runtime.list_runs(running_only=running_only, limit=limit)
         # An in-flight run may be waiting for the agent: its state event says so, as in get().
         return [
-            _summary(s, DBOS.get_all_events(s.workflow_id) if s.status in _IN_FLIGHT else {})
+            _summary(s, runtime.events(s.workflow_id) if s.status in _IN_FLIGHT else {})
             for s in statuses
         ]
 
@@ -218,9 +216,9 @@ class RunService:
             remaining = end - time.monotonic()
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
-            from .durable import wait_for_change
-
-            wait_for_change(run_id, remaining, steps=on_change is not None, stop=stop)
+            self._runtime().wait_for_change(
+                run_id, remaining, steps=on_change is not None, stop=stop
+            )
 
     # --- acting on a run -----------------------------------------------------------------
 
@@ -233,16 +231,8 @@ class RunService:
                 "steps_completed": snap["steps_completed"],
                 "message": f"run {run_id} had already finished ({snap['status']}); nothing to cancel",
             }
-        from dbos import DBOS
-
-        from . import durable
-
         masks = _secrets_of(raw["_workflow"])
-        DBOS.update_workflow_attributes(
-            run_id, {"cancel_reason": masks.mask(reason or "cancelled")}, merge=True
-        )
-        DBOS.cancel_workflow(run_id, cancel_children=True)
-        durable.watch().cancel_local(run_id)
+        self._runtime().cancel(run_id, masks.mask(reason or "cancelled"))
         out = {"status": "cancelled", "steps_completed": self.get(run_id)["steps_completed"]}
         if reason:
             out["reason"] = reason
@@ -277,15 +267,12 @@ class RunService:
                 }
             )
             return blocked
-        from dbos import DBOS
-
         # DBOS stores the message (and the run's receipt of it): masked before it is sent.
-        DBOS.send(
+        self._runtime().send(
             run_id,
             masks.mask(
                 {"step_key": waiting["step_key"], "output": output, "context": context or {}}
             ),
-            topic="continue",
         )
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
         return {**after, "outcome": "accepted"}
