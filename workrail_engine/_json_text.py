@@ -263,7 +263,8 @@ class JsonText:
         self._children: dict[int, tuple[dict[str | int, tuple[int, int, int]], list[int]]] = {}
 
     def _value_end(self, start: int) -> int:
-        return _SKIP(self.text, start)[1]
+        end: int = _SKIP(self.text, start)[1]
+        return end
 
     def _child(self, container: int, key: Any) -> tuple[int, int, int] | None:
         text = self.text

@@ -50,7 +50,7 @@ def _bullets(title: str, items: Any) -> list[str]:
     return [f"{title}\n" + "\n".join(f"- {item}" for item in items)]
 
 
-def _criteria(step: Mapping, context: Mapping) -> list[str]:
+def _criteria(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
     if step_kind(step) != "parallel":
         return describe_criteria(step.get("validationCriteria"), context)
     return [
@@ -60,8 +60,8 @@ def _criteria(step: Mapping, context: Mapping) -> list[str]:
     ]
 
 
-def _command_text(step: Mapping, context: Mapping) -> str:
-    run = step.get("run") if isinstance(step.get("run"), Mapping) else {}
+def _command_text(step: Mapping[str, Any], context: Mapping[str, Any]) -> str:
+    run: Mapping[str, Any] = step["run"] if isinstance(step.get("run"), Mapping) else {}
     argv = [fill_templates(str(arg), context) for arg in run.get("command", [])]
     lines = [
         "Command step: in a run, the WorkRail engine executes it itself. Following the workflow "
@@ -87,7 +87,7 @@ def _command_text(step: Mapping, context: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _body(step: Mapping, context: Mapping) -> list[str]:
+def _body(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
     kind = step_kind(step)
     title = step.get("title") or step["id"]
     if kind == "command":
@@ -109,7 +109,7 @@ def _body(step: Mapping, context: Mapping) -> list[str]:
     return parts
 
 
-def _loop_line(loop: Mapping) -> str:
+def _loop_line(loop: Mapping[str, Any]) -> str:
     total = (
         f" of {loop['total']}"
         if loop.get("total") is not None
@@ -121,7 +121,7 @@ def _loop_line(loop: Mapping) -> str:
     return line
 
 
-def next_action(step: Mapping, loop: Mapping | None) -> dict[str, Any]:
+def next_action(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> dict[str, Any]:
     """What the agent reports once ``step`` is done, as data for a front end to phrase.
 
     ``complete``: the id to append to the completed-steps log (``completeEach``: for a parallel
@@ -143,12 +143,12 @@ def next_action(step: Mapping, loop: Mapping | None) -> dict[str, Any]:
 
 
 def step_guidance(
-    workflow: Mapping,
-    step: Mapping,
-    context: Mapping,
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    context: Mapping[str, Any],
     *,
     first: bool,
-    loop: Mapping | None,
+    loop: Mapping[str, Any] | None,
     fill: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """The guidance of ``step``; ``fill`` renders its prompt (default: context templates only;
@@ -188,12 +188,12 @@ def step_guidance(
     return guidance
 
 
-def _shared_hint(members: list) -> str | None:
+def _shared_hint(members: list[Any]) -> str | None:
     hints = {member.get("modelHint") for member in members}
     return hints.pop() if len(hints) == 1 else None
 
 
-def completion_guidance(workflow: Mapping) -> dict[str, Any]:
+def completion_guidance(workflow: Mapping[str, Any]) -> dict[str, Any]:
     name = workflow.get("name") or workflow.get("id") or "the workflow"
     return {
         "prompt": f"All steps of {name} are complete. Summarize what was done for the user.",

@@ -117,6 +117,11 @@ class _Loaded:
     entry: WorkflowEntry | None
     invalid: InvalidFile | None
 
+    @property
+    def source(self) -> Source | None:
+        loaded = self.entry or self.invalid
+        return loaded.source if loaded is not None else None
+
 
 class Catalog:
     """The workflows visible from a project, kept current without a restart."""
@@ -247,11 +252,7 @@ class Catalog:
         files: dict[str, _Loaded] = {}
         for source, path, stamp in listed:
             cached = self._files.get(path)
-            if (
-                cached is None
-                or cached.stamp != stamp
-                or (cached.entry or cached.invalid).source != source
-            ):  # type: ignore[union-attr]
+            if cached is None or cached.stamp != stamp or cached.source != source:
                 cached = _load(source, Path(path), stamp)
             files[path] = cached
         self._files = files

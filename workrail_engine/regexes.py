@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 import re2
 
@@ -31,7 +32,7 @@ class RegexError(ValueError):
 class CompiledRegex:
     pattern: str
     flags: str
-    _regex: object = field(repr=False, compare=False)
+    _regex: Any = field(repr=False, compare=False)  # an re2 pattern (untyped library)
 
     def search(self, text: str) -> bool:
         """True when the pattern matches somewhere in ``text`` (unanchored, like JS ``test``)."""

@@ -38,7 +38,7 @@ def is_step_id(text: str) -> bool:
 
 def step_kind(step: Mapping[str, Any]) -> str:
     kind = step.get("type")
-    if kind in ("prompt", "command", "parallel", "loop"):
+    if isinstance(kind, str) and kind in ("prompt", "command", "parallel", "loop"):
         return kind
     return "command" if "run" in step else "prompt"
 

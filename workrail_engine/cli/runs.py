@@ -14,11 +14,14 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from workrail_engine.cli.settings import Settings
+
+if TYPE_CHECKING:
+    from workrail_engine.runs import RunService
 
 __all__ = ["register"]
 
@@ -36,7 +39,7 @@ def _param_value(schema: Any, name: str, text: str) -> Any:
         return text
 
 
-def _parameters(workflow: dict, pairs: tuple[str, ...]) -> dict[str, Any]:
+def _parameters(workflow: dict[str, Any], pairs: tuple[str, ...]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
@@ -46,7 +49,7 @@ def _parameters(workflow: dict, pairs: tuple[str, ...]) -> dict[str, Any]:
     return values
 
 
-def _service(settings: Settings, sandbox: bool = False) -> Any:
+def _service(settings: Settings, sandbox: bool = False) -> RunService:
     from workrail_engine.runs import RunService
 
     return RunService(Path(settings.project).resolve(), allow_commands=True, sandbox=sandbox)
@@ -92,7 +95,7 @@ def _print_result(snap: dict[str, Any], fmt: str) -> None:
         )
 
 
-def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
+def _follow(service: RunService, run_id: str, live: bool) -> dict[str, Any]:
     """Watch the run until it ends or waits; Ctrl-C cancels it.
 
     SIGINT only sets a flag: a KeyboardInterrupt raised inside a database call could leave the
@@ -109,7 +112,7 @@ def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
+def _watch(service: RunService, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
     if not live:
         return service.wait(
             run_id, 10**9, on_change=lambda s: click.echo(_line(s), err=True), stop=stop
@@ -132,7 +135,7 @@ def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict
         return service.wait(run_id, 10**9, on_change=show, stop=stop)
 
 
-def _cancel(service: Any, run_id: str) -> dict[str, Any]:
+def _cancel(service: RunService, run_id: str) -> dict[str, Any]:
     click.echo(f"cancelling {run_id} ...", err=True)
     service.cancel(run_id, "interrupted from the terminal (Ctrl-C)")
     snap = service.wait(run_id, 10)

@@ -48,7 +48,7 @@ def _subschema(path: list[str | int]) -> Any:
     node: Any = load_schema()
     for part in path:
         if isinstance(node, dict):
-            node = node.get(part)  # type: ignore[call-overload]
+            node = node.get(part)
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
         else:
@@ -255,7 +255,7 @@ def _missing(
 
 def _bad_choice(doc: WorkflowDocument, parts: list[str | int], error: Any) -> Diagnostic:
     schema = _subschema(list(error.schema_path[:-1])) or {}
-    options = schema.get("enum") if "enum" in schema else [schema.get("const")]
+    options: list[Any] = schema.get("enum") or [] if "enum" in schema else [schema.get("const")]
     pointer = _pointer(parts)
     shown = ", ".join(repr(o) for o in options)
     message = f"{_where(parts)} must be one of {shown}, not {error.instance!r}"

@@ -299,7 +299,7 @@ class DurableRuntime:
     def events(self, run_id: str) -> dict[str, Any]:
         return dict(DBOS.get_all_events(run_id))
 
-    def step_results(self, run_id: str) -> list[dict]:
+    def step_results(self, run_id: str) -> list[dict[str, Any]]:
         """A run's step results, in the order they ended (from the journal: all at once)."""
         return self.journal.results(run_id)
 
@@ -429,8 +429,13 @@ class _Effects:
         self.recorded = self.journal.recorded_keys(run_id)
 
     def attempt(
-        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
-    ) -> dict:
+        self,
+        key: str,
+        step: dict[str, Any],
+        values: dict[str, Any],
+        attempt: int,
+        deadline: float | None,
+    ) -> dict[str, Any]:
         found = self.done.get((key, attempt), _UNRECORDED)
         if isinstance(found, dict):
             return found
@@ -455,8 +460,13 @@ class _Effects:
         return status == "CANCELLED"
 
     def _run(
-        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
-    ) -> dict:
+        self,
+        key: str,
+        step: dict[str, Any],
+        values: dict[str, Any],
+        attempt: int,
+        deadline: float | None,
+    ) -> dict[str, Any]:
         # A cancel from any process lands in DBOS's status at once; reading it before each step
         # (with the previous step's result, or here) means no step starts after it, even before
         # the watcher's next poll.
@@ -482,8 +492,11 @@ class _Effects:
             runtime.watch.release(self.run_id, flag)
 
     def parallel(
-        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
-    ) -> list[dict]:
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]:
         self.journal.flush()
         if self.runtime.members_on_queue:
             return self._queued(members, limit, deadline)
@@ -500,7 +513,9 @@ class _Effects:
                 for future in futures:
                     future.cancel()
 
-    def member(self, key: str, step: dict, values: dict, deadline: float | None) -> dict:
+    def member(
+        self, key: str, step: dict[str, Any], values: dict[str, Any], deadline: float | None
+    ) -> dict[str, Any]:
         try:
             result = run_with_retries(self, key, step, values, deadline)
         except (
@@ -513,11 +528,14 @@ class _Effects:
         return result
 
     def _queued(
-        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
-    ) -> list[dict]:
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]:
         """Members as children on the shared step queue, at most ``limit`` queued or running at a
         time (a sliding window): the limit holds for the run whichever processes dequeue them."""
-        results: list[dict] = [{} for _ in members]
+        results: list[dict[str, Any]] = [{} for _ in members]
         waiting = list(enumerate(members))
         running: dict[str, tuple[int, Any]] = {}
         while waiting or running:
@@ -540,7 +558,9 @@ class _Effects:
         self.recorded |= self.journal.recorded_keys(self.run_id)  # the members recorded theirs
         return results
 
-    def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
+    def wait(
+        self, key: str, waiting: dict[str, Any], deadline: float | None
+    ) -> dict[str, Any] | None:
         self.journal.flush()
         self.status = None  # stale once the agent answers
         while True:
@@ -551,7 +571,8 @@ class _Effects:
             # so a replay goes through the same chunks).
             message = DBOS.recv(CONTINUE_TOPIC, timeout_seconds=min(remaining, WAIT_CHUNK))
             if isinstance(message, dict) and message.get("step_key") == key:
-                return self.masks.mask(message)
+                answer: dict[str, Any] = self.masks.mask(message)
+                return answer
 
     def sleep_until(self, moment: float) -> None:
         """A retry delay. ``moment`` comes from a recorded attempt, so a replay after a crash
@@ -567,7 +588,7 @@ class _Effects:
         finally:
             self.runtime.watch.release(self.run_id, flag)
 
-    def record(self, result: dict) -> None:
+    def record(self, result: dict[str, Any]) -> None:
         key = result["step_name"]
         if key in self.recorded:
             return
@@ -577,7 +598,7 @@ class _Effects:
         # its read of the whole run) at every step would slow a run of short commands.
         self.runtime.count(self.run_id, 1)
 
-    def state(self, state: dict) -> None:
+    def state(self, state: dict[str, Any]) -> None:
         self.journal.flush()
         self.status = None
         DBOS.set_event("state", self.masks.mask(state))
@@ -586,7 +607,7 @@ class _Effects:
 
 
 @DBOS.workflow(name="workrail_run")
-def workrail_run(run: dict) -> dict:
+def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     run_id = DBOS.workflow_id
     if run_id is None:
         raise RuntimeError("workrail_run runs only as a DBOS workflow")
@@ -627,6 +648,11 @@ def workrail_run(run: dict) -> dict:
 
 @DBOS.workflow(name="workrail_member")
 def workrail_member(
-    run_id: str, key: str, step: dict, values: dict, deadline: float | None, secret_names: list[str]
-) -> dict:
+    run_id: str,
+    key: str,
+    step: dict[str, Any],
+    values: dict[str, Any],
+    deadline: float | None,
+    secret_names: list[str],
+) -> dict[str, Any]:
     return _Effects(current(), run_id, secret_names).member(key, step, values, deadline)

@@ -43,7 +43,7 @@ def _needs_outputs(node: Any) -> bool:
     return False
 
 
-def _decision(step: Mapping[str, Any], values: dict) -> str:
+def _decision(step: Mapping[str, Any], values: dict[str, Any]) -> str:
     condition = step.get("runCondition")
     if condition is None:
         return "runs"
@@ -59,7 +59,7 @@ def _decision(step: Mapping[str, Any], values: dict) -> str:
         return f"error: {exc}"
 
 
-def _shown(text: str, values: dict) -> str:
+def _shown(text: str, values: dict[str, Any]) -> str:
     """A template rendered where its values are known; references to outputs kept as written."""
     out = text
     for ref in reversed(find_references(text)):
@@ -73,7 +73,7 @@ def _shown(text: str, values: dict) -> str:
     return out
 
 
-def _command(step: Mapping[str, Any], values: dict, project: Path) -> dict[str, Any]:
+def _command(step: Mapping[str, Any], values: dict[str, Any], project: Path) -> dict[str, Any]:
     run = step.get("run") or {}
     entry: dict[str, Any] = {"argv": [_shown(str(a), values) for a in run.get("command") or []]}
     if run.get("env"):
@@ -97,7 +97,7 @@ def _command(step: Mapping[str, Any], values: dict, project: Path) -> dict[str, 
 
 
 def _entry(
-    step: Mapping[str, Any], values: dict, project: Path, key: str | None = None
+    step: Mapping[str, Any], values: dict[str, Any], project: Path, key: str | None = None
 ) -> dict[str, Any]:
     kind = step_kind(step)
     entry: dict[str, Any] = {
@@ -112,7 +112,9 @@ def _entry(
     return entry
 
 
-def _loop(step: Mapping[str, Any], by_id: dict, values: dict, project: Path) -> dict[str, Any]:
+def _loop(
+    step: Mapping[str, Any], by_id: dict[str, Any], values: dict[str, Any], project: Path
+) -> dict[str, Any]:
     spec = step.get("loop") or {}
     body = step.get("body")
     steps = (
@@ -135,8 +137,8 @@ def _loop(step: Mapping[str, Any], by_id: dict, values: dict, project: Path) -> 
 
 def plan_run(
     workflow: Mapping[str, Any],
-    parameters: dict,
-    context: dict,
+    parameters: dict[str, Any],
+    context: dict[str, Any],
     project: Path,
     parallel_limit: int | None,
     timeout: float | None,

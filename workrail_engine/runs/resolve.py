@@ -89,7 +89,7 @@ def _confined(catalog: Any, path: Path) -> None:
 
 def resolve_workflow(
     catalog: Any, name: str, *, any_path: bool, base: Path | None = None
-) -> tuple[dict, str]:
+) -> tuple[dict[str, Any], str]:
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
     if _ID.match(name) and not name.endswith(_SUFFIXES):
         entry = catalog.get(name)
@@ -111,4 +111,7 @@ def resolve_workflow(
             f"{path}: {len(linted.errors)} error(s); first: {first.code} {first.message} at {first.pointer or '/'}",
             diagnostics=[d.to_dict() for d in linted.diagnostics],
         )
-    return linted.document.value, str(path)
+    definition = linted.document.value
+    if not isinstance(definition, dict):  # a clean lint means an object; said for the types
+        raise InvalidWorkflow(f"{path}: a workflow is a JSON object")
+    return definition, str(path)

@@ -114,7 +114,9 @@ class RunService:
 
     # --- starting ------------------------------------------------------------------------
 
-    def prepare(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
+    def prepare(
+        self, workflow: dict[str, Any], parameters: Any, options: RunOptions
+    ) -> dict[str, Any]:
         """Checks before anything runs: parameters, permission for commands, the sandbox."""
         values = check_parameters(workflow, parameters)
         if options.parallel_limit is not None and options.parallel_limit < 1:
@@ -123,7 +125,9 @@ class RunService:
             raise InvalidParams("timeout must be positive", details="timeout <= 0")
         return values
 
-    def plan(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
+    def plan(
+        self, workflow: dict[str, Any], parameters: Any, options: RunOptions
+    ) -> dict[str, Any]:
         values = self.prepare(workflow, parameters, options)
         return plan_run(
             workflow,
@@ -134,7 +138,7 @@ class RunService:
             options.timeout or workflow.get("timeoutSeconds"),
         )
 
-    def run(self, workflow: dict, parameters: Any, options: RunOptions) -> str:
+    def run(self, workflow: dict[str, Any], parameters: Any, options: RunOptions) -> str:
         values = self.prepare(workflow, parameters, options)
         if has_commands(workflow) and not self.settings.allow_commands:
             raise SecurityViolation(
@@ -193,7 +197,7 @@ class RunService:
         self,
         run_id: str,
         seconds: float,
-        on_change: Callable[[dict], None] | None = None,
+        on_change: Callable[[dict[str, Any]], None] | None = None,
         leave_waiting: str | None = None,
         stop: threading.Event | None = None,
     ) -> dict[str, Any]:
@@ -239,7 +243,11 @@ class RunService:
         return out
 
     def continue_run(
-        self, run_id: str, output: str, context: dict | None = None, wait_seconds: float = 10.0
+        self,
+        run_id: str,
+        output: str,
+        context: dict[str, Any] | None = None,
+        wait_seconds: float = 10.0,
     ) -> dict[str, Any]:
         snap = self._raw(run_id)
         if snap["status"] != "waiting":
@@ -283,12 +291,12 @@ def _secrets_of(workflow: dict[str, Any]) -> SecretSet:
     return SecretSet.from_environment(declared_secrets(workflow))
 
 
-def _elapsed(run: dict, state: dict, status: Any) -> float:
+def _elapsed(run: dict[str, Any], state: dict[str, Any], status: Any) -> float:
     started = run.get("started_at") or (status.created_at or 0) / 1000
     return max((state.get("finished_at") or time.time()) - started, 0.0)
 
 
-def _status_of(status: Any, state: dict) -> str:
+def _status_of(status: Any, state: dict[str, Any]) -> str:
     if status.status in ("PENDING", "ENQUEUED", "DELAYED"):
         # The summary is the run's last event; the workflow ends right after (a reader in between
         # need not wait for DBOS to record the end).
@@ -301,11 +309,11 @@ def _status_of(status: Any, state: dict) -> str:
     if mapped is not None:
         return mapped
     output = status.output if isinstance(status.output, dict) else {}
-    return output.get("status", "failed")
+    return str(output.get("status", "failed"))
 
 
 def _snapshot(
-    status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict]
+    status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict[str, Any]]
 ) -> dict[str, Any]:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}

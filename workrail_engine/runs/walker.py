@@ -27,15 +27,25 @@ DEFAULT_MAX_ITERATIONS = 100
 
 class Effects(Protocol):
     def attempt(
-        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
-    ) -> dict: ...
+        self,
+        key: str,
+        step: dict[str, Any],
+        values: dict[str, Any],
+        attempt: int,
+        deadline: float | None,
+    ) -> dict[str, Any]: ...
     def parallel(
-        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
-    ) -> list[dict]: ...
-    def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None: ...
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]: ...
+    def wait(
+        self, key: str, waiting: dict[str, Any], deadline: float | None
+    ) -> dict[str, Any] | None: ...
     def sleep_until(self, moment: float) -> None: ...
-    def record(self, result: dict) -> None: ...
-    def state(self, state: dict) -> None: ...
+    def record(self, result: dict[str, Any]) -> None: ...
+    def state(self, state: dict[str, Any]) -> None: ...
 
 
 def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,8 +82,8 @@ def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[st
 
 
 def run_with_retries(
-    effects: Effects, key: str, step: dict, values: dict, deadline: float | None
-) -> dict:
+    effects: Effects, key: str, step: dict[str, Any], values: dict[str, Any], deadline: float | None
+) -> dict[str, Any]:
     """Attempts until one succeeds or the policy (or the deadline) says stop; a step result."""
     max_attempts, delay, backoff = retry_policy(step)
     values = needed_values(step, values)
@@ -142,8 +152,8 @@ class RunWalker:
     def __init__(
         self,
         workflow: Mapping[str, Any],
-        parameters: dict,
-        context: dict,
+        parameters: dict[str, Any],
+        context: dict[str, Any],
         effects: Effects,
         *,
         deadline: float | None,
@@ -160,7 +170,9 @@ class RunWalker:
             "steps": {},
             "secrets": masked_secrets,
         }
-        self.by_id = {s["id"]: s for s in workflow["steps"] if isinstance(s, Mapping) and "id" in s}
+        self.by_id: dict[str, dict[str, Any]] = {
+            s["id"]: s for s in workflow["steps"] if isinstance(s, dict) and "id" in s
+        }
         self.owned = {
             s["body"]
             for s in workflow["steps"]
@@ -193,7 +205,7 @@ class RunWalker:
         condition = step.get("runCondition")
         return condition is None or evaluate(condition, condition_context(self.values))
 
-    def _step(self, step: dict, key: str) -> None:
+    def _step(self, step: dict[str, Any], key: str) -> None:
         if not self._holds(step):
             self._finish(
                 step,
@@ -214,7 +226,7 @@ class RunWalker:
         else:
             self._loop(step)
 
-    def _finish(self, step: Mapping[str, Any], result: dict) -> None:
+    def _finish(self, step: Mapping[str, Any], result: dict[str, Any]) -> None:
         self.effects.record(result)
         if result["status"] == "success" or result["status"] == "skipped":
             if result["status"] == "success":
@@ -231,7 +243,7 @@ class RunWalker:
         else:
             self.error = f"step {result['step_name']!r} failed: {result.get('error')}"
 
-    def _prompt(self, step: dict, key: str) -> None:
+    def _prompt(self, step: dict[str, Any], key: str) -> None:
         waiting = waiting_view(key, self.workflow, step, self.values, first=not self.asked)
         self.asked = True
         self.effects.state(
@@ -265,7 +277,7 @@ class RunWalker:
             ),
         )
 
-    def _parallel(self, group: dict) -> None:
+    def _parallel(self, group: dict[str, Any]) -> None:
         members, prompts = [], []
         for step in group.get("steps") or []:
             if not self._holds(step):
@@ -297,10 +309,12 @@ class RunWalker:
 
     # --- loops -------------------------------------------------------------------------
 
-    def _loop(self, loop: dict) -> None:
+    def _loop(self, loop: dict[str, Any]) -> None:
         spec = loop.get("loop") or {}
         body = loop.get("body")
-        steps = [self.by_id[body]] if isinstance(body, str) else list(body or [])
+        steps: list[dict[str, Any]] = (
+            [self.by_id[body]] if isinstance(body, str) else list(body or [])
+        )
         limit = spec.get("maxIterations", DEFAULT_MAX_ITERATIONS)
         items = self._items(spec) if spec.get("type") == "forEach" else None
         iteration = 0
@@ -315,13 +329,13 @@ class RunWalker:
             if isinstance(spec.get(name), str):
                 self.values["context"].pop(spec[name], None)
 
-    def _items(self, spec: Mapping[str, Any]) -> list:
+    def _items(self, spec: Mapping[str, Any]) -> list[Any]:
         items = spec.get("items")
         if isinstance(items, str):
             items = resolve(condition_context(self.values), items)
         return items if isinstance(items, list) else []
 
-    def _continues(self, spec: Mapping[str, Any], done: int, items: list | None) -> bool:
+    def _continues(self, spec: Mapping[str, Any], done: int, items: list[Any] | None) -> bool:
         kind = spec.get("type")
         if kind == "while":
             return evaluate(spec.get("condition"), condition_context(self.values))
@@ -334,7 +348,7 @@ class RunWalker:
             return isinstance(count, int) and count is not MISSING and done < count
         return items is not None and done < len(items)
 
-    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list | None) -> None:
+    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list[Any] | None) -> None:
         context = self.values["context"]
         for name, value in (("iterationVar", iteration), ("indexVar", iteration - 1)):
             if isinstance(spec.get(name), str):
