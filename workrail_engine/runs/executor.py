@@ -180,9 +180,8 @@ class _Stopper:
             _signal_group(self.pgid, signal.SIGKILL)
             proc.poll()
         # Re-parented here (see `step_processes`): what left the group and lost its parent.
-        if self.kill_at is not None or step_processes.escaped(self.token):
+        if step_processes.after_step(self.token) or self.kill_at is not None:
             step_processes.stop_all([self.token], [self.pgid], self.grace)
-        step_processes.reap_orphans()
 
 
 def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:

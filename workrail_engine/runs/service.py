@@ -129,10 +129,11 @@ class RunService:
         self, workflow: dict[str, Any], parameters: Any, options: RunOptions
     ) -> dict[str, Any]:
         values = self.prepare(workflow, parameters, options)
+        masks = _secrets_of(workflow)  # as the run would store and use them (see `run`)
         return plan_run(
             workflow,
-            values,
-            options.context,
+            masks.mask(values),
+            masks.mask(options.context),
             self.project,
             options.parallel_limit,
             options.timeout or workflow.get("timeoutSeconds"),

@@ -55,13 +55,15 @@ def make_private(home: Path, sqlite: bool) -> None:
     """The store's directory 0700 and, on SQLite, its database files 0600 — created so, and
     tightened when an earlier version left them readable by others."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(home, 0o700)
-    if not sqlite:
-        return
-    database = home / DATABASE
-    os.close(os.open(database, os.O_CREAT | os.O_WRONLY, 0o600))
-    for path in (database, home / f"{DATABASE}-wal", home / f"{DATABASE}-shm"):
+    paths = [home]
+    if sqlite:
+        database = home / DATABASE
+        os.close(os.open(database, os.O_CREAT | os.O_WRONLY, 0o600))
+        paths += [database, home / f"{DATABASE}-wal", home / f"{DATABASE}-shm"]
+    for path in paths:
         try:
-            os.chmod(path, 0o600)
+            os.chmod(path, 0o700 if path == home else 0o600)
         except FileNotFoundError:
+            pass
+        except PermissionError:  # another user's store, shared on purpose: left as it is
             pass

@@ -38,7 +38,7 @@ from collections.abc import Iterable
 __all__ = [
     "ENV_NAME",
     "become_subreaper",
-    "escaped",
+    "after_step",
     "new_token",
     "reap_orphans",
     "signal_all",
@@ -142,13 +142,6 @@ def _children() -> list[int]:
         ]
 
 
-def escaped(token: str) -> bool:
-    """Whether a process of this step has been re-parented to this process (it left its group and
-    its parent died): cheap, for the end of every step."""
-    entry = _entry(token)
-    return any(_has_token(pid, entry) for pid in _children())
-
-
 # Reaping a child here takes its exit status away from whoever waits for it. The children this
 # process started itself are the steps' main processes (registered in `spawning` before anything
 # else can see them) and the subprocesses other code runs in the process's own session; everything
@@ -179,18 +172,37 @@ def ended(pid: int) -> None:
 
 def reap_orphans() -> None:
     """Reap the zombies re-parented to this process (never a child it started itself)."""
-    own_session = os.getsid(0)
+    _sweep(None)
+
+
+def after_step(token: str) -> bool:
+    """At the end of every step (so: cheap, one read of this process's children): reap the
+    zombies re-parented here, and tell whether a live process of the step was re-parented here
+    (it left the group and lost its parent)."""
+    return _sweep(_entry(token))
+
+
+def _sweep(entry: bytes | None) -> bool:
+    escaped = False
     with _mains_lock:
         for pid in _children():
             if pid in _mains:
                 continue
             stat = _stat(pid)
-            if stat is None or stat[0] != "Z" or stat[3] == own_session:
+            if stat is None:
                 continue
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
+            if stat[0] != "Z":
+                escaped = escaped or (entry is not None and _has_token(pid, entry))
+            elif stat[3] != _own_session():
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+    return escaped
+
+
+def _own_session() -> int:
+    return os.getsid(0)
 
 
 def signal_all(pids: Iterable[int], sig: int) -> None:

@@ -130,9 +130,11 @@ def test_nothing_stored_holds_a_secret_or_a_piece_of_one(service, run_home, monk
         parameters={"type": "object", "properties": {"target": {"type": "string"}}},
         secrets=["DEPLOY_TOKEN"],
     )
-    run_id = service.run(
-        wf, {"target": f"to {secret}"}, RunOptions(context={"note": f"ctx {secret}"})
-    )
+    options = RunOptions(context={"note": f"ctx {secret}"})
+    plan = service.plan(wf, {"target": f"to {secret}"}, options)
+    assert plan["groups"][2]["steps"][0]["argv"] == ["echo", "to ***"]
+    assert leaks(json.dumps(plan), secret) == []
+    run_id = service.run(wf, {"target": f"to {secret}"}, options)
     waiting = service.wait(run_id, 60)
     assert waiting["status"] == "waiting", waiting
     done = service.continue_run(
