@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.mcp.conftest import by_id, run_stdio
+from tests.mcp.conftest import INITIALIZE, INITIALIZED, by_id, run_stdio
 from workrail_mcp import create_server
 
 RUN_TOOLS = ("run_workflow", "get_workflow_run", "cancel_workflow", "continue_workflow")
@@ -82,19 +82,6 @@ async def test_bad_run_arguments_are_explained_in_words(connect, tool, arguments
         error = error_of(await client.call_tool(tool, arguments))
     assert error["code"] == -32602 and error["data"]["details"] == details
     assert "pydantic" not in json.dumps(error) and "validation error" not in json.dumps(error)
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def request(request_id: int, method: str, params: dict) -> str:
