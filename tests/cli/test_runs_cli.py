@@ -322,4 +322,5 @@ def test_continue_answers_a_waiting_run_from_the_terminal(tmp_path):
         "'answer-flow' is a workflow id; run ids look like wf-… — run `workrail run answer-flow` "
         "to start one" in mixed_up.stderr
     ), mixed_up.stderr
+    assert f"(recent runs: '{run_id}')" in mixed_up.stderr  # the runs of that workflow
     assert "Traceback" not in mixed_up.stderr

@@ -67,7 +67,7 @@ def run_ids_explained(catalog: Any, start_one: Callable[[str], str]) -> Iterator
         if run_id in set(catalog.ids()):
             raise RunNotFound(
                 run_id,
-                error.data.get("closest", ()),
+                error.data.get("runsOfWorkflow") or error.data.get("closest", ()),
                 workflow_id=run_id,
                 action=start_one(run_id),
             ) from None

@@ -180,7 +180,12 @@ class RunService:
         cached = self._inputs.get(run_id)
         status = runtime.run_status(run_id, load_input=cached is None)
         if status is None:
-            raise RunNotFound(run_id, [s["workflow_id"] for s in self.list(limit=20)])
+            recent = self.list(limit=20)
+            raise RunNotFound(
+                run_id,
+                [s["workflow_id"] for s in recent],
+                runs_of_it=[s["workflow_id"] for s in recent if s["workflow_name"] == run_id],
+            )
         if cached is None:  # a run's input never changes: read its definition once
             cached = self._inputs[run_id] = run_input(status)
         return _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
