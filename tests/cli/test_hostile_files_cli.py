@@ -206,10 +206,3 @@ def test_a_directory_walk_skips_a_fifo_named_like_a_workflow(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     checked = [Path(f["path"]).name for f in json.loads(done.stdout)["files"]]
     assert checked == ["good.workflow.json"]
-
-
-def test_the_catalog_refuses_a_fifo_in_workflows(tmp_path):
-    (tmp_path / "workflows").mkdir()
-    os.mkfifo(tmp_path / "workflows" / "pipe.json")
-    listed = workrail(tmp_path, "list", timeout=20)
-    assert listed.returncode == 0, listed.stdout + listed.stderr
