@@ -206,3 +206,25 @@ def test_a_directory_walk_skips_a_fifo_named_like_a_workflow(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     checked = [Path(f["path"]).name for f in json.loads(done.stdout)["files"]]
     assert checked == ["good.workflow.json"]
+
+
+# --- item 12: control characters in paths ------------------------------------------------
+
+
+def test_a_path_with_a_newline_is_escaped_in_text_output(tmp_path):
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    name = "evil\nforged.json:1:1: WR000 \x1b[2Jfake.json"
+    (folder / name).write_text("{not json")
+    done = workrail(tmp_path, "validate", str(folder), timeout=20)
+    assert done.returncode == 1
+    [head] = [line for line in done.stdout.splitlines() if "WR001" in line]
+    assert head.startswith(str(folder) + "/evil\\nforged.json:1:1: WR000 \\u001b[2Jfake.json:1:2:")
+    assert not any(line.startswith("forged.json") for line in done.stdout.splitlines())
+    assert "\x1b" not in done.stdout
+    # the JSON format, for comparison, carries the same escapes
+    as_json = workrail(tmp_path, "validate", str(folder), "--format", "json", timeout=20)
+    assert json.loads(as_json.stdout)["files"][0]["path"].endswith(name)
+    listed = workrail(tmp_path, "list", timeout=20)
+    assert "\x1b" not in listed.stdout + listed.stderr
+    assert "evil\\nforged.json" in listed.stderr
