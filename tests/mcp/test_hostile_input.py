@@ -286,3 +286,59 @@ def test_the_catalog_and_workflow_lint_survive_an_alias_bomb_and_a_fifo(project,
     assert not (project / "workflows" / "ref-flow.json").exists()
     assert "SECRET-MARKER-41" not in json.dumps(messages) + stderr
     assert code == 0, stderr[-2000:]
+
+
+NEW_FLOW = {
+    "id": "linked-flow",
+    "name": "Linked",
+    "description": "Written through a symlinked workflows directory",
+    "steps": [{"id": "only", "title": "Only", "prompt": "p"}],
+}
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["outside", "inside"])
+def test_create_workflow_through_a_symlinked_workflows_directory(tmp_path, inside):
+    """`workflows` as a symlink: written when it leads inside the project, refused (−32007)
+    when it leads out of it (a cloned repository must not make the agent write elsewhere)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "shared" / "flows" if inside else tmp_path / "elsewhere"
+    target.mkdir(parents=True)
+    (project / "workflows").symlink_to(target, target_is_directory=True)
+    messages, code, stderr = run_stdio(
+        project,
+        tmp_path,
+        lines(
+            INITIALIZE,
+            INITIALIZED,
+            tools_call(2, "create_workflow", {"name": "linked-flow", "definition": NEW_FLOW}),
+        ),
+    )
+    assert code == 0, stderr[-2000:]
+    answers = by_id(messages)
+    result = answers[2]["result"]
+    written = target / "linked-flow.json"
+    if inside:
+        assert not result.get("isError"), result
+        assert written.is_file()
+        # a new server process finds it through the link
+        again, code, stderr = run_stdio(
+            project,
+            tmp_path,
+            lines(
+                INITIALIZE,
+                INITIALIZED,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "workflow_get",
+                    "params": {"id": "linked-flow"},
+                },
+            ),
+        )
+        assert by_id(again)[3]["result"]["id"] == "linked-flow"
+        assert code == 0, stderr[-2000:]
+    else:
+        assert result["isError"] is True
+        assert json.loads(result["content"][0]["text"])["error"]["code"] == -32007
+        assert not written.exists() and list(target.iterdir()) == []
