@@ -486,3 +486,19 @@ def test_a_step_referring_to_its_own_output():
     result = lint(mutate(_set(["steps", 0, "prompt"], "Improve {{steps.plan.output}}")))
     [self_ref] = [d for d in result.diagnostics if d.code == "WR302"]
     assert "refers to this step itself" in self_ref.message
+
+
+def test_missing_prompt_and_missing_group_members_name_every_alternative():
+    no_prompt = lint(mutate(lambda w: w["steps"][0].pop("prompt")))
+    [missing] = no_prompt.diagnostics
+    assert "'prompt', 'promptBlocks' or 'templateCall'" in missing.message
+    group = {"id": "together", "type": "parallel", "title": "Together"}
+    no_members = lint(mutate(lambda w: w["steps"].append(group)))
+    [missing] = no_members.diagnostics
+    assert "'steps'" in missing.message and "'parallelDelegations'" in missing.message
+
+
+@pytest.mark.parametrize("text", ["{{steps.}}", "{{parameters. target}}", "{{secrets..X}}"])
+def test_a_malformed_namespaced_reference_is_still_an_error(text):
+    [found] = lint(mutate(_set(["steps", 2, "prompt"], f"See {text}"))).diagnostics
+    assert (found.code, found.severity.value) == ("WR305", "error")
