@@ -27,6 +27,7 @@ from .diagnostics import DiagnosticsStore
 from .documents import DocumentState, DocumentStates
 from .json_cursor import prime
 from .positions import encoding_name
+from .protocol import AnsweringProtocol
 from .workspace_index import WorkspaceIndex
 from .workspace_validation import VALIDATE_WORKSPACE, validate_workspace
 
@@ -42,7 +43,7 @@ class WorkrailLanguageServer(LanguageServer):
     def __init__(self) -> None:
         from . import __version__
 
-        super().__init__("workrail-lsp", __version__)
+        super().__init__("workrail-lsp", __version__, protocol_cls=AnsweringProtocol)
         self.states = DocumentStates()
         self.index = WorkspaceIndex()
         self.store = DiagnosticsStore(self.index)
