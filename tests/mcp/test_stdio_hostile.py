@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import threading
 import time
 
 import pytest
 
-from tests.mcp.conftest import by_id, run_stdio, server_command, server_env
+from tests.mcp.conftest import by_id, run_stdio, stdio_process
 from tests.mcp.test_stdio_protocol import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.slow
@@ -349,14 +348,7 @@ def test_ten_thousand_hostile_lines_through_a_live_server(project, tmp_path):
     hostile = [
         rng.choices(HOSTILE_KINDS, HOSTILE_WEIGHTS)[0](rng, 10_000 + n) for n in range(10_000)
     ]
-    process = subprocess.Popen(
-        server_command(project),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(tmp_path),
-        cwd=tmp_path,
-    )
+    process = stdio_process(project, tmp_path)
     stdout: list[bytes] = []
     final_seen = threading.Event()
 

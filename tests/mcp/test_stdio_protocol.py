@@ -324,18 +324,9 @@ def test_tools_call_errors_are_results_with_the_same_code(project, tmp_path):
 
 
 def test_shutdown_answers_null_and_exits_zero_with_input_still_open(project, tmp_path):
-    import subprocess
+    from tests.mcp.conftest import stdio_process
 
-    from tests.mcp.conftest import server_command, server_env
-
-    process = subprocess.Popen(
-        server_command(project),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(tmp_path),
-        cwd=tmp_path,
-    )
+    process = stdio_process(project, tmp_path)
     for message in (INITIALIZE, {"jsonrpc": "2.0", "id": 99, "method": "shutdown", "params": {}}):
         process.stdin.write(json.dumps(message).encode() + b"\n")
     process.stdin.flush()  # stdin stays open: the server must leave on its own
