@@ -10,23 +10,37 @@ from __future__ import annotations
 
 import json
 import queue
+import resource
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 SERVER = [sys.executable, "-m", "workrail_lsp"]
 
 
+def _limit_address_space(limit: int) -> Callable[[], None]:
+    def limit_in_child() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return limit_in_child
+
+
 class RawLspServer:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, memory_limit: int | None = None) -> None:
+        """``memory_limit``: the process's address space in bytes, so that a server that reads
+        without end fails its test with MemoryError instead of taking the machine's memory."""
         self.root = root
         self.stderr_path = root.parent / f"{root.name}-lsp-stderr.log"
         self._stderr = self.stderr_path.open("wb")
         self.process = subprocess.Popen(
-            SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
+            SERVER,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            preexec_fn=_limit_address_space(memory_limit) if memory_limit else None,
         )
         self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.not_json: list[bytes] = []
@@ -113,7 +127,7 @@ class RawLspServer:
         return self.answer(self.request(method, params), timeout)
 
     # -- a session ------------------------------------------------------------------------
-    def initialize(self) -> None:
+    def initialize(self, capabilities: dict[str, Any] | None = None) -> None:
         uri = self.root.as_uri()
         answer = self.call(
             "initialize",
@@ -121,7 +135,7 @@ class RawLspServer:
                 "processId": None,
                 "rootUri": uri,
                 "workspaceFolders": [{"uri": uri, "name": "ws"}],
-                "capabilities": {},
+                "capabilities": capabilities or {},
             },
             timeout=30,
         )
@@ -136,8 +150,16 @@ class RawLspServer:
         )
         return uri
 
+    def peak_memory_bytes(self) -> int:
+        """The server's peak resident memory so far (VmHWM)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise AssertionError("no VmHWM in /proc/PID/status")
+
     def stderr_text(self) -> str:
-        self._stderr.flush()
+        if not self._stderr.closed:
+            self._stderr.flush()
         return self.stderr_path.read_text(errors="replace")
 
     def close(self) -> int | None:
