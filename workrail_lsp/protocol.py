@@ -31,7 +31,7 @@ class _Refused:
     error: ResponseError
 
 
-def _reason(exc: Exception, type_: Any) -> str:
+def _reason(exc: BaseException, type_: type | None) -> str:
     # lsprotocol's range validators say which bound was crossed; cattrs's default says only
     # "invalid value".
     if isinstance(exc, ValueError) and not isinstance(exc, cattrs.BaseValidationError):

@@ -89,10 +89,11 @@ class BearerTokenGate:
         )
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        if self._authorized(dict(scope.get("headers") or ()).get(b"authorization", b"")):
-            return await self.app(scope, receive, send)
+        if scope["type"] != "http" or self._authorized(
+            dict(scope.get("headers") or ()).get(b"authorization", b"")
+        ):
+            await self.app(scope, receive, send)
+            return
         await send(
             {
                 "type": "http.response.start",

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 SERVER = [sys.executable, "-m", "workrail_lsp"]
 
