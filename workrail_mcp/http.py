@@ -18,9 +18,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = [
+    "BODY_TIMEOUT_SECONDS",
     "HEADER_TIMEOUT_SECONDS",
     "TOKEN_ENV",
-    "HeaderDeadlineProtocol",
+    "RequestDeadlineProtocol",
     "BearerTokenGate",
     "ListenError",
     "bind_listener",
@@ -30,8 +31,10 @@ __all__ = [
 
 TOKEN_ENV = "WORKRAIL_HTTP_TOKEN"
 MCP_PATH = "/mcp"
-# A request's headers must arrive within this many seconds of the server waiting for them.
+# A request's headers must arrive within this many seconds of the server waiting for them,
+# and its body within BODY_TIMEOUT_SECONDS of its headers (a 4 MiB body at 150 KB/s).
 HEADER_TIMEOUT_SECONDS = 10.0
+BODY_TIMEOUT_SECONDS = 30.0
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -146,50 +149,56 @@ def build_http_app(
     return BearerTokenGate(app, token) if token else app
 
 
-class HeaderDeadlineProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline for each request's headers.
+class RequestDeadlineProtocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with deadlines for receiving each request.
 
     uvicorn times out only an idle kept-alive connection, and any byte received cancels that
-    timer: a client that opens a connection and sends nothing, or trickles a header a byte at a
-    time, holds it forever (slowloris). Here the time from waiting for a request to its last
-    header is bounded by `HEADER_TIMEOUT_SECONDS` in total, however the bytes arrive.
+    timer: a client that opens a connection and sends nothing, trickles a header a byte at a time
+    (slowloris) or a body likewise, holds the connection forever. Here each phase has a total
+    deadline, however the bytes arrive: a request's headers `HEADER_TIMEOUT_SECONDS` from the
+    moment the server waits for them, its body `BODY_TIMEOUT_SECONDS` from its headers; past it
+    the connection is closed.
     """
 
-    _header_deadline: asyncio.TimerHandle | None = None
+    _deadline: asyncio.TimerHandle | None = None
+    _deadline_phase: object = None  # the h11 state of the client the deadline is for
 
-    def _arm_header_deadline(self) -> None:
-        self._cancel_header_deadline()
-        self._header_deadline = self.loop.call_later(
-            HEADER_TIMEOUT_SECONDS, self._header_deadline_passed
-        )
+    def _watch(self) -> None:
+        """Arm the deadline of what the client is sending now (or none once it has sent it)."""
+        phase = self.conn.their_state
+        if phase is self._deadline_phase:
+            return  # the same phase: its deadline stands, whatever bytes arrived meanwhile
+        self._cancel_deadline()
+        seconds = {h11.IDLE: HEADER_TIMEOUT_SECONDS, h11.SEND_BODY: BODY_TIMEOUT_SECONDS}.get(phase)
+        if seconds is not None and not self.transport.is_closing():
+            self._deadline_phase = phase
+            self._deadline = self.loop.call_later(seconds, self._deadline_passed, phase)
 
-    def _cancel_header_deadline(self) -> None:
-        if self._header_deadline is not None:
-            self._header_deadline.cancel()
-            self._header_deadline = None
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._deadline_phase = None, None
 
-    def _header_deadline_passed(self) -> None:
-        self._header_deadline = None
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+    def _deadline_passed(self, phase: object) -> None:
+        self._deadline, self._deadline_phase = None, None
+        if self.conn.their_state is phase and not self.transport.is_closing():
             self.transport.close()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm_header_deadline()
+        self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_header_deadline()
+        self._cancel_deadline()
         super().connection_lost(exc)
 
     def handle_events(self) -> None:
         super().handle_events()
-        if self.conn.their_state is not h11.IDLE:  # the request's headers are in
-            self._cancel_header_deadline()
+        self._watch()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-            self._arm_header_deadline()  # the next request on this kept-alive connection
+        self._watch()  # the next request on a kept-alive connection
 
 
 def _banner(url: str, catalog: Any, token: bool, out: TextIO, exposed: bool = False) -> None:
@@ -239,7 +248,7 @@ async def serve_http(
         allowed_origins=allowed_origins,
     )
     web = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", http=HeaderDeadlineProtocol)
+        uvicorn.Config(app, log_level="warning", lifespan="on", http=RequestDeadlineProtocol)
     )
     async with anyio.create_task_group() as group:
         group.start_soon(web.serve, [listener])

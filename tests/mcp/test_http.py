@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.conftest import server_command, server_env
-from workrail_mcp.http import HEADER_TIMEOUT_SECONDS
+from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS
 
 pytestmark = pytest.mark.slow
 
@@ -237,10 +237,10 @@ def closed_after(connection: socket.socket, started: float) -> float:
         return time.monotonic() - started
 
 
-def test_connections_that_never_finish_their_headers_are_closed(project, tmp_path):
-    """Slowloris: silent, half a request line, a header trickled byte by byte, and a second
-    request on a kept-alive connection that never ends; each is closed by the header timeout
-    while a normal request is still served."""
+def test_connections_that_never_finish_their_request_are_closed(project, tmp_path):
+    """Slowloris: silent, half a request line, a header trickled byte by byte, a second request
+    on a kept-alive connection that never ends, and a body trickled byte by byte; each is closed
+    by its deadline while a normal request is still served."""
     with http_server(project, tmp_path) as (url, _):
         host, port = host_and_port(url)
         start = f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n".encode()
@@ -287,16 +287,29 @@ def test_connections_that_never_finish_their_headers_are_closed(project, tmp_pat
                 pass
             results["kept alive"] = closed_after(connection, started)
 
-        threads = [threading.Thread(target=f) for f in (silent, half_line, trickle, kept_alive)]
+        def slow_body() -> None:
+            connection = open_raw(url)
+            connection.settimeout(BODY_TIMEOUT_SECONDS + 10)
+            head = full[: full.index(b"\r\n\r\n") + 4]
+            connection.sendall(head + request[:10])
+            started = time.monotonic()  # the headers are in: the body's deadline runs
+            try:
+                for byte in request[10:]:
+                    connection.sendall(bytes([byte]))
+                    time.sleep(1)
+            except OSError:
+                pass
+            results["slow body"] = closed_after(connection, started)
+
+        kinds = (silent, half_line, trickle, kept_alive, slow_body)
+        threads = [threading.Thread(target=kind) for kind in kinds]
         for thread in threads:
             thread.start()
         time.sleep(1)
         assert post(url, INITIALIZE).status_code == 200  # the server still serves others
         for thread in threads:
-            thread.join(timeout=HEADER_TIMEOUT_SECONDS + 20)
-        assert set(results) == {"silent", "half line", "trickle", "kept alive"}, results
+            thread.join(timeout=BODY_TIMEOUT_SECONDS + 20)
+        assert len(results) == len(kinds), results
         for name, seconds in results.items():
-            assert HEADER_TIMEOUT_SECONDS - 1 < seconds < HEADER_TIMEOUT_SECONDS + 3, (
-                name,
-                seconds,
-            )
+            limit = BODY_TIMEOUT_SECONDS if name == "slow body" else HEADER_TIMEOUT_SECONDS
+            assert limit - 1 < seconds < limit + 3, (name, seconds)
