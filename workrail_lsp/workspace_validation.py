@@ -15,9 +15,11 @@ from .configuration import Settings
 from .disk_files import READ_TIMEOUT_SECONDS, ReadTimedOut, bounded_read
 from .workspace_index import candidate_files
 
-__all__ = ["VALIDATE_WORKSPACE", "validate_workspace"]
+__all__ = ["IS_WORKFLOW", "VALIDATE_WORKSPACE", "validate_workspace"]
 
 VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
+IS_WORKFLOW = "workrail.server.isWorkflow"
+"""Arguments ``(uri, text)``; answers whether the server treats that document as a workflow."""
 
 
 def _lint_if_workflow(path: str, settings: Settings) -> LintResult | None:
