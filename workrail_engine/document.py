@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._json_text import JsonText, parse_json, parse_json_fragment
 from .diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
 from .limits import MAX_DOCUMENT_BYTES, MAX_NESTING, TOO_DEEP, nesting_exceeded
+from .problems import pointer_join
 from .regular_files import FileTooLarge, UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
@@ -273,10 +274,6 @@ def _too_deep(start: int) -> Diagnostic:
     return _syntax("WR005", TOO_DEEP, start, start + 1)
 
 
-def _pointer(path: list[str | int]) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
-
-
 def _could_exceed_nesting(text: str) -> bool:
     """False when the text holds too few brackets to nest past the limit (most files): the
     depth walk is skipped."""
@@ -305,7 +302,7 @@ def _parse_json(text: str, name: str | None, bom: bool) -> WorkflowDocument:
     if _could_exceed_nesting(text):
         too_deep = nesting_exceeded(value)
         if too_deep is not None:
-            found = json_text.locate(_pointer(too_deep))
+            found = json_text.locate(pointer_join("", *too_deep))
             start = found[1][0] if found else 0
             return WorkflowDocument(text, name, "json", None, [_too_deep(start)])
     document = WorkflowDocument(text, name, "json", value, _json=json_text)
