@@ -183,6 +183,34 @@ CASES = [
         ),
         "9",
     ),
+    (
+        "WR406",
+        _set(
+            ["parameters"],
+            {"type": "object", "properties": {"target": {"$ref": "https://example.com/p.json"}}},
+        ),
+        _set(
+            ["parameters"],
+            {
+                "type": "object",
+                "properties": {"target": {"$ref": "#/$defs/target"}},
+                "$defs": {"target": {"type": "string"}},
+            },
+        ),
+        '"https://example.com/p.json"',
+    ),
+    (
+        "WR406",
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"$ref": "file:///etc/passwd"}, "message": "m"},
+        ),
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"type": "object"}, "message": "m"},
+        ),
+        '"file:///etc/passwd"',
+    ),
     ("WR501", lambda w: w["steps"][1]["run"].pop("timeoutSeconds"), lambda w: None, '"run"'),
     (
         "WR502",

@@ -238,3 +238,107 @@ async def test_the_stdio_output_pump_answers_an_unserializable_result_and_goes_o
     assert written[0]["error"]["code"] == -32603
     assert written[1]["result"] == {"ok": True}
     assert in_flight.idle.is_set()
+
+
+def alias_bomb() -> str:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in range(1, 8):
+        lines.append(f"a{level}: &a{level} [" + ",".join([f"*a{level - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_catalog_and_workflow_lint_survive_an_alias_bomb_and_a_fifo(project, tmp_path):
+    """The bomb and a FIFO sit in ./workflows; the catalog loads around them, lint refuses the
+    bomb's text, and a parameters `$ref` to a file is WR406 — all within the run's timeout."""
+    (project / "workflows" / "bomb.yaml").write_text(alias_bomb())
+    os.mkfifo(project / "workflows" / "pipe.json")
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"description": "SECRET-MARKER-41"}')
+    ref_flow = {
+        "id": "ref-flow",
+        "name": "Refs",
+        "description": "d",
+        "parameters": {"type": "object", "properties": {"p": {"$ref": secret.as_uri()}}},
+        "steps": [{"id": "only", "title": "Only", "prompt": "p"}],
+    }
+    started = time.monotonic()
+    messages, code, stderr = run_stdio(
+        project,
+        tmp_path,
+        lines(
+            INITIALIZE,
+            INITIALIZED,
+            WORKFLOW_LIST,
+            tools_call(2, "workflow_lint", {"text": alias_bomb(), "format": "yaml"}),
+            tools_call(3, "workflow_lint", {"definition": ref_flow}),
+            tools_call(4, "create_workflow", {"name": "ref-flow", "definition": ref_flow}),
+        ),
+        timeout=60,
+    )
+    assert time.monotonic() - started < 60
+    answers = by_id(messages)
+    assert "test-flow" in {w["id"] for w in answers[99]["result"]["workflows"]}
+    bomb = json.loads(answers[2]["result"]["content"][0]["text"])
+    assert [d["code"] for d in bomb["diagnostics"]] == ["WR008"]
+    refs = json.loads(answers[3]["result"]["content"][0]["text"])
+    assert [d["code"] for d in refs["diagnostics"]] == ["WR406"]
+    assert answers[4]["result"]["isError"] is True
+    assert not (project / "workflows" / "ref-flow.json").exists()
+    assert "SECRET-MARKER-41" not in json.dumps(messages) + stderr
+    assert code == 0, stderr[-2000:]
+
+
+NEW_FLOW = {
+    "id": "linked-flow",
+    "name": "Linked",
+    "description": "Written through a symlinked workflows directory",
+    "steps": [{"id": "only", "title": "Only", "prompt": "p"}],
+}
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["outside", "inside"])
+def test_create_workflow_through_a_symlinked_workflows_directory(tmp_path, inside):
+    """`workflows` as a symlink: written when it leads inside the project, refused (−32007)
+    when it leads out of it (a cloned repository must not make the agent write elsewhere)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "shared" / "flows" if inside else tmp_path / "elsewhere"
+    target.mkdir(parents=True)
+    (project / "workflows").symlink_to(target, target_is_directory=True)
+    messages, code, stderr = run_stdio(
+        project,
+        tmp_path,
+        lines(
+            INITIALIZE,
+            INITIALIZED,
+            tools_call(2, "create_workflow", {"name": "linked-flow", "definition": NEW_FLOW}),
+        ),
+    )
+    assert code == 0, stderr[-2000:]
+    answers = by_id(messages)
+    result = answers[2]["result"]
+    written = target / "linked-flow.json"
+    if inside:
+        assert not result.get("isError"), result
+        assert written.is_file()
+        # a new server process finds it through the link
+        again, code, stderr = run_stdio(
+            project,
+            tmp_path,
+            lines(
+                INITIALIZE,
+                INITIALIZED,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "workflow_get",
+                    "params": {"id": "linked-flow"},
+                },
+            ),
+        )
+        assert by_id(again)[3]["result"]["id"] == "linked-flow"
+        assert code == 0, stderr[-2000:]
+    else:
+        assert result["isError"] is True
+        assert json.loads(result["content"][0]["text"])["error"]["code"] == -32007
+        assert not written.exists() and list(target.iterdir()) == []

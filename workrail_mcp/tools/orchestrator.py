@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.catalog import user_directory
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
@@ -134,7 +135,11 @@ def create_workflow(
 ) -> Created:
     text = _serialize(name, definition)
     directory = env.catalog.writable_directory(location)
-    target = target_path(directory, name)
+    # The project's directory may come from a cloned repository: it must stay in the project.
+    # The user's directory is the user's own choice (WORKRAIL_HOME), wherever it links.
+    from_project = location == "project" and directory != user_directory()
+    project = directory.parent if from_project else None
+    target = target_path(directory, name, inside=project)
     warnings = _lint(text, str(target))
     existing = existing_workflow_file(directory, name)
     if existing is not None and not overwrite:
