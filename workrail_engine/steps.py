@@ -7,7 +7,6 @@ too — with its JSON pointer, and tolerates malformed input (the schema reports
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,25 +14,12 @@ from typing import Any
 from .errors import StepNotFound
 
 __all__ = [
-    "STEP_ID_MAX_LENGTH",
-    "STEP_ID_MIN_LENGTH",
-    "STEP_ID_PATTERN",
     "StepSite",
     "find_step",
-    "is_step_id",
     "step_ids",
     "step_kind",
     "walk_steps",
 ]
-
-# A step id (the schema's `stepId`; tests/engine/test_schema.py holds the two together).
-STEP_ID_PATTERN = r"^[a-z0-9-]+$"
-STEP_ID_MIN_LENGTH, STEP_ID_MAX_LENGTH = 3, 64
-_STEP_ID = re.compile(STEP_ID_PATTERN)
-
-
-def is_step_id(text: str) -> bool:
-    return STEP_ID_MIN_LENGTH <= len(text) <= STEP_ID_MAX_LENGTH and bool(_STEP_ID.match(text))
 
 
 def step_kind(step: Mapping[str, Any]) -> str:

@@ -5,14 +5,13 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from workrail_engine.steps import is_step_id
+from workrail_engine.ids import is_step_id
 
 from .documents import DocumentState
 from .occurrences import occurrence_at, occurrences
 
 __all__ = ["RenameRefused", "prepare", "rename"]
 
-# The schema's stepId: lowercase letters, digits and hyphens, 3–64 characters.
 _REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 
 

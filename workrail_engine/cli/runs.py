@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from workrail_engine.cli.navigate import json_or_text
 from workrail_engine.cli.settings import Settings
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ def _param_value(schema: Any, name: str, text: str) -> Any:
     if isinstance(prop, dict) and prop.get("type") == "string":
         return text
     try:
-        return json.loads(text)
-    except ValueError:
-        return text
+        return json_or_text(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"{name}: {exc}", param_hint="--param") from None
 
 
 def _parameters(workflow: dict[str, Any], pairs: tuple[str, ...]) -> dict[str, Any]:

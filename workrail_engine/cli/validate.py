@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from workrail_engine.cli.console import Console
@@ -15,6 +15,15 @@ WORKFLOW_FILE_RULE = (
     " (a directory's workflow files are those under a workflows/ directory, *.workflow.json|yaml|yml,"
     " and JSON/YAML whose $schema is WorkRail's; name other files explicitly)"
 )
+
+
+def _catalog_ids(project: Path, extra_dirs: Sequence[Path]) -> Callable[[], list[str]]:
+    def ids() -> list[str]:
+        from workrail_engine.catalog import Catalog
+
+        return Catalog.default(project, extra_dirs).ids()
+
+    return ids
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:
@@ -50,7 +59,7 @@ def run_validate(
     files = collect_files(arguments, sources=not paths)
     if not files:
         console.warning("no workflow files found in " + ", ".join(arguments) + WORKFLOW_FILE_RULE)
-    reports = lint_files(files)
+    reports = lint_files(files, _catalog_ids(project, extra_dirs))
     summary = Summary.of(reports, strict=strict)
     formatter = formatter_class(fmt)(color=console.color)
     output = formatter.render(reports, summary)

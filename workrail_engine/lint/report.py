@@ -7,7 +7,7 @@ The formatters only read these objects; they never lint, read files or decide th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,14 @@ from workrail_engine.diagnostics import Diagnostic, Severity, Span
 if TYPE_CHECKING:
     from workrail_engine.document import WorkflowDocument
 
-__all__ = ["FileReport", "Location", "Summary", "lint_files", "report_json"]
+__all__ = [
+    "FileReport",
+    "Location",
+    "Summary",
+    "add_cross_file_diagnostics",
+    "lint_files",
+    "report_json",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,21 +87,49 @@ class Summary:
         return 1 if self.failed else 0
 
 
-def lint_files(paths: Sequence[str]) -> list[FileReport]:
-    """Every check of each file, plus WR603 where two of the files checked share a workflow id."""
-    from . import duplicate_workflow_ids, lint_path
+def lint_files(
+    paths: Sequence[str], catalog_ids: Callable[[], Iterable[str]] | None = tuple
+) -> list[FileReport]:
+    """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
+    from . import lint_path
 
     # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
     reports = [
         FileReport(path, result.document, list(result.diagnostics))
         for path, result in ((path, lint_path(path)) for path in paths)
     ]
-    shared_ids = duplicate_workflow_ids(r.document for r in reports)
-    for report in reports:
-        extra = shared_ids.get(report.document.path or "", [])
-        if extra:
-            report.diagnostics = sorted([*report.diagnostics, *extra], key=lambda d: d.sort_key())
+    add_cross_file_diagnostics(reports, catalog_ids)
     return reports
+
+
+def add_cross_file_diagnostics(
+    reports: Sequence[FileReport], catalog_ids: Callable[[], Iterable[str]] | None = None
+) -> None:
+    """WR603 where two of the files share a workflow id and, given ``catalog_ids``, WR703 where a
+    `templateCall` names a routine that is neither among the files nor in ``catalog_ids()``
+    (asked only when the files alone do not answer: building a catalog reads every source)."""
+    from . import duplicate_workflow_ids
+    from .upstream import template_call_diagnostics
+
+    documents = [r.document for r in reports]
+    extras = [duplicate_workflow_ids(documents)]
+    if catalog_ids is not None:
+        own_ids = {
+            d.value["id"]
+            for d in documents
+            if isinstance(d.value, dict) and isinstance(d.value.get("id"), str)
+        }
+        missing_routines = template_call_diagnostics(documents, own_ids)
+        if missing_routines:
+            missing_routines = template_call_diagnostics(documents, own_ids | set(catalog_ids()))
+        extras.append(missing_routines)
+    for extra in extras:
+        for report in reports:
+            found = extra.get(report.document.path or "", [])
+            if found:
+                report.diagnostics = sorted(
+                    [*report.diagnostics, *found], key=lambda d: d.sort_key()
+                )
 
 
 def _diagnostic_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any]:

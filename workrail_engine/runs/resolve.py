@@ -4,7 +4,6 @@ when the caller is an agent."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 from ..errors import InvalidWorkflow, RunNotFound, SecurityViolation
 from ..home import workrail_home
+from ..ids import is_workflow_id
 
 __all__ = [
     "database_url",
@@ -22,7 +22,6 @@ __all__ = [
     "store_home",
 ]
 
-_ID = re.compile(r"^[a-z0-9-]+$")
 _SUFFIXES = (".json", ".yaml", ".yml")
 
 
@@ -91,7 +90,7 @@ def resolve_workflow(
     catalog: Any, name: str, *, any_path: bool, base: Path | None = None
 ) -> tuple[dict[str, Any], str]:
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
-    if _ID.match(name) and not name.endswith(_SUFFIXES):
+    if is_workflow_id(name) and not name.endswith(_SUFFIXES):
         entry = catalog.get(name)
         return entry.definition, str(entry.path)
     if not _looks_like_path(name):

@@ -5,12 +5,8 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.steps import (
-    STEP_ID_MAX_LENGTH,
-    STEP_ID_MIN_LENGTH,
-    STEP_ID_PATTERN,
-    find_step,
-)
+from workrail_engine.ids import ID_MAX_LENGTH, ID_MIN_LENGTH, STEP_ID_PATTERN
+from workrail_engine.steps import find_step
 from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
@@ -132,8 +128,8 @@ CurrentStep = Annotated[
     Field(
         description="Optional: the id of the step just worked on (it is checked to exist).",
         pattern=STEP_ID_PATTERN,
-        min_length=STEP_ID_MIN_LENGTH,
-        max_length=STEP_ID_MAX_LENGTH,
+        min_length=ID_MIN_LENGTH,
+        max_length=ID_MAX_LENGTH,
     ),
 ]
 
