@@ -88,7 +88,9 @@ async def test_workflow_get_and_unknown_id(connect):
     "arguments, details",
     [
         pytest.param({}, "id is required", id="missing"),
-        pytest.param({"id": "Bad_Id"}, "id must match the pattern ^[a-z0-9-]+$", id="pattern"),
+        pytest.param(
+            {"id": "Bad_Id"}, f"id must match the pattern {WORKFLOW_ID_PATTERN}", id="pattern"
+        ),
         pytest.param({"id": "ab"}, "id must have at least 3 characters", id="short"),
         pytest.param({"id": 3}, "id must be a string (got a number)", id="type"),
         pytest.param(
