@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from workrail_engine import __version__
 
@@ -77,19 +78,42 @@ def serve(args: argparse.Namespace) -> int:
         rescan_interval=REQUEST_RESCAN_SECONDS,
         background=True,
     )
+    service = None
+    if args.transport == "http":
+        from workrail_engine.runs import RunService
+        from workrail_engine.runs.resolve import project_of
+
+        # One per process, shared by the run tools and the dashboard (DBOS is one per process).
+        service = RunService(project_of(catalog), allow_commands=args.allow_commands, server=True)
     server = create_server(
         catalog,
         allow_commands=args.allow_commands,
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
+        run_service=service,
     )
     if args.transport == "http":
+        from workrail_mcp.dashboard import build_dashboard
         from workrail_mcp.http import ListenError, serve_http
+
+        def dashboard(security: Any, token: str | None) -> Any:
+            return build_dashboard(
+                catalog,
+                service,
+                security=security,
+                token=token,
+                allow_commands=args.allow_commands,
+            )
 
         try:
             return anyio.run(
                 lambda: serve_http(
-                    server, catalog, host=args.host, port=args.port, allowed_hosts=args.allowed_host
+                    server,
+                    catalog,
+                    host=args.host,
+                    port=args.port,
+                    allowed_hosts=args.allowed_host,
+                    dashboard=dashboard,
                 )
             )
         except ListenError as error:  # a busy port is the person's to fix: one line, no traceback

@@ -7,7 +7,7 @@ import hmac
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import anyio
@@ -18,6 +18,7 @@ __all__ = [
     "TOKEN_ENV",
     "BearerTokenGate",
     "ListenError",
+    "PathDispatch",
     "bind_listener",
     "build_http_app",
     "serve_http",
@@ -103,18 +104,54 @@ def _security(host: str, extra_hosts: Sequence[str]) -> TransportSecuritySetting
     )
 
 
+class PathDispatch:
+    """ASGI: ``/mcp`` (and the lifespan, which the SDK's session manager needs) to the MCP app,
+    every other path to the dashboard."""
+
+    def __init__(self, mcp: Any, dashboard: Any) -> None:
+        self.mcp = mcp
+        self.dashboard = dashboard
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path == MCP_PATH or path.startswith(MCP_PATH + "/"):
+            return await self.mcp(scope, receive, send)
+        return await self.dashboard(scope, receive, send)
+
+
+DashboardFactory = Callable[[TransportSecuritySettings, "str | None"], Any]
+
+
 def build_http_app(
-    server: MCPServer, *, host: str, token: str | None, allowed_hosts: Sequence[str] = ()
+    server: MCPServer,
+    *,
+    host: str,
+    token: str | None,
+    allowed_hosts: Sequence[str] = (),
+    dashboard: DashboardFactory | None = None,
 ) -> Any:
+    """The MCP app at ``/mcp``; with ``dashboard`` (called with the same Host/Origin rules and
+    token), the dashboard at every other path."""
+    security = _security(host, allowed_hosts)
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=_security(host, allowed_hosts)
+        streamable_http_path=MCP_PATH, host=host, transport_security=security
     )
-    return BearerTokenGate(app, token) if token else app
+    mcp = BearerTokenGate(app, token) if token else app
+    return mcp if dashboard is None else PathDispatch(mcp, dashboard(security, token))
 
 
-def _banner(url: str, catalog: Any, token: bool, out: TextIO, exposed: bool = False) -> None:
+def _banner(
+    url: str,
+    catalog: Any,
+    token: bool,
+    out: TextIO,
+    exposed: bool = False,
+    dashboard_url: str | None = None,
+) -> None:
     workflows, invalid = len(catalog.entries()), len(catalog.invalid_files())
     lines = [f"WorkRail MCP server (workflowlookup) listening on {url}"]
+    if dashboard_url:
+        lines.append(f"Dashboard (runs and workflows in a browser): {dashboard_url}")
     line = f"Loaded {workflows} workflow{'s' if workflows != 1 else ''}"
     if invalid:
         line += (
@@ -144,12 +181,15 @@ async def serve_http(
     port: int = 8765,
     allowed_hosts: Sequence[str] = (),
     out: TextIO = sys.stderr,
+    dashboard: DashboardFactory | None = None,
 ) -> int:
     import uvicorn
 
     listener = bind_listener(host, port)  # raises ListenError before anything else starts
     token = os.environ.get(TOKEN_ENV) or None
-    app = build_http_app(server, host=host, token=token, allowed_hosts=allowed_hosts)
+    app = build_http_app(
+        server, host=host, token=token, allowed_hosts=allowed_hosts, dashboard=dashboard
+    )
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     async with anyio.create_task_group() as group:
         group.start_soon(web.serve, [listener])
@@ -157,8 +197,14 @@ async def serve_http(
             if web.should_exit:
                 return 1
             await anyio.sleep(0.02)
-        url = f"http://{_host_port(host, listener.getsockname()[1])}{MCP_PATH}"
+        base = f"http://{_host_port(host, listener.getsockname()[1])}"
         await anyio.to_thread.run_sync(
-            _banner, url, catalog, bool(token), out, host not in _LOCAL_HOSTS
+            _banner,
+            base + MCP_PATH,
+            catalog,
+            bool(token),
+            out,
+            host not in _LOCAL_HOSTS,
+            base + "/" if dashboard else None,
         )
     return 0

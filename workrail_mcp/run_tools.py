@@ -87,9 +87,11 @@ class Cancelled(TypedDict):
 
 
 class _Runs:
-    def __init__(self, catalog: Any, allow_commands: bool, sandbox: bool) -> None:
+    def __init__(
+        self, catalog: Any, allow_commands: bool, sandbox: bool, service: RunService | None = None
+    ) -> None:
         self.catalog = catalog
-        self.service = RunService(
+        self.service = service or RunService(
             project_of(catalog), allow_commands=allow_commands, sandbox=sandbox, server=True
         )
         self._recovery = threading.Lock()
@@ -313,13 +315,20 @@ class _RecoveryKick:
 
 
 def register(
-    server: MCPServer, catalog: Any, *, allow_commands: bool, sandbox: bool = False
+    server: MCPServer,
+    catalog: Any,
+    *,
+    allow_commands: bool,
+    sandbox: bool = False,
+    service: RunService | None = None,
 ) -> Any:
     """Add the run tools to ``server``; returns the provider of the running runs for list_workflows.
 
-    ``sandbox`` runs every command step under bubblewrap (a server's ``--sandbox``).
+    ``sandbox`` runs every command step under bubblewrap (a server's ``--sandbox``). ``service``:
+    the process's `RunService` when something else (the dashboard) shares it — DBOS is one per
+    process, so there must be one service too.
     """
-    runs = _Runs(catalog, allow_commands, sandbox)
+    runs = _Runs(catalog, allow_commands, sandbox, service)
     for fn, meta in _tools(runs):
         server.add_tool(fn, name=fn.__name__, structured_output=True, **meta)
     server.middleware.append(_RecoveryKick(runs))

@@ -28,14 +28,16 @@ _INSTRUCTIONS = (
 
 
 def _register_run_tools(
-    server: MCPServer, catalog: Any, env: ToolEnv, allow_commands: bool
+    server: MCPServer, catalog: Any, env: ToolEnv, allow_commands: bool, run_service: Any
 ) -> None:
     """The runs layer adds run_workflow & co. and tells list_workflows what is running."""
     if importlib.util.find_spec("workrail_mcp.run_tools") is None:
         return
     from workrail_mcp import run_tools
 
-    provider = run_tools.register(server, catalog, allow_commands=allow_commands)
+    provider = run_tools.register(
+        server, catalog, allow_commands=allow_commands, service=run_service
+    )
     if callable(provider):
         env.running = provider
 
@@ -46,6 +48,7 @@ def create_server(
     allow_commands: bool = False,
     poll_seconds: float = 1.0,
     use_client_roots: bool = False,
+    run_service: Any = None,
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
@@ -53,7 +56,8 @@ def create_server(
     not get a shell by asking). ``poll_seconds`` is how often the catalog is checked for
     changed workflow files, to tell clients their prompt and resource lists changed.
     ``use_client_roots`` takes the project directories from the client's roots (for a server
-    with one client, i.e. stdio without an explicit project).
+    with one client, i.e. stdio without an explicit project). ``run_service``: the process's
+    `RunService`, when the dashboard shares it (one is made otherwise).
     """
     env = ToolEnv(catalog=catalog, allow_commands=allow_commands)
     registry = ToolRegistry(env)
@@ -84,5 +88,5 @@ def create_server(
     server.middleware.append(
         ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots)
     )
-    _register_run_tools(server, catalog, env, allow_commands)
+    _register_run_tools(server, catalog, env, allow_commands, run_service)
     return server
