@@ -211,7 +211,7 @@ def workflow_svg(workflow: Mapping[str, Any]) -> str:
     """The whole diagram, as markup to put in a page (every text escaped)."""
     steps = [s for s in workflow.get("steps") or [] if isinstance(s, Mapping)]
     by_id = {s["id"]: s for s in steps if isinstance(s.get("id"), str)}
-    owned = {s.get("body") for s in steps if step_kind(s) == "loop"}
+    owned = {s["body"] for s in steps if step_kind(s) == "loop" and isinstance(s.get("body"), str)}
     shown = [s for s in steps if s.get("id") not in owned]
     width = WIDTH - 40
     canvas = _Canvas()

@@ -34,7 +34,9 @@ SECURITY_HEADERS = {
     ),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a form POST carries "Origin: null", which the
+    # Origin check must refuse
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 
