@@ -72,6 +72,13 @@ class _Dialect:
         where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
         return f"json_extract({column}, '{where}')"
 
+    @property
+    def newest_first(self) -> str:
+        # DBOS's SQLite rows are created at whole seconds: the rowid (insertion order, and part
+        # of every SQLite index entry, so the created_at index still serves the order) breaks ties.
+        tie = "ws.workflow_uuid" if self.postgres else "ws.rowid"
+        return f"ws.created_at DESC, {tie} DESC"
+
     def sql(self, text: str) -> str:
         text = text.format(**self.names)
         return text.replace("?", "%s") if self.postgres else text
@@ -122,15 +129,14 @@ class RunHistory:
         from .pg_liveness import connection_parameters
 
         assert self._url is not None
-        return psycopg.connect(
-            **connection_parameters(self._url, "workrail-history"), autocommit=True
-        )
+        params: dict[str, Any] = connection_parameters(self._url, "workrail-history")
+        return psycopg.connect(**params, autocommit=True)
 
     def exists(self) -> bool:
         """Whether there is a store to read (a SQLite file is created by the first run)."""
         return self._path is None or self._path.exists()
 
-    def _query(self, text: str, args: Iterable[Any] = ()) -> list[tuple]:
+    def _query(self, text: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         if not self.exists():
             return []
         sql = self._dialect.sql(text)
@@ -140,10 +146,14 @@ class RunHistory:
                     if self._conn is None:
                         self._conn = self._connect()
                     if self._path is not None:
-                        return self._conn.execute(sql, tuple(args)).fetchall()
+                        rows: list[tuple[Any, ...]] = self._conn.execute(
+                            sql, tuple(args)
+                        ).fetchall()
+                        return rows
                     with self._conn.cursor() as cur:
                         cur.execute(sql, tuple(args))
-                        return cur.fetchall()
+                        rows = cur.fetchall()
+                        return rows
                 except Exception as exc:
                     if not again or not _connection_lost(exc):
                         if _missing_table(exc):
@@ -195,7 +205,7 @@ class RunHistory:
             f" {self._dialect.field('ev.value', 'finished_at')}"
             + joins
             + condition
-            + " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT ? OFFSET ?",
+            + f" ORDER BY {self._dialect.newest_first} LIMIT ? OFFSET ?",
             [*args, max(limit, 1), max(offset, 0)],
         )
         if offset == 0 and len(found) < limit:
@@ -203,13 +213,14 @@ class RunHistory:
         else:
             total = int(self._query("SELECT COUNT(*)" + joins + condition, args)[0][0])
         ids = [row[0] for row in found]
-        definitions = self._workflows(ids)
+        inputs = self._inputs(ids)
         done = self._done(ids)
         now = time.time()
         rows = []
         for run_id, kind, created, updated, finished in found:
-            workflow_def = definitions.get(run_id) or {}
-            started = (created or 0) / 1000
+            run = inputs.get(run_id) or {}
+            workflow_def = run.get("workflow") or {}
+            started = run.get("started_at") or (created or 0) / 1000
             if kind in ACTIVE:
                 end = now
             else:
@@ -235,8 +246,8 @@ class RunHistory:
             {r[0] for r in self._query(f"SELECT DISTINCT {column} FROM {{input}}") if r[0]}
         )
 
-    def _workflows(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The definition each run was started with (read once per run, then remembered)."""
+    def _inputs(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """What each run was started with (read once per run, then remembered)."""
         wanted = [r for r in run_ids if r not in self._definitions]
         if wanted:
             marks = ", ".join("?" * len(wanted))
@@ -249,9 +260,7 @@ class RunHistory:
                 if len(self._definitions) > 5000:
                     self._definitions.clear()
                 self._definitions[run_id] = _run_input(inputs or inline)
-        return {
-            r: self._definitions[r].get("workflow") or {} for r in run_ids if r in self._definitions
-        }
+        return {r: self._definitions[r] for r in run_ids if r in self._definitions}
 
     def _done(self, run_ids: list[str]) -> dict[str, int]:
         """Steps done (success or skipped) per run, as `run_result` counts them."""
@@ -409,7 +418,7 @@ def _site_of(workflow: Mapping[str, Any]) -> dict[str, tuple[Mapping[str, Any], 
 
 
 def _steps(
-    workflow: Mapping[str, Any], rows: list[tuple], waiting_state: Mapping[str, Any]
+    workflow: Mapping[str, Any], rows: list[tuple[Any, ...]], waiting_state: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
     """One entry per step key recorded (loop iterations apart), then the steps not reached."""
     sites = _site_of(workflow)
