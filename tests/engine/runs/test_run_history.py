@@ -63,7 +63,7 @@ def test_a_run_in_detail_matches_the_service(service, history):
 
 def test_a_page_is_newest_first_filtered_and_counted(service, history):
     ids = []
-    for n in range(3):
+    for _ in range(3):
         ids.append(
             service.run(workflow(command("one", ["true"]), id="history-page"), {}, RunOptions())
         )
@@ -93,11 +93,17 @@ def test_waiting_and_cancelled_runs(service, history):
     waiting = next(s for s in view["steps"] if s["key"] == "ask")
     assert waiting["status"] == "waiting" and waiting["guidance"]["prompt"] == "Say something"
     version = history.version(run_id)
-    service.cancel(run_id, "enough")
+    service.continue_run(run_id, "something")
     assert history.version(run_id) != version
-    view = history.run(run_id)
+    assert history.run(run_id)["status"] == "success"
+
+    sleeper = service.run(
+        workflow(command("nap", ["sleep", "30"]), id="history-cancel"), {}, RunOptions()
+    )
+    service.cancel(sleeper, "enough")
+    view = history.run(sleeper)
     assert view["status"] == "cancelled" and "enough" in view["error_message"]
-    assert history.page(status="cancelled", workflow="history-wait").rows[0].run_id == run_id
+    assert history.page(status="cancelled", workflow="history-cancel").rows[0].run_id == sleeper
 
 
 def test_a_store_that_does_not_exist_has_no_runs(tmp_path):
