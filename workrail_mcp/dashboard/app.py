@@ -6,8 +6,9 @@ executor); actions (cancel, start) go through the process's `RunService`.
 
 from __future__ import annotations
 
+import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -20,8 +21,8 @@ from workrail_engine.runs.history import RunHistory
 from workrail_mcp.dashboard import run as run_views
 from workrail_mcp.dashboard import runs as runs_views
 from workrail_mcp.dashboard import workflows as workflow_views
-from workrail_mcp.dashboard.rendering import Pages, secured
-from workrail_mcp.dashboard.security import Access
+from workrail_mcp.dashboard.rendering import Pages
+from workrail_mcp.dashboard.security import SECURITY_HEADERS, Access
 
 __all__ = ["build_dashboard"]
 
@@ -46,11 +47,11 @@ async def signin(request: Request) -> Response:
     access: Access = request.app.state.access
     form = await request.form()
     if request.headers.get("sec-fetch-site") == "cross-site":
-        return secured(Response("cross-site sign-in refused", status_code=403))
+        return Response("cross-site sign-in refused", status_code=403)
     given = form.get("token")
     target = _next(form.get("next") if isinstance(form.get("next"), str) else None)
     if access.token is None:
-        return secured(RedirectResponse(target, status_code=303))
+        return RedirectResponse(target, status_code=303)
     if not isinstance(given, str) or not access.token_matches(given):
         return request.app.state.pages.page(
             request,
@@ -62,16 +63,16 @@ async def signin(request: Request) -> Response:
         )
     response = RedirectResponse(target, status_code=303)
     access.session_cookie(response)
-    return secured(response)
+    return response
 
 
 async def signout(request: Request) -> Response:
     form = await request.form()
     if not await request.app.state.access.csrf_ok(request, form):
-        return secured(Response("CSRF check failed", status_code=403))
+        return Response("CSRF check failed", status_code=403)
     response = RedirectResponse("/signin", status_code=303)
     response.delete_cookie("workrail_session", path="/", httponly=True, samesite="strict")
-    return secured(response)
+    return response
 
 
 class _Gate:
@@ -88,7 +89,7 @@ class _Gate:
         request = Request(scope, receive)
         refused = await self.access.refused_host(request)
         if refused is not None:
-            return await secured(refused)(scope, receive, send)
+            return await refused(scope, receive, send)
         path = scope.get("path", "")
         if path in _OPEN_PATHS or path.startswith("/static/") or self.access.signed_in(request):
             return await self.app(scope, receive, send)
@@ -105,12 +106,10 @@ class _Gate:
                 status_code=401,
                 headers={"www-authenticate": 'Bearer realm="workrail"'},
             )
-        await secured(response)(scope, receive, send)
+        await response(scope, receive, send)
 
 
 def _encode_next(target: str) -> str:
-    from urllib.parse import urlencode
-
     return urlencode({"next": target})
 
 
@@ -150,11 +149,13 @@ def build_dashboard(
     app.state.pages = Pages()
     app.state.access = access
     app.state.allow_commands = allow_commands
-    return _Gate(_Headers(app), access)
+    return _Headers(_Gate(app, access))
 
 
 class _Headers:
-    """The security headers on every response, static files and errors included."""
+    """The security headers on every response (static files, refusals and errors included), and a
+    ``Server-Timing`` header with the time the server took to start answering (the benchmark
+    reads it)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -162,16 +163,20 @@ class _Headers:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        began = time.perf_counter()
 
         async def with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
                 present = {name.lower() for name, _ in message.get("headers", [])}
-                from workrail_mcp.dashboard.security import SECURITY_HEADERS
-
-                message["headers"] = list(message.get("headers", [])) + [
-                    (name.encode(), value.encode())
-                    for name, value in SECURITY_HEADERS.items()
-                    if name.encode() not in present
+                spent = (time.perf_counter() - began) * 1000
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *(
+                        (name.encode(), value.encode())
+                        for name, value in SECURITY_HEADERS.items()
+                        if name.encode() not in present
+                    ),
+                    (b"server-timing", f"app;dur={spent:.2f}".encode()),
                 ]
             await send(message)
 

@@ -11,9 +11,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from workrail_mcp.dashboard.security import SECURITY_HEADERS
-
-__all__ = ["Pages", "duration_text", "secured"]
+__all__ = ["Pages", "duration_text"]
 
 
 def duration_text(seconds: float | None) -> str:
@@ -36,12 +34,6 @@ def moment_text(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
-def secured(response: Response) -> Response:
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    return response
-
-
 class Pages:
     def __init__(self) -> None:
         self.env = Environment(
@@ -61,7 +53,7 @@ class Pages:
         context.setdefault("csrf", access.csrf_token(request))
         context.setdefault("signed_out_allowed", access.token is not None)
         context.setdefault("allow_commands", request.app.state.allow_commands)
-        return secured(HTMLResponse(self.html(name, request=request, **context), code))
+        return HTMLResponse(self.html(name, request=request, **context), code)
 
     @staticmethod
     def markup(text: str) -> Markup:

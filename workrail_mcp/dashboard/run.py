@@ -13,7 +13,6 @@ from starlette.responses import RedirectResponse, Response
 
 from workrail_engine.errors import EngineError
 from workrail_engine.runs import ACTIVE
-from workrail_mcp.dashboard.rendering import secured
 from workrail_mcp.dashboard.runs import live_fragment
 
 __all__ = ["cancel_run", "run_fragment", "run_page", "timeline"]
@@ -96,7 +95,7 @@ async def run_page(request: Request) -> Response:
 async def run_fragment(request: Request) -> Response:
     found = await anyio.to_thread.run_sync(_fragment, request, request.path_params["run_id"])
     if found is None:
-        return secured(Response("no such run", status_code=404))
+        return Response("no such run", status_code=404)
     return live_fragment(request, found[0])
 
 
@@ -105,7 +104,7 @@ async def cancel_run(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     form = await request.form()
     if not await state.access.csrf_ok(request, form):
-        return secured(Response("CSRF check failed", status_code=403))
+        return Response("CSRF check failed", status_code=403)
     try:
         result = await anyio.to_thread.run_sync(
             state.service.cancel, run_id, "cancelled from the dashboard"
@@ -115,4 +114,4 @@ async def cancel_run(request: Request) -> Response:
         notice = error.message
     from urllib.parse import quote
 
-    return secured(RedirectResponse(f"/runs/{run_id}?notice={quote(notice)}", status_code=303))
+    return RedirectResponse(f"/runs/{run_id}?notice={quote(notice)}", status_code=303)

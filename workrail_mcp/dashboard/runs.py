@@ -13,7 +13,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from workrail_engine.runs import RUN_STATUSES
-from workrail_mcp.dashboard.rendering import secured
 
 __all__ = ["runs_fragment", "runs_page"]
 
@@ -96,5 +95,5 @@ async def runs_fragment(request: Request) -> Response:
 def live_fragment(request: Request, html: str) -> Response:
     version = _version(html)
     if request.query_params.get("v") == version:
-        return secured(Response(status_code=204, headers={"x-version": version}))
-    return secured(HTMLResponse(html, headers={"x-version": version}))
+        return Response(status_code=204, headers={"x-version": version})
+    return HTMLResponse(html, headers={"x-version": version})

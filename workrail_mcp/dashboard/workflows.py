@@ -18,7 +18,6 @@ from workrail_engine.steps import walk_steps
 from workrail_engine.templates import find_references
 from workrail_mcp.dashboard.diagram import condition_words, loop_words, workflow_svg
 from workrail_mcp.dashboard.forms import parameter_fields, parameters_from_form
-from workrail_mcp.dashboard.rendering import secured
 
 __all__ = ["workflow_page", "workflows_page", "dry_run", "start_run"]
 
@@ -226,7 +225,7 @@ async def workflow_page(
 async def _checked_form(request: Request) -> tuple[Any, Response | None]:
     form = await request.form()
     if not await request.app.state.access.csrf_ok(request, form):
-        return form, secured(Response("CSRF check failed", status_code=403))
+        return form, Response("CSRF check failed", status_code=403)
     return form, None
 
 
@@ -256,12 +255,11 @@ async def start_run(request: Request) -> Response:
     if refused:
         return refused
     if not state.allow_commands:
-        return secured(
-            Response(
-                "starting runs from the dashboard needs a server started with --allow-commands",
-                status_code=403,
-            )
+        return Response(
+            "starting runs from the dashboard needs a server started with --allow-commands",
+            status_code=403,
         )
+
     try:
         entry = await anyio.to_thread.run_sync(
             state.catalog.get, request.path_params["workflow_id"]
@@ -274,7 +272,7 @@ async def start_run(request: Request) -> Response:
         return await workflow_page(request, problem=_problem_text(error), values=form)
     except ValueError as error:
         return await workflow_page(request, problem=str(error), values=form)
-    return secured(RedirectResponse(f"/runs/{run_id}", status_code=303))
+    return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
 
 def _problem_text(error: EngineError) -> str:
