@@ -103,6 +103,7 @@ class RunHistory:
         self._conn: Any = None
         self._lock = threading.Lock()
         self._definitions: dict[str, dict[str, Any]] = {}  # a run's input never changes
+        self._workflow_ids: tuple[float, list[str]] | None = None
         status = self._dialect.field("ev.value", "status")
         # The run's status as `RunService` reports it, in SQL so that filters and counts of
         # 10,000 runs stay in the database: DBOS's status, refined by the run's state event.
@@ -185,14 +186,15 @@ class RunHistory:
     ) -> RunPage:
         """Runs newest first, ``limit`` of them from ``offset``, with the total that match."""
         where, args = ["ws.name = 'workrail_run'"], []
+        if workflow:
+            stored = "COALESCE(wi.inputs, ws.inputs)"
+            where.append(
+                f"{self._dialect.field(stored, 'positionalArgs', 0, 'workflow', 'id')} = ?"
+            )
+            args.append(workflow)
         if status:
             where.append(f"({self._status_sql}) = ?")
             args.append(status)
-        if workflow:
-            where.append(
-                f"{self._dialect.field('COALESCE(wi.inputs, ws.inputs)', 'positionalArgs', 0, 'workflow', 'id')} = ?"
-            )
-            args.append(workflow)
         joins = (
             " FROM {status} ws LEFT JOIN {events} ev"
             " ON ev.workflow_uuid = ws.workflow_uuid AND ev.key = 'state'"
@@ -200,6 +202,7 @@ class RunHistory:
         if workflow:
             joins += " LEFT JOIN {input} wi ON wi.workflow_uuid = ws.workflow_uuid"
         condition = " WHERE " + " AND ".join(where)
+        filtered = bool(status or workflow)
         found = self._query(
             f"SELECT ws.workflow_uuid, ({self._status_sql}), ws.created_at, ws.updated_at,"
             f" {self._dialect.field('ev.value', 'finished_at')}"
@@ -210,15 +213,19 @@ class RunHistory:
         )
         if offset == 0 and len(found) < limit:
             total = len(found)
-        else:
+        elif filtered:
             total = int(self._query("SELECT COUNT(*)" + joins + condition, args)[0][0])
+        else:  # every run: no join needed to count them
+            total = int(
+                self._query("SELECT COUNT(*) FROM {status} WHERE name = 'workrail_run'")[0][0]
+            )
         ids = [row[0] for row in found]
-        inputs = self._inputs(ids)
+        runs = self._inputs(ids)
         done = self._done(ids)
         now = time.time()
         rows = []
         for run_id, kind, created, updated, finished in found:
-            run = inputs.get(run_id) or {}
+            run = runs.get(run_id) or {}
             workflow_def = run.get("workflow") or {}
             started = run.get("started_at") or (created or 0) / 1000
             if kind in ACTIVE:
@@ -239,12 +246,18 @@ class RunHistory:
             )
         return RunPage(rows, total, offset, limit)
 
-    def workflow_ids(self) -> list[str]:
-        """The workflows runs were made of (for a filter), by name."""
+    def workflow_ids(self, max_age: float = 10.0) -> list[str]:
+        """The workflows runs were made of (for a filter), by name; a scan of every run's
+        input, so remembered for ``max_age`` seconds."""
+        cached = self._workflow_ids
+        if cached is not None and time.monotonic() - cached[0] < max_age:
+            return cached[1]
         column = self._dialect.field("inputs", "positionalArgs", 0, "workflow", "id")
-        return sorted(
+        found = sorted(
             {r[0] for r in self._query(f"SELECT DISTINCT {column} FROM {{input}}") if r[0]}
         )
+        self._workflow_ids = (time.monotonic(), found)
+        return found
 
     def _inputs(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
         """What each run was started with (read once per run, then remembered)."""
