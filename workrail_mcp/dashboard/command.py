@@ -11,9 +11,11 @@ import argparse
 import logging
 import os
 import sys
+import threading
 import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -56,12 +58,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _open_quietly(service: Any) -> None:
+    try:
+        service.start()
+    except Exception:  # the pages still work without it; an action will report the problem
+        logging.getLogger(__name__).exception("could not open the run store")
+
+
 async def _serve(args: argparse.Namespace) -> int:
     import anyio
     import uvicorn
 
     from workrail_engine.catalog import Catalog
     from workrail_engine.runs import RunService
+    from workrail_engine.runs.resolve import store_exists
     from workrail_mcp.dashboard import build_dashboard
     from workrail_mcp.http import TOKEN_ENV, _host_port, _security, bind_listener
 
@@ -89,6 +99,10 @@ async def _serve(args: argparse.Namespace) -> int:
             if web.should_exit:
                 return 1
             await anyio.sleep(0.02)
+        if store_exists():
+            # The durable layer is what a cancel goes through: opening it now (about a second)
+            # keeps that second out of the first click on "Cancel run".
+            threading.Thread(target=_open_quietly, args=(service,), daemon=True).start()
         url = f"http://{_host_port(args.host, listener.getsockname()[1])}/"
         lines = [f"WorkRail dashboard listening on {url}"]
         if token:

@@ -68,7 +68,7 @@ def test_a_cli_run_appears_and_reaches_its_final_status_without_reload(
             timeout=30_000,
         )
         assert _still_same_document(page)
-        page.screenshot(path=str(screenshots / "runs.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "runs-live.png"), full_page=True)
     finally:
         process.wait(60)
 
@@ -188,6 +188,9 @@ def test_the_workflow_page_draws_its_steps(page, dashboard_url, screenshots):
     assert "parameters.who" in page.locator("#step-greet pre.argv").text_content()
     assert "polite" in page.locator("#step-review .rules").text_content()
     page.screenshot(path=str(screenshots / "workflow.png"), full_page=True)
+    page.goto(f"{dashboard_url}workflows/python-quality-gate")  # a bundled one, for the docs
+    assert page.locator('svg.diagram a[data-step="lint"]').count() == 1
+    page.screenshot(path=str(screenshots / "workflow-bundled.png"), full_page=True)
 
 
 def test_the_dry_run_form_shows_the_plan(page, dashboard_url):
@@ -284,7 +287,9 @@ def test_the_pages_fit_320_px_and_follow_the_dark_scheme(
         context.close()
 
 
-def test_runs_can_be_filtered_by_status_and_workflow(page, dashboard_url, demo_run):
+def test_runs_can_be_filtered_by_status_and_workflow(page, dashboard_url, demo_run, screenshots):
+    page.goto(dashboard_url)
+    page.screenshot(path=str(screenshots / "runs.png"), full_page=True)
     page.goto(f"{dashboard_url}runs?status=partial")
     ids = page.locator("table.runs tbody tr").evaluate_all("rows => rows.map(r => r.dataset.run)")
     assert demo_run in ids
