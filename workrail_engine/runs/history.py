@@ -353,8 +353,11 @@ class RunHistory:
             "error_message": message if kind != "success" else None,
             "parameters": run.get("parameters") or {},
             "steps": steps,
-            "steps_done": sum(1 for s in steps if s["status"] in ("success", "skipped")),
-            "steps_total": len(steps),
+            # counted as `run_result` counts them: each step once, loop iterations together
+            "steps_done": len(
+                {s["step_id"] for s in steps if s["status"] in ("success", "skipped")}
+            ),
+            "steps_total": len(executable_steps(workflow)),
             "waiting": state.get("waiting") if kind == "waiting" else None,
         }
 

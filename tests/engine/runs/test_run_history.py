@@ -76,6 +76,25 @@ def test_a_page_is_newest_first_filtered_and_counted(service, history):
     page = history.page(workflow="history-page")
     assert [row.run_id for row in page.rows] == ids[::-1]
     assert page.total == 3
+    looped = workflow(
+        {
+            "id": "again",
+            "type": "loop",
+            "loop": {"type": "for", "count": 3},
+            "body": [command("tick", ["true"])],
+        },
+        id="history-loop",
+    )
+    snap = _finish(service, service.run(looped, {}, RunOptions()))
+    view = history.run(snap["workflow_id"])
+    assert (
+        (view["steps_done"], view["steps_total"])
+        == (snap["steps_completed"], snap["steps_total"])
+        == (1, 1)
+    )
+    assert [s["key"] for s in view["steps"]] == ["tick[1]", "tick[2]", "tick[3]"]
+    (row,) = history.page(workflow="history-loop").rows
+    assert (row.steps_done, row.steps_total) == (1, 1)
     assert [(r.status, r.steps_done, r.steps_total) for r in page.rows] == [("success", 1, 1)] * 3
     failed = history.page(status="failed", workflow="history-page-bad")
     assert [row.run_id for row in failed.rows] == [failing]
@@ -101,6 +120,11 @@ def test_waiting_and_cancelled_runs(service, history):
         workflow(command("nap", ["sleep", "30"]), id="history-cancel"), {}, RunOptions()
     )
     service.cancel(sleeper, "enough")
+    from workrail_engine.runs import durable
+
+    deadline = time.monotonic() + 10
+    while sleeper in durable.live_run_ids() and time.monotonic() < deadline:
+        time.sleep(0.05)  # its thread ends before the store closes at teardown
     view = history.run(sleeper)
     assert view["status"] == "cancelled" and "enough" in view["error_message"]
     assert history.page(status="cancelled", workflow="history-cancel").rows[0].run_id == sleeper
