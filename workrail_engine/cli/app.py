@@ -316,7 +316,7 @@ def lsp(argv: tuple[str, ...]) -> None:
 @cli.command(**FORWARDED)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def dashboard(argv: tuple[str, ...]) -> None:
-    """Serve the dashboard: workflows and runs, live, in a browser ([--port N] [--open]).
+    """Serve the runs and workflows dashboard in a browser.
 
     Every argument after `dashboard` is passed on; try `workrail dashboard --help`.
     """
