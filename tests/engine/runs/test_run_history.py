@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -135,3 +138,56 @@ def test_a_store_that_does_not_exist_has_no_runs(tmp_path):
     assert empty.page().rows == [] and empty.page().total == 0
     assert empty.run("wf-123") is None
     assert not (tmp_path / "nothing-here").exists()
+
+
+RUN_ON = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs import RunOptions, RunService
+service = RunService(Path(sys.argv[1]), allow_commands=True, home=Path(sys.argv[2]), database=sys.argv[3])
+service.start()
+run_id = service.run(json.loads(sys.argv[4]), {}, RunOptions())
+snap = service.wait(run_id, 60)
+print(json.dumps(snap))
+service.close()
+"""
+
+
+@pytest.mark.slow
+def test_a_postgres_store_reads_the_same(postgres_url, tmp_path):
+    """Another process runs on Postgres; the reader here sees it through its own connection."""
+    wf = workflow(
+        command("first", ["echo", "on postgres"]),
+        command("never", ["true"], runCondition={"var": "parameters.go", "equals": True}),
+        command("bad", ["false"], onFailure="continue"),
+        id="pg-history",
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RUN_ON,
+            str(tmp_path),
+            str(tmp_path / "home"),
+            postgres_url,
+            json.dumps(wf),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    snap = json.loads(done.stdout.strip().splitlines()[-1])
+    reader = RunHistory(url=postgres_url)
+    try:
+        (row,) = reader.page(workflow="pg-history").rows
+        assert row.run_id == snap["workflow_id"] and row.status == snap["status"] == "partial"
+        assert (row.steps_done, row.steps_total) == (snap["steps_completed"], snap["steps_total"])
+        assert reader.page(status="partial").total == 1 and reader.page(status="success").total == 0
+        view = reader.run(row.run_id)
+        steps = {s["key"]: s for s in view["steps"]}
+        assert steps["first"]["stdout"] == "on postgres\n"
+        assert steps["never"]["status"] == "skipped" and steps["bad"]["status"] == "failed"
+        assert reader.workflow_ids() == ["pg-history"]
+    finally:
+        reader.close()

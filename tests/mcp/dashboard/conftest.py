@@ -142,6 +142,23 @@ SLEEPER = {
     ],
 }
 
+# Stops at a prompt step: the run waits for the agent.
+ASKS = {
+    "id": "asks-agent",
+    "name": "Asks the agent",
+    "description": "One command, then a question for the agent",
+    "version": "1.0.0",
+    "steps": [
+        {"id": "prepare", "title": "Prepare", "run": {"command": ["echo", "ready"]}},
+        {
+            "id": "decide",
+            "title": "Decide",
+            "prompt": "Pick the option that keeps the tests green.",
+            "guidance": ["Explain the choice in one line"],
+        },
+    ],
+}
+
 BROKEN = '{\n  "id": "broken-flow",\n  "name": "Broken",\n  "steps": [\n    {"id": "x"}\n  ]\n}\n'
 
 
@@ -150,7 +167,7 @@ def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("dash-project")
     flows = root / "workflows"
     flows.mkdir()
-    for flow in (DEMO, SLOW, SLEEPER):
+    for flow in (DEMO, SLOW, SLEEPER, ASKS):
         (flows / f"{flow['id']}.json").write_text(json.dumps(flow, indent=2))
     (flows / "broken-flow.json").write_text(BROKEN)
     return root

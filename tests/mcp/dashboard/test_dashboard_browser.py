@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.dashboard.conftest import cli_run, env_for, workrail
+from tests.mcp.dashboard.conftest import cli_run, env_for, served, workrail
 from workrail_engine.runs.history import RunHistory
 
 pytestmark = pytest.mark.slow
@@ -141,6 +141,17 @@ def test_the_run_page_lists_steps_with_statuses(page, dashboard_url, demo_run, s
     page.locator('li[data-step="check-two"] details summary').click()
     assert "flaky" in retried.locator("pre.stderr").text_content()
     page.screenshot(path=str(screenshots / "run.png"), full_page=True)
+
+
+def test_a_waiting_agent_step_shows_its_guidance(page, dashboard_url, project, home):
+    run_id = cli_run(project, home, "asks-agent")  # the CLI leaves it waiting for the agent
+    page.goto(f"{dashboard_url}runs/{run_id}")
+    assert page.locator("#run-status").text_content() == "waiting"
+    waiting = page.locator('li[data-step="decide"]')
+    assert waiting.get_attribute("data-status") == "waiting"
+    text = waiting.locator(".guidance").text_content()
+    assert "Pick the option that keeps the tests green." in text
+    assert "Explain the choice in one line" in text
 
 
 def test_a_skipped_step_shows_as_skipped_with_its_condition(page, dashboard_url, demo_run):
@@ -296,3 +307,31 @@ def test_runs_can_be_filtered_by_status_and_workflow(page, dashboard_url, demo_r
     page.goto(f"{dashboard_url}runs?workflow=slow-steps")
     assert page.locator(f'tr[data-run="{demo_run}"]').count() == 0
     assert json.dumps(page.url).count("token") == 0
+
+
+def test_runs_start_from_the_page_only_with_allow_commands(browser, dashboard_url, project, home):
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{dashboard_url}workflows/dash-demo")  # a server without --allow-commands
+        assert page.get_by_role("button", name="Start a run").count() == 0
+        with served(
+            workrail("dashboard", "--port", "0", "--allow-commands"),
+            project,
+            env_for(home),
+            r"listening on (http://\S+/)",
+        ) as allowed:
+            page.goto(f"{allowed}workflows/dash-demo")
+            page.fill("#param-who", "from the page")
+            page.get_by_role("button", name="Start a run").click()
+            page.wait_for_url("**/runs/wf-*")
+            page.wait_for_function(
+                "() => document.getElementById('run-status').textContent === 'partial'",
+                timeout=30_000,
+            )
+            page.locator('li[data-step="greet"] details summary').click()
+            assert (
+                "from the page" in page.locator('li[data-step="greet"] pre.stdout').text_content()
+            )
+    finally:
+        context.close()
