@@ -30,6 +30,8 @@ _OPEN_PATHS = ("/signin",)
 
 
 async def signin_form(request: Request) -> Response:
+    if request.app.state.access.token is None:  # nothing to sign in to
+        return RedirectResponse("/", status_code=303)
     return request.app.state.pages.page(
         request, "signin.html", code=401, nav=None, next=_next(request.query_params.get("next"))
     )
@@ -145,7 +147,9 @@ def build_dashboard(
     access = Access(security, token)
     app.state.catalog = catalog
     app.state.service = service
-    app.state.history = history or RunHistory(home=getattr(service, "home", None))
+    app.state.history = history or RunHistory(
+        url=getattr(service, "database", None), home=getattr(service, "home", None)
+    )
     app.state.pages = Pages()
     app.state.access = access
     app.state.allow_commands = allow_commands

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -112,6 +113,4 @@ async def cancel_run(request: Request) -> Response:
         notice = result.get("message") or "cancelled"
     except EngineError as error:
         notice = error.message
-    from urllib.parse import quote
-
     return RedirectResponse(f"/runs/{run_id}?notice={quote(notice)}", status_code=303)

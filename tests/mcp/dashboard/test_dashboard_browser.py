@@ -198,6 +198,9 @@ def test_the_workflow_page_draws_its_steps(page, dashboard_url, screenshots):
     # the side panel: argv, prompt, rules; keyboard: following a step's link focuses its entry
     assert "parameters.who" in page.locator("#step-greet pre.argv").text_content()
     assert "polite" in page.locator("#step-review .rules").text_content()
+    page.focus('svg.diagram a[data-step="review"]')
+    page.keyboard.press("Enter")
+    page.wait_for_url("**#step-review")
     page.screenshot(path=str(screenshots / "workflow.png"), full_page=True)
     page.goto(f"{dashboard_url}workflows/python-quality-gate")  # a bundled one, for the docs
     assert page.locator('svg.diagram a[data-step="lint"]').count() == 1
@@ -284,7 +287,12 @@ def test_the_pages_fit_320_px_and_follow_the_dark_scheme(
     context = browser.new_context(viewport={"width": 320, "height": 700}, color_scheme="dark")
     page = context.new_page()
     try:
-        for name, path in (("runs", ""), ("run", f"runs/{demo_run}"), ("workflows", "workflows")):
+        for name, path in (
+            ("runs", ""),
+            ("run", f"runs/{demo_run}"),
+            ("workflows", "workflows"),
+            ("workflow", "workflows/dash-demo"),
+        ):
             page.goto(dashboard_url + path)
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 320, f"{name} page is {width} px wide at 320"
