@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..conditions import describe
 from ..steps import step_kind
@@ -121,7 +122,10 @@ class RunHistory:
     def _connect(self) -> Any:
         if self._path is not None:
             conn = sqlite3.connect(
-                f"file:{self._path}?mode=ro", uri=True, check_same_thread=False, timeout=30
+                f"file:{quote(str(self._path))}?mode=ro",
+                uri=True,
+                check_same_thread=False,
+                timeout=30,
             )
             conn.execute("PRAGMA busy_timeout=30000")
             return conn
