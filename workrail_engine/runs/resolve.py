@@ -28,7 +28,7 @@ def store_home(create: bool = True) -> Path:
     )
     path = base / "runs"
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: see sqlite_store
     return path
 
 
