@@ -39,7 +39,13 @@ async def signin_form(request: Request) -> Response:
 
 def _next(target: str | None) -> str:
     """Where to go after signing in: a path of ours, never another site."""
-    if not target or not target.startswith("/") or target.startswith("//"):
+    # "//host" and "/\\host" are other sites to a browser, which also drops tabs and newlines
+    if (
+        not target
+        or not target.startswith("/")
+        or target[1:2] in ("/", "\\")
+        or any(c <= " " for c in target)
+    ):
         return "/"
     parts = urlsplit(target)
     return parts.path + (f"?{parts.query}" if parts.query else "")

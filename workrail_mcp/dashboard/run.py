@@ -4,17 +4,17 @@ by polling, and a cancel button while it is in flight."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from workrail_engine.errors import EngineError
 from workrail_engine.runs import ACTIVE
-from workrail_mcp.dashboard.runs import live_fragment
 
 __all__ = ["cancel_run", "run_fragment", "run_page", "timeline"]
 
@@ -62,6 +62,18 @@ def timeline(view: dict[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "span": span}
 
 
+TICK = 5.0  # seconds: how often an unchanged run in flight is drawn again (its duration grows)
+
+
+def _marker(request: Request, run_id: str) -> str:
+    """Changes when the run does (a cheap read of its status, state and journal counts), and
+    every `TICK` seconds while it is in flight."""
+    found = request.app.state.history.version(run_id)
+    status = found[0][0] if found[0] else None
+    tick = int(time.time() // TICK) if status in ("PENDING", "ENQUEUED", "DELAYED") else 0
+    return hashlib.sha256(repr((found, tick)).encode()).hexdigest()[:16]
+
+
 def _fragment(request: Request, run_id: str) -> tuple[str, dict[str, Any]] | None:
     state = request.app.state
     view = state.history.run(run_id)
@@ -87,6 +99,7 @@ async def run_page(request: Request) -> Response:
         nav="runs",
         run=view,
         body=state.pages.markup(html),
+        version=await anyio.to_thread.run_sync(_marker, request, run_id),
         live_url=f"/live/runs/{run_id}",
         active=view["status"] in ACTIVE,
         notice=request.query_params.get("notice", "")[:200],
@@ -94,10 +107,20 @@ async def run_page(request: Request) -> Response:
 
 
 async def run_fragment(request: Request) -> Response:
-    found = await anyio.to_thread.run_sync(_fragment, request, request.path_params["run_id"])
-    if found is None:
-        return Response("no such run", status_code=404)
-    return live_fragment(request, found[0])
+    """The run's body, unless the page's ``v`` is still current (204): a poll of a run that has
+    not changed reads two small rows, not its steps' outputs."""
+    run_id = request.path_params["run_id"]
+
+    def answer() -> Response:
+        version = _marker(request, run_id)
+        if request.query_params.get("v") == version:
+            return Response(status_code=204, headers={"x-version": version})
+        found = _fragment(request, run_id)
+        if found is None:
+            return Response("no such run", status_code=404)
+        return HTMLResponse(found[0], headers={"x-version": version})
+
+    return await anyio.to_thread.run_sync(answer)
 
 
 async def cancel_run(request: Request) -> Response:

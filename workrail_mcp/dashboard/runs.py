@@ -89,11 +89,7 @@ async def runs_fragment(request: Request) -> Response:
     """The table alone; 204 when it is what the page already shows (``v``)."""
     filters = _filters(request)
     table = await anyio.to_thread.run_sync(_table, request, filters)
-    return live_fragment(request, table)
-
-
-def live_fragment(request: Request, html: str) -> Response:
-    version = _version(html)
+    version = _version(table)
     if request.query_params.get("v") == version:
         return Response(status_code=204, headers={"x-version": version})
-    return HTMLResponse(html, headers={"x-version": version})
+    return HTMLResponse(table, headers={"x-version": version})

@@ -141,6 +141,20 @@ def test_signing_in_sets_an_httponly_strict_cookie(browser, locked_url, demo_run
         context.close()
 
 
+def test_signing_in_goes_back_only_to_a_page_of_ours(locked_url):
+    with httpx2.Client(base_url=locked_url) as client:
+        for target, landing in (
+            ("/runs?status=failed", "/runs?status=failed"),
+            ("//evil.example/x", "/"),
+            ("/\\evil.example", "/"),
+            ("/\t/evil.example", "/"),
+            ("https://evil.example/", "/"),
+        ):
+            response = client.post("/signin", data={"token": TOKEN, "next": target})
+            assert response.status_code == 303
+            assert response.headers["location"] == landing, target
+
+
 def test_state_changes_need_the_csrf_token(locked_url, demo_run):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     with httpx2.Client(base_url=locked_url, headers=auth) as client:
