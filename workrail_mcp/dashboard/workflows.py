@@ -22,6 +22,9 @@ from workrail_mcp.dashboard.forms import parameter_fields, parameters_from_form
 __all__ = ["workflow_page", "workflows_page", "dry_run", "start_run"]
 
 
+SHOWN_AT_MOST = 200  # cards on one page; a catalog of 10,000 is searched, not scrolled
+
+
 def _line_of(path: Path, offset: int) -> int:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -89,8 +92,9 @@ async def workflows_page(request: Request) -> Response:
                     "path": str(e.path),
                     "shadows": [str(p) for p in hidden.get(e.id, ())],
                 }
-                for e in shown
+                for e in shown[:SHOWN_AT_MOST]
             ],
+            "matched": len(shown),
             "total": len(entries),
             "categories": categories,
             "sources": sources,
