@@ -104,7 +104,6 @@ class RunHistory:
         self._conn: Any = None
         self._lock = threading.Lock()
         self._definitions: dict[str, dict[str, Any]] = {}  # a run's input never changes
-        self._workflow_ids: tuple[float, list[str]] | None = None
         status = self._dialect.field("ev.value", "status")
         # The run's status as `RunService` reports it, in SQL so that filters and counts of
         # 10,000 runs stay in the database: DBOS's status, refined by the run's state event.
@@ -250,18 +249,16 @@ class RunHistory:
             )
         return RunPage(rows, total, offset, limit)
 
-    def workflow_ids(self, max_age: float = 10.0) -> list[str]:
-        """The workflows runs were made of (for a filter), by name; a scan of every run's
-        input, so remembered for ``max_age`` seconds."""
-        cached = self._workflow_ids
-        if cached is not None and time.monotonic() - cached[0] < max_age:
-            return cached[1]
-        column = self._dialect.field("inputs", "positionalArgs", 0, "workflow", "id")
-        found = sorted(
-            {r[0] for r in self._query(f"SELECT DISTINCT {column} FROM {{input}}") if r[0]}
+    def workflow_ids(self) -> list[str]:
+        """The workflows of the runs read so far (for a filter's choices), by name. Not a scan of
+        every run's input: that grows with the store, and the catalog names the rest."""
+        return sorted(
+            {
+                str(run["workflow"]["id"])
+                for run in list(self._definitions.values())
+                if isinstance(run.get("workflow"), dict) and run["workflow"].get("id")
+            }
         )
-        self._workflow_ids = (time.monotonic(), found)
-        return found
 
     def _inputs(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
         """What each run was started with (read once per run, then remembered)."""

@@ -78,6 +78,8 @@ async def runs_page(request: Request) -> Response:
 
 
 def _workflow_choices(state: Any) -> list[str]:
+    """The catalog's workflows and those of the runs seen so far (a run of a file path shows up
+    once a page lists it; ``?workflow=ID`` filters by any id)."""
     return sorted(set(state.catalog.ids()) | set(state.history.workflow_ids()))
 
 
