@@ -55,6 +55,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=[],
         help="another Host name browsers may use (DNS-rebinding protection)",
     )
+    parser.add_argument(
+        "--allowed-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="another Origin whose pages may call this server (e.g. https://dash.example.org)",
+    )
     return parser.parse_args(argv)
 
 
@@ -73,7 +80,13 @@ async def _serve(args: argparse.Namespace) -> int:
     from workrail_engine.runs import RunService
     from workrail_engine.runs.resolve import store_exists
     from workrail_mcp.dashboard import build_dashboard
-    from workrail_mcp.http import TOKEN_ENV, _host_port, _security, bind_listener
+    from workrail_mcp.http import (
+        TOKEN_ENV,
+        RequestDeadlineProtocol,
+        _host_port,
+        _security,
+        bind_listener,
+    )
 
     project = (args.project or Path.cwd()).resolve()
     catalog = Catalog.default(
@@ -88,11 +101,15 @@ async def _serve(args: argparse.Namespace) -> int:
     app = build_dashboard(
         catalog,
         service,
-        security=_security(args.host, args.allowed_host),
+        security=_security(
+            args.host, listener.getsockname()[1], args.allowed_host, args.allowed_origin
+        ),
         token=token,
         allow_commands=args.allow_commands,
     )
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    web = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="off", http=RequestDeadlineProtocol)
+    )
     async with anyio.create_task_group() as group:
         group.start_soon(web.serve, [listener])
         while not web.started:

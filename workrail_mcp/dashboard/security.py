@@ -22,6 +22,8 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from starlette.requests import Request
 from starlette.responses import Response
 
+from workrail_mcp.http import bearer_authorized
+
 __all__ = ["COOKIE", "SECURITY_HEADERS", "Access"]
 
 COOKIE = "workrail_session"
@@ -61,8 +63,9 @@ class Access:
     def signed_in(self, request: Request) -> bool:
         if self.token is None:
             return True
-        header = request.headers.get("authorization", "")
-        if hmac.compare_digest(header.encode(), f"Bearer {self.token}".encode()):
+        if bearer_authorized(
+            request.headers.get("authorization", "").encode(), self.token.encode()
+        ):
             return True
         cookie = request.cookies.get(COOKIE, "")
         assert self._session is not None
