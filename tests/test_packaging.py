@@ -41,3 +41,13 @@ def test_wheel_contents(tmp_path):
         "workrail-lsp = workrail_lsp.__main__:main",
     ):
         assert script in scripts
+
+
+def test_no_document_says_to_pip_install_an_unpublished_package():
+    """workrail-kit is not on PyPI: installing by its name would fail (issue 12 §1)."""
+    root = Path(__file__).resolve().parents[1]
+    documents = [root / "README.md", *root.glob("docs/*.md"), *root.glob("editors/*/README.md")]
+    saying = [
+        str(p.relative_to(root)) for p in documents if "install workrail-kit" in p.read_text()
+    ]
+    assert saying == []

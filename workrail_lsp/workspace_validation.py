@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
-from workrail_engine.lint import LintResult, duplicate_workflow_ids, lint_path
+from workrail_engine.document import parse_document
+from workrail_engine.lint import LintResult, lint_path
+from workrail_engine.lint.report import FileReport, Summary, add_cross_file_diagnostics, report_json
 from workrail_engine.workflow_files import read_head
 
 from .configuration import Settings
@@ -27,7 +29,7 @@ def _lint_if_workflow(path: str, settings: Settings) -> LintResult | None:
     return lint_path(path) if settings.is_workflow(path, read_head(path)) else None
 
 
-def _timed_out(path: str) -> dict[str, Any]:
+def _timed_out(path: str) -> FileReport:
     diagnostic = Diagnostic(
         "WR003",
         Severity.ERROR,
@@ -35,41 +37,19 @@ def _timed_out(path: str) -> dict[str, Any]:
         "",
         Span(0, 0),
     )
-    return {"path": path, "diagnostics": [_row(diagnostic.to_dict(), (0, 0))]}
+    return FileReport(path, parse_document("", path=path, fmt="json"), [diagnostic])
 
 
 def validate_workspace(roots: list[Path], settings: Settings) -> dict[str, Any]:
-    """Every workflow file's diagnostics (as ``workrail validate --format json`` shapes them)."""
-    results = []
-    files = []
+    """Every workflow file's diagnostics, in the shape of ``workrail validate --format json``."""
+    reports = []
     for path in candidate_files(roots, settings):
         try:
             result = bounded_read(functools.partial(_lint_if_workflow, path, settings))
         except ReadTimedOut:
-            files.append(_timed_out(path))
+            reports.append(_timed_out(path))
             continue
         if result is not None:
-            results.append(result)
-    duplicates = duplicate_workflow_ids([r.document for r in results])
-    for result in results:
-        diagnostics = [*result.diagnostics, *duplicates.get(result.document.path or "", [])]
-        index = result.document.line_index
-        files.append(
-            {
-                "path": os.fspath(result.document.path),
-                "diagnostics": [
-                    _row(d.to_dict(), index.position(d.span.start)) for d in diagnostics
-                ],
-            }
-        )
-    rows = [d for f in files for d in f["diagnostics"]]
-    return {
-        "files": len(files),
-        "errors": sum(1 for d in rows if d["severity"] == "error"),
-        "warnings": sum(1 for d in rows if d["severity"] == "warning"),
-        "results": files,
-    }
-
-
-def _row(diagnostic: dict[str, Any], position: tuple[int, int]) -> dict[str, Any]:
-    return {**diagnostic, "line": position[0] + 1, "column": position[1] + 1}
+            reports.append(FileReport(os.fspath(path), result.document, list(result.diagnostics)))
+    add_cross_file_diagnostics(reports)
+    return report_json(reports, Summary.of(reports))

@@ -242,8 +242,12 @@ def _banner(
     line = f"Loaded {workflows} workflow{'s' if workflows != 1 else ''}"
     if invalid:
         line += (
-            f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out (see `workrail lint`)"
+            f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out "
+            "(see `workrail validate`)"
         )
+    interval = getattr(catalog, "rescan_interval", None)
+    if interval is not None:
+        line += f"; workflow files are re-scanned every {interval:g} s"
     lines.append(line)
     header = f' --header "Authorization: Bearer ${TOKEN_ENV}"' if token else ""
     lines.append(f"Connect Claude Code:  claude mcp add --transport http workrail {url}{header}")

@@ -7,6 +7,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import workrail_engine
 
 
@@ -27,3 +29,38 @@ def test_engine_imports_no_protocol_library():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "", f"protocol modules imported by the engine: {result.stdout}"
+
+
+def test_one_step_finder():
+    """`steps.find_step` is the only one (issue 12 §4); the step-id pattern's single home is
+    checked against the schema in test_schema.py."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    finders = []
+    for package in ("workrail_engine", "workrail_lsp", "workrail_mcp"):
+        for path in (root / package).rglob("*.py"):
+            text = path.read_text()
+            name = str(path.relative_to(root))
+            if name != "workrail_engine/steps.py":
+                finders += [name for _ in re.finditer(r"def _?find_step\b", text)]
+    assert finders == []
+
+
+@pytest.mark.parametrize(
+    "module, owner, member",
+    [
+        ("workrail_engine.runs.service", "RunService", "running_count"),
+        ("workrail_engine.runs.secrets", "SecretSet", "masked_values"),
+        ("workrail_engine.diagnostics", "Severity", "rank"),
+        ("workrail_mcp.tools._binding", "ToolRegistry", "mcp_tools"),
+        ("workrail_mcp.tools._binding", "ToolRegistry", "argument_error"),
+        ("workrail_mcp.catalog_content", "CatalogContent", "owns_prompt"),
+    ],
+)
+def test_dead_members_stay_gone(module, owner, member):
+    """Members nothing called (issue 12 §4): they stay removed rather than drift."""
+    import importlib
+
+    assert not hasattr(getattr(importlib.import_module(module), owner), member)

@@ -139,7 +139,8 @@ def test_cancel_records_every_step_that_completed(service, tmp_path):
 
 
 def test_cancel_ends_a_retry_delay_at_once(service):
-    from workrail_engine.runs.durable import live_run_ids
+    def live_run_ids() -> list[str]:
+        return list(service.runtime.live)
 
     wf = workflow(
         command(
