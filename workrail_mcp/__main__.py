@@ -124,14 +124,32 @@ def serve(args: argparse.Namespace) -> int:
         name="workrail-catalog-first-scan",
         daemon=True,
     ).start()
+    service = None
+    if args.transport == "http":
+        from workrail_engine.runs import RunService
+        from workrail_engine.runs.resolve import project_of
+
+        # One per process, shared by the run tools and the dashboard (DBOS is one per process).
+        service = RunService(project_of(catalog), allow_commands=args.allow_commands, server=True)
     server = create_server(
         catalog,
         allow_commands=args.allow_commands,
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
+        run_service=service,
     )
     if args.transport == "http":
+        from workrail_mcp.dashboard import build_dashboard
         from workrail_mcp.http import ListenError, serve_http
+
+        def dashboard(security: Any, token: str | None) -> Any:
+            return build_dashboard(
+                catalog,
+                service,
+                security=security,
+                token=token,
+                allow_commands=args.allow_commands,
+            )
 
         try:
             return anyio.run(
@@ -142,6 +160,7 @@ def serve(args: argparse.Namespace) -> int:
                     port=args.port,
                     allowed_hosts=args.allowed_host,
                     allowed_origins=args.allowed_origin,
+                    dashboard=dashboard,
                 )
             )
         except ListenError as error:  # a busy port is the person's to fix: one line, no traceback

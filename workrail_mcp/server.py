@@ -40,6 +40,7 @@ def create_server(
     allow_commands: bool = False,
     poll_seconds: float = 1.0,
     use_client_roots: bool = False,
+    run_service: Any = None,
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
@@ -47,9 +48,10 @@ def create_server(
     not get a shell by asking). ``poll_seconds`` is how often the catalog is checked for
     changed workflow files, to tell clients their prompt and resource lists changed.
     ``use_client_roots`` takes the project directories from the client's roots (for a server
-    with one client, i.e. stdio without an explicit project).
+    with one client, i.e. stdio without an explicit project). ``run_service``: the process's
+    `RunService`, when the dashboard shares it (one is made otherwise).
     """
-    runs = RunsState(catalog, allow_commands)
+    runs = RunsState(catalog, allow_commands, service=run_service)
     env = ToolEnv(catalog=catalog, allow_commands=allow_commands, runs=runs)
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in ALL_SPECS]

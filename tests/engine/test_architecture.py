@@ -1,4 +1,5 @@
-"""The engine stays protocol-free: importing all of it pulls in neither the MCP SDK nor pygls."""
+"""The engine stays protocol-free: importing all of it pulls in neither the MCP SDK nor pygls, nor
+the web stack of the dashboard (starlette, jinja2)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def test_engine_imports_no_protocol_library():
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol', 'workrail_mcp', 'workrail_lsp'))\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol', 'workrail_mcp', 'workrail_lsp', 'starlette', 'jinja2'))\n"
         "print(','.join(bad))\n"
     )
     result = subprocess.run(

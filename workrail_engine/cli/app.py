@@ -316,6 +316,18 @@ def lsp(argv: tuple[str, ...]) -> None:
     _finish(forward("workrail_lsp.__main__", list(argv)))
 
 
+@cli.command(**FORWARDED)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def dashboard(argv: tuple[str, ...]) -> None:
+    """Serve the runs and workflows dashboard in a browser.
+
+    Every argument after `dashboard` is passed on; try `workrail dashboard --help`.
+    """
+    from workrail_engine.cli.forward import forward
+
+    _finish(forward("workrail_mcp.dashboard.command", list(argv)))
+
+
 # The runs commands (run, runs, run-status, cancel) live with the runs engine's owner.
 runs.register(cli)
 

@@ -146,7 +146,12 @@ def plan_run(
     secrets = {name: "***" for name in declared_secrets(workflow)}
     values = {"parameters": parameters, "context": dict(context), "steps": {}, "secrets": secrets}
     by_id = {s["id"]: s for s in workflow.get("steps", []) if isinstance(s, Mapping) and "id" in s}
-    owned = {s.get("body") for s in workflow.get("steps", []) if step_kind(s) == "loop"}
+    # A loop whose body names a top-level step owns it; an inline body (a list) owns nothing here.
+    owned = {
+        s.get("body")
+        for s in workflow.get("steps", [])
+        if step_kind(s) == "loop" and isinstance(s.get("body"), str)
+    }
     groups: list[dict[str, Any]] = []
     for step in workflow.get("steps", []):
         if step.get("id") in owned:

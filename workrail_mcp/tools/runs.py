@@ -36,9 +36,17 @@ log = logging.getLogger(__name__)
 class RunsState:
     """The server's `RunService`, created with the server but started on first need."""
 
-    def __init__(self, catalog: Any, allow_commands: bool, sandbox: bool = False) -> None:
+    def __init__(
+        self,
+        catalog: Any,
+        allow_commands: bool,
+        sandbox: bool = False,
+        service: RunService | None = None,
+    ) -> None:
+        # ``service``: the process's RunService when the dashboard shares it (DBOS is one per
+        # process, so the service is too).
         self.catalog = catalog
-        self.service = RunService(
+        self.service = service or RunService(
             project_of(catalog), allow_commands=allow_commands, sandbox=sandbox, server=True
         )
         self._recovery = threading.Lock()

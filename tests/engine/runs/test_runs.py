@@ -258,6 +258,21 @@ def test_dry_run_executes_nothing(service, project, monkeypatch):
     assert "top-secret-value" not in json.dumps(plan)
 
 
+def test_dry_run_of_a_loop_with_an_inline_body(service):
+    wf = workflow(
+        command("first", ["true"]),
+        {
+            "id": "again",
+            "type": "loop",
+            "loop": {"type": "for", "count": 2},
+            "body": [command("tick", ["echo", "tick"])],
+        },
+    )
+    plan = service.plan(wf, {}, RunOptions())
+    assert [g["steps"][0]["step_name"] for g in plan["groups"]] == ["first", "again"]
+    assert plan["groups"][1]["steps"][0]["body"][0]["argv"] == ["echo", "tick"]
+
+
 def test_agent_step_waits_blocks_then_advances(service):
     wf = workflow(
         {
