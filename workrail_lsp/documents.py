@@ -17,6 +17,7 @@ from pygls.workspace import TextDocument
 from workrail_engine.diagnostics import Diagnostic
 from workrail_engine.document import LineIndex, WorkflowDocument, detect_format, parse_document
 from workrail_engine.lint import lint_document
+from workrail_engine.tolerant_document import TolerantDocument
 
 from .configuration import Settings
 from .positions import Positions
@@ -39,6 +40,11 @@ class DocumentState:
     def document(self) -> WorkflowDocument:
         return parse_document(self.text, self.path)
 
+    @property
+    def tree(self) -> TolerantDocument:
+        """The tolerant tree every editor feature reads (recovered while the text is broken)."""
+        return self.document.tolerant
+
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
         if not self.is_workflow:
@@ -56,9 +62,20 @@ class DocumentState:
 
     @property
     def value(self) -> Any:
-        """The parsed value, or the last one that parsed while the text is broken (for completion)."""
-        value = self.document.value
+        """The value: strict, else recovered from the broken text, else the last one that parsed."""
+        value = self.tree.value
         return value if value is not None else self.last_good_value
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The workflow's id: the strict value's, or read from the tree while the text is broken
+        (so workspace-level checks keep seeing this file while its author types)."""
+        value = self.document.value
+        if value is None:
+            found = self.tree.locate("/id")
+            value = {"id": found[1].value} if found else None
+        workflow_id = value.get("id") if isinstance(value, dict) else None
+        return workflow_id if isinstance(workflow_id, str) else None
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         """A value derived from this version (computed once, dropped with the version)."""
@@ -69,6 +86,10 @@ class DocumentState:
     @property
     def is_json(self) -> bool:
         return detect_format(self.path) == "json"  # without parsing: completion may come first
+
+    @property
+    def is_yaml(self) -> bool:
+        return detect_format(self.path) == "yaml"
 
 
 class DocumentStates:
@@ -112,9 +133,12 @@ class DocumentStates:
         known = self._states.get(uri)
         if known is None or getattr(change, "range", None) is None:
             return None
-        # Only from a version that was fully served (parsed and indexed): during a burst of edits
-        # nobody reads the intermediate versions, and indexing each would cost more than parsing.
-        if "document" not in known.__dict__ or "line_index" not in known.__dict__:
+        # Only from a version that was fully served (parsed and indexed, or with a tree to carry
+        # on incrementally): during a burst of edits nobody reads the intermediate versions, and
+        # indexing each would cost more than parsing.
+        if "document" not in known.__dict__ or not (
+            "line_index" in known.__dict__ or "tolerant" in known.document.__dict__
+        ):
             return None
         start = known.positions.offset(change.range.start)
         end = known.positions.offset(change.range.end)

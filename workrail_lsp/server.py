@@ -25,7 +25,6 @@ from . import code_actions, completion, formatting, hover, navigation, rename, s
 from .configuration import SECTION, Settings
 from .diagnostics import DiagnosticsStore
 from .documents import DocumentState, DocumentStates
-from .json_cursor import prime
 from .positions import encoding_name
 from .workspace_index import WorkspaceIndex
 from .workspace_validation import VALIDATE_WORKSPACE, validate_workspace
@@ -70,10 +69,7 @@ class WorkrailLanguageServer(LanguageServer):
         state = self.state(uri, edited)
         generation = self.index.generation
         if state.path is not None and state.is_workflow:
-            # The strict parse is needed for the diagnostics anyway; the id comes from it.
-            value = state.document.value
-            workflow_id = value.get("id") if isinstance(value, dict) else None
-            self.index.set_open(state.path, workflow_id if isinstance(workflow_id, str) else None)
+            self.index.set_open(state.path, state.workflow_id)
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)
         if not self.pull:
@@ -113,9 +109,11 @@ class WorkrailLanguageServer(LanguageServer):
                 self.schedule_push(state.uri)
 
     def prime_completion(self, uri: str) -> None:
+        """Build the tolerant tree of a newly opened document once its diagnostics are out, so
+        the first feature request is fast and every later edit re-parses incrementally."""
         state = self.states.peek(uri)
-        if state is not None and state.is_workflow and state.is_json:
-            prime(state.line_index)
+        if state is not None and state.is_workflow:
+            state.tree.root  # noqa: B018 - computed for its cache
 
     def document_closed(self, uri: str) -> None:
         state = self.states.peek(uri)
@@ -226,7 +224,7 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.document_changed(params.text_document.uri)
-        # Tokenize the lines once the first diagnostics are out, so the first completion is fast.
+        # Parse the tolerant tree once the first diagnostics are out (see prime_completion).
         asyncio.get_running_loop().call_later(
             _PRIME_DELAY, ls.prime_completion, params.text_document.uri
         )

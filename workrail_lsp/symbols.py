@@ -1,4 +1,7 @@
-"""Document symbols: the workflow, its steps, parallel groups with members, loops with bodies."""
+"""Document symbols: the workflow, its steps, parallel groups with members, loops with bodies.
+
+Read from the tolerant tree: the outline stays while the author types (broken JSON) and in YAML.
+"""
 
 from __future__ import annotations
 
@@ -22,11 +25,11 @@ _KINDS = {
 
 
 def document_symbols(state: DocumentState) -> list[types.DocumentSymbol] | None:
-    value = state.document.value
+    value = state.tree.value
     if not state.is_workflow or not isinstance(value, Mapping):
         return None
     name = value.get("name") if isinstance(value.get("name"), str) else value.get("id")
-    whole = state.positions.range(state.document.span(""))
+    whole = state.positions.range(state.tree.span(""))
     children = _steps(state, value.get("steps"), "/steps")
     return [
         types.DocumentSymbol(
@@ -64,14 +67,14 @@ def _step(state: DocumentState, step: Mapping[str, Any], pointer: str) -> types.
         name=str(step.get("id") or title or kind),
         detail=f"{kind}: {title}" if isinstance(title, str) else kind,
         kind=_KINDS[kind],
-        range=state.positions.range(state.document.span(pointer)),
+        range=state.positions.range(state.tree.span(pointer)),
         selection_range=_selection(state, pointer, f"{pointer}/id"),
         children=children or None,
     )
 
 
 def _body_reference(state: DocumentState, body: str, pointer: str) -> types.DocumentSymbol:
-    where = state.positions.range(state.document.span(pointer))
+    where = state.positions.range(state.tree.span(pointer))
     return types.DocumentSymbol(
         name=body,
         detail="loop body (step id)",
@@ -82,5 +85,5 @@ def _body_reference(state: DocumentState, body: str, pointer: str) -> types.Docu
 
 
 def _selection(state: DocumentState, pointer: str, id_pointer: str) -> types.Range:
-    span = state.document.value_span(id_pointer) or state.document.opening_span(pointer)
+    span = state.tree.value_span(id_pointer) or state.tree.opening_span(pointer)
     return state.positions.range(span)
