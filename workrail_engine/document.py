@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,7 +170,7 @@ class WorkflowDocument(PointerSpans):
         tolerant_document); the strict value, when there is one, is its value."""
         from .tolerant_document import parse_tolerant
 
-        return parse_tolerant(self.text, self.format, self.value)
+        return parse_tolerant(self.text, self.format, self.value, self.path)
 
     @property
     def ok(self) -> bool:
@@ -286,6 +286,9 @@ def _parse_json(text: str, name: str | None, bom: bool) -> WorkflowDocument:
     value, json_error, has_duplicates = parse_json(parsed_text)
     if json_error is not None:
         error = _syntax(json_error.code, json_error.message, json_error.start, json_error.end)
+        if json_error.fix_title is not None:
+            edit = TextEdit(Span(json_error.fix_start, json_error.fix_end), json_error.fix_text)
+            error = replace(error, fixes=(Fix(json_error.fix_title, (edit,)),))
         return WorkflowDocument(text, name, "json", None, [error])
     json_text = JsonText(parsed_text)
     document = WorkflowDocument(text, name, "json", value, _json=json_text)

@@ -222,8 +222,16 @@ class TolerantDocument(PointerSpans):
     """The tolerant tree of one text version. ``strict_value``: the strict parse's value, if any
     (it is the recovered value then, so valid documents decode once)."""
 
-    def __init__(self, text: str, fmt: str, strict_value: Any = _ABSENT, tree: Any = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        fmt: str,
+        strict_value: Any = _ABSENT,
+        tree: Any = None,
+        path: str | None = None,
+    ) -> None:
         self.text = text
+        self.path = path
         self.format = fmt
         self.data = text.encode("utf-8", "surrogatepass")
         self.offsets = _Offsets(text, self.data)
@@ -282,7 +290,7 @@ class TolerantDocument(PointerSpans):
         )
         data = text.encode("utf-8", "surrogatepass")
         tree = _parser(self.format).parse(data, old)
-        return TolerantDocument(text, self.format, tree=tree)
+        return TolerantDocument(text, self.format, tree=tree, path=self.path)
 
     def with_strict_value(self, value: Any) -> TolerantDocument:
         """The same tree, told the strict parse's value (when the text turned out to be valid)."""
@@ -696,8 +704,10 @@ def _yaml_children(ts: Any) -> Iterator[Any]:
             yield child
 
 
-def parse_tolerant(text: str, fmt: str = "json", strict_value: Any = _ABSENT) -> TolerantDocument:
-    return TolerantDocument(text, fmt, strict_value)
+def parse_tolerant(
+    text: str, fmt: str = "json", strict_value: Any = _ABSENT, path: str | None = None
+) -> TolerantDocument:
+    return TolerantDocument(text, fmt, strict_value, path=path)
 
 
 # -- JSON recovery: a stack machine over the tokens tree-sitter could not fit ---------------------

@@ -9,8 +9,10 @@ index's generation), so a pull for an unchanged document is answered "unchanged"
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -81,6 +83,7 @@ class DiagnosticsStore:
 
     def __init__(self, index: WorkspaceIndex) -> None:
         self.index = index
+        self.open_document: Callable[[str], DocumentState | None] = lambda path: None
         self._reports: dict[str, _Report] = {}
 
     def result_id(self, state: DocumentState) -> str:
@@ -95,6 +98,13 @@ class DiagnosticsStore:
         report = _Report(result_id, self._compute(state))
         self._reports[state.uri] = report
         return report
+
+    def _document_of(self, path: str) -> Any:
+        """An open document's tree (its text in the editor, even half-typed), else the file."""
+        state = self.open_document(path)
+        if state is not None:
+            return state.document if state.document.value is not None else state.tree
+        return read_document(path)
 
     def forget(self, uri: str) -> None:
         self._reports.pop(uri, None)
@@ -114,6 +124,6 @@ class DiagnosticsStore:
         others = self.index.others_with_id(state.path, workflow_id)
         if not others:
             return []
-        documents = [state.document, *(read_document(path) for path in others)]
+        documents = [state.document, *(self._document_of(path) for path in others)]
         found = duplicate_workflow_ids(documents).get(state.path, [])
         return [lsp_diagnostic(d, state) for d in found]

@@ -147,6 +147,9 @@ class DocumentStates:
     def peek(self, uri: str) -> DocumentState | None:
         return self._states.get(uri)
 
+    def by_path(self, path: str) -> DocumentState | None:
+        return next((s for s in self._states.values() if s.path == path), None)
+
     def open_states(self) -> list[DocumentState]:
         return list(self._states.values())
 

@@ -45,6 +45,7 @@ class WorkrailLanguageServer(LanguageServer):
         self.states = DocumentStates()
         self.index = WorkspaceIndex()
         self.store = DiagnosticsStore(self.index)
+        self.store.open_document = self.states.by_path
         self.pull = False
         self._pending: dict[str, asyncio.Task[None]] = {}
 
