@@ -19,7 +19,7 @@ from .documents import DocumentState
 from .schema_model import schema_model, value_at
 from .workflow_facts import facts_of
 
-__all__ = ["hover"]
+__all__ = ["condition_text", "hover"]
 
 
 def hover(state: DocumentState, position: types.Position) -> types.Hover | None:
@@ -54,9 +54,11 @@ def _schema_text(state: DocumentState, context: CursorContext) -> str | None:
     if not context.in_key:
         parts.append(_enum_text(schema, context.token_value))
     own = model.at_path(context.path + (key,), state.value)
-    condition = _condition_text(state, context.path + (key,)) if model.is_condition(own) else None
+    condition = (
+        condition_text(state.value, context.path + (key,)) if model.is_condition(own) else None
+    )
     if condition is None and model.is_condition(parent):
-        condition = _condition_text(state, context.path)
+        condition = condition_text(state.value, context.path)
     if condition:
         parts.append(condition)
     return "\n\n".join(p for p in parts if p)
@@ -70,8 +72,9 @@ def _enum_text(schema: Mapping[str, Any], value: Any) -> str:
     return ""
 
 
-def _condition_text(state: DocumentState, path: tuple[str | int, ...]) -> str | None:
-    condition = value_at(state.value, path)
+def condition_text(value: Any, path: tuple[str | int, ...]) -> str | None:
+    """A condition read in words; hover and inlay hints show the same text."""
+    condition = value_at(value, path)
     if not isinstance(condition, Mapping):
         return None
     try:

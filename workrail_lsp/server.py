@@ -21,7 +21,21 @@ from pygls.uris import to_fs_path
 
 from workrail_engine.document import WorkflowDocument
 
-from . import code_actions, completion, formatting, hover, navigation, rename, symbols
+from . import (
+    code_actions,
+    completion,
+    folding,
+    formatting,
+    highlights,
+    hover,
+    inlay_hints,
+    links,
+    navigation,
+    rename,
+    selection,
+    symbols,
+    workspace_symbols,
+)
 from .configuration import SECTION, Settings
 from .diagnostics import DiagnosticsStore
 from .documents import DocumentState, DocumentStates
@@ -153,6 +167,7 @@ def create_language_server() -> WorkrailLanguageServer:
     _register_lifecycle(server)
     _register_sync(server)
     _register_features(server)
+    _register_structure(server)
     return server
 
 
@@ -346,6 +361,61 @@ def _register_features(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.DocumentFormattingParams
     ) -> list[types.TextEdit] | None:
         return formatting.format_document(ls.state(params.text_document.uri))
+
+
+def _register_structure(server: WorkrailLanguageServer) -> None:
+    """Folding, selection, links, highlights, workspace symbols, inlay hints, range formatting."""
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    @guarded
+    def on_folding(
+        ls: WorkrailLanguageServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange] | None:
+        return folding.folding_ranges(ls.state(params.text_document.uri))
+
+    @server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
+    @guarded
+    def on_selection(
+        ls: WorkrailLanguageServer, params: types.SelectionRangeParams
+    ) -> list[types.SelectionRange] | None:
+        return selection.selection_ranges(ls.state(params.text_document.uri), params.positions)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    @guarded
+    def on_links(
+        ls: WorkrailLanguageServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink] | None:
+        return links.document_links(ls.state(params.text_document.uri))
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+    @guarded
+    def on_highlight(
+        ls: WorkrailLanguageServer, params: types.DocumentHighlightParams
+    ) -> list[types.DocumentHighlight] | None:
+        return highlights.highlights(ls.state(params.text_document.uri), params.position)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    @guarded
+    def on_workspace_symbols(
+        ls: WorkrailLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol] | None:
+        return workspace_symbols.workspace_symbols(
+            params.query, ls._roots(), ls.states.settings, ls.states
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    @guarded
+    def on_inlay_hints(
+        ls: WorkrailLanguageServer, params: types.InlayHintParams
+    ) -> list[types.InlayHint] | None:
+        return inlay_hints.inlay_hints(ls.state(params.text_document.uri), params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
+    @guarded
+    def on_range_formatting(
+        ls: WorkrailLanguageServer, params: types.DocumentRangeFormattingParams
+    ) -> list[types.TextEdit] | None:
+        return formatting.format_range(ls.state(params.text_document.uri), params.range)
 
 
 def _snippets(ls: WorkrailLanguageServer) -> bool:

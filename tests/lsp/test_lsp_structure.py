@@ -1,0 +1,142 @@
+"""Folding, selection ranges, document links, highlights, workspace symbols, inlay hints and
+range formatting, over the real protocol, on valid JSON, JSON being typed and YAML."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from lsp_harness import apply_edits
+from lsprotocol import types
+from test_lsp_tolerant import DOCUMENTS, KINDS, ident, open_at
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_folding_ranges_cover_the_steps(session, kind):
+    uri, text, _ = open_at(session, kind, "steps")
+    ranges = await session.client.text_document_folding_range_async(
+        types.FoldingRangeParams(text_document=ident(uri))
+    )
+    starts = {r.start_line for r in ranges}
+    assert line_of(text, "steps") in starts  # the steps array folds
+    if kind == "yaml":
+        assert line_of(text, "runCondition") in starts
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_selection_ranges_expand_outward(session, kind):
+    uri, text, position = open_at(session, kind, "plan.output", 1)
+    (selection,) = await session.client.text_document_selection_range_async(
+        types.SelectionRangeParams(text_document=ident(uri), positions=[position])
+    )
+    lengths = []
+    while selection is not None:
+        r = selection.range
+        lengths.append((r.start.line, r.start.character, -r.end.line, -r.end.character))
+        selection = selection.parent
+    assert len(lengths) >= 4  # the string, its member, the step, the steps, the workflow
+    assert lengths == sorted(lengths, reverse=True)  # every parent holds its child
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_document_link_from_a_loop_body_to_its_step(session, kind):
+    uri, text, _ = open_at(session, kind, "steps")
+    links = await session.client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=ident(uri))
+    )
+    (body,) = [link for link in links if link.target.startswith(uri)]
+    assert body.range.start.line == line_of(text, '"body"' if kind != "yaml" else "body:")
+    plan = line_of(text, "plan")
+    assert body.target.endswith(f"#L{plan + 1},{text.splitlines()[plan].index('plan') + 1}")
+
+
+async def test_document_link_for_the_schema(session):
+    text = '{\n  "$schema": "../workflow.schema.json",\n  "id": "linked",\n  "steps": []\n}\n'
+    uri = session.open("sub/linked.workflow.json", text)
+    links = await session.client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=ident(uri))
+    )
+    assert [link.target for link in links] == [(session.root / "workflow.schema.json").as_uri()]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_highlights_of_a_step_id(session, kind):
+    uri, text, position = open_at(session, kind, "plan.output", 1)
+    found = await session.client.text_document_document_highlight_async(
+        types.DocumentHighlightParams(text_document=ident(uri), position=position)
+    )
+    kinds = sorted(h.kind for h in found)
+    assert kinds == [types.DocumentHighlightKind.Read] * 2 + [types.DocumentHighlightKind.Write]
+
+
+async def test_workspace_symbols_list_workflows_and_steps(session):
+    folder = session.root / "workflows"
+    folder.mkdir(exist_ok=True)
+    (folder / "on-disk.json").write_text(
+        json.dumps(
+            {
+                "id": "on-disk",
+                "name": "On disk",
+                "steps": [{"id": "disk-step", "title": "D", "prompt": "p"}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    symbols = await session.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="disk"))
+    names = {s.name for s in symbols}
+    assert {"On disk", "disk-step"} <= names
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_inlay_hints(session, kind):
+    uri, text, _ = open_at(session, kind, "steps")
+    everything = types.Range(types.Position(0, 0), types.Position(len(text.splitlines()) + 1, 0))
+    hints = await session.client.text_document_inlay_hint_async(
+        types.InlayHintParams(text_document=ident(uri), range=everything)
+    )
+    labels = [h.label for h in hints]
+    hover_uri, _, position = open_at(session, kind, "runCondition")
+    hover = await session.hover(hover_uri, position)
+    condition = next(label for label in labels if label.startswith("Runs when:"))
+    assert condition in hover  # the same reading as hover's
+    assert "2 times" in labels  # the loop's bound
+    assert "← Make a plan" in labels  # the producer of {{steps.plan.output}}
+
+
+async def test_range_formatting_formats_the_enclosing_object_even_in_a_broken_document(session):
+    text = DOCUMENTS["broken"][0].replace(
+        '"loop": {"type": "for", "count": 2}', '"loop": {"type":"for","count":2}'
+    )
+    uri = session.open("rangefmt.workflow.json", text)
+    start = text.index('"type":"for"')
+    line = text[:start].count("\n")
+    column = start - (text.rfind("\n", 0, start) + 1)
+    edits = await session.client.text_document_range_formatting_async(
+        types.DocumentRangeFormattingParams(
+            text_document=ident(uri),
+            range=types.Range(types.Position(line, column), types.Position(line, column + 3)),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+        )
+    )
+    formatted = apply_edits(text, edits, session.encoding)
+    assert '"type": "for",' in formatted and '"count": 2' in formatted
+    assert '"ag\n' in formatted  # the rest of the (broken) document is untouched
+    session.close(uri)
+
+
+async def test_no_range_formatting_in_yaml(session):
+    uri, text, _ = open_at(session, "yaml", "steps")
+    edits = await session.client.text_document_range_formatting_async(
+        types.DocumentRangeFormattingParams(
+            text_document=ident(uri),
+            range=types.Range(types.Position(0, 0), types.Position(3, 0)),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+        )
+    )
+    assert not edits
