@@ -149,8 +149,13 @@ class Node:
 
     def member(self, key: str) -> Member | None:
         """The member named ``key`` (the last one, as every JSON reader keeps the last duplicate)."""
-        index = self._member_index
-        return index.get(key)
+        if self._members is None and self._tree is not None and self._ts is not None:
+            # One member of a well-formed JSON object: compare key bytes, build only that member
+            # (reading one id from each of 2,800 steps must not build all their members).
+            found = self._tree._find_member(self, key)
+            if found is not _ABSENT:
+                return found  # type: ignore[no-any-return]
+        return self._member_index.get(key)
 
     @cached_property
     def _member_index(self) -> dict[str, Member]:
@@ -550,17 +555,32 @@ class TolerantDocument(PointerSpans):
         assembled = _assemble(self, _flatten_json(ts.children[1:]), "object")
         return assembled.members
 
+    def _find_member(self, node: Node, key: str) -> Any:
+        ts = node._ts
+        if self.format != "json" or ts.has_error:
+            return _ABSENT
+        wanted = json.dumps(key, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        found = None
+        data = self.data
+        for pair in ts.named_children:  # a pair starts with its key: compare the bytes there
+            if data.startswith(wanted, pair.start_byte) and pair.type == "pair":
+                found = pair
+        if found is None:
+            return _ABSENT if "\\" in wanted.decode("utf-8", "replace") else None
+        member = self._json_pair(found)
+        return member if member.key == key else _ABSENT
+
     def _json_pair(self, pair: Any) -> Member:
         key_ts = pair.child_by_field_name("key")
         value_ts = pair.child_by_field_name("value")
         key = self._json_node(key_ts)
-        colon = next((c for c in pair.children if c.type == ":"), None)
+        colon = key_ts.next_sibling  # ``pair.children`` would build every child: slow
         return Member(
             str(key.value),
             key.start,
             key.end,
             self._json_node(value_ts) if value_ts is not None else None,
-            self.offsets.char(colon.end_byte) if colon is not None else None,
+            self.offsets.char(colon.end_byte) if colon is not None and colon.type == ":" else None,
         )
 
     def _items_of(self, node: Node) -> list[Node]:
