@@ -10,38 +10,38 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from workrail_engine.document import WorkflowDocument
+from .configuration import IS_WORKFLOW, SECTION, VALIDATE_WORKSPACE, Settings
 
-from . import (
-    code_actions,
-    completion,
-    folding,
-    formatting,
-    highlights,
-    hover,
-    inlay_hints,
-    links,
-    navigation,
-    rename,
-    selection,
-    symbols,
-    workspace_symbols,
-)
-from .configuration import SECTION, Settings
-from .diagnostics import DiagnosticsStore
-from .documents import DocumentState, DocumentStates
-from .positions import encoding_name
-from .workspace_index import WorkspaceIndex
-from .workspace_validation import IS_WORKFLOW, VALIDATE_WORKSPACE, validate_workspace
+if TYPE_CHECKING:
+    from workrail_engine.document import WorkflowDocument
+
+    from .diagnostics import DiagnosticsStore
+    from .documents import DocumentState, DocumentStates
+    from .workspace_index import WorkspaceIndex
+
+# Feature modules (and through them the engine's schema, lint and tree-sitter) are imported on
+# first use, not at start-up: a client waits for the process to answer ``initialize``.
+_FEATURES = (
+    "code_actions completion folding formatting highlights hover inlay_hints links navigation "
+    "rename selection symbols workspace_symbols workspace_validation"
+).split()
+
+
+def feature(name: str) -> Any:
+    """The feature module ``name`` of this package, imported the first time it is needed."""
+    assert name in _FEATURES, name
+    return importlib.import_module(f"{__package__}.{name}")
+
 
 __all__ = ["WorkrailLanguageServer", "create_language_server"]
 
@@ -56,12 +56,28 @@ class WorkrailLanguageServer(LanguageServer):
         from . import __version__
 
         super().__init__("workrail-lsp", __version__)
-        self.states = DocumentStates()
-        self.index = WorkspaceIndex()
-        self.store = DiagnosticsStore(self.index)
-        self.store.open_document = self.states.by_path
         self.pull = False
         self._pending: dict[str, asyncio.Task[None]] = {}
+
+    @functools.cached_property
+    def states(self) -> DocumentStates:
+        from .documents import DocumentStates
+
+        return DocumentStates()
+
+    @functools.cached_property
+    def index(self) -> WorkspaceIndex:
+        from .workspace_index import WorkspaceIndex
+
+        return WorkspaceIndex()
+
+    @functools.cached_property
+    def store(self) -> DiagnosticsStore:
+        from .diagnostics import DiagnosticsStore
+
+        store = DiagnosticsStore(self.index)
+        store.open_document = self.states.by_path
+        return store
 
     def state(self, uri: str, edited: WorkflowDocument | None = None) -> DocumentState:
         return self.states.get(self.workspace.get_text_document(uri), edited)
@@ -174,6 +190,8 @@ def create_language_server() -> WorkrailLanguageServer:
 def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: WorkrailLanguageServer, params: types.InitializeParams) -> None:
+        from .positions import encoding_name
+
         ls.states.encoding = encoding_name(ls.workspace.position_encoding)
         ls.pull = (
             params.capabilities.text_document is not None
@@ -217,7 +235,9 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
 
     @server.command(VALIDATE_WORKSPACE)
     def validate_workspace_command(ls: WorkrailLanguageServer, *args: Any) -> dict[str, Any]:
-        return validate_workspace(ls._roots(), ls.states.settings)
+        validation = feature("workspace_validation")
+        result: dict[str, Any] = validation.validate_workspace(ls._roots(), ls.states.settings)
+        return result
 
     @server.command(IS_WORKFLOW)
     def is_workflow_command(ls: WorkrailLanguageServer, *args: Any) -> bool:
@@ -298,28 +318,28 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     def on_completion(
         ls: WorkrailLanguageServer, params: types.CompletionParams
     ) -> types.CompletionList | None:
-        return completion.complete(
+        return feature("completion").complete(
             ls.state(params.text_document.uri), params.position, _snippets(ls)
         )
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
     def on_hover(ls: WorkrailLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return hover.hover(ls.state(params.text_document.uri), params.position)
+        return feature("hover").hover(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded
     def on_symbols(
         ls: WorkrailLanguageServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol] | None:
-        return symbols.document_symbols(ls.state(params.text_document.uri))
+        return feature("symbols").document_symbols(ls.state(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded
     def on_definition(
         ls: WorkrailLanguageServer, params: types.DefinitionParams
     ) -> list[types.Location] | None:
-        return navigation.definition(ls.state(params.text_document.uri), params.position)
+        return feature("navigation").definition(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded
@@ -327,21 +347,25 @@ def _register_features(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.ReferenceParams
     ) -> list[types.Location] | None:
         state = ls.state(params.text_document.uri)
-        return navigation.references(state, params.position, params.context.include_declaration)
+        return feature("navigation").references(
+            state, params.position, params.context.include_declaration
+        )
 
     @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
     @guarded
     def on_prepare_rename(
         ls: WorkrailLanguageServer, params: types.PrepareRenameParams
     ) -> types.PrepareRenameResult | None:
-        return rename.prepare(ls.state(params.text_document.uri), params.position)
+        return feature("rename").prepare(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
     def on_rename(
         ls: WorkrailLanguageServer, params: types.RenameParams
     ) -> types.WorkspaceEdit | None:
         # Not guarded: an invalid new id must reach the client as an error response.
-        return rename.rename(ls.state(params.text_document.uri), params.position, params.new_name)
+        return feature("rename").rename(
+            ls.state(params.text_document.uri), params.position, params.new_name
+        )
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -351,7 +375,7 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     def on_code_action(
         ls: WorkrailLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        return code_actions.code_actions(
+        return feature("code_actions").code_actions(
             ls.state(params.text_document.uri), params.range, params.context
         )
 
@@ -360,7 +384,7 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     def on_formatting(
         ls: WorkrailLanguageServer, params: types.DocumentFormattingParams
     ) -> list[types.TextEdit] | None:
-        return formatting.format_document(ls.state(params.text_document.uri))
+        return feature("formatting").format_document(ls.state(params.text_document.uri))
 
 
 def _register_structure(server: WorkrailLanguageServer) -> None:
@@ -371,35 +395,37 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
     def on_folding(
         ls: WorkrailLanguageServer, params: types.FoldingRangeParams
     ) -> list[types.FoldingRange] | None:
-        return folding.folding_ranges(ls.state(params.text_document.uri))
+        return feature("folding").folding_ranges(ls.state(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
     @guarded
     def on_selection(
         ls: WorkrailLanguageServer, params: types.SelectionRangeParams
     ) -> list[types.SelectionRange] | None:
-        return selection.selection_ranges(ls.state(params.text_document.uri), params.positions)
+        return feature("selection").selection_ranges(
+            ls.state(params.text_document.uri), params.positions
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     @guarded
     def on_links(
         ls: WorkrailLanguageServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink] | None:
-        return links.document_links(ls.state(params.text_document.uri))
+        return feature("links").document_links(ls.state(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
     @guarded
     def on_highlight(
         ls: WorkrailLanguageServer, params: types.DocumentHighlightParams
     ) -> list[types.DocumentHighlight] | None:
-        return highlights.highlights(ls.state(params.text_document.uri), params.position)
+        return feature("highlights").highlights(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.WORKSPACE_SYMBOL)
     @guarded
     def on_workspace_symbols(
         ls: WorkrailLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol] | None:
-        return workspace_symbols.workspace_symbols(
+        return feature("workspace_symbols").workspace_symbols(
             params.query, ls._roots(), ls.states.settings, ls.states
         )
 
@@ -408,14 +434,14 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
     def on_inlay_hints(
         ls: WorkrailLanguageServer, params: types.InlayHintParams
     ) -> list[types.InlayHint] | None:
-        return inlay_hints.inlay_hints(ls.state(params.text_document.uri), params.range)
+        return feature("inlay_hints").inlay_hints(ls.state(params.text_document.uri), params.range)
 
     @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded
     def on_range_formatting(
         ls: WorkrailLanguageServer, params: types.DocumentRangeFormattingParams
     ) -> list[types.TextEdit] | None:
-        return formatting.format_range(ls.state(params.text_document.uri), params.range)
+        return feature("formatting").format_range(ls.state(params.text_document.uri), params.range)
 
 
 def _snippets(ls: WorkrailLanguageServer) -> bool:
