@@ -21,6 +21,9 @@ from workrail_engine.workflow_files import is_workflow_path, names_workrail_sche
 # reads them without importing the features behind them.
 VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
 IS_WORKFLOW = "workrail.server.isWorkflow"
+PREVIEW_STEPS = "workrail.server.previewSteps"
+# Semantic token types, by index: a ``{{ }}`` reference's namespace, then its name.
+SEMANTIC_TOKEN_TYPES = ["namespace", "variable"]
 
 __all__ = ["DEFAULT_GLOBS", "SECTION", "Settings", "glob_pattern"]
 

@@ -20,7 +20,14 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from .configuration import IS_WORKFLOW, SECTION, VALIDATE_WORKSPACE, Settings
+from .configuration import (
+    IS_WORKFLOW,
+    PREVIEW_STEPS,
+    SECTION,
+    SEMANTIC_TOKEN_TYPES,
+    VALIDATE_WORKSPACE,
+    Settings,
+)
 
 if TYPE_CHECKING:
     from workrail_engine.document import WorkflowDocument
@@ -32,8 +39,8 @@ if TYPE_CHECKING:
 # Feature modules (and through them the engine's schema, lint and tree-sitter) are imported on
 # first use, not at start-up: a client waits for the process to answer ``initialize``.
 _FEATURES = (
-    "code_actions completion folding formatting highlights hover inlay_hints links navigation "
-    "rename selection symbols workspace_symbols workspace_validation"
+    "code_actions code_lens completion folding formatting highlights hover inlay_hints links navigation "
+    "rename selection semantic_tokens symbols workspace_symbols workspace_validation"
 ).split()
 
 
@@ -239,6 +246,17 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
         result: dict[str, Any] = validation.validate_workspace(ls._roots(), ls.states.settings)
         return result
 
+    @server.command(PREVIEW_STEPS)
+    def preview_steps_command(ls: WorkrailLanguageServer, *args: Any) -> dict[str, Any]:
+        uri = args[0] if args and isinstance(args[0], str) else None
+        if uri is None:
+            return {"steps": [], "message": "No document given."}
+        result: dict[str, Any] = feature("code_lens").preview_steps(ls.state(uri).value)
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=result["message"])
+        )
+        return result
+
     @server.command(IS_WORKFLOW)
     def is_workflow_command(ls: WorkrailLanguageServer, *args: Any) -> bool:
         # Editors ask before they hand a JSON/YAML document to us (VS Code moves workflow files
@@ -435,6 +453,26 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.InlayHintParams
     ) -> list[types.InlayHint] | None:
         return feature("inlay_hints").inlay_hints(ls.state(params.text_document.uri), params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    @guarded
+    def on_code_lens(
+        ls: WorkrailLanguageServer, params: types.CodeLensParams
+    ) -> list[types.CodeLens] | None:
+        return feature("code_lens").code_lenses(ls.state(params.text_document.uri))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+        types.SemanticTokensRegistrationOptions(
+            legend=types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[]),
+            full=True,
+        ),
+    )
+    @guarded
+    def on_semantic_tokens(
+        ls: WorkrailLanguageServer, params: types.SemanticTokensParams
+    ) -> types.SemanticTokens | None:
+        return feature("semantic_tokens").semantic_tokens(ls.state(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded

@@ -140,3 +140,34 @@ async def test_no_range_formatting_in_yaml(session):
         )
     )
     assert not edits
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_code_lens_preview_steps_and_validate_workspace(session, kind):
+    uri, text, _ = open_at(session, kind, "steps")
+    lenses = await session.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=ident(uri))
+    )
+    by_title = {lens.command.title: lens.command for lens in lenses}
+    assert set(by_title) == {"Preview steps", "Validate workspace"}
+    preview = by_title["Preview steps"]
+    result = await session.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=preview.command, arguments=preview.arguments)
+    )
+    # runCondition on "plan" needs mode == full: with an empty context it is skipped.
+    assert result["steps"][:1] == ["build"], result
+    assert "build" in result["message"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_semantic_tokens_for_template_references(session, kind):
+    uri, text, _ = open_at(session, kind, "steps")
+    tokens = await session.client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=ident(uri))
+    )
+    data = list(tokens.data)
+    assert len(data) == 10  # {{steps.plan.output}}: the namespace and the name
+    line = line_of(text, "{{steps")
+    column = text.splitlines()[line].index("steps.plan")
+    assert data[:5] == [line, column, len("steps"), 0, 0]
+    assert data[5:] == [0, len("steps."), len("plan.output"), 1, 0]
