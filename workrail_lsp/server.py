@@ -345,13 +345,6 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     def on_hover(ls: WorkrailLanguageServer, params: types.HoverParams) -> types.Hover | None:
         return feature("hover").hover(ls.state(params.text_document.uri), params.position)
 
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @guarded
-    def on_symbols(
-        ls: WorkrailLanguageServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol] | None:
-        return feature("symbols").document_symbols(ls.state(params.text_document.uri))
-
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded
     def on_definition(
@@ -397,23 +390,39 @@ def _register_features(server: WorkrailLanguageServer) -> None:
             ls.state(params.text_document.uri), params.range, params.context
         )
 
-    @server.feature(types.TEXT_DOCUMENT_FORMATTING)
-    @guarded
-    def on_formatting(
-        ls: WorkrailLanguageServer, params: types.DocumentFormattingParams
-    ) -> list[types.TextEdit] | None:
-        return feature("formatting").format_document(ls.state(params.text_document.uri))
+
+# Features that read one whole document and nothing else: (method, options, module, function).
+_WHOLE_DOCUMENT: list[tuple[str, Any, str, str]] = [
+    (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, "symbols", "document_symbols"),
+    (types.TEXT_DOCUMENT_FORMATTING, None, "formatting", "format_document"),
+    (types.TEXT_DOCUMENT_FOLDING_RANGE, None, "folding", "folding_ranges"),
+    (types.TEXT_DOCUMENT_DOCUMENT_LINK, None, "links", "document_links"),
+    (types.TEXT_DOCUMENT_CODE_LENS, None, "code_lens", "code_lenses"),
+    (
+        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+        types.SemanticTokensRegistrationOptions(
+            legend=types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[]),
+            full=True,
+        ),
+        "semantic_tokens",
+        "semantic_tokens",
+    ),
+]
+
+
+def _whole_document_handler(module: str, function: str) -> Callable[..., Any]:
+    def handler(ls: WorkrailLanguageServer, params: Any) -> Any:
+        return getattr(feature(module), function)(ls.state(params.text_document.uri))
+
+    handler.__name__ = handler.__qualname__ = f"on_{function}"
+    return handler
 
 
 def _register_structure(server: WorkrailLanguageServer) -> None:
-    """Folding, selection, links, highlights, workspace symbols, inlay hints, range formatting."""
-
-    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
-    @guarded
-    def on_folding(
-        ls: WorkrailLanguageServer, params: types.FoldingRangeParams
-    ) -> list[types.FoldingRange] | None:
-        return feature("folding").folding_ranges(ls.state(params.text_document.uri))
+    """The whole-document features, selection, highlights, workspace symbols, inlay hints,
+    range formatting."""
+    for method, options, module, function in _WHOLE_DOCUMENT:
+        server.feature(method, options)(guarded(_whole_document_handler(module, function)))
 
     @server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
     @guarded
@@ -423,13 +432,6 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
         return feature("selection").selection_ranges(
             ls.state(params.text_document.uri), params.positions
         )
-
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    @guarded
-    def on_links(
-        ls: WorkrailLanguageServer, params: types.DocumentLinkParams
-    ) -> list[types.DocumentLink] | None:
-        return feature("links").document_links(ls.state(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
     @guarded
@@ -453,26 +455,6 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.InlayHintParams
     ) -> list[types.InlayHint] | None:
         return feature("inlay_hints").inlay_hints(ls.state(params.text_document.uri), params.range)
-
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    @guarded
-    def on_code_lens(
-        ls: WorkrailLanguageServer, params: types.CodeLensParams
-    ) -> list[types.CodeLens] | None:
-        return feature("code_lens").code_lenses(ls.state(params.text_document.uri))
-
-    @server.feature(
-        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
-        types.SemanticTokensRegistrationOptions(
-            legend=types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[]),
-            full=True,
-        ),
-    )
-    @guarded
-    def on_semantic_tokens(
-        ls: WorkrailLanguageServer, params: types.SemanticTokensParams
-    ) -> types.SemanticTokens | None:
-        return feature("semantic_tokens").semantic_tokens(ls.state(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded
