@@ -229,6 +229,7 @@ async def measure(driver: Driver, root: Path, text: str, runs: int) -> dict[str,
         counts.add(len(await driver.pull(uri)))
         if run:
             opened.append(time.perf_counter() - began)
+        await driver.outline(uri)  # as an editor does on open (outline view, breadcrumbs)
         for step in range(4):
             began = time.perf_counter()
             driver.change(uri, types.Position(edit_line, edit_col), delete=bool(step % 2))

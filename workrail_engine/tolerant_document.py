@@ -514,15 +514,15 @@ class TolerantDocument(PointerSpans):
     def _json_node(self, ts: Any) -> Node:
         start, end = self._span(ts)
         kind = ts.type
+        # ``ts.child(n - 1)``, not ``ts.children[-1]``: the latter builds every child.
         if kind == "object" or kind == "array":
-            closed = (
-                ts.child_count > 0
-                and ts.children[-1].type in "}]"
-                and not ts.children[-1].is_missing
-            )
+            count = ts.child_count
+            last = ts.child(count - 1) if count else None
+            closed = last is not None and last.type in "}]" and not last.is_missing
             return Node(kind, start, end, closed, _ts=ts, _tree=self)
         if kind == "string":
-            last = ts.children[-1] if ts.child_count else None
+            count = ts.child_count
+            last = ts.child(count - 1) if count else None
             closed = (
                 last is not None and last.type == '"' and not last.is_missing and end > start + 1
             )
@@ -587,8 +587,10 @@ class TolerantDocument(PointerSpans):
         ts = node._ts
         if self.format == "yaml":
             return self._yaml_items(ts)
-        if not ts.has_error:
-            return [self._json_node(c) for c in ts.named_children if c.type != "comment"]
+        children = ts.named_children
+        if not ts.has_error or not any(c.type == "ERROR" for c in children):
+            # Errors only inside items: each item recovers on its own.
+            return [self._json_node(c) for c in children if c.type != "comment"]
         return _assemble(self, _flatten_json(ts.children[1:]), "array").items
 
     def _value_of(self, node: Node) -> Any:

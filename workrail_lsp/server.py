@@ -160,6 +160,7 @@ class WorkrailLanguageServer(LanguageServer):
             pending.cancel()
         self.states.drop(uri)
         self.store.forget(uri)
+        feature("symbols").forget(uri)  # its outline kept for reuse
         if state is not None and state.path is not None:
             generation = self.index.generation
             self.index.set_open(state.path, None, is_open=False)

@@ -198,3 +198,25 @@ async def test_workspace_checks_keep_seeing_the_document(session, kind):
     assert any(d.code == "WR603" for d in diagnostics), [d.code for d in diagnostics]
     session.close(other)
     session.close(uri)
+
+
+async def test_outline_after_an_edit_shows_the_edit_and_keeps_the_rest(session):
+    """Unchanged steps' symbols are reused between outlines: an edited one must not be stale."""
+    uri, text, _ = open_at(session, "valid", "steps")
+    request = types.DocumentSymbolParams(text_document=ident(uri))
+    (before,) = await session.client.text_document_document_symbol_async(request)
+    at = text.index('"Build"') + 1
+    line, column = text[:at].count("\n"), at - (text.rfind("\n", 0, at) + 1)
+    session.change(
+        uri, "Re", types.Range(types.Position(line, column), types.Position(line, column))
+    )
+    session.change(uri, "\n", types.Range(types.Position(1, 0), types.Position(1, 0)))
+    (after,) = await session.client.text_document_document_symbol_async(request)
+    assert [s.detail for s in after.children] == [
+        "prompt: Make a plan",
+        "prompt: ReBuild",
+        before.children[2].detail,
+    ]
+    assert after.children[1].detail == "prompt: ReBuild"
+    moved = [s.range.start.line for s in after.children]
+    assert moved == [s.range.start.line + 1 for s in before.children]  # a line was inserted above
