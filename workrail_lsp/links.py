@@ -1,14 +1,18 @@
-"""Document links: ``$schema`` to the schema, a loop's ``body`` step id to that step."""
+"""Document links: ``$schema`` to the schema, a loop's ``body`` step id to that step, a
+``functionReferences`` entry to its ``functionDefinitions`` entry, a ``templateCall`` routine to
+the workflow file that defines it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
 from workrail_engine.steps import walk_steps
+from workrail_engine.tolerant_document import Node
 
 from .documents import DocumentState
 from .workflow_facts import facts_of
@@ -16,7 +20,10 @@ from .workflow_facts import facts_of
 __all__ = ["document_links"]
 
 
-def document_links(state: DocumentState) -> list[types.DocumentLink] | None:
+def document_links(
+    state: DocumentState, workflow_paths: Mapping[str, str | None] | None = None
+) -> list[types.DocumentLink] | None:
+    """``workflow_paths``: path → workflow id of the workspace's workflow files (for routines)."""
     value = state.value
     if not state.is_workflow or not isinstance(value, Mapping):
         return None
@@ -26,7 +33,7 @@ def document_links(state: DocumentState) -> list[types.DocumentLink] | None:
     if isinstance(schema, str) and found is not None:
         target = _schema_target(schema, state.path)
         if target is not None:
-            out.append(_link(state, found[1], target, "Open the workflow schema"))
+            out.append(_link(state, found[1], target))
     facts = facts_of(value)
     for site in walk_steps(value):
         body = site.step.get("body")
@@ -36,14 +43,73 @@ def document_links(state: DocumentState) -> list[types.DocumentLink] | None:
         step = state.tree.locate(facts.step_pointers[body] + "/id")
         if located is None or step is None:
             continue
-        line, column = state.line_index.position(step[1].content_start or step[1].start)
-        # VS Code and Neovim open "#L<line>,<column>" (1-based) at that place of the file.
-        target = f"{state.uri}#L{line + 1},{column + 1}"
-        out.append(_link(state, located[1], target, f"Go to step {body!r}"))
+        target = _here(state, step[1])
+        out.append(_link(state, located[1], target))
+    out.extend(_function_links(state, value))
+    out.extend(_routine_links(state, value, workflow_paths or {}))
     return out
 
 
-def _link(state: DocumentState, node, target: str, tooltip: str) -> types.DocumentLink:  # type: ignore[no-untyped-def]
+def _here(state: DocumentState, node: Node) -> str:
+    line, column = state.line_index.position(node.content_start or node.start)
+    # VS Code and Neovim open "#L<line>,<column>" (1-based) at that place of the file.
+    return f"{state.uri}#L{line + 1},{column + 1}"
+
+
+def _function_links(state: DocumentState, value: Mapping[str, Any]) -> list[types.DocumentLink]:
+    """``"name()"`` in a step's functionReferences → the ``name`` of a functionDefinitions entry
+    (the step's own, its loop's, or the workflow's)."""
+    definitions: dict[str, Node] = {}
+    for pointer, container in [("", value), *((s.pointer, s.step) for s in walk_steps(value))]:
+        entries = container.get("functionDefinitions")
+        if not isinstance(entries, list):
+            continue
+        for index, entry in enumerate(entries):
+            name = entry.get("name") if isinstance(entry, Mapping) else None
+            found = state.tree.locate(f"{pointer}/functionDefinitions/{index}/name")
+            if isinstance(name, str) and found is not None:
+                definitions.setdefault(name, found[1])
+    out = []
+    for site in walk_steps(value):
+        references = site.step.get("functionReferences")
+        if not isinstance(references, list):
+            continue
+        for index, reference in enumerate(references):
+            name = (
+                reference[:-2] if isinstance(reference, str) and reference.endswith("()") else None
+            )
+            found = state.tree.locate(f"{site.pointer}/functionReferences/{index}")
+            if name in definitions and found is not None:
+                out.append(_link(state, found[1], _here(state, definitions[name])))
+    return out
+
+
+def _routine_links(
+    state: DocumentState, value: Mapping[str, Any], workflow_paths: Mapping[str, str | None]
+) -> list[types.DocumentLink]:
+    """``templateCall.templateId`` ``wr.templates.routine.x`` → the file of the routine whose
+    id is ``wr.routine-x``, ``routine-x`` or ``x`` (upstream's naming)."""
+    by_id = {wid: path for path, wid in workflow_paths.items() if wid}
+    out = []
+    for site in walk_steps(value):
+        call = site.step.get("templateCall")
+        template = call.get("templateId") if isinstance(call, Mapping) else None
+        if not isinstance(template, str) or not template.startswith(_ROUTINE):
+            continue
+        name = template[len(_ROUTINE) :]
+        path = next(
+            (by_id[i] for i in (f"wr.routine-{name}", f"routine-{name}", name) if i in by_id), None
+        )
+        found = state.tree.locate(f"{site.pointer}/templateCall/templateId")
+        if path is not None and found is not None:
+            out.append(_link(state, found[1], Path(path).resolve().as_uri()))
+    return out
+
+
+_ROUTINE = "wr.templates.routine."
+
+
+def _link(state: DocumentState, node: Node, target: str) -> types.DocumentLink:
     span = (
         Span(node.content_start, node.content_end)
         if node.kind == "string"

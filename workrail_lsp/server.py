@@ -397,7 +397,6 @@ _WHOLE_DOCUMENT: list[tuple[str, Any, str, str]] = [
     (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, "symbols", "document_symbols"),
     (types.TEXT_DOCUMENT_FORMATTING, None, "formatting", "format_document"),
     (types.TEXT_DOCUMENT_FOLDING_RANGE, None, "folding", "folding_ranges"),
-    (types.TEXT_DOCUMENT_DOCUMENT_LINK, None, "links", "document_links"),
     (types.TEXT_DOCUMENT_CODE_LENS, None, "code_lens", "code_lenses"),
     (
         types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
@@ -424,6 +423,14 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
     range formatting."""
     for method, options, module, function in _WHOLE_DOCUMENT:
         server.feature(method, options)(guarded(_whole_document_handler(module, function)))
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    @guarded
+    def on_links(
+        ls: WorkrailLanguageServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink] | None:
+        state = ls.state(params.text_document.uri)
+        return feature("links").document_links(state, ls.index.ids())
 
     @server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
     @guarded

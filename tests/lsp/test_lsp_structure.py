@@ -171,3 +171,38 @@ async def test_semantic_tokens_for_template_references(session, kind):
     column = text.splitlines()[line].index("steps.plan")
     assert data[:5] == [line, column, len("steps"), 0, 0]
     assert data[5:] == [0, len("steps."), len("plan.output"), 1, 0]
+
+
+async def test_document_links_for_function_references_and_routines(session):
+    routines = session.root / "workflows" / "routines"
+    routines.mkdir(parents=True, exist_ok=True)
+    routine = routines / "review.json"
+    routine.write_text(
+        json.dumps({"id": "wr.routine-review", "name": "Review", "steps": []}), encoding="utf-8"
+    )
+    session.client.workspace_did_change_watched_files(  # as the editor's file watcher does
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=routine.as_uri(), type=types.FileChangeType.Created)]
+        )
+    )
+    text = json.dumps(
+        {
+            "id": "calls",
+            "functionDefinitions": [{"name": "check", "definition": "Check the work"}],
+            "steps": [
+                {"id": "one", "title": "One", "prompt": "p", "functionReferences": ["check()"]},
+                {"id": "two", "templateCall": {"templateId": "wr.templates.routine.review"}},
+            ],
+        },
+        indent=2,
+    )
+    uri = session.open("calls.workflow.json", text)
+    links = await session.client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=ident(uri))
+    )
+    targets = {link.target for link in links}
+    assert routine.resolve().as_uri() in targets
+    name_line = line_of(text, '"check"')
+    name_column = text.splitlines()[name_line].index("check") + 1
+    assert f"{uri}#L{name_line + 1},{name_column}" in targets
+    session.close(uri)
