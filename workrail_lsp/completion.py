@@ -117,13 +117,13 @@ _NEW_WORKFLOW = {
 
 def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> None:
     model = schema_model()
-    nodes = model.at_path(context.path, state.value, instance_of(context))
+    nodes = model.at_path(context.path, state.value_along(context.path), instance_of(context))
     present = {m.key for m in context.members if m.key != context.token_value}
     yaml = state.is_yaml
     required = model.required(nodes)
     # An empty object may still become any alternative (a loop, an "or" condition...): offer the
     # keys of every branch; the required ones are those of the branch an empty object takes.
-    offered = model.at_path(context.path, state.value) if not present else nodes
+    offered = model.at_path(context.path, state.value_along(context.path)) if not present else nodes
     quoted = context.in_string
     comma = (
         ""

@@ -17,7 +17,7 @@ from pygls.workspace import TextDocument
 from workrail_engine.diagnostics import Diagnostic
 from workrail_engine.document import LineIndex, WorkflowDocument, detect_format, parse_document
 from workrail_engine.lint import lint_document
-from workrail_engine.tolerant_document import TolerantDocument
+from workrail_engine.tolerant_document import Node, TolerantDocument
 
 from .configuration import Settings
 from .positions import Positions
@@ -66,6 +66,15 @@ class DocumentState:
         value = self.tree.value
         return value if value is not None else self.last_good_value
 
+    def value_along(self, path: tuple[str | int, ...]) -> Any:
+        """The value as far as a schema look-up along ``path`` reads it: the whole value when it
+        is at hand; while the text is broken, the objects on the path with their scalar members
+        (recovering a 1 MB document's whole value costs tens of milliseconds per version)."""
+        if self.document.value is not None or "value" in self.tree.__dict__:
+            return self.value
+        root = self.tree.root
+        return _spine(root, path) if root is not None else self.last_good_value
+
     @property
     def workflow_id(self) -> str | None:
         """The workflow's id: the strict value's, or read from the tree while the text is broken
@@ -90,6 +99,30 @@ class DocumentState:
     @property
     def is_yaml(self) -> bool:
         return detect_format(self.path) == "yaml"
+
+
+def _spine(node: Node, path: tuple[str | int, ...]) -> Any:
+    if node.kind == "array":
+        index = path[0] if path else None
+        if isinstance(index, int) and 0 <= index < len(node.items):
+            return [*([None] * index), _spine(node.items[index], path[1:])]
+        return []  # positions left open (-1): the look-up reads no item
+    if node.kind != "object":
+        return node.value
+    out: dict[str, Any] = {}
+    for member in node.members:
+        child = member.node
+        if child is None:
+            continue
+        if path and member.key == path[0]:
+            out[member.key] = _spine(child, path[1:])
+        elif child.kind == "object":
+            out[member.key] = {}
+        elif child.kind == "array":
+            out[member.key] = []
+        else:
+            out[member.key] = child.value
+    return out
 
 
 class DocumentStates:
