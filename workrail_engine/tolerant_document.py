@@ -350,12 +350,35 @@ class TolerantDocument(PointerSpans):
                         step, child = member.key, member.node
                         break
             elif node.kind == "array":
-                for index, item in _near_items(node.items, offset):
-                    if _contains(item, offset):
-                        step, child = index, item
-                        break
+                found = self._item_at(node, offset) if node._items is None else _ABSENT
+                if found is None:
+                    break
+                if found is not _ABSENT:
+                    step, child = found
+                else:
+                    for index, item in _near_items(node.items, offset):
+                        if _contains(item, offset):
+                            step, child = index, item
+                            break
             node = child
         return chain
+
+    def _item_at(self, node: Node, offset: int) -> Any:
+        """The (index, item) of a JSON array holding ``offset``, or None, without building the
+        other items (a new tree version would otherwise build 2,800 step nodes for one look-up);
+        ``_ABSENT`` where this shortcut does not apply (errors or comments in the array)."""
+        ts = node._ts
+        if self.format != "json" or ts is None or ts.has_error:
+            return _ABSENT
+        data, start, end = self.data, ts.start_byte, ts.end_byte
+        if data.find(b"//", start, end) >= 0 or data.find(b"/*", start, end) >= 0:
+            return _ABSENT  # comments are children too: positions would not be (i - 1) / 2
+        walker = ts.walk()
+        position = walker.goto_first_child_for_byte(self.offsets.byte(offset))
+        if position is None or position % 2 == 0:  # "[", "," or "]": between items
+            return None
+        item = self._json_node(walker.node)
+        return ((position - 1) // 2, item) if _contains(item, offset) else None
 
     # -- the cursor -----------------------------------------------------------------------------
     def cursor(self, offset: int) -> CursorContext:
