@@ -226,3 +226,20 @@ def test_incremental_reparse_equals_a_fresh_parse(fmt):
         text = text[:start] + new + text[end:]
         assert document.text == text
         assert _shape(document) == _shape(parse_tolerant(text, fmt))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"steps": [{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "|d"}, {"id": "e"}]}',
+        '{"steps": [{"id": "a"}, /* note */ {"id": "b"}, {"id": "c"}, {"id": "|d"}]}',
+        '{"steps": [{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "|d"}, {"id": ]}',
+    ],
+    ids=["well-formed", "with-a-comment", "with-an-error"],
+)
+def test_the_path_through_an_array_counts_items(text):
+    offset = text.index("|")
+    document = parse_tolerant(text[:offset] + text[offset + 1 :])
+    steps = [step for step, _ in document.node_at(offset)]
+    assert steps[:3] == [None, "steps", 3]
+    assert document.cursor(offset).path == ("steps", 3)
