@@ -16,13 +16,11 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from ._syntax import SyntaxProblem
+from .limits import MAX_NESTING, TOO_DEEP
 
 __all__ = ["DuplicateKey", "JsonText", "parse_json", "parse_json_fragment"]
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-# Python's C decoder gives up near the interpreter's recursion limit; we stop well before it so
-# the error is ours, with a position, rather than a RecursionError.
-MAX_DEPTH = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +58,19 @@ _SKIP = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defin
 
 
 def _depth_error(text: str) -> SyntaxProblem | None:
-    """Where nesting first exceeds MAX_DEPTH, or None (strings are skipped, not counted)."""
+    """Where nesting first exceeds MAX_NESTING, or None (strings are skipped, not counted).
+
+    Only for text too deep for Python's C decoder (it stops near the recursion limit): a value
+    that parsed is measured by the document model instead.
+    """
     depth = 0
     for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', text):
         token = match.group()
         if token in "[{":
             depth += 1
-            if depth > MAX_DEPTH:
+            if depth > MAX_NESTING:
                 at = match.start()
-                return SyntaxProblem(
-                    f"Nesting is deeper than {MAX_DEPTH} levels; a workflow never needs this much",
-                    at,
-                    at + 1,
-                    "WR005",
-                )
+                return SyntaxProblem(TOO_DEEP, at, at + 1, "WR005")
         elif token in "]}":
             depth -= 1
     return None

@@ -213,8 +213,23 @@ async def _pump_output(
         async with from_sdk:
             async for session_message in from_sdk:
                 message = session_message.message
-                await writer.write(_encode(message, known))
-                if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+                is_answer = isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError)
+                try:
+                    line = _encode(message, known)
+                except Exception:  # noqa: BLE001 - one unserializable message must not end the server
+                    logger.exception("a message could not be serialized; not sent")
+                    if not is_answer:
+                        continue
+                    line = json.dumps(
+                        error_response(
+                            message.id,
+                            -32603,
+                            "Internal error",
+                            "the result could not be serialized",
+                        )
+                    )
+                await writer.write(line)
+                if is_answer:
                     in_flight.answered(message.id)
     finally:
         done.set()

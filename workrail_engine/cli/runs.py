@@ -237,6 +237,9 @@ def _leave(code: int) -> None:
     from workrail_engine.runs import durable_runs_in_progress
 
     if durable_runs_in_progress():
+        from workrail_engine.runs import durable
+
+        durable.kill_in_flight()  # not left running until some process opens the store again
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

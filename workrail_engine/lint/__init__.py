@@ -43,12 +43,24 @@ class LintResult:
         return [d for d in self.diagnostics if d.severity is Severity.WARNING]
 
 
-def lint_document(doc: WorkflowDocument) -> list[Diagnostic]:
-    """All diagnostics for one document, sorted by position. Never raises for any document."""
+def lint_document(
+    doc: WorkflowDocument, workflow_ids: Iterable[str] | None = None
+) -> list[Diagnostic]:
+    """All diagnostics for one document, sorted by position. Never raises for any document.
+
+    ``workflow_ids``: the ids of the catalog the document will join, when the caller knows
+    them; a `templateCall` naming none of their routines is then WR703.
+    """
     found = list(doc.syntax_errors)
     if doc.value is not None:
         try:
             found.extend(_content_diagnostics(doc))
+            if workflow_ids is not None:
+                from .upstream import template_call_diagnostics
+
+                own = doc.value.get("id") if isinstance(doc.value, Mapping) else None
+                known = {*workflow_ids, *([own] if isinstance(own, str) else [])}
+                found.extend(template_call_diagnostics([doc], known).get(doc.path or "", []))
         except RecursionError:
             found.append(
                 Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span(""))
@@ -80,7 +92,11 @@ def _without_superseded(found: list[Diagnostic]) -> list[Diagnostic]:
     }
     typed = {d.pointer for d in found if d.code in _EXPRESSION_CODES}
 
+    mixed_groups = {d.pointer for d in found if d.code == "WR206"}
+
     def superseded(d: Diagnostic) -> bool:
+        if d.code == "WR102" and d.pointer in mixed_groups:
+            return True  # the group's 'steps' next to 'parallelDelegations': WR206 says why
         if d.code == "WR103":
             return (d.pointer, d.data.get("property")) in specific
         return d.code in ("WR101", "WR105", "WR106") and d.pointer in typed
@@ -95,9 +111,11 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     # Imported here so that reading a document never pays for the schema validator.
     from .findings import step_findings
     from .metadata import metadata_diagnostics
+    from .parameters import parameters_diagnostics
     from .references import reference_diagnostics
     from .schema_errors import schema_diagnostics
     from .structure import structure_diagnostics
+    from .upstream import upstream_diagnostics
 
     sites = list(walk_steps(doc.value))
     found = step_findings(sites, doc.lint_cache)
@@ -109,9 +127,11 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     return [
         *schema_diagnostics(doc),
         *structure_diagnostics(doc, sites),
+        *upstream_diagnostics(doc, sites),
         *reference_diagnostics(doc, sites, found),
         *local,
         *metadata_diagnostics(doc),
+        *parameters_diagnostics(doc),
     ]
 
 

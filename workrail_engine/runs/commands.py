@@ -88,7 +88,12 @@ def _spec(
     }
     timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
     return CommandSpec(
-        argv, cwd, env, timeout=min(timeouts) if timeouts else None, grace=settings.grace
+        argv,
+        cwd,
+        env,
+        timeout=min(timeouts) if timeouts else None,
+        grace=settings.grace,
+        secrets=tuple(secrets.values.values()),
     )
 
 

@@ -15,6 +15,7 @@ several machines share the work.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -36,7 +37,7 @@ from .journal import Journal
 from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
-from .sqlite_store import sqlite_engine
+from .sqlite_store import DATABASE, make_private, sqlite_engine
 from .walker import RunWalker, run_with_retries
 from .workspace import minimal_environment
 
@@ -44,6 +45,7 @@ __all__ = [
     "APP_VERSION",
     "launch",
     "exit_promptly_on_shutdown",
+    "kill_in_flight",
     "live_run_ids",
     "shutdown",
     "start_run",
@@ -85,6 +87,7 @@ def _cancelled(run_ids: list[str]) -> list[str]:
 _launched: tuple[Path, str] | None = None
 _executor_lock: ExecutorLock | None = None
 _exit_hook = False
+_exit_cleanup = False
 
 
 def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
@@ -105,8 +108,9 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
         return _launched[1]
     _settings = settings
     _watch = CancelWatch(_cancelled)
+    make_private(home, sqlite=not database_url)
     lock = ExecutorLock(home)
-    url = database_url or f"sqlite:///{home / 'runs.sqlite'}"
+    url = database_url or f"sqlite:///{home / DATABASE}"
     DBOS(
         config={
             "name": "workrail",
@@ -146,6 +150,12 @@ def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> 
         _recover(home, dead)
     _executor_lock = lock
     _launched = (home, lock.executor_id)
+    global _exit_cleanup
+    if not _exit_cleanup:
+        # A process that ends with nothing in flight leaves no lock file behind (`workrail runs`
+        # would leave one per call): the same clean stop as `shutdown`.
+        atexit.register(shutdown)
+        _exit_cleanup = True
     return lock.executor_id
 
 
@@ -193,11 +203,17 @@ def exit_promptly_on_shutdown() -> None:
         _exit_hook = True
 
 
+def kill_in_flight() -> None:
+    """Kill the processes of the steps running here, for an exit with runs in flight (the runs
+    are durable: the next process that opens the store runs those steps again)."""
+    if _groups is not None:
+        _groups.kill_all()
+
+
 def _exit_if_busy() -> None:
     if not _live:
         return
-    if _groups is not None:
-        _groups.kill_all()
+    kill_in_flight()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -216,15 +232,23 @@ def shutdown() -> None:
         DBOS.destroy(workflow_completion_timeout_sec=0)
         if _watch is not None:
             _watch.stop()
-        if (
-            not _live
-        ):  # a run still in flight here keeps its journal and logs until the process exits
+        # A run still in flight here keeps its journal and logs until the process exits, and a
+        # run pending on this executor (in flight, or dequeued just before DBOS stopped) keeps
+        # its lock file, so that the next process recovers it.
+        if not _live and not _owns_pending(_launched[1]):
             for part in (_groups, _journal, _liveness):
                 if part is not None:
                     part.close()
             if _executor_lock is not None:
                 _executor_lock.release()
         _launched = _groups = _executor_lock = _journal = _liveness = None
+
+
+def _owns_pending(executor_id: str) -> bool:
+    try:
+        return _journal is not None and _journal.owns_pending(executor_id)
+    except Exception:  # the store is unreadable: keep the lock file, recovery will sort it out
+        return True
 
 
 _changed = threading.Condition()  # notified when a run of this process changes status

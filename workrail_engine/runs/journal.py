@@ -306,3 +306,12 @@ class Journal:
             tuple(run_ids),
         )
         return dict(rows)
+
+    def owns_pending(self, executor_id: str) -> bool:
+        """Whether runs (or members) are pending on this executor: its lock file must then stay,
+        so that the next process recovers them."""
+        rows = self._read(
+            "SELECT 1 FROM {status} WHERE executor_id = ? AND status = 'PENDING' LIMIT 1",
+            (executor_id,),
+        )
+        return bool(rows)

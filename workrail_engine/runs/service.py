@@ -22,6 +22,7 @@ from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters
 from .plan import has_commands, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
+from .secrets import SecretSet
 from .walker import condition_context
 from .workspace import check_sandbox
 
@@ -110,10 +111,11 @@ class RunService:
 
     def plan(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
         values = self.prepare(workflow, parameters, options)
+        masks = _secrets_of(workflow)  # as the run would store and use them (see `run`)
         return plan_run(
             workflow,
-            values,
-            options.context,
+            masks.mask(values),
+            masks.mask(options.context),
             self.project,
             options.parallel_limit,
             options.timeout or workflow.get("timeoutSeconds"),
@@ -135,12 +137,15 @@ class RunService:
 
         timeout = options.timeout or workflow.get("timeoutSeconds")
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
+        # The run's input is stored: a parameter or a context value holding a secret's value is
+        # stored (and seen by the steps) masked, as everything else of the run.
+        masks = _secrets_of(workflow)
         durable.start_run(
             run_id,
             {
                 "workflow": workflow,
-                "parameters": values,
-                "context": options.context,
+                "parameters": masks.mask(values),
+                "context": masks.mask(options.context),
                 "deadline": time.time() + timeout if timeout else None,
                 "parallel_limit": options.parallel_limit,
                 "started_at": time.time(),
@@ -232,7 +237,8 @@ class RunService:
     # --- acting on a run -----------------------------------------------------------------
 
     def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
-        snap = self.get(run_id)
+        raw = self._raw(run_id)
+        snap = _public(raw)
         if snap["status"] not in ACTIVE:
             return {
                 "status": snap["status"],
@@ -243,8 +249,9 @@ class RunService:
 
         from . import durable
 
+        masks = _secrets_of(raw["_workflow"])
         DBOS.update_workflow_attributes(
-            run_id, {"cancel_reason": reason or "cancelled"}, merge=True
+            run_id, {"cancel_reason": masks.mask(reason or "cancelled")}, merge=True
         )
         DBOS.cancel_workflow(run_id, cancel_children=True)
         durable.watch().cancel_local(run_id)
@@ -271,22 +278,34 @@ class RunService:
             "steps": {},
         }
         checked = validate_output(step.get("validationCriteria"), output, condition_context(values))
+        masks = _secrets_of(snap["_workflow"])
         if not checked.valid:
-            return {
-                **_public(snap),
-                "outcome": "blocked",
-                "issues": checked.issues,
-                "suggestions": checked.suggestions,
-            }
+            blocked: dict[str, Any] = masks.mask(
+                {
+                    **_public(snap),
+                    "outcome": "blocked",
+                    "issues": checked.issues,
+                    "suggestions": checked.suggestions,
+                }
+            )
+            return blocked
         from dbos import DBOS
 
+        # DBOS stores the message (and the run's receipt of it): masked before it is sent.
         DBOS.send(
             run_id,
-            {"step_key": waiting["step_key"], "output": output, "context": context or {}},
+            masks.mask(
+                {"step_key": waiting["step_key"], "output": output, "context": context or {}}
+            ),
             topic="continue",
         )
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
         return {**after, "outcome": "accepted"}
+
+
+def _secrets_of(workflow: dict[str, Any]) -> SecretSet:
+    """The masks of a workflow's declared secrets, read from this process's environment."""
+    return SecretSet.from_environment(list(workflow.get("secrets") or []))
 
 
 def _find_step(workflow: dict, step_id: str) -> dict:

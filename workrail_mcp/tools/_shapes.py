@@ -5,6 +5,14 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.ids import (
+    ID_MAX_LENGTH,
+    ID_MIN_LENGTH,
+    STEP_ID_PATTERN,
+    WORKFLOW_ID_PATTERN,
+    WORKFLOW_ID_RULE,
+)
+
 __all__ = [
     "ContextArg",
     "StepId",
@@ -12,15 +20,13 @@ __all__ = [
     "WorkflowSummary",
 ]
 
-_ID_PATTERN = r"^[a-z0-9-]+$"
-
 WorkflowId = Annotated[
     str,
     Field(
-        description="A workflow id as listed by workflow_list (lowercase letters, digits and '-', 3-64 characters).",
-        pattern=_ID_PATTERN,
-        min_length=3,
-        max_length=64,
+        description=f"A workflow id as listed by workflow_list ({WORKFLOW_ID_RULE}).",
+        pattern=WORKFLOW_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=ID_MAX_LENGTH,
     ),
 ]
 
@@ -28,9 +34,9 @@ StepId = Annotated[
     str,
     Field(
         description="A step id of that workflow (lowercase letters, digits and '-', 3-64 characters).",
-        pattern=_ID_PATTERN,
-        min_length=3,
-        max_length=64,
+        pattern=STEP_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=ID_MAX_LENGTH,
     ),
 ]
 

@@ -9,7 +9,14 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.catalog import user_directory
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
+from workrail_engine.ids import (
+    ID_MAX_LENGTH,
+    ID_MIN_LENGTH,
+    WORKFLOW_ID_PATTERN,
+    WORKFLOW_ID_RULE,
+)
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
 from workrail_mcp.tools._shapes import WorkflowSummary
@@ -70,12 +77,12 @@ WorkflowName = Annotated[
     str,
     Field(
         description=(
-            "The new workflow's id and file name (lowercase letters, digits and '-', 3-64 characters); "
+            f"The new workflow's id and file name ({WORKFLOW_ID_RULE}); "
             "it is written as <name>.json in the project's workflow directory."
         ),
-        pattern=r"^[a-z0-9-]+$",
-        min_length=3,
-        max_length=64,
+        pattern=WORKFLOW_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=ID_MAX_LENGTH,
     ),
 ]
 
@@ -101,11 +108,11 @@ def _serialize(name: str, definition: dict[str, Any]) -> str:
     return json.dumps(definition, indent=2, ensure_ascii=False) + "\n"
 
 
-def _lint(text: str, path: str) -> list[Any]:
+def _lint(text: str, path: str, workflow_ids: list[str]) -> list[Any]:
     from workrail_engine.document import parse_document
     from workrail_engine.lint import lint_document
 
-    diagnostics = lint_document(parse_document(text, path=path, fmt="json"))
+    diagnostics = lint_document(parse_document(text, path=path, fmt="json"), workflow_ids)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise InvalidWorkflow(
@@ -134,8 +141,12 @@ def create_workflow(
 ) -> Created:
     text = _serialize(name, definition)
     directory = env.catalog.writable_directory(location)
-    target = target_path(directory, name)
-    warnings = _lint(text, str(target))
+    # The project's directory may come from a cloned repository: it must stay in the project.
+    # The user's directory is the user's own choice (WORKRAIL_HOME), wherever it links.
+    from_project = location == "project" and directory != user_directory()
+    project = directory.parent if from_project else None
+    target = target_path(directory, name, inside=project)
+    warnings = _lint(text, str(target), env.catalog.ids())
     existing = existing_workflow_file(directory, name)
     if existing is not None and not overwrite:
         raise InvalidParams(

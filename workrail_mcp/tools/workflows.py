@@ -5,6 +5,7 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.ids import ID_MAX_LENGTH, ID_MIN_LENGTH, STEP_ID_PATTERN
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
 
@@ -100,7 +101,7 @@ class NextStep(TypedDict):
 
 
 CompletedSteps = Annotated[
-    list[Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]],
+    list[Annotated[str, Field(pattern=STEP_ID_PATTERN)]],
     Field(
         description=(
             "The ids of the steps you completed, in the order you completed them: a log, [] at the start. "
@@ -114,9 +115,9 @@ CurrentStep = Annotated[
     str | None,
     Field(
         description="Optional: the id of the step just worked on (it is checked to exist).",
-        pattern=r"^[a-z0-9-]+$",
-        min_length=3,
-        max_length=64,
+        pattern=STEP_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=ID_MAX_LENGTH,
     ),
 ]
 

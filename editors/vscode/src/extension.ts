@@ -40,9 +40,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     serverLog,
     vscode.commands.registerCommand("workrail.validateWorkspace", validateWorkspace),
-    vscode.commands.registerCommand("workrail.restartServer", async () => {
-      await stopClient();
-      await startClient(context);
+    vscode.commands.registerCommand("workrail.restartServer", () => restartClient(context)),
+    // A new server path, interpreter or arguments takes effect at once, without a reload.
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration("workrail.server")) {
+        await restartClient(context);
+      }
     }),
   );
   await startClient(context);
@@ -115,6 +118,11 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   client = new LanguageClient("workrail", "WorkRail", serverOptions, clientOptions);
   context.subscriptions.push(client);
   await client.start();
+}
+
+async function restartClient(context: vscode.ExtensionContext): Promise<void> {
+  await stopClient();
+  await startClient(context);
 }
 
 async function stopClient(): Promise<void> {

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import click
 
 from workrail_engine.cli.formatters.base import Formatter
-from workrail_engine.cli.formatters.codeframe import code_frame, printable
+from workrail_engine.cli.formatters.codeframe import code_frame, printable, printable_path
 from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Diagnostic, Related, Severity
 
@@ -63,7 +63,7 @@ class TextFormatter(Formatter):
         loc = report.location(diagnostic)
         color = COLORS[diagnostic.severity]
         head = (
-            f"{self._style(f'{report.path}:{loc.line}:{loc.column}:', bold=True)} "
+            f"{self._style(f'{printable_path(report.path)}:{loc.line}:{loc.column}:', bold=True)} "
             f"{self._style(diagnostic.code, fg=color, bold=True)} {printable(diagnostic.message)}"
         )
         lines = [head, *self._frame(report, diagnostic, color)]
@@ -87,6 +87,6 @@ class TextFormatter(Formatter):
 def _note(where: FileReport | None, related: Related) -> str:
     """``= note: message (path:line:col)``; just the path when that file was not checked."""
     if where is None:
-        return f"  = note: {printable(related.message)} ({related.path})"
+        return f"  = note: {printable(related.message)} ({printable_path(related.path)})"
     line, col = where.document.line_index.position(related.span.start)
-    return f"  = note: {printable(related.message)} ({where.path}:{line + 1}:{col + 1})"
+    return f"  = note: {printable(related.message)} ({printable_path(where.path)}:{line + 1}:{col + 1})"
