@@ -11,6 +11,7 @@ from typing import Any
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
+from workrail_engine.routine_templates import routine_ids_for
 from workrail_engine.steps import walk_steps
 from workrail_engine.tolerant_document import Node
 
@@ -87,26 +88,20 @@ def _function_links(state: DocumentState, value: Mapping[str, Any]) -> list[type
 def _routine_links(
     state: DocumentState, value: Mapping[str, Any], workflow_paths: Mapping[str, str | None]
 ) -> list[types.DocumentLink]:
-    """``templateCall.templateId`` ``wr.templates.routine.x`` → the file of the routine whose
-    id is ``wr.routine-x``, ``routine-x`` or ``x`` (upstream's naming)."""
+    """``templateCall.templateId`` ``wr.templates.routine.x`` → the file of the routine that
+    provides it (``routine_templates.routine_ids_for``: upstream's naming)."""
     by_id = {wid: path for path, wid in workflow_paths.items() if wid}
     out = []
     for site in walk_steps(value):
         call = site.step.get("templateCall")
         template = call.get("templateId") if isinstance(call, Mapping) else None
-        if not isinstance(template, str) or not template.startswith(_ROUTINE):
+        if not isinstance(template, str):
             continue
-        name = template[len(_ROUTINE) :]
-        path = next(
-            (by_id[i] for i in (f"wr.routine-{name}", f"routine-{name}", name) if i in by_id), None
-        )
+        path = next((by_id[i] for i in routine_ids_for(template) if i in by_id), None)
         found = state.tree.locate(f"{site.pointer}/templateCall/templateId")
         if path is not None and found is not None:
             out.append(_link(state, found[1], Path(path).resolve().as_uri()))
     return out
-
-
-_ROUTINE = "wr.templates.routine."
 
 
 def _link(state: DocumentState, node: Node, target: str) -> types.DocumentLink:

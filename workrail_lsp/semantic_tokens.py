@@ -42,6 +42,11 @@ def _pieces(text: str) -> list[tuple[int, int, int]]:
     out: list[tuple[int, int, int]] = []
     for ref in find_references(text):
         inside = text[ref.span.start : ref.span.end]
+        if ref.bare:  # {{name}}: a context variable written without its namespace
+            at = inside.find(ref.text)
+            if at >= 0:
+                out.append((ref.span.start + at, ref.span.start + at + len(ref.text), _NAME))
+            continue
         at = inside.find(ref.namespace)
         if at < 0 or not ref.namespace:
             continue

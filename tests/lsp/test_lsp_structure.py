@@ -206,3 +206,19 @@ async def test_document_links_for_function_references_and_routines(session):
     name_column = text.splitlines()[name_line].index("check") + 1
     assert f"{uri}#L{name_line + 1},{name_column}" in targets
     session.close(uri)
+
+
+async def test_semantic_tokens_for_a_bare_context_reference(session):
+    text = '{"id": "bare", "steps": [{"id": "one", "title": "T", "prompt": "Use {{currentItem}} and {{context.mode}}"}]}'
+    uri = session.open("bare.workflow.json", text)
+    tokens = await session.client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=ident(uri))
+    )
+    first = text.index("currentItem")
+    second = text.index("context.mode")
+    assert list(tokens.data) == [
+        0, first, len("currentItem"), 1, 0,
+        0, second - first, len("context"), 0, 0,
+        0, len("context."), len("mode"), 1, 0,
+    ]  # fmt: skip
+    session.close(uri)
