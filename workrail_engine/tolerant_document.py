@@ -527,6 +527,9 @@ class TolerantDocument(PointerSpans):
                     chain.append((position, item))
                     node = item
                     continue
+                if not stripped and line.rstrip().endswith("-"):
+                    # Just after "- ": a new item, whose keys are what gets typed next.
+                    chain.append((position, self._empty_object(offset)))
                 break
             else:
                 break

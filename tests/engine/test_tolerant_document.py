@@ -243,3 +243,8 @@ def test_the_path_through_an_array_counts_items(text):
     steps = [step for step, _ in document.node_at(offset)]
     assert steps[:3] == [None, "steps", 3]
     assert document.cursor(offset).path == ("steps", 3)
+
+
+def test_yaml_cursor_just_after_a_dash_is_in_a_new_item():
+    context = at("id: x\nsteps:\n  - id: a\n  - |\n", "yaml")
+    assert context.path == ("steps", 1) and context.in_key
