@@ -21,6 +21,7 @@ from workrail_engine.workflow_files import is_workflow_path, names_workrail_sche
 # reads them without importing the features behind them.
 VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
 IS_WORKFLOW = "workrail.server.isWorkflow"
+"""Arguments ``(uri, text)``; answers whether the server treats that document as a workflow."""
 PREVIEW_STEPS = "workrail.server.previewSteps"
 # Semantic token types, by index: a ``{{ }}`` reference's namespace, then its name.
 SEMANTIC_TOKEN_TYPES = ["namespace", "variable"]

@@ -8,6 +8,7 @@ index's generation), so a pull for an unchanged document is answered "unchanged"
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,9 +19,10 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from workrail_engine.diagnostics import Diagnostic, Severity
-from workrail_engine.document import LineIndex, read_document
+from workrail_engine.document import LineIndex, WorkflowDocument, read_document
 from workrail_engine.lint import duplicate_workflow_ids
 
+from .disk_files import ReadTimedOut, bounded_read, read_unopened
 from .documents import DocumentState
 from .positions import Positions
 from .workspace_index import WorkspaceIndex
@@ -59,17 +61,26 @@ def lsp_diagnostic(diagnostic: Diagnostic, state: DocumentState) -> types.Diagno
 def _location(path: str | None, span, state: DocumentState) -> types.Location:
     if path is None or (state.path is not None and Path(path) == Path(state.path)):
         return types.Location(uri=state.uri, range=state.positions.range(span))
-    index = LineIndex(_read_text(path))
+    index = LineIndex(read_unopened(path))
     return types.Location(
         uri=from_fs_path(path) or path, range=Positions(index, state.encoding).range(span)
     )
 
 
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
+def _read_documents(paths: list[str]) -> list[WorkflowDocument]:
+    """The other files' documents, each read on a read thread: one on a stalled disk is left out."""
+    documents = []
+    for path in paths:
+        try:
+            documents.append(bounded_read(functools.partial(read_document, path)))
+        except ReadTimedOut as error:
+            log.warning("not reading %s: %s", path, error)
+    return documents
+
+
+def _editor_document(state: DocumentState) -> Any:
+    """An open document as the editor has it: parsed, or its tree while it does not parse."""
+    return state.document if state.document.value is not None else state.tree
 
 
 @dataclass
@@ -99,13 +110,6 @@ class DiagnosticsStore:
         self._reports[state.uri] = report
         return report
 
-    def _document_of(self, path: str) -> Any:
-        """An open document's tree (its text in the editor, even half-typed), else the file."""
-        state = self.open_document(path)
-        if state is not None:
-            return state.document if state.document.value is not None else state.tree
-        return read_document(path)
-
     def forget(self, uri: str) -> None:
         self._reports.pop(uri, None)
 
@@ -124,6 +128,11 @@ class DiagnosticsStore:
         others = self.index.others_with_id(state.path, workflow_id)
         if not others:
             return []
-        documents = [state.document, *(self._document_of(path) for path in others)]
+        opened = {path: self.open_document(path) for path in others}
+        documents = [
+            state.document,
+            *(_editor_document(s) for s in opened.values() if s is not None),
+            *_read_documents([path for path, s in opened.items() if s is None]),
+        ]
         found = duplicate_workflow_ids(documents).get(state.path, [])
         return [lsp_diagnostic(d, state) for d in found]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from .configuration import (
     IS_WORKFLOW,
@@ -28,6 +29,8 @@ from .configuration import (
     VALIDATE_WORKSPACE,
     Settings,
 )
+from .disk_files import read_unopened
+from .protocol import AnsweringProtocol
 
 if TYPE_CHECKING:
     from workrail_engine.document import WorkflowDocument
@@ -62,7 +65,7 @@ class WorkrailLanguageServer(LanguageServer):
     def __init__(self) -> None:
         from . import __version__
 
-        super().__init__("workrail-lsp", __version__)
+        super().__init__("workrail-lsp", __version__, protocol_cls=AnsweringProtocol)
         self.pull = False
         self._pending: dict[str, asyncio.Task[None]] = {}
 
@@ -87,7 +90,12 @@ class WorkrailLanguageServer(LanguageServer):
         return store
 
     def state(self, uri: str, edited: WorkflowDocument | None = None) -> DocumentState:
-        return self.states.get(self.workspace.get_text_document(uri), edited)
+        document = self.workspace.get_text_document(uri)
+        if document.version is None:
+            # Not opened by the client: pygls would read the file itself, whatever it is (a FIFO
+            # blocks the server, /dev/zero never ends); read it the bounded way instead.
+            document = TextDocument(document.uri, source=read_unopened(document.path))
+        return self.states.get(document, edited)
 
     def apply_settings(self, settings: Settings) -> None:
         self.states.reclassify(settings)

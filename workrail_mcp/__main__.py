@@ -60,6 +60,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=[],
         help="another Host name HTTP clients may use (DNS-rebinding protection)",
     )
+    parser.add_argument(
+        "--allowed-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="another browser Origin (scheme://host:port) allowed to call the HTTP server; "
+        "by default only the server's own",
+    )
     return parser.parse_args(argv)
 
 
@@ -115,7 +123,12 @@ def serve(args: argparse.Namespace) -> int:
         try:
             return anyio.run(
                 lambda: serve_http(
-                    server, catalog, host=args.host, port=args.port, allowed_hosts=args.allowed_host
+                    server,
+                    catalog,
+                    host=args.host,
+                    port=args.port,
+                    allowed_hosts=args.allowed_host,
+                    allowed_origins=args.allowed_origin,
                 )
             )
         except ListenError as error:  # a busy port is the person's to fix: one line, no traceback

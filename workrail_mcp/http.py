@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import hmac
 import os
@@ -11,11 +12,16 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 import anyio
+import h11
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = [
+    "BODY_TIMEOUT_SECONDS",
+    "HEADER_TIMEOUT_SECONDS",
     "TOKEN_ENV",
+    "RequestDeadlineProtocol",
     "BearerTokenGate",
     "ListenError",
     "bind_listener",
@@ -25,6 +31,10 @@ __all__ = [
 
 TOKEN_ENV = "WORKRAIL_HTTP_TOKEN"
 MCP_PATH = "/mcp"
+# A request's headers must arrive within this many seconds of the server waiting for them,
+# and its body within BODY_TIMEOUT_SECONDS of its headers (a 4 MiB body at 150 KB/s).
+HEADER_TIMEOUT_SECONDS = 10.0
+BODY_TIMEOUT_SECONDS = 30.0
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -65,18 +75,28 @@ def bind_listener(host: str, port: int) -> socket.socket:
 
 
 class BearerTokenGate:
-    """ASGI middleware: without ``Authorization: Bearer <token>``, 401 and nothing else."""
+    """ASGI middleware: without ``Authorization: Bearer <token>``, 401 and nothing else.
+
+    The scheme is matched case-insensitively (RFC 9110 §11.1), the token exactly and in
+    constant time.
+    """
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
+
+    def _authorized(self, header: bytes) -> bool:
+        scheme, _, credentials = header.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(
+            credentials.lstrip(b" "), self.expected
+        )
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-        if hmac.compare_digest(given, self.expected):
-            return await self.app(scope, receive, send)
+        if scope["type"] != "http" or self._authorized(
+            dict(scope.get("headers") or ()).get(b"authorization", b"")
+        ):
+            await self.app(scope, receive, send)
+            return
         await send(
             {
                 "type": "http.response.start",
@@ -90,26 +110,95 @@ class BearerTokenGate:
         await send({"type": "http.response.body", "body": b""})
 
 
-def _security(host: str, extra_hosts: Sequence[str]) -> TransportSecuritySettings:
-    """DNS-rebinding protection on every bind: only the names we listen as are accepted."""
+def _security(
+    host: str, port: int, extra_hosts: Sequence[str], extra_origins: Sequence[str]
+) -> TransportSecuritySettings:
+    """DNS-rebinding protection on every bind: only the names we listen as are accepted.
+
+    A browser's Origin must be this server's own (scheme, host and port): a page served by
+    another local port is another site. The SDK compares Origin strings exactly, so each
+    accepted spelling is listed; a browser leaves out the port when it is 80.
+    """
     names = ["127.0.0.1", "localhost", "[::1]"]
     if host not in _LOCAL_HOSTS:
         names.append(f"[{host}]" if ":" in host else host)
     names.extend(extra_hosts)
+    ports = [f":{port}", ""] if port == 80 else [f":{port}"]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{name}:*" for name in names],
-        allowed_origins=[f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")],
+        allowed_origins=[f"http://{name}{p}" for name in names for p in ports]
+        + [origin.rstrip("/") for origin in extra_origins],
     )
 
 
 def build_http_app(
-    server: MCPServer, *, host: str, token: str | None, allowed_hosts: Sequence[str] = ()
+    server: MCPServer,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> Any:
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=_security(host, allowed_hosts)
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=_security(host, port, allowed_hosts, allowed_origins),
     )
     return BearerTokenGate(app, token) if token else app
+
+
+class RequestDeadlineProtocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with deadlines for receiving each request.
+
+    uvicorn times out only an idle kept-alive connection, and any byte received cancels that
+    timer: a client that opens a connection and sends nothing, trickles a header a byte at a time
+    (slowloris) or a body likewise, holds the connection forever. Here each phase has a total
+    deadline, however the bytes arrive: a request's headers `HEADER_TIMEOUT_SECONDS` from the
+    moment the server waits for them, its body `BODY_TIMEOUT_SECONDS` from its headers; past it
+    the connection is closed.
+    """
+
+    _deadline: asyncio.TimerHandle | None = None
+    _deadline_phase: object = None  # the h11 state of the client the deadline is for
+
+    def _watch(self) -> None:
+        """Arm the deadline of what the client is sending now (or none once it has sent it)."""
+        phase = self.conn.their_state
+        if phase is self._deadline_phase:
+            return  # the same phase: its deadline stands, whatever bytes arrived meanwhile
+        self._cancel_deadline()
+        seconds = {h11.IDLE: HEADER_TIMEOUT_SECONDS, h11.SEND_BODY: BODY_TIMEOUT_SECONDS}.get(phase)
+        if seconds is not None and not self.transport.is_closing():
+            self._deadline_phase = phase
+            self._deadline = self.loop.call_later(seconds, self._deadline_passed, phase)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._deadline_phase = None, None
+
+    def _deadline_passed(self, phase: object) -> None:
+        self._deadline, self._deadline_phase = None, None
+        if self.conn.their_state is phase and not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._watch()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_deadline()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch()  # the next request on a kept-alive connection
 
 
 def _banner(url: str, catalog: Any, token: bool, out: TextIO, exposed: bool = False) -> None:
@@ -143,14 +232,24 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 8765,
     allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
     out: TextIO = sys.stderr,
 ) -> int:
     import uvicorn
 
     listener = bind_listener(host, port)  # raises ListenError before anything else starts
     token = os.environ.get(TOKEN_ENV) or None
-    app = build_http_app(server, host=host, token=token, allowed_hosts=allowed_hosts)
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    app = build_http_app(
+        server,
+        host=host,
+        port=listener.getsockname()[1],
+        token=token,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
+    web = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", http=RequestDeadlineProtocol)
+    )
     async with anyio.create_task_group() as group:
         group.start_soon(web.serve, [listener])
         while not web.started:

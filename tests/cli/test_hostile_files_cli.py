@@ -228,3 +228,30 @@ def test_a_path_with_a_newline_is_escaped_in_text_output(tmp_path):
     listed = workrail(tmp_path, "list", timeout=20)
     assert "\x1b" not in listed.stdout + listed.stderr
     assert "evil\\nforged.json" in listed.stderr
+
+
+# --- item 1 on the command line: --context and --param values ----------------------------
+
+
+@pytest.mark.parametrize("depth", [100, 5000])
+def test_deep_json_in_context_and_param_values_is_a_usage_error(tmp_path, depth):
+    deep = "[" * depth + "]" * depth
+    path = tmp_path / "flow.json"
+    path.write_text(
+        json.dumps(
+            {
+                "id": "flow",
+                "name": "Flow",
+                "description": "d",
+                "steps": [{"id": "one", "title": "One", "prompt": "p"}],
+            }
+        )
+    )
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "flow.json").write_text(path.read_text())
+    nxt = workrail(tmp_path, "next", "flow", "--context", f"x={deep}", timeout=30)
+    run = workrail(tmp_path, "run", str(path), "--dry-run", "--param", f"x={deep}", timeout=30)
+    for done in (nxt, run):
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "nested deeper than 64 levels" in done.stderr
+        assert "Traceback" not in done.stderr

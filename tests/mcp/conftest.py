@@ -107,6 +107,18 @@ def server_command(project: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "workrail_mcp", "--project", str(project), *extra]
 
 
+def stdio_process(project: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """A real stdio server process with pipes for stdin and stdout (stderr discarded)."""
+    return subprocess.Popen(
+        server_command(project),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
+
+
 def run_stdio(
     project: Path, tmp_path: Path, lines: list[str | bytes], timeout: float = 60
 ) -> tuple[list[dict], int, str]:

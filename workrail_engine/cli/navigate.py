@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
+from workrail_engine.limits import MAX_NESTING, nesting_exceeded
 
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog
@@ -31,11 +32,21 @@ def parse_completed(values: Iterable[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _json_or_text(raw: str) -> Any:
+def json_or_text(raw: str) -> Any:
+    """A command-line value: JSON when it parses, else the text itself.
+
+    JSON nested deeper than the engine's limit is refused (ValueError), as it is from any client.
+    """
+    too_deep = f"the JSON value is nested deeper than {MAX_NESTING} levels"
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except ValueError:
         return raw
+    except RecursionError:  # deeper than Python's parser goes: far past the limit
+        raise ValueError(too_deep) from None
+    if nesting_exceeded(value) is not None:
+        raise ValueError(too_deep)
+    return value
 
 
 def parse_context(items: Iterable[str]) -> dict[str, Any]:
@@ -52,7 +63,7 @@ def parse_context(items: Iterable[str]) -> dict[str, Any]:
             if not isinstance(child, dict):
                 raise ValueError(f"{key!r}: {part!r} is already set to a non-object value")
             target = child
-        target[leaf] = _json_or_text(raw)
+        target[leaf] = json_or_text(raw)
     return context
 
 
@@ -103,9 +114,17 @@ def _loop_line(loop: Mapping[str, Any] | None) -> list[str]:
     return [f"Loop: {loop.get('id')}, iteration {loop.get('iteration')}{limit}"]
 
 
+def _parses_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def _as_argument(value: Any) -> str:
     # A string that would not parse as JSON is passed as itself (taskId=TASK-1, not '"TASK-1"').
-    if isinstance(value, str) and _json_or_text(value) == value:
+    if isinstance(value, str) and not _parses_as_json(value):
         return value
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from workrail_engine.cli.navigate import json_or_text
 from workrail_engine.cli.settings import Settings
 
 __all__ = ["register"]
@@ -31,9 +32,9 @@ def _param_value(schema: Any, name: str, text: str) -> Any:
     if isinstance(prop, dict) and prop.get("type") == "string":
         return text
     try:
-        return json.loads(text)
-    except ValueError:
-        return text
+        return json_or_text(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"{name}: {exc}", param_hint="--param") from None
 
 
 def _parameters(workflow: dict, pairs: tuple[str, ...]) -> dict[str, Any]:
