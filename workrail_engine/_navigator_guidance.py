@@ -3,20 +3,22 @@
 The enriched prompt puts together, in this order: the agent role, the workflow's preconditions and
 clarification questions (first step only), where the agent is in a loop, the step's own prompt
 (templates filled from the context), its guidance bullets, the workflow's metaGuidance, the
-validation criteria in plain words, and how to report the step done.
+validation criteria in plain words. How to report the step done is not text here: `next_action`
+returns it as data and each front end phrases it in its own terms (a tool call, a command line).
+The run path renders a waiting step with this same function.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .rules import describe_criteria
 from .steps import step_kind
 from .templates import TemplateError, find_references, lookup
 
-__all__ = ["completion_guidance", "fill_templates", "step_guidance"]
+__all__ = ["completion_guidance", "fill_templates", "next_action", "step_guidance"]
 
 
 def fill_templates(text: str, context: Mapping[str, Any]) -> str:
@@ -48,7 +50,7 @@ def _bullets(title: str, items: Any) -> list[str]:
     return [f"{title}\n" + "\n".join(f"- {item}" for item in items)]
 
 
-def _criteria(step: Mapping, context: Mapping) -> list[str]:
+def _criteria(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
     if step_kind(step) != "parallel":
         return describe_criteria(step.get("validationCriteria"), context)
     return [
@@ -58,13 +60,13 @@ def _criteria(step: Mapping, context: Mapping) -> list[str]:
     ]
 
 
-def _command_text(step: Mapping, context: Mapping) -> str:
-    run = step.get("run") if isinstance(step.get("run"), Mapping) else {}
+def _command_text(step: Mapping[str, Any], context: Mapping[str, Any]) -> str:
+    run: Mapping[str, Any] = step["run"] if isinstance(step.get("run"), Mapping) else {}
     argv = [fill_templates(str(arg), context) for arg in run.get("command", [])]
     lines = [
-        "Command step: the WorkRail engine executes it when the workflow runs with run_workflow. "
-        "Following the workflow step by step, run exactly this argv yourself (no shell) if your environment allows it, "
-        "then submit its output to workflow_validate:",
+        "Command step: in a run, the WorkRail engine executes it itself. Following the workflow "
+        "step by step, run exactly this argv yourself (no shell) if your environment allows it, "
+        "then have its output checked against the step's criteria:",
         "  " + json.dumps(argv, ensure_ascii=False),
     ]
     if run.get("cwd"):
@@ -85,7 +87,7 @@ def _command_text(step: Mapping, context: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _body(step: Mapping, context: Mapping) -> list[str]:
+def _body(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
     kind = step_kind(step)
     title = step.get("title") or step["id"]
     if kind == "command":
@@ -107,7 +109,7 @@ def _body(step: Mapping, context: Mapping) -> list[str]:
     return parts
 
 
-def _loop_line(loop: Mapping) -> str:
+def _loop_line(loop: Mapping[str, Any]) -> str:
     total = (
         f" of {loop['total']}"
         if loop.get("total") is not None
@@ -119,24 +121,38 @@ def _loop_line(loop: Mapping) -> str:
     return line
 
 
-def _done_line(step: Mapping, loop: Mapping | None) -> str:
-    if step_kind(step) == "parallel":
-        ids = ", ".join(json.dumps(member["id"]) for member in step["steps"])
-        record = f'append "{step["id"]}" (or each of {ids}) to completedSteps'
-    else:
-        record = f'append "{step["id"]}" to completedSteps'
+def next_action(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the agent reports once ``step`` is done, as data for a front end to phrase.
+
+    ``complete``: the id to append to the completed-steps log (``completeEach``: for a parallel
+    group, its members' ids may be appended instead); ``keepContext``: the context keys to pass
+    back unchanged (the loop bookkeeping); ``repeatsPerIteration``: inside a loop, the id is
+    appended once per iteration even when listed already; ``checkOutput``: a command step's output
+    should be checked against its criteria first.
+    """
+    action: dict[str, Any] = {"complete": step["id"], "passContext": True}
+    kind = step_kind(step)
+    if kind == "parallel":
+        action["completeEach"] = [member["id"] for member in step["steps"]]
+    if kind == "command":
+        action["checkOutput"] = True
     if loop:
-        record += " (once per iteration, even if it is listed already)"
-        return (
-            f"When this step is done, {record} and call workflow_next again with the context returned here: "
-            "it carries the loop position in _loops."
-        )
-    return f"When this step is done, {record} and call workflow_next again with the context returned here."
+        action["repeatsPerIteration"] = True
+        action["keepContext"] = ["_loops"]
+    return action
 
 
 def step_guidance(
-    workflow: Mapping, step: Mapping, context: Mapping, *, first: bool, loop: Mapping | None
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    context: Mapping[str, Any],
+    *,
+    first: bool,
+    loop: Mapping[str, Any] | None,
+    fill: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
+    """The guidance of ``step``; ``fill`` renders its prompt (default: context templates only;
+    a run fills step outputs and parameters too)."""
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
     confirm = bool(step.get("requireConfirmation")) or any(
         member.get("requireConfirmation") for member in members
@@ -152,13 +168,15 @@ def step_guidance(
         )
     if loop:
         parts.append(_loop_line(loop))
-    parts += _body(step, context)
+    body = _body(step, context)
+    if fill is not None and step_kind(step) == "prompt":
+        body[1] = fill(str(step.get("prompt", "")))
+    parts += body
     parts += _bullets("Guidance:", step.get("guidance"))
     parts += _bullets("Throughout this workflow:", workflow.get("metaGuidance"))
     parts += _bullets("Your output will be checked against:", criteria)
     if confirm:
         parts.append("Ask the user to confirm the result before moving on.")
-    parts.append(_done_line(step, loop))
     guidance: dict[str, Any] = {
         "prompt": "\n\n".join(part for part in parts if part),
         "requiresConfirmation": confirm,
@@ -170,12 +188,12 @@ def step_guidance(
     return guidance
 
 
-def _shared_hint(members: list) -> str | None:
+def _shared_hint(members: list[Any]) -> str | None:
     hints = {member.get("modelHint") for member in members}
     return hints.pop() if len(hints) == 1 else None
 
 
-def completion_guidance(workflow: Mapping) -> dict[str, Any]:
+def completion_guidance(workflow: Mapping[str, Any]) -> dict[str, Any]:
     name = workflow.get("name") or workflow.get("id") or "the workflow"
     return {
         "prompt": f"All steps of {name} are complete. Summarize what was done for the user.",

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from ._syntax import SyntaxProblem
+from .json_pointer import escape_token
 from .limits import MAX_NESTING, MAX_YAML_ALIAS_NODES, TOO_DEEP
 
 __all__ = ["YamlParse", "parse_yaml"]
@@ -40,10 +41,6 @@ class YamlParse:
         self.duplicates = [(p, moved(a), moved(b)) for p, a, b in self.duplicates]
 
 
-def _escape(part: str) -> str:
-    return part.replace("~", "~0").replace("/", "~1")
-
-
 def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: YamlParse) -> None:
     out.spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
     if isinstance(node, yaml.MappingNode):
@@ -51,7 +48,7 @@ def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: Yam
         for key_node, value_node in node.value:
             name = str(key_node.value)
             key_span = (key_node.start_mark.index, key_node.end_mark.index)
-            child = f"{pointer}/{_escape(name)}"
+            child = f"{pointer}/{escape_token(name)}"
             if name in seen:
                 out.duplicates.append((child, seen[name], key_span))
                 continue

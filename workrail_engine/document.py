@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._json_text import JsonText, parse_json, parse_json_fragment
 from .diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
+from .json_pointer import escape_token, pointer_join, unescape_token
 from .limits import MAX_DOCUMENT_BYTES, MAX_NESTING, TOO_DEEP, nesting_exceeded
-from .problems import pointer_join
 from .regular_files import FileTooLarge, UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
@@ -376,7 +376,7 @@ def _duplicate(
 def _json_duplicates(json_text: JsonText) -> list[Diagnostic]:
     out = []
     for dup in json_text.duplicate_keys():
-        escaped = dup.key.replace("~", "~0").replace("/", "~1")
+        escaped = escape_token(dup.key)
         fix = Fix(
             f"Remove the repeated {dup.key!r}",
             (TextEdit(Span(dup.member_start, dup.member_end), ""),),
@@ -388,7 +388,7 @@ def _json_duplicates(json_text: JsonText) -> list[Diagnostic]:
 def _yaml_duplicates(parsed: YamlParse) -> list[Diagnostic]:
     return [
         _duplicate(
-            pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~"),
+            unescape_token(pointer.rsplit("/", 1)[1]),
             pointer,
             first,
             again,

@@ -8,7 +8,7 @@ import hmac
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import anyio
@@ -24,6 +24,8 @@ __all__ = [
     "RequestDeadlineProtocol",
     "BearerTokenGate",
     "ListenError",
+    "PathDispatch",
+    "bearer_authorized",
     "bind_listener",
     "build_http_app",
     "serve_http",
@@ -74,6 +76,12 @@ def bind_listener(host: str, port: int) -> socket.socket:
         raise ListenError(f"cannot listen on {where}: {error.strerror}") from None
 
 
+def bearer_authorized(header: bytes, token: bytes) -> bool:
+    """Whether an ``Authorization`` header carries ``token`` (the dashboard asks the same)."""
+    scheme, _, credentials = header.partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.lstrip(b" "), token)
+
+
 class BearerTokenGate:
     """ASGI middleware: without ``Authorization: Bearer <token>``, 401 and nothing else.
 
@@ -86,10 +94,7 @@ class BearerTokenGate:
         self.expected = token.encode()
 
     def _authorized(self, header: bytes) -> bool:
-        scheme, _, credentials = header.partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(
-            credentials.lstrip(b" "), self.expected
-        )
+        return bearer_authorized(header, self.expected)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or self._authorized(
@@ -132,6 +137,24 @@ def _security(
     )
 
 
+class PathDispatch:
+    """ASGI: ``/mcp`` (and the lifespan, which the SDK's session manager needs) to the MCP app,
+    every other path to the dashboard."""
+
+    def __init__(self, mcp: Any, dashboard: Any) -> None:
+        self.mcp = mcp
+        self.dashboard = dashboard
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path == MCP_PATH or path.startswith(MCP_PATH + "/"):
+            return await self.mcp(scope, receive, send)
+        return await self.dashboard(scope, receive, send)
+
+
+DashboardFactory = Callable[[TransportSecuritySettings, "str | None"], Any]
+
+
 def build_http_app(
     server: MCPServer,
     *,
@@ -140,13 +163,16 @@ def build_http_app(
     token: str | None,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
+    dashboard: DashboardFactory | None = None,
 ) -> Any:
+    """The MCP app at ``/mcp``; with ``dashboard`` (called with the same Host/Origin rules and
+    token), the dashboard at every other path."""
+    security = _security(host, port, allowed_hosts, allowed_origins)
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        host=host,
-        transport_security=_security(host, port, allowed_hosts, allowed_origins),
+        streamable_http_path=MCP_PATH, host=host, transport_security=security
     )
-    return BearerTokenGate(app, token) if token else app
+    mcp = BearerTokenGate(app, token) if token else app
+    return mcp if dashboard is None else PathDispatch(mcp, dashboard(security, token))
 
 
 class RequestDeadlineProtocol(H11Protocol):
@@ -201,14 +227,27 @@ class RequestDeadlineProtocol(H11Protocol):
         self._watch()  # the next request on a kept-alive connection
 
 
-def _banner(url: str, catalog: Any, token: bool, out: TextIO, exposed: bool = False) -> None:
+def _banner(
+    url: str,
+    catalog: Any,
+    token: bool,
+    out: TextIO,
+    exposed: bool = False,
+    dashboard_url: str | None = None,
+) -> None:
     workflows, invalid = len(catalog.entries()), len(catalog.invalid_files())
     lines = [f"WorkRail MCP server (workflowlookup) listening on {url}"]
+    if dashboard_url:
+        lines.append(f"Dashboard (runs and workflows in a browser): {dashboard_url}")
     line = f"Loaded {workflows} workflow{'s' if workflows != 1 else ''}"
     if invalid:
         line += (
-            f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out (see `workrail lint`)"
+            f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out "
+            "(see `workrail validate`)"
         )
+    interval = getattr(catalog, "rescan_interval", None)
+    if interval is not None:
+        line += f"; workflow files are re-scanned every {interval:g} s"
     lines.append(line)
     header = f' --header "Authorization: Bearer ${TOKEN_ENV}"' if token else ""
     lines.append(f"Connect Claude Code:  claude mcp add --transport http workrail {url}{header}")
@@ -234,6 +273,7 @@ async def serve_http(
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     out: TextIO = sys.stderr,
+    dashboard: DashboardFactory | None = None,
 ) -> int:
     import uvicorn
 
@@ -246,6 +286,7 @@ async def serve_http(
         token=token,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
+        dashboard=dashboard,
     )
     web = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", http=RequestDeadlineProtocol)
@@ -256,8 +297,14 @@ async def serve_http(
             if web.should_exit:
                 return 1
             await anyio.sleep(0.02)
-        url = f"http://{_host_port(host, listener.getsockname()[1])}{MCP_PATH}"
+        base = f"http://{_host_port(host, listener.getsockname()[1])}"
         await anyio.to_thread.run_sync(
-            _banner, url, catalog, bool(token), out, host not in _LOCAL_HOSTS
+            _banner,
+            base + MCP_PATH,
+            catalog,
+            bool(token),
+            out,
+            host not in _LOCAL_HOSTS,
+            base + "/" if dashboard else None,
         )
     return 0

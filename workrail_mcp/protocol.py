@@ -199,7 +199,9 @@ class ProtocolMiddleware:
                 arguments, dict
             ):  # `_meta` is the envelope (progress token, version), not an argument
                 arguments = {k: v for k, v in arguments.items() if k != "_meta"}
-            return await self.registry.call_direct(method, arguments)
+            return await self.registry.call_direct(
+                method, arguments, progress=ctx.session.report_progress
+            )
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
             return screened if screened is not None else await call_next(ctx)
@@ -242,6 +244,10 @@ class ProtocolMiddleware:
             )
         if name in self.registry:
             return _dump_tool_result(
-                await self.registry.call_tool(name, params.get("arguments")), ctx, self.server_info
+                await self.registry.call_tool(
+                    name, params.get("arguments"), progress=ctx.session.report_progress
+                ),
+                ctx,
+                self.server_info,
             )
         return None

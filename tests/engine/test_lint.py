@@ -517,6 +517,33 @@ def test_a_step_referring_to_its_own_output():
     assert "refers to this step itself" in self_ref.message
 
 
+def test_the_lint_package_has_no_import_circle():
+    """Imports inside functions count too: a circle hidden by a late import is still a circle."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "workrail_engine" / "lint"
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        module = path.stem
+        targets = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    targets.add(node.module.split(".")[0])
+                else:
+                    targets.update(alias.name for alias in node.names)
+    graph = {m: {t for t in ts if t in graph and t != "__init__"} for m, ts in graph.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(
+            nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt}))
+            for nxt in graph[start]
+        )
+
+    assert [m for m in graph if reaches(m, m, {m})] == []
+
+
 def test_missing_prompt_and_missing_group_members_name_every_alternative():
     no_prompt = lint(mutate(lambda w: w["steps"][0].pop("prompt")))
     [missing] = no_prompt.diagnostics

@@ -17,21 +17,11 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import server_command, server_env
+from tests.mcp.conftest import INITIALIZE, server_command, server_env
 from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS
 
 pytestmark = pytest.mark.slow
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -72,14 +62,14 @@ def test_banner_says_where_what_and_how(project, tmp_path):
         text = "\n".join(banner)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         assert int(url.split(":")[2].split("/")[0]) > 0  # --port 0: the port really bound, not 0
-        assert re.search(r"Loaded \d+ workflows", text)
+        assert re.search(r"Loaded \d+ workflows; workflow files are re-scanned every 2 s", text)
         assert f"claude mcp add --transport http workrail {url}" in text
 
 
 def test_invalid_files_are_counted_in_the_banner(project, tmp_path):
     (project / "workflows" / "broken.json").write_text("{not json")
     with http_server(project, tmp_path) as (_, banner):
-        assert "1 invalid file left out" in "\n".join(banner)
+        assert "1 invalid file left out (see `workrail validate`)" in "\n".join(banner)
 
 
 def post(url: str, body, headers: dict[str, str] | None = None) -> httpx2.Response:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.formatters.codeframe import printable_path
+from workrail_engine.declared import declared_parameters
 
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog, WorkflowEntry
@@ -123,7 +124,7 @@ def render_workflow(entry: WorkflowEntry) -> str:
     for label, key in (("Preconditions", "preconditions"), ("Secrets", "secrets")):
         if d.get(key):
             lines += ["", f"{label}:", *(f"  - {item}" for item in d[key])]
-    params = (d.get("parameters") or {}).get("properties") or {}
+    params = declared_parameters(d)
     if params:
         lines += [
             "",

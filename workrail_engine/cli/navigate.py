@@ -22,10 +22,6 @@ __all__ = [
     "run_next",
 ]
 
-# The engine ends its guidance with what an MCP client should do next ("When this step is done,
-# append … to completedSteps and call workflow_next again …"); the CLI prints the command instead.
-MCP_DONE_LINE = "When this step is done, "
-
 
 def parse_completed(values: Iterable[str]) -> list[str]:
     """``--completed a,b --completed c`` → ``["a", "b", "c"]`` (blanks dropped)."""
@@ -87,11 +83,11 @@ def run_next(
     if fmt == "json":
         console.out(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
         return 0
-    step = payload.get("step")
     follow_up = None
-    if step is not None:  # the engine's "append the step id to completedSteps", as options
+    action = payload.get("nextAction")
+    if action:  # the engine's next action, as the command line to run
         follow_up = next_command(
-            workflow_id, [*completed, step["id"]], payload.get("context") or {}, options
+            workflow_id, [*completed, action["complete"]], payload.get("context") or {}, options
         )
     console.out(render_next(payload, follow_up))
     return 0
@@ -149,11 +145,6 @@ def next_command(
     return " ".join(filter(None, [shlex.join(argv), context_arguments(context)]))
 
 
-def _without_mcp_instruction(prompt: str) -> str:
-    head, sep, last = prompt.rpartition("\n\n")
-    return head if sep and last.startswith(MCP_DONE_LINE) else prompt
-
-
 def render_next(payload: Mapping[str, Any], follow_up: str | None = None) -> str:
     """The step's id and title, the guidance prompt, hints, then ``follow_up``: the command to run next."""
     step = payload.get("step")
@@ -161,7 +152,7 @@ def render_next(payload: Mapping[str, Any], follow_up: str | None = None) -> str
         return "Workflow complete: no steps left."
     guidance = payload.get("guidance") or {}
     lines = [f"Next step: {step.get('id')} — {step.get('title') or step.get('id')}", ""]
-    prompt = _without_mcp_instruction(str(guidance.get("prompt") or step.get("prompt") or ""))
+    prompt = str(guidance.get("prompt") or step.get("prompt") or "")
     if prompt:
         lines += [prompt, ""]
     lines += _field("Skipped (their runCondition does not hold)", payload.get("skipped"))

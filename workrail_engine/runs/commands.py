@@ -144,7 +144,8 @@ def run_attempt(
     try:
         spec = _spec(step, values, secrets, settings, remaining, environment)
     except (TemplateError, SecurityViolation) as exc:
-        return secrets.mask(_failure(str(exc), started))
+        failed: dict[str, Any] = secrets.mask(_failure(str(exc), started))
+        return failed
     outcome = run_command(spec, cancel, on_start=on_start, on_end=on_end)
     status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
@@ -157,4 +158,5 @@ def run_attempt(
         "deadline": hit_deadline or None,
         "validation": validation,
     }
-    return secrets.mask({k: v for k, v in result.items() if v is not None})
+    masked: dict[str, Any] = secrets.mask({k: v for k, v in result.items() if v is not None})
+    return masked

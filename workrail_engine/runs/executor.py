@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..limits import nesting_exceeded
 from . import step_processes
 from .secrets import StreamMask
 
@@ -91,12 +92,16 @@ class CommandOutcome:
 
 
 def _parsed(stdout: str, truncated: bool) -> Any:
+    """A step's JSON output as a value, else its text. JSON nested past the engine's limit stays
+    text: as a value it could not be checked, stored or returned as every other result is."""
     text = stdout.strip()
     if text and not truncated:
         try:
-            return json.loads(text)
-        except ValueError:
-            pass
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return stdout
+        if nesting_exceeded(value) is None:
+            return value
     return stdout
 
 

@@ -62,10 +62,6 @@ class SecretSet:
         source = os.environ if environ is None else environ
         return [name for name in names if not source.get(name)]
 
-    def masked_values(self) -> dict[str, str]:
-        """What ``{{secrets.NAME}}`` shows in a plan or a guidance: the mask, never the value."""
-        return {name: MASK for name in self.values}
-
     def mask_text(self, text: str) -> str:
         for needle in self._needles:
             if needle in text:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from .._navigator_guidance import step_guidance
 from ..conditions import MISSING, evaluate, resolve
-from ..rules import describe_criteria
 from ..steps import step_kind
 from ..templates import TemplateError, find_references, render
 from .commands import retry_policy
@@ -27,15 +27,25 @@ DEFAULT_MAX_ITERATIONS = 100
 
 class Effects(Protocol):
     def attempt(
-        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
-    ) -> dict: ...
+        self,
+        key: str,
+        step: dict[str, Any],
+        values: dict[str, Any],
+        attempt: int,
+        deadline: float | None,
+    ) -> dict[str, Any]: ...
     def parallel(
-        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
-    ) -> list[dict]: ...
-    def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None: ...
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]: ...
+    def wait(
+        self, key: str, waiting: dict[str, Any], deadline: float | None
+    ) -> dict[str, Any] | None: ...
     def sleep_until(self, moment: float) -> None: ...
-    def record(self, result: dict) -> None: ...
-    def state(self, state: dict) -> None: ...
+    def record(self, result: dict[str, Any]) -> None: ...
+    def state(self, state: dict[str, Any]) -> None: ...
 
 
 def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,8 +82,8 @@ def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[st
 
 
 def run_with_retries(
-    effects: Effects, key: str, step: dict, values: dict, deadline: float | None
-) -> dict:
+    effects: Effects, key: str, step: dict[str, Any], values: dict[str, Any], deadline: float | None
+) -> dict[str, Any]:
     """Attempts until one succeeds or the policy (or the deadline) says stop; a step result."""
     max_attempts, delay, backoff = retry_policy(step)
     values = needed_values(step, values)
@@ -105,28 +115,36 @@ def run_with_retries(
         attempt += 1
 
 
-def waiting_view(key: str, step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    """What a paused run shows the agent: the step and its guidance (no secrets: they are masked)."""
-    try:
-        prompt = render(str(step.get("prompt", "")), values)
-    except TemplateError:
-        prompt = str(step.get("prompt", ""))
+def waiting_view(
+    key: str,
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    values: Mapping[str, Any],
+    *,
+    first: bool,
+) -> dict[str, Any]:
+    """What a paused run shows the agent: the step and its guidance, rendered as the stateless
+    navigator renders it (role, preconditions and clarifications on the first prompt, guidance,
+    metaGuidance, criteria); templates see parameters, context and earlier outputs, secrets masked.
+    """
+
+    def fill(text: str) -> str:
+        try:
+            return render(text, values)
+        except TemplateError:
+            return text
+
+    prompt = fill(str(step.get("prompt", "")))
     shown = {
         k: step[k]
         for k in ("id", "title", "agentRole", "guidance", "askForFiles", "requireConfirmation")
         if k in step
     }
+    context = condition_context(values)
     return {
         "step_key": key,
         "step": {**shown, "prompt": prompt},
-        "guidance": {
-            "prompt": prompt,
-            "modelHint": step.get("modelHint"),
-            "requiresConfirmation": bool(step.get("requireConfirmation", False)),
-            "validationCriteria": describe_criteria(
-                step.get("validationCriteria"), condition_context(values)
-            ),
-        },
+        "guidance": step_guidance(workflow, step, context, first=first, loop=None, fill=fill),
     }
 
 
@@ -134,8 +152,8 @@ class RunWalker:
     def __init__(
         self,
         workflow: Mapping[str, Any],
-        parameters: dict,
-        context: dict,
+        parameters: dict[str, Any],
+        context: dict[str, Any],
         effects: Effects,
         *,
         deadline: float | None,
@@ -152,13 +170,16 @@ class RunWalker:
             "steps": {},
             "secrets": masked_secrets,
         }
-        self.by_id = {s["id"]: s for s in workflow["steps"] if isinstance(s, Mapping) and "id" in s}
+        self.by_id: dict[str, dict[str, Any]] = {
+            s["id"]: s for s in workflow["steps"] if isinstance(s, dict) and "id" in s
+        }
         self.owned = {
             s["body"]
             for s in workflow["steps"]
             if step_kind(s) == "loop" and isinstance(s.get("body"), str)
         }
         self.failed: list[str] = []  # steps that failed under onFailure: continue
+        self.asked = False  # whether the agent was asked for a step yet (preconditions go first)
         self.error: str | None = None  # set when the run must stop
 
     # --- the walk ----------------------------------------------------------------------
@@ -184,7 +205,7 @@ class RunWalker:
         condition = step.get("runCondition")
         return condition is None or evaluate(condition, condition_context(self.values))
 
-    def _step(self, step: dict, key: str) -> None:
+    def _step(self, step: dict[str, Any], key: str) -> None:
         if not self._holds(step):
             self._finish(
                 step,
@@ -205,7 +226,7 @@ class RunWalker:
         else:
             self._loop(step)
 
-    def _finish(self, step: Mapping[str, Any], result: dict) -> None:
+    def _finish(self, step: Mapping[str, Any], result: dict[str, Any]) -> None:
         self.effects.record(result)
         if result["status"] == "success" or result["status"] == "skipped":
             if result["status"] == "success":
@@ -222,8 +243,9 @@ class RunWalker:
         else:
             self.error = f"step {result['step_name']!r} failed: {result.get('error')}"
 
-    def _prompt(self, step: dict, key: str) -> None:
-        waiting = waiting_view(key, step, self.values)
+    def _prompt(self, step: dict[str, Any], key: str) -> None:
+        waiting = waiting_view(key, self.workflow, step, self.values, first=not self.asked)
+        self.asked = True
         self.effects.state(
             {"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}}
         )
@@ -255,7 +277,7 @@ class RunWalker:
             ),
         )
 
-    def _parallel(self, group: dict) -> None:
+    def _parallel(self, group: dict[str, Any]) -> None:
         members, prompts = [], []
         for step in group.get("steps") or []:
             if not self._holds(step):
@@ -287,10 +309,12 @@ class RunWalker:
 
     # --- loops -------------------------------------------------------------------------
 
-    def _loop(self, loop: dict) -> None:
+    def _loop(self, loop: dict[str, Any]) -> None:
         spec = loop.get("loop") or {}
         body = loop.get("body")
-        steps = [self.by_id[body]] if isinstance(body, str) else list(body or [])
+        steps: list[dict[str, Any]] = (
+            [self.by_id[body]] if isinstance(body, str) else list(body or [])
+        )
         limit = spec.get("maxIterations", DEFAULT_MAX_ITERATIONS)
         items = self._items(spec) if spec.get("type") == "forEach" else None
         iteration = 0
@@ -305,13 +329,13 @@ class RunWalker:
             if isinstance(spec.get(name), str):
                 self.values["context"].pop(spec[name], None)
 
-    def _items(self, spec: Mapping[str, Any]) -> list:
+    def _items(self, spec: Mapping[str, Any]) -> list[Any]:
         items = spec.get("items")
         if isinstance(items, str):
             items = resolve(condition_context(self.values), items)
         return items if isinstance(items, list) else []
 
-    def _continues(self, spec: Mapping[str, Any], done: int, items: list | None) -> bool:
+    def _continues(self, spec: Mapping[str, Any], done: int, items: list[Any] | None) -> bool:
         kind = spec.get("type")
         if kind == "while":
             return evaluate(spec.get("condition"), condition_context(self.values))
@@ -324,7 +348,7 @@ class RunWalker:
             return isinstance(count, int) and count is not MISSING and done < count
         return items is not None and done < len(items)
 
-    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list | None) -> None:
+    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list[Any] | None) -> None:
         context = self.values["context"]
         for name, value in (("iterationVar", iteration), ("indexVar", iteration - 1)):
             if isinstance(spec.get(name), str):

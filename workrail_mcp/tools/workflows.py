@@ -6,6 +6,8 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.ids import ID_MAX_LENGTH, ID_MIN_LENGTH, STEP_ID_PATTERN
+from workrail_engine.steps import find_step
+from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
 
@@ -98,6 +100,16 @@ class NextStep(TypedDict):
             Field(description="Things the agent should know (a loop restarted or stopped)."),
         ]
     ]
+    nextAction: NotRequired[
+        Annotated[
+            dict[str, Any],
+            Field(
+                description="What to report once the step is done, as data: complete (the id to "
+                "append to completedSteps), completeEach?, repeatsPerIteration?, keepContext?, "
+                "checkOutput? (the guidance says the same in words)."
+            ),
+        ]
+    ]
 
 
 CompletedSteps = Annotated[
@@ -144,7 +156,7 @@ def workflow_next(
 
     entry = env.catalog.get(workflowId)
     found = next_step(entry.definition, completedSteps, context or {}, current_step=currentStep)
-    return found.to_dict()
+    return phrase_next(found.to_dict())  # type: ignore[return-value]
 
 
 class Validation(TypedDict):
@@ -158,19 +170,6 @@ StepOutput = Annotated[
 ]
 
 
-def _find_step(definition: dict[str, Any], workflow_id: str, step_id: str) -> dict[str, Any]:
-    from workrail_engine.errors import StepNotFound
-    from workrail_engine.steps import walk_steps
-
-    ids = []
-    for site in walk_steps(definition):
-        if site.id == step_id:
-            return dict(site.step)
-        if site.id:
-            ids.append(site.id)
-    raise StepNotFound(step_id, ids, workflow_id=workflow_id)
-
-
 def workflow_validate(
     env: ToolEnv,
     workflowId: WorkflowId,
@@ -181,7 +180,7 @@ def workflow_validate(
     from workrail_engine.errors import InvalidCriteria
     from workrail_engine.rules import criteria_problems, validate_output
 
-    step = _find_step(env.catalog.get(workflowId).definition, workflowId, stepId)
+    step = find_step(env.catalog.get(workflowId).definition, stepId, workflowId)
     criteria = step.get("validationCriteria")
     problems = criteria_problems(criteria) if criteria is not None else []
     if problems:
@@ -209,7 +208,8 @@ SPECS = [
         description=(
             "List every workflow this server offers. Call this first to find a workflow for the task "
             "at hand. Takes no arguments. Returns {workflows: [{id, name, description, category, "
-            "version, source}]}; pass an id to workflow_get or workflow_next."
+            "version, source}]}; pass an id to workflow_get or workflow_next. (list_workflows lists "
+            "the same catalog with a category filter and the runs in progress.)"
         ),
         annotations=read_only("List workflows"),
     ),
@@ -230,13 +230,16 @@ SPECS = [
         name="workflow_next",
         title="Next step of a workflow",
         description=(
-            "Get the next step to do. The server keeps no state: each call carries your progress. Pass "
+            "Get the next step to do. Stateless: the server keeps nothing, each call carries your "
+            "progress; this is how to follow a workflow of prompt steps yourself, in this "
+            "conversation. (To have the server keep the state and execute command steps, start a run "
+            "with run_workflow instead.) Pass "
             "{workflowId, completedSteps, context}: completedSteps is the log of step ids you finished, in "
             "order ([] at the start; append, never reorder or deduplicate: a loop's body steps are appended "
             "once per iteration); context is the context returned by your previous call, passed back "
             "unchanged plus any variables the steps asked you to set (they decide which conditional steps "
             "run). Returns {step, guidance: {prompt, modelHint, requiresConfirmation, validationCriteria}, "
-            "isComplete, context, skipped, loop?, notes?}. Do the step, append its id to completedSteps and "
+            "isComplete, context, skipped, loop?, notes?, nextAction?}. Do the step, append its id to completedSteps and "
             "call again with the returned context, until isComplete is true. If requiresConfirmation is "
             "true, ask the user before moving on."
         ),

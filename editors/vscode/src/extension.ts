@@ -26,11 +26,10 @@ let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
 let serverLog: vscode.LogOutputChannel | undefined;
 
+// The shape of `workrail validate --format json` (one report shape for both).
 interface ValidationResult {
-  files: number;
-  errors: number;
-  warnings: number;
-  results: { path: string; diagnostics: { code: string; severity: string; message: string; line: number; column: number }[] }[];
+  summary: { filesChecked: number; errors: number; warnings: number };
+  files: { path: string; diagnostics: { code: string; severity: string; message: string; line: number; column: number }[] }[];
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -140,15 +139,16 @@ async function validateWorkspace(): Promise<void> {
   }
   const result = (await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_VALIDATE, arguments: [] })) as ValidationResult;
   output?.clear();
-  for (const file of result.results) {
+  for (const file of result.files) {
     for (const d of file.diagnostics) {
       output?.appendLine(`${file.path}:${d.line}:${d.column}: ${d.code} ${d.severity} ${d.message}`);
     }
   }
-  output?.appendLine(`${result.files} workflow files, ${result.errors} errors, ${result.warnings} warnings`);
+  const { filesChecked, errors, warnings } = result.summary;
+  output?.appendLine(`${filesChecked} workflow files, ${errors} errors, ${warnings} warnings`);
   output?.show(true);
-  const summary = `WorkRail: ${result.files} workflow files, ${result.errors} errors, ${result.warnings} warnings`;
-  if (result.errors > 0) {
+  const summary = `WorkRail: ${filesChecked} workflow files, ${errors} errors, ${warnings} warnings`;
+  if (errors > 0) {
     vscode.window.showWarningMessage(summary);
   } else {
     vscode.window.showInformationMessage(summary);

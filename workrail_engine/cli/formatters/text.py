@@ -8,8 +8,8 @@ import click
 
 from workrail_engine.cli.formatters.base import Formatter
 from workrail_engine.cli.formatters.codeframe import code_frame, printable, printable_path
-from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Diagnostic, Related, Severity
+from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["TextFormatter", "summary_line"]
 
@@ -25,12 +25,12 @@ def _and_join(parts: list[str]) -> str:
 
 
 def summary_line(summary: Summary) -> str:
-    """ "Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed"."""
+    """ "Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed" ("1 file passed" for one)."""
     if summary.files_checked == 0:
         return "No workflow files found"
     if summary.errors == 0 and summary.warnings == 0:
         if summary.files_checked == 1:
-            return "All 1 file passed"
+            return "1 file passed"
         return f"All {summary.files_checked} files passed"
     counts = [
         _plural(n, w) for n, w in ((summary.errors, "error"), (summary.warnings, "warning")) if n
