@@ -28,6 +28,7 @@ from typing import Any
 
 from .diagnostics import Span
 from .document import PointerSpans
+from .json_pointer import unescape_token
 
 __all__ = ["CursorContext", "Member", "Node", "TolerantDocument", "parse_tolerant"]
 
@@ -318,7 +319,7 @@ class TolerantDocument(PointerSpans):
         if not pointer:
             return None, node
         for raw in pointer.split("/")[1:]:
-            part = raw.replace("~1", "/").replace("~0", "~")
+            part = unescape_token(raw)
             if node.kind == "object":
                 member = node.member(part)
                 if member is None or member.node is None:
