@@ -426,15 +426,16 @@ class TolerantDocument(PointerSpans):
                 ):
                     self._token(context, member.node.start, member.node.end, offset)
                 return
-        before = self.text[:offset].rstrip()
         if self.format == "yaml":
             context.in_key = True
             word = _word_around(self.text, offset)
             if word is not None:
                 self._token(context, word[0], word[1], offset, self.text[word[0] : word[1]])
             return
-        if before.endswith(":"):
-            colon = len(before)
+        colon = offset  # just past the last character before the cursor that is not whitespace
+        while colon > 0 and self.text[colon - 1].isspace():
+            colon -= 1
+        if colon > 0 and self.text[colon - 1] == ":":
             owner = next((m for m in node.members if m.colon == colon), None)
             if owner is not None:
                 context.key = owner.key
