@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .rules import describe_criteria
+from .step_prompt import RenderedStep, is_delegation
 from .steps import step_kind
-from .templates import TemplateError, find_references, lookup
+from .templates import TemplateError, find_references, lookup, render_for_agent
 
 __all__ = ["completion_guidance", "fill_templates", "step_guidance"]
 
@@ -85,9 +86,14 @@ def _command_text(step: Mapping, context: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _body(step: Mapping, context: Mapping) -> list[str]:
+def _body(step: Mapping, context: Mapping, rendered: RenderedStep | None = None) -> list[str]:
     kind = step_kind(step)
-    title = step.get("title") or step["id"]
+    title = rendered.title if rendered else step.get("title") or step["id"]
+    if rendered is not None and (kind == "prompt" or is_delegation(step)):
+        parts = [f"Step: {title} ({step['id']})", rendered.prompt]
+        if step.get("askForFiles"):
+            parts.append("Ask the user for the files this step needs before you start.")
+        return parts
     if kind == "command":
         return [f"Step: {title} ({step['id']})", _command_text(step, context)]
     if kind == "parallel":
@@ -135,11 +141,17 @@ def _done_line(step: Mapping, loop: Mapping | None) -> str:
 
 
 def step_guidance(
-    workflow: Mapping, step: Mapping, context: Mapping, *, first: bool, loop: Mapping | None
+    workflow: Mapping,
+    step: Mapping,
+    context: Mapping,
+    *,
+    first: bool,
+    loop: Mapping | None,
+    rendered: RenderedStep | None = None,
 ) -> dict[str, Any]:
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
-    confirm = bool(step.get("requireConfirmation")) or any(
-        member.get("requireConfirmation") for member in members
+    confirm = (rendered.requires_confirmation if rendered else False) or any(
+        member.get("requireConfirmation") is True for member in members
     )
     criteria = _criteria(step, context)
     parts: list[str] = []
@@ -152,14 +164,23 @@ def step_guidance(
         )
     if loop:
         parts.append(_loop_line(loop))
-    parts += _body(step, context)
-    parts += _bullets("Guidance:", step.get("guidance"))
+    parts += _body(step, context, rendered)
+    bare = {k: v for k, v in context.items() if k != "_loops"}
+    values = {
+        "context": bare,
+        "parameters": bare.get("parameters") or {},
+        "steps": bare.get("steps") or {},
+    }
+    parts += _bullets(
+        "Guidance:", [render_for_agent(str(g), values, bare) for g in step.get("guidance") or []]
+    )
     parts += _bullets("Throughout this workflow:", workflow.get("metaGuidance"))
     parts += _bullets("Your output will be checked against:", criteria)
     if confirm:
         parts.append("Ask the user to confirm the result before moving on.")
     parts.append(_done_line(step, loop))
     guidance: dict[str, Any] = {
+        **(rendered.guidance_fields() if rendered else {}),
         "prompt": "\n\n".join(part for part in parts if part),
         "requiresConfirmation": confirm,
         "validationCriteria": criteria,

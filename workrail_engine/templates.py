@@ -15,7 +15,15 @@ from typing import Any
 
 from .diagnostics import Span
 
-__all__ = ["NAMESPACES", "TemplateError", "TemplateRef", "find_references", "lookup", "render"]
+__all__ = [
+    "NAMESPACES",
+    "TemplateError",
+    "TemplateRef",
+    "find_references",
+    "lookup",
+    "render",
+    "render_for_agent",
+]
 
 NAMESPACES = ("parameters", "context", "steps", "secrets")
 # "[^{}]*" stops at the first brace, so no backtracking; whitespace inside is trimmed afterwards.
@@ -78,3 +86,63 @@ def render(s: str, values: Mapping[str, Any]) -> str:
     if "{{" not in s:
         return s
     return _REFERENCE.sub(lambda m: _as_text(lookup(values, find_references(m.group(0))[0])), s)
+
+
+# --- what an agent reads -------------------------------------------------------------------
+
+# A reference an agent's text may hold: a dotted path of identifiers (list indexes allowed after
+# the first segment). Anything else between braces — an expression, Mermaid's {{"text"}} — is
+# literal text and stays as written.
+_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[\w-]+)*")
+_SERVED_NAMESPACES = ("parameters", "context", "steps")
+
+
+def render_for_agent(text: str, values: Mapping[str, Any], bare: Mapping[str, Any]) -> str:
+    """Fill every reference in ``text`` that an agent may see, for a prompt, title or guidance.
+
+    ``{{parameters.x}}``, ``{{context.x}}`` and ``{{steps.ID.output}}`` come from ``values``;
+    upstream's bare ``{{name}}`` / ``{{name.path}}`` from ``bare`` (the context). A reference
+    that names nothing shows as ``[unset: name]``, so a missing value is visible rather than
+    silently empty. ``{{secrets.X}}`` is never filled (a secret's value never enters a prompt),
+    ``{{wr.…}}`` belongs to the compile step, and expressions stay as written.
+    """
+    if "{{" not in text:
+        return text
+
+    def fill(match: re.Match[str]) -> str:
+        expression = match.group(1).strip()
+        if not _PATH.fullmatch(expression):
+            return match.group(0)
+        namespace = expression.partition(".")[0]
+        if namespace in ("secrets", "wr"):
+            return match.group(0)
+        if namespace in _SERVED_NAMESPACES and "." in expression:
+            ref = find_references(match.group(0))[0]
+            try:
+                return _as_agent_text(lookup(values, ref))
+            except TemplateError:
+                return f"[unset: {expression}]"
+        found = _walk(bare, expression.split("."))
+        return f"[unset: {expression}]" if found is _NOT_FOUND else _as_agent_text(found)
+
+    return _REFERENCE.sub(fill, text)
+
+
+_NOT_FOUND = object()
+
+
+def _walk(current: Any, path: list[str]) -> Any:
+    for part in path:
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return _NOT_FOUND
+    return _NOT_FOUND if current is None else current
+
+
+def _as_agent_text(value: Any) -> str:
+    if value is None:
+        return "null"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -32,6 +32,7 @@ from workrail_engine.runs import RunOptions, RunService, resolve_workflow
 from workrail_engine.runs.resolve import project_of, store_exists
 from workrail_mcp.error_mapping import error_result, success_result
 from workrail_mcp.tools._binding import read_only, writes
+from workrail_mcp.tools._shapes import ArtifactsArg
 
 __all__ = ["register"]
 
@@ -75,6 +76,7 @@ class RunResult(TypedDict):
     outcome: NotRequired[str]
     issues: NotRequired[list[str]]
     suggestions: NotRequired[list[str]]
+    follow_ups: NotRequired[list[str]]
     groups: NotRequired[list[dict[str, Any]]]
     dry_run: NotRequired[bool]
 
@@ -240,8 +242,11 @@ def _tools(runs: _Runs) -> list[tuple[Any, dict[str, Any]]]:
             dict[str, Any] | None, Field(description="Context variables to add or change.")
         ] = None,
         wait_seconds: WaitSeconds = 30,
+        artifacts: ArtifactsArg = None,
     ) -> RunResult:
-        return await _call(service.continue_run, workflow_id, output, context, wait_seconds)  # type: ignore[return-value]
+        return await _call(
+            service.continue_run, workflow_id, output, context, wait_seconds, artifacts
+        )  # type: ignore[return-value]
 
     return [
         (
@@ -290,9 +295,11 @@ def _tools(runs: _Runs) -> list[tuple[Any, dict[str, Any]]]:
                 annotations=writes("Continue a waiting run", destructive=False, idempotent=False),
                 description=(
                     "Submit your output for the step a run waits on (status waiting). Pass {workflow_id, output, "
-                    "context?}. The output is checked against the step's validation criteria: when it fails, the run "
-                    "stays at the step and the result has outcome: blocked with issues and suggestions (fix and call "
-                    "again); when it passes, the run goes on and the result (outcome: accepted) is its new state."
+                    "context?, artifacts?}. The output is checked against the step's validation criteria, and artifacts "
+                    "against its output contract and assessments (waiting.guidance names what is required: a loop's "
+                    'continue/stop decision is {"kind": "wr.loop_control", "decision": ...}): when a check fails, the '
+                    "run stays at the step and the result has outcome: blocked with issues and suggestions (fix and "
+                    "call again); when it passes, the run goes on and the result (outcome: accepted) is its new state."
                 ),
             ),
         ),

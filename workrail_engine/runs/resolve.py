@@ -73,7 +73,7 @@ def resolve_workflow(
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
     if _ID.match(name) and not name.endswith(_SUFFIXES):
         entry = catalog.get(name)
-        return entry.definition, str(entry.path)
+        return catalog.served(name), str(entry.path)
     if not _looks_like_path(name):
         catalog.get(name)  # raises WorkflowNotFound with the closest ids
     path = Path(name)
@@ -91,4 +91,4 @@ def resolve_workflow(
             f"{path}: {len(linted.errors)} error(s); first: {first.code} {first.message} at {first.pointer or '/'}",
             diagnostics=[d.to_dict() for d in linted.diagnostics],
         )
-    return linted.document.value, str(path)
+    return catalog.serve_file(linted.document.value), str(path)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..contracts import check_step_artifacts
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..rules import validate_output
 from .commands import AttemptSettings
@@ -254,7 +255,12 @@ class RunService:
         return out
 
     def continue_run(
-        self, run_id: str, output: str, context: dict | None = None, wait_seconds: float = 10.0
+        self,
+        run_id: str,
+        output: str,
+        context: dict | None = None,
+        wait_seconds: float = 10.0,
+        artifacts: list | None = None,
     ) -> dict[str, Any]:
         snap = self._raw(run_id)
         if snap["status"] != "waiting":
@@ -271,20 +277,23 @@ class RunService:
             "steps": {},
         }
         checked = validate_output(step.get("validationCriteria"), output, condition_context(values))
-        if not checked.valid:
-            return {
+        handed = check_step_artifacts(snap["_workflow"], step, artifacts or [])
+        if not checked.valid or not handed.valid:
+            blocked = {
                 **_public(snap),
                 "outcome": "blocked",
-                "issues": checked.issues,
-                "suggestions": checked.suggestions,
+                "issues": [*checked.issues, *handed.issues],
+                "suggestions": [*checked.suggestions, *handed.suggestions],
             }
+            if handed.followups:
+                blocked["follow_ups"] = handed.followups
+            return blocked
         from dbos import DBOS
 
-        DBOS.send(
-            run_id,
-            {"step_key": waiting["step_key"], "output": output, "context": context or {}},
-            topic="continue",
-        )
+        message = {"step_key": waiting["step_key"], "output": output, "context": context or {}}
+        if artifacts:
+            message["artifacts"] = artifacts
+        DBOS.send(run_id, message, topic="continue")
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
         return {**after, "outcome": "accepted"}
 

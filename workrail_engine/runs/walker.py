@@ -14,9 +14,12 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ..conditions import MISSING, evaluate, resolve
+from ..contracts import loop_decision
+from ..loop_source import artifact_source, loop_condition
 from ..rules import describe_criteria
+from ..step_prompt import is_delegation, render_step
 from ..steps import step_kind
-from ..templates import TemplateError, find_references, render
+from ..templates import find_references, render_for_agent
 from .commands import retry_policy
 from .model import step_result
 
@@ -105,29 +108,34 @@ def run_with_retries(
         attempt += 1
 
 
-def waiting_view(key: str, step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    """What a paused run shows the agent: the step and its guidance (no secrets: they are masked)."""
-    try:
-        prompt = render(str(step.get("prompt", "")), values)
-    except TemplateError:
-        prompt = str(step.get("prompt", ""))
-    shown = {
+def waiting_view(
+    workflow: Mapping[str, Any], key: str, step: Mapping[str, Any], values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What a paused run shows the agent: the step as served and its guidance, rendered by the
+    same function as a stateless next step (secrets are never filled in)."""
+    rendered = render_step(workflow, step, values)
+    bare = condition_context(values)
+    shown: dict[str, Any] = {
         k: step[k]
-        for k in ("id", "title", "agentRole", "guidance", "askForFiles", "requireConfirmation")
+        for k in ("id", "type", "agentRole", "askForFiles", "requireConfirmation", "outputContract")
         if k in step
     }
-    return {
-        "step_key": key,
-        "step": {**shown, "prompt": prompt},
-        "guidance": {
-            "prompt": prompt,
-            "modelHint": step.get("modelHint"),
-            "requiresConfirmation": bool(step.get("requireConfirmation", False)),
-            "validationCriteria": describe_criteria(
-                step.get("validationCriteria"), condition_context(values)
-            ),
-        },
+    if step.get("guidance"):
+        shown["guidance"] = [render_for_agent(str(g), values, bare) for g in step["guidance"]]
+    guidance = {
+        **rendered.guidance_fields(),
+        "prompt": rendered.prompt,
+        "modelHint": step.get("modelHint"),
+        "validationCriteria": describe_criteria(step.get("validationCriteria"), bare),
     }
+    view = {
+        "step_key": key,
+        "step": {**shown, "title": rendered.title, "prompt": rendered.prompt},
+        "guidance": guidance,
+    }
+    if rendered.notes:
+        view["notes"] = rendered.notes
+    return view
 
 
 class RunWalker:
@@ -158,6 +166,7 @@ class RunWalker:
             for s in workflow["steps"]
             if step_kind(s) == "loop" and isinstance(s.get("body"), str)
         }
+        self.artifacts: list = []  # what the agent handed over with its last step
         self.failed: list[str] = []  # steps that failed under onFailure: continue
         self.error: str | None = None  # set when the run must stop
 
@@ -180,17 +189,16 @@ class RunWalker:
             }
         return {"status": "success", "error_message": None}
 
-    def _holds(self, step: Mapping[str, Any]) -> bool:
+    def _holds(self, step: Mapping[str, Any], notes: list[str] | None = None) -> bool:
         condition = step.get("runCondition")
-        return condition is None or evaluate(condition, condition_context(self.values))
+        return condition is None or evaluate(condition, condition_context(self.values), notes)
 
     def _step(self, step: dict, key: str) -> None:
-        if not self._holds(step):
+        notes: list[str] = []
+        if not self._holds(step, notes):
+            reason = " ".join(["runCondition is false", *notes])
             self._finish(
-                step,
-                step_result(
-                    key, "skipped", None, 0.0, step_id=step["id"], reason="runCondition is false"
-                ),
+                step, step_result(key, "skipped", None, 0.0, step_id=step["id"], reason=reason)
             )
             return
         kind = step_kind(step)
@@ -198,7 +206,7 @@ class RunWalker:
             self._finish(
                 step, run_with_retries(self.effects, key, step, self.values, self.deadline)
             )
-        elif kind == "prompt":
+        elif kind == "prompt" or is_delegation(step):
             self._prompt(step, key)
         elif kind == "parallel":
             self._parallel(step)
@@ -223,7 +231,7 @@ class RunWalker:
             self.error = f"step {result['step_name']!r} failed: {result.get('error')}"
 
     def _prompt(self, step: dict, key: str) -> None:
-        waiting = waiting_view(key, step, self.values)
+        waiting = waiting_view(self.workflow, key, step, self.values)
         self.effects.state(
             {"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}}
         )
@@ -243,6 +251,7 @@ class RunWalker:
             )
             return
         self.values["context"].update(message.get("context") or {})
+        self.artifacts = list(message.get("artifacts") or [])
         self.effects.state({"status": "running"})
         self._finish(
             step,
@@ -313,16 +322,28 @@ class RunWalker:
 
     def _continues(self, spec: Mapping[str, Any], done: int, items: list | None) -> bool:
         kind = spec.get("type")
+        if artifact_source(spec):
+            return done == 0 or self._decision() == "continue"
         if kind == "while":
-            return evaluate(spec.get("condition"), condition_context(self.values))
+            return evaluate(loop_condition(spec), condition_context(self.values))
         if kind == "until":
-            return done == 0 or not evaluate(spec.get("condition"), condition_context(self.values))
+            return done == 0 or not evaluate(loop_condition(spec), condition_context(self.values))
         if kind == "for":
             count = spec.get("count")
             if isinstance(count, str):
                 count = resolve(condition_context(self.values), count)
             return isinstance(count, int) and count is not MISSING and done < count
         return items is not None and done < len(items)
+
+    def _decision(self) -> str:
+        decision = loop_decision(self.artifacts)
+        if decision is None:
+            self.error = (
+                "a loop decides from a loop-control artifact, and the step that ended its "
+                "iteration handed over none"
+            )
+            return "stop"
+        return decision
 
     def _expose(self, spec: Mapping[str, Any], iteration: int, items: list | None) -> None:
         context = self.values["context"]
