@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import re
-
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+
+from workrail_engine.ids import is_step_id
 
 from .documents import DocumentState
 from .occurrences import occurrence_at, occurrences
 
 __all__ = ["RenameRefused", "prepare", "rename"]
 
-# The schema's stepId: lowercase letters, digits and hyphens, 3–64 characters.
-_STEP_ID = re.compile(r"^[a-z0-9-]{3,64}$")
 _REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 
 
@@ -40,7 +38,7 @@ def rename(
     found = occurrence_at(state, state.positions.offset(position))
     if found is None or found.namespace != "steps":
         return None
-    if not _STEP_ID.match(new_name):
+    if not is_step_id(new_name):
         raise RenameRefused(
             f"{new_name!r} is not a valid step id: use 3-64 lowercase letters, digits and hyphens (e.g. 'review-code')"
         )

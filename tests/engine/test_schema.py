@@ -497,8 +497,12 @@ INVALID = [
     pytest.param(loop({"type": "while"}), [(*S0, "loop")], id="while-without-condition"),
     pytest.param(loop({"type": "for"}), [(*S0, "loop")], id="for-without-count"),
     pytest.param(loop({"type": "forEach"}), [(*S0, "loop")], id="foreach-without-items"),
+    pytest.param(loop({"type": "for", "count": -1}), [(*S0, "loop", "count")], id="count-negative"),
     pytest.param(
-        loop({"type": "for", "count": "n"}), [(*S0, "loop", "count")], id="count-not-an-integer"
+        loop({"type": "for", "count": ""}), [(*S0, "loop", "count")], id="count-empty-variable-name"
+    ),
+    pytest.param(
+        loop({"type": "for", "count": 1.5}), [(*S0, "loop", "count")], id="count-not-an-integer"
     ),
     pytest.param(
         loop({"type": "for", "count": 2, "maxIterations": 1001}),

@@ -9,6 +9,7 @@ import pytest
 from mcp import Client, MCPError
 
 from tests.mcp.conftest import TEST_FLOW
+from workrail_engine.ids import WORKFLOW_ID_PATTERN
 from workrail_mcp import create_server
 
 
@@ -51,7 +52,7 @@ async def test_tools_are_described_for_a_model(connect):
             assert tool.annotations.read_only_hint is (tool.name != "create_workflow")
         workflow_id = tools["workflow_get"].input_schema["properties"]["id"]
         assert (workflow_id["pattern"], workflow_id["minLength"], workflow_id["maxLength"]) == (
-            "^[a-z0-9-]+$",
+            WORKFLOW_ID_PATTERN,
             3,
             64,
         )
@@ -270,6 +271,20 @@ async def test_create_workflow(connect, project: Path):
         assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
+async def test_create_workflow_takes_a_namespaced_id(connect, project: Path):
+    async with connect() as client:
+        created = ok(
+            await client.call_tool(
+                "create_workflow", {"name": "team.release-check", "definition": new_flow()}
+            )
+        )
+        path = project / "workflows" / "team.release-check.json"
+        assert created["workflow_path"] == str(path.resolve())
+        assert json.loads(path.read_text())["id"] == "team.release-check"
+        got = ok(await client.call_tool("workflow_get", {"id": "team.release-check"}))
+        assert got["name"] == "New Flow"
+
+
 async def test_create_workflow_refuses_invalid_definitions_and_writes_nothing(
     connect, project: Path
 ):
@@ -290,7 +305,19 @@ async def test_create_workflow_refuses_invalid_definitions_and_writes_nothing(
 
 
 @pytest.mark.parametrize(
-    "name", ["../escape", "/etc/passwd", "a/b", "UPPER", "x", "a" * 65, "..", "with.dot"]
+    "name",
+    [
+        "../escape",
+        "/etc/passwd",
+        "a/b",
+        "UPPER",
+        "x",
+        "a" * 65,
+        "..",
+        "two..dots",
+        "a.b.c",
+        ".hidden",
+    ],
 )
 async def test_create_workflow_refuses_names_that_escape(connect, project: Path, name):
     async with connect() as client:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,14 @@ from workrail_engine.cli.console import Console
 
 __all__ = ["check_name", "current_umask", "run_init", "starter_workflow"]
 
-NAME_PATTERN = re.compile(r"[a-z0-9-]{3,64}")
-
 
 def check_name(name: str) -> str | None:
     """Why ``name`` cannot be a workflow id, or None when it can."""
-    if NAME_PATTERN.fullmatch(name):
+    from workrail_engine.ids import WORKFLOW_ID_RULE, is_workflow_id
+
+    if is_workflow_id(name):
         return None
-    return f"{name!r} is not a workflow id: use 3-64 lower-case letters, digits and '-' (e.g. 'release-checklist')"
+    return f"{name!r} is not a workflow id: use {WORKFLOW_ID_RULE} (e.g. 'release-checklist')"
 
 
 def starter_workflow(name: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Fix, Severity, TextEdit
 from ..document import WorkflowDocument
 from ..errors import closest
+from ..ids import STEP_ID_PATTERN, WORKFLOW_ID_PATTERN, WORKFLOW_ID_RULE
 from ..problems import json_type_name
 from ..schema import load_schema
 from . import edits
@@ -266,16 +267,21 @@ def _bad_choice(doc: WorkflowDocument, parts: list[str | int], error: Any) -> Di
     return _on_value(doc, "WR104", message, pointer, fix)
 
 
+_ID_RULES = {
+    STEP_ID_PATTERN: "lowercase letters, digits and '-'",
+    WORKFLOW_ID_PATTERN: WORKFLOW_ID_RULE,
+}
+
+
 def _bad_pattern(
     doc: WorkflowDocument, parts: list[str | int], error: Any, pattern: str
 ) -> Diagnostic:
     pointer = _pointer(parts)
     value = error.instance
     fix = None
-    if pattern == "^[a-z0-9-]+$" and isinstance(value, str):
-        message = (
-            f"{_where(parts)} {value!r} is not a valid id: use lowercase letters, digits and '-'"
-        )
+    rule = _ID_RULES.get(pattern)
+    if rule and isinstance(value, str):
+        message = f"{_where(parts)} {value!r} is not a valid id: use {rule}"
         fix = edits.replace_value(
             doc, pointer, edits.kebab_case(value), f"Change to {edits.kebab_case(value)!r}"
         )

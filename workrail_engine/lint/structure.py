@@ -81,6 +81,8 @@ def _loop_settings(doc: WorkflowDocument, site: StepSite, loop: dict[str, Any]) 
     needed = _NEEDS.get(loop_type) if isinstance(loop_type, str) else None
     if needed is None or needed in loop:
         return []
+    if needed == "condition" and "conditionSource" in loop:
+        return []  # upstream's artifact-driven (or context-variable) decision stands in for it
     code = "WR203" if needed == "condition" else "WR205"
     article = "An" if loop_type[0] in "aeiou" else "A"
     message = f"{article} {loop_type!r} loop needs a {needed!r}"

@@ -4,17 +4,16 @@ when the caller is an agent."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
 from ..errors import InvalidWorkflow, SecurityViolation
+from ..ids import is_workflow_id
 
 __all__ = ["database_url", "project_of", "resolve_workflow", "store_exists", "store_home"]
 
-_ID = re.compile(r"^[a-z0-9-]+$")
 _SUFFIXES = (".json", ".yaml", ".yml")
 
 
@@ -71,7 +70,7 @@ def resolve_workflow(
     catalog: Any, name: str, *, any_path: bool, base: Path | None = None
 ) -> tuple[dict, str]:
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
-    if _ID.match(name) and not name.endswith(_SUFFIXES):
+    if is_workflow_id(name) and not name.endswith(_SUFFIXES):
         entry = catalog.get(name)
         return catalog.served(name), str(entry.path)
     if not _looks_like_path(name):

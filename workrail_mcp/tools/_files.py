@@ -35,7 +35,8 @@ _FILE_MODE = 0o666 & ~_process_umask()
 def target_path(directory: Path, name: str) -> Path:
     """``directory/name.json``, refusing anything that would land elsewhere.
 
-    The name pattern already excludes separators and dots; this is the second lock, and it also
+    The name pattern already excludes separators and leading or repeated dots (a namespaced id
+    has one dot between two names: `wr.discovery`); this is the second lock, and it also
     catches a symlink planted at the target that points out of the directory.
     """
     root = directory.resolve()

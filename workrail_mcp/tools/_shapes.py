@@ -5,8 +5,16 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.ids import (
+    ID_MAX_LENGTH,
+    ID_MIN_LENGTH,
+    SERVED_STEP_ID_MAX_LENGTH,
+    SERVED_STEP_ID_PATTERN,
+    WORKFLOW_ID_PATTERN,
+    WORKFLOW_ID_RULE,
+)
+
 __all__ = [
-    "STEP_ID_PATTERN",
     "ArtifactsArg",
     "ContextArg",
     "StepId",
@@ -14,20 +22,15 @@ __all__ = [
     "WorkflowSummary",
 ]
 
-_ID_PATTERN = r"^[a-z0-9-]+$"
-
 WorkflowId = Annotated[
     str,
     Field(
-        description="A workflow id as listed by workflow_list (lowercase letters, digits and '-', 3-64 characters).",
-        pattern=_ID_PATTERN,
-        min_length=3,
-        max_length=64,
+        description=f"A workflow id as listed by workflow_list ({WORKFLOW_ID_RULE}).",
+        pattern=WORKFLOW_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=ID_MAX_LENGTH,
     ),
 ]
-
-# A step injected by a template has the id "<calling step>.<routine step>".
-STEP_ID_PATTERN = r"^[a-z0-9-]+(\.[a-z0-9-]+)?$"
 
 StepId = Annotated[
     str,
@@ -36,9 +39,9 @@ StepId = Annotated[
             "A step id of that workflow as served (lowercase letters, digits and '-'; a step a "
             "template injected is '<calling step>.<routine step>')."
         ),
-        pattern=STEP_ID_PATTERN,
-        min_length=3,
-        max_length=129,
+        pattern=SERVED_STEP_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=SERVED_STEP_ID_MAX_LENGTH,
     ),
 ]
 

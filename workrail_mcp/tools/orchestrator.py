@@ -10,6 +10,12 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
+from workrail_engine.ids import (
+    ID_MAX_LENGTH,
+    ID_MIN_LENGTH,
+    WORKFLOW_ID_PATTERN,
+    WORKFLOW_ID_RULE,
+)
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
 from workrail_mcp.tools._shapes import WorkflowSummary
@@ -70,12 +76,12 @@ WorkflowName = Annotated[
     str,
     Field(
         description=(
-            "The new workflow's id and file name (lowercase letters, digits and '-', 3-64 characters); "
+            f"The new workflow's id and file name ({WORKFLOW_ID_RULE}); "
             "it is written as <name>.json in the project's workflow directory."
         ),
-        pattern=r"^[a-z0-9-]+$",
-        min_length=3,
-        max_length=64,
+        pattern=WORKFLOW_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=ID_MAX_LENGTH,
     ),
 ]
 

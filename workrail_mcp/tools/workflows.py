@@ -5,9 +5,9 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.ids import ID_MIN_LENGTH, SERVED_STEP_ID_MAX_LENGTH, SERVED_STEP_ID_PATTERN
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import (
-    STEP_ID_PATTERN,
     ArtifactsArg,
     ContextArg,
     StepId,
@@ -120,7 +120,7 @@ class NextStep(TypedDict):
 
 
 CompletedSteps = Annotated[
-    list[Annotated[str, Field(pattern=STEP_ID_PATTERN)]],
+    list[Annotated[str, Field(pattern=SERVED_STEP_ID_PATTERN)]],
     Field(
         description=(
             "The ids of the steps you completed, in the order you completed them: a log, [] at the start. "
@@ -134,9 +134,9 @@ CurrentStep = Annotated[
     str | None,
     Field(
         description="Optional: the id of the step just worked on (it is checked to exist).",
-        pattern=STEP_ID_PATTERN,
-        min_length=3,
-        max_length=129,
+        pattern=SERVED_STEP_ID_PATTERN,
+        min_length=ID_MIN_LENGTH,
+        max_length=SERVED_STEP_ID_MAX_LENGTH,
     ),
 ]
 
