@@ -3,7 +3,13 @@
 Sources, lowest precedence first: bundled → user directory → ``WORKRAIL_WORKFLOW_PATH`` → the
 project's ``./workflows`` and ``./.workrail/workflows`` → directories named explicitly. A later
 source's workflow with the same id wins and the shadowing is reported. Invalid files are left out
-and reported with their diagnostics; they never break the others.
+and reported with their diagnostics; they never break the others: asking for one by id raises
+``InvalidWorkflow`` with them, and ``report_invalid`` hears of each when it is first read and
+whenever it changes.
+
+Each source directory is searched recursively (upstream WorkRail keeps ``routines/`` inside
+``workflows/``), skipping hidden directories and ``examples/`` folders, which upstream does not
+serve either.
 
 Change detection is by polling: at most every ``rescan_interval`` seconds a look-up lists the
 directories and stats the files; a file is re-read only when its size or modification time changed.
@@ -16,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +77,19 @@ class InvalidFile:
     path: Path
     source: Source
     diagnostics: tuple[Diagnostic, ...]
+    workflow_id: str | None = None  # when the file names one, so a look-up by id can explain
+
+    def error(self) -> InvalidWorkflow:
+        """What asking for this file's workflow by id answers."""
+        errors = [d for d in self.diagnostics if d.is_error] or list(self.diagnostics)
+        first = errors[0] if errors else None
+        detail = f"; first: {first.code} {first.message} at {first.pointer or '/'}" if first else ""
+        return InvalidWorkflow(
+            f"Workflow {self.workflow_id!r} ({self.path}) is invalid: {len(errors)} error(s){detail}",
+            workflowId=self.workflow_id,
+            path=str(self.path),
+            diagnostics=[d.to_dict() for d in self.diagnostics],
+        )
 
 
 @dataclass(frozen=True)
@@ -117,16 +136,29 @@ class _Loaded:
     entry: WorkflowEntry | None
     invalid: InvalidFile | None
 
+    @property
+    def source(self) -> Source | None:
+        held = self.entry or self.invalid
+        return held.source if held is not None else None
+
 
 class Catalog:
     """The workflows visible from a project, kept current without a restart."""
 
     def __init__(
-        self, sources: Sequence[Source], *, rescan_interval: float = 0.5, background: bool = False
+        self,
+        sources: Sequence[Source],
+        *,
+        rescan_interval: float = 0.5,
+        background: bool = False,
+        report_invalid: Callable[[InvalidFile], None] | None = None,
     ) -> None:
         """``background``: after the first scan, due rescans run on a thread and look-ups answer
         from the current snapshot at once (for servers, where a request must not wait for a
-        10,000-file scan); otherwise the look-up that finds a rescan due performs it."""
+        10,000-file scan); otherwise the look-up that finds a rescan due performs it.
+        ``report_invalid`` is called for each invalid file read (at the first scan, and again
+        when the file changes)."""
+        self._report_invalid = report_invalid
         self._sources = list(sources)
         self._rescan_interval = rescan_interval
         self._background = background
@@ -196,6 +228,9 @@ class Catalog:
         self.refresh()
         entry = self._entries.get(workflow_id)
         if entry is None:
+            for invalid in self._invalid:
+                if invalid.workflow_id == workflow_id:
+                    raise invalid.error()
             raise WorkflowNotFound(workflow_id, self._entries)
         return entry
 
@@ -278,18 +313,20 @@ class Catalog:
             return
         self._signature = signature
         files: dict[str, _Loaded] = {}
+        fresh_invalid = []
         for source, path, stamp in listed:
             cached = self._files.get(path)
-            if (
-                cached is None
-                or cached.stamp != stamp
-                or (cached.entry or cached.invalid).source != source
-            ):  # type: ignore[union-attr]
+            if cached is None or cached.stamp != stamp or cached.source != source:
                 cached = _load(source, Path(path), stamp)
+                if cached.invalid is not None:
+                    fresh_invalid.append(cached.invalid)
             files[path] = cached
         self._files = files
         self._build(listed)
         self.generation += 1
+        if self._report_invalid is not None:
+            for invalid in fresh_invalid:
+                self._report_invalid(invalid)
 
     def _build(self, listed: list[tuple[Source, str, tuple[int, int]]]) -> None:
         entries: dict[str, WorkflowEntry] = {}
@@ -313,6 +350,10 @@ class Catalog:
         ]
 
 
+# Folders of a source that hold no served workflows: upstream keeps examples there.
+SKIPPED_FOLDERS = frozenset({"examples"})
+
+
 def _raise_problems(workflow_id: str, compiled: CompiledWorkflow) -> None:
     if compiled.problems:
         first = compiled.problems[0]
@@ -324,23 +365,42 @@ def _raise_problems(workflow_id: str, compiled: CompiledWorkflow) -> None:
 
 
 def _list_directory(source: Source) -> list[tuple[Source, str, tuple[int, int]]]:
+    found: list[tuple[Source, str, tuple[int, int]]] = []
+    _list_into(source, os.fspath(source.directory), found)
+    return found
+
+
+def _list_into(
+    source: Source, directory: str, found: list[tuple[Source, str, tuple[int, int]]]
+) -> None:
+    """Files of ``directory`` sorted by name, then each subfolder's, recursively.
+
+    Symbolic links to directories are not followed: a link back up the tree would never end.
+    """
+    subfolders = []
+    files = []
     try:
-        with os.scandir(source.directory) as it:
-            found = []
+        with os.scandir(directory) as it:
             for item in it:
-                if item.name.startswith(".") or not item.name.lower().endswith(WORKFLOW_SUFFIXES):
+                if item.name.startswith("."):
                     continue
                 try:
-                    if not item.is_file():
+                    if item.is_dir(follow_symlinks=False):
+                        if item.name not in SKIPPED_FOLDERS:
+                            subfolders.append(item.path)
+                        continue
+                    if not item.name.lower().endswith(WORKFLOW_SUFFIXES) or not item.is_file():
                         continue
                     stat = item.stat()
                 except OSError:
                     continue
-                found.append((source, item.path, (stat.st_mtime_ns, stat.st_size)))
+                files.append((source, item.path, (stat.st_mtime_ns, stat.st_size)))
     except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return []
-    found.sort(key=lambda row: row[1])  # one directory: sorting the paths sorts the names
-    return found
+        return
+    files.sort(key=lambda row: row[1])  # one directory: sorting the paths sorts the names
+    found.extend(files)
+    for folder in sorted(subfolders):
+        _list_into(source, folder, found)
 
 
 def _load(source: Source, path: Path, stamp: tuple[int, int]) -> _Loaded:
@@ -349,6 +409,8 @@ def _load(source: Source, path: Path, stamp: tuple[int, int]) -> _Loaded:
     value = result.document.value
     if errors or not isinstance(value, dict) or not isinstance(value.get("id"), str):
         diagnostics = errors or tuple(result.diagnostics)
-        return _Loaded(stamp, None, InvalidFile(path, source, diagnostics))
+        workflow_id = value.get("id") if isinstance(value, dict) else None
+        named = workflow_id if isinstance(workflow_id, str) else None
+        return _Loaded(stamp, None, InvalidFile(path, source, diagnostics, named))
     warnings = tuple(result.diagnostics)
     return _Loaded(stamp, WorkflowEntry(value["id"], path, source, value, warnings), None)

@@ -1,9 +1,16 @@
-"""Regular expressions that run in linear time, for `regex` rules and `matches` conditions.
+"""Regular expressions for `regex` rules and `matches` conditions: RE2 first, bounded fallback.
 
 Patterns come from workflow files and are matched against text written by agents, so a
 backtracking engine (Python's ``re``) could be made to spin for hours by a pattern like
 ``(a+)+$``. RE2 (the ``google-re2`` binding) guarantees time linear in the input, at the price of
-backreferences and lookaround, which it rejects at compile time; our error messages say so.
+backreferences and lookaround, which it rejects at compile time.
+
+Upstream WorkRail's patterns are JavaScript regexes, and some use lookahead (``(?!.*TODO)``). A
+pattern RE2 rejects only for lookaround or backreferences therefore falls back to the PyPI
+``regex`` engine, which backtracks but takes a hard time limit per match
+(``BACKTRACKING_TIMEOUT_SECONDS``): a match that runs out of time counts as no match, so a hostile
+pattern still cannot hang the server. Such a pattern carries a ``notice`` that the linter shows
+as a warning (WR405). Any other pattern RE2 rejects is an error, with a message that says why.
 """
 
 from __future__ import annotations
@@ -13,10 +20,20 @@ from dataclasses import dataclass, field
 
 import re2
 
-__all__ = ["FLAGS", "CompiledRegex", "RegexError", "compile_regex"]
+__all__ = [
+    "BACKTRACKING_TIMEOUT_SECONDS",
+    "FLAGS",
+    "CompiledRegex",
+    "RegexError",
+    "compile_regex",
+]
 
 # i: ignore case, m: ^ and $ match at line breaks, s: . matches a newline
 FLAGS = "ims"
+# The time one match of a fallback (backtracking) pattern may take before it counts as no match.
+# Short, because it is spent on every keystroke-free evaluation of agent output; the `regex`
+# engine checks its clock periodically, so a loaded machine may overshoot it a few times.
+BACKTRACKING_TIMEOUT_SECONDS = 0.1
 
 
 class RegexError(ValueError):
@@ -32,12 +49,24 @@ class CompiledRegex:
     pattern: str
     flags: str
     _regex: object = field(repr=False, compare=False)
+    # Set when RE2 could not run the pattern and the time-limited backtracking engine does.
+    notice: str | None = None
+
+    @property
+    def backtracking(self) -> bool:
+        return self.notice is not None
 
     def search(self, text: str) -> bool:
         """True when the pattern matches somewhere in ``text`` (unanchored, like JS ``test``)."""
+        if self.backtracking:
+            try:
+                found = self._regex.search(text, timeout=BACKTRACKING_TIMEOUT_SECONDS)  # type: ignore[attr-defined]
+            except TimeoutError:
+                return False  # bounded: a pattern that backtracks too long matches nothing
+            return found is not None
         # Encoding ourselves lets lone surrogates (valid in JSON strings) through instead of
         # raising; RE2 treats those bytes as invalid UTF-8 that matches nothing but ``\C``.
-        return self._regex.search(text.encode("utf-8", "surrogatepass")) is not None
+        return self._regex.search(text.encode("utf-8", "surrogatepass")) is not None  # type: ignore[attr-defined]
 
 
 def _options(flags: str) -> re2.Options:
@@ -48,15 +77,20 @@ def _options(flags: str) -> re2.Options:
     return options
 
 
-def _hint(pattern: str, reason: str) -> str:
+def _backtracking_feature(pattern: str, reason: str) -> str | None:
+    """The construct RE2 refused for want of backtracking, or None for any other reason."""
     if "invalid perl operator: (?=" in reason or "invalid perl operator: (?!" in reason:
-        return " RE2 has no lookahead assertions ((?=…), (?!…)); match the text itself instead."
+        return "lookahead ((?=…), (?!…))"
     if "invalid perl operator: (?<" in reason and ("(?<=" in pattern or "(?<!" in pattern):
-        return " RE2 has no lookbehind assertions ((?<=…), (?<!…)); match the text itself instead."
+        return "lookbehind ((?<=…), (?<!…))"
     if "(?P=" in pattern and "invalid perl operator: (?P" in reason:
-        return " RE2 has no backreferences ((?P=name)) because they cannot run in linear time."
+        return "backreferences ((?P=name))"
     if reason.startswith("invalid escape sequence: \\") and reason[-1:].isdigit():
-        return " RE2 has no backreferences (\\1) because they cannot run in linear time."
+        return "backreferences (\\1)"
+    return None
+
+
+def _hint(pattern: str, reason: str) -> str:
     if reason == "invalid escape sequence: \\Z":
         return " RE2 spells end-of-text \\z."
     if reason.startswith("invalid repetition size"):
@@ -91,6 +125,9 @@ def _compile(pattern: str, flags: str) -> CompiledRegex:
         regex = re2.compile(pattern, options)
     except re2.error as error:
         reason = _reason(error)
+        feature = _backtracking_feature(pattern, reason)
+        if feature is not None:
+            return _backtracking(pattern, flags, feature)
         raise RegexError(
             f"Invalid regular expression {pattern!r}: {reason}.{_hint(pattern, reason)}"
         ) from None
@@ -99,3 +136,26 @@ def _compile(pattern: str, flags: str) -> CompiledRegex:
         # valid behind it, and errors above quote the author's pattern, not ours.
         regex = re2.compile("(?m)" + pattern, options)
     return CompiledRegex(pattern, flags, regex)
+
+
+def _backtracking(pattern: str, flags: str, feature: str) -> CompiledRegex:
+    """The pattern on the time-limited backtracking engine; RegexError when it is broken."""
+    import regex as backtracking_engine  # type: ignore[import-untyped]
+
+    options = 0
+    if "i" in flags:
+        options |= backtracking_engine.IGNORECASE
+    if "m" in flags:
+        options |= backtracking_engine.MULTILINE
+    if "s" in flags:
+        options |= backtracking_engine.DOTALL
+    try:
+        compiled = backtracking_engine.compile(pattern, options)
+    except backtracking_engine.error as error:
+        raise RegexError(f"Invalid regular expression {pattern!r}: {error}.") from None
+    notice = (
+        f"RE2 cannot run {feature} in {pattern!r}; it runs on a backtracking engine instead, "
+        f"with a limit of {BACKTRACKING_TIMEOUT_SECONDS:g} s per match (a match that takes "
+        "longer counts as no match)."
+    )
+    return CompiledRegex(pattern, flags, compiled, notice)

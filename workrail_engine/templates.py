@@ -1,5 +1,12 @@
 """``{{ namespace.path }}`` references in prompts and argv elements.
 
+A reference is an identifier dot-path inside double braces. ``{{parameters.x}}``,
+``{{context.x}}``, ``{{steps.ID.output}}`` and ``{{secrets.NAME}}`` name their namespace; a bare
+``{{name}}`` or ``{{name.path}}`` is a context variable, as upstream WorkRail renders it (so
+``{{currentItem}}`` is ``{{context.currentItem}}``). Anything else inside ``{{ }}`` — Mermaid's
+``A{{"label"}}``, a JavaScript expression ``{{(a / b).toFixed(1)}}``, upstream's compile-time
+``{{wr.…}}`` — is not a reference: it is text, kept as written (``find_literals`` finds it).
+
 One parser serves the linter (unknown or later steps, undeclared parameters and secrets), the
 runner (substitution, one argv element at a time, never through a shell) and the language server
 (completion, hover, go to definition inside ``{{ }}``).
@@ -18,7 +25,9 @@ from .diagnostics import Span
 __all__ = [
     "NAMESPACES",
     "TemplateError",
+    "TemplateLiteral",
     "TemplateRef",
+    "find_literals",
     "find_references",
     "lookup",
     "render",
@@ -28,6 +37,11 @@ __all__ = [
 NAMESPACES = ("parameters", "context", "steps", "secrets")
 # "[^{}]*" stops at the first brace, so no backtracking; whitespace inside is trimmed afterwards.
 _REFERENCE = re.compile(r"\{\{([^{}]*)\}\}")
+# An identifier, then dot-separated identifiers or indexes: "currentItem", "steps.plan.output",
+# "items.0.name". Written for Python's re and RE2 alike (no lookaround, no backtracking traps).
+_DOT_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
+# Upstream's compile-time namespace ({{wr.bindings.x}}, {{wr.refs.x}}): never a context variable.
+_COMPILE_TIME = "wr"
 
 
 class TemplateError(ValueError):
@@ -40,22 +54,56 @@ class TemplateRef:
     namespace: str
     path: tuple[str, ...]
     span: Span  # within the string, covering "{{ … }}"
+    bare: bool = False  # written without a namespace: {{name}} stands for {{context.name}}
 
     @property
     def step_id(self) -> str | None:
         return self.path[0] if self.namespace == "steps" and self.path else None
 
 
+@dataclass(frozen=True, slots=True)
+class TemplateLiteral:
+    """Text in ``{{ }}`` that is no reference (an expression, a Mermaid label): kept as written."""
+
+    text: str  # the text inside the braces, trimmed
+    span: Span  # within the string, covering "{{ … }}"
+    compile_time: bool  # upstream's {{wr.…}}, resolved by its compiler, not at render time
+
+
+def _reference(expression: str, span: Span) -> TemplateRef | None:
+    if not _DOT_PATH.fullmatch(expression):
+        return None
+    head, _, rest = expression.partition(".")
+    if head == _COMPILE_TIME and rest:
+        return None
+    if head in NAMESPACES:
+        return TemplateRef(expression, head, tuple(rest.split(".")) if rest else (), span)
+    return TemplateRef(expression, "context", tuple(expression.split(".")), span, bare=True)
+
+
 def find_references(s: str) -> list[TemplateRef]:
+    """The references in ``s``, in order; text in braces that is no reference is left out."""
     refs: list[TemplateRef] = []
     if "{{" not in s:
         return refs
     for match in _REFERENCE.finditer(s):
-        expression = match.group(1).strip()
-        namespace, _, rest = expression.partition(".")
-        path = tuple(part for part in rest.split(".")) if rest else ()
-        refs.append(TemplateRef(expression, namespace, path, Span(match.start(), match.end())))
+        ref = _reference(match.group(1).strip(), Span(match.start(), match.end()))
+        if ref is not None:
+            refs.append(ref)
     return refs
+
+
+def find_literals(s: str) -> list[TemplateLiteral]:
+    """The ``{{ … }}`` pieces of ``s`` that are not references (they render as written)."""
+    if "{{" not in s:
+        return []
+    out = []
+    for match in _REFERENCE.finditer(s):
+        expression = match.group(1).strip()
+        if _reference(expression, Span(match.start(), match.end())) is None:
+            compile_time = expression.startswith(_COMPILE_TIME + ".")
+            out.append(TemplateLiteral(expression, Span(match.start(), match.end()), compile_time))
+    return out
 
 
 def lookup(values: Mapping[str, Any], ref: TemplateRef) -> Any:
@@ -82,56 +130,60 @@ def _as_text(value: Any) -> str:
 
 
 def render(s: str, values: Mapping[str, Any]) -> str:
-    """Substitute every reference in ``s``; non-string values are inserted as compact JSON."""
+    """Substitute every reference in ``s``; non-string values are inserted as compact JSON.
+
+    Text in braces that is no reference (``{{(a / b).toFixed(1)}}``) stays as written.
+    """
     if "{{" not in s:
         return s
-    return _REFERENCE.sub(lambda m: _as_text(lookup(values, find_references(m.group(0))[0])), s)
+    out = []
+    end = 0
+    for ref in find_references(s):
+        out.append(s[end : ref.span.start])
+        out.append(_as_text(lookup(values, ref)))
+        end = ref.span.end
+    out.append(s[end:])
+    return "".join(out)
 
 
 # --- what an agent reads -------------------------------------------------------------------
-
-# A reference an agent's text may hold: a dotted path of identifiers (list indexes allowed after
-# the first segment). Anything else between braces — an expression, Mermaid's {{"text"}} — is
-# literal text and stays as written.
-_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[\w-]+)*")
-_SERVED_NAMESPACES = ("parameters", "context", "steps")
 
 
 def render_for_agent(text: str, values: Mapping[str, Any], bare: Mapping[str, Any]) -> str:
     """Fill every reference in ``text`` that an agent may see, for a prompt, title or guidance.
 
     ``{{parameters.x}}``, ``{{context.x}}`` and ``{{steps.ID.output}}`` come from ``values``;
-    upstream's bare ``{{name}}`` / ``{{name.path}}`` from ``bare`` (the context). A reference
-    that names nothing shows as ``[unset: name]``, so a missing value is visible rather than
-    silently empty. ``{{secrets.X}}`` is never filled (a secret's value never enters a prompt),
-    ``{{wr.…}}`` belongs to the compile step, and expressions stay as written.
+    upstream's bare ``{{name}}`` / ``{{name.path}}`` from ``bare`` (the context, over the
+    parameters). A reference that names nothing shows as ``[unset: name]``, as upstream writes
+    it, so a missing value is visible rather than silently empty. ``{{secrets.X}}`` is never
+    filled (a secret's value never enters a prompt); what is no reference stays as written.
     """
     if "{{" not in text:
         return text
-
-    def fill(match: re.Match[str]) -> str:
-        expression = match.group(1).strip()
-        if not _PATH.fullmatch(expression):
-            return match.group(0)
-        namespace = expression.partition(".")[0]
-        if namespace in ("secrets", "wr"):
-            return match.group(0)
-        if namespace in _SERVED_NAMESPACES and "." in expression:
-            ref = find_references(match.group(0))[0]
+    out = []
+    end = 0
+    for ref in find_references(text):
+        out.append(text[end : ref.span.start])
+        end = ref.span.end
+        if ref.namespace == "secrets":
+            out.append(text[ref.span.start : ref.span.end])
+            continue
+        if ref.bare:
+            found = _walk(bare, ref.path)
+        else:
             try:
-                return _as_agent_text(lookup(values, ref))
+                found = lookup(values, ref)
             except TemplateError:
-                return f"[unset: {expression}]"
-        found = _walk(bare, expression.split("."))
-        return f"[unset: {expression}]" if found is _NOT_FOUND else _as_agent_text(found)
-
-    return _REFERENCE.sub(fill, text)
+                found = _NOT_FOUND
+        out.append(f"[unset: {ref.text}]" if found is _NOT_FOUND else _as_agent_text(found))
+    out.append(text[end:])
+    return "".join(out)
 
 
 _NOT_FOUND = object()
 
 
-def _walk(current: Any, path: list[str]) -> Any:
+def _walk(current: Any, path: tuple[str, ...]) -> Any:
     for part in path:
         if isinstance(current, Mapping) and part in current:
             current = current[part]

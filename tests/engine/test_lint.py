@@ -14,6 +14,15 @@ BASE = {
     "id": "demo",
     "name": "Demo",
     "version": "1.0.0",
+    # upstream 3.x definitions that steps may refer to (WR701, WR702)
+    "functionDefinitions": [{"name": "checks", "definition": "Run the checks and report."}],
+    "assessments": [
+        {
+            "id": "quality",
+            "purpose": "How good it is",
+            "dimensions": [{"id": "overall", "purpose": "Overall", "levels": ["low", "high"]}],
+        }
+    ],
     "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
     "secrets": ["API_TOKEN"],
     "steps": [
@@ -68,6 +77,15 @@ INLINE_LOOP = {
     "loop": {"type": "for", "count": 2},
     "body": [{"id": "inner", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "plan"}],
 }
+
+MIXED_GROUP = {
+    "id": "fan-out",
+    "type": "parallel",
+    "title": "Fan out",
+    "steps": [{"id": "lint", "run": {"command": ["ruff", "check"], "timeoutSeconds": 60}}],
+    "parallelDelegations": [{"workflowId": "wr.routine-ideation", "goal": "Ideas"}],
+}
+FRAGMENT = {"id": "scope", "text": "Keep the change small."}
 
 # code, bad change, good change, text the diagnostic must sit on
 CASES = [
@@ -192,6 +210,54 @@ CASES = [
         ),
         '"make {{parameters.target}}"',
     ),
+    (
+        "WR206",
+        lambda w: w["steps"].append(MIXED_GROUP),
+        lambda w: w["steps"].append({k: v for k, v in MIXED_GROUP.items() if k != "steps"}),
+        '"steps"',
+    ),
+    (
+        "WR306",
+        _set(["steps", 0, "prompt"], "Progress {{(done / total * 100).toFixed(1)}}%"),
+        _set(["steps", 0, "prompt"], "Progress {{context.percent}}%"),
+        "{{(done / total * 100).toFixed(1)}}",
+    ),
+    (
+        "WR405",
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "regex", "pattern": "^(?!.*TODO)", "message": "m"},
+        ),
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"not": {"type": "contains", "value": "TODO", "message": "m"}, "message": "m"},
+        ),
+        '"^(?!.*TODO)"',
+    ),
+    (
+        "WR701",
+        _set(["steps", 0, "functionReferences"], ["cheks()"]),
+        _set(["steps", 0, "functionReferences"], ["checks()"]),
+        '"cheks()"',
+    ),
+    (
+        "WR702",
+        _set(["steps", 0, "assessmentRefs"], ["qualty"]),
+        _set(["steps", 0, "assessmentRefs"], ["quality"]),
+        '"qualty"',
+    ),
+    (
+        "WR704",
+        _set(["steps", 0, "promptFragments"], [FRAGMENT, FRAGMENT]),
+        _set(["steps", 0, "promptFragments"], [FRAGMENT, {**FRAGMENT, "id": "scope-large"}]),
+        '"scope"',
+    ),
+    (
+        "WR705",
+        _set(["steps", 0, "outputContract"], {"contractRef": "wr.contracts.loop_ctrl"}),
+        _set(["steps", 0, "outputContract"], {"contractRef": "wr.contracts.loop_control"}),
+        '"wr.contracts.loop_ctrl"',
+    ),
     ("WR601", _set(["id"], "other-name"), _set(["id"], "demo"), '"other-name"'),
     ("WR602", _set(["version"], "1.0"), _set(["version"], "1.0.0-rc.1+build.5"), '"1.0"'),
 ]
@@ -278,6 +344,55 @@ def test_duplicate_workflow_ids_across_files():
     assert found["a.json"][0].related[0].path == "b.json"
 
 
+def test_template_calls_name_routines_of_the_catalog():
+    from workrail_engine.lint.upstream import template_call_diagnostics
+
+    caller = mutate(
+        _set(["steps", 0], {"id": "plan", "title": "Plan", "templateCall": {"templateId": "x"}})
+    )
+
+    def calling(template_id):
+        caller["steps"][0]["templateCall"]["templateId"] = template_id
+        return parse_document(json.dumps(caller, indent=2), "demo.json")
+
+    bad = calling("wr.templates.routine.ideation")
+    [found] = template_call_diagnostics([bad], {"demo", "routine-other"})["demo.json"]
+    assert found.code == "WR703" and found.pointer == "/steps/0/templateCall/templateId"
+    assert bad.text[found.span.start : found.span.end] == '"wr.templates.routine.ideation"'
+    assert "wr.routine-ideation" in found.message
+    # each of upstream's three spellings of the routine's id provides the template
+    for routine_id in ("wr.routine-ideation", "routine-ideation", "ideation"):
+        assert template_call_diagnostics([bad], {routine_id}) == {}
+    # a template id that is no routine template at all
+    [other] = template_call_diagnostics([calling("wr.templates.other")], {"other"})["demo.json"]
+    assert "templates are routines" in other.message
+    # and the single-file lint has no opinion: it cannot see the catalog
+    assert [d.code for d in lint(caller).diagnostics] == []
+
+
+def test_bare_template_names_are_context_variables_not_errors():
+    result = lint(mutate(_set(["steps", 0, "prompt"], "Item {{currentItem}} of {{items.length}}")))
+    assert result.diagnostics == []
+    near = lint(mutate(_set(["steps", 0, "prompt"], "Token {{secret.API_TOKEN}}")))
+    [warning] = near.diagnostics
+    assert (warning.code, warning.severity.value) == ("WR305", "warning")
+    assert "{{secrets.API_TOKEN}}" in warning.message
+
+
+def test_braces_in_titles_and_guidance_get_no_hint():
+    def change(w):
+        w["steps"][0]["title"] = "Plan {{i + 1}}"
+        w["steps"][0]["guidance"] = ['flowchart A{{"Pick"}}']
+
+    assert lint(mutate(change)).diagnostics == []
+
+
+def test_a_mixed_parallel_group_gets_one_clear_message():
+    result = lint(mutate(lambda w: w["steps"].append(MIXED_GROUP)))
+    assert [d.code for d in result.diagnostics] == ["WR206"]
+    assert "not both" in result.diagnostics[0].message
+
+
 def test_every_code_the_engine_emits_is_documented_and_tested():
     import re
     from pathlib import Path
@@ -304,6 +419,7 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
         "WR005",
         "WR006",
         "WR603",
+        "WR703",
     }
     # the compile step's codes have their bad/good cases in test_compile.py
     tested |= set(re.findall(r'"(WR8\d\d)"', (root / "tests/engine/test_compile.py").read_text()))

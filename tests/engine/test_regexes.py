@@ -1,4 +1,5 @@
-"""Linear-time regexes (RE2) with clear errors for what RE2 does not support."""
+"""Linear-time regexes (RE2); lookaround and backreferences on a time-limited fallback; clear
+errors for the rest."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import time
 
 import pytest
 
-from workrail_engine.regexes import CompiledRegex, RegexError, compile_regex
+from workrail_engine.regexes import (
+    BACKTRACKING_TIMEOUT_SECONDS,
+    CompiledRegex,
+    RegexError,
+    compile_regex,
+)
 
 
 @pytest.mark.parametrize(
@@ -33,12 +39,7 @@ def test_search(pattern: str, flags: str, text: str, found: bool) -> None:
 @pytest.mark.parametrize(
     ("pattern", "expected"),
     [
-        pytest.param(r"(a)\1", "no backreferences", id="backreference"),
-        pytest.param(r"(?P<n>a)(?P=n)", "no backreferences", id="named-backreference"),
-        pytest.param(r"foo(?=bar)", "no lookahead", id="lookahead"),
-        pytest.param(r"foo(?!bar)", "no lookahead", id="negative-lookahead"),
-        pytest.param(r"(?<=a)b", "no lookbehind", id="lookbehind"),
-        pytest.param(r"(?<!a)b", "no lookbehind", id="negative-lookbehind"),
+        pytest.param(r"foo(?=bar", "missing )", id="broken-lookahead"),
         pytest.param(r"end\Z", r"spells end-of-text \z", id="backslash-Z"),
         pytest.param(r"a{1001}", "up to {1000}", id="repetition-too-large"),
         pytest.param(r"a(", "missing )", id="unbalanced-paren"),
@@ -102,3 +103,42 @@ def test_catastrophic_pattern_runs_in_linear_time() -> None:
     assert found is False
     assert elapsed < 0.1, f"took {elapsed * 1000:.1f} ms"
     assert regex.search("a" * 50_000) is True  # the same pattern still matches what it should
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "matching", "other", "feature"),
+    [
+        pytest.param(r"(a)\1", "", "xaa", "xab", "backreferences", id="backreference"),
+        pytest.param(r"(?P<n>a)(?P=n)", "", "aa", "ab", "backreferences", id="named-backreference"),
+        pytest.param(r"foo(?=bar)", "", "foobar", "foobaz", "lookahead", id="lookahead"),
+        pytest.param(
+            r"^(?!.*TODO).*done", "", "all done", "TODO done", "lookahead", id="negative-lookahead"
+        ),
+        pytest.param(r"(?<=a)b", "", "ab", "cb", "lookbehind", id="lookbehind"),
+        pytest.param(r"(?<!a)b", "", "cb", "ab", "lookbehind", id="negative-lookbehind"),
+        pytest.param(r"^(?=.*x).*y$", "im", "q\nXY", "q\ny", "lookahead", id="flags-apply"),
+    ],
+)
+def test_patterns_re2_cannot_run_fall_back_with_a_notice(pattern, flags, matching, other, feature):
+    compiled = compile_regex(pattern, flags)
+    assert compiled.backtracking
+    assert feature in compiled.notice and repr(pattern) in compiled.notice
+    assert compiled.search(matching) is True
+    assert compiled.search(other) is False
+
+
+def test_patterns_re2_runs_stay_on_re2():
+    assert compile_regex(r"\bdone\b").notice is None
+
+
+def test_a_hostile_fallback_pattern_is_stopped_by_its_time_limit():
+    # Exponential backtracking that the lookahead forces onto the fallback engine: without the
+    # limit this search would take longer than the universe has existed.
+    hostile = compile_regex(r"^(a|a)+(?=b)")
+    assert hostile.backtracking
+    started = time.perf_counter()
+    assert hostile.search("a" * 60 + "!") is False
+    elapsed = time.perf_counter() - started
+    # The engine checks its clock periodically; on a loaded machine it overshoots a few times.
+    assert elapsed < 40 * BACKTRACKING_TIMEOUT_SECONDS, f"took {elapsed:.2f} s"
+    assert hostile.search("aab") is True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workrail_engine.templates import TemplateError, find_references, render
+from workrail_engine.templates import TemplateError, find_literals, find_references, render
 
 VALUES = {
     "parameters": {"target": "prod", "n": 3},
@@ -37,6 +37,20 @@ def test_find_references_with_spans():
             "a; rm -rf / {{parameters.target}}", "a; rm -rf / prod", id="no-shell-meaning"
         ),
         pytest.param("no templates", "no templates", id="plain"),
+        # upstream's bare context variables
+        pytest.param("Hello {{user.name}}", "Hello Ada", id="bare-dotted"),
+        pytest.param("{{ user }}", '{"name":"Ada"}', id="bare-object-as-json"),
+        # text in braces that is no reference stays as written
+        pytest.param(
+            'flowchart A{{"Pick a path"}} --> B', 'flowchart A{{"Pick a path"}} --> B', id="mermaid"
+        ),
+        pytest.param(
+            "{{(done / total * 100).toFixed(1)}}%",
+            "{{(done / total * 100).toFixed(1)}}%",
+            id="js-expression",
+        ),
+        pytest.param("step {{i + 1}} for {{user.name}}", "step {{i + 1}} for Ada", id="mixed"),
+        pytest.param("{{wr.bindings.reviewer}}", "{{wr.bindings.reviewer}}", id="compile-time"),
     ],
 )
 def test_render(template, expected):
@@ -48,9 +62,32 @@ def test_render(template, expected):
     [
         pytest.param("{{parameters.missing}}", "parameters.missing is not defined"),
         pytest.param("{{steps.build.output.files.9}}", "steps.build.output.files.9 is not defined"),
-        pytest.param("{{secret.TOKEN}}", "unknown template namespace 'secret'"),
+        pytest.param("{{secret.TOKEN}}", r"context.secret is not defined \(in \{\{secret.TOKEN"),
+        pytest.param("{{nobody}}", "context.nobody is not defined", id="bare-missing"),
     ],
 )
 def test_render_errors_name_the_missing_part(template, message):
     with pytest.raises(TemplateError, match=message):
         render(template, VALUES)
+
+
+def test_bare_names_are_context_references():
+    refs = find_references("Item {{currentItem}} of {{items.length}}; {{context.user}}")
+    assert [(r.namespace, r.path, r.bare) for r in refs] == [
+        ("context", ("currentItem",), True),
+        ("context", ("items", "length"), True),
+        ("context", ("user",), False),
+    ]
+
+
+def test_literals_are_found_apart_from_references():
+    text = 'A{{"label"}} {{n + 1}} {{wr.refs.guide}} {{count}} {{}}'
+    literals = find_literals(text)
+    assert [(lit.text, lit.compile_time) for lit in literals] == [
+        ('"label"', False),
+        ("n + 1", False),
+        ("wr.refs.guide", True),
+        ("", False),
+    ]
+    assert text[literals[0].span.start : literals[0].span.end] == '{{"label"}}'
+    assert [r.text for r in find_references(text)] == ["count"]

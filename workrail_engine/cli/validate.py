@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +18,46 @@ WORKFLOW_FILE_RULE = (
 )
 
 
-def lint_files(paths: Sequence[str]) -> list[FileReport]:
-    """Every check of each file, plus WR603 where two of the files checked share a workflow id
-    (the same cross-file check the language server runs over a workspace)."""
+def lint_files(
+    paths: Sequence[str], catalog_ids: Callable[[], Iterable[str]] = tuple
+) -> list[FileReport]:
+    """Every check of each file, plus the cross-file checks: WR603 where two of the files checked
+    share a workflow id (as the language server does over a workspace), and WR703 where a
+    `templateCall` names a routine that is neither among the files nor in ``catalog_ids()``
+    (asked only when the files alone do not answer: building a catalog reads every source)."""
     from workrail_engine.lint import (
         duplicate_workflow_ids,
         lint_path,
     )  # imported only when there is work
+    from workrail_engine.lint.upstream import template_call_diagnostics
 
     reports = [_lint_one(lint_path, path) for path in paths]
-    shared_ids = duplicate_workflow_ids(r.document for r in reports)
-    for report in reports:
-        extra = shared_ids.get(report.document.path or "", [])
-        if extra:
-            report.diagnostics = sorted([*report.diagnostics, *extra], key=lambda d: d.sort_key())
+    documents = [r.document for r in reports]
+    own_ids = {
+        d.value["id"]
+        for d in documents
+        if isinstance(d.value, dict) and isinstance(d.value.get("id"), str)
+    }
+    missing_routines = template_call_diagnostics(documents, own_ids)
+    if missing_routines:
+        missing_routines = template_call_diagnostics(documents, own_ids | set(catalog_ids()))
+    for extra in (duplicate_workflow_ids(documents), missing_routines):
+        for report in reports:
+            found = extra.get(report.document.path or "", [])
+            if found:
+                report.diagnostics = sorted(
+                    [*report.diagnostics, *found], key=lambda d: d.sort_key()
+                )
     return reports
+
+
+def _catalog_ids(project: Path, extra_dirs: Sequence[Path]) -> Callable[[], list[str]]:
+    def ids() -> list[str]:
+        from workrail_engine.catalog import Catalog
+
+        return Catalog.default(project, extra_dirs).ids()
+
+    return ids
 
 
 def _lint_one(lint_path: Callable[[str], Any], path: str) -> FileReport:
@@ -74,7 +99,7 @@ def run_validate(
     files = collect_files(arguments, sources=not paths)
     if not files:
         console.warning("no workflow files found in " + ", ".join(arguments) + WORKFLOW_FILE_RULE)
-    reports = lint_files(files)
+    reports = lint_files(files, _catalog_ids(project, extra_dirs))
     summary = Summary.of(reports, strict=strict)
     formatter = formatter_class(fmt)(color=console.color)
     output = formatter.render(reports, summary)

@@ -22,18 +22,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..problems import Problem
+from ..routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
 
-__all__ = ["ROUTINE_PREFIX", "expand", "routine_names"]
+__all__ = ["expand"]
 
-ROUTINE_PREFIX = "wr.templates.routine."
 # {name} with no brace on either side: {{context}} templates are not arguments.
 _ARGUMENT = re.compile(r"(?<!\{)\{([^{}]+)\}(?!\})")
-
-
-def routine_names(template_id: str) -> list[str]:
-    """The catalog ids a routine template may be found under, most specific first."""
-    name = template_id[len(ROUTINE_PREFIX) :]
-    return [f"wr.routine-{name}", f"routine-{name}", name]
 
 
 def expand(
@@ -97,9 +91,9 @@ def _expand_one(
 
 
 def _routine(template_id: Any, find: Callable[[str], Mapping[str, Any] | None]) -> Mapping | None:
-    if not isinstance(template_id, str) or not template_id.startswith(ROUTINE_PREFIX):
+    if not isinstance(template_id, str):
         return None
-    for name in routine_names(template_id):
+    for name in routine_ids_for(template_id):
         found = find(name)
         if found is not None:
             return found

@@ -79,7 +79,11 @@ def _without_superseded(found: list[Diagnostic]) -> list[Diagnostic]:
     }
     typed = {d.pointer for d in found if d.code in _EXPRESSION_CODES}
 
+    mixed_groups = {d.pointer for d in found if d.code == "WR206"}
+
     def superseded(d: Diagnostic) -> bool:
+        if d.code == "WR102" and d.pointer in mixed_groups:
+            return True  # the group's 'steps' next to 'parallelDelegations': WR206 says why
         if d.code == "WR103":
             return (d.pointer, d.data.get("property")) in specific
         return d.code in ("WR101", "WR105", "WR106") and d.pointer in typed
@@ -97,6 +101,7 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     from .references import reference_diagnostics
     from .schema_errors import schema_diagnostics
     from .structure import structure_diagnostics
+    from .upstream import upstream_diagnostics
 
     sites = list(walk_steps(doc.value))
     found = step_findings(sites, doc.lint_cache)
@@ -108,6 +113,7 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     return [
         *schema_diagnostics(doc),
         *structure_diagnostics(doc, sites),
+        *upstream_diagnostics(doc, sites),
         *reference_diagnostics(doc, sites, found),
         *local,
         *metadata_diagnostics(doc),

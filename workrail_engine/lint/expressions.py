@@ -1,5 +1,8 @@
 """Conditions and validation criteria: operand types, regexes RE2 accepts, embedded schemas.
 
+A regex RE2 cannot run for want of backtracking (lookaround, backreferences) is no error: it
+runs on the time-limited fallback engine, and WR405 says so (a warning).
+
 The checks themselves live with the evaluators (``conditions``, ``rules``) so that what lint
 accepts is exactly what will run; this module only says where in a step they apply.
 """
@@ -11,7 +14,8 @@ from typing import Any
 
 from ..conditions import MALFORMED, condition_problems
 from ..diagnostics import Severity
-from ..problems import Problem
+from ..problems import Problem, pointer_join
+from ..regexes import RegexError, compile_regex
 from ..rules import criteria_problems
 from .findings import Finding
 
@@ -27,6 +31,49 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
         out += _relative("/loop/condition", condition_problems(loop["condition"]))
     if "validationCriteria" in step:
         out += _relative("/validationCriteria", criteria_problems(step["validationCriteria"]))
+    for key in ("runCondition", "validationCriteria"):
+        if key in step:
+            out += _backtracking_regexes(step[key], f"/{key}")
+    if kind == "loop" and isinstance(loop, Mapping) and "condition" in loop:
+        out += _backtracking_regexes(loop["condition"], "/loop/condition")
+    return out
+
+
+BACKTRACKING_REGEX = "WR405"
+
+
+def _backtracking_regexes(node: Any, pointer: str) -> list[Finding]:
+    """WR405 for each pattern (a regex rule's or a `matches` operand) on the fallback engine."""
+    out: list[Finding] = []
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            out += _backtracking_regexes(item, pointer_join(pointer, index))
+        return out
+    if not isinstance(node, Mapping):
+        return out
+    patterns = []
+    if node.get("type") == "regex" and isinstance(node.get("pattern"), str):
+        flags = node.get("flags", "")
+        patterns.append(("pattern", node["pattern"], flags if isinstance(flags, str) else ""))
+    if isinstance(node.get("matches"), str):
+        patterns.append(("matches", node["matches"], ""))
+    for key, pattern, flags in patterns:
+        try:
+            compiled = compile_regex(pattern, flags)
+        except RegexError:
+            continue  # WR401 reports it
+        if compiled.notice:
+            out.append(
+                Finding(
+                    pointer_join(pointer, key),
+                    BACKTRACKING_REGEX,
+                    Severity.WARNING,
+                    compiled.notice,
+                )
+            )
+    for key in ("and", "or", "not", "condition"):
+        if key in node:
+            out += _backtracking_regexes(node[key], pointer_join(pointer, key))
     return out
 
 

@@ -9,7 +9,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
 from ..errors import closest
 from ..steps import StepSite
-from ..templates import NAMESPACES, TemplateRef
+from ..templates import NAMESPACES, TemplateRef, find_literals
 from .findings import StepFindings
 from .strings import span_in_string
 
@@ -65,29 +65,69 @@ def reference_diagnostics(
     }
     out = []
     for site, step_found in zip(sites, found, strict=False):
-        for relative, _text, refs in step_found.templates:
+        for relative, text, refs in step_found.templates:
+            pointer = site.pointer + relative
             for ref in refs:
                 problem = _problem(ref, site, by_id, declared)
                 if problem:
                     code, message = problem
-                    pointer = site.pointer + relative
                     span = span_in_string(doc, pointer, ref.span.start, ref.span.end)
+                    severity = Severity.WARNING if ref.bare else Severity.ERROR
                     out.append(
                         Diagnostic(
-                            code,
-                            Severity.ERROR,
-                            message,
-                            pointer,
-                            span,
-                            data={"reference": ref.text},
+                            code, severity, message, pointer, span, data={"reference": ref.text}
                         )
                     )
+            if _rendered(relative):
+                out.extend(_literal_hints(doc, pointer, text))
     return out
+
+
+def _rendered(relative: str) -> bool:
+    # Titles and guidance lines are shown as written, never rendered: braces in them mean nothing.
+    return relative != "/title" and not relative.startswith("/guidance/")
+
+
+def _literal_hints(doc: WorkflowDocument, pointer: str, text: str) -> list[Diagnostic]:
+    out = []
+    for literal in find_literals(text):
+        shown = "{{" + literal.text + "}}"
+        why = (
+            "upstream WorkRail resolves it when it compiles the workflow"
+            if literal.compile_time
+            else "only {{name}}, {{name.path}} and {{namespace.path}} are references"
+        )
+        message = f"{shown} is not a template reference ({why}); it is kept as written"
+        span = span_in_string(doc, pointer, literal.span.start, literal.span.end)
+        out.append(
+            Diagnostic("WR306", Severity.INFO, message, pointer, span, data={"text": literal.text})
+        )
+    return out
+
+
+# Bare names that read like a misspelt namespace: {{secret.TOKEN}} is most likely {{secrets.TOKEN}}.
+_NEAR_NAMESPACES = {
+    "secret": "secrets",
+    "step": "steps",
+    "parameter": "parameters",
+    "param": "parameters",
+    "params": "parameters",
+    "ctx": "context",
+}
 
 
 def _problem(
     ref: TemplateRef, site: StepSite, by_id: dict[str, StepSite], declared: dict[str, set[str]]
 ) -> tuple[str, str] | None:
+    if ref.bare:
+        near = _NEAR_NAMESPACES.get(ref.path[0])
+        if near and len(ref.path) > 1:
+            rest = ".".join(ref.path[1:])
+            return (
+                "WR305",
+                f"{{{{{ref.text}}}}} reads the context variable {ref.path[0]!r}; did you mean {{{{{near}.{rest}}}}}?",
+            )
+        return None
     if ref.namespace not in NAMESPACES:
         suggestions = closest(ref.namespace, NAMESPACES, n=1)
         hint = (

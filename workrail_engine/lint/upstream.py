@@ -1,0 +1,253 @@
+"""Checks of the constructs that came from upstream WorkRail 3.x: what their names refer to.
+
+- WR206: a parallel group holds either `steps` (our command groups) or `parallelDelegations`
+  (upstream's agent delegation), never both.
+- WR701: each `functionReferences` entry (`"name()"`) names a function defined by the workflow,
+  the enclosing loop or the step itself — in `functionDefinitions`, or, as upstream 0.x workflows
+  do, in a `metaGuidance` line that starts with `name():`.
+- WR702: each `assessmentRefs` entry (and `assessmentConsequences[].when.forAssessment`) names
+  one of the workflow's `assessments`.
+- WR704: `promptFragments` ids are unique within their step.
+- WR705: an `outputContract.contractRef` (or a loop's artifact `conditionSource`) names a
+  contract upstream defines.
+
+WR703 (a `templateCall` names a routine that exists) needs the catalog, so it is a cross-file
+check: :func:`template_call_diagnostics`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..diagnostics import Diagnostic, Severity
+from ..document import WorkflowDocument
+from ..errors import closest
+from ..routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
+from ..steps import StepSite
+
+__all__ = ["KNOWN_CONTRACTS", "template_call_diagnostics", "upstream_diagnostics"]
+
+# The artifact contracts upstream WorkRail 3.x defines (src/v2/durable-core/schemas/artifacts).
+KNOWN_CONTRACTS = (
+    "wr.contracts.assessment",
+    "wr.contracts.coding_handoff",
+    "wr.contracts.coordinator_signal",
+    "wr.contracts.differentiation_handoff",
+    "wr.contracts.discovery_handoff",
+    "wr.contracts.gate_verdict",
+    "wr.contracts.loop_control",
+    "wr.contracts.review_verdict",
+    "wr.contracts.shaping_handoff",
+)
+
+
+def upstream_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
+    workflow = doc.value
+    if not isinstance(workflow, Mapping):
+        return []
+    by_pointer = {site.pointer: site.step for site in sites}
+    workflow_functions = _function_names(workflow.get("functionDefinitions")) | _guidance_functions(
+        workflow.get("metaGuidance")
+    )
+    assessments = {
+        a["id"]
+        for a in _list(workflow.get("assessments"))
+        if isinstance(a, Mapping) and isinstance(a.get("id"), str)
+    }
+    out: list[Diagnostic] = []
+    for site in sites:
+        step = site.step
+        if site.kind == "parallel" and "steps" in step and "parallelDelegations" in step:
+            out.append(_mixed_group(doc, site))
+        loop_functions = (
+            _function_names(by_pointer[site.loop].get("functionDefinitions"))
+            if site.loop in by_pointer
+            else set()
+        )
+        functions = (
+            workflow_functions | loop_functions | _function_names(step.get("functionDefinitions"))
+        )
+        out += _function_references(doc, site, functions)
+        out += _assessment_refs(doc, site, assessments)
+        out += _fragment_ids(doc, site)
+        out += _contracts(doc, site)
+    return out
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _function_names(definitions: Any) -> set[str]:
+    return {
+        d["name"]
+        for d in _list(definitions)
+        if isinstance(d, Mapping) and isinstance(d.get("name"), str)
+    }
+
+
+# "initReviewDoc(): create the review document…" — a function defined in prose (upstream 0.8).
+_PROSE_DEFINITION = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\(\)")
+
+
+def _guidance_functions(lines: Any) -> set[str]:
+    return {
+        match.group(1)
+        for line in _list(lines)
+        if isinstance(line, str) and (match := _PROSE_DEFINITION.match(line))
+    }
+
+
+def _error(doc: WorkflowDocument, code: str, message: str, pointer: str, **data: Any) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, pointer, doc.span(pointer), data=data)
+
+
+def _hint(name: str, known: Iterable[str]) -> str:
+    suggestions = closest(name, list(known), n=1)
+    return f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+
+
+def _mixed_group(doc: WorkflowDocument, site: StepSite) -> Diagnostic:
+    pointer = f"{site.pointer}/steps"
+    message = (
+        "A parallel group holds either 'steps' (prompt or command steps run at the same time) or "
+        "'parallelDelegations' (work handed to sub-agents), not both; split it into two groups"
+    )
+    span = doc.key_span(pointer) or doc.span(pointer)
+    return Diagnostic("WR206", Severity.ERROR, message, pointer, span)
+
+
+def _function_references(
+    doc: WorkflowDocument, site: StepSite, functions: set[str]
+) -> list[Diagnostic]:
+    out = []
+    for index, reference in enumerate(_list(site.step.get("functionReferences"))):
+        if not isinstance(reference, str) or not reference.endswith("()"):
+            continue  # the schema reports the shape
+        name = reference[:-2]
+        if name in functions:
+            continue
+        where = "; define it in functionDefinitions" if not functions else _hint(name, functions)
+        message = f"Function reference {reference!r} names no defined function{where}"
+        pointer = f"{site.pointer}/functionReferences/{index}"
+        out.append(_error(doc, "WR701", message, pointer, function=name))
+    return out
+
+
+def _assessment_refs(
+    doc: WorkflowDocument, site: StepSite, assessments: set[str]
+) -> list[Diagnostic]:
+    named = [
+        (f"{site.pointer}/assessmentRefs/{i}", ref)
+        for i, ref in enumerate(_list(site.step.get("assessmentRefs")))
+        if isinstance(ref, str)
+    ]
+    for i, consequence in enumerate(_list(site.step.get("assessmentConsequences"))):
+        when = consequence.get("when") if isinstance(consequence, Mapping) else None
+        if isinstance(when, Mapping) and isinstance(when.get("forAssessment"), str):
+            pointer = f"{site.pointer}/assessmentConsequences/{i}/when/forAssessment"
+            named.append((pointer, when["forAssessment"]))
+    out = []
+    for pointer, ref in named:
+        if ref in assessments:
+            continue
+        where = (
+            "; define it in the workflow's assessments"
+            if not assessments
+            else _hint(ref, assessments)
+        )
+        message = f"Assessment {ref!r} is not one of the workflow's assessments{where}"
+        out.append(_error(doc, "WR702", message, pointer, assessment=ref))
+    return out
+
+
+def _fragment_ids(doc: WorkflowDocument, site: StepSite) -> list[Diagnostic]:
+    places: dict[str, list[int]] = defaultdict(list)
+    for index, fragment in enumerate(_list(site.step.get("promptFragments"))):
+        if isinstance(fragment, Mapping) and isinstance(fragment.get("id"), str):
+            places[fragment["id"]].append(index)
+    out = []
+    for fragment_id, indexes in places.items():
+        for index in indexes[1:]:
+            pointer = f"{site.pointer}/promptFragments/{index}/id"
+            message = (
+                f"Prompt fragment id {fragment_id!r} is used {len(indexes)} times in this step; "
+                "fragment ids must be unique within a step"
+            )
+            out.append(_error(doc, "WR704", message, pointer, fragment=fragment_id))
+    return out
+
+
+def _contracts(doc: WorkflowDocument, site: StepSite) -> list[Diagnostic]:
+    step = site.step
+    named = []
+    for relative, holder in (
+        ("/outputContract", step.get("outputContract")),
+        (
+            "/synthesis/outputContract",
+            (step.get("synthesis") or {}).get("outputContract")
+            if isinstance(step.get("synthesis"), Mapping)
+            else None,
+        ),
+        (
+            "/loop/conditionSource",
+            (step.get("loop") or {}).get("conditionSource")
+            if isinstance(step.get("loop"), Mapping)
+            else None,
+        ),
+    ):
+        if isinstance(holder, Mapping) and isinstance(holder.get("contractRef"), str):
+            named.append((f"{site.pointer}{relative}/contractRef", holder["contractRef"]))
+    out = []
+    for pointer, ref in named:
+        if ref in KNOWN_CONTRACTS:
+            continue
+        message = f"Unknown output contract {ref!r}{_hint(ref, KNOWN_CONTRACTS) or '; known: ' + ', '.join(KNOWN_CONTRACTS)}"
+        out.append(_error(doc, "WR705", message, pointer, contract=ref))
+    return out
+
+
+def template_call_diagnostics(
+    documents: Iterable[WorkflowDocument], known_ids: Iterable[str]
+) -> dict[str, list[Diagnostic]]:
+    """WR703 for each `templateCall` naming no routine among ``known_ids``, keyed by path.
+
+    ``known_ids`` are the workflow ids the caller can see: the catalog's, plus the files checked
+    together (a routine and the workflow calling it are often checked in one run).
+    """
+    from ..steps import walk_steps
+
+    known = set(known_ids)
+    out: dict[str, list[Diagnostic]] = defaultdict(list)
+    for doc in documents:
+        for site in walk_steps(doc.value):
+            call = site.step.get("templateCall")
+            if not isinstance(call, Mapping) or not isinstance(call.get("templateId"), str):
+                continue
+            template_id = call["templateId"]
+            candidates = routine_ids_for(template_id)
+            if any(c in known for c in candidates):
+                continue
+            pointer = f"{site.pointer}/templateCall/templateId"
+            if not candidates:
+                message = (
+                    f"Unknown template {template_id!r}: templates are routines, named "
+                    f"'{ROUTINE_TEMPLATE_PREFIX}NAME'"
+                )
+            else:
+                routines = ", ".join(repr(c) for c in candidates)
+                message = f"Template {template_id!r} names no routine of the catalog (looked for {routines})"
+            out[doc.path or ""].append(
+                Diagnostic(
+                    "WR703",
+                    Severity.ERROR,
+                    message,
+                    pointer,
+                    doc.span(pointer),
+                    data={"template": template_id, "routines": candidates},
+                )
+            )
+    return dict(out)
