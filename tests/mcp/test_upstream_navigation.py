@@ -55,7 +55,7 @@ def client(project: Path, tmp: Path) -> Client:
         StdioServerParameters(
             command=sys.executable,
             args=["-m", "workrail_mcp", "--project", str(project)],
-            env=server_env(tmp),
+            env=server_env(tmp, TOKEN="s3cret-value"),
             cwd=str(tmp),
         )
     )
@@ -395,5 +395,6 @@ async def test_stateless_and_run_serve_the_same_prompts(project, tmp_path):
             run = await walk_run(c, workflow, context)
             assert stateless, f"{workflow}: a walk with no agent step proves nothing"
             assert run == stateless, workflow
+            assert "s3cret-value" not in json.dumps(run)
             walked.append(workflow)
     assert len(walked) == len(CONTEXTS) + 7  # every fixture and every bundled agent workflow

@@ -78,7 +78,7 @@ def _expand_one(
                 f"{where}/templateId",
                 "WR801",
                 f"Step {step.get('id')!r} calls template {template_id!r}, which does not exist: "
-                f"a template is {ROUTINE_PREFIX}NAME for a routine NAME in the catalog.",
+                f"a template is {ROUTINE_TEMPLATE_PREFIX}NAME for a routine NAME in the catalog.",
             )
         )
         return []
