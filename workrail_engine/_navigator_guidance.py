@@ -50,7 +50,7 @@ def _bullets(title: str, items: Any) -> list[str]:
 
 
 def _criteria(step: Mapping, context: Mapping) -> list[str]:
-    if step_kind(step) != "parallel":
+    if step_kind(step) != "parallel" or is_delegation(step):
         return describe_criteria(step.get("validationCriteria"), context)
     return [
         f"[{member['id']}] {line}"
@@ -126,7 +126,7 @@ def _loop_line(loop: Mapping) -> str:
 
 
 def _done_line(step: Mapping, loop: Mapping | None) -> str:
-    if step_kind(step) == "parallel":
+    if step_kind(step) == "parallel" and not is_delegation(step):
         ids = ", ".join(json.dumps(member["id"]) for member in step["steps"])
         record = f'append "{step["id"]}" (or each of {ids}) to completedSteps'
     else:
@@ -150,6 +150,7 @@ def step_guidance(
     rendered: RenderedStep | None = None,
 ) -> dict[str, Any]:
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
+    members = [m for m in members if isinstance(m, Mapping)]
     confirm = (rendered.requires_confirmation if rendered else False) or any(
         member.get("requireConfirmation") is True for member in members
     )

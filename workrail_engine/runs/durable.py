@@ -241,6 +241,13 @@ def _count(run_id: str, which: int) -> None:
         progress[which] += 1
 
 
+def change_mark(run_id: str) -> list[int] | None:
+    """The counts ``wait_for_change`` compares against: read it *before* reading the run, so a
+    change between that read and the wait is not missed."""
+    progress = _live.get(run_id)
+    return list(progress) if progress is not None else None
+
+
 def wait_for_change(
     run_id: str,
     seconds: float,
@@ -249,6 +256,7 @@ def wait_for_change(
     stop: threading.Event | None = None,
     poll: float = 0.1,
     remote: float = 0.25,
+    since: list[int] | None = None,
 ) -> None:
     """Return when a run of this process changes state (or, with ``steps``, has recorded a step
     since the call, looked at every ``poll`` s), when ``seconds`` are up or ``stop`` is set. A run
@@ -257,7 +265,7 @@ def wait_for_change(
     if progress is None:
         time.sleep(max(min(seconds, remote), 0.0))
         return
-    seen = list(progress)
+    seen = since if since is not None else list(progress)
     end = time.monotonic() + seconds
     with _changed:
         while True:

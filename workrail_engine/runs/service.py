@@ -209,9 +209,12 @@ class RunService:
     ) -> dict[str, Any]:
         """The run once it ends or waits for the agent, or as it is when ``seconds`` are up
         (or when ``stop`` is set)."""
+        from .durable import change_mark, wait_for_change
+
         end = time.monotonic() + max(seconds, 0.0)
         seen = None
         while True:
+            mark_before = change_mark(run_id)
             snap = self.get(run_id)
             mark = (snap["status"], len(snap["step_results"]))
             if on_change is not None and mark != seen:
@@ -226,9 +229,9 @@ class RunService:
             remaining = end - time.monotonic()
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
-            from .durable import wait_for_change
-
-            wait_for_change(run_id, remaining, steps=on_change is not None, stop=stop)
+            wait_for_change(
+                run_id, remaining, steps=on_change is not None, stop=stop, since=mark_before
+            )
 
     # --- acting on a run -----------------------------------------------------------------
 

@@ -1,0 +1,24 @@
+"""A waiter never misses a change that lands between reading a run and starting to wait."""
+
+from __future__ import annotations
+
+import time
+
+from workrail_engine.runs import durable
+
+
+def test_a_change_after_the_read_but_before_the_wait_returns_at_once(monkeypatch) -> None:
+    monkeypatch.setitem(durable._live, "wf-race", [0, 0])
+    mark = durable.change_mark("wf-race")  # taken before the run is read
+    durable._live["wf-race"][0] += 1  # the run moves on while the caller looks at its old state
+    started = time.monotonic()
+    durable.wait_for_change("wf-race", 5.0, steps=False, since=mark)
+    assert time.monotonic() - started < 1.0
+
+
+def test_without_a_change_the_wait_lasts_its_time(monkeypatch) -> None:
+    monkeypatch.setitem(durable._live, "wf-still", [0, 0])
+    mark = durable.change_mark("wf-still")
+    started = time.monotonic()
+    durable.wait_for_change("wf-still", 0.3, steps=False, since=mark)
+    assert time.monotonic() - started >= 0.3
