@@ -17,7 +17,8 @@ to learn which ones upstream accepts, and then:
 
 Prints the figures per release and, with --verbose, each failing file with its first errors.
 Nothing is written into this repository: upstream files live only in the temporary directory
-(kept with --keep DIR). Exit status 1 when some accepted file fails either check.
+(kept with --keep DIR). Needs the `test` extra (`jsonschema`). Exit status 1 when some accepted
+file fails either check. Results: docs/compatibility.md.
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ __all__ = [
 
 # i: ignore case, m: ^ and $ match at line breaks, s: . matches a newline
 FLAGS = "ims"
-# The time one match of a fallback (backtracking) pattern may take before it counts as no match.
-# Short, because it is spent on every keystroke-free evaluation of agent output; the `regex`
-# engine checks its clock periodically, so a loaded machine may overshoot it a few times.
+# The time one match of a fallback (backtracking) pattern may take before it counts as no match:
+# what a hostile pattern can cost a validation of agent output. The `regex` engine checks its
+# clock periodically, so a loaded machine may overshoot it a few times.
 BACKTRACKING_TIMEOUT_SECONDS = 0.1
 
 

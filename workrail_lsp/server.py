@@ -28,7 +28,7 @@ from .documents import DocumentState, DocumentStates
 from .json_cursor import prime
 from .positions import encoding_name
 from .workspace_index import WorkspaceIndex
-from .workspace_validation import VALIDATE_WORKSPACE, validate_workspace
+from .workspace_validation import IS_WORKFLOW, VALIDATE_WORKSPACE, validate_workspace
 
 __all__ = ["WorkrailLanguageServer", "create_language_server"]
 
@@ -204,6 +204,16 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     @server.command(VALIDATE_WORKSPACE)
     def validate_workspace_command(ls: WorkrailLanguageServer, *args: Any) -> dict[str, Any]:
         return validate_workspace(ls._roots(), ls.states.settings)
+
+    @server.command(IS_WORKFLOW)
+    def is_workflow_command(ls: WorkrailLanguageServer, *args: Any) -> bool:
+        # Editors ask before they hand a JSON/YAML document to us (VS Code moves workflow files
+        # to a language of their own so that its JSON service stays silent about them).
+        uri, text = (*args, None, None)[:2]
+        if not isinstance(uri, str) or not isinstance(text, str):
+            return False
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        return ls.states.settings.is_workflow(path, text)
 
 
 async def _fetch_configuration(ls: WorkrailLanguageServer) -> bool:

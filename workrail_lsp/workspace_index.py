@@ -86,8 +86,14 @@ class WorkspaceIndex:
         return merged
 
     def others_with_id(self, path: str, workflow_id: str) -> list[str]:
+        # Files under examples/ are not served (the catalog skips them, as upstream does), so an
+        # example sharing a served workflow's id clashes with nothing.
+        if not _served(path):
+            return []
         return sorted(
-            p for p, wid in self.ids().items() if wid == workflow_id and not _same_file(p, path)
+            p
+            for p, wid in self.ids().items()
+            if wid == workflow_id and _served(p) and not _same_file(p, path)
         )
 
     def _rescan_if_due(self) -> None:
@@ -144,3 +150,9 @@ def candidate_files(roots: list[Path], settings: Settings) -> list[str]:
 
 def _same_file(a: str, b: str) -> bool:
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def _served(path: str) -> bool:
+    from workrail_engine.catalog import SKIPPED_FOLDERS
+
+    return not SKIPPED_FOLDERS.intersection(Path(path).parts[:-1])

@@ -11,9 +11,11 @@ from workrail_engine.lint import duplicate_workflow_ids, lint_path
 from .configuration import Settings
 from .workspace_index import candidate_files
 
-__all__ = ["VALIDATE_WORKSPACE", "validate_workspace"]
+__all__ = ["IS_WORKFLOW", "VALIDATE_WORKSPACE", "validate_workspace"]
 
 VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
+IS_WORKFLOW = "workrail.server.isWorkflow"
+"""Arguments ``(uri, text)``; answers whether the server treats that document as a workflow."""
 
 
 def validate_workspace(roots: list[Path], settings: Settings) -> dict[str, Any]:

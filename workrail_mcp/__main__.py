@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from workrail_engine import __version__
 
@@ -62,7 +63,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+log = logging.getLogger("workrail_mcp")
+
+
+def log_invalid_file(invalid: Any) -> None:
+    """One stderr line per workflow file left out of the catalog, with its first problem."""
+    errors = [d for d in invalid.diagnostics if d.is_error] or list(invalid.diagnostics)
+    first = errors[0] if errors else None
+    problem = (
+        f"{first.code} {first.message} at {first.pointer or '/'}" if first else "not a workflow"
+    )
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    log.warning("left out invalid workflow file %s: %s%s", invalid.path, problem, more)
+
+
 def serve(args: argparse.Namespace) -> int:
+    import threading
+
     import anyio
 
     from workrail_engine.catalog import Catalog
@@ -76,7 +93,16 @@ def serve(args: argparse.Namespace) -> int:
         extra_dirs=[d.resolve() for d in args.workflows],
         rescan_interval=REQUEST_RESCAN_SECONDS,
         background=True,
+        report_invalid=log_invalid_file,
     )
+    # The first scan starts now, beside the protocol start-up, so that invalid files are
+    # reported when the server starts rather than at the first request that reads the catalog.
+    threading.Thread(
+        target=catalog.refresh,
+        kwargs={"force": True},
+        name="workrail-catalog-first-scan",
+        daemon=True,
+    ).start()
     server = create_server(
         catalog,
         allow_commands=args.allow_commands,

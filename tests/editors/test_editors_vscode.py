@@ -7,51 +7,25 @@ registry cannot be reached this test fails: it does not skip.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from vscode_build import run
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[2]
-EXTENSION = REPO / "editors" / "vscode"
-SCHEMA = REPO / "workrail_engine" / "schema" / "workflow.schema.json"
-NPM_CACHE = Path("/tmp/workrail-npm-cache")
-
-
-def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        command, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, (
-        f"{' '.join(command)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
-    )
-    return done
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    npm = shutil.which("npm")
-    assert npm, "npm is required to build the VS Code extension"
-    copy = tmp_path_factory.mktemp("vscode") / "extension"
-    shutil.copytree(
-        EXTENSION, copy, ignore=shutil.ignore_patterns("node_modules", "out", "schemas", "*.vsix")
-    )
-    run([npm, "ci", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)], copy)
-    run([npm, "run", "package"], copy, WORKRAIL_SCHEMA=str(SCHEMA))
-    return copy
 
 
 def test_vsix_manifest(built: Path):
     with zipfile.ZipFile(built / "workrail.vsix") as vsix:
         names = set(vsix.namelist())
         manifest = json.loads(vsix.read("extension/package.json"))
-        schema = json.loads(vsix.read("extension/schemas/workflow.schema.json"))
+        grammars = {
+            g["language"]: json.loads(vsix.read("extension/" + g["path"].removeprefix("./")))
+            for g in manifest["contributes"]["grammars"]
+        }
     assert "extension/out/extension.js" in names and "extension/out/serverCommand.js" in names
     assert any(n.startswith("extension/node_modules/vscode-languageclient/") for n in names)
     assert not any(n.startswith("extension/src/") for n in names)
@@ -68,12 +42,16 @@ def test_vsix_manifest(built: Path):
     } <= set(settings)
     commands = {c["command"] for c in manifest["contributes"]["commands"]}
     assert "workrail.validateWorkspace" in commands
-    (validation,) = manifest["contributes"]["jsonValidation"]
-    assert (
-        "*.workflow.json" in validation["fileMatch"]
-        and validation["url"] == "./schemas/workflow.schema.json"
-    )
-    assert schema == json.loads(SCHEMA.read_text())
+    # Workflow files get languages of their own, so VS Code's JSON service never speaks about
+    # them next to our server (no jsonValidation contribution, no schema shipped twice).
+    assert "jsonValidation" not in manifest["contributes"]
+    assert not any(n.startswith("extension/schemas/") for n in names)
+    languages = {lang["id"]: lang for lang in manifest["contributes"]["languages"]}
+    assert "*.workflow.json" in languages["workrail-json"]["filenamePatterns"]
+    assert "*.workflow.yaml" in languages["workrail-yaml"]["filenamePatterns"]
+    assert grammars["workrail-json"]["patterns"] == [{"include": "source.json"}]
+    assert grammars["workrail-yaml"]["patterns"] == [{"include": "source.yaml"}]
+    assert {"onLanguage:workrail-json", "onLanguage:workrail-yaml"} <= set(events)
 
 
 def node_eval(built: Path, expression: str) -> object:
@@ -108,4 +86,4 @@ def test_a_missing_server_is_reported_clearly(built: Path):
     )
     assert found == str(Path(sys.executable).parent / "workrail-lsp")
     message = node_eval(built, "s.missingServerMessage('workrail-lsp')")
-    assert "pip install workrail-kit" in message and "workrail.server.pythonPath" in message
+    assert "Install WorkRail Kit" in message and "workrail.server.pythonPath" in message

@@ -164,3 +164,78 @@ def test_background_rescans_never_make_a_lookup_wait(tmp_path):
         assert "second" in catalog.ids()
     finally:
         module._list_directory = original
+
+
+def test_directories_are_searched_recursively_skipping_examples(layers):
+    dirs, catalog = layers
+    write(dirs["project"], "wr.discovery")
+    write(dirs["project"] / "routines", "wr.routine-ideation")
+    write(dirs["project"] / "internal" / "deeper", "wr.gate-eval")
+    write(dirs["project"] / "examples", "example-only")
+    write(dirs["project"] / "examples" / "loops", "loop-example")
+    write(dirs["project"] / ".hidden", "hidden-one")
+    assert catalog.ids() == ["wr.discovery", "wr.gate-eval", "wr.routine-ideation"]
+    assert catalog.get("wr.routine-ideation").path == (
+        dirs["project"] / "routines" / "wr.routine-ideation.json"
+    )
+
+
+def test_a_directory_link_loop_does_not_hang_the_scan(layers):
+    dirs, catalog = layers
+    write(dirs["project"] / "routines", "ideation")
+    (dirs["project"] / "routines" / "back-up").symlink_to(dirs["project"], target_is_directory=True)
+    assert catalog.ids() == ["ideation"]
+
+
+def test_a_new_file_in_a_subfolder_is_noticed(layers):
+    dirs, catalog = layers
+    write(dirs["project"], "top")
+    assert catalog.ids() == ["top"]
+    write(dirs["project"] / "routines", "routine-late")
+    assert catalog.ids() == ["routine-late", "top"]
+
+
+def test_asking_for_an_invalid_files_id_explains_why(layers):
+    from workrail_engine.errors import InvalidWorkflow
+
+    dirs, catalog = layers
+    dirs["project"].mkdir(parents=True)
+    dirs["project"].joinpath("half-done.json").write_text(
+        '{"id": "half-done", "name": "x", "steps": [{"id": "s1x", "title": "T"}]}'
+    )
+    with pytest.raises(InvalidWorkflow) as caught:
+        catalog.get("half-done")
+    error = caught.value
+    assert error.code == -32002
+    assert error.data["workflowId"] == "half-done"
+    assert error.data["path"].endswith("half-done.json")
+    assert [d["code"] for d in error.data["diagnostics"]] == ["WR103"]
+    assert "WR103" in error.message
+    with pytest.raises(WorkflowNotFound):  # an id no file has stays "not found"
+        catalog.get("nobody-has-it")
+
+
+def test_each_invalid_file_is_reported_when_read_and_again_when_changed(tmp_path):
+    reported = []
+    directory = tmp_path / "project"
+    catalog = Catalog(
+        [Source("project", directory)],
+        rescan_interval=0,
+        report_invalid=lambda invalid: reported.append(
+            (invalid.path.name, invalid.diagnostics[0].code)
+        ),
+    )
+    write(directory, "good")
+    broken = directory / "broken.json"
+    broken.write_text('{"id": "broken",')
+    catalog.ids()
+    assert reported == [("broken.json", "WR001")]
+    catalog.ids()
+    catalog.ids()
+    assert reported == [("broken.json", "WR001")]  # unchanged: not again
+    broken.write_text(
+        '{"id": "broken", "name": 3, "steps": [{"id": "one", "title": "T", "prompt": "p"}]}'
+    )
+    os.utime(broken, ns=(1, 1))  # a different stamp even on a coarse clock
+    catalog.ids()
+    assert reported == [("broken.json", "WR001"), ("broken.json", "WR101")]

@@ -488,3 +488,28 @@ def test_a_step_referring_to_its_own_output():
     result = lint(mutate(_set(["steps", 0, "prompt"], "Improve {{steps.plan.output}}")))
     [self_ref] = [d for d in result.diagnostics if d.code == "WR302"]
     assert "refers to this step itself" in self_ref.message
+
+
+def test_missing_prompt_and_missing_group_members_name_every_alternative():
+    no_prompt = lint(mutate(lambda w: w["steps"][0].pop("prompt")))
+    [missing] = no_prompt.diagnostics
+    assert "'prompt', 'promptBlocks' or 'templateCall'" in missing.message
+    group = {"id": "together", "type": "parallel", "title": "Together"}
+    no_members = lint(mutate(lambda w: w["steps"].append(group)))
+    [missing] = no_members.diagnostics
+    assert "'steps'" in missing.message and "'parallelDelegations'" in missing.message
+
+
+@pytest.mark.parametrize("text", ["{{steps.}}", "{{parameters. target}}", "{{secrets..X}}"])
+def test_a_malformed_namespaced_reference_is_still_an_error(text):
+    [found] = lint(mutate(_set(["steps", 2, "prompt"], f"See {text}"))).diagnostics
+    assert (found.code, found.severity.value) == ("WR305", "error")
+
+
+def test_the_file_name_fix_is_offered_only_when_the_name_is_an_id():
+    workflow = mutate(_set(["id"], "wr.bug-investigation"))
+    assert lint(workflow, "wr.bug-investigation.json").diagnostics == []  # id = file name
+    [differs] = lint(workflow, "bug-investigation.agentic.v2.json").diagnostics
+    assert differs.code == "WR601" and differs.fixes == ()
+    [fixable] = lint(workflow, "bug-investigation.json").diagnostics
+    assert fixable.fixes and fixable.fixes[0].edits[0].new_text == '"bug-investigation"'

@@ -612,3 +612,32 @@ def test_invalid_workflows_report_the_same_paths_in_both_validators(instance, ex
     expected = sorted(expected)
     assert rust_paths(instance) == expected
     assert python_paths(instance) == expected
+
+
+# --- upstream WorkRail's constructs (our fixtures) --------------------------------------------
+
+UPSTREAM = FIXTURES.parent / "upstream"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((UPSTREAM / "workflows").rglob("*.json")),
+    ids=lambda p: p.name,
+)
+def test_upstream_construct_fixtures_are_valid_in_both_validators(path):
+    instance = json.loads(path.read_text())
+    assert rust_paths(instance) == python_paths(instance) == []
+
+
+_SCHEMA_CODES = ("WR102", "WR103", "WR104", "WR105", "WR106")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted((UPSTREAM / "invalid").glob("*.json")) if p.stem.startswith(_SCHEMA_CODES)],
+    ids=lambda p: p.stem,
+)
+def test_invalid_upstream_constructs_fail_in_both_validators_at_the_same_place(path):
+    instance = json.loads(path.read_text())
+    found = rust_paths(instance)
+    assert found and found == python_paths(instance)

@@ -177,3 +177,29 @@ async def test_validate_workspace_command(session):
     codes = [d["code"] for d in by_path[str(folder / "cmd-check.json")]]
     assert codes == [d.code for d in lint_text(BROKEN, str(folder / "cmd-check.json")).diagnostics]
     assert result["errors"] >= len([c for c in codes if c.startswith("WR1")])
+
+
+async def test_is_workflow_command_answers_with_the_servers_own_rule(session):
+    async def ask(path: str, text: str) -> bool:
+        return await session.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="workrail.server.isWorkflow",
+                arguments=[(session.root / path).as_uri(), text],
+            )
+        )
+
+    assert await ask("workflows/a.json", "{}") is True
+    assert await ask("x.workflow.yaml", "id: x") is True
+    assert await ask("package.json", '{"name": "x"}') is False
+    # A GitHub Actions file is not ours, even under a folder called workflows.
+    assert await ask(".github/workflows/ci.yml", "on: push") is False
+    # Any JSON whose $schema names the WorkRail schema is a workflow, wherever it lives.
+    schema = '{"$schema": "https://workrail.dev/schema/workflow.schema.json", "id": "x"}'
+    assert await ask("anywhere/flow.json", schema) is True
+    # Malformed arguments are answered, not dropped.
+    assert (
+        await session.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="workrail.server.isWorkflow", arguments=[42])
+        )
+        is False
+    )

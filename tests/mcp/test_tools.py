@@ -413,3 +413,36 @@ async def test_create_workflow_in_the_user_directory(connect, tmp_path, monkeypa
             )["code"]
             == -32602
         )
+
+
+async def test_a_template_call_is_checked_against_the_catalog(connect, project: Path):
+    caller = new_flow(
+        id="calls-tidy",
+        steps=[
+            {
+                "id": "call",
+                "title": "Call",
+                "templateCall": {"templateId": "wr.templates.routine.tidy"},
+            }
+        ],
+    )
+    async with connect() as client:
+        linted = ok(await client.call_tool("workflow_lint", {"definition": caller}))
+        assert [d["code"] for d in linted["diagnostics"]] == ["WR703"]
+        refused = error_of(
+            await client.call_tool("create_workflow", {"name": "calls-tidy", "definition": caller})
+        )
+        assert refused["code"] == -32002
+        routine = {
+            "id": "wr.routine-tidy",
+            "name": "Tidy",
+            "steps": [{"id": "tidy", "title": "Tidy", "prompt": "Tidy {target}."}],
+        }
+        ok(
+            await client.call_tool(
+                "create_workflow", {"name": "wr.routine-tidy", "definition": routine}
+            )
+        )
+        linted = ok(await client.call_tool("workflow_lint", {"definition": caller}))
+        assert linted["valid"] and linted["diagnostics"] == []
+        ok(await client.call_tool("create_workflow", {"name": "calls-tidy", "definition": caller}))

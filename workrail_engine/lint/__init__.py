@@ -42,12 +42,24 @@ class LintResult:
         return [d for d in self.diagnostics if d.severity is Severity.WARNING]
 
 
-def lint_document(doc: WorkflowDocument) -> list[Diagnostic]:
-    """All diagnostics for one document, sorted by position. Never raises for any document."""
+def lint_document(
+    doc: WorkflowDocument, workflow_ids: Iterable[str] | None = None
+) -> list[Diagnostic]:
+    """All diagnostics for one document, sorted by position. Never raises for any document.
+
+    ``workflow_ids``: the ids of the catalog the document will join, when the caller knows
+    them; a `templateCall` naming none of their routines is then WR703.
+    """
     found = list(doc.syntax_errors)
     if doc.value is not None:
         try:
             found.extend(_content_diagnostics(doc))
+            if workflow_ids is not None:
+                from .upstream import template_call_diagnostics
+
+                own = doc.value.get("id") if isinstance(doc.value, Mapping) else None
+                known = {*workflow_ids, *([own] if isinstance(own, str) else [])}
+                found.extend(template_call_diagnostics([doc], known).get(doc.path or "", []))
         except RecursionError:
             found.append(
                 Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span(""))

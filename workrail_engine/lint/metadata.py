@@ -8,6 +8,7 @@ from pathlib import PurePath
 
 from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
+from ..ids import is_workflow_id
 from . import edits
 
 __all__ = ["expected_id", "metadata_diagnostics"]
@@ -45,7 +46,12 @@ def metadata_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     wanted = expected_id(doc.path)
     if isinstance(workflow_id, str) and wanted and workflow_id != wanted:
         message = f"Workflow id {workflow_id!r} differs from its file name {wanted!r}; agents find workflows by id, people by file name"
-        fix = edits.replace_value(doc, "/id", wanted, f"Change the id to {wanted!r}")
+        # No fix when the file name is no id itself (upstream's `bug-investigation.agentic.v2.json`).
+        fix = (
+            edits.replace_value(doc, "/id", wanted, f"Change the id to {wanted!r}")
+            if is_workflow_id(wanted)
+            else None
+        )
         out.append(
             Diagnostic(
                 "WR601",

@@ -92,13 +92,28 @@ def _literal_hints(doc: WorkflowDocument, pointer: str, text: str) -> list[Diagn
     out = []
     for literal in find_literals(text):
         shown = "{{" + literal.text + "}}"
+        span = span_in_string(doc, pointer, literal.span.start, literal.span.end)
+        head = literal.text.split(".", 1)[0].strip()
+        if head in NAMESPACES and "." in literal.text:
+            # {{steps.}} or {{parameters. x}}: meant as a reference, written so it cannot be one.
+            message = f"{shown} is not a valid reference: write {{{{{head}.NAME}}}} with no spaces or empty parts"
+            out.append(
+                Diagnostic(
+                    "WR305",
+                    Severity.ERROR,
+                    message,
+                    pointer,
+                    span,
+                    data={"reference": literal.text},
+                )
+            )
+            continue
         why = (
             "upstream WorkRail resolves it when it compiles the workflow"
             if literal.compile_time
             else "only {{name}}, {{name.path}} and {{namespace.path}} are references"
         )
         message = f"{shown} is not a template reference ({why}); it is kept as written"
-        span = span_in_string(doc, pointer, literal.span.start, literal.span.end)
         out.append(
             Diagnostic("WR306", Severity.INFO, message, pointer, span, data={"text": literal.text})
         )

@@ -241,6 +241,14 @@ def _missing(
     prop_schema = (owner or {}).get("properties", {}).get(name) if isinstance(owner, dict) else None
     fix = edits.insert_property(doc, pointer, name, edits.placeholder_for(prop_schema))
     message = f"Missing required property {name!r}{_kind_title(owner)}"
+    if name == "prompt" and "promptStep" in schema_path:
+        # Upstream 3.x: the prompt may come as structured promptBlocks or from a routine template.
+        message = "Missing 'prompt': a prompt step needs 'prompt', 'promptBlocks' or 'templateCall'"
+    elif name == "steps" and "parallelGroup" in schema_path:
+        message = (
+            "Missing 'steps': a parallel group needs 'steps' (prompt or command steps) "
+            "or 'parallelDelegations' (work handed to sub-agents)"
+        )
     return Diagnostic(
         "WR103",
         Severity.ERROR,

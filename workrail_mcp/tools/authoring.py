@@ -48,7 +48,8 @@ def workflow_lint(
         raise InvalidParams("Give exactly one of definition or text")
     if definition is not None:
         text, format = json.dumps(definition, indent=2, ensure_ascii=False) + "\n", "json"
-    diagnostics = lint_document(parse_document(text or "", fmt=format or "json"))
+    # The catalog's ids let a templateCall be checked against the routines the agent can use.
+    diagnostics = lint_document(parse_document(text or "", fmt=format or "json"), env.catalog.ids())
     errors = sum(1 for d in diagnostics if d.is_error)
     return {
         "valid": errors == 0,

@@ -107,11 +107,11 @@ def _serialize(name: str, definition: dict[str, Any]) -> str:
     return json.dumps(definition, indent=2, ensure_ascii=False) + "\n"
 
 
-def _lint(text: str, path: str) -> list[Any]:
+def _lint(text: str, path: str, workflow_ids: list[str]) -> list[Any]:
     from workrail_engine.document import parse_document
     from workrail_engine.lint import lint_document
 
-    diagnostics = lint_document(parse_document(text, path=path, fmt="json"))
+    diagnostics = lint_document(parse_document(text, path=path, fmt="json"), workflow_ids)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise InvalidWorkflow(
@@ -141,7 +141,7 @@ def create_workflow(
     text = _serialize(name, definition)
     directory = env.catalog.writable_directory(location)
     target = target_path(directory, name)
-    warnings = _lint(text, str(target))
+    warnings = _lint(text, str(target), env.catalog.ids())
     existing = existing_workflow_file(directory, name)
     if existing is not None and not overwrite:
         raise InvalidParams(

@@ -1,4 +1,10 @@
 // The WorkRail extension: starts `workrail-lsp` for workflow files and adds "Validate workspace".
+//
+// Workflow files get languages of their own (`workrail-json`, `workrail-yaml`) so that exactly one
+// voice speaks about them: ours. Left as `json`, VS Code's JSON service would report every syntax
+// and schema problem a second time and offer its own completions and hovers next to ours. The
+// server decides which files are workflows (globs, extra folders, `$schema`), and the extension
+// moves each such JSON/YAML document to the matching workflow language as it opens.
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 
@@ -7,6 +13,14 @@ import { findExecutable, missingServerMessage, serverCommand } from "./serverCom
 // The server's own command id (a different id from the VS Code command: vscode-languageclient
 // registers every server command as a VS Code command itself).
 const SERVER_VALIDATE = "workrail.server.validateWorkspace";
+const SERVER_IS_WORKFLOW = "workrail.server.isWorkflow";
+
+/** The workflow language for each language a workflow file may open as. */
+const WORKFLOW_LANGUAGE: Record<string, string> = {
+  json: "workrail-json",
+  jsonc: "workrail-json",
+  yaml: "workrail-yaml",
+};
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
@@ -32,6 +46,31 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await startClient(context);
+  context.subscriptions.push(vscode.workspace.onDidOpenTextDocument(claimWorkflow));
+  for (const document of vscode.workspace.textDocuments) {
+    await claimWorkflow(document);
+  }
+}
+
+/** Moves a JSON or YAML document that the server calls a workflow to the workflow language. */
+async function claimWorkflow(document: vscode.TextDocument): Promise<void> {
+  const target = WORKFLOW_LANGUAGE[document.languageId];
+  if (target === undefined || client === undefined || !["file", "untitled"].includes(document.uri.scheme)) {
+    return;
+  }
+  let isWorkflow = false;
+  try {
+    isWorkflow = (await client.sendRequest(ExecuteCommandRequest.type, {
+      command: SERVER_IS_WORKFLOW,
+      arguments: [document.uri.toString(), document.getText()],
+    })) as boolean;
+  } catch (error) {
+    serverLog?.warn(`could not ask the server whether ${document.uri.toString()} is a workflow: ${error}`);
+    return;
+  }
+  if (isWorkflow) {
+    await vscode.languages.setTextDocumentLanguage(document, target);
+  }
 }
 
 export function deactivate(): Thenable<void> | undefined {
@@ -56,10 +95,10 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const serverOptions: ServerOptions = { command: executable, args, transport: TransportKind.stdio };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
-      { scheme: "file", language: "json" },
-      { scheme: "file", language: "jsonc" },
-      { scheme: "file", language: "yaml" },
-      { scheme: "untitled", language: "json" },
+      { scheme: "file", language: "workrail-json" },
+      { scheme: "file", language: "workrail-yaml" },
+      { scheme: "untitled", language: "workrail-json" },
+      { scheme: "untitled", language: "workrail-yaml" },
     ],
     initializationOptions: {
       workrail: {

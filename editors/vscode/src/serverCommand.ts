@@ -53,7 +53,7 @@ export function findExecutable(command: string, envPath: string = process.env.PA
 export function missingServerMessage(command: string): string {
   return (
     `WorkRail: cannot find the language server "${command}". ` +
-    `Install it with "pip install workrail-kit", or set "workrail.server.pythonPath" to a Python ` +
+    `Install WorkRail Kit (from a checkout: "pip install /path/to/workrail-kit"), or set "workrail.server.pythonPath" to a Python ` +
     `that has it (or "workrail.server.path" to the workrail-lsp executable).`
   );
 }
