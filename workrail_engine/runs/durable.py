@@ -241,11 +241,12 @@ def _count(run_id: str, which: int) -> None:
         progress[which] += 1
 
 
-def change_mark(run_id: str) -> list[int] | None:
+def change_mark(run_id: str) -> list[int]:
     """The counts ``wait_for_change`` compares against: read it *before* reading the run, so a
-    change between that read and the wait is not missed."""
+    change between that read and the wait is not missed (a run not yet executing here counts
+    from zero: one that starts in between has changed)."""
     progress = _live.get(run_id)
-    return list(progress) if progress is not None else None
+    return list(progress) if progress is not None else [0, 0]
 
 
 def wait_for_change(

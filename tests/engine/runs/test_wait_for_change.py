@@ -22,3 +22,11 @@ def test_without_a_change_the_wait_lasts_its_time(monkeypatch) -> None:
     started = time.monotonic()
     durable.wait_for_change("wf-still", 0.3, steps=False, since=mark)
     assert time.monotonic() - started >= 0.3
+
+
+def test_a_run_that_starts_after_the_mark_counts_as_changed(monkeypatch) -> None:
+    mark = durable.change_mark("wf-new")  # not executing here yet
+    monkeypatch.setitem(durable._live, "wf-new", [1, 0])  # it started and reached a state
+    started = time.monotonic()
+    durable.wait_for_change("wf-new", 5.0, steps=False, since=mark)
+    assert time.monotonic() - started < 1.0
