@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -291,7 +292,7 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
     def on_hover(ls: WorkrailLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return hover.hover(ls.state(params.text_document.uri), params.position)
+        return hover.hover(ls.state(params.text_document.uri), params.position, _routines(ls))
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded
@@ -353,3 +354,19 @@ def _snippets(ls: WorkrailLanguageServer) -> bool:
     text_document = ls.client_capabilities.text_document
     item = text_document and text_document.completion and text_document.completion.completion_item
     return bool(item and item.snippet_support)
+
+
+def _routines(ls: WorkrailLanguageServer) -> Callable[[str], dict[str, Any] | None]:
+    """Routines for a hover's compiled view: the workspace's workflow files, looked up by id."""
+
+    def find(workflow_id: str) -> dict[str, Any] | None:
+        for path, found in ls.index.ids().items():
+            if found == workflow_id:
+                try:
+                    value = json.loads(Path(path).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    return None
+                return value if isinstance(value, dict) else None
+        return None
+
+    return find
