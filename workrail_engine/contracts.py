@@ -243,7 +243,9 @@ def contract_lines(output_contract: Any) -> list[str]:
     ]
 
 
-def step_assessments(workflow: Mapping[str, Any], step: Mapping[str, Any]) -> list[Mapping]:
+def step_assessments(
+    workflow: Mapping[str, Any], step: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
     refs = step.get("assessmentRefs")
     if not isinstance(refs, list) or not refs:
         return []
@@ -254,7 +256,7 @@ def step_assessments(workflow: Mapping[str, Any], step: Mapping[str, Any]) -> li
     ]
 
 
-def assessment_lines(assessments: list[Mapping]) -> list[str]:
+def assessment_lines(assessments: list[Mapping[str, Any]]) -> list[str]:
     lines: list[str] = []
     for assessment in assessments:
         dims = [d for d in assessment.get("dimensions") or [] if isinstance(d, Mapping)]

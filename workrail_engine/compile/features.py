@@ -82,7 +82,8 @@ def applier(feature_ids: Any, problems: list[Problem]) -> StepVisitor:
             return
         for feature in chosen:
             for key, items in feature.items():
-                existing = blocks.get(key) if isinstance(blocks.get(key), list) else []
+                current = blocks.get(key)
+                existing: list[Any] = current if isinstance(current, list) else []
                 blocks[key] = [*existing, *items]
 
     return apply

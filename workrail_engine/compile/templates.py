@@ -82,7 +82,8 @@ def _expand_one(
             )
         )
         return []
-    args = call.get("args") if isinstance(call.get("args"), Mapping) else {}
+    given = call.get("args")
+    args: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     injected = _inject(step, routine, args, where, problems)
     for member in injected:
         member["_origin"] = pointer
@@ -90,7 +91,9 @@ def _expand_one(
     return injected
 
 
-def _routine(template_id: Any, find: Callable[[str], Mapping[str, Any] | None]) -> Mapping | None:
+def _routine(
+    template_id: Any, find: Callable[[str], Mapping[str, Any] | None]
+) -> Mapping[str, Any] | None:
     if not isinstance(template_id, str):
         return None
     for name in routine_ids_for(template_id):
