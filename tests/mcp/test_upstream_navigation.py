@@ -350,7 +350,7 @@ async def walk_stateless(
     raise AssertionError(f"{workflow} did not complete in 60 steps: {done}")
 
 
-async def walk_run(c: Client, workflow: str, context: dict) -> list[dict]:
+async def walk_run(c: Client, workflow: str, context: dict) -> tuple[list[dict], dict]:
     started = await c.call_tool(
         "run_workflow", {"workflow_name": workflow, "context": context, "wait_seconds": 30}
     )
@@ -359,7 +359,7 @@ async def walk_run(c: Client, workflow: str, context: dict) -> list[dict]:
     for _ in range(60):
         if state["status"] != "waiting":
             assert state["status"] == "success", state
-            return seen
+            return seen, state
         waiting = state["waiting"]
         seen.append(_seen(waiting["step"], waiting["guidance"]))
         args: dict[str, Any] = {
@@ -392,9 +392,13 @@ async def test_stateless_and_run_serve_the_same_prompts(project, tmp_path):
     async with client(project, tmp_path) as c:
         for workflow, context in _walks():
             stateless, _ = await walk_stateless(c, workflow, context)
-            run = await walk_run(c, workflow, context)
+            run, finished = await walk_run(c, workflow, context)
             assert stateless, f"{workflow}: a walk with no agent step proves nothing"
             assert run == stateless, workflow
             assert "s3cret-value" not in json.dumps(run)
+            if workflow == "nav-conditions":  # a run explains a type-false condition too
+                skipped = {r["step_name"]: r for r in finished["step_results"]}["risky"]
+                assert skipped["status"] == "skipped"
+                assert 'risk is a string ("high")' in skipped["reason"], skipped
             walked.append(workflow)
     assert len(walked) == len(CONTEXTS) + 7  # every fixture and every bundled agent workflow
