@@ -10,6 +10,10 @@ Measures, in one run:
   and as the specs' direct method.
 - the same workflow_list in process: the server's own work for the call (argument validation,
   the tool, the result with its JSON text), without the SDK's transport serialization.
+- `workflow_next` over Streamable HTTP (`--transport http`, a store of 10,000 runs), in
+  alternating blocks: with nobody looking at the dashboard, and with four dashboard tabs loading
+  it (the live runs table every 1 s twice, the runs page and a workflow page every 0.5 s) —
+  the dashboard must not move the p50.
 Goals (issue 3 §7): workflow_next p50 ≤ 1.3× floor; cold start ≤ 1.2× floor; workflow_list p50 < 20 ms.
 """
 
@@ -162,11 +166,125 @@ def in_process_workflow_list(directory: Path, calls: int) -> None:
     )
 
 
+def _http_call(client, session: str | None, message: dict) -> tuple[dict | None, str | None]:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if session:
+        headers["mcp-session-id"] = session
+    response = client.post("/mcp", json=message, headers=headers)
+    response.raise_for_status()
+    session = response.headers.get("mcp-session-id", session)
+    text = response.text
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            return json.loads(line[5:]), session
+    return (json.loads(text) if text.strip() else None), session
+
+
+def http_with_dashboard(tmp: Path, env: dict[str, str], calls: int, block: int = 100) -> None:
+    """workflow_next p50 over HTTP, quiet blocks and blocks with four polling dashboard tabs, taking
+    turns; the store holds 10,000 runs (as in bench/dashboard.py), so the tabs read real pages."""
+    import re
+    import threading
+
+    import httpx2
+    from dashboard import seed  # bench/dashboard.py, beside this file
+
+    seed(Path(env["WORKRAIL_HOME"]) / "runs", 10_000, 100)
+
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "workrail_mcp",
+            "--project",
+            str(tmp / "small"),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+        ],
+        cwd=tmp,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base = None
+        while base is None:
+            line = process.stderr.readline()
+            assert line, "the HTTP server did not start"
+            found = re.search(r"listening on (http://\S+)/mcp", line)
+            base = found.group(1) if found else None
+        with httpx2.Client(base_url=base, timeout=30) as client:
+            _, session = _http_call(client, None, INIT)
+            _http_call(client, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            call = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {
+                    "name": "workflow_next",
+                    "arguments": {"workflowId": "coding-task", "completedSteps": []},
+                },
+            }
+            for _ in range(50):
+                _http_call(client, session, call)
+            polling = threading.Event()
+            stop = threading.Event()
+            polls = [0]
+
+            def tab(path: str, every: float) -> None:
+                with httpx2.Client(base_url=base, timeout=30) as browser:
+                    while not stop.is_set():
+                        if polling.is_set():
+                            browser.get(path, headers={"Accept": "text/html"})
+                            polls[0] += 1
+                        stop.wait(every)
+
+            tabs = [
+                threading.Thread(target=tab, args=(path, every), daemon=True)
+                for path, every in (
+                    ("/live/runs", 1.0),
+                    ("/live/runs", 1.0),
+                    ("/runs", 0.5),
+                    ("/workflows/coding-task", 0.5),
+                )
+            ]
+            for thread in tabs:
+                thread.start()
+            quiet, busy = [], []
+            for n in range(max(calls // block, 2)):
+                watched = n % 2 == 1
+                (polling.set if watched else polling.clear)()
+                for _ in range(block):
+                    began = time.perf_counter()
+                    _http_call(client, session, call)
+                    (busy if watched else quiet).append(time.perf_counter() - began)
+            stop.set()
+            for thread in tabs:
+                thread.join()
+        (q50, q99), (b50, b99) = quantiles(quiet), quantiles(busy)
+        print(
+            f"workflow_next over HTTP ({len(quiet)} + {len(busy)} calls in alternating blocks of {block}): "
+            f"dashboard idle p50 {q50:.2f} ms p99 {q99:.2f} ms; four dashboard tabs polling "
+            f"({polls[0]} page loads) p50 {b50:.2f} ms p99 {b99:.2f} ms; p50 ratio {b50 / q50:.2f}"
+        )
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--starts", type=int, default=10)
     parser.add_argument("--catalog", type=int, default=10000)
+    parser.add_argument(
+        "--only-http",
+        action="store_true",
+        help="only the HTTP workflow_next with and without the dashboard",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temp:
         tmp = Path(temp)
@@ -175,6 +293,9 @@ def main() -> None:
         (tmp / "small").mkdir()
         ours = [sys.executable, "-m", "workrail_mcp", "--project", str(tmp / "small")]
         floor = [sys.executable, str(ROOT / "bench" / "_mcp_floor_server.py")]
+        if args.only_http:
+            http_with_dashboard(tmp, env, args.calls)
+            return
 
         start_ours, start_floor = cold_starts([ours, floor], tmp, env, args.starts)
         print(
@@ -204,6 +325,7 @@ def main() -> None:
             f"{args.calls} sequential calls each (taking turns): workflow_next p50 {n50:.2f} ms p99 {n99:.2f} ms; "
             f"floor empty p50 {e50:.2f} ms p99 {e99:.2f} ms; p50 ratio {n50 / e50:.2f}"
         )
+        http_with_dashboard(tmp, env, args.calls)
 
         write_catalog(tmp / "big" / "workflows", args.catalog)
         in_process_workflow_list(tmp / "big" / "workflows", calls=200)

@@ -1,4 +1,5 @@
-"""The wheel carries the schema and the bundled workflows, and its console scripts."""
+"""The wheel carries the schema, the bundled workflows, the dashboard's templates and static
+files, and its console scripts."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ def test_wheel_contents(tmp_path):
     bundled = {Path(n).name for n in names if n.startswith("workrail_engine/bundled_workflows/")}
     assert bundled == {p.name for p in (ROOT / "workflows").glob("*.json")}
     assert {"workrail_mcp/__main__.py", "workrail_lsp/__main__.py"} <= names
+    # the dashboard's templates and static files (nothing of it is fetched at run time)
+    dashboard = ROOT / "workrail_mcp" / "dashboard"
+    shipped = {
+        p.relative_to(ROOT).as_posix()
+        for folder in ("templates", "static")
+        for p in (dashboard / folder).iterdir()
+    }
+    assert shipped and shipped <= names, shipped - names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
     for script in (
@@ -32,3 +41,13 @@ def test_wheel_contents(tmp_path):
         "workrail-lsp = workrail_lsp.__main__:main",
     ):
         assert script in scripts
+
+
+def test_no_document_says_to_pip_install_an_unpublished_package():
+    """workrail-kit is not on PyPI: installing by its name would fail (issue 12 §1)."""
+    root = Path(__file__).resolve().parents[1]
+    documents = [root / "README.md", *root.glob("docs/*.md"), *root.glob("editors/*/README.md")]
+    saying = [
+        str(p.relative_to(root)) for p in documents if "install workrail-kit" in p.read_text()
+    ]
+    assert saying == []

@@ -1,8 +1,14 @@
 """JSON for `schema` rules: strict parsing of an agent's output and embedded JSON Schemas.
 
-Embedded schemas are checked against their meta-schema and compiled by jsonschema-rs with two
-safety settings: ``offline`` (a ``$ref`` to a URL never makes a request) and the linear-time
-``regex`` engine for ``pattern`` keywords (the default engine backtracks).
+Every JSON Schema a workflow embeds (its ``parameters``, each ``schema`` rule) is checked and
+compiled here, and nowhere else:
+- a ``$ref`` (or ``$dynamicRef``) resolves only inside the schema itself — a ``#`` fragment or an
+  ``$id`` the schema defines. A reference to a URL or a file would let a workflow file make the
+  engine fetch ``http://127.0.0.1:…`` (server-side request forgery) or read a local file and echo
+  it in an error; such a reference is WR406 when the file is checked and refused at run time;
+- compilation is ``offline`` (jsonschema-rs retrieves nothing, should a reference slip past the
+  check above) and uses the linear-time ``regex`` engine for ``pattern`` keywords (the default
+  engine backtracks).
 """
 
 from __future__ import annotations
@@ -11,15 +17,17 @@ import functools
 import json
 import math
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 import jsonschema_rs
 
 from .problems import Problem, pointer_join
 
-__all__ = ["json_schema_problems", "parse_json_output", "schema_errors"]
+__all__ = ["compiled_schema", "json_schema_problems", "parse_json_output", "schema_errors"]
 
 INVALID_SCHEMA = "WR403"
 TYPE_MISMATCH = "WR402"
+EXTERNAL_REFERENCE = "WR406"
 _KNOWN_META_SCHEMAS = {
     f"{scheme}://json-schema.org/{path}{hash_}"
     for scheme in ("http", "https")
@@ -99,6 +107,9 @@ def json_schema_problems(schema: Any) -> list[Problem]:
                 f"Unknown $schema {schema['$schema']!r}: use JSON Schema 2020-12 (or leave $schema out).",
             )
         ]
+    external = _external_references(schema)
+    if external:
+        return external
     try:
         jsonschema_rs.meta.validate(schema)
     except jsonschema_rs.ValidationError as error:
@@ -127,6 +138,60 @@ def json_schema_problems(schema: Any) -> list[Problem]:
     return []
 
 
+# Keywords whose values are data, not schemas: a "$ref" key inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+# Keywords whose values map names to schemas: their keys are names, never keywords.
+_NAMED_SCHEMAS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+_REFERENCE_KEYWORDS = ("$ref", "$dynamicRef")
+
+
+def _external_references(schema: Any) -> list[Problem]:
+    """WR406 for each reference that leaves the schema (see the module's docstring)."""
+    ids: set[str] = set()
+    references: list[tuple[str, str]] = []  # (pointer of the keyword, absolute target)
+
+    def walk(node: Any, pointer: str, base: str, names: bool) -> None:
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, pointer_join(pointer, index), base, False)
+            return
+        if not isinstance(node, dict):
+            return
+        if names:
+            for name, child in node.items():
+                walk(child, pointer_join(pointer, name), base, False)
+            return
+        if isinstance(node.get("$id"), str):
+            base = urljoin(base, node["$id"])
+            ids.add(urldefrag(base).url)
+        for keyword in _REFERENCE_KEYWORDS:
+            if isinstance(node.get(keyword), str):
+                target = urljoin(base, node[keyword])
+                references.append((pointer_join(pointer, keyword), urldefrag(target).url))
+        for key, child in node.items():
+            if key not in _DATA_KEYWORDS:
+                walk(child, pointer_join(pointer, key), base, key in _NAMED_SCHEMAS)
+
+    walk(schema, "", "", False)
+    return [
+        Problem(
+            pointer,
+            EXTERNAL_REFERENCE,
+            f"This reference points outside the schema ({target!r}): only references inside it "
+            'resolve ("#/$defs/name", or an "$id" it defines); nothing is fetched or read',
+        )
+        for pointer, target in references
+        if target and target not in ids and target not in _KNOWN_META_SCHEMAS
+    ]
+
+
+def compiled_schema(schema: Any) -> jsonschema_rs.Validator:
+    """The validator of an embedded schema that `json_schema_problems` found no problem in."""
+    return _validator(_key(schema))
+
+
 def _key(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True)
 
@@ -141,7 +206,7 @@ def _validator(key: str) -> jsonschema_rs.Validator:
 def schema_errors(schema: Any, value: Any) -> list[tuple[str, str]]:
     """``(where, message)`` for each way ``value`` violates ``schema``; ``where`` names the path."""
     out = []
-    for error in _validator(_key(schema)).iter_errors(value):
+    for error in compiled_schema(schema).iter_errors(value):
         pointer = pointer_join("", *error.instance_path)
         out.append((pointer or "the top level", error.message))
     return out

@@ -16,13 +16,12 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from ._syntax import SyntaxProblem
+from .json_pointer import escape_token, unescape_token
+from .limits import MAX_NESTING, TOO_DEEP
 
 __all__ = ["DuplicateKey", "JsonText", "parse_json", "parse_json_fragment"]
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-# Python's C decoder gives up near the interpreter's recursion limit; we stop well before it so
-# the error is ours, with a position, rather than a RecursionError.
-MAX_DEPTH = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +59,19 @@ _SKIP = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defin
 
 
 def _depth_error(text: str) -> SyntaxProblem | None:
-    """Where nesting first exceeds MAX_DEPTH, or None (strings are skipped, not counted)."""
+    """Where nesting first exceeds MAX_NESTING, or None (strings are skipped, not counted).
+
+    Only for text too deep for Python's C decoder (it stops near the recursion limit): a value
+    that parsed is measured by the document model instead.
+    """
     depth = 0
     for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', text):
         token = match.group()
         if token in "[{":
             depth += 1
-            if depth > MAX_DEPTH:
+            if depth > MAX_NESTING:
                 at = match.start()
-                return SyntaxProblem(
-                    f"Nesting is deeper than {MAX_DEPTH} levels; a workflow never needs this much",
-                    at,
-                    at + 1,
-                    "WR005",
-                )
+                return SyntaxProblem(TOO_DEEP, at, at + 1, "WR005")
         elif token in "]}":
             depth -= 1
     return None
@@ -172,7 +170,7 @@ def _find_surrogate(value: Any, pointer: str) -> str | None:
         return pointer if _RAW_SURROGATE.search(value) else None
     if isinstance(value, dict):
         for key, item in value.items():
-            child = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"
+            child = f"{pointer}/{escape_token(key)}"
             if _RAW_SURROGATE.search(key):
                 return child
             found = _find_surrogate(item, child)
@@ -249,10 +247,6 @@ def _skip_ws(text: str, pos: int, _match: Any = _WHITESPACE.match) -> int:
     return _match(text, pos).end()  # type: ignore[no-any-return]
 
 
-def _unescape_part(part: str) -> str:
-    return part.replace("~1", "/").replace("~0", "~")
-
-
 _EVERY_CHILD = object()
 
 
@@ -266,7 +260,8 @@ class JsonText:
         self._children: dict[int, tuple[dict[str | int, tuple[int, int, int]], list[int]]] = {}
 
     def _value_end(self, start: int) -> int:
-        return _SKIP(self.text, start)[1]
+        end: int = _SKIP(self.text, start)[1]
+        return end
 
     def _child(self, container: int, key: Any) -> tuple[int, int, int] | None:
         text = self.text
@@ -325,7 +320,7 @@ class JsonText:
             for raw in pointer.split("/")[1:]:
                 if self.text[pos] not in "[{":
                     return None
-                child = self._child(pos, _unescape_part(raw))
+                child = self._child(pos, unescape_token(raw))
                 if child is None:
                     return None
                 key_start, key_end, pos = child
@@ -358,7 +353,7 @@ class JsonText:
                 key_start = pos
                 name, key_end = scanstring(text, pos + 1)
                 value_start = _skip_ws(text, _skip_ws(text, key_end) + 1)
-                child = f"{pointer}/{name.replace('~', '~0').replace('/', '~1')}"
+                child = f"{pointer}/{escape_token(name)}"
                 end = self._walk_duplicates(value_start, child, found)
                 if name in seen:
                     found.append(

@@ -3,7 +3,9 @@
 The enriched prompt puts together, in this order: the agent role, the workflow's preconditions and
 clarification questions (first step only), where the agent is in a loop, the step's own prompt
 (templates filled from the context), its guidance bullets, the workflow's metaGuidance, the
-validation criteria in plain words, and how to report the step done.
+validation criteria in plain words. How to report the step done is not text here: `next_action`
+returns it as data and each front end phrases it in its own terms (a tool call, a command line).
+The run path renders a waiting step with this same function.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .step_prompt import RenderedStep, is_delegation
 from .steps import step_kind
 from .templates import TemplateError, find_references, lookup, render_for_agent
 
-__all__ = ["completion_guidance", "fill_templates", "step_guidance"]
+__all__ = ["completion_guidance", "fill_templates", "next_action", "step_guidance"]
 
 
 def fill_templates(text: str, context: Mapping[str, Any]) -> str:
@@ -49,7 +51,7 @@ def _bullets(title: str, items: Any) -> list[str]:
     return [f"{title}\n" + "\n".join(f"- {item}" for item in items)]
 
 
-def _criteria(step: Mapping, context: Mapping) -> list[str]:
+def _criteria(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
     if step_kind(step) != "parallel" or is_delegation(step):
         return describe_criteria(step.get("validationCriteria"), context)
     return [
@@ -59,13 +61,13 @@ def _criteria(step: Mapping, context: Mapping) -> list[str]:
     ]
 
 
-def _command_text(step: Mapping, context: Mapping) -> str:
-    run = step.get("run") if isinstance(step.get("run"), Mapping) else {}
+def _command_text(step: Mapping[str, Any], context: Mapping[str, Any]) -> str:
+    run: Mapping[str, Any] = step["run"] if isinstance(step.get("run"), Mapping) else {}
     argv = [fill_templates(str(arg), context) for arg in run.get("command", [])]
     lines = [
-        "Command step: the WorkRail engine executes it when the workflow runs with run_workflow. "
-        "Following the workflow step by step, run exactly this argv yourself (no shell) if your environment allows it, "
-        "then submit its output to workflow_validate:",
+        "Command step: in a run, the WorkRail engine executes it itself. Following the workflow "
+        "step by step, run exactly this argv yourself (no shell) if your environment allows it, "
+        "then have its output checked against the step's criteria:",
         "  " + json.dumps(argv, ensure_ascii=False),
     ]
     if run.get("cwd"):
@@ -86,7 +88,9 @@ def _command_text(step: Mapping, context: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _body(step: Mapping, context: Mapping, rendered: RenderedStep | None = None) -> list[str]:
+def _body(
+    step: Mapping[str, Any], context: Mapping[str, Any], rendered: RenderedStep | None = None
+) -> list[str]:
     kind = step_kind(step)
     title = rendered.title if rendered else step.get("title") or step["id"]
     if rendered is not None and (kind == "prompt" or is_delegation(step)):
@@ -113,7 +117,7 @@ def _body(step: Mapping, context: Mapping, rendered: RenderedStep | None = None)
     return parts
 
 
-def _loop_line(loop: Mapping) -> str:
+def _loop_line(loop: Mapping[str, Any]) -> str:
     total = (
         f" of {loop['total']}"
         if loop.get("total") is not None
@@ -125,30 +129,41 @@ def _loop_line(loop: Mapping) -> str:
     return line
 
 
-def _done_line(step: Mapping, loop: Mapping | None) -> str:
-    if step_kind(step) == "parallel" and not is_delegation(step):
-        ids = ", ".join(json.dumps(member["id"]) for member in step["steps"])
-        record = f'append "{step["id"]}" (or each of {ids}) to completedSteps'
-    else:
-        record = f'append "{step["id"]}" to completedSteps'
+def next_action(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the agent reports once ``step`` is done, as data for a front end to phrase.
+
+    ``complete``: the id to append to the completed-steps log (``completeEach``: for a parallel
+    group, its members' ids may be appended instead); ``keepContext``: the context keys to pass
+    back unchanged (the loop bookkeeping); ``repeatsPerIteration``: inside a loop, the id is
+    appended once per iteration even when listed already; ``checkOutput``: a command step's output
+    should be checked against its criteria first; ``artifacts``: the step's output contract or
+    assessments ask for artifacts, handed over with the report that completes it.
+    """
+    action: dict[str, Any] = {"complete": step["id"], "passContext": True}
+    kind = step_kind(step)
+    if kind == "parallel" and not is_delegation(step):
+        action["completeEach"] = [member["id"] for member in step["steps"]]
+    if step.get("outputContract") or step.get("assessmentRefs"):
+        action["artifacts"] = True
+    if kind == "command":
+        action["checkOutput"] = True
     if loop:
-        record += " (once per iteration, even if it is listed already)"
-        return (
-            f"When this step is done, {record} and call workflow_next again with the context returned here: "
-            "it carries the loop position in _loops."
-        )
-    return f"When this step is done, {record} and call workflow_next again with the context returned here."
+        action["repeatsPerIteration"] = True
+        action["keepContext"] = ["_loops"]
+    return action
 
 
 def step_guidance(
-    workflow: Mapping,
-    step: Mapping,
-    context: Mapping,
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    context: Mapping[str, Any],
     *,
     first: bool,
-    loop: Mapping | None,
+    loop: Mapping[str, Any] | None,
     rendered: RenderedStep | None = None,
 ) -> dict[str, Any]:
+    """The guidance of ``step``; ``rendered`` is the step as ``step_prompt.render_step`` renders it
+    (the same for the stateless next step and a run's waiting step)."""
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
     members = [m for m in members if isinstance(m, Mapping)]
     confirm = (rendered.requires_confirmation if rendered else False) or any(
@@ -179,7 +194,6 @@ def step_guidance(
     parts += _bullets("Your output will be checked against:", criteria)
     if confirm:
         parts.append("Ask the user to confirm the result before moving on.")
-    parts.append(_done_line(step, loop))
     guidance: dict[str, Any] = {
         **(rendered.guidance_fields() if rendered else {}),
         "prompt": "\n\n".join(part for part in parts if part),
@@ -192,12 +206,12 @@ def step_guidance(
     return guidance
 
 
-def _shared_hint(members: list) -> str | None:
+def _shared_hint(members: list[Any]) -> str | None:
     hints = {member.get("modelHint") for member in members}
     return hints.pop() if len(hints) == 1 else None
 
 
-def completion_guidance(workflow: Mapping) -> dict[str, Any]:
+def completion_guidance(workflow: Mapping[str, Any]) -> dict[str, Any]:
     name = workflow.get("name") or workflow.get("id") or "the workflow"
     return {
         "prompt": f"All steps of {name} are complete. Summarize what was done for the user.",

@@ -12,6 +12,8 @@ from typing import Any
 import yaml
 
 from ._syntax import SyntaxProblem
+from .json_pointer import escape_token
+from .limits import MAX_NESTING, MAX_YAML_ALIAS_NODES, TOO_DEEP
 
 __all__ = ["YamlParse", "parse_yaml"]
 
@@ -39,10 +41,6 @@ class YamlParse:
         self.duplicates = [(p, moved(a), moved(b)) for p, a, b in self.duplicates]
 
 
-def _escape(part: str) -> str:
-    return part.replace("~", "~0").replace("/", "~1")
-
-
 def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: YamlParse) -> None:
     out.spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
     if isinstance(node, yaml.MappingNode):
@@ -50,7 +48,7 @@ def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: Yam
         for key_node, value_node in node.value:
             name = str(key_node.value)
             key_span = (key_node.start_mark.index, key_node.end_mark.index)
-            child = f"{pointer}/{_escape(name)}"
+            child = f"{pointer}/{escape_token(name)}"
             if name in seen:
                 out.duplicates.append((child, seen[name], key_span))
                 continue
@@ -93,6 +91,81 @@ def _explain(problem: str) -> str:
     return problem[0].upper() + problem[1:]
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _expansion_problem(root: yaml.Node) -> SyntaxProblem | None:
+    """A problem with what the node graph expands to, measured before anything is built.
+
+    The composer gives each anchor one node and makes every alias point at it, so the graph is
+    small even when the tree it stands for is enormous; constructing the value, recording spans
+    and every check after that walk the tree. Here each node is visited once (sizes and depths
+    are memoized by node), without recursion: a node reached again while its own children are
+    being measured is an alias inside its anchor (a cycle).
+    """
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    expanding: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_measured = stack.pop()
+        key = id(node)
+        kids = _children(node)
+        if children_measured:
+            expanding.discard(key)
+            size[key] = 1 + sum(size[id(kid)] for kid in kids)
+            deepest = max((depth[id(kid)] for kid in kids), default=0)
+            depth[key] = deepest + 1 if isinstance(node, yaml.CollectionNode) else 0
+            continue
+        if key in size:
+            continue
+        if key in expanding:
+            at = node.start_mark.index
+            return SyntaxProblem(
+                "A YAML alias refers to a node that contains it (a recursive structure); "
+                "a workflow is a tree",
+                at,
+                at + 1,
+                "WR008",
+            )
+        expanding.add(key)
+        stack.append((node, True))
+        stack.extend((kid, False) for kid in reversed(kids))
+    added = size[id(root)] - len(size)
+    if added > MAX_YAML_ALIAS_NODES:
+        return SyntaxProblem(
+            f"YAML aliases expand this document by {added:,} nodes; the limit is "
+            f"{MAX_YAML_ALIAS_NODES:,} (write repeated parts out, or repeat fewer of them)",
+            0,
+            0,
+            "WR008",
+        )
+    if depth[id(root)] > MAX_NESTING:
+        at = _first_too_deep(root).start_mark.index
+        return SyntaxProblem(TOO_DEEP, at, at + 1, "WR005")
+    return None
+
+
+def _first_too_deep(root: yaml.Node) -> yaml.Node:
+    """The first collection (in document order) nested deeper than MAX_NESTING."""
+    stack = [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        if level > MAX_NESTING:
+            return node
+        stack.extend(
+            (kid, level + 1)
+            for kid in reversed(_children(node))
+            if isinstance(kid, yaml.CollectionNode)
+        )
+    return root
+
+
 def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
     if not text.strip():
         return None, SyntaxProblem("The file is empty: a workflow is a mapping", 0, 0, "WR006")
@@ -100,6 +173,9 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
         node = yaml.compose(text, Loader=_Loader)
         if node is None:
             return None, SyntaxProblem("The file holds no YAML document", 0, 0)
+        expansion = _expansion_problem(node)
+        if expansion is not None:
+            return None, expansion
         value = yaml.constructor.SafeConstructor().construct_document(node)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark

@@ -31,6 +31,7 @@ from .compile import CompiledWorkflow, compile_workflow
 from .compile.bindings import project_bindings
 from .diagnostics import Diagnostic, Severity
 from .errors import InvalidWorkflow, WorkflowNotFound
+from .home import workrail_home
 from .lint import WORKFLOW_SUFFIXES, lint_path
 
 __all__ = [
@@ -107,8 +108,7 @@ def bundled_directory() -> Path:
 
 
 def user_directory() -> Path:
-    home = os.environ.get("WORKRAIL_HOME")
-    return Path(home) / "workflows" if home else Path.home() / ".workrail" / "workflows"
+    return workrail_home() / "workflows"
 
 
 def _project_sources(project_dir: Path) -> list[Source]:
@@ -145,6 +145,8 @@ class _Loaded:
 class Catalog:
     """The workflows visible from a project, kept current without a restart."""
 
+    rescan_interval: float  # seconds between looks at the directories (front ends say it)
+
     def __init__(
         self,
         sources: Sequence[Source],
@@ -160,7 +162,7 @@ class Catalog:
         when the file changes)."""
         self._report_invalid = report_invalid
         self._sources = list(sources)
-        self._rescan_interval = rescan_interval
+        self._rescan_interval = self.rescan_interval = rescan_interval
         self._background = background
         self._scanning = threading.Event()
         self._lock = threading.RLock()

@@ -173,7 +173,9 @@ def _check(node: Any, at: str, problems: list[Problem]) -> None:
         _check_comparison(node, at, problems)
 
 
-def _check_composition(node: Mapping, keys: list[str], at: str, problems: list[Problem]) -> None:
+def _check_composition(
+    node: Mapping[str, Any], keys: list[str], at: str, problems: list[Problem]
+) -> None:
     if len(node) != 1:
         others = ", ".join(repr(key) for key in node if key != keys[0])
         problems.append(
@@ -196,7 +198,7 @@ def _check_composition(node: Mapping, keys: list[str], at: str, problems: list[P
         _check(item, pointer_join(at, key, index), problems)
 
 
-def _check_comparison(node: Mapping, at: str, problems: list[Problem]) -> None:
+def _check_comparison(node: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     path = node.get("var", MISSING)
     if path is MISSING:
         problems.append(

@@ -19,10 +19,6 @@ class Severity(StrEnum):
     WARNING = "warning"
     INFO = "info"
 
-    @property
-    def rank(self) -> int:
-        return {"error": 0, "warning": 1, "info": 2}[self.value]
-
 
 @dataclass(frozen=True, slots=True)
 class Span:

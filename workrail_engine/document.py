@@ -12,17 +12,18 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._json_text import JsonText, parse_json, parse_json_fragment
 from .diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
+from .json_pointer import escape_token, pointer_join, unescape_token
+from .limits import MAX_DOCUMENT_BYTES, MAX_NESTING, TOO_DEEP, nesting_exceeded
+from .regular_files import FileTooLarge, UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
     from ._yaml_text import YamlParse
 
 __all__ = [
-    "MAX_FILE_BYTES",
     "LineIndex",
     "WorkflowDocument",
     "detect_format",
@@ -30,7 +31,6 @@ __all__ = [
     "read_document",
 ]
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -175,7 +175,9 @@ class WorkflowDocument:
         ``parse_document(new text)``.
         """
         text = self.text[:start] + new_text + self.text[end:]
-        document = self._splice(start, end, text, len(new_text) - (end - start))
+        document = None
+        if _utf8_size_over_limit(text) is None:
+            document = self._splice(start, end, text, len(new_text) - (end - start))
         if document is None:
             document = parse_document(text, self.path, self.format)
             document.lint_cache = self.lint_cache
@@ -205,8 +207,8 @@ class WorkflowDocument:
         if not (self.text[step_start] == "{" and step_start < start and end < step_end):
             return None
         step = parse_json_fragment(text[step_start : step_end + delta])
-        if not isinstance(step, dict):
-            return None
+        if not isinstance(step, dict) or nesting_exceeded(step, MAX_NESTING - 2) is not None:
+            return None  # a step sits 2 levels down (the workflow, its steps)
         steps = list(value["steps"])
         steps[index] = step
         moved = self._json.edited(text, step_start, step_end, delta)
@@ -238,11 +240,44 @@ def parse_document(
     """Parse ``text`` (a workflow in JSON or YAML) into a document; never raises for bad input."""
     fmt = fmt or detect_format(path, text)
     name = os.fspath(path) if path is not None else None
+    size = _utf8_size_over_limit(text)
+    if size is not None:  # an editor's buffer is bounded like a file on disk
+        return _refused(text, name, fmt, "WR004", _too_large(size))
     bom = text.startswith("\ufeff")
     document = _parse_yaml(text, name, bom) if fmt == "yaml" else _parse_json(text, name, bom)
     if bom:
         document.syntax_errors.insert(0, _BOM_WARNING)
     return document
+
+
+def _utf8_size_over_limit(text: str) -> int | None:
+    """The text's size in UTF-8 bytes when it exceeds MAX_DOCUMENT_BYTES, else None."""
+    if len(text) * 4 <= MAX_DOCUMENT_BYTES:  # no UTF-8 character takes more than 4 bytes
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > MAX_DOCUMENT_BYTES else None
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"File too large ({size / 1_048_576:.1f} MiB; "
+        f"the limit is {MAX_DOCUMENT_BYTES / 1_048_576:g} MiB)"
+    )
+
+
+def _refused(text: str, name: str | None, fmt: str, code: str, message: str) -> WorkflowDocument:
+    """A document whose text is kept but not parsed, with one error at its start."""
+    return WorkflowDocument(text, name, fmt, None, [_syntax(code, message, 0, min(1, len(text)))])
+
+
+def _too_deep(start: int) -> Diagnostic:
+    return _syntax("WR005", TOO_DEEP, start, start + 1)
+
+
+def _could_exceed_nesting(text: str) -> bool:
+    """False when the text holds too few brackets to nest past the limit (most files): the
+    depth walk is skipped."""
+    return text.count("{") + text.count("[") > MAX_NESTING
 
 
 # RFC 8259 lets a parser ignore a byte-order mark, and editors on Windows write one: accept it,
@@ -264,6 +299,12 @@ def _parse_json(text: str, name: str | None, bom: bool) -> WorkflowDocument:
         error = _syntax(json_error.code, json_error.message, json_error.start, json_error.end)
         return WorkflowDocument(text, name, "json", None, [error])
     json_text = JsonText(parsed_text)
+    if _could_exceed_nesting(text):
+        too_deep = nesting_exceeded(value)
+        if too_deep is not None:
+            found = json_text.locate(pointer_join("", *too_deep))
+            start = found[1][0] if found else 0
+            return WorkflowDocument(text, name, "json", None, [_too_deep(start)])
     document = WorkflowDocument(text, name, "json", value, _json=json_text)
     if has_duplicates:
         document.syntax_errors.extend(_json_duplicates(json_text))
@@ -308,7 +349,7 @@ def _duplicate(
 def _json_duplicates(json_text: JsonText) -> list[Diagnostic]:
     out = []
     for dup in json_text.duplicate_keys():
-        escaped = dup.key.replace("~", "~0").replace("/", "~1")
+        escaped = escape_token(dup.key)
         fix = Fix(
             f"Remove the repeated {dup.key!r}",
             (TextEdit(Span(dup.member_start, dup.member_end), ""),),
@@ -320,7 +361,7 @@ def _json_duplicates(json_text: JsonText) -> list[Diagnostic]:
 def _yaml_duplicates(parsed: YamlParse) -> list[Diagnostic]:
     return [
         _duplicate(
-            pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~"),
+            unescape_token(pointer.rsplit("/", 1)[1]),
             pointer,
             first,
             again,
@@ -337,21 +378,18 @@ def _unreadable(path: str, code: str, message: str, text: str = "") -> WorkflowD
 
 
 def read_document(path: str | os.PathLike[str]) -> WorkflowDocument:
-    """Read and parse a file; every way a file can be unreadable becomes a diagnostic."""
+    """Read and parse a file; every way a file can be unreadable becomes a diagnostic.
+
+    Only regular files of at most MAX_DOCUMENT_BYTES are read (see regular_files): a FIFO, a
+    device or a directory is a WR003, never a read that blocks or never ends.
+    """
     name = os.fspath(path)
     try:
-        size = os.path.getsize(name)
-        if size > MAX_FILE_BYTES:
-            return _unreadable(
-                name,
-                "WR004",
-                f"File too large ({size / 1_048_576:.1f} MiB; the limit is {MAX_FILE_BYTES // 1_048_576} MiB)",
-            )
-        data = Path(name).read_bytes()
-    except IsADirectoryError:
-        return _unreadable(name, "WR003", "This is a directory, not a workflow file")
-    except OSError as err:
-        return _unreadable(name, "WR003", f"Cannot read the file: {err.strerror or err}")
+        data = read_regular_file(name)
+    except FileTooLarge as err:
+        return _unreadable(name, "WR004", str(err))
+    except UnreadableFile as err:
+        return _unreadable(name, "WR003", str(err))
     if b"\x00" in data[:8192]:
         return _unreadable(name, "WR003", "Binary file (it contains NUL bytes): not a workflow")
     try:

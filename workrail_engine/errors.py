@@ -15,6 +15,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRunState",
     "InvalidWorkflow",
+    "RUN_ID_PREFIX",
     "RunNotFound",
     "SecurityViolation",
     "StepNotFound",
@@ -120,6 +121,34 @@ class RunNotFound(EngineError):
     code = -32008
     title = "Run not found"
 
-    def __init__(self, run_id: str, known: Iterable[str] = ()) -> None:
-        message, suggestions = _not_found("Run", run_id, known)
-        super().__init__(message, runId=run_id, closest=suggestions)
+    def __init__(
+        self,
+        run_id: str,
+        known: Iterable[str] = (),
+        *,
+        workflow_id: str | None = None,
+        action: str | None = None,
+        runs_of_it: Iterable[str] = (),
+    ) -> None:
+        """``workflow_id``: the id names a workflow (a common mix-up); ``action`` is the front
+        end's words for starting a run of it ("call run_workflow to start one"). ``runs_of_it``:
+        the recent runs of the workflow named ``run_id``, if it names one."""
+        if workflow_id is None:
+            message, suggestions = _not_found("Run", run_id, known)
+        else:
+            suggestions = list(known)
+            message = f"{run_id!r} is a workflow id; run ids look like {RUN_ID_PREFIX}…"
+            if action:
+                message += f" — {action}"
+            if suggestions:
+                message += f" (recent runs: {', '.join(map(repr, suggestions))})"
+        super().__init__(
+            message,
+            runId=run_id,
+            workflowId=workflow_id,
+            closest=suggestions,
+            runsOfWorkflow=list(runs_of_it) or None,
+        )
+
+
+RUN_ID_PREFIX = "wf-"  # every run id starts so (the orchestrator spec's "wf-…")

@@ -1,4 +1,4 @@
-"""The stateless next step (the specs' ``workflow_next``).
+"""The stateless next step (what the specs' ``workflow_next`` tool serves).
 
 Progress lives with the agent: ``completedSteps`` (an append-only log of the step ids it finished)
 and ``context``. Loop progress rides in ``context["_loops"]``, written by this module and checked on
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._navigator_guidance import completion_guidance, step_guidance
+from ._navigator_guidance import completion_guidance, next_action, step_guidance
 from .conditions import MISSING, evaluate, resolve
 from .contracts import check_step_artifacts, loop_decision
 from .errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
@@ -31,14 +31,16 @@ DEFAULT_MAX_ITERATIONS = 100
 
 @dataclass
 class NextStep:
-    step: dict | None
-    guidance: dict
+    step: dict[str, Any] | None
+    guidance: dict[str, Any]
     is_complete: bool
-    context: dict
+    context: dict[str, Any]
     skipped: list[str] = field(default_factory=list)
-    loop: dict | None = None
+    loop: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    blocked: dict | None = None
+    # What to report once the step is done (see `next_action`); None when the workflow is complete.
+    next_action: dict[str, Any] | None = None
+    blocked: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         result = {
@@ -54,6 +56,8 @@ class NextStep:
             result["notes"] = self.notes
         if self.blocked is not None:
             result["blocked"] = self.blocked
+        if self.next_action is not None:
+            result["nextAction"] = self.next_action
         return result
 
 
@@ -113,16 +117,17 @@ class _Plan:
         self.id = workflow.get("id") if isinstance(workflow.get("id"), str) else None
         self.steps = workflow["steps"]
         _check_shape(self.steps, "/steps")
-        self.by_id: dict[str, Mapping] = {}
+        self.by_id: dict[str, Mapping[str, Any]] = {}
         for site in walk_steps(workflow):
-            self.by_id.setdefault(site.id, site.step)
+            if site.id is not None:
+                self.by_id.setdefault(site.id, site.step)
         self.owned = {
             step["body"]
             for step in self.steps
             if step_kind(step) == "loop" and isinstance(step.get("body"), str)
         }
 
-    def body(self, loop: Mapping) -> list[Mapping]:
+    def body(self, loop: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         body = loop.get("body")
         if isinstance(body, str):
             if body not in self.by_id:
@@ -140,7 +145,7 @@ class _Plan:
         return body
 
 
-def _check_shape(steps: list, pointer: str) -> None:
+def _check_shape(steps: list[Any], pointer: str) -> None:
     """Every step an object with an id, all the way down (the catalog's lint normally ensures it)."""
     for index, step in enumerate(steps):
         where = f"{pointer}/{index}"
@@ -220,7 +225,7 @@ class _Walk:
         self.completed = completed
         self.done = set(completed)
         self.ctx = ctx
-        self.loops: dict[str, dict] = ctx[LOOPS_KEY]
+        self.loops: dict[str, dict[str, Any]] = ctx[LOOPS_KEY]
         self.skipped: list[str] = []
         self.notes: list[str] = []
 
@@ -251,7 +256,7 @@ class _Walk:
     def _skipped(self) -> list[str]:
         return list(dict.fromkeys(self.skipped))
 
-    def _result(self, step: Mapping, loop: dict | None) -> NextStep:
+    def _result(self, step: Mapping[str, Any], loop: dict[str, Any] | None) -> NextStep:
         first = not self.completed
         values = served_values(self.ctx)
         rendered = render_step(self.plan.workflow, step, values)
@@ -270,6 +275,7 @@ class _Walk:
             self._skipped(),
             loop,
             self.notes,
+            next_action(step, loop),
         )
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
@@ -280,7 +286,7 @@ class _Walk:
                 f"The {where} of step {owner!r} is invalid: {error}", stepId=owner
             ) from error
 
-    def _pending(self, step: Mapping, since: int) -> Mapping | None:
+    def _pending(self, step: Mapping[str, Any], since: int) -> Mapping[str, Any] | None:
         """``step`` (a group: its members still to do) if it is due, else None (done or skipped)."""
         window = self.done if since == 0 else set(self.completed[since:])
         if step["id"] in window:
@@ -302,7 +308,7 @@ class _Walk:
 
     # --- loops ------------------------------------------------------------------------------
 
-    def _loop(self, loop: Mapping, position: int) -> NextStep | None:
+    def _loop(self, loop: Mapping[str, Any], position: int) -> NextStep | None:
         loop_id = loop["id"]
         state = self.loops.get(loop_id)
         if loop_id in self.done or self._finished_later(position):
@@ -324,7 +330,7 @@ class _Walk:
             if any(member["id"] in self.done for member in self.plan.body(loop)):
                 self.notes.append(
                     f"context.{LOOPS_KEY}.{loop_id} was not passed back: loop {loop_id!r} starts again at iteration 1. "
-                    "Pass back the context returned by workflow_next to keep a loop's position."
+                    "Pass back the context returned with the previous step to keep a loop's position."
                 )
         body = self.plan.body(loop)
         while True:
@@ -338,7 +344,7 @@ class _Walk:
                 return None
             state = self._enter(loop, state["iteration"] + 1)
 
-    def _lost_and_exhausted(self, loop: Mapping) -> bool:
+    def _lost_and_exhausted(self, loop: Mapping[str, Any]) -> bool:
         """No bookkeeping although the body already ran maxIterations times: never restart forever.
 
         A body step is completed at most once per iteration, so a body id logged maxIterations
@@ -365,11 +371,11 @@ class _Walk:
             if step["id"] not in self.plan.owned
         )
 
-    def _check(self, loop_id: str, iteration: int, start: int, done: bool) -> str:
+    def _check(self, loop_id: str, iteration: Any, start: Any, done: bool) -> str:
         payload = json.dumps([self.plan.id, loop_id, iteration, start, done])
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
-    def _verify(self, loop_id: str, state: Mapping) -> None:
+    def _verify(self, loop_id: str, state: Mapping[str, Any]) -> None:
         iteration, start, done = (
             state.get("iteration"),
             state.get("start", 0),
@@ -377,10 +383,11 @@ class _Walk:
         )
         if done:
             iteration = state.get("iterations")
+        # Whatever came back is hashed as it is: a missing or edited number fails the check.
         if state.get("check") != self._check(loop_id, iteration, start, done):
             raise InvalidRunState(
                 f"context.{LOOPS_KEY}.{loop_id} was changed: "
-                "pass back the context of the previous workflow_next unchanged "
+                "pass back the context returned with the previous step unchanged "
                 f"(or remove {LOOPS_KEY}.{loop_id} to restart the loop)",
                 loopId=loop_id,
             )
@@ -392,7 +399,7 @@ class _Walk:
                 loopId=loop_id,
             )
 
-    def _spec(self, loop: Mapping) -> Mapping:
+    def _spec(self, loop: Mapping[str, Any]) -> Mapping[str, Any]:
         spec = loop.get("loop")
         if not isinstance(spec, Mapping) or spec.get("type") not in (
             "while",
@@ -406,10 +413,11 @@ class _Walk:
             )
         return spec
 
-    def _limit(self, loop: Mapping) -> int:
-        return self._spec(loop).get("maxIterations", DEFAULT_MAX_ITERATIONS)
+    def _limit(self, loop: Mapping[str, Any]) -> int:
+        limit: int = self._spec(loop).get("maxIterations", DEFAULT_MAX_ITERATIONS)
+        return limit
 
-    def _total(self, loop: Mapping) -> int | None:
+    def _total(self, loop: Mapping[str, Any]) -> int | None:
         """Iterations a for/forEach loop wants (before maxIterations); None for while/until."""
         spec = self._spec(loop)
         if spec["type"] == "for":
@@ -424,7 +432,7 @@ class _Walk:
             return len(self._items(loop))
         return None
 
-    def _items(self, loop: Mapping) -> list:
+    def _items(self, loop: Mapping[str, Any]) -> list[Any]:
         items = self._from_context(loop, self._spec(loop).get("items"), "items")
         if not isinstance(items, list):
             raise InvalidRunState(
@@ -433,7 +441,7 @@ class _Walk:
             )
         return items
 
-    def _from_context(self, loop: Mapping, value: Any, name: str) -> Any:
+    def _from_context(self, loop: Mapping[str, Any], value: Any, name: str) -> Any:
         if not isinstance(value, str):
             return value
         found = resolve(self.ctx, value)
@@ -445,7 +453,7 @@ class _Walk:
             )
         return found
 
-    def _starts(self, loop: Mapping) -> bool:
+    def _starts(self, loop: Mapping[str, Any]) -> bool:
         spec = self._spec(loop)
         if artifact_source(spec):
             return True  # the decision comes from an artifact the first iteration produces
@@ -453,9 +461,9 @@ class _Walk:
             return self._holds(loop_condition(spec), loop["id"], "loop condition")
         if spec["type"] == "until":
             return True
-        return self._total(loop) > 0
+        return (self._total(loop) or 0) > 0  # for/forEach here: the total is a number
 
-    def _continues(self, loop: Mapping, iteration: int) -> bool:
+    def _continues(self, loop: Mapping[str, Any], iteration: int) -> bool:
         spec = self._spec(loop)
         if artifact_source(spec):
             wanted = self._decision(loop) == "continue"
@@ -464,7 +472,7 @@ class _Walk:
         elif spec["type"] == "until":
             wanted = not self._holds(loop_condition(spec), loop["id"], "loop condition")
         else:
-            wanted = iteration < self._total(loop)
+            wanted = iteration < (self._total(loop) or 0)
         if wanted and iteration >= self._limit(loop):
             self.notes.append(
                 f"Loop {loop['id']!r} stopped after maxIterations ({self._limit(loop)}) iterations."
@@ -472,7 +480,7 @@ class _Walk:
             return False
         return wanted
 
-    def _decision(self, loop: Mapping) -> str:
+    def _decision(self, loop: Mapping[str, Any]) -> str:
         decision = loop_decision(self.artifacts)
         if decision is None:
             raise InvalidParams(
@@ -483,7 +491,7 @@ class _Walk:
             )
         return decision
 
-    def _enter(self, loop: Mapping, iteration: int) -> dict:
+    def _enter(self, loop: Mapping[str, Any], iteration: int) -> dict[str, Any]:
         start = len(self.completed)
         state = {
             "iteration": iteration,
@@ -493,7 +501,7 @@ class _Walk:
         self.loops[loop["id"]] = state
         return state
 
-    def _expose(self, loop: Mapping, state: Mapping) -> dict:
+    def _expose(self, loop: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
         """Put the loop variables in the context and describe the position for the result."""
         spec, iteration = self._spec(loop), state["iteration"]
         info = {
@@ -521,7 +529,7 @@ class _Walk:
         self.loops[loop["id"]].update({key: info[key] for key in ("index", "item") if key in info})
         return info
 
-    def _finish(self, loop: Mapping, iterations: int) -> None:
+    def _finish(self, loop: Mapping[str, Any], iterations: int) -> None:
         spec = self._spec(loop)
         for key in ("iterationVar", "indexVar", "itemVar"):
             if isinstance(spec.get(key), str):

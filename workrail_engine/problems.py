@@ -11,16 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .json_pointer import pointer_join
+
 __all__ = ["Problem", "json_type_name", "pointer_join"]
-
-
-def _escape(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
-def pointer_join(pointer: str, *tokens: str | int) -> str:
-    """``pointer`` extended by ``tokens`` as JSON pointer reference tokens (RFC 6901 escaping)."""
-    return pointer + "".join("/" + _escape(token) for token in tokens)
 
 
 def json_type_name(value: Any) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 import re2
 
@@ -48,7 +49,7 @@ class RegexError(ValueError):
 class CompiledRegex:
     pattern: str
     flags: str
-    _regex: object = field(repr=False, compare=False)
+    _regex: Any = field(repr=False, compare=False)  # an re2 pattern (untyped library)
     # Set when RE2 could not run the pattern and the time-limited backtracking engine does.
     notice: str | None = None
 
@@ -60,13 +61,13 @@ class CompiledRegex:
         """True when the pattern matches somewhere in ``text`` (unanchored, like JS ``test``)."""
         if self.backtracking:
             try:
-                found = self._regex.search(text, timeout=BACKTRACKING_TIMEOUT_SECONDS)  # type: ignore[attr-defined]
+                found = self._regex.search(text, timeout=BACKTRACKING_TIMEOUT_SECONDS)
             except TimeoutError:
                 return False  # bounded: a pattern that backtracks too long matches nothing
             return found is not None
         # Encoding ourselves lets lone surrogates (valid in JSON strings) through instead of
         # raising; RE2 treats those bytes as invalid UTF-8 that matches nothing but ``\C``.
-        return self._regex.search(text.encode("utf-8", "surrogatepass")) is not None  # type: ignore[attr-defined]
+        return self._regex.search(text.encode("utf-8", "surrogatepass")) is not None
 
 
 def _options(flags: str) -> re2.Options:

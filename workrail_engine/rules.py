@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from ._json_output import json_schema_problems, parse_json_output, schema_errors
 from .conditions import condition_problems, describe, evaluate
@@ -105,7 +105,7 @@ def _check(node: Any, at: str, problems: list[Problem]) -> None:
 
 
 def _check_composition(
-    node: Mapping, operators: list[str], at: str, problems: list[Problem]
+    node: Mapping[str, Any], operators: list[str], at: str, problems: list[Problem]
 ) -> None:
     operator = operators[0]
     extra = [key for key in node if key not in (operator, "message")]
@@ -125,7 +125,9 @@ def _check_composition(
         _check_list(node[operator], pointer_join(at, operator), repr(operator), problems)
 
 
-def _check_message(node: Mapping, at: str, problems: list[Problem], required: bool) -> None:
+def _check_message(
+    node: Mapping[str, Any], at: str, problems: list[Problem], required: bool
+) -> None:
     message = node.get("message")
     if message is None and not required:
         return
@@ -139,7 +141,7 @@ def _check_message(node: Mapping, at: str, problems: list[Problem], required: bo
         )
 
 
-def _check_rule(rule: Mapping, at: str, problems: list[Problem]) -> None:
+def _check_rule(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     kind = rule["type"]
     if kind not in RULE_TYPES:
         problems.append(
@@ -174,7 +176,7 @@ def _check_rule(rule: Mapping, at: str, problems: list[Problem]) -> None:
     }[kind](rule, at, problems)
 
 
-def _check_contains(rule: Mapping, at: str, problems: list[Problem]) -> None:
+def _check_contains(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     value = rule.get("value")
     if not isinstance(value, str) or not value:
         problems.append(
@@ -186,7 +188,7 @@ def _check_contains(rule: Mapping, at: str, problems: list[Problem]) -> None:
         )
 
 
-def _check_regex(rule: Mapping, at: str, problems: list[Problem]) -> None:
+def _check_regex(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     pattern, flags = rule.get("pattern"), rule.get("flags", "")
     if not isinstance(pattern, str) or not pattern:
         problems.append(
@@ -212,11 +214,11 @@ def _check_regex(rule: Mapping, at: str, problems: list[Problem]) -> None:
         problems.append(Problem(pointer_join(at, "pattern"), INVALID_REGEX, error.message))
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _check_length(rule: Mapping, at: str, problems: list[Problem]) -> None:
+def _check_length(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     for key in ("min", "max"):
         if key in rule and not _is_count(rule[key]):
             problems.append(
@@ -237,7 +239,7 @@ def _check_length(rule: Mapping, at: str, problems: list[Problem]) -> None:
         )
 
 
-def _check_schema(rule: Mapping, at: str, problems: list[Problem]) -> None:
+def _check_schema(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     if "schema" not in rule:
         problems.append(
             Problem(
@@ -308,7 +310,9 @@ def _outcome(node: Any, output: str, context: Mapping[str, Any]) -> _Outcome:
     return _RULE_CHECKS[node["type"]](node, output)
 
 
-def _all_of(items: list, message: str | None, output: str, context: Mapping[str, Any]) -> _Outcome:
+def _all_of(
+    items: list[Any], message: str | None, output: str, context: Mapping[str, Any]
+) -> _Outcome:
     outcomes = [o for o in (_outcome(item, output, context) for item in items) if o.applies]
     if not outcomes:
         return _SKIPPED
@@ -324,7 +328,9 @@ def _all_of(items: list, message: str | None, output: str, context: Mapping[str,
     )
 
 
-def _any_of(items: list, message: str | None, output: str, context: Mapping[str, Any]) -> _Outcome:
+def _any_of(
+    items: list[Any], message: str | None, output: str, context: Mapping[str, Any]
+) -> _Outcome:
     outcomes = [o for o in (_outcome(item, output, context) for item in items) if o.applies]
     if not outcomes:
         return _SKIPPED
@@ -348,7 +354,7 @@ def _joined(issues: list[str]) -> str:
     return issues[0] if len(issues) == 1 else "(" + "; ".join(issues) + ")"
 
 
-def _none_of(node: Mapping, output: str, context: Mapping[str, Any]) -> _Outcome:
+def _none_of(node: Mapping[str, Any], output: str, context: Mapping[str, Any]) -> _Outcome:
     inner = _outcome(node["not"], output, context)
     if not inner.applies:
         return _SKIPPED
@@ -361,7 +367,7 @@ def _none_of(node: Mapping, output: str, context: Mapping[str, Any]) -> _Outcome
 def _requirement(node: Any) -> str:
     """What a criterion demands, in its author's words where there are some."""
     if isinstance(node, Mapping) and node.get("message"):
-        return node["message"]
+        return str(node["message"])
     if isinstance(node, list):
         return " and ".join(_requirement(item) for item in node)
     if "not" in node:
@@ -390,11 +396,11 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _slashed(rule: Mapping) -> str:
+def _slashed(rule: Mapping[str, Any]) -> str:
     return f"/{rule['pattern']}/{rule.get('flags', '')}"
 
 
-def _check_contains_rule(rule: Mapping, output: str) -> _Outcome:
+def _check_contains_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     if rule["value"] in output:
         return _Outcome(True)
     return _Outcome(
@@ -402,13 +408,13 @@ def _check_contains_rule(rule: Mapping, output: str) -> _Outcome:
     )
 
 
-def _check_regex_rule(rule: Mapping, output: str) -> _Outcome:
+def _check_regex_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     if compile_regex(rule["pattern"], rule.get("flags", "")).search(output):
         return _Outcome(True)
     return _Outcome(True, False, [rule["message"]], [f"Make the output match {_slashed(rule)}."])
 
 
-def _check_length_rule(rule: Mapping, output: str) -> _Outcome:
+def _check_length_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     size, low, high = len(output), rule.get("min"), rule.get("max")
     if low is not None and size < low:
         return _Outcome(
@@ -427,7 +433,7 @@ def _check_length_rule(rule: Mapping, output: str) -> _Outcome:
     return _Outcome(True)
 
 
-def _check_schema_rule(rule: Mapping, output: str) -> _Outcome:
+def _check_schema_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     value, error = parse_json_output(output)
     if error:
         issue = f"{rule['message']} (the output is not JSON: {error})"
@@ -498,7 +504,7 @@ def _describe(node: Any, context: Mapping[str, Any] | None) -> list[str]:
     return [f"{node['message']} ({_plain(node)})"]
 
 
-def _plain(rule: Mapping) -> str:
+def _plain(rule: Mapping[str, Any]) -> str:
     kind = rule["type"]
     if kind == "contains":
         return f"the output contains {_quote(rule['value'])}"

@@ -11,12 +11,20 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["StepSite", "step_ids", "step_kind", "walk_steps"]
+from .errors import StepNotFound
+
+__all__ = [
+    "StepSite",
+    "find_step",
+    "step_ids",
+    "step_kind",
+    "walk_steps",
+]
 
 
 def step_kind(step: Mapping[str, Any]) -> str:
     kind = step.get("type")
-    if kind in ("prompt", "command", "parallel", "loop"):
+    if isinstance(kind, str) and kind in ("prompt", "command", "parallel", "loop"):
         return kind
     return "command" if "run" in step else "prompt"
 
@@ -75,3 +83,17 @@ def _walk(
 
 def step_ids(workflow: Any) -> list[str]:
     return [site.id for site in walk_steps(workflow) if site.id]
+
+
+def find_step(workflow: Any, step_id: str, workflow_id: str | None = None) -> Mapping[str, Any]:
+    """The step with that id anywhere in the workflow (groups and inline loop bodies too);
+    raises `StepNotFound` naming the closest ids."""
+    ids = []
+    for site in walk_steps(workflow):
+        if site.id == step_id:
+            return site.step
+        if site.id:
+            ids.append(site.id)
+    if workflow_id is None and isinstance(workflow, Mapping):
+        workflow_id = workflow.get("id") if isinstance(workflow.get("id"), str) else None
+    raise StepNotFound(step_id, ids, workflow_id=workflow_id)

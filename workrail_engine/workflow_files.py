@@ -19,6 +19,8 @@ import os
 import re
 from pathlib import PurePath
 
+from . import regular_files
+
 __all__ = [
     "HEAD_SIZE",
     "SUFFIXES",
@@ -68,12 +70,9 @@ def names_workrail_schema(text: str) -> bool:
 
 
 def read_head(path: str | os.PathLike[str], size: int = HEAD_SIZE) -> str:
-    """The first ``size`` bytes of a file as text ("" when it cannot be read)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(size).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
+    """The first ``size`` bytes of a file as text ("" when it is not a readable regular file:
+    a FIFO named ``x.json`` must not block a directory walk)."""
+    return regular_files.read_head(path, size).decode("utf-8", errors="replace")
 
 
 def is_workflow_file(path: str | os.PathLike[str]) -> bool:

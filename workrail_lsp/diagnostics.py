@@ -8,6 +8,7 @@ index's generation), so a pull for an unchanged document is answered "unchanged"
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,10 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from workrail_engine.diagnostics import Diagnostic, Severity
-from workrail_engine.document import LineIndex, read_document
+from workrail_engine.document import LineIndex, WorkflowDocument, read_document
 from workrail_engine.lint import duplicate_workflow_ids
 
+from .disk_files import ReadTimedOut, bounded_read, read_unopened
 from .documents import DocumentState
 from .positions import Positions
 from .workspace_index import WorkspaceIndex
@@ -57,17 +59,21 @@ def lsp_diagnostic(diagnostic: Diagnostic, state: DocumentState) -> types.Diagno
 def _location(path: str | None, span, state: DocumentState) -> types.Location:
     if path is None or (state.path is not None and Path(path) == Path(state.path)):
         return types.Location(uri=state.uri, range=state.positions.range(span))
-    index = LineIndex(_read_text(path))
+    index = LineIndex(read_unopened(path))
     return types.Location(
         uri=from_fs_path(path) or path, range=Positions(index, state.encoding).range(span)
     )
 
 
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
+def _read_documents(paths: list[str]) -> list[WorkflowDocument]:
+    """The other files' documents, each read on a read thread: one on a stalled disk is left out."""
+    documents = []
+    for path in paths:
+        try:
+            documents.append(bounded_read(functools.partial(read_document, path)))
+        except ReadTimedOut as error:
+            log.warning("not reading %s: %s", path, error)
+    return documents
 
 
 @dataclass
@@ -114,6 +120,6 @@ class DiagnosticsStore:
         others = self.index.others_with_id(state.path, workflow_id)
         if not others:
             return []
-        documents = [state.document, *(read_document(path) for path in others)]
+        documents = [state.document, *_read_documents(others)]
         found = duplicate_workflow_ids(documents).get(state.path, [])
         return [lsp_diagnostic(d, state) for d in found]

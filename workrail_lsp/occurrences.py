@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from workrail_engine.declared import declared_parameters
 from workrail_engine.diagnostics import Span
+from workrail_engine.json_pointer import escape_token
 from workrail_engine.steps import walk_steps
 from workrail_engine.templates import find_references
 
@@ -65,13 +67,9 @@ def _find(state: DocumentState) -> list[Occurrence]:
 
 
 def _parameter_definitions(state: DocumentState, value: Mapping[str, Any]) -> list[Occurrence]:
-    parameters = value.get("parameters")
-    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-    if not isinstance(properties, Mapping):
-        return []
     out = []
-    for name in properties:
-        span = state.document.key_span(f"/parameters/properties/{_escape(name)}")
+    for name in declared_parameters(value):
+        span = state.document.key_span(f"/parameters/properties/{escape_token(name)}")
         if span is not None and state.text[span.start : span.end] == f'"{name}"':
             out.append(Occurrence("parameters", name, Span(span.start + 1, span.end - 1), True))
     return out
@@ -95,14 +93,10 @@ def _template_strings(node: Any, pointer: str) -> list[tuple[str, str]]:
             if "{{" in current:
                 out.append((at, current))
         elif isinstance(current, Mapping):
-            stack.extend((v, f"{at}/{_escape(k)}") for k, v in current.items())
+            stack.extend((v, f"{at}/{escape_token(k)}") for k, v in current.items())
         elif isinstance(current, list):
             stack.extend((v, f"{at}/{i}") for i, v in enumerate(current))
     return out
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _template_occurrences(state: DocumentState, pointer: str) -> list[Occurrence]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from workrail_engine.json_pointer import unescape_token
 from workrail_engine.schema import load_schema
 
 __all__ = ["UNKNOWN", "SchemaModel", "schema_model", "value_at"]
@@ -43,7 +44,7 @@ class SchemaModel:
             return {}
         node: Any = self.root
         for part in ref[1:].split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
+            part = unescape_token(part)
             node = node.get(part, {}) if isinstance(node, Mapping) else {}
         return node
 

@@ -19,15 +19,18 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from workrail_engine.document import WorkflowDocument
 
 from . import code_actions, completion, formatting, hover, navigation, rename, symbols
 from .configuration import SECTION, Settings
 from .diagnostics import DiagnosticsStore
+from .disk_files import read_unopened
 from .documents import DocumentState, DocumentStates
 from .json_cursor import prime
 from .positions import encoding_name
+from .protocol import AnsweringProtocol
 from .workspace_index import WorkspaceIndex
 from .workspace_validation import IS_WORKFLOW, VALIDATE_WORKSPACE, validate_workspace
 
@@ -43,7 +46,7 @@ class WorkrailLanguageServer(LanguageServer):
     def __init__(self) -> None:
         from . import __version__
 
-        super().__init__("workrail-lsp", __version__)
+        super().__init__("workrail-lsp", __version__, protocol_cls=AnsweringProtocol)
         self.states = DocumentStates()
         self.index = WorkspaceIndex()
         self.store = DiagnosticsStore(self.index)
@@ -51,7 +54,12 @@ class WorkrailLanguageServer(LanguageServer):
         self._pending: dict[str, asyncio.Task[None]] = {}
 
     def state(self, uri: str, edited: WorkflowDocument | None = None) -> DocumentState:
-        return self.states.get(self.workspace.get_text_document(uri), edited)
+        document = self.workspace.get_text_document(uri)
+        if document.version is None:
+            # Not opened by the client: pygls would read the file itself, whatever it is (a FIFO
+            # blocks the server, /dev/zero never ends); read it the bounded way instead.
+            document = TextDocument(document.uri, source=read_unopened(document.path))
+        return self.states.get(document, edited)
 
     def apply_settings(self, settings: Settings) -> None:
         self.states.reclassify(settings)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workrail_engine.declared import declared_parameters, declared_secrets
 from workrail_engine.steps import walk_steps
 from workrail_engine.templates import find_references
 
@@ -45,14 +46,8 @@ def _compute(value: Any) -> WorkflowFacts:
         if site.id is not None and site.id not in facts.steps:
             facts.steps[site.id] = site.step
             facts.step_pointers[site.id] = site.pointer
-    parameters = value.get("parameters")
-    if isinstance(parameters, Mapping) and isinstance(parameters.get("properties"), Mapping):
-        facts.parameters = {
-            k: v for k, v in parameters["properties"].items() if isinstance(v, Mapping)
-        }
-    secrets = value.get("secrets")
-    if isinstance(secrets, list):
-        facts.secrets = [s for s in secrets if isinstance(s, str)]
+    facts.parameters = dict(declared_parameters(value))
+    facts.secrets = declared_secrets(value)
     seen: dict[str, None] = {}
     _collect_context(value, seen)
     facts.context_vars = list(seen)

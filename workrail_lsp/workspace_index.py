@@ -6,6 +6,7 @@ Ids are read with ``json.loads`` (a few ms per MB) rather than a full lint: only
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -13,8 +14,10 @@ import time
 from pathlib import Path
 
 from workrail_engine.document import parse_document
+from workrail_engine.regular_files import UnreadableFile, read_regular_file
 
 from .configuration import Settings
+from .disk_files import ReadTimedOut, bounded_read
 
 __all__ = ["WorkspaceIndex", "candidate_files", "workflow_id_of"]
 
@@ -118,10 +121,9 @@ class WorkspaceIndex:
         self._disk = seen
 
     def _read_id(self, path: str) -> str | None:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read(5 * 1024 * 1024 + 1)
-        except (OSError, UnicodeDecodeError):
+        try:  # regular files only, bounded in size and time: a FIFO named x.json is not read
+            text = bounded_read(functools.partial(read_regular_file, path)).decode("utf-8")
+        except (UnreadableFile, ReadTimedOut, UnicodeDecodeError):
             return None
         return workflow_id_of(text, path) if self.settings.is_workflow(path, text) else None
 

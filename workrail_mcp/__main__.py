@@ -60,7 +60,28 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=[],
         help="another Host name HTTP clients may use (DNS-rebinding protection)",
     )
+    parser.add_argument(
+        "--allowed-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="another browser Origin (scheme://host:port) allowed to call the HTTP server; "
+        "by default only the server's own",
+    )
     return parser.parse_args(argv)
+
+
+def missing_directory(args: argparse.Namespace) -> str | None:
+    """The one line for a --project or --workflows directory that does not exist, if any."""
+    named = [("--project", args.project)] if args.project is not None else []
+    named += [("--workflows", directory) for directory in args.workflows]
+    for option, directory in named:
+        if not directory.is_dir():
+            line = f"workrail-mcp: error: {option}: directory {str(directory)!r} does not exist"
+            if "${" in str(directory):  # a client config variable that nobody expanded
+                line += " (the MCP client passed its variable unexpanded; give a real path)"
+            return line
+    return None
 
 
 log = logging.getLogger("workrail_mcp")
@@ -103,19 +124,43 @@ def serve(args: argparse.Namespace) -> int:
         name="workrail-catalog-first-scan",
         daemon=True,
     ).start()
+    service = None
+    if args.transport == "http":
+        from workrail_engine.runs import RunService
+        from workrail_engine.runs.resolve import project_of
+
+        # One per process, shared by the run tools and the dashboard (DBOS is one per process).
+        service = RunService(project_of(catalog), allow_commands=args.allow_commands, server=True)
     server = create_server(
         catalog,
         allow_commands=args.allow_commands,
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
+        run_service=service,
     )
     if args.transport == "http":
+        from workrail_mcp.dashboard import build_dashboard
         from workrail_mcp.http import ListenError, serve_http
+
+        def dashboard(security: Any, token: str | None) -> Any:
+            return build_dashboard(
+                catalog,
+                service,
+                security=security,
+                token=token,
+                allow_commands=args.allow_commands,
+            )
 
         try:
             return anyio.run(
                 lambda: serve_http(
-                    server, catalog, host=args.host, port=args.port, allowed_hosts=args.allowed_host
+                    server,
+                    catalog,
+                    host=args.host,
+                    port=args.port,
+                    allowed_hosts=args.allowed_host,
+                    allowed_origins=args.allowed_origin,
+                    dashboard=dashboard,
                 )
             )
         except ListenError as error:  # a busy port is the person's to fix: one line, no traceback
@@ -126,7 +171,8 @@ def serve(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():  # a person at a terminal, not an agent client
         print(
             f"workrail-mcp: serving {len(catalog.entries())} workflows over stdio (JSON-RPC, one message "
-            "per line); for a URL to point clients at, run with --transport http",
+            f"per line; workflow files re-scanned every {REQUEST_RESCAN_SECONDS:g} s); for a URL "
+            "to point clients at, run with --transport http",
             file=sys.stderr,
         )
     return anyio.run(serve_stdio, server)
@@ -134,6 +180,10 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    missing = missing_directory(args)
+    if missing is not None:  # like the CLI: a usage error, exit 2, one line
+        print(missing, file=sys.stderr)
+        return 2
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="workrail-mcp: %(levelname)s %(message)s"
     )

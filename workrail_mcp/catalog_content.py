@@ -114,9 +114,6 @@ class CatalogContent:
             )
         return listed
 
-    def owns_prompt(self, name: Any) -> bool:
-        return isinstance(name, str) and name in set(self.catalog.ids())
-
     def get_prompt(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         try:
             entry = self.catalog.get(name)

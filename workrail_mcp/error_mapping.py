@@ -55,19 +55,76 @@ def invalid_params(details: str, **extra: Any) -> MCPError:
     )
 
 
+_JSON_TYPES = {
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+    type(None): "null",
+}
+# pydantic's error types, in words a model can act on ("must be an integer, got a string").
+_EXPECTED = {
+    "missing": "is required",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "string_type": "must be a string",
+    "dict_type": "must be an object",
+    "list_type": "must be an array",
+    "literal_error": "must be one of {expected}",
+    "string_pattern_mismatch": "must match the pattern {pattern}",
+    "string_too_short": "must have at least {min_length} characters",
+    "string_too_long": "must have at most {max_length} characters",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be greater than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "too_short": "must have at least {min_length} items",
+    "too_long": "must have at most {max_length} items",
+}
+
+
 def _field_name(location: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in location) or "params"
+    # A union's member names ("str", "function-after[...]") are pydantic's, not the caller's.
+    parts = [str(part) for part in location if not _is_validator_tag(part)]
+    return ".".join(parts) or "params"
+
+
+def _is_validator_tag(part: Any) -> bool:
+    return isinstance(part, str) and (
+        part in ("str", "int", "float", "bool", "dict[str,any]", "list[str]", "none") or "[" in part
+    )
+
+
+def _in_words(item: Any) -> str:
+    field = _field_name(tuple(item.get("loc", ())))
+    kind = item.get("type", "")
+    template = _EXPECTED.get(kind)
+    if template is None:
+        return f"{field}: {str(item.get('msg', 'invalid value')).lower()}"
+    try:
+        limits = {
+            key: int(value) if isinstance(value, float) and value.is_integer() else value
+            for key, value in (item.get("ctx") or {}).items()
+        }
+        expected = template.format(**limits)
+    except (KeyError, IndexError):
+        expected = template
+    text = f"{field} {expected}"
+    if kind.endswith(("_type", "_parsing")) and "input" in item:
+        text += f" (got {_JSON_TYPES.get(type(item['input']), 'a value')})"
+    return text
 
 
 def describe_validation_error(error: ValidationError) -> str:
     """Pydantic's errors as one sentence a model can act on ("workflowId is required; ...")."""
-    parts = []
-    for item in error.errors(include_url=False, include_input=False):
-        field = _field_name(tuple(item.get("loc", ())))
-        if item.get("type") == "missing":
-            parts.append(f"{field} is required")
-        else:
-            parts.append(f"{field}: {item.get('msg', 'invalid value')}")
+    parts = list(dict.fromkeys(_in_words(item) for item in error.errors(include_url=False)))
     return "; ".join(parts) or "invalid params"
 
 

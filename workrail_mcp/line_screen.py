@@ -2,8 +2,8 @@
 
 The SDK silently drops a line that is not JSON, and a JSON array; a JSON-RPC server answers
 them. Each line becomes exactly one of: a message for the SDK, an error response for us to
-write, a ``shutdown`` request, or nothing (a blank line, or a malformed notification, which
-JSON-RPC says must not be answered).
+write, a ``shutdown`` request, or nothing (a blank line, a malformed notification, or a
+malformed response: JSON-RPC says neither is ever answered).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Screened", "error_response", "screen_line"]
+__all__ = ["Screened", "error_response", "is_response", "screen_line"]
 
 _PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
@@ -58,7 +58,24 @@ def _parse(line: bytes) -> tuple[Any, str | None]:
         return None, str(error)
 
 
+def is_response(obj: dict[str, Any]) -> bool:
+    """A client's answer to one of our requests: no method, and a `result` or an `error`."""
+    return "method" not in obj and ("result" in obj or "error" in obj)
+
+
+def _screen_response(obj: dict[str, Any]) -> Screened:
+    well_formed = (
+        obj.get("jsonrpc") == "2.0"
+        and ("result" in obj) != ("error" in obj)
+        and "id" in obj
+        and (_valid_id(obj["id"]) or ("error" in obj and obj["id"] is None))
+    )
+    return Screened(message=obj) if well_formed else Screened()
+
+
 def _screen_object(obj: dict[str, Any]) -> Screened:
+    if is_response(obj):
+        return _screen_response(obj)
     has_id = "id" in obj
     request_id = obj.get("id") if has_id and _valid_id(obj.get("id")) else None
 
@@ -72,8 +89,6 @@ def _screen_object(obj: dict[str, Any]) -> Screened:
     if obj.get("jsonrpc") != "2.0":
         return invalid('jsonrpc must be "2.0"')
     if "method" not in obj:
-        if has_id and ("result" in obj) != ("error" in obj):
-            return Screened(message=obj)  # a response to one of our requests
         return invalid("a request needs a method")
     if not isinstance(obj["method"], str):
         return invalid("method must be a string")

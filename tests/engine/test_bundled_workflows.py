@@ -320,7 +320,7 @@ SAMPLES = [
         "workflow-for-workflows",
         "run-validator",
         {},
-        "All 1 file passed",
+        "1 file passed",
         "I fixed everything.",
         id="validator-summary",
     ),

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from workrail_engine.document import LineIndex, parse_document, read_document
+from workrail_engine.limits import MAX_NESTING
 
 
 def _at(doc, span):
@@ -63,7 +64,7 @@ def test_pointer_escapes():
         pytest.param('{"a" 1}', "WR001", "Expected ':'", 5, id="missing-colon"),
         pytest.param('{"a": 1} {}', "WR001", "after the end", 9, id="extra-data"),
         pytest.param('{"a": "x', "WR001", "Unterminated string", 6, id="unterminated"),
-        pytest.param("[" * 10_000 + "]" * 10_000, "WR005", "deeper than", 512, id="deep"),
+        pytest.param("[" * 10_000 + "]" * 10_000, "WR005", "deeper than", MAX_NESTING, id="deep"),
     ],
 )
 def test_json_syntax_errors(text, code, message_part, at):

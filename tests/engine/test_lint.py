@@ -201,6 +201,34 @@ CASES = [
         ),
         "9",
     ),
+    (
+        "WR406",
+        _set(
+            ["parameters"],
+            {"type": "object", "properties": {"target": {"$ref": "https://example.com/p.json"}}},
+        ),
+        _set(
+            ["parameters"],
+            {
+                "type": "object",
+                "properties": {"target": {"$ref": "#/$defs/target"}},
+                "$defs": {"target": {"type": "string"}},
+            },
+        ),
+        '"https://example.com/p.json"',
+    ),
+    (
+        "WR406",
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"$ref": "file:///etc/passwd"}, "message": "m"},
+        ),
+        _set(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"type": "object"}, "message": "m"},
+        ),
+        '"file:///etc/passwd"',
+    ),
     ("WR501", lambda w: w["steps"][1]["run"].pop("timeoutSeconds"), lambda w: None, '"run"'),
     (
         "WR502",
@@ -418,6 +446,7 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
         "WR004",
         "WR005",
         "WR006",
+        "WR008",
         "WR603",
         "WR703",
     }
@@ -488,6 +517,33 @@ def test_a_step_referring_to_its_own_output():
     result = lint(mutate(_set(["steps", 0, "prompt"], "Improve {{steps.plan.output}}")))
     [self_ref] = [d for d in result.diagnostics if d.code == "WR302"]
     assert "refers to this step itself" in self_ref.message
+
+
+def test_the_lint_package_has_no_import_circle():
+    """Imports inside functions count too: a circle hidden by a late import is still a circle."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "workrail_engine" / "lint"
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        module = path.stem
+        targets = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    targets.add(node.module.split(".")[0])
+                else:
+                    targets.update(alias.name for alias in node.names)
+    graph = {m: {t for t in ts if t in graph and t != "__init__"} for m, ts in graph.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(
+            nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt}))
+            for nxt in graph[start]
+        )
+
+    assert [m for m in graph if reaches(m, m, {m})] == []
 
 
 def test_missing_prompt_and_missing_group_members_name_every_alternative():

@@ -102,9 +102,11 @@ def test_first_step_and_its_guidance() -> None:
         "- Keep changes small.",
         '- Documented assumptions (the output contains "Assumptions")',
         "Ask the user to confirm",
-        'append "understand" to completedSteps',
     ]:
         assert expected in prompt
+    # The engine names no protocol: what to report back is data, phrased by each front end.
+    assert "workflow_next" not in prompt and "completedSteps" not in prompt
+    assert result.next_action == {"complete": "understand", "passContext": True}
     assert (
         prompt.index("Role:")
         < prompt.index("Task description is clear")
@@ -536,7 +538,7 @@ def test_body_steps_are_counted_per_iteration() -> None:
     assert (result.step["id"], result.loop["iteration"]) == ("test-file", 1)
     result = next_step(FOR_EACH, completed + ["test-file"], result.context)
     assert (result.step["id"], result.loop["iteration"]) == ("read-file", 2)
-    assert "once per iteration" in result.guidance["prompt"]
+    assert result.next_action["repeatsPerIteration"] is True
 
 
 def test_progress_past_a_loop_ends_it_even_without_context() -> None:

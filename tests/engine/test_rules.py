@@ -357,7 +357,7 @@ def test_spec_context_aware_example() -> None:
         ),
         pytest.param(
             {"type": "schema", "schema": {"$ref": "https://example.com/s.json"}, "message": "m"},
-            [("/schema", "WR403")],
+            [("/schema/$ref", "WR406")],
             id="schema-remote-ref-not-fetched",
         ),
         pytest.param(

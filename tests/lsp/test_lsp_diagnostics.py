@@ -171,12 +171,21 @@ async def test_validate_workspace_command(session):
     result = await session.client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="workrail.server.validateWorkspace", arguments=[])
     )
-    by_path = {r["path"]: r["diagnostics"] for r in result["results"]}
+    by_path = {r["path"]: r["diagnostics"] for r in result["files"]}
     assert str(folder / "cmd-check.json") in by_path
     assert str(session.root / "unrelated.json") not in by_path
     codes = [d["code"] for d in by_path[str(folder / "cmd-check.json")]]
     assert codes == [d.code for d in lint_text(BROKEN, str(folder / "cmd-check.json")).diagnostics]
-    assert result["errors"] >= len([c for c in codes if c.startswith("WR1")])
+    assert result["summary"]["errors"] >= len([c for c in codes if c.startswith("WR1")])
+    # One report shape: what `workrail validate --format json` prints for the same file.
+    from workrail_engine.cli.formatters.json_format import JsonFormatter
+    from workrail_engine.lint.report import Summary, lint_files
+
+    path = str(folder / "cmd-check.json")
+    reports = lint_files([path])
+    printed = json.loads(JsonFormatter(color=False).render(reports, Summary.of(reports)))
+    assert set(result) == set(printed) and set(result["summary"]) == set(printed["summary"])
+    assert by_path[path] == printed["files"][0]["diagnostics"]
 
 
 async def test_is_workflow_command_answers_with_the_servers_own_rule(session):

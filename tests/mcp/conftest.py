@@ -70,6 +70,20 @@ SPEC_EXAMPLE = {
 }
 
 
+# The handshake of a raw client (the tests that speak JSON-RPC lines themselves).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
 def write_workflow(directory: Path, definition: dict) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{definition['id']}.json"
@@ -105,6 +119,18 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def server_command(project: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "workrail_mcp", "--project", str(project), *extra]
+
+
+def stdio_process(project: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """A real stdio server process with pipes for stdin and stdout (stderr discarded)."""
+    return subprocess.Popen(
+        server_command(project),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
 
 
 def run_stdio(

@@ -29,6 +29,32 @@ def test_version_is_printed(project, tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (0, f"workrail-mcp {__version__}\n", "")
 
 
+@pytest.mark.parametrize(
+    "option, directory",
+    [
+        pytest.param("--project", "${workspaceFolder}", id="unexpanded-variable"),
+        pytest.param("--project", "no-such-project", id="project"),
+        pytest.param("--workflows", "no-such-dir", id="workflows"),
+    ],
+)
+def test_a_missing_directory_is_one_line_and_exit_2(project, tmp_path, option, directory):
+    done = subprocess.run(
+        [*server_command(project)[:3], option, directory],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"workrail-mcp: error: {option}: directory {directory!r} does not exist"
+    ), done.stderr
+
+
 def test_a_busy_port_is_one_line_and_exit_1(project, tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

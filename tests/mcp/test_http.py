@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,29 +17,22 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import server_command, server_env
+from tests.mcp.conftest import INITIALIZE, server_command, server_env
+from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS
 
 pytestmark = pytest.mark.slow
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @contextmanager
-def http_server(project, tmp_path, token: str | None = None) -> Iterator[tuple[str, list[str]]]:
+def http_server(
+    project, tmp_path, *options: str, token: str | None = None
+) -> Iterator[tuple[str, list[str]]]:
     """`workrail-mcp --transport http --port 0`; yields its URL (read from the banner) and banner."""
     extra = {"WORKRAIL_HTTP_TOKEN": token} if token else {}
     process = subprocess.Popen(
-        server_command(project, "--transport", "http", "--port", "0"),
+        server_command(project, "--transport", "http", "--port", "0", *options),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=server_env(tmp_path, **extra),
@@ -67,14 +62,14 @@ def test_banner_says_where_what_and_how(project, tmp_path):
         text = "\n".join(banner)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         assert int(url.split(":")[2].split("/")[0]) > 0  # --port 0: the port really bound, not 0
-        assert re.search(r"Loaded \d+ workflows", text)
+        assert re.search(r"Loaded \d+ workflows; workflow files are re-scanned every 2 s", text)
         assert f"claude mcp add --transport http workrail {url}" in text
 
 
 def test_invalid_files_are_counted_in_the_banner(project, tmp_path):
     (project / "workflows" / "broken.json").write_text("{not json")
     with http_server(project, tmp_path) as (_, banner):
-        assert "1 invalid file left out" in "\n".join(banner)
+        assert "1 invalid file left out (see `workrail validate`)" in "\n".join(banner)
 
 
 def post(url: str, body, headers: dict[str, str] | None = None) -> httpx2.Response:
@@ -170,3 +165,141 @@ async def test_workflow_changes_reach_http_clients_in_both_eras(project, tmp_pat
                             await anyio.sleep(0.05)
                 assert type(event).__name__ in ("PromptsListChanged", "ResourcesListChanged")
                 assert "late-flow" in {p.name for p in (await modern.list_prompts()).prompts}
+
+
+def host_and_port(url: str) -> tuple[str, int]:
+    address = url.split("/")[2]
+    host, _, port = address.rpartition(":")
+    return host, int(port)
+
+
+def test_only_the_servers_own_origin_is_accepted(project, tmp_path):
+    """Origin is compared by scheme, host and port: another local port is another site."""
+    with http_server(project, tmp_path) as (url, _):
+        _, port = host_and_port(url)
+        for origin in (
+            f"http://127.0.0.1:{port + 1}",
+            f"http://localhost:{port + 1}",
+            "http://localhost:1",
+            f"https://127.0.0.1:{port}",
+            f"http://127.0.0.1:{port}.evil.example",
+            f"http://127.0.0.1:{port}0",
+            "http://127.0.0.1",
+            "null",
+        ):
+            assert post(url, INITIALIZE, {"Origin": origin}).status_code == 403, origin
+        for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+            assert post(url, INITIALIZE, {"Origin": origin}).status_code == 200, origin
+
+
+def test_an_extra_origin_can_be_allowed(project, tmp_path):
+    with http_server(
+        project, tmp_path, "--allowed-origin", "http://localhost:6274", token=None
+    ) as (url, _):
+        assert post(url, INITIALIZE, {"Origin": "http://localhost:6274"}).status_code == 200
+        assert post(url, INITIALIZE, {"Origin": "http://localhost:6275"}).status_code == 403
+
+
+def test_the_bearer_scheme_is_case_insensitive(project, tmp_path):
+    with http_server(project, tmp_path, token="s3cret-token") as (url, _):
+        for header in ("bearer s3cret-token", "BEARER s3cret-token", "bEaReR  s3cret-token"):
+            assert post(url, INITIALIZE, {"Authorization": header}).status_code == 200, header
+        for header in ("Basic s3cret-token", "bearer S3CRET-TOKEN", "bearers3cret-token", "bearer"):
+            assert post(url, INITIALIZE, {"Authorization": header}).status_code == 401, header
+
+
+def open_raw(url: str) -> socket.socket:
+    connection = socket.create_connection(host_and_port(url), timeout=30)
+    connection.settimeout(HEADER_TIMEOUT_SECONDS + 10)
+    return connection
+
+
+def closed_after(connection: socket.socket, started: float) -> float:
+    """Seconds from `started` until the server closed the connection (reads what it sends)."""
+    with connection:
+        try:
+            while connection.recv(4096):
+                pass
+        except ConnectionResetError:
+            pass
+        except TimeoutError:
+            return float("inf")  # still open when we gave up
+        return time.monotonic() - started
+
+
+def test_connections_that_never_finish_their_request_are_closed(project, tmp_path):
+    """Slowloris: silent, half a request line, a header trickled byte by byte, a second request
+    on a kept-alive connection that never ends, and a body trickled byte by byte; each is closed
+    by its deadline while a normal request is still served."""
+    with http_server(project, tmp_path) as (url, _):
+        host, port = host_and_port(url)
+        start = f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n".encode()
+        request = json.dumps(INITIALIZE).encode()
+        full = (
+            start
+            + b"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            + b"Content-Length: %d\r\n\r\n" % len(request)
+            + request
+        )
+        results: dict[str, float] = {}
+
+        def silent() -> None:
+            connection, started = open_raw(url), time.monotonic()
+            results["silent"] = closed_after(connection, started)
+
+        def half_line() -> None:
+            connection, started = open_raw(url), time.monotonic()
+            connection.sendall(b"POST /mc")
+            results["half line"] = closed_after(connection, started)
+
+        def trickle() -> None:
+            connection, started = open_raw(url), time.monotonic()
+            connection.sendall(start)
+            try:
+                for byte in b"X-Slow: " + b"a" * 1000:
+                    connection.sendall(bytes([byte]))
+                    time.sleep(0.25)
+            except OSError:  # closed under us: what we want
+                pass
+            results["trickle"] = closed_after(connection, started)
+
+        def kept_alive() -> None:
+            connection = open_raw(url)
+            connection.sendall(full)
+            assert b"200 OK" in connection.recv(65536)
+            started = time.monotonic()
+            connection.sendall(start)  # a second request whose headers never end
+            try:
+                for _ in range(100):
+                    connection.sendall(b"X: y\r\n")
+                    time.sleep(0.25)
+            except OSError:
+                pass
+            results["kept alive"] = closed_after(connection, started)
+
+        def slow_body() -> None:
+            connection = open_raw(url)
+            connection.settimeout(BODY_TIMEOUT_SECONDS + 10)
+            head = full[: full.index(b"\r\n\r\n") + 4]
+            connection.sendall(head + request[:10])
+            started = time.monotonic()  # the headers are in: the body's deadline runs
+            try:
+                for byte in request[10:]:
+                    connection.sendall(bytes([byte]))
+                    time.sleep(1)
+            except OSError:
+                pass
+            results["slow body"] = closed_after(connection, started)
+
+        kinds = (silent, half_line, trickle, kept_alive, slow_body)
+        threads = [threading.Thread(target=kind) for kind in kinds]
+        for thread in threads:
+            thread.start()
+        time.sleep(1)
+        assert post(url, INITIALIZE).status_code == 200  # the server still serves others
+        for thread in threads:
+            thread.join(timeout=BODY_TIMEOUT_SECONDS + 20)
+        assert len(results) == len(kinds), results
+        for name, seconds in results.items():
+            limit = BODY_TIMEOUT_SECONDS if name == "slow body" else HEADER_TIMEOUT_SECONDS
+            assert limit - 1 < seconds < limit + 3, (name, seconds)

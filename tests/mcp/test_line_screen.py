@@ -77,8 +77,19 @@ def test_null_params_are_dropped_and_shutdown_is_ours():
     assert shutdown.is_shutdown and shutdown.shutdown_id == 99
 
 
-@pytest.mark.parametrize("line", [b"", b"   ", b'{"jsonrpc": "2.0", "method": "x", "params": [1]}'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"",
+        b"   ",
+        b'{"jsonrpc": "2.0", "method": "x", "params": [1]}',
+        b'{"jsonrpc": "2.0", "id": 7, "result": {}, "error": {"code": 1, "message": "m"}}',
+        b'{"jsonrpc": "2.0", "id": true, "result": {}}',
+        b'{"jsonrpc": "1.0", "id": 7, "error": {"code": 1, "message": "m"}}',
+    ],
+)
 def test_not_answered(line):
-    """Blank lines and malformed notifications: JSON-RPC says a notification gets no answer."""
+    """Blank lines, malformed notifications and malformed responses: JSON-RPC says neither a
+    notification nor a response ever gets an answer."""
     screened = screen_line(line)
     assert screened.reply is None and screened.message is None and not screened.is_shutdown

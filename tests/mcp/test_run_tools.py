@@ -170,6 +170,10 @@ async def test_waiting_continue_blocked_continue_success(run_project, tmp_path):
             and body["waiting"]["step"]["prompt"] == "Write a plan for caching"
         )
         run_id = body["workflow_id"]
+        assert body["waiting"]["guidance"]["prompt"].endswith(
+            f'call continue_workflow with workflow_id "{run_id}" and your output (plus any '
+            "context variables the step asked you to set)."
+        )
         blocked = await c.call_tool(
             "continue_workflow", {"workflow_id": run_id, "output": "some thoughts"}
         )

@@ -324,18 +324,9 @@ def test_tools_call_errors_are_results_with_the_same_code(project, tmp_path):
 
 
 def test_shutdown_answers_null_and_exits_zero_with_input_still_open(project, tmp_path):
-    import subprocess
+    from tests.mcp.conftest import stdio_process
 
-    from tests.mcp.conftest import server_command, server_env
-
-    process = subprocess.Popen(
-        server_command(project),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(tmp_path),
-        cwd=tmp_path,
-    )
+    process = stdio_process(project, tmp_path)
     for message in (INITIALIZE, {"jsonrpc": "2.0", "id": 99, "method": "shutdown", "params": {}}):
         process.stdin.write(json.dumps(message).encode() + b"\n")
     process.stdin.flush()  # stdin stays open: the server must leave on its own
@@ -406,3 +397,33 @@ def test_oldest_revision_gets_text_only_tool_results(project, tmp_path):
     result = by_id(messages)[2]["result"]
     assert "structuredContent" not in result
     assert json.loads(result["content"][0]["text"])["id"] == "test-flow"
+
+
+def test_a_clients_responses_get_no_reply(project, tmp_path):
+    """JSON-RPC: a response (no method; `result` or `error`) is never answered, whatever it holds."""
+    responses = [
+        {"jsonrpc": "2.0", "id": 7, "result": {}},
+        {"jsonrpc": "2.0", "id": 8, "result": None},
+        {"jsonrpc": "2.0", "id": 9, "result": 42},
+        {"jsonrpc": "2.0", "id": "r", "result": "text"},
+        {"jsonrpc": "2.0", "id": 10, "error": {"code": -1, "message": "no"}},
+        {"jsonrpc": "2.0", "id": 11, "error": "not an error object"},
+        {"jsonrpc": "2.0", "id": 12, "result": {}, "error": {"code": 1, "message": "both"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        {"jsonrpc": "2.0", "id": {"odd": 1}, "result": {}},
+        {"jsonrpc": "1.0", "id": 13, "result": {}},
+    ]
+    messages, code, stderr = run_stdio(
+        project,
+        tmp_path,
+        lines(
+            INITIALIZE,
+            INITIALIZED,
+            *responses,
+            {"jsonrpc": "2.0", "id": 14},  # neither a request nor a response: still answered
+            {"jsonrpc": "2.0", "id": 99, "method": "ping"},
+        ),
+    )
+    assert code == 0, stderr[-2000:]
+    assert [m["id"] for m in messages] == [1, 14, 99], messages
+    assert messages[1]["error"]["code"] == -32600 and messages[2]["result"] == {}

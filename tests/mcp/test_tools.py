@@ -44,7 +44,7 @@ async def test_tools_are_described_for_a_model(connect):
             "workflow_schema",
             "workflow_lint",
         }
-        assert set(tools) >= ours  # the run tools (workrail_mcp.run_tools) are tested with the runs
+        assert set(tools) >= ours  # the run tools: tests/mcp/test_tool_surface.py
         for tool in (tools[name] for name in ours):
             assert len(tool.description) > 80, tool.name
             assert tool.input_schema["additionalProperties"] is False
@@ -88,10 +88,15 @@ async def test_workflow_get_and_unknown_id(connect):
     "arguments, details",
     [
         pytest.param({}, "id is required", id="missing"),
-        pytest.param({"id": "Bad_Id"}, "id: String should match pattern", id="pattern"),
-        pytest.param({"id": "ab"}, "id: String should have at least 3 characters", id="short"),
         pytest.param(
-            {"id": "test-flow", "mode": "preview"}, "unexpected argument(s) mode", id="unknown"
+            {"id": "Bad_Id"}, f"id must match the pattern {WORKFLOW_ID_PATTERN}", id="pattern"
+        ),
+        pytest.param({"id": "ab"}, "id must have at least 3 characters", id="short"),
+        pytest.param({"id": 3}, "id must be a string (got a number)", id="type"),
+        pytest.param(
+            {"id": "test-flow", "mode": "preview"},
+            "unexpected argument 'mode'; accepted: id",
+            id="unknown",
         ),
     ],
 )
@@ -119,6 +124,12 @@ async def test_workflow_next_walks_the_steps(connect):
         )
         assert first["step"]["id"] == "understand" and first["isComplete"] is False
         assert first["guidance"]["requiresConfirmation"] is True
+        # The engine gives what to report as data; the MCP front end phrases it as the next call.
+        assert first["nextAction"] == {"complete": "understand", "passContext": True}
+        assert first["guidance"]["prompt"].endswith(
+            'When this step is done, append "understand" to completedSteps and call '
+            "workflow_next again with the context returned here."
+        )
         # deep-dive only runs for large tasks
         small = ok(
             await client.call_tool(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from workrail_engine.cli import runs
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.formatters import FORMATS
 from workrail_engine.cli.settings import Settings
+
+if TYPE_CHECKING:
+    from workrail_engine.errors import EngineError
 
 __all__ = ["cli", "main"]
 
@@ -39,7 +42,7 @@ class WorkrailGroup(click.Group):
             ctx.exit(1)
 
 
-def _error_text(exc: Any) -> str:
+def _error_text(exc: EngineError) -> str:
     closest = exc.data.get("closest") or []
     if closest and not all(name in exc.message for name in closest):
         return f"{exc.message} (closest: {', '.join(closest)})"
@@ -311,6 +314,18 @@ def lsp(argv: tuple[str, ...]) -> None:
     from workrail_engine.cli.forward import forward
 
     _finish(forward("workrail_lsp.__main__", list(argv)))
+
+
+@cli.command(**FORWARDED)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def dashboard(argv: tuple[str, ...]) -> None:
+    """Serve the runs and workflows dashboard in a browser.
+
+    Every argument after `dashboard` is passed on; try `workrail dashboard --help`.
+    """
+    from workrail_engine.cli.forward import forward
+
+    _finish(forward("workrail_mcp.dashboard.command", list(argv)))
 
 
 # The runs commands (run, runs, run-status, cancel) live with the runs engine's owner.

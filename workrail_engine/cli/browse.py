@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
+from workrail_engine.cli.formatters.codeframe import printable_path
+from workrail_engine.declared import declared_parameters
 
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog, WorkflowEntry
@@ -41,14 +43,16 @@ def _report_catalog_problems(catalog: Catalog, console: Console) -> None:
     for invalid in catalog.invalid_files():
         first = invalid.diagnostics[0].message if invalid.diagnostics else "invalid"
         more = len(invalid.diagnostics) - 1
-        extra = f" (+{more} more; run `workrail validate {invalid.path}`)" if more > 0 else ""
-        console.warning(f"{invalid.path}: left out of the catalog: {first}{extra}")
+        where = printable_path(invalid.path)
+        extra = f" (+{more} more; run `workrail validate {where}`)" if more > 0 else ""
+        console.warning(f"{where}: left out of the catalog: {first}{extra}")
     for shadow in catalog.shadowed():
         # A byte-identical copy (a checkout's ./workflows is the bundled set) hides nothing.
-        hidden = [str(p) for p in shadow.hidden if not _same_bytes(shadow.winner, p)]
+        hidden = [printable_path(p) for p in shadow.hidden if not _same_bytes(shadow.winner, p)]
         if hidden:
             console.warning(
-                f"workflow {shadow.workflow_id!r} from {shadow.winner} shadows {', '.join(hidden)}"
+                f"workflow {shadow.workflow_id!r} from {printable_path(shadow.winner)} "
+                f"shadows {', '.join(hidden)}"
             )
 
 
@@ -114,13 +118,13 @@ def render_workflow(entry: WorkflowEntry) -> str:
     for label, key in (("Version", "version"), ("Category", "category")):
         if d.get(key):
             lines.append(f"{label}: {d[key]}")
-    lines.append(f"Source: {entry.source.kind} ({entry.path})")
+    lines.append(f"Source: {entry.source.kind} ({printable_path(entry.path)})")
     if d.get("description"):
         lines += ["", str(d["description"])]
     for label, key in (("Preconditions", "preconditions"), ("Secrets", "secrets")):
         if d.get(key):
             lines += ["", f"{label}:", *(f"  - {item}" for item in d[key])]
-    params = (d.get("parameters") or {}).get("properties") or {}
+    params = declared_parameters(d)
     if params:
         lines += [
             "",

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from workrail_engine.cli.formatters.codeframe import printable_path
 from workrail_engine.workflow_files import (
     SUFFIXES,
     is_workflow_path,
@@ -38,7 +39,7 @@ class MissingPath(Exception):
     """A path argument names nothing on disk."""
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
+        super().__init__(f"{printable_path(path)}: {reason}")
         self.path = path
 
 

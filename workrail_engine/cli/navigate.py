@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
+from workrail_engine.limits import MAX_NESTING, nesting_exceeded
 
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog
@@ -21,21 +22,27 @@ __all__ = [
     "run_next",
 ]
 
-# The engine ends its guidance with what an MCP client should do next ("When this step is done,
-# append … to completedSteps and call workflow_next again …"); the CLI prints the command instead.
-MCP_DONE_LINE = "When this step is done, "
-
 
 def parse_completed(values: Iterable[str]) -> list[str]:
     """``--completed a,b --completed c`` → ``["a", "b", "c"]`` (blanks dropped)."""
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _json_or_text(raw: str) -> Any:
+def json_or_text(raw: str) -> Any:
+    """A command-line value: JSON when it parses, else the text itself.
+
+    JSON nested deeper than the engine's limit is refused (ValueError), as it is from any client.
+    """
+    too_deep = f"the JSON value is nested deeper than {MAX_NESTING} levels"
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except ValueError:
         return raw
+    except RecursionError:  # deeper than Python's parser goes: far past the limit
+        raise ValueError(too_deep) from None
+    if nesting_exceeded(value) is not None:
+        raise ValueError(too_deep)
+    return value
 
 
 def parse_context(items: Iterable[str]) -> dict[str, Any]:
@@ -52,7 +59,7 @@ def parse_context(items: Iterable[str]) -> dict[str, Any]:
             if not isinstance(child, dict):
                 raise ValueError(f"{key!r}: {part!r} is already set to a non-object value")
             target = child
-        target[leaf] = _json_or_text(raw)
+        target[leaf] = json_or_text(raw)
     return context
 
 
@@ -75,11 +82,11 @@ def run_next(
     if fmt == "json":
         console.out(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
         return 0
-    step = payload.get("step")
     follow_up = None
-    if step is not None:  # the engine's "append the step id to completedSteps", as options
+    action = payload.get("nextAction")
+    if action:  # the engine's next action, as the command line to run
         follow_up = next_command(
-            workflow_id, [*completed, step["id"]], payload.get("context") or {}, options
+            workflow_id, [*completed, action["complete"]], payload.get("context") or {}, options
         )
     console.out(render_next(payload, follow_up))
     return 0
@@ -102,9 +109,17 @@ def _loop_line(loop: Mapping[str, Any] | None) -> list[str]:
     return [f"Loop: {loop.get('id')}, iteration {loop.get('iteration')}{limit}"]
 
 
+def _parses_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def _as_argument(value: Any) -> str:
     # A string that would not parse as JSON is passed as itself (taskId=TASK-1, not '"TASK-1"').
-    if isinstance(value, str) and _json_or_text(value) == value:
+    if isinstance(value, str) and not _parses_as_json(value):
         return value
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -129,11 +144,6 @@ def next_command(
     return " ".join(filter(None, [shlex.join(argv), context_arguments(context)]))
 
 
-def _without_mcp_instruction(prompt: str) -> str:
-    head, sep, last = prompt.rpartition("\n\n")
-    return head if sep and last.startswith(MCP_DONE_LINE) else prompt
-
-
 def render_next(payload: Mapping[str, Any], follow_up: str | None = None) -> str:
     """The step's id and title, the guidance prompt, hints, then ``follow_up``: the command to run next."""
     step = payload.get("step")
@@ -141,7 +151,7 @@ def render_next(payload: Mapping[str, Any], follow_up: str | None = None) -> str
         return "Workflow complete: no steps left."
     guidance = payload.get("guidance") or {}
     lines = [f"Next step: {step.get('id')} — {step.get('title') or step.get('id')}", ""]
-    prompt = _without_mcp_instruction(str(guidance.get("prompt") or step.get("prompt") or ""))
+    prompt = str(guidance.get("prompt") or step.get("prompt") or "")
     if prompt:
         lines += [prompt, ""]
     lines += _field("Skipped (their runCondition does not hold)", payload.get("skipped"))

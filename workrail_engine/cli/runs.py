@@ -1,4 +1,4 @@
-"""`workrail run`, `workrail runs`, `workrail run-status`, `workrail cancel`: runs from a terminal.
+"""`workrail run`, `runs`, `run-status`, `continue`, `cancel`: runs from a terminal.
 
 The CLI runs command steps because its user asked for them (the MCP server needs
 ``--allow-commands``). Progress is a live display on a terminal and plain lines otherwise;
@@ -14,11 +14,15 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from workrail_engine.cli.navigate import json_or_text
 from workrail_engine.cli.settings import Settings
+
+if TYPE_CHECKING:
+    from workrail_engine.runs import RunService
 
 __all__ = ["register"]
 
@@ -31,12 +35,12 @@ def _param_value(schema: Any, name: str, text: str) -> Any:
     if isinstance(prop, dict) and prop.get("type") == "string":
         return text
     try:
-        return json.loads(text)
-    except ValueError:
-        return text
+        return json_or_text(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"{name}: {exc}", param_hint="--param") from None
 
 
-def _parameters(workflow: dict, pairs: tuple[str, ...]) -> dict[str, Any]:
+def _parameters(workflow: dict[str, Any], pairs: tuple[str, ...]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
@@ -46,10 +50,18 @@ def _parameters(workflow: dict, pairs: tuple[str, ...]) -> dict[str, Any]:
     return values
 
 
-def _service(settings: Settings, sandbox: bool = False) -> Any:
+def _service(settings: Settings, sandbox: bool = False) -> RunService:
     from workrail_engine.runs import RunService
 
     return RunService(Path(settings.project).resolve(), allow_commands=True, sandbox=sandbox)
+
+
+def _explaining_run_ids(settings: Settings) -> Any:
+    from workrail_engine.runs.resolve import run_ids_explained
+
+    return run_ids_explained(
+        settings.catalog(), lambda workflow: f"run `workrail run {workflow}` to start one"
+    )
 
 
 def _line(snap: dict[str, Any]) -> str:
@@ -75,12 +87,16 @@ def _print_result(snap: dict[str, Any], fmt: str) -> None:
         + (f"; {snap['error_message']}" if snap.get("error_message") else "")
     )
     if snap.get("waiting"):
-        step = snap["waiting"]["step"]
-        click.echo(f"waiting for the agent at step {step['id']!r}: {step.get('prompt', '')}")
-        click.echo("continue it with the MCP tool continue_workflow")
+        waiting = snap["waiting"]
+        guidance = (waiting.get("guidance") or {}).get("prompt") or waiting["step"].get("prompt")
+        click.echo(f"waiting for the agent at step {waiting['step']['id']!r}:\n\n{guidance}\n")
+        click.echo(
+            f"When this step is done, run: workrail continue {snap['workflow_id']} "
+            "--output TEXT|@FILE [--context KEY=VALUE]"
+        )
 
 
-def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
+def _follow(service: RunService, run_id: str, live: bool) -> dict[str, Any]:
     """Watch the run until it ends or waits; Ctrl-C cancels it.
 
     SIGINT only sets a flag: a KeyboardInterrupt raised inside a database call could leave the
@@ -97,7 +113,7 @@ def _follow(service: Any, run_id: str, live: bool) -> dict[str, Any]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
+def _watch(service: RunService, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
     if not live:
         return service.wait(
             run_id, 10**9, on_change=lambda s: click.echo(_line(s), err=True), stop=stop
@@ -120,7 +136,7 @@ def _watch(service: Any, run_id: str, live: bool, stop: threading.Event) -> dict
         return service.wait(run_id, 10**9, on_change=show, stop=stop)
 
 
-def _cancel(service: Any, run_id: str) -> dict[str, Any]:
+def _cancel(service: RunService, run_id: str) -> dict[str, Any]:
     click.echo(f"cancelling {run_id} ...", err=True)
     service.cancel(run_id, "interrupted from the terminal (Ctrl-C)")
     snap = service.wait(run_id, 10)
@@ -193,9 +209,10 @@ def _plan_text(plan: dict[str, Any]) -> str:
     params = ", ".join(
         f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in plan.get("parameters", {}).items()
     )
+    timeout = f"timeout {plan['timeout']} s" if plan.get("timeout") else "no overall timeout"
     lines = [
         f"Plan for {plan['workflow_name']} (dry run: nothing executed): {plan['steps_total']} steps, "
-        f"timeout {plan['timeout']} s",
+        f"{timeout}",
         f"parameters: {params or '(none)'}",
     ]
     for group in plan.get("groups", []):
@@ -237,6 +254,11 @@ def _leave(code: int) -> None:
     from workrail_engine.runs import durable_runs_in_progress
 
     if durable_runs_in_progress():
+        from workrail_engine.runs import durable
+
+        runtime = durable.running()
+        if runtime is not None:  # not left running until some process opens the store again
+            runtime.kill_in_flight()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
@@ -255,10 +277,21 @@ def runs_command(settings: Settings, running: bool, limit: int, fmt: str) -> Non
     if fmt == "json":
         click.echo(json.dumps(runs, indent=2))
         return
-    for run in runs:
-        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["started_at"]))
-        click.echo(f"{run['workflow_id']}  {run['status']:<9}  {started}  {run['workflow_name']}")
-    click.echo(f"{len(runs)} run(s)", err=True)
+    if not runs:
+        click.echo("No runs" + (" in progress." if running else " yet."), err=True)
+        return
+    from workrail_engine.cli.browse import render_table
+
+    rows = [
+        {
+            "run": run["workflow_id"],
+            "status": run["status"],
+            "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["started_at"])),
+            "workflow": str(run["workflow_name"] or ""),
+        }
+        for run in runs
+    ]
+    click.echo(render_table(rows, ("run", "status", "started", "workflow")))
 
 
 @click.command("run-status")
@@ -269,7 +302,8 @@ def runs_command(settings: Settings, running: bool, limit: int, fmt: str) -> Non
 @click.pass_obj
 def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
     """Show a run: status and step results."""
-    _print_result(_service(settings).get(run_id), fmt)
+    with _explaining_run_ids(settings):
+        _print_result(_service(settings).get(run_id), fmt)
 
 
 @click.command("cancel", short_help="Cancel a run and stop its processes.")
@@ -278,13 +312,94 @@ def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
 @click.pass_obj
 def cancel_command(settings: Settings, run_id: str, reason: str | None) -> None:
     """Cancel a run; its running processes are stopped within seconds."""
-    result = _service(settings).cancel(run_id, reason)
+    with _explaining_run_ids(settings):
+        result = _service(settings).cancel(run_id, reason)
     click.echo(
         result.get("message")
         or f"{run_id}: cancelled after {result['steps_completed']} completed step(s)"
     )
 
 
+def _output_text(value: str) -> str:
+    """``--output TEXT`` or ``--output @FILE`` (``@-``: standard input)."""
+    if not value.startswith("@"):
+        return value
+    name = value[1:]
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except OSError as error:
+        raise click.BadParameter(
+            f"cannot read {name!r}: {error.strerror}", param_hint="--output"
+        ) from None
+
+
+@click.command("continue", short_help="Answer the step a run waits on.")
+@click.argument("run_id", metavar="RUN_ID")
+@click.option(
+    "--output",
+    required=True,
+    metavar="TEXT|@FILE",
+    help="What was produced for the waiting step; @FILE reads a file (@- standard input).",
+)
+@click.option(
+    "--context",
+    "context_items",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A context variable to add or change (repeatable); VALUE is JSON when it parses.",
+)
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=30,
+    show_default=True,
+    help="Seconds to follow the run before printing its state.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.pass_obj
+def continue_command(
+    settings: Settings,
+    run_id: str,
+    output: str,
+    context_items: tuple[str, ...],
+    wait: float,
+    fmt: str,
+) -> None:
+    """Submit the output of the step a run waits on; the run goes on when it passes the step's
+    checks (exit 1 when it does not: the run stays at the step)."""
+    from workrail_engine.cli.navigate import parse_context
+
+    try:
+        context = parse_context(context_items)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--context") from None
+    with _explaining_run_ids(settings):
+        result = _service(settings).continue_run(run_id, _output_text(output), context, wait)
+    if result.get("outcome") == "blocked":
+        if fmt == "json":
+            click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        else:
+            click.echo(f"{run_id}: the output does not pass the step's checks; the run still waits")
+            for issue in result.get("issues", []):
+                click.echo(f"  - {issue}")
+        _leave(1)
+        click.get_current_context().exit(1)
+    _print_result(result, fmt)
+    code = _EXIT.get(result["status"], 1)
+    _leave(code)
+    click.get_current_context().exit(code)
+
+
 def register(cli: click.Group) -> None:
-    for command in (run_command, runs_command, run_status_command, cancel_command):
+    for command in (
+        run_command,
+        runs_command,
+        run_status_command,
+        continue_command,
+        cancel_command,
+    ):
         cli.add_command(command)

@@ -2,53 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
-from workrail_engine.cli.report import FileReport, Summary
+from workrail_engine.lint.report import Summary, lint_files
 
-__all__ = ["lint_files", "run_validate"]
+__all__ = ["run_validate"]
 
 WORKFLOW_FILE_RULE = (
     " (a directory's workflow files are those under a workflows/ directory, *.workflow.json|yaml|yml,"
     " and JSON/YAML whose $schema is WorkRail's; name other files explicitly)"
 )
-
-
-def lint_files(
-    paths: Sequence[str], catalog_ids: Callable[[], Iterable[str]] = tuple
-) -> list[FileReport]:
-    """Every check of each file, plus the cross-file checks: WR603 where two of the files checked
-    share a workflow id (as the language server does over a workspace), and WR703 where a
-    `templateCall` names a routine that is neither among the files nor in ``catalog_ids()``
-    (asked only when the files alone do not answer: building a catalog reads every source)."""
-    from workrail_engine.lint import (
-        duplicate_workflow_ids,
-        lint_path,
-    )  # imported only when there is work
-    from workrail_engine.lint.upstream import template_call_diagnostics
-
-    reports = [_lint_one(lint_path, path) for path in paths]
-    documents = [r.document for r in reports]
-    own_ids = {
-        d.value["id"]
-        for d in documents
-        if isinstance(d.value, dict) and isinstance(d.value.get("id"), str)
-    }
-    missing_routines = template_call_diagnostics(documents, own_ids)
-    if missing_routines:
-        missing_routines = template_call_diagnostics(documents, own_ids | set(catalog_ids()))
-    for extra in (duplicate_workflow_ids(documents), missing_routines):
-        for report in reports:
-            found = extra.get(report.document.path or "", [])
-            if found:
-                report.diagnostics = sorted(
-                    [*report.diagnostics, *found], key=lambda d: d.sort_key()
-                )
-    return reports
 
 
 def _catalog_ids(project: Path, extra_dirs: Sequence[Path]) -> Callable[[], list[str]]:
@@ -58,12 +24,6 @@ def _catalog_ids(project: Path, extra_dirs: Sequence[Path]) -> Callable[[], list
         return Catalog.default(project, extra_dirs).ids()
 
     return ids
-
-
-def _lint_one(lint_path: Callable[[str], Any], path: str) -> FileReport:
-    # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
-    result = lint_path(path)
-    return FileReport(path, result.document, list(result.diagnostics))
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:

@@ -110,6 +110,7 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
     # Imported here so that reading a document never pays for the schema validator.
     from .findings import step_findings
     from .metadata import metadata_diagnostics
+    from .parameters import parameters_diagnostics
     from .references import reference_diagnostics
     from .schema_errors import schema_diagnostics
     from .structure import structure_diagnostics
@@ -129,6 +130,7 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
         *reference_diagnostics(doc, sites, found),
         *local,
         *metadata_diagnostics(doc),
+        *parameters_diagnostics(doc),
     ]
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diagnostics import Severity
-from .findings import Finding
+from .finding import Finding
 
 __all__ = ["command_findings"]
 

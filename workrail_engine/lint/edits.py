@@ -56,7 +56,7 @@ def placeholder_for(schema: Any) -> Any:
         "integer": 0,
         "number": 0,
         "null": None,
-    }.get(kind, "")
+    }.get(kind if isinstance(kind, str) else "", "")
 
 
 def insert_property(

@@ -17,7 +17,7 @@ from ..diagnostics import Severity
 from ..problems import Problem, pointer_join
 from ..regexes import RegexError, compile_regex
 from ..rules import criteria_problems
-from .findings import Finding
+from .finding import Finding
 
 __all__ = ["expression_findings"]
 

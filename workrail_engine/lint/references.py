@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..declared import declared_parameters, declared_secrets
 from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
 from ..errors import closest
+from ..json_pointer import escape_token
 from ..steps import StepSite
 from ..templates import NAMESPACES, TemplateRef, find_literals
-from .findings import StepFindings
+from .finding import StepFindings
 from .strings import span_in_string
 
 __all__ = ["reference_diagnostics", "template_strings"]
@@ -37,19 +39,7 @@ def template_strings(step: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         if isinstance(run.get("env"), Mapping):
             for name, value in run["env"].items():
                 if isinstance(value, str) and "{{" in value:
-                    yield f"/run/env/{name.replace('~', '~0').replace('/', '~1')}", value
-
-
-def _declared_parameters(workflow: Mapping[str, Any]) -> set[str]:
-    parameters = workflow.get("parameters")
-    if isinstance(parameters, Mapping) and isinstance(parameters.get("properties"), Mapping):
-        return set(parameters["properties"])
-    return set()
-
-
-def _declared_secrets(workflow: Mapping[str, Any]) -> set[str]:
-    secrets = workflow.get("secrets")
-    return {s for s in secrets if isinstance(s, str)} if isinstance(secrets, list) else set()
+                    yield f"/run/env/{escape_token(name)}", value
 
 
 def reference_diagnostics(
@@ -60,8 +50,8 @@ def reference_diagnostics(
         return []
     by_id = {site.id: site for site in sites if site.id}
     declared = {
-        "parameters": _declared_parameters(workflow),
-        "secrets": _declared_secrets(workflow),
+        "parameters": set(declared_parameters(workflow)),
+        "secrets": set(declared_secrets(workflow)),
     }
     out = []
     for site, step_found in zip(sites, found, strict=False):

@@ -15,6 +15,7 @@ from ..diagnostics import Diagnostic, Fix, Severity, TextEdit
 from ..document import WorkflowDocument
 from ..errors import closest
 from ..ids import STEP_ID_PATTERN, WORKFLOW_ID_PATTERN, WORKFLOW_ID_RULE
+from ..json_pointer import escape_token
 from ..problems import json_type_name
 from ..schema import load_schema
 from . import edits
@@ -40,14 +41,14 @@ def _validator() -> Any:
 
 
 def _pointer(parts: list[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return "".join("/" + escape_token(p) for p in parts)
 
 
 def _subschema(path: list[str | int]) -> Any:
     node: Any = load_schema()
     for part in path:
         if isinstance(node, dict):
-            node = node.get(part)  # type: ignore[call-overload]
+            node = node.get(part)
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
         else:
@@ -262,7 +263,7 @@ def _missing(
 
 def _bad_choice(doc: WorkflowDocument, parts: list[str | int], error: Any) -> Diagnostic:
     schema = _subschema(list(error.schema_path[:-1])) or {}
-    options = schema.get("enum") if "enum" in schema else [schema.get("const")]
+    options: list[Any] = schema.get("enum") or [] if "enum" in schema else [schema.get("const")]
     pointer = _pointer(parts)
     shown = ", ".join(repr(o) for o in options)
     message = f"{_where(parts)} must be one of {shown}, not {error.instance!r}"

@@ -79,7 +79,7 @@ def _loops(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
 def _loop_settings(doc: WorkflowDocument, site: StepSite, loop: dict[str, Any]) -> list[Diagnostic]:
     loop_type = loop.get("type")
     needed = _NEEDS.get(loop_type) if isinstance(loop_type, str) else None
-    if needed is None or needed in loop:
+    if needed is None or needed in loop or not isinstance(loop_type, str):
         return []
     if needed == "condition" and "conditionSource" in loop:
         return []  # upstream's artifact-driven (or context-variable) decision stands in for it

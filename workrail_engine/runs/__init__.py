@@ -18,7 +18,8 @@ def durable_runs_in_progress() -> bool:
     import sys
 
     durable = sys.modules.get("workrail_engine.runs.durable")
-    return bool(durable is not None and durable.live_run_ids())
+    runtime = durable.running() if durable is not None else None
+    return bool(runtime is not None and runtime.live)
 
 
 __all__ = [

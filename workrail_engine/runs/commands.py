@@ -88,7 +88,12 @@ def _spec(
     }
     timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
     return CommandSpec(
-        argv, cwd, env, timeout=min(timeouts) if timeouts else None, grace=settings.grace
+        argv,
+        cwd,
+        env,
+        timeout=min(timeouts) if timeouts else None,
+        grace=settings.grace,
+        secrets=tuple(secrets.values.values()),
     )
 
 
@@ -139,7 +144,8 @@ def run_attempt(
     try:
         spec = _spec(step, values, secrets, settings, remaining, environment)
     except (TemplateError, SecurityViolation) as exc:
-        return secrets.mask(_failure(str(exc), started))
+        failed: dict[str, Any] = secrets.mask(_failure(str(exc), started))
+        return failed
     outcome = run_command(spec, cancel, on_start=on_start, on_end=on_end)
     status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
@@ -152,4 +158,5 @@ def run_attempt(
         "deadline": hit_deadline or None,
         "validation": validation,
     }
-    return secrets.mask({k: v for k, v in result.items() if v is not None})
+    masked: dict[str, Any] = secrets.mask({k: v for k, v in result.items() if v is not None})
+    return masked

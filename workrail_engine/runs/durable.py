@@ -11,10 +11,17 @@ status; the event ``state`` — running, waiting and for what, the summary) and 
 (one per attempt, one per step result). Members of a parallel group run as threads of the run's
 process on SQLite, and as child workflows on a queue shared by every process on Postgres, where
 several machines share the work.
+
+Everything DBOS and the runs executing here share is one `DurableRuntime` (DBOS is one per
+process: `launch` makes it or returns it; the `RunService` owns it), and every DBOS call the
+service needs goes through it. DBOS's public API is used wherever it has the call; the one place
+that needs its private API, handing a dead executor's runs to a recovery queue, is
+`_reenqueue_dead` (tests/engine/runs/test_dbos_private_api.py fails loudly if DBOS changes it).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -24,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS, SetWorkflowID
-from dbos._dbos import _get_dbos_instance
-from dbos._error import DBOSWorkflowCancelledError
-from dbos._serialization import DBOSPortableJSONSerializer
+from dbos import DBOS, DBOSPortableJSONSerializer, SetWorkflowID
+from dbos._error import DBOSWorkflowCancelledError  # what DBOS itself catches as "cancelled"
 
+from ..declared import declared_secrets
+from . import run_logs
 from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt
 from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
@@ -36,19 +43,16 @@ from .journal import Journal
 from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
-from .sqlite_store import sqlite_engine
+from .sqlite_store import DATABASE, make_private, sqlite_engine
 from .walker import RunWalker, run_with_retries
 from .workspace import minimal_environment
 
 __all__ = [
     "APP_VERSION",
+    "DurableRuntime",
+    "current",
     "launch",
-    "exit_promptly_on_shutdown",
-    "live_run_ids",
-    "shutdown",
-    "start_run",
-    "step_results",
-    "wait_for_change",
+    "running",
     "workrail_member",
     "workrail_run",
 ]
@@ -62,142 +66,336 @@ RECOVERED_RUNS = "workrail-recovered-runs"
 RECOVERED_AGENT_RUNS = "workrail-recovered-agent-runs"
 CONTINUE_TOPIC = "continue"
 WAIT_CHUNK = 30.0  # seconds
+RUN_WORKFLOW = "workrail_run"  # the DBOS workflow name of a run
 
-_settings: AttemptSettings | None = None
-_watch: CancelWatch | None = None
-_groups: InFlight | None = None
-_journal: Journal | None = None
-_members_on_queue = False
-_liveness: Any = None  # PostgresLiveness on a Postgres store
-# The runs executing in this process → [state changes, step results recorded]: what a waiter
-# here watches instead of reading the run from the database again and again.
-_live: dict[str, list[int]] = {}
+# The process's runtime: DBOS is one per process, and its workflow functions find their runtime here.
+_current: DurableRuntime | None = None
 _lock = threading.Lock()
+_exit_hooks: set[str] = set()
 
 
-def _cancelled(run_ids: list[str]) -> list[str]:
-    assert _journal is not None
-    return [
-        run_id for run_id, status in _journal.statuses(run_ids).items() if status == "CANCELLED"
-    ]
+class NotLaunched(RuntimeError):
+    """A runs call before the runtime was launched (`RunService.start()` first)."""
 
 
-_launched: tuple[Path, str] | None = None
-_executor_lock: ExecutorLock | None = None
-_exit_hook = False
+def current() -> DurableRuntime:
+    if _current is None:
+        raise NotLaunched("the run store is not open in this process: RunService.start() first")
+    return _current
 
 
-def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
-    """Start DBOS in this process and recover the runs of executors that died; the executor id.
+def running() -> DurableRuntime | None:
+    """The runtime of this process, if one was launched (without launching one)."""
+    return _current
 
-    DBOS is one per process: a second launch on the same store returns the same executor.
+
+def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> DurableRuntime:
+    """Start DBOS in this process and recover the runs of executors that died.
+
+    DBOS is one per process: a second launch on the same store returns the same runtime (with the
+    newer settings); on another store it raises `RuntimeError`.
     """
+    global _current
     with _lock:
-        return _launch(home, database_url, settings)
+        if _current is not None:
+            if _current.home != home:
+                raise RuntimeError(f"this process already uses the run store {_current.home}")
+            _current.settings = settings
+            return _current
+        runtime = DurableRuntime(home, database_url, settings)
+        runtime.launch()
+        _current = runtime
+        if "cleanup" not in _exit_hooks:
+            # A process that ends with nothing in flight leaves no lock file behind (`workrail
+            # runs` would leave one per call): the same clean stop as `shutdown`.
+            atexit.register(_shutdown_current)
+            _exit_hooks.add("cleanup")
+        return runtime
 
 
-def _launch(home: Path, database_url: str | None, settings: AttemptSettings) -> str:
-    global _settings, _watch, _launched, _journal, _members_on_queue
-    if _launched is not None:
-        if _launched[0] != home:
-            raise RuntimeError(f"this process already uses the run store {_launched[0]}")
-        _settings = settings
-        return _launched[1]
-    _settings = settings
-    _watch = CancelWatch(_cancelled)
-    lock = ExecutorLock(home)
-    url = database_url or f"sqlite:///{home / 'runs.sqlite'}"
-    DBOS(
-        config={
-            "name": "workrail",
-            "system_database_url": url,
-            "system_database_engine": sqlite_engine(url) if url.startswith("sqlite") else None,
-            "application_version": APP_VERSION,
-            "executor_id": lock.executor_id,
-            "serializer": DBOSPortableJSONSerializer(),
-            "log_level": "WARNING",
-            "notification_listener_polling_interval_sec": 0.1,
-        }
-    )
-    if not settings.allow_commands:
-        DBOS.listen_queues(
-            [RECOVERED_AGENT_RUNS]
-        )  # leave command steps to processes allowed to run them
-    _mask_logs()
-    # Before DBOS starts its queue workers: a run handed back earlier may be dequeued at once.
-    global _groups, _executor_lock
-    _journal = Journal(url)
-    _members_on_queue = _journal.postgres
-    _groups = InFlight(lock)
-    DBOS.launch()
-    if settings.allow_commands and _members_on_queue:
-        DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
-    for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):
-        DBOS.register_queue(queue, polling_interval_sec=2.0, on_conflict="always_update")
-    dead = dead_executors(home, lock.executor_id)
-    if _journal.postgres:
-        # Processes on other machines die too: which executors are dead is known from Postgres
-        # (`pg_liveness`), and one living process takes over each of them. The local lock files
-        # still tell which process groups a dead process of this machine left running.
-        stop_orphans(home, dead)
-        forget(home, dead)
-        _watch_postgres(home, url, lock.executor_id)
-    elif dead:
-        _recover(home, dead)
-    _executor_lock = lock
-    _launched = (home, lock.executor_id)
-    return lock.executor_id
+def _shutdown_current() -> None:
+    runtime = _current
+    if runtime is not None:
+        runtime.shutdown()
 
 
-def _watch_postgres(home: Path, url: str, executor_id: str) -> None:
-    """Register this executor as alive in the shared store, and watch for dead ones
-    (`WORKRAIL_LIVENESS_INTERVAL`, default every 5 s)."""
-    from .pg_liveness import PostgresLiveness
+class DurableRuntime:
+    """DBOS in this process and what the runs executing here share: the settings of their
+    attempts, the cancel watch, the process groups in flight, the step journal, the Postgres
+    liveness, and the runs live here (what a waiter here watches instead of reading the run from
+    the database again and again)."""
 
-    global _liveness
-    _liveness = PostgresLiveness(
-        url, executor_id, interval=float(os.environ.get("WORKRAIL_LIVENESS_INTERVAL", "5"))
-    )
-    _liveness.start()
-    _liveness.watch(lambda dead: _recover(home, dead))
+    def __init__(self, home: Path, database_url: str | None, settings: AttemptSettings) -> None:
+        self.home = home
+        self.url = database_url or f"sqlite:///{home / DATABASE}"
+        self.settings = settings
+        self.watch = CancelWatch(self.cancelled)
+        self.live: dict[str, list[int]] = {}  # run id → [state changes, step results recorded]
+        self.changed = threading.Condition()  # notified when a run of this process changes state
+        self.executor_lock: ExecutorLock | None = None
+        self._journal: Journal | None = None
+        self._groups: InFlight | None = None
+        self.members_on_queue = False
+        self.liveness: Any = None  # PostgresLiveness on a Postgres store
+
+    # --- the parts, once launched --------------------------------------------------------
+
+    @property
+    def journal(self) -> Journal:
+        if self._journal is None:
+            raise NotLaunched("the run store is closed")
+        return self._journal
+
+    @property
+    def groups(self) -> InFlight:
+        if self._groups is None:
+            raise NotLaunched("the run store is closed")
+        return self._groups
+
+    @property
+    def executor_id(self) -> str:
+        if self.executor_lock is None:
+            raise NotLaunched("the run store is closed")
+        return self.executor_lock.executor_id
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def launch(self) -> None:
+        make_private(self.home, sqlite=self.url.startswith("sqlite"))
+        lock = ExecutorLock(self.home)
+        DBOS(
+            config={
+                "name": "workrail",
+                "system_database_url": self.url,
+                "system_database_engine": sqlite_engine(self.url)
+                if self.url.startswith("sqlite")
+                else None,
+                "application_version": APP_VERSION,
+                "executor_id": lock.executor_id,
+                "serializer": DBOSPortableJSONSerializer(),
+                "log_level": "WARNING",
+                "notification_listener_polling_interval_sec": 0.1,
+            }
+        )
+        if not self.settings.allow_commands:
+            # leave command steps to processes allowed to run them
+            DBOS.listen_queues([RECOVERED_AGENT_RUNS])
+        _mask_logs()
+        run_logs.install()
+        # Before DBOS starts its queue workers: a run handed back earlier may be dequeued at once.
+        self._journal = Journal(self.url)
+        self.members_on_queue = self._journal.postgres
+        self._groups = InFlight(lock)
+        DBOS.launch()
+        if self.settings.allow_commands and self.members_on_queue:
+            DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
+        for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):
+            DBOS.register_queue(queue, polling_interval_sec=2.0, on_conflict="always_update")
+        dead = dead_executors(self.home, lock.executor_id)
+        if self._journal.postgres:
+            # Processes on other machines die too: which executors are dead is known from
+            # Postgres (`pg_liveness`), and one living process takes over each of them. The local
+            # lock files still tell which process groups a dead process of this machine left.
+            stop_orphans(self.home, dead)
+            forget(self.home, dead)
+            self._watch_postgres(lock.executor_id)
+        elif dead:
+            self.recover(dead)
+        self.executor_lock = lock
+
+    def _watch_postgres(self, executor_id: str) -> None:
+        """Register this executor as alive in the shared store, and watch for dead ones
+        (`WORKRAIL_LIVENESS_INTERVAL`, default every 5 s)."""
+        from .pg_liveness import PostgresLiveness
+
+        self.liveness = PostgresLiveness(
+            self.url,
+            executor_id,
+            interval=float(os.environ.get("WORKRAIL_LIVENESS_INTERVAL", "5")),
+        )
+        self.liveness.start()
+        self.liveness.watch(self.recover)
+
+    def shutdown(self) -> None:
+        """Stop DBOS in this process (its background threads too) after a clean finish of the
+        caller's work; runs still in flight are left to be recovered by the next process."""
+        global _current
+        with _lock:
+            if _current is not self:
+                return
+            DBOS.destroy(workflow_completion_timeout_sec=0)
+            self.watch.stop()
+            # A run still in flight here keeps its journal and logs until the process exits, and
+            # a run pending on this executor (in flight, or dequeued just before DBOS stopped)
+            # keeps its lock file, so that the next process recovers it.
+            if not self.live and not self._owns_pending():
+                for part in (self._groups, self._journal, self.liveness):
+                    if part is not None:
+                        part.close()
+                if self.executor_lock is not None:
+                    self.executor_lock.release()
+            _current = None
+
+    def _owns_pending(self) -> bool:
+        try:
+            return self._journal is not None and self._journal.owns_pending(self.executor_id)
+        except Exception:  # the store is unreadable: keep the lock file, recovery will sort it out
+            return True
+
+    def exit_promptly_on_shutdown(self) -> None:
+        """For a server process: when it ends (stdin closed, say) while runs are in flight, end
+        at once instead of waiting for their threads (a run waiting for an agent would block the
+        exit for ever). Their process groups are killed; the runs are durable and the next
+        process that opens the store takes them over. Registered with the hooks that run before
+        the interpreter joins its thread pools."""
+        if "prompt-exit" not in _exit_hooks:
+            threading._register_atexit(_exit_if_busy)  # type: ignore[attr-defined]
+            _exit_hooks.add("prompt-exit")
+
+    def kill_in_flight(self) -> None:
+        """Kill the processes of the steps running here, for an exit with runs in flight (the
+        runs are durable: the next process that opens the store runs those steps again)."""
+        if self._groups is not None:
+            self._groups.kill_all()
+
+    # --- recovery ------------------------------------------------------------------------
+
+    def recover(self, dead: list[str]) -> None:
+        """Hand the runs of dead executors to the living: each goes back on a recovery queue (the
+        member of a parallel group on its own queue), where one process takes it and resumes it."""
+        stop_orphans(self.home, dead)  # steps of a killed process outlive it: stop them first
+        _reenqueue_dead(dead, self._recovery_queue)
+        forget(self.home, dead)
+
+    @staticmethod
+    def _recovery_queue(status: Any) -> str:
+        if status.name == RUN_WORKFLOW and not has_commands(
+            run_input(status).get("workflow") or {}
+        ):
+            return RECOVERED_AGENT_RUNS
+        return RECOVERED_RUNS
+
+    # --- the runs, through DBOS ------------------------------------------------------------
+
+    def start_run(self, run_id: str, run: dict[str, Any]) -> None:
+        with SetWorkflowID(run_id):
+            DBOS.start_workflow(workrail_run, run)
+
+    def run_status(self, run_id: str, *, load_input: bool) -> Any | None:
+        """DBOS's status of the run ``run_id``; None when there is no run of that id."""
+        found = DBOS.list_workflows(workflow_ids=[run_id], load_input=load_input)
+        return found[0] if found and found[0].name == RUN_WORKFLOW else None
+
+    def list_runs(self, *, running_only: bool, limit: int) -> list[Any]:
+        return list(
+            DBOS.list_workflows(
+                name=RUN_WORKFLOW,
+                sort_desc=True,
+                limit=limit,
+                status=["PENDING", "ENQUEUED"] if running_only else None,
+            )
+        )
+
+    def events(self, run_id: str) -> dict[str, Any]:
+        return dict(DBOS.get_all_events(run_id))
+
+    def step_results(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's step results, in the order they ended (from the journal: all at once)."""
+        return self.journal.results(run_id)
+
+    def cancel(self, run_id: str, reason: str) -> None:
+        DBOS.update_workflow_attributes(run_id, {"cancel_reason": reason}, merge=True)
+        DBOS.cancel_workflow(run_id, cancel_children=True)
+        self.watch.cancel_local(run_id)
+
+    def send(self, run_id: str, message: dict[str, Any]) -> None:
+        """A message to the run waiting for the agent (its `continue` topic)."""
+        DBOS.send(run_id, message, topic=CONTINUE_TOPIC)
+
+    def cancelled(self, run_ids: list[str]) -> list[str]:
+        """Of ``run_ids``, those DBOS has marked cancelled (one query of its status table, made
+        by the journal on the journal's connection)."""
+        return [
+            run_id
+            for run_id, status in self.journal.statuses(run_ids).items()
+            if status == "CANCELLED"
+        ]
+
+    # --- watching the runs of this process -------------------------------------------------
+
+    def notify(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+
+    def count(self, run_id: str, which: int) -> None:
+        progress = self.live.get(run_id)  # a member run by another process than its run's
+        if progress is not None:
+            progress[which] += 1
+
+    def change_mark(self, run_id: str) -> list[int]:
+        """The counts ``wait_for_change`` compares against: take it *before* reading the run, so
+        a change between that read and the wait is not missed (a run not yet executing here
+        counts from zero: one that starts in between has changed)."""
+        progress = self.live.get(run_id)
+        return list(progress) if progress is not None else [0, 0]
+
+    def wait_for_change(
+        self,
+        run_id: str,
+        seconds: float,
+        *,
+        steps: bool,
+        stop: threading.Event | None = None,
+        poll: float = 0.1,
+        remote: float = 0.25,
+        since: list[int] | None = None,
+    ) -> None:
+        """Return when a run of this process changes state (or, with ``steps``, has recorded a
+        step since the call, looked at every ``poll`` s), when ``seconds`` are up or ``stop`` is
+        set. A run executing elsewhere can only be read again: this sleeps ``remote`` s.
+        ``since``: a ``change_mark`` taken before the caller read the run."""
+        progress = self.live.get(run_id)
+        if progress is None:
+            time.sleep(max(min(seconds, remote), 0.0))
+            return
+        seen = since if since is not None else list(progress)
+        end = time.monotonic() + seconds
+        with self.changed:
+            while True:
+                now = self.live.get(run_id)
+                if now is None or now[0] != seen[0] or (steps and now[1] != seen[1]):
+                    return
+                left = end - time.monotonic()
+                if left <= 0 or (stop is not None and stop.is_set()):
+                    return
+                self.changed.wait(min(left, poll))
 
 
-def _recover(home: Path, dead: list[str]) -> None:
-    """Hand the runs of dead executors to the living: each goes back on a recovery queue (the
-    member of a parallel group on its own queue), where one process takes it and resumes it."""
-    stop_orphans(home, dead)  # steps of a killed process outlive it (own sessions): stop them first
+def _reenqueue_dead(dead: list[str], queue_of: Any) -> None:
+    """The runs pending on dead executors, each re-enqueued on ``queue_of(status)``.
+
+    DBOS's public API has no call for this (its own recovery puts them on one internal queue that
+    every process dequeues, including those not allowed to run commands), so this is the one
+    place that uses its private system database: ``_get_dbos_instance()._sys_db`` with
+    ``get_pending_workflows(executor_id, app_version)`` and ``reenqueue_for_recovery(workflow_id,
+    executor_ids, queue_name)``. tests/engine/runs/test_dbos_private_api.py checks both.
+    """
+    from dbos._dbos import _get_dbos_instance
+
     system = _get_dbos_instance()._sys_db
     for executor_id in dead:
         pending = [p.workflow_id for p in system.get_pending_workflows(executor_id, APP_VERSION)]
         if not pending:
             continue
         for status in DBOS.list_workflows(workflow_ids=pending, load_output=False):
-            queue = RECOVERED_RUNS
-            if status.name == "workrail_run" and not has_commands(
-                run_input(status).get("workflow") or {}
-            ):
-                queue = RECOVERED_AGENT_RUNS
-            system.reenqueue_for_recovery(status.workflow_id, [executor_id], queue)
-    forget(home, dead)
-
-
-def exit_promptly_on_shutdown() -> None:
-    """For a server process: when it ends (stdin closed, say) while runs are in flight, end at
-    once instead of waiting for their threads (a run waiting for an agent would block the exit
-    for ever). Their process groups are killed; the runs are durable and the next process that
-    opens the store takes them over. Registered with the hooks that run before the interpreter
-    joins its thread pools."""
-    global _exit_hook
-    if not _exit_hook:
-        threading._register_atexit(_exit_if_busy)  # type: ignore[attr-defined]
-        _exit_hook = True
+            system.reenqueue_for_recovery(status.workflow_id, [executor_id], queue_of(status))
 
 
 def _exit_if_busy() -> None:
-    if not _live:
+    runtime = _current
+    if runtime is None or not runtime.live:
         return
-    if _groups is not None:
-        _groups.kill_all()
+    runtime.kill_in_flight()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -206,105 +404,12 @@ def _exit_if_busy() -> None:
     os._exit(0)
 
 
-def shutdown() -> None:
-    """Stop DBOS in this process (its background threads too) after a clean finish of the
-    caller's work; runs still in flight are left to be recovered by the next process."""
-    global _launched, _groups, _executor_lock, _journal, _liveness
-    with _lock:
-        if _launched is None:
-            return
-        DBOS.destroy(workflow_completion_timeout_sec=0)
-        if _watch is not None:
-            _watch.stop()
-        if (
-            not _live
-        ):  # a run still in flight here keeps its journal and logs until the process exits
-            for part in (_groups, _journal, _liveness):
-                if part is not None:
-                    part.close()
-            if _executor_lock is not None:
-                _executor_lock.release()
-        _launched = _groups = _executor_lock = _journal = _liveness = None
-
-
-_changed = threading.Condition()  # notified when a run of this process changes status
-
-
-def _notify() -> None:
-    with _changed:
-        _changed.notify_all()
-
-
-def _count(run_id: str, which: int) -> None:
-    progress = _live.get(run_id)  # a member run by another process than its run's: not here
-    if progress is not None:
-        progress[which] += 1
-
-
-def change_mark(run_id: str) -> list[int]:
-    """The counts ``wait_for_change`` compares against: read it *before* reading the run, so a
-    change between that read and the wait is not missed (a run not yet executing here counts
-    from zero: one that starts in between has changed)."""
-    progress = _live.get(run_id)
-    return list(progress) if progress is not None else [0, 0]
-
-
-def wait_for_change(
-    run_id: str,
-    seconds: float,
-    *,
-    steps: bool,
-    stop: threading.Event | None = None,
-    poll: float = 0.1,
-    remote: float = 0.25,
-    since: list[int] | None = None,
-) -> None:
-    """Return when a run of this process changes state (or, with ``steps``, has recorded a step
-    since the call, looked at every ``poll`` s), when ``seconds`` are up or ``stop`` is set. A run
-    executing elsewhere can only be read again: this sleeps ``remote`` s."""
-    progress = _live.get(run_id)
-    if progress is None:
-        time.sleep(max(min(seconds, remote), 0.0))
-        return
-    seen = since if since is not None else list(progress)
-    end = time.monotonic() + seconds
-    with _changed:
-        while True:
-            now = _live.get(run_id)
-            if now is None or now[0] != seen[0] or (steps and now[1] != seen[1]):
-                return
-            left = end - time.monotonic()
-            if left <= 0 or (stop is not None and stop.is_set()):
-                return
-            _changed.wait(min(left, poll))
-
-
 def _mask_logs() -> None:
     """Secrets are masked in every log line this process writes, whichever library logs it."""
     masking = MaskingFilter()
     for name in ("", "dbos", "workrail_engine", "workrail_mcp"):
         for handler in logging.getLogger(name).handlers:
             handler.addFilter(masking)
-
-
-def live_run_ids() -> list[str]:
-    return list(_live)
-
-
-def step_results(run_id: str) -> list[dict]:
-    """A run's step results, in the order they ended (from the journal: every step at once)."""
-    assert _journal is not None, "durable.launch() first"
-    return _journal.results(run_id)
-
-
-def watch() -> CancelWatch:
-    assert _watch is not None, "durable.launch() first"
-    return _watch
-
-
-def start_run(run_id: str, run: dict[str, Any]) -> None:
-    with SetWorkflowID(run_id):
-        DBOS.start_workflow(workrail_run, run)
 
 
 @DBOS.step(name="workrail_clock")
@@ -319,10 +424,10 @@ class _Effects:
     """The walk's side effects, each one durable: attempts and results in the step journal; the
     run's state, agent messages, queued members and clock reads through DBOS."""
 
-    def __init__(self, run_id: str, secret_names: list[str]) -> None:
-        assert _journal is not None, "durable.launch() first"
+    def __init__(self, runtime: DurableRuntime, run_id: str, secret_names: list[str]) -> None:
+        self.runtime = runtime
         self.run_id = run_id
-        self.journal = _journal
+        self.journal = runtime.journal
         self.secret_names = secret_names
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
@@ -333,8 +438,13 @@ class _Effects:
         self.recorded = self.journal.recorded_keys(run_id)
 
     def attempt(
-        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
-    ) -> dict:
+        self,
+        key: str,
+        step: dict[str, Any],
+        values: dict[str, Any],
+        attempt: int,
+        deadline: float | None,
+    ) -> dict[str, Any]:
         found = self.done.get((key, attempt), _UNRECORDED)
         if isinstance(found, dict):
             return found
@@ -359,8 +469,13 @@ class _Effects:
         return status == "CANCELLED"
 
     def _run(
-        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
-    ) -> dict:
+        self,
+        key: str,
+        step: dict[str, Any],
+        values: dict[str, Any],
+        attempt: int,
+        deadline: float | None,
+    ) -> dict[str, Any]:
         # A cancel from any process lands in DBOS's status at once; reading it before each step
         # (with the previous step's result, or here) means no step starts after it, even before
         # the watcher's next poll.
@@ -368,28 +483,31 @@ class _Effects:
             raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
         if step.get("idempotent") is False:
             self.journal.mark(self.run_id, key, attempt)
-        assert _settings is not None
-        flag = watch().watch(self.run_id)
+        runtime = self.runtime
+        flag = runtime.watch.watch(self.run_id)
         try:
             return run_attempt(
                 step,
                 values,
                 self.secret_names,
-                _settings,
+                runtime.settings,
                 deadline,
                 flag,
-                on_start=_groups.add if _groups else None,
-                on_end=_groups.remove if _groups else None,
+                on_start=runtime.groups.add,
+                on_end=runtime.groups.remove,
                 environment=self.environment,
             )
         finally:
-            watch().release(self.run_id, flag)
+            runtime.watch.release(self.run_id, flag)
 
     def parallel(
-        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
-    ) -> list[dict]:
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]:
         self.journal.flush()
-        if _members_on_queue:
+        if self.runtime.members_on_queue:
             return self._queued(members, limit, deadline)
         # Threads of this process, at most ``limit`` at a time; each member records its result
         # as it ends (the walk records it again afterwards, which is a no-op).
@@ -404,7 +522,9 @@ class _Effects:
                 for future in futures:
                     future.cancel()
 
-    def member(self, key: str, step: dict, values: dict, deadline: float | None) -> dict:
+    def member(
+        self, key: str, step: dict[str, Any], values: dict[str, Any], deadline: float | None
+    ) -> dict[str, Any]:
         try:
             result = run_with_retries(self, key, step, values, deadline)
         except (
@@ -417,11 +537,14 @@ class _Effects:
         return result
 
     def _queued(
-        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
-    ) -> list[dict]:
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]:
         """Members as children on the shared step queue, at most ``limit`` queued or running at a
         time (a sliding window): the limit holds for the run whichever processes dequeue them."""
-        results: list[dict] = [{} for _ in members]
+        results: list[dict[str, Any]] = [{} for _ in members]
         waiting = list(enumerate(members))
         running: dict[str, tuple[int, Any]] = {}
         while waiting or running:
@@ -444,7 +567,9 @@ class _Effects:
         self.recorded |= self.journal.recorded_keys(self.run_id)  # the members recorded theirs
         return results
 
-    def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None:
+    def wait(
+        self, key: str, waiting: dict[str, Any], deadline: float | None
+    ) -> dict[str, Any] | None:
         self.journal.flush()
         self.status = None  # stale once the agent answers
         while True:
@@ -455,7 +580,8 @@ class _Effects:
             # so a replay goes through the same chunks).
             message = DBOS.recv(CONTINUE_TOPIC, timeout_seconds=min(remaining, WAIT_CHUNK))
             if isinstance(message, dict) and message.get("step_key") == key:
-                return self.masks.mask(message)
+                answer: dict[str, Any] = self.masks.mask(message)
+                return answer
 
     def sleep_until(self, moment: float) -> None:
         """A retry delay. ``moment`` comes from a recorded attempt, so a replay after a crash
@@ -464,14 +590,14 @@ class _Effects:
         self.status = None  # stale after the delay
         if moment <= time.time():
             return
-        flag = watch().watch(self.run_id)
+        flag = self.runtime.watch.watch(self.run_id)
         try:
             if flag.wait(moment - time.time()) or self._cancelled():
                 raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
         finally:
-            watch().release(self.run_id, flag)
+            self.runtime.watch.release(self.run_id, flag)
 
-    def record(self, result: dict) -> None:
+    def record(self, result: dict[str, Any]) -> None:
         key = result["step_name"]
         if key in self.recorded:
             return
@@ -479,23 +605,25 @@ class _Effects:
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
-        _count(self.run_id, 1)
+        self.runtime.count(self.run_id, 1)
 
-    def state(self, state: dict) -> None:
+    def state(self, state: dict[str, Any]) -> None:
         self.journal.flush()
         self.status = None
         DBOS.set_event("state", self.masks.mask(state))
-        _count(self.run_id, 0)
-        _notify()
+        self.runtime.count(self.run_id, 0)
+        self.runtime.notify()
 
 
 @DBOS.workflow(name="workrail_run")
-def workrail_run(run: dict) -> dict:
+def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     run_id = DBOS.workflow_id
-    assert run_id is not None
+    if run_id is None:
+        raise RuntimeError("workrail_run runs only as a DBOS workflow")
+    runtime = current()
     workflow = run["workflow"]
-    _live[run_id] = [0, 0]
-    effects = _Effects(run_id, list(workflow.get("secrets") or []))
+    runtime.live[run_id] = [0, 0]
+    effects = _Effects(runtime, run_id, declared_secrets(workflow))
     walker = RunWalker(
         workflow,
         run["parameters"],
@@ -523,12 +651,17 @@ def workrail_run(run: dict) -> dict:
         effects.state(summary)
         return summary
     finally:
-        _live.pop(run_id, None)
-        _notify()
+        runtime.live.pop(run_id, None)
+        runtime.notify()
 
 
 @DBOS.workflow(name="workrail_member")
 def workrail_member(
-    run_id: str, key: str, step: dict, values: dict, deadline: float | None, secret_names: list[str]
-) -> dict:
-    return _Effects(run_id, secret_names).member(key, step, values, deadline)
+    run_id: str,
+    key: str,
+    step: dict[str, Any],
+    values: dict[str, Any],
+    deadline: float | None,
+    secret_names: list[str],
+) -> dict[str, Any]:
+    return _Effects(current(), run_id, secret_names).member(key, step, values, deadline)

@@ -6,6 +6,14 @@ not ``preexec_fn``, which can deadlock in a threaded server), so the whole tree 
 group; on timeout or cancel the group gets SIGTERM, a grace period, then SIGKILL. When the main
 process exits, anything it left behind in its group is stopped the same way, so a step's
 background processes never outlive it and never hold its pipes.
+
+A process that left the group (``setsid``) is found by the step's token (`step_processes`) and
+stopped with the group. The timeout and the cancel never wait for the pipes to close: once the
+grace period is over, whatever still holds them, the step ends.
+
+Secrets are masked in the output as it is read, before the caps cut it (a secret cut in two by
+the stdout cap or the stderr tail would leave a fragment no later mask could recognise), and
+across reads (a secret split between two reads of the pipe is still masked whole).
 """
 
 from __future__ import annotations
@@ -22,11 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..limits import nesting_exceeded
+from . import step_processes
+from .secrets import StreamMask
+
 __all__ = ["STDERR_TAIL", "STDOUT_CAP", "CommandOutcome", "CommandSpec", "run_command"]
 
 STDOUT_CAP = 1 << 20  # bytes of stdout kept (the head)
 STDERR_TAIL = 8 << 10  # bytes of stderr kept (the tail, where errors are)
 _TICK = 0.05  # how often a waiting loop looks at the clock and the cancel flag
+# After the SIGKILL, how long the pipes may stay open (held by a process that could not be found)
+# before the step stops reading them and ends.
+_PIPE_GRACE = 0.5
 
 
 @dataclass(frozen=True)
@@ -36,6 +51,7 @@ class CommandSpec:
     env: Mapping[str, str]
     timeout: float | None = None  # seconds; None: no limit
     grace: float = 2.0  # seconds between SIGTERM and SIGKILL
+    secrets: tuple[str, ...] = ()  # values masked in stdout and stderr as they are read
 
 
 @dataclass
@@ -76,22 +92,36 @@ class CommandOutcome:
 
 
 def _parsed(stdout: str, truncated: bool) -> Any:
+    """A step's JSON output as a value, else its text. JSON nested past the engine's limit stays
+    text: as a value it could not be checked, stored or returned as every other result is."""
     text = stdout.strip()
     if text and not truncated:
         try:
-            return json.loads(text)
-        except ValueError:
-            pass
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return stdout
+        if nesting_exceeded(value) is None:
+            return value
     return stdout
 
 
 @dataclass
 class _Capture:
+    secrets: tuple[str, ...] = ()
     stdout: bytearray = field(default_factory=bytearray)
     stderr: bytearray = field(default_factory=bytearray)
     truncated: bool = False
 
+    def __post_init__(self) -> None:
+        self.masks = {True: StreamMask(self.secrets), False: StreamMask(self.secrets)}
+
     def add(self, is_stdout: bool, data: bytes) -> None:
+        self._keep(is_stdout, self.masks[is_stdout].feed(data))
+
+    def end(self, is_stdout: bool) -> None:
+        self._keep(is_stdout, self.masks[is_stdout].flush())
+
+    def _keep(self, is_stdout: bool, data: bytes) -> None:
         if is_stdout:
             room = STDOUT_CAP - len(self.stdout)
             if len(data) > room:
@@ -121,59 +151,76 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 
 class _Stopper:
-    """SIGTERM to the group now, SIGKILL once the grace period is over."""
+    """SIGTERM to the step's processes now (its group, and those that left it), SIGKILL once the
+    grace period is over."""
 
-    def __init__(self, pgid: int, grace: float) -> None:
-        self.pgid, self.grace = pgid, grace
+    def __init__(self, pgid: int, token: str, grace: float) -> None:
+        self.pgid, self.token, self.grace = pgid, token, grace
         self.kill_at: float | None = None
+
+    def _signal(self, sig: int) -> None:
+        _signal_group(self.pgid, sig)
+        step_processes.signal_all(step_processes.step_processes([self.token], [self.pgid]), sig)
 
     def start(self) -> None:
         if self.kill_at is None:
-            _signal_group(self.pgid, signal.SIGTERM)
+            self._signal(signal.SIGTERM)
             self.kill_at = time.monotonic() + self.grace
 
     def tick(self) -> None:
         if self.kill_at is not None and time.monotonic() >= self.kill_at:
+            self._signal(signal.SIGKILL)
+
+    def gave_up_on_pipes(self) -> bool:
+        """Killed, and the grace for the pipes is over: stop reading them."""
+        return self.kill_at is not None and time.monotonic() >= self.kill_at + _PIPE_GRACE
+
+    def finish(self, proc: subprocess.Popen[bytes]) -> None:
+        """After the main process is gone: stop what is left of its group, within the grace,
+        then whatever of the step escaped the group."""
+        if _group_alive(self.pgid):
+            self.start()
+            while _group_alive(self.pgid) and time.monotonic() < (self.kill_at or 0):
+                time.sleep(_TICK / 5)
             _signal_group(self.pgid, signal.SIGKILL)
-
-    def finish(self, proc: subprocess.Popen) -> None:
-        """After the main process is gone: stop what is left of its group, within the grace."""
-        if not _group_alive(self.pgid):
-            return
-        self.start()
-        while _group_alive(self.pgid) and time.monotonic() < (self.kill_at or 0):
-            time.sleep(_TICK / 5)
-        _signal_group(self.pgid, signal.SIGKILL)
-        proc.poll()
+            proc.poll()
+        # Re-parented here (see `step_processes`): what left the group and lost its parent.
+        if step_processes.after_step(self.token) or self.kill_at is not None:
+            step_processes.stop_all([self.token], [self.pgid], self.grace)
 
 
-def _spawn(spec: CommandSpec) -> subprocess.Popen:
-    return subprocess.Popen(
-        spec.argv,
-        cwd=spec.cwd,
-        env=dict(spec.env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        close_fds=True,
-    )
+def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
+    step_processes.become_subreaper()
+    with step_processes.spawning() as spawning:
+        proc = subprocess.Popen(
+            spec.argv,
+            cwd=spec.cwd,
+            env={**spec.env, step_processes.ENV_NAME: token},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+        spawning.started(proc.pid)
+    return proc
 
 
 def run_command(
     spec: CommandSpec,
     cancel: threading.Event | None = None,
-    on_start: Callable[[int], None] | None = None,
+    on_start: Callable[[int, str], None] | None = None,
     on_end: Callable[[int], None] | None = None,
 ) -> CommandOutcome:
     """Run ``spec.argv`` to completion, timeout or cancel; never raises for the command's sake.
 
-    ``on_start(pgid)`` / ``on_end(pgid)`` let the caller keep a list of live process groups (so
-    that a successor can stop them if this process dies).
+    ``on_start(pgid, token)`` / ``on_end(pgid)`` let the caller keep a list of live process groups
+    and step tokens (so that a successor can stop them if this process dies).
     """
     started = time.monotonic()
+    token = step_processes.new_token()
     try:
-        proc = _spawn(spec)
+        proc = _spawn(spec, token)
     except OSError as exc:
         return CommandOutcome(
             None,
@@ -181,14 +228,17 @@ def run_command(
             duration=time.monotonic() - started,
         )
     if on_start is not None:
-        on_start(proc.pid)
+        on_start(proc.pid, token)
     outcome = CommandOutcome(None)
-    capture = _Capture()
-    stopper = _Stopper(proc.pid, spec.grace)
+    capture = _Capture(spec.secrets)
+    stopper = _Stopper(proc.pid, token, spec.grace)
     deadline = None if spec.timeout is None else started + max(spec.timeout, 0.0)
-    _pump(proc, capture, stopper, deadline, cancel, outcome)
-    proc.wait()
-    stopper.finish(proc)
+    try:
+        _pump(proc, capture, stopper, deadline, cancel, outcome)
+        proc.wait()
+        stopper.finish(proc)
+    finally:
+        step_processes.ended(proc.pid)
     if on_end is not None:
         on_end(proc.pid)
     outcome.duration = time.monotonic() - started
@@ -206,14 +256,15 @@ def run_command(
 
 
 def _pump(
-    proc: subprocess.Popen,
+    proc: subprocess.Popen[bytes],
     capture: _Capture,
     stopper: _Stopper,
     deadline: float | None,
     cancel: threading.Event | None,
     outcome: CommandOutcome,
 ) -> None:
-    """Read both pipes until they close, watching the deadline and the cancel flag."""
+    """Read both pipes until they close, watching the deadline and the cancel flag; once the
+    step's processes are killed, not longer than the grace for the pipes."""
     selector = selectors.PollSelector()  # no epoll descriptor to create and close per command
     assert proc.stdout is not None and proc.stderr is not None
     selector.register(proc.stdout, selectors.EVENT_READ, True)
@@ -226,6 +277,7 @@ def _pump(
                 if data:
                     capture.add(key.data, data)
                 else:
+                    capture.end(key.data)
                     selector.unregister(key.fileobj)
                     key.fileobj.close()  # type: ignore[union-attr]
             now = time.monotonic()
@@ -240,7 +292,10 @@ def _pump(
             elif exited_at is not None and now - exited_at > 0.2:
                 stopper.start()  # the main process is gone; a leftover holds the pipes open
             stopper.tick()
+            if stopper.gave_up_on_pipes():
+                break
     finally:
         for key in list(selector.get_map().values()):
+            capture.end(key.data)
             key.fileobj.close()  # type: ignore[union-attr]
         selector.close()

@@ -17,13 +17,16 @@ import threading
 import uuid
 from pathlib import Path
 
+from . import step_processes
+
 __all__ = ["ExecutorLock", "InFlight", "dead_executors", "forget", "stop_orphans"]
 
 
 class ExecutorLock:
     def __init__(self, home: Path) -> None:
         self.directory = home / "executors"
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.directory, 0o700)
         self.executor_id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.path = self.directory / f"{self.executor_id}.lock"
         self._fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
@@ -60,17 +63,18 @@ def forget(home: Path, executor_ids: list[str]) -> None:
 
 
 class InFlight:
-    """The process groups this executor's steps are running, logged to ``<id>.pgids``.
+    """The process groups this executor's steps are running, with the steps' tokens (by which
+    the processes that left their group are found: `step_processes`), logged to ``<id>.pgids``.
 
-    An append-only log (``+pgid`` / ``-pgid`` lines, no fsync: it only has to survive the death
-    of this process, not of the machine), because rewriting a file per step costs a millisecond
-    on some filesystems; it is emptied, now and then, when nothing is running.
+    An append-only log (``+pgid token`` / ``-pgid`` lines, no fsync: it only has to survive the
+    death of this process, not of the machine), because rewriting a file per step costs a
+    millisecond on some filesystems; it is emptied, now and then, when nothing is running.
     """
 
     def __init__(self, lock: ExecutorLock) -> None:
         self.path = lock.directory / f"{lock.executor_id}.pgids"
         self._fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_APPEND, 0o600)
-        self._groups: set[int] = set()
+        self._groups: dict[int, str] = {}  # pgid → the step's token
         self._written = 0  # lines since the log was last emptied
         self._lock = threading.Lock()
 
@@ -79,20 +83,16 @@ class InFlight:
 
     def kill_all(self) -> None:
         with self._lock:
-            for pgid in self._groups:
-                try:
-                    os.killpg(pgid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            _kill(dict(self._groups))
 
-    def add(self, pgid: int) -> None:
+    def add(self, pgid: int, token: str = "") -> None:
         with self._lock:
-            self._groups.add(pgid)
-            os.write(self._fd, f"+{pgid}\n".encode())
+            self._groups[pgid] = token
+            os.write(self._fd, f"+{pgid} {token}\n".encode())
 
     def remove(self, pgid: int) -> None:
         with self._lock:
-            self._groups.discard(pgid)
+            self._groups.pop(pgid, None)
             os.write(self._fd, f"-{pgid}\n".encode())
             self._written += 1
             if (
@@ -102,25 +102,38 @@ class InFlight:
                 self._written = 0
 
 
-def _live_groups(log: str) -> set[int]:
-    live: set[int] = set()
-    for line in log.split():
+def _kill(groups: dict[int, str]) -> None:
+    """SIGKILL the groups and every process of their steps that left them."""
+    for pgid in groups:
         try:
-            (live.add if line[0] == "+" else live.discard)(int(line[1:]))
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    tokens = [token for token in groups.values() if token]
+    if tokens:
+        step_processes.signal_all(step_processes.step_processes(tokens, groups), signal.SIGKILL)
+
+
+def _live_groups(log: str) -> dict[int, str]:
+    live: dict[int, str] = {}
+    for line in log.splitlines():
+        pgid, _, token = line[1:].partition(" ")
+        try:
+            if line[0] == "+":
+                live[int(pgid)] = token
+            else:
+                live.pop(int(pgid), None)
         except (ValueError, IndexError):
             continue
     return live
 
 
 def stop_orphans(home: Path, executor_ids: list[str]) -> None:
-    """Kill the process groups a dead executor left running (they were started in own sessions)."""
+    """Kill what a dead executor's steps left running (they were started in own sessions, and
+    some may have left those)."""
     for executor_id in executor_ids:
         path = home / "executors" / f"{executor_id}.pgids"
         if not path.exists():
             continue
-        for pgid in _live_groups(path.read_text()):
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _kill(_live_groups(path.read_text()))
         path.unlink(missing_ok=True)

@@ -195,23 +195,23 @@ class Journal:
             raise
         cur.execute("COMMIT")
 
-    def _read(self, text: str, args: tuple) -> list[tuple]:
+    def _read(self, text: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._fetch(text, args)
 
-    def _fetch(self, text: str, args: tuple) -> list[tuple]:
+    def _fetch(self, text: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """A query (the caller holds ``_lock``)."""
         if self.postgres:
 
-            def query() -> list[tuple]:
+            def query() -> list[tuple[Any, ...]]:
                 with self._conn.cursor() as cur:
                     cur.execute(self._sql(text), args)
-                    return cur.fetchall()
+                    return list(cur.fetchall())
 
             return self._again(query)
-        return self._conn.execute(self._sql(text), args).fetchall()
+        return list(self._conn.execute(self._sql(text), args).fetchall())
 
-    def _execute(self, text: str, rows: list[tuple]) -> None:
+    def _execute(self, text: str, rows: list[tuple[Any, ...]]) -> None:
         """Write ``rows`` in one transaction (the caller holds ``_lock``)."""
         if len(rows) == 1 and not self.postgres:
             self._conn.execute(self._sql(text), rows[0])  # one statement: its own transaction
@@ -234,7 +234,7 @@ class Journal:
 
     # --- what the runs use ----------------------------------------------------------------
 
-    def attempts(self, run_id: str) -> dict[tuple[str, int], dict | None]:
+    def attempts(self, run_id: str) -> dict[tuple[str, int], dict[str, Any] | None]:
         """The recorded attempts of a run: outcome, or None for one marked in flight."""
         rows = self._read(
             "SELECT step_key, attempt, outcome FROM {journal} WHERE run_id = ? AND attempt > 0",
@@ -255,7 +255,7 @@ class Journal:
                 [(run_id, key, attempt)],
             )
 
-    def add_attempt(self, run_id: str, key: str, attempt: int, outcome: dict) -> None:
+    def add_attempt(self, run_id: str, key: str, attempt: int, outcome: dict[str, Any]) -> None:
         """An attempt's outcome, held until the step's result (one row for both) or a `flush`.
 
         Between the two nothing leaves the process, so a crash in between can only make the
@@ -263,7 +263,7 @@ class Journal:
         with self._lock:
             self._pending[(run_id, key)] = (attempt, json.dumps(outcome))
 
-    def add_result(self, run_id: str, key: str, result: dict) -> str | None:
+    def add_result(self, run_id: str, key: str, result: dict[str, Any]) -> str | None:
         """A step's result, on the row of its last attempt; written now. Returns the run's DBOS
         status read right after (so the next step need not ask again whether it was cancelled)."""
         with self._lock:
@@ -288,7 +288,7 @@ class Journal:
         )
         return {key for (key,) in rows}
 
-    def results(self, run_id: str) -> list[dict]:
+    def results(self, run_id: str) -> list[dict[str, Any]]:
         """A run's step results in the order they were recorded."""
         rows = self._read(
             "SELECT result FROM {journal} WHERE run_id = ? AND result IS NOT NULL ORDER BY position",
@@ -306,3 +306,12 @@ class Journal:
             tuple(run_ids),
         )
         return dict(rows)
+
+    def owns_pending(self, executor_id: str) -> bool:
+        """Whether runs (or members) are pending on this executor: its lock file must then stay,
+        so that the next process recovers them."""
+        rows = self._read(
+            "SELECT 1 FROM {status} WHERE executor_id = ? AND status = 'PENDING' LIMIT 1",
+            (executor_id,),
+        )
+        return bool(rows)

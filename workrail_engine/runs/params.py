@@ -6,8 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema_rs
-
+from .._json_output import compiled_schema, json_schema_problems
 from ..errors import InvalidParams, InvalidWorkflow
 
 __all__ = ["check_parameters"]
@@ -40,10 +39,16 @@ def check_parameters(workflow: Mapping[str, Any], given: Any) -> dict[str, Any]:
     if not isinstance(schema, Mapping):
         raise InvalidWorkflow("the workflow's parameters schema is not an object")
     values = _with_defaults(schema, given)
-    try:
-        validator = jsonschema_rs.validator_for(dict(schema))
-    except (ValueError, jsonschema_rs.ValidationError) as exc:
-        raise InvalidWorkflow(f"the workflow's parameters schema is invalid: {exc}") from None
+    # The same check and compilation as `workrail validate` (no reference leaves the schema).
+    problems_in_schema = json_schema_problems(dict(schema))
+    if problems_in_schema:
+        first = problems_in_schema[0]
+        raise InvalidWorkflow(
+            f"the workflow's parameters schema is invalid at /parameters{first.pointer}: "
+            f"{first.message}",
+            diagnostics=[p.under("/parameters").to_dict() for p in problems_in_schema],
+        )
+    validator = compiled_schema(dict(schema))
     problems = [
         {"path": _where(list(error.instance_path)), "message": error.message}
         for error in validator.iter_errors(values)

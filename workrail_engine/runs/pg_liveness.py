@@ -29,6 +29,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -77,7 +78,15 @@ def lock_key(name: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def connection_parameters(url: str, application_name: str) -> dict[str, str]:
+def _first_value(cursor: Any) -> Any:
+    """The first column of the one row a query like ``SELECT pg_try_advisory_lock(…)`` returns."""
+    row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError("the query returned no row")
+    return row[0]
+
+
+def connection_parameters(url: str, application_name: str) -> dict[str, Any]:
     """libpq parameters from a URL, SQLAlchemy's ``postgresql+psycopg://`` form accepted too."""
     plain = re.sub(r"^postgres(?:ql)?\+\w+://", "postgresql://", url)
     return {
@@ -264,7 +273,7 @@ class PostgresLiveness:
 
     def _register(self, conn: psycopg.Connection, first: bool) -> None:
         # The lock before the row: whoever sees the row finds the lock held.
-        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()[0]:
+        if not _first_value(conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,))):
             raise psycopg.OperationalError(
                 f"the lock of executor {self.executor_id} is held by another session "
                 "(it is being recovered after this process lost its connection)"
@@ -283,7 +292,7 @@ class PostgresLiveness:
 
     def _try_lock(self, conn: psycopg.Connection, executor_id: str, key: int) -> bool:
         """Take the lock of a registered executor if it is free and its row is still there."""
-        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+        if not _first_value(conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))):
             return False
         if conn.execute(
             "SELECT 1 FROM workrail.executors WHERE executor_id = %s", (executor_id,)

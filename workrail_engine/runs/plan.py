@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conditions import evaluate
+from ..declared import declared_secrets
 from ..errors import SecurityViolation
 from ..steps import step_kind, walk_steps
 from ..templates import TemplateError, find_references, render
@@ -42,7 +43,7 @@ def _needs_outputs(node: Any) -> bool:
     return False
 
 
-def _decision(step: Mapping[str, Any], values: dict) -> str:
+def _decision(step: Mapping[str, Any], values: dict[str, Any]) -> str:
     condition = step.get("runCondition")
     if condition is None:
         return "runs"
@@ -58,7 +59,7 @@ def _decision(step: Mapping[str, Any], values: dict) -> str:
         return f"error: {exc}"
 
 
-def _shown(text: str, values: dict) -> str:
+def _shown(text: str, values: dict[str, Any]) -> str:
     """A template rendered where its values are known; references to outputs kept as written."""
     out = text
     for ref in reversed(find_references(text)):
@@ -72,7 +73,7 @@ def _shown(text: str, values: dict) -> str:
     return out
 
 
-def _command(step: Mapping[str, Any], values: dict, project: Path) -> dict[str, Any]:
+def _command(step: Mapping[str, Any], values: dict[str, Any], project: Path) -> dict[str, Any]:
     run = step.get("run") or {}
     entry: dict[str, Any] = {"argv": [_shown(str(a), values) for a in run.get("command") or []]}
     if run.get("env"):
@@ -96,7 +97,7 @@ def _command(step: Mapping[str, Any], values: dict, project: Path) -> dict[str, 
 
 
 def _entry(
-    step: Mapping[str, Any], values: dict, project: Path, key: str | None = None
+    step: Mapping[str, Any], values: dict[str, Any], project: Path, key: str | None = None
 ) -> dict[str, Any]:
     kind = step_kind(step)
     entry: dict[str, Any] = {
@@ -111,7 +112,9 @@ def _entry(
     return entry
 
 
-def _loop(step: Mapping[str, Any], by_id: dict, values: dict, project: Path) -> dict[str, Any]:
+def _loop(
+    step: Mapping[str, Any], by_id: dict[str, Any], values: dict[str, Any], project: Path
+) -> dict[str, Any]:
     spec = step.get("loop") or {}
     body = step.get("body")
     steps = (
@@ -134,16 +137,21 @@ def _loop(step: Mapping[str, Any], by_id: dict, values: dict, project: Path) -> 
 
 def plan_run(
     workflow: Mapping[str, Any],
-    parameters: dict,
-    context: dict,
+    parameters: dict[str, Any],
+    context: dict[str, Any],
     project: Path,
     parallel_limit: int | None,
     timeout: float | None,
 ) -> dict[str, Any]:
-    secrets = {name: "***" for name in workflow.get("secrets") or []}
+    secrets = {name: "***" for name in declared_secrets(workflow)}
     values = {"parameters": parameters, "context": dict(context), "steps": {}, "secrets": secrets}
     by_id = {s["id"]: s for s in workflow.get("steps", []) if isinstance(s, Mapping) and "id" in s}
-    owned = {s.get("body") for s in workflow.get("steps", []) if step_kind(s) == "loop"}
+    # A loop whose body names a top-level step owns it; an inline body (a list) owns nothing here.
+    owned = {
+        s.get("body")
+        for s in workflow.get("steps", [])
+        if step_kind(s) == "loop" and isinstance(s.get("body"), str)
+    }
     groups: list[dict[str, Any]] = []
     for step in workflow.get("steps", []):
         if step.get("id") in owned:

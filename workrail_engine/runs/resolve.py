@@ -4,30 +4,32 @@ when the caller is an agent."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
-from ..errors import InvalidWorkflow, SecurityViolation
+from ..errors import InvalidWorkflow, RunNotFound, SecurityViolation
+from ..home import workrail_home
 from ..ids import is_workflow_id
 
-__all__ = ["database_url", "project_of", "resolve_workflow", "store_exists", "store_home"]
+__all__ = [
+    "database_url",
+    "project_of",
+    "resolve_workflow",
+    "run_ids_explained",
+    "store_exists",
+    "store_home",
+]
 
 _SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def store_home(create: bool = True) -> Path:
-    """Where runs are stored: ``$WORKRAIL_HOME/runs``, else the user data directory."""
-    home = os.environ.get("WORKRAIL_HOME")
-    base = (
-        Path(home).expanduser()
-        if home
-        else Path(platformdirs.user_data_dir("workrail", appauthor=False))
-    )
-    path = base / "runs"
+    """Where runs are stored: ``runs/`` in WorkRail's home (next to the user's ``workflows/``)."""
+    path = workrail_home() / "runs"
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: see sqlite_store
     return path
 
 
@@ -53,6 +55,24 @@ def project_of(catalog: Any) -> Path:
     return Path.cwd()
 
 
+@contextmanager
+def run_ids_explained(catalog: Any, start_one: Callable[[str], str]) -> Iterator[None]:
+    """A workflow id given where a run id belongs is said to be one; ``start_one(workflow_id)``
+    is the front end's words for starting a run of it ("call run_workflow to start one")."""
+    try:
+        yield
+    except RunNotFound as error:
+        run_id = error.data.get("runId", "")
+        if run_id in set(catalog.ids()):
+            raise RunNotFound(
+                run_id,
+                error.data.get("runsOfWorkflow") or error.data.get("closest", ()),
+                workflow_id=run_id,
+                action=start_one(run_id),
+            ) from None
+        raise
+
+
 def _looks_like_path(name: str) -> bool:
     return "/" in name or os.sep in name or name.endswith(_SUFFIXES)
 
@@ -68,7 +88,7 @@ def _confined(catalog: Any, path: Path) -> None:
 
 def resolve_workflow(
     catalog: Any, name: str, *, any_path: bool, base: Path | None = None
-) -> tuple[dict, str]:
+) -> tuple[dict[str, Any], str]:
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
     if is_workflow_id(name) and not name.endswith(_SUFFIXES):
         entry = catalog.get(name)
@@ -90,4 +110,7 @@ def resolve_workflow(
             f"{path}: {len(linted.errors)} error(s); first: {first.code} {first.message} at {first.pointer or '/'}",
             diagnostics=[d.to_dict() for d in linted.diagnostics],
         )
-    return catalog.serve_file(linted.document.value), str(path)
+    definition = linted.document.value
+    if not isinstance(definition, dict):  # a clean lint means an object; said for the types
+        raise InvalidWorkflow(f"{path}: a workflow is a JSON object")
+    return catalog.serve_file(definition), str(path)

@@ -15,9 +15,10 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MASK", "MaskingFilter", "SecretSet"]
+__all__ = ["MASK", "MaskingFilter", "SecretSet", "StreamMask"]
 
 MASK = "***"
+_MASK_BYTES = MASK.encode()
 
 # Every secret value read in this process, for the log filter (a log line may come from a
 # library — DBOS, SQLAlchemy — that knows nothing about our runs).
@@ -61,10 +62,6 @@ class SecretSet:
         source = os.environ if environ is None else environ
         return [name for name in names if not source.get(name)]
 
-    def masked_values(self) -> dict[str, str]:
-        """What ``{{secrets.NAME}}`` shows in a plan or a guidance: the mask, never the value."""
-        return {name: MASK for name in self.values}
-
     def mask_text(self, text: str) -> str:
         for needle in self._needles:
             if needle in text:
@@ -82,3 +79,32 @@ class SecretSet:
         if isinstance(value, (list, tuple)):
             return [self.mask(item) for item in value]
         return value
+
+
+class StreamMask:
+    """Masks a byte stream read in chunks, before anything cuts it: a secret split between two
+    reads is masked whole. The last ``len(longest secret) - 1`` bytes are held back until the
+    next chunk (or `flush`) shows whether they begin a secret."""
+
+    def __init__(self, values: Iterable[str]) -> None:
+        # Longest first, so a secret that contains another is masked whole.
+        self._needles = sorted({v.encode() for v in values if v}, key=len, reverse=True)
+        self._hold = len(self._needles[0]) - 1 if self._needles else 0
+        self._carry = b""
+
+    def feed(self, data: bytes) -> bytes:
+        """What of the stream so far is masked and final."""
+        if not self._needles:
+            return data
+        text = self._carry + data
+        for needle in self._needles:
+            if needle in text:
+                text = text.replace(needle, _MASK_BYTES)
+        cut = max(len(text) - self._hold, 0)
+        self._carry = text[cut:]
+        return text[:cut]
+
+    def flush(self) -> bytes:
+        """The end of the stream: what was held back (it holds no whole secret)."""
+        rest, self._carry = self._carry, b""
+        return rest

@@ -13,18 +13,24 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contracts import check_step_artifacts
+from ..declared import declared_secrets
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..rules import validate_output
+from ..steps import find_step
 from .commands import AttemptSettings
 from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters
 from .plan import has_commands, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
+from .secrets import SecretSet
 from .walker import condition_context
 from .workspace import check_sandbox
+
+if TYPE_CHECKING:
+    from .durable import DurableRuntime
 
 __all__ = ["RunOptions", "RunService"]
 
@@ -55,7 +61,7 @@ class RunService:
         server: bool = False,
     ) -> None:
         """``server``: this process serves clients and should end promptly when asked to, even
-        with runs in flight (see `durable.exit_promptly_on_shutdown`)."""
+        with runs in flight (see `DurableRuntime.exit_promptly_on_shutdown`)."""
         self.project = project
         self.settings = AttemptSettings(
             project=project, allow_commands=allow_commands, sandbox=sandbox
@@ -63,7 +69,8 @@ class RunService:
         self.home = home
         self.database = database
         self.server = server
-        self.executor_id: str | None = None
+        # DBOS in this process and everything the runs share; every DBOS call goes through it.
+        self.runtime: DurableRuntime | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, dict[str, Any]] = {}
 
@@ -72,35 +79,45 @@ class RunService:
     def start(self) -> None:
         """Launch the durable layer (and recover dead processes' runs); idempotent."""
         with self._lock:
-            if self.executor_id is None:
+            if self.runtime is None:
                 from . import durable
 
                 home = self.home or store_home()
                 try:
-                    self.executor_id = durable.launch(
-                        home, self.database or database_url(), self.settings
-                    )
+                    runtime = durable.launch(home, self.database or database_url(), self.settings)
                 except RuntimeError as exc:  # DBOS is one per process, on one store
                     raise StorageError(str(exc)) from None
                 if self.server:
-                    durable.exit_promptly_on_shutdown()
+                    runtime.exit_promptly_on_shutdown()
+                self.runtime = runtime
 
     def close(self) -> None:
         """Stop the durable layer of this process (tests, embedding); `start()` may follow."""
         with self._lock:
-            if self.executor_id is not None:
-                from . import durable
-
-                durable.shutdown()
-                self.executor_id = None
+            if self.runtime is not None:
+                self.runtime.shutdown()
+                self.runtime = None
 
     @property
     def started(self) -> bool:
-        return self.executor_id is not None
+        return self.runtime is not None
+
+    @property
+    def executor_id(self) -> str | None:
+        return self.runtime.executor_id if self.runtime is not None else None
+
+    def _runtime(self) -> DurableRuntime:
+        """The runtime, launched on first need."""
+        self.start()
+        if self.runtime is None:  # start() either sets it or raises
+            raise StorageError("the run store could not be opened")
+        return self.runtime
 
     # --- starting ------------------------------------------------------------------------
 
-    def prepare(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
+    def prepare(
+        self, workflow: dict[str, Any], parameters: Any, options: RunOptions
+    ) -> dict[str, Any]:
         """Checks before anything runs: parameters, permission for commands, the sandbox."""
         values = check_parameters(workflow, parameters)
         if options.parallel_limit is not None and options.parallel_limit < 1:
@@ -109,18 +126,21 @@ class RunService:
             raise InvalidParams("timeout must be positive", details="timeout <= 0")
         return values
 
-    def plan(self, workflow: dict, parameters: Any, options: RunOptions) -> dict[str, Any]:
+    def plan(
+        self, workflow: dict[str, Any], parameters: Any, options: RunOptions
+    ) -> dict[str, Any]:
         values = self.prepare(workflow, parameters, options)
+        masks = _secrets_of(workflow)  # as the run would store and use them (see `run`)
         return plan_run(
             workflow,
-            values,
-            options.context,
+            masks.mask(values),
+            masks.mask(options.context),
             self.project,
             options.parallel_limit,
             options.timeout or workflow.get("timeoutSeconds"),
         )
 
-    def run(self, workflow: dict, parameters: Any, options: RunOptions) -> str:
+    def run(self, workflow: dict[str, Any], parameters: Any, options: RunOptions) -> str:
         values = self.prepare(workflow, parameters, options)
         if has_commands(workflow) and not self.settings.allow_commands:
             raise SecurityViolation(
@@ -131,17 +151,18 @@ class RunService:
             )
         if sandbox_wanted(workflow) or self.settings.sandbox:
             check_sandbox()
-        self.start()
-        from . import durable
-
+        runtime = self._runtime()
         timeout = options.timeout or workflow.get("timeoutSeconds")
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
-        durable.start_run(
+        # The run's input is stored: a parameter or a context value holding a secret's value is
+        # stored (and seen by the steps) masked, as everything else of the run.
+        masks = _secrets_of(workflow)
+        runtime.start_run(
             run_id,
             {
                 "workflow": workflow,
-                "parameters": values,
-                "context": options.context,
+                "parameters": masks.mask(values),
+                "context": masks.mask(options.context),
                 "deadline": time.time() + timeout if timeout else None,
                 "parallel_limit": options.parallel_limit,
                 "started_at": time.time(),
@@ -156,65 +177,43 @@ class RunService:
         return _public(self._raw(run_id))
 
     def _raw(self, run_id: str) -> dict[str, Any]:
-        self.start()
-        from dbos import DBOS
-
+        runtime = self._runtime()
         cached = self._inputs.get(run_id)
-        found = DBOS.list_workflows(workflow_ids=[run_id], load_input=cached is None)
-        if not found or found[0].name != "workrail_run":
-            raise RunNotFound(run_id, [s["workflow_id"] for s in self.list(limit=20)])
-        status = found[0]
+        status = runtime.run_status(run_id, load_input=cached is None)
+        if status is None:
+            recent = self.list(limit=20)
+            raise RunNotFound(
+                run_id,
+                [s["workflow_id"] for s in recent],
+                runs_of_it=[s["workflow_id"] for s in recent if s["workflow_name"] == run_id],
+            )
         if cached is None:  # a run's input never changes: read its definition once
             cached = self._inputs[run_id] = run_input(status)
-        from .durable import step_results
-
-        return _snapshot(status, cached, DBOS.get_all_events(run_id), step_results(run_id))
+        return _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
-        self.start()
-        from dbos import DBOS
-
-        statuses = DBOS.list_workflows(
-            name="workrail_run",
-            sort_desc=True,
-            limit=limit,
-            status=["PENDING", "ENQUEUED"] if running_only else None,
-        )
+        runtime = self._runtime()
+        statuses = runtime.list_runs(running_only=running_only, limit=limit)
         # An in-flight run may be waiting for the agent: its state event says so, as in get().
         return [
-            _summary(s, DBOS.get_all_events(s.workflow_id) if s.status in _IN_FLIGHT else {})
+            _summary(s, runtime.events(s.workflow_id) if s.status in _IN_FLIGHT else {})
             for s in statuses
         ]
-
-    def running_count(self) -> int:
-        self.start()
-        from dbos import DBOS
-
-        return len(
-            DBOS.list_workflows(
-                name="workrail_run",
-                status=["PENDING", "ENQUEUED"],
-                load_input=False,
-                load_output=False,
-            )
-        )
 
     def wait(
         self,
         run_id: str,
         seconds: float,
-        on_change: Callable[[dict], None] | None = None,
+        on_change: Callable[[dict[str, Any]], None] | None = None,
         leave_waiting: str | None = None,
         stop: threading.Event | None = None,
     ) -> dict[str, Any]:
         """The run once it ends or waits for the agent, or as it is when ``seconds`` are up
         (or when ``stop`` is set)."""
-        from .durable import change_mark, wait_for_change
-
         end = time.monotonic() + max(seconds, 0.0)
         seen = None
         while True:
-            mark_before = change_mark(run_id)
+            mark_before = self._runtime().change_mark(run_id)
             snap = self.get(run_id)
             mark = (snap["status"], len(snap["step_results"]))
             if on_change is not None and mark != seen:
@@ -229,29 +228,23 @@ class RunService:
             remaining = end - time.monotonic()
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
-            wait_for_change(
+            self._runtime().wait_for_change(
                 run_id, remaining, steps=on_change is not None, stop=stop, since=mark_before
             )
 
     # --- acting on a run -----------------------------------------------------------------
 
     def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
-        snap = self.get(run_id)
+        raw = self._raw(run_id)
+        snap = _public(raw)
         if snap["status"] not in ACTIVE:
             return {
                 "status": snap["status"],
                 "steps_completed": snap["steps_completed"],
                 "message": f"run {run_id} had already finished ({snap['status']}); nothing to cancel",
             }
-        from dbos import DBOS
-
-        from . import durable
-
-        DBOS.update_workflow_attributes(
-            run_id, {"cancel_reason": reason or "cancelled"}, merge=True
-        )
-        DBOS.cancel_workflow(run_id, cancel_children=True)
-        durable.watch().cancel_local(run_id)
+        masks = _secrets_of(raw["_workflow"])
+        self._runtime().cancel(run_id, masks.mask(reason or "cancelled"))
         out = {"status": "cancelled", "steps_completed": self.get(run_id)["steps_completed"]}
         if reason:
             out["reason"] = reason
@@ -261,9 +254,9 @@ class RunService:
         self,
         run_id: str,
         output: str,
-        context: dict | None = None,
+        context: dict[str, Any] | None = None,
         wait_seconds: float = 10.0,
-        artifacts: list | None = None,
+        artifacts: list[Any] | None = None,
     ) -> dict[str, Any]:
         snap = self._raw(run_id)
         if snap["status"] != "waiting":
@@ -273,7 +266,7 @@ class RunService:
                 status=snap["status"],
             )
         waiting = snap["waiting"]
-        step = _find_step(snap["_workflow"], waiting["step"]["id"])
+        step = find_step(snap["_workflow"], waiting["step"]["id"])
         values = {
             "parameters": snap["_parameters"],
             "context": {**waiting.get("context", {}), **(context or {})},
@@ -281,8 +274,9 @@ class RunService:
         }
         checked = validate_output(step.get("validationCriteria"), output, condition_context(values))
         handed = check_step_artifacts(snap["_workflow"], step, artifacts or [])
+        masks = _secrets_of(snap["_workflow"])
         if not checked.valid or not handed.valid:
-            blocked = {
+            blocked: dict[str, Any] = {
                 **_public(snap),
                 "outcome": "blocked",
                 "issues": [*checked.issues, *handed.issues],
@@ -290,35 +284,31 @@ class RunService:
             }
             if handed.followups:
                 blocked["follow_ups"] = handed.followups
-            return blocked
-        from dbos import DBOS
-
-        message = {"step_key": waiting["step_key"], "output": output, "context": context or {}}
+            return masks.mask(blocked)  # type: ignore[no-any-return]
+        message: dict[str, Any] = {
+            "step_key": waiting["step_key"],
+            "output": output,
+            "context": context or {},
+        }
         if artifacts:
             message["artifacts"] = artifacts
-        DBOS.send(run_id, message, topic="continue")
+        # DBOS stores the message (and the run's receipt of it): masked before it is sent.
+        self._runtime().send(run_id, masks.mask(message))
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
         return {**after, "outcome": "accepted"}
 
 
-def _find_step(workflow: dict, step_id: str) -> dict:
-    stack = list(workflow.get("steps") or [])
-    while stack:
-        step = stack.pop()
-        if step.get("id") == step_id:
-            return step
-        stack += list(step.get("steps") or []) + [
-            s for s in (step.get("body") or []) if isinstance(s, dict)
-        ]
-    return {}
+def _secrets_of(workflow: dict[str, Any]) -> SecretSet:
+    """The masks of a workflow's declared secrets, read from this process's environment."""
+    return SecretSet.from_environment(declared_secrets(workflow))
 
 
-def _elapsed(run: dict, state: dict, status: Any) -> float:
+def _elapsed(run: dict[str, Any], state: dict[str, Any], status: Any) -> float:
     started = run.get("started_at") or (status.created_at or 0) / 1000
     return max((state.get("finished_at") or time.time()) - started, 0.0)
 
 
-def _status_of(status: Any, state: dict) -> str:
+def _status_of(status: Any, state: dict[str, Any]) -> str:
     if status.status in ("PENDING", "ENQUEUED", "DELAYED"):
         # The summary is the run's last event; the workflow ends right after (a reader in between
         # need not wait for DBOS to record the end).
@@ -331,11 +321,11 @@ def _status_of(status: Any, state: dict) -> str:
     if mapped is not None:
         return mapped
     output = status.output if isinstance(status.output, dict) else {}
-    return output.get("status", "failed")
+    return str(output.get("status", "failed"))
 
 
 def _snapshot(
-    status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict]
+    status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict[str, Any]]
 ) -> dict[str, Any]:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}

@@ -8,18 +8,25 @@ the database stays consistent. ``WORKRAIL_SQLITE_SYNCHRONOUS=FULL`` fsyncs every
 
 Both connections to the file — DBOS's (through SQLAlchemy) and the step journal's (the driver
 itself) — get the same settings from `configure_connection`.
+
+The store is private to its user (`make_private`): the directory 0700, the database 0600. SQLite
+gives its ``-wal`` and ``-shm`` files the mode of the database file whatever the umask, so
+creating the database file first, 0600, is what makes them 0600 too.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 
-__all__ = ["configure_connection", "sqlite_engine"]
+__all__ = ["DATABASE", "configure_connection", "make_private", "sqlite_engine"]
+
+DATABASE = "runs.sqlite"
 
 
 def configure_connection(conn: sqlite3.Connection) -> None:
@@ -42,3 +49,21 @@ def sqlite_engine(url: str) -> sa.Engine:
         configure_connection(dbapi_conn)
 
     return engine
+
+
+def make_private(home: Path, sqlite: bool) -> None:
+    """The store's directory 0700 and, on SQLite, its database files 0600 — created so, and
+    tightened when an earlier version left them readable by others."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    paths = [home]
+    if sqlite:
+        database = home / DATABASE
+        os.close(os.open(database, os.O_CREAT | os.O_WRONLY, 0o600))
+        paths += [database, home / f"{DATABASE}-wal", home / f"{DATABASE}-shm"]
+    for path in paths:
+        try:
+            os.chmod(path, 0o700 if path == home else 0o600)
+        except FileNotFoundError:
+            pass
+        except PermissionError:  # another user's store, shared on purpose: left as it is
+            pass

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from .._navigator_guidance import step_guidance
 from ..conditions import MISSING, evaluate, resolve
 from ..contracts import loop_decision
 from ..loop_source import artifact_source, loop_condition
-from ..rules import describe_criteria
 from ..step_prompt import is_delegation, render_step
 from ..steps import step_kind
 from ..templates import find_references, render_for_agent
@@ -30,15 +30,25 @@ DEFAULT_MAX_ITERATIONS = 100
 
 class Effects(Protocol):
     def attempt(
-        self, key: str, step: dict, values: dict, attempt: int, deadline: float | None
-    ) -> dict: ...
+        self,
+        key: str,
+        step: dict[str, Any],
+        values: dict[str, Any],
+        attempt: int,
+        deadline: float | None,
+    ) -> dict[str, Any]: ...
     def parallel(
-        self, members: list[tuple[str, dict, dict]], limit: int, deadline: float | None
-    ) -> list[dict]: ...
-    def wait(self, key: str, waiting: dict, deadline: float | None) -> dict | None: ...
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]: ...
+    def wait(
+        self, key: str, waiting: dict[str, Any], deadline: float | None
+    ) -> dict[str, Any] | None: ...
     def sleep_until(self, moment: float) -> None: ...
-    def record(self, result: dict) -> None: ...
-    def state(self, state: dict) -> None: ...
+    def record(self, result: dict[str, Any]) -> None: ...
+    def state(self, state: dict[str, Any]) -> None: ...
 
 
 def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -75,8 +85,8 @@ def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[st
 
 
 def run_with_retries(
-    effects: Effects, key: str, step: dict, values: dict, deadline: float | None
-) -> dict:
+    effects: Effects, key: str, step: dict[str, Any], values: dict[str, Any], deadline: float | None
+) -> dict[str, Any]:
     """Attempts until one succeeds or the policy (or the deadline) says stop; a step result."""
     max_attempts, delay, backoff = retry_policy(step)
     values = needed_values(step, values)
@@ -109,29 +119,32 @@ def run_with_retries(
 
 
 def waiting_view(
-    workflow: Mapping[str, Any], key: str, step: Mapping[str, Any], values: Mapping[str, Any]
+    key: str,
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    values: Mapping[str, Any],
+    *,
+    first: bool,
 ) -> dict[str, Any]:
-    """What a paused run shows the agent: the step as served and its guidance, rendered by the
-    same function as a stateless next step (secrets are never filled in)."""
+    """What a paused run shows the agent: the step as served, rendered by the same function as a
+    stateless next step (``step_prompt.render_step``), and its guidance as the navigator writes
+    it (role, preconditions and clarifications on the first prompt, guidance, metaGuidance,
+    criteria); templates see parameters, context and earlier outputs, never secrets."""
     rendered = render_step(workflow, step, values)
-    bare = condition_context(values)
+    context = condition_context(values)
     shown: dict[str, Any] = {
         k: step[k]
         for k in ("id", "type", "agentRole", "askForFiles", "requireConfirmation", "outputContract")
         if k in step
     }
     if step.get("guidance"):
-        shown["guidance"] = [render_for_agent(str(g), values, bare) for g in step["guidance"]]
-    guidance = {
-        **rendered.guidance_fields(),
-        "prompt": rendered.prompt,
-        "modelHint": step.get("modelHint"),
-        "validationCriteria": describe_criteria(step.get("validationCriteria"), bare),
-    }
-    view = {
+        shown["guidance"] = [render_for_agent(str(g), values, context) for g in step["guidance"]]
+    view: dict[str, Any] = {
         "step_key": key,
         "step": {**shown, "title": rendered.title, "prompt": rendered.prompt},
-        "guidance": guidance,
+        "guidance": step_guidance(
+            workflow, step, context, first=first, loop=None, rendered=rendered
+        ),
     }
     if rendered.notes:
         view["notes"] = rendered.notes
@@ -142,8 +155,8 @@ class RunWalker:
     def __init__(
         self,
         workflow: Mapping[str, Any],
-        parameters: dict,
-        context: dict,
+        parameters: dict[str, Any],
+        context: dict[str, Any],
         effects: Effects,
         *,
         deadline: float | None,
@@ -160,7 +173,9 @@ class RunWalker:
             "steps": {},
             "secrets": masked_secrets,
         }
-        self.by_id = {s["id"]: s for s in workflow["steps"] if isinstance(s, Mapping) and "id" in s}
+        self.by_id: dict[str, dict[str, Any]] = {
+            s["id"]: s for s in workflow["steps"] if isinstance(s, dict) and "id" in s
+        }
         self.owned = {
             s["body"]
             for s in workflow["steps"]
@@ -168,6 +183,7 @@ class RunWalker:
         }
         self.artifacts: list = []  # what the agent handed over with its last step
         self.failed: list[str] = []  # steps that failed under onFailure: continue
+        self.asked = False  # whether the agent was asked for a step yet (preconditions go first)
         self.error: str | None = None  # set when the run must stop
 
     # --- the walk ----------------------------------------------------------------------
@@ -193,7 +209,7 @@ class RunWalker:
         condition = step.get("runCondition")
         return condition is None or evaluate(condition, condition_context(self.values), notes)
 
-    def _step(self, step: dict, key: str) -> None:
+    def _step(self, step: dict[str, Any], key: str) -> None:
         notes: list[str] = []
         if not self._holds(step, notes):
             reason = " ".join(["runCondition is false", *notes])
@@ -213,7 +229,7 @@ class RunWalker:
         else:
             self._loop(step)
 
-    def _finish(self, step: Mapping[str, Any], result: dict) -> None:
+    def _finish(self, step: Mapping[str, Any], result: dict[str, Any]) -> None:
         self.effects.record(result)
         if result["status"] == "success" or result["status"] == "skipped":
             if result["status"] == "success":
@@ -230,8 +246,9 @@ class RunWalker:
         else:
             self.error = f"step {result['step_name']!r} failed: {result.get('error')}"
 
-    def _prompt(self, step: dict, key: str) -> None:
-        waiting = waiting_view(self.workflow, key, step, self.values)
+    def _prompt(self, step: dict[str, Any], key: str) -> None:
+        waiting = waiting_view(key, self.workflow, step, self.values, first=not self.asked)
+        self.asked = True
         self.effects.state(
             {"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}}
         )
@@ -264,7 +281,7 @@ class RunWalker:
             ),
         )
 
-    def _parallel(self, group: dict) -> None:
+    def _parallel(self, group: dict[str, Any]) -> None:
         members, prompts = [], []
         for step in group.get("steps") or []:
             if not self._holds(step):
@@ -296,10 +313,12 @@ class RunWalker:
 
     # --- loops -------------------------------------------------------------------------
 
-    def _loop(self, loop: dict) -> None:
+    def _loop(self, loop: dict[str, Any]) -> None:
         spec = loop.get("loop") or {}
         body = loop.get("body")
-        steps = [self.by_id[body]] if isinstance(body, str) else list(body or [])
+        steps: list[dict[str, Any]] = (
+            [self.by_id[body]] if isinstance(body, str) else list(body or [])
+        )
         limit = spec.get("maxIterations", DEFAULT_MAX_ITERATIONS)
         items = self._items(spec) if spec.get("type") == "forEach" else None
         iteration = 0
@@ -314,13 +333,13 @@ class RunWalker:
             if isinstance(spec.get(name), str):
                 self.values["context"].pop(spec[name], None)
 
-    def _items(self, spec: Mapping[str, Any]) -> list:
+    def _items(self, spec: Mapping[str, Any]) -> list[Any]:
         items = spec.get("items")
         if isinstance(items, str):
             items = resolve(condition_context(self.values), items)
         return items if isinstance(items, list) else []
 
-    def _continues(self, spec: Mapping[str, Any], done: int, items: list | None) -> bool:
+    def _continues(self, spec: Mapping[str, Any], done: int, items: list[Any] | None) -> bool:
         kind = spec.get("type")
         if artifact_source(spec):
             return done == 0 or self._decision() == "continue"
@@ -345,7 +364,7 @@ class RunWalker:
             return "stop"
         return decision
 
-    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list | None) -> None:
+    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list[Any] | None) -> None:
         context = self.values["context"]
         for name, value in (("iterationVar", iteration), ("indexVar", iteration - 1)):
             if isinstance(spec.get(name), str):

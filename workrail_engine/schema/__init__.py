@@ -29,4 +29,5 @@ def schema_path() -> Path:
 def load_schema() -> dict[str, Any]:
     """The parsed schema. Cached: callers share one dict and must not modify it."""
     with _SCHEMA_FILE.open(encoding="utf-8") as handle:
-        return json.load(handle)
+        schema: dict[str, Any] = json.load(handle)
+    return schema

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+import anyio.from_thread
 import anyio.to_thread
 from mcp import MCPError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
-from workrail_engine.errors import EngineError
+from workrail_engine.errors import EngineError, closest
 from workrail_mcp.error_mapping import (
     as_json_text,
     describe_validation_error,
@@ -34,6 +35,22 @@ from workrail_mcp.error_mapping import (
 from workrail_mcp.known_json import KnownJson
 
 __all__ = ["ToolEnv", "ToolRegistry", "ToolSpec", "read_only", "writes"]
+
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+def _unexpected(unknown: list[str], accepted: list[str]) -> MCPError:
+    """Unknown argument names refused, with the accepted ones and the likeliest meant."""
+    meant = {name: closest(name, accepted, n=1, cutoff=40.0) for name in unknown}
+    hints = [f"{name!r} (did you mean {m[0]!r}?)" if m else repr(name) for name, m in meant.items()]
+    return invalid_params(
+        f"unexpected argument{'s' if len(unknown) > 1 else ''} {', '.join(hints)}; "
+        f"accepted: {', '.join(accepted) or 'none'}",
+        unexpected=unknown,
+        accepted=accepted,
+        closest=sorted({m[0] for m in meant.values() if m}),
+    )
 
 
 def read_only(title: str) -> ToolAnnotations:
@@ -62,8 +79,8 @@ class ToolEnv:
 
     catalog: Any
     allow_commands: bool = False
-    # Set by the runs layer when it exists: returns the running count, or the running runs.
-    running: Callable[[], Any] | None = None
+    # The run tools' state (`workrail_mcp.tools.runs.RunsState`); None in a server without runs.
+    runs: Any = None
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:
@@ -96,6 +113,9 @@ class ToolSpec:
     annotations: ToolAnnotations
     # Replaces the schema derived from the return annotation (e.g. a compact workflow shape).
     output_schema: dict[str, Any] | None = None
+    # The function takes ``report=(done, total, message)``, called from its worker thread; it is
+    # no argument of the tool (the client asks for progress with a token in ``_meta``).
+    reports_progress: bool = False
 
 
 class _Invoker:
@@ -148,7 +168,8 @@ class _Bound:
 
 def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
     signature = inspect.signature(spec.fn, eval_str=True)
-    parameters = list(signature.parameters.values())[1:]  # the first is `env`
+    # The first is `env`; `report` (progress) is the server's, not the client's.
+    parameters = [p for p in list(signature.parameters.values())[1:] if p.name != "report"]
 
     def run(**arguments: Any) -> CallToolResult:
         return invoke(**arguments)
@@ -190,9 +211,6 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def mcp_tools(self) -> list[Tool]:
-        return [bound.tool for bound in self._tools.values()]
-
     def validate(self, name: str, arguments: Any) -> dict[str, Any]:
         """Validated keyword arguments, or `MCPError(-32602)` with readable details."""
         if arguments is None:
@@ -202,25 +220,31 @@ class ToolRegistry:
                 f"arguments of {name} must be an object, not {type(arguments).__name__}"
             )
         tool = self._tools[name].tool
-        expected = set(tool.parameters.get("properties", {}))
-        unknown = sorted(set(arguments) - expected)
+        accepted = sorted(tool.parameters.get("properties", {}))
+        unknown = sorted(set(arguments) - set(accepted))
         if unknown:
-            hint = ", ".join(sorted(expected)) or "none"
-            raise invalid_params(f"unexpected argument(s) {', '.join(unknown)} (accepted: {hint})")
+            raise _unexpected(unknown, accepted)
         try:
             return tool.fn_metadata.validate_arguments(dict(arguments))
         except ValidationError as error:
             raise invalid_params(describe_validation_error(error)) from None
 
-    def argument_error(self, name: str, arguments: Any) -> CallToolResult | None:
-        """For ``tools/call``: bad arguments as an `isError` result the model can correct."""
-        try:
-            self.validate(name, arguments)
-        except MCPError as error:
-            return error_result(error.error.code, error.error.message, error.error.data)
-        return None
+    def _progress(self, name: str, kwargs: dict[str, Any], progress: Progress | None) -> None:
+        """Hand a progress-reporting tool a ``report`` that it can call from its thread."""
+        if not self._tools[name].spec.reports_progress:
+            return
+        if progress is None:
+            kwargs["report"] = None
+            return
 
-    async def call_tool(self, name: str, arguments: Any) -> CallToolResult:
+        def report(done: float, total: float | None, message: str | None) -> None:
+            anyio.from_thread.run(partial(progress, done, total, message))
+
+        kwargs["report"] = report
+
+    async def call_tool(
+        self, name: str, arguments: Any, progress: Progress | None = None
+    ) -> CallToolResult:
         """A ``tools/call`` answered here, without the SDK's per-call conversions.
 
         Same validation and same function as the SDK path; what it saves is re-validating and
@@ -230,11 +254,15 @@ class ToolRegistry:
             kwargs = self.validate(name, arguments)
         except MCPError as error:
             return error_result(error.error.code, error.error.message, error.error.data)
+        self._progress(name, kwargs, progress)
         return await anyio.to_thread.run_sync(partial(self._tools[name].invoke, **kwargs))
 
-    async def call_direct(self, name: str, arguments: Any) -> dict[str, Any]:
+    async def call_direct(
+        self, name: str, arguments: Any, progress: Progress | None = None
+    ) -> dict[str, Any]:
         """The bare result, or `MCPError` with the spec code (the direct-method path)."""
         kwargs = self.validate(name, arguments)
+        self._progress(name, kwargs, progress)
         try:
             return await anyio.to_thread.run_sync(
                 partial(self._tools[name].invoke.direct, **kwargs)

@@ -32,14 +32,23 @@ def _process_umask() -> int:
 _FILE_MODE = 0o666 & ~_process_umask()
 
 
-def target_path(directory: Path, name: str) -> Path:
+def target_path(directory: Path, name: str, *, inside: Path | None = None) -> Path:
     """``directory/name.json``, refusing anything that would land elsewhere.
 
     The name pattern already excludes separators and leading or repeated dots (a namespaced id
     has one dot between two names: `wr.discovery`); this is the second lock, and it also
-    catches a symlink planted at the target that points out of the directory.
+    catches a symlink planted at the target that points out of the directory. With ``inside``
+    (the project), the directory itself must resolve inside it: a cloned repository whose
+    ``workflows`` is a symlink to ``~/.config/…`` must not let an agent write there, while a
+    ``workflows`` that links to another folder of the same project is fine.
     """
     root = directory.resolve()
+    if inside is not None and not root.is_relative_to(inside.resolve()):
+        raise SecurityViolation(
+            f"Refusing to write: {directory} leads to {root}, outside the project {inside}",
+            name=name,
+            directory=str(directory),
+        )
     target = root / f"{name}.json"
     if target.parent != root or (target.is_symlink() and target.resolve().parent != root):
         raise SecurityViolation(f"Refusing to write outside {root}", name=name)

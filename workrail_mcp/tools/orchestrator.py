@@ -1,6 +1,6 @@
 """The orchestrator spec's catalog tools: list_workflows and create_workflow.
 
-The run tools (run_workflow, cancel_workflow, ...) come from workrail_mcp.run_tools.
+The run tools (run_workflow, cancel_workflow, ...) are in workrail_mcp.tools.runs.
 """
 
 import json
@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.catalog import user_directory
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
 from workrail_engine.ids import (
     ID_MAX_LENGTH,
@@ -31,13 +32,9 @@ class WorkflowCatalog(TypedDict):
 
 
 def _running(env: ToolEnv) -> tuple[int, list[dict[str, Any]]]:
-    """The runs layer reports either a count or the running runs themselves."""
-    if env.running is None:
+    if env.runs is None:
         return 0, []
-    value = env.running()
-    if isinstance(value, int):
-        return value, []
-    runs = list(value)
+    runs = list(env.runs.running())
     return len(runs), runs
 
 
@@ -140,7 +137,11 @@ def create_workflow(
 ) -> Created:
     text = _serialize(name, definition)
     directory = env.catalog.writable_directory(location)
-    target = target_path(directory, name)
+    # The project's directory may come from a cloned repository: it must stay in the project.
+    # The user's directory is the user's own choice (WORKRAIL_HOME), wherever it links.
+    from_project = location == "project" and directory != user_directory()
+    project = directory.parent if from_project else None
+    target = target_path(directory, name, inside=project)
     warnings = _lint(text, str(target), env.catalog.ids())
     existing = existing_workflow_file(directory, name)
     if existing is not None and not overwrite:
@@ -176,7 +177,9 @@ SPECS = [
             "List workflow definitions, optionally of one category, with the number of runs in "
             "progress. Pass {category?, include_running?}. Returns {workflows: [{id, name, "
             "description, category, version}], running_count} (plus running: [...] when "
-            "include_running is true). Same catalog as workflow_list."
+            "include_running is true: the run ids to pass to get_workflow_run, cancel_workflow "
+            "and continue_workflow). Same catalog as workflow_list, which takes no filter and "
+            "says nothing of runs; use this one before run_workflow."
         ),
         annotations=read_only("List workflows and runs"),
     ),
@@ -187,7 +190,7 @@ SPECS = [
         description=(
             "Save a new workflow definition into the project's workflow directory so every tool can "
             "use it. Pass {name, definition, overwrite?, location?}. The definition is checked first (the same "
-            "diagnostics as `workrail lint`): with any error nothing is written and the call fails "
+            "diagnostics as `workrail validate` and workflow_lint): with any error nothing is written and the call fails "
             "with code -32002 and data.diagnostics [{code, message, pointer}]. An existing workflow "
             "of that name is only replaced with overwrite=true. Returns {status: created|updated, "
             "workflow_path}. Call workflow_lint first to iterate on a draft without writing."

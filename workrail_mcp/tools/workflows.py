@@ -6,6 +6,8 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.ids import ID_MIN_LENGTH, SERVED_STEP_ID_MAX_LENGTH, SERVED_STEP_ID_PATTERN
+from workrail_engine.steps import find_step
+from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import (
     ArtifactsArg,
@@ -117,6 +119,16 @@ class NextStep(TypedDict):
             ),
         ]
     ]
+    nextAction: NotRequired[
+        Annotated[
+            dict[str, Any],
+            Field(
+                description="What to report once the step is done, as data: complete (the id to "
+                "append to completedSteps), completeEach?, repeatsPerIteration?, keepContext?, "
+                "checkOutput? (the guidance says the same in words)."
+            ),
+        ]
+    ]
 
 
 CompletedSteps = Annotated[
@@ -166,7 +178,7 @@ def workflow_next(
     found = next_step(
         definition, completedSteps, context or {}, current_step=currentStep, artifacts=artifacts
     )
-    return found.to_dict()
+    return phrase_next(found.to_dict())  # type: ignore[return-value]
 
 
 class Validation(TypedDict):
@@ -178,19 +190,6 @@ class Validation(TypedDict):
 StepOutput = Annotated[
     str, Field(description="The output the agent produced for that step.", min_length=1)
 ]
-
-
-def _find_step(definition: dict[str, Any], workflow_id: str, step_id: str) -> dict[str, Any]:
-    from workrail_engine.errors import StepNotFound
-    from workrail_engine.steps import walk_steps
-
-    ids = []
-    for site in walk_steps(definition):
-        if site.id == step_id:
-            return dict(site.step)
-        if site.id:
-            ids.append(site.id)
-    raise StepNotFound(step_id, ids, workflow_id=workflow_id)
 
 
 def workflow_validate(
@@ -206,7 +205,7 @@ def workflow_validate(
     from workrail_engine.rules import criteria_problems, validate_output
 
     definition = env.catalog.served(workflowId)
-    step = _find_step(definition, workflowId, stepId)
+    step = find_step(definition, stepId, workflowId)
     criteria = step.get("validationCriteria")
     problems = criteria_problems(criteria) if criteria is not None else []
     if problems:
@@ -235,7 +234,8 @@ SPECS = [
         description=(
             "List every workflow this server offers. Call this first to find a workflow for the task "
             "at hand. Takes no arguments. Returns {workflows: [{id, name, description, category, "
-            "version, source}]}; pass an id to workflow_get or workflow_next."
+            "version, source}]}; pass an id to workflow_get or workflow_next. (list_workflows lists "
+            "the same catalog with a category filter and the runs in progress.)"
         ),
         annotations=read_only("List workflows"),
     ),
@@ -256,13 +256,16 @@ SPECS = [
         name="workflow_next",
         title="Next step of a workflow",
         description=(
-            "Get the next step to do. The server keeps no state: each call carries your progress. Pass "
+            "Get the next step to do. Stateless: the server keeps nothing, each call carries your "
+            "progress; this is how to follow a workflow of prompt steps yourself, in this "
+            "conversation. (To have the server keep the state and execute command steps, start a run "
+            "with run_workflow instead.) Pass "
             "{workflowId, completedSteps, context}: completedSteps is the log of step ids you finished, in "
             "order ([] at the start; append, never reorder or deduplicate: a loop's body steps are appended "
             "once per iteration); context is the context returned by your previous call, passed back "
             "unchanged plus any variables the steps asked you to set (they decide which conditional steps "
             "run). Returns {step, guidance: {prompt, modelHint, requiresConfirmation, validationCriteria}, "
-            "isComplete, context, skipped, loop?, notes?, blocked?}. Do the step, append its id to completedSteps and "
+            "isComplete, context, skipped, loop?, notes?, nextAction?, blocked?}. Do the step, append its id to completedSteps and "
             "call again with the returned context, until isComplete is true. If requiresConfirmation is "
             "true, ask the user before moving on. When the guidance names a required artifact (an output "
             "contract, a loop decision, an assessment), pass it in artifacts with the call that marks "

@@ -26,11 +26,10 @@ let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
 let serverLog: vscode.LogOutputChannel | undefined;
 
+// The shape of `workrail validate --format json` (one report shape for both).
 interface ValidationResult {
-  files: number;
-  errors: number;
-  warnings: number;
-  results: { path: string; diagnostics: { code: string; severity: string; message: string; line: number; column: number }[] }[];
+  summary: { filesChecked: number; errors: number; warnings: number };
+  files: { path: string; diagnostics: { code: string; severity: string; message: string; line: number; column: number }[] }[];
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -40,9 +39,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     serverLog,
     vscode.commands.registerCommand("workrail.validateWorkspace", validateWorkspace),
-    vscode.commands.registerCommand("workrail.restartServer", async () => {
-      await stopClient();
-      await startClient(context);
+    vscode.commands.registerCommand("workrail.restartServer", () => restartClient(context)),
+    // A new server path, interpreter or arguments takes effect at once, without a reload.
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration("workrail.server")) {
+        await restartClient(context);
+      }
     }),
   );
   await startClient(context);
@@ -117,6 +119,11 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   await client.start();
 }
 
+async function restartClient(context: vscode.ExtensionContext): Promise<void> {
+  await stopClient();
+  await startClient(context);
+}
+
 async function stopClient(): Promise<void> {
   const running = client;
   client = undefined;
@@ -132,15 +139,16 @@ async function validateWorkspace(): Promise<void> {
   }
   const result = (await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_VALIDATE, arguments: [] })) as ValidationResult;
   output?.clear();
-  for (const file of result.results) {
+  for (const file of result.files) {
     for (const d of file.diagnostics) {
       output?.appendLine(`${file.path}:${d.line}:${d.column}: ${d.code} ${d.severity} ${d.message}`);
     }
   }
-  output?.appendLine(`${result.files} workflow files, ${result.errors} errors, ${result.warnings} warnings`);
+  const { filesChecked, errors, warnings } = result.summary;
+  output?.appendLine(`${filesChecked} workflow files, ${errors} errors, ${warnings} warnings`);
   output?.show(true);
-  const summary = `WorkRail: ${result.files} workflow files, ${result.errors} errors, ${result.warnings} warnings`;
-  if (result.errors > 0) {
+  const summary = `WorkRail: ${filesChecked} workflow files, ${errors} errors, ${warnings} warnings`;
+  if (errors > 0) {
     vscode.window.showWarningMessage(summary);
   } else {
     vscode.window.showInformationMessage(summary);

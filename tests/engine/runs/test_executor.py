@@ -50,6 +50,15 @@ def test_plain_stdout_stays_text(tmp_path):
     assert run_command(spec(tmp_path, "print('hello')")).output()["stdout"] == "hello\n"
 
 
+@pytest.mark.parametrize("depth", [65, 200_000])
+def test_json_stdout_nested_past_the_limit_stays_text(tmp_path, depth):
+    # 65: one past the engine's nesting limit; 200,000: past what Python's JSON decoder can hold.
+    out = run_command(spec(tmp_path, f"print('[' * {depth} + ']' * {depth})"))
+    assert out.ok and out.output()["stdout"] == "[" * depth + "]" * depth + "\n"
+    shallow = run_command(spec(tmp_path, "print('[' * 64 + ']' * 64)"))
+    assert isinstance(shallow.output()["stdout"], list)
+
+
 def test_stdout_is_capped(tmp_path):
     out = run_command(spec(tmp_path, f"import sys; sys.stdout.write('x' * {STDOUT_CAP + 5000})"))
     assert out.ok and out.stdout_truncated and len(out.stdout) == STDOUT_CAP

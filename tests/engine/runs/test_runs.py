@@ -139,7 +139,8 @@ def test_cancel_records_every_step_that_completed(service, tmp_path):
 
 
 def test_cancel_ends_a_retry_delay_at_once(service):
-    from workrail_engine.runs.durable import live_run_ids
+    def live_run_ids() -> list[str]:
+        return list(service.runtime.live)
 
     wf = workflow(
         command(
@@ -255,6 +256,21 @@ def test_dry_run_executes_nothing(service, project, monkeypatch):
     assert plan["groups"][1]["parallel"] and plan["groups"][1]["parallel_limit"] == 2
     assert plan["groups"][1]["steps"][0]["argv"][2] == "token: ***"
     assert "top-secret-value" not in json.dumps(plan)
+
+
+def test_dry_run_of_a_loop_with_an_inline_body(service):
+    wf = workflow(
+        command("first", ["true"]),
+        {
+            "id": "again",
+            "type": "loop",
+            "loop": {"type": "for", "count": 2},
+            "body": [command("tick", ["echo", "tick"])],
+        },
+    )
+    plan = service.plan(wf, {}, RunOptions())
+    assert [g["steps"][0]["step_name"] for g in plan["groups"]] == ["first", "again"]
+    assert plan["groups"][1]["steps"][0]["body"][0]["argv"] == ["echo", "tick"]
 
 
 def test_agent_step_waits_blocks_then_advances(service):

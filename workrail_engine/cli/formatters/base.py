@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from workrail_engine.cli.report import FileReport, Summary
+if TYPE_CHECKING:  # `workrail --help` must not load the linter
+    from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["Formatter"]
 

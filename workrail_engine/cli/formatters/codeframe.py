@@ -7,9 +7,10 @@ non-ASCII lines. Very long lines (minified JSON) are cut to a window around the 
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
-__all__ = ["code_frame", "printable"]
+__all__ = ["code_frame", "printable", "printable_path"]
 
 WINDOW = 120  # longest line shown whole; longer lines are cut around the span
 LEAD = 40  # characters kept before the span when a line is cut
@@ -22,6 +23,19 @@ def printable(text: str) -> str:
         return text
     return "".join(
         ch if ch == "\t" or ch.isprintable() or ch == " " else "\N{REPLACEMENT CHARACTER}"
+        for ch in text
+    )
+
+
+def printable_path(path: object) -> str:
+    """A path as text output shows it: unchanged when every character prints; otherwise escaped
+    as JSON and SARIF escape it (``\\n``, ``\\u001b``, backslashes doubled), so a file named
+    with a newline cannot forge a second ``path:line:col:`` line or move the cursor."""
+    text = str(path)
+    if text.isprintable():
+        return text
+    return "".join(
+        json.dumps(ch, ensure_ascii=False)[1:-1] if ch == "\\" or not ch.isprintable() else ch
         for ch in text
     )
 

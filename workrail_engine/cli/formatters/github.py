@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workrail_engine.cli.formatters.base import Formatter
-from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Severity
+from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["GithubFormatter"]
 

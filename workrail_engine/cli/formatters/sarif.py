@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 from workrail_engine import __version__
 from workrail_engine.cli.formatters.base import Formatter
-from workrail_engine.cli.report import FileReport, Summary
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
+from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["SarifFormatter"]
 

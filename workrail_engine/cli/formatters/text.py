@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 import click
 
 from workrail_engine.cli.formatters.base import Formatter
-from workrail_engine.cli.formatters.codeframe import code_frame, printable
-from workrail_engine.cli.report import FileReport, Summary
+from workrail_engine.cli.formatters.codeframe import code_frame, printable, printable_path
 from workrail_engine.diagnostics import Diagnostic, Related, Severity
+from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["TextFormatter", "summary_line"]
 
@@ -25,12 +25,12 @@ def _and_join(parts: list[str]) -> str:
 
 
 def summary_line(summary: Summary) -> str:
-    """ "Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed"."""
+    """ "Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed" ("1 file passed" for one)."""
     if summary.files_checked == 0:
         return "No workflow files found"
     if summary.errors == 0 and summary.warnings == 0:
         if summary.files_checked == 1:
-            return "All 1 file passed"
+            return "1 file passed"
         return f"All {summary.files_checked} files passed"
     counts = [
         _plural(n, w) for n, w in ((summary.errors, "error"), (summary.warnings, "warning")) if n
@@ -63,7 +63,7 @@ class TextFormatter(Formatter):
         loc = report.location(diagnostic)
         color = COLORS[diagnostic.severity]
         head = (
-            f"{self._style(f'{report.path}:{loc.line}:{loc.column}:', bold=True)} "
+            f"{self._style(f'{printable_path(report.path)}:{loc.line}:{loc.column}:', bold=True)} "
             f"{self._style(diagnostic.code, fg=color, bold=True)} {printable(diagnostic.message)}"
         )
         lines = [head, *self._frame(report, diagnostic, color)]
@@ -87,6 +87,6 @@ class TextFormatter(Formatter):
 def _note(where: FileReport | None, related: Related) -> str:
     """``= note: message (path:line:col)``; just the path when that file was not checked."""
     if where is None:
-        return f"  = note: {printable(related.message)} ({related.path})"
+        return f"  = note: {printable(related.message)} ({printable_path(related.path)})"
     line, col = where.document.line_index.position(related.span.start)
-    return f"  = note: {printable(related.message)} ({where.path}:{line + 1}:{col + 1})"
+    return f"  = note: {printable(related.message)} ({printable_path(where.path)}:{line + 1}:{col + 1})"

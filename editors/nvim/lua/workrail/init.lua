@@ -71,7 +71,8 @@ local function add_commands()
         if err then
           vim.notify("WorkRail: " .. err.message, vim.log.levels.ERROR)
         else
-          vim.notify(("WorkRail: %d workflow files, %d errors, %d warnings"):format(result.files, result.errors, result.warnings))
+          local totals = result.summary
+          vim.notify(("WorkRail: %d workflow files, %d errors, %d warnings"):format(totals.filesChecked, totals.errors, totals.warnings))
         end
       end
       if vim.fn.has("nvim-0.11") == 1 then

@@ -1,0 +1,253 @@
+"""Processes that leave the step's process group (setsid) and keep its pipes open: the timeout, the
+run's deadline and a cancel still end the step, and nothing of it is left running (read in /proc).
+
+Each test marks its step's processes with an environment variable of its own (run.env, inherited
+by everything the step starts) and looks for that mark in /proc/*/environ afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from workrail_engine.runs.executor import CommandOutcome, CommandSpec, run_command
+
+ESCAPE = ["sh", "-c", "setsid sleep 1000 & wait"]  # the escapee holds stdout and stderr
+CLI = [sys.executable, "-c", "from workrail_engine.cli import main; main()"]
+
+
+def marked(mark: str) -> list[int]:
+    """Live (not zombie) processes whose environment holds MARK=<mark>."""
+    entry = f"MARK={mark}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if entry in environ.split(b"\0") and state != b"Z":
+            found.append(int(name))
+    return found
+
+
+def gone_within(mark: str, seconds: float) -> list[int]:
+    end = time.monotonic() + seconds
+    while (left := marked(mark)) and time.monotonic() < end:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.fixture
+def mark():
+    """A mark for the test's processes; whatever still carries it afterwards is killed, so that a
+    failing test does not leave `sleep 1000` behind."""
+    value = uuid.uuid4().hex
+    yield value
+    for pid in marked(value):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _env(mark: str) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "MARK": mark}
+
+
+def _run(spec: CommandSpec, limit: float = 15) -> CommandOutcome:
+    """run_command, failing (not hanging) if it does not return within ``limit`` seconds; the
+    `mark` fixture then kills the processes, which lets the thread end."""
+    box: list[CommandOutcome] = []
+    thread = threading.Thread(target=lambda: box.append(run_command(spec)), daemon=True)
+    thread.start()
+    thread.join(limit)
+    if not box:
+        pytest.fail(f"run_command did not return within {limit} s")
+    return box[0]
+
+
+# --- the executor alone --------------------------------------------------------------------------
+
+
+def test_timeout_fires_although_an_escaped_child_holds_the_pipes(tmp_path, mark):
+    started = time.monotonic()
+    out = _run(CommandSpec(ESCAPE, tmp_path, _env(mark), timeout=1.0, grace=0.5))
+    elapsed = time.monotonic() - started
+    assert out.timed_out and "timed out" in (out.error or "")
+    assert elapsed < 1.0 + 0.5 + 1.5, elapsed
+    assert gone_within(mark, 1.0) == []
+
+
+def test_an_escaped_child_ignoring_sigterm_is_killed(tmp_path, mark):
+    argv = ["sh", "-c", "setsid sh -c 'trap \"\" TERM; sleep 1000' & wait"]
+    started = time.monotonic()
+    out = _run(CommandSpec(argv, tmp_path, _env(mark), timeout=1.0, grace=0.5))
+    assert out.timed_out and time.monotonic() - started < 4
+    assert gone_within(mark, 1.0) == []
+
+
+def test_a_silent_escapee_does_not_outlive_a_step_that_succeeds(tmp_path, mark):
+    """It holds no pipe, so the step ends at once; the engine finds it among the processes
+    re-parented to it and stops it."""
+    argv = ["sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 </dev/null &"]
+    started = time.monotonic()
+    out = _run(CommandSpec(argv, tmp_path, _env(mark), grace=0.5))
+    assert out.exit_code == 0 and not out.timed_out, out
+    assert time.monotonic() - started < 3
+    assert gone_within(mark, 1.0) == []
+
+
+def test_the_main_process_ending_does_not_wait_for_an_escapee_holding_the_pipes(tmp_path, mark):
+    argv = ["sh", "-c", "setsid sleep 1000 & echo done"]
+    out = _run(CommandSpec(argv, tmp_path, _env(mark), grace=0.5))
+    assert out.exit_code == 0 and out.stdout == "done\n", out
+    assert gone_within(mark, 1.0) == []
+
+
+# --- a real `workrail run`, timeout, deadline, cancel from another process -------------------------
+
+
+def _project(tmp_path: Path, mark: str, **run: object) -> tuple[Path, Path, dict[str, str]]:
+    project = tmp_path / "project"
+    project.mkdir()
+    wf = {
+        "id": "escape",
+        "name": "Escape",
+        "steps": [
+            {
+                "id": "escapes",
+                "title": "escapes",
+                "run": {"command": ESCAPE, "env": {"MARK": mark}, **run},
+            }
+        ],
+    }
+    path = project / "escape.json"
+    path.write_text(json.dumps(wf))
+    return project, path, {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+
+
+def _run_cli(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*CLI, "--project", str(project), *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(proc: subprocess.Popen, seconds: float) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"workrail run did not end within {seconds} s\n{err}")
+
+
+@pytest.mark.parametrize(
+    "where", ["step timeoutSeconds", "run --timeout"], ids=["step-timeout", "run-deadline"]
+)
+def test_workrail_run_ends_on_time_and_leaves_nothing(tmp_path, mark, where):
+    if where == "step timeoutSeconds":
+        project, path, env = _project(tmp_path, mark, timeoutSeconds=2)
+        args = ["run", str(path), "--format", "json"]
+    else:
+        project, path, env = _project(tmp_path, mark)
+        args = ["run", str(path), "--format", "json", "--timeout", "2"]
+    proc = _run_cli(project, env, *args)
+    out, err = _finish(proc, 30)
+    assert proc.returncode == 1, err
+    result = json.loads(out)
+    assert result["status"] == "failed", result
+    step = result["step_results"][0]
+    assert step["status"] == "failed" and step["output"]["timed_out"] is True, step
+    # the timeout, the 2 s grace between SIGTERM and SIGKILL (sleep dies at the SIGTERM), margin
+    assert step["duration"] < 2 + 2 + 1, step
+    assert gone_within(mark, 1.0) == []
+
+
+def test_workrail_cancel_from_another_process_ends_it(tmp_path, mark):
+    project, path, env = _project(tmp_path, mark)
+    proc = _run_cli(project, env, "run", str(path), "--format", "json")
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith("started "), line
+    run_id = line.split()[1]
+    end = time.monotonic() + 30
+    while not any(
+        Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0") for pid in marked(mark)
+    ):
+        assert time.monotonic() < end and proc.poll() is None, "the step never started"
+        time.sleep(0.05)
+    cancelled_at = time.monotonic()
+    cancel = subprocess.run(
+        [*CLI, "--project", str(project), "cancel", run_id, "--reason", "test"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cancel.returncode == 0, cancel.stderr
+    out, err = _finish(proc, 30)
+    ended = time.monotonic() - cancelled_at
+    result = json.loads(out)
+    assert result["status"] == "cancelled", result
+    assert ended < 10, ended
+    assert gone_within(mark, 1.0) == []
+
+
+RECOVER = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs import RunService
+service = RunService(Path(sys.argv[1]), allow_commands=True, home=Path(sys.argv[2]))
+service.start()
+print(json.dumps(service.wait(sys.argv[3], 60)))
+"""
+
+
+def test_after_kill_9_of_workrail_run_the_next_process_kills_the_escapee_and_ends_the_run(
+    tmp_path, mark
+):
+    project, path, env = _project(tmp_path, mark, timeoutSeconds=3)
+    proc = _run_cli(project, env, "run", str(path))
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith("started "), line
+    run_id = line.split()[1]
+    end = time.monotonic() + 30
+    while len(marked(mark)) < 2:  # sh and the escaped sleep
+        assert time.monotonic() < end and proc.poll() is None, "the step never started"
+        time.sleep(0.05)
+    first = set(marked(mark))
+    proc.kill()
+    proc.communicate()
+    assert set(marked(mark)) == first  # they outlive the killed process (own sessions)
+    out = subprocess.run(
+        [sys.executable, "-c", RECOVER, str(project), str(tmp_path / "home" / "runs"), run_id],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    # the first attempt's processes were killed by the process that took the run over, which ran
+    # the step again (the run resumes): it timed out, and its own escapee was stopped too
+    assert not first & set(marked(mark))
+    assert result["status"] == "failed", result
+    assert result["step_results"][0]["output"]["timed_out"] is True, result
+    assert gone_within(mark, 1.0) == []

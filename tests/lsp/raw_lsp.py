@@ -1,0 +1,181 @@
+"""A raw LSP client for the real ``workrail-lsp`` process: Content-Length frames written by hand.
+
+pytest-lsp's client validates what it sends with lsprotocol's types, so it cannot send what
+those types cannot hold (``line: -1``, a string position); this one writes any JSON, reads
+every frame the server writes (checking each is one JSON object), and waits for an answer
+only up to a deadline, so a server that never answers fails the test instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import resource
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+SERVER = [sys.executable, "-m", "workrail_lsp"]
+
+
+def _limit_address_space(limit: int) -> Callable[[], None]:
+    def limit_in_child() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return limit_in_child
+
+
+class RawLspServer:
+    def __init__(self, root: Path, memory_limit: int | None = None) -> None:
+        """``memory_limit``: the process's address space in bytes, so that a server that reads
+        without end fails its test with MemoryError instead of taking the machine's memory."""
+        self.root = root
+        self.stderr_path = root.parent / f"{root.name}-lsp-stderr.log"
+        self._stderr = self.stderr_path.open("wb")
+        self.process = subprocess.Popen(
+            SERVER,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            preexec_fn=_limit_address_space(memory_limit) if memory_limit else None,
+        )
+        self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.not_json: list[bytes] = []
+        self._next_id = 1000
+        self._reader = threading.Thread(target=self._read_frames, daemon=True)
+        self._reader.start()
+
+    # -- the wire ---------------------------------------------------------------------------
+    def send_bytes(self, body: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_bytes(json.dumps({"jsonrpc": "2.0", **message}).encode())
+
+    def _read_frames(self) -> None:
+        stream: IO[bytes] = self.process.stdout  # type: ignore[assignment]
+        try:
+            while True:
+                length = None
+                while True:
+                    header = stream.readline()
+                    if not header:
+                        return
+                    if header in (b"\r\n", b"\n"):
+                        break
+                    name, _, value = header.decode("ascii").partition(":")
+                    if name.strip().lower() == "content-length":
+                        length = int(value)
+                assert length is not None, "a frame without Content-Length"
+                body = stream.read(length)
+                try:
+                    message = json.loads(body)
+                except ValueError:
+                    self.not_json.append(body)
+                    continue
+                if not isinstance(message, dict):
+                    self.not_json.append(body)
+                    continue
+                self.frames.put(message)
+        finally:
+            self.frames.put(None)
+
+    # -- requests -----------------------------------------------------------------------------
+    def request(self, method: str, params: Any = None, request_id: Any = None) -> Any:
+        """Send a request (params as given, even if the protocol types cannot hold them); its id."""
+        if request_id is None:
+            self._next_id += 1
+            request_id = self._next_id
+        message: dict[str, Any] = {"id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return request_id
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.send({"method": method, **({"params": params} if params is not None else {})})
+
+    def answer(self, request_id: Any, timeout: float = 10) -> dict[str, Any]:
+        """The server's response to ``request_id`` (its requests to us are answered null)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no answer to request {request_id!r} within {timeout} s")
+            try:
+                message = self.frames.get(timeout=left)
+            except queue.Empty:
+                continue
+            if message is None:
+                raise AssertionError(
+                    f"the server exited ({self.process.poll()}) before answering {request_id!r}: "
+                    + self.stderr_text()[-2000:]
+                )
+            if "method" in message:
+                if "id" in message:  # a request of the server's (configuration, registration)
+                    self.send({"id": message["id"], "result": None})
+                continue
+            if message.get("id") == request_id:
+                return message
+
+    def call(self, method: str, params: Any = None, timeout: float = 10) -> dict[str, Any]:
+        return self.answer(self.request(method, params), timeout)
+
+    # -- a session ------------------------------------------------------------------------
+    def initialize(self, capabilities: dict[str, Any] | None = None) -> None:
+        uri = self.root.as_uri()
+        answer = self.call(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": uri,
+                "workspaceFolders": [{"uri": uri, "name": "ws"}],
+                "capabilities": capabilities or {},
+            },
+            timeout=30,
+        )
+        assert "result" in answer, answer
+        self.notify("initialized", {})
+
+    def open(self, path: Path, text: str, language: str = "json") -> str:
+        uri = path.as_uri()
+        self.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}},
+        )
+        return uri
+
+    def peak_memory_bytes(self) -> int:
+        """The server's peak resident memory so far (VmHWM)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise AssertionError("no VmHWM in /proc/PID/status")
+
+    def stderr_text(self) -> str:
+        if not self._stderr.closed:
+            self._stderr.flush()
+        return self.stderr_path.read_text(errors="replace")
+
+    def close(self) -> int | None:
+        """shutdown + exit; the exit code (killed, and None, if it does not exit in time)."""
+        try:
+            if self.process.poll() is None:
+                self.call("shutdown", timeout=10)
+                self.notify("exit")
+            return self.process.wait(timeout=10)
+        except (AssertionError, OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+            return None
+        finally:
+            self._stderr.close()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream is not None:
+                    stream.close()

@@ -1,0 +1,31 @@
+"""What a workflow declares for its templates: its parameters and its secrets, read tolerantly.
+
+Lint, the language server, the CLI and the runs all ask these two questions of a definition that
+may be half-typed; malformed declarations read as "nothing declared" (the schema reports them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["declared_parameters", "declared_secrets"]
+
+
+def declared_parameters(workflow: Any) -> dict[str, Mapping[str, Any]]:
+    """Parameter name → its JSON Schema, from ``parameters.properties`` (in document order)."""
+    parameters = workflow.get("parameters") if isinstance(workflow, Mapping) else None
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return {}
+    return {
+        name: spec if isinstance(spec, Mapping) else {}
+        for name, spec in properties.items()
+        if isinstance(name, str)
+    }
+
+
+def declared_secrets(workflow: Any) -> list[str]:
+    """The names in ``secrets`` (values come from the environment at run time)."""
+    secrets = workflow.get("secrets") if isinstance(workflow, Mapping) else None
+    return [name for name in secrets if isinstance(name, str)] if isinstance(secrets, list) else []

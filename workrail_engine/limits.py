@@ -1,0 +1,89 @@
+"""The bounds on what the engine accepts from a file or a client, in one place.
+
+Each limit is far above what a real workflow or a real client needs and far below what would
+hurt: a stack overflow in a recursive walk, a serializer that refuses a deep value after the work
+is done, a file that never ends, a YAML document that expands to gigabytes. docs/security.md
+keeps the table and says how each one is tested.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_NESTING",
+    "MAX_YAML_ALIAS_NODES",
+    "TOO_DEEP",
+    "nesting_exceeded",
+]
+
+MAX_NESTING = 64
+"""Objects and arrays nested inside one another, counting the outermost one as level 1.
+
+The deepest bundled workflow nests 9 levels and a condition tree of 20 `and`/`or`/`not` levels is
+already unreadable; results wrap what they return in at most ~8 more levels (the JSON-RPC
+envelope, `structuredContent`, a step inside a guidance object). 64 keeps every result far below
+the 254 levels the MCP SDK's serializer can write and every recursive walk in the engine far
+below Python's recursion limit (1,000 frames).
+"""
+
+TOO_DEEP = (
+    f"Nesting is deeper than {MAX_NESTING} levels (objects and arrays inside one another); "
+    "a workflow never needs this much"
+)
+
+MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+"""The largest workflow document read from disk or taken from an editor (UTF-8 bytes).
+
+The largest bundled workflow is ~40 KB; a 5 MiB file is 100 times the biggest real one.
+"""
+
+MAX_YAML_ALIAS_NODES = 100_000
+"""How many nodes YAML aliases (``*name`` and ``<<: *name`` merges) may add to a document.
+
+Each use of an alias repeats every node of its anchor: seven levels of ten aliases turn 395 bytes
+into 10 million nodes (the "billion laughs"). A real workflow repeats a few blocks; the nodes
+written out in the text are bounded by the document size instead.
+"""
+
+
+# Exactly the container types JSON and YAML parsers (and the JSON-RPC layer) build; comparing
+# types instead of calling isinstance makes the walk twice as fast on a large document.
+_CONTAINERS = frozenset({dict, list, tuple})
+
+
+def nesting_exceeded(value: Any, limit: int = MAX_NESTING) -> list[str | int] | None:
+    """The path (keys and indexes) to the first object or array nested deeper than ``limit``.
+
+    None when the value is within the limit. Iterative, so any depth Python can hold is measured
+    without recursion. The common case (within the limit) is one pass, level by level, that
+    builds no paths: on a 900 KB workflow about 2 ms, a twentieth of parsing it.
+    """
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return _path_to_depth(value, limit + 1)
+        deeper: list[Any] = []
+        extend = deeper.extend
+        for node in level:
+            children = node.values() if type(node) is dict else node
+            extend([child for child in children if type(child) in _CONTAINERS])
+        level = deeper
+    return None
+
+
+def _path_to_depth(value: Any, depth: int) -> list[str | int]:
+    """The path to the first container (depth first, in document order) at ``depth``."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if len(path) + 1 == depth:
+            return path
+        items = list(node.items() if type(node) is dict else enumerate(node))
+        for key, child in reversed(items):
+            if type(child) in _CONTAINERS:
+                stack.append((child, [*path, key]))
+    return []

@@ -1,0 +1,159 @@
+"""What a check of many workflow files found: per-file reports, the totals, and their one JSON
+shape — `workrail validate --format json` prints it, the language server's workspace validation
+answers it.
+
+The formatters only read these objects; they never lint, read files or decide the exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workrail_engine.diagnostics import Diagnostic, Severity, Span
+
+if TYPE_CHECKING:
+    from workrail_engine.document import WorkflowDocument
+
+__all__ = [
+    "FileReport",
+    "Location",
+    "Summary",
+    "add_cross_file_diagnostics",
+    "lint_files",
+    "report_json",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """1-based line and column (code points) of a span; the end is exclusive, as in SARIF."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(slots=True)
+class FileReport:
+    """The diagnostics of one file, with the document they point into."""
+
+    path: str
+    document: WorkflowDocument
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def location(self, diagnostic: Diagnostic) -> Location:
+        return self.locate(diagnostic.span)
+
+    def locate(self, span: Span) -> Location:
+        index = self.document.line_index
+        start_line, start_col = index.position(span.start)
+        end_line, end_col = index.position(span.end)
+        return Location(start_line + 1, start_col + 1, end_line + 1, end_col + 1)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for d in self.diagnostics if d.severity is severity)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Totals over every file checked; ``strict`` makes warnings fail the run."""
+
+    files_checked: int
+    files_with_problems: int
+    errors: int
+    warnings: int
+    infos: int
+    strict: bool = False
+
+    @classmethod
+    def of(cls, reports: list[FileReport], *, strict: bool = False) -> Summary:
+        errors = sum(r.count(Severity.ERROR) for r in reports)
+        warnings = sum(r.count(Severity.WARNING) for r in reports)
+        infos = sum(r.count(Severity.INFO) for r in reports)
+        with_problems = sum(
+            1 for r in reports if r.count(Severity.ERROR) or r.count(Severity.WARNING)
+        )
+        return cls(len(reports), with_problems, errors, warnings, infos, strict)
+
+    @property
+    def failed(self) -> bool:
+        return self.errors > 0 or (self.strict and self.warnings > 0)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+
+def lint_files(
+    paths: Sequence[str], catalog_ids: Callable[[], Iterable[str]] | None = tuple
+) -> list[FileReport]:
+    """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
+    from . import lint_path
+
+    # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
+    reports = [
+        FileReport(path, result.document, list(result.diagnostics))
+        for path, result in ((path, lint_path(path)) for path in paths)
+    ]
+    add_cross_file_diagnostics(reports, catalog_ids)
+    return reports
+
+
+def add_cross_file_diagnostics(
+    reports: Sequence[FileReport], catalog_ids: Callable[[], Iterable[str]] | None = None
+) -> None:
+    """WR603 where two of the files share a workflow id and, given ``catalog_ids``, WR703 where a
+    `templateCall` names a routine that is neither among the files nor in ``catalog_ids()``
+    (asked only when the files alone do not answer: building a catalog reads every source)."""
+    from . import duplicate_workflow_ids
+    from .upstream import template_call_diagnostics
+
+    documents = [r.document for r in reports]
+    extras = [duplicate_workflow_ids(documents)]
+    if catalog_ids is not None:
+        own_ids = {
+            d.value["id"]
+            for d in documents
+            if isinstance(d.value, dict) and isinstance(d.value.get("id"), str)
+        }
+        missing_routines = template_call_diagnostics(documents, own_ids)
+        if missing_routines:
+            missing_routines = template_call_diagnostics(documents, own_ids | set(catalog_ids()))
+        extras.append(missing_routines)
+    for extra in extras:
+        for report in reports:
+            found = extra.get(report.document.path or "", [])
+            if found:
+                report.diagnostics = sorted(
+                    [*report.diagnostics, *found], key=lambda d: d.sort_key()
+                )
+
+
+def _diagnostic_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any]:
+    loc = report.location(diagnostic)
+    out = diagnostic.to_dict()
+    out.update(line=loc.line, column=loc.column, endLine=loc.end_line, endColumn=loc.end_column)
+    return out
+
+
+def report_json(reports: Sequence[FileReport], summary: Summary) -> dict[str, Any]:
+    """``{summary: {filesChecked, filesWithProblems, errors, warnings, infos, passed}, files:
+    [{path, diagnostics: [{code, severity, message, pointer, ..., line, column, endLine,
+    endColumn}]}]}`` with 1-based positions."""
+    return {
+        "summary": {
+            "filesChecked": summary.files_checked,
+            "filesWithProblems": summary.files_with_problems,
+            "errors": summary.errors,
+            "warnings": summary.warnings,
+            "infos": summary.infos,
+            "passed": not summary.failed,
+        },
+        "files": [
+            {"path": r.path, "diagnostics": [_diagnostic_json(r, d) for d in r.diagnostics]}
+            for r in reports
+        ],
+    }

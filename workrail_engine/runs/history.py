@@ -1,0 +1,520 @@
+"""`RunHistory`: the runs of a store as people look at them — a page of runs, one run in detail.
+
+A read model beside `RunService`: it reads the store's tables (DBOS's run status, input and state
+event, and our step journal) with plain queries on a connection of its own, and never launches
+DBOS. So a reader sees every run whichever process executes it (the CLI, a server, another
+machine on Postgres), costs no executor, and a page of 50 runs out of 10,000 is a few indexed
+queries: status, filters and ordering are computed in SQL, and only the runs on the page have
+their definition and journal read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ..conditions import describe
+from ..steps import step_kind
+from .model import ACTIVE, executable_steps
+from .resolve import database_url, store_home
+
+__all__ = ["OUTPUT_CAP", "RunHistory", "RunPage", "RunRow"]
+
+OUTPUT_CAP = 16 << 10  # characters of a step's stdout (the tail) and stderr shown to a reader
+_IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
+_FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    workflow_id: str | None
+    workflow_name: str | None
+    status: str
+    started_at: float
+    duration: float
+    steps_done: int
+    steps_total: int
+
+
+@dataclass(frozen=True)
+class RunPage:
+    rows: list[RunRow]
+    total: int
+    offset: int
+    limit: int
+
+
+class _Dialect:
+    """What differs between SQLite and Postgres in these queries: placeholders, table names and
+    how a field is taken out of a JSON text column."""
+
+    def __init__(self, postgres: bool, dbos_schema: str) -> None:
+        self.postgres = postgres
+        prefix = f'"{dbos_schema}".' if postgres else ""
+        self.names = {
+            "status": f"{prefix}workflow_status",
+            "events": f"{prefix}workflow_events",
+            "input": f"{prefix}workflow_input",
+            "journal": "workrail.journal" if postgres else "workrail_journal",
+        }
+
+    def field(self, column: str, *path: str | int) -> str:
+        if self.postgres:
+            steps = "".join(f" -> {p}" if isinstance(p, int) else f" -> '{p}'" for p in path[:-1])
+            return f"(({column})::json{steps} ->> '{path[-1]}')"
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+        return f"json_extract({column}, '{where}')"
+
+    @property
+    def newest_first(self) -> str:
+        # DBOS's SQLite rows are created at whole seconds: the rowid (insertion order, and part
+        # of every SQLite index entry, so the created_at index still serves the order) breaks ties.
+        tie = "ws.workflow_uuid" if self.postgres else "ws.rowid"
+        return f"ws.created_at DESC, {tie} DESC"
+
+    def sql(self, text: str) -> str:
+        text = text.format(**self.names)
+        return text.replace("?", "%s") if self.postgres else text
+
+
+class RunHistory:
+    """Read-only views of the runs in a store (SQLite under ``home`` or the Postgres at ``url``)."""
+
+    def __init__(
+        self, url: str | None = None, home: Path | None = None, dbos_schema: str = "dbos"
+    ) -> None:
+        url = url or database_url()
+        self._path: Path | None = None
+        if url is None or url.startswith("sqlite"):
+            self._path = (
+                Path(url.removeprefix("sqlite:///"))
+                if url
+                else (home or store_home(create=False)) / "runs.sqlite"
+            )
+        self._url = url
+        self._dialect = _Dialect(self._path is None, dbos_schema)
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self._definitions: dict[str, dict[str, Any]] = {}  # a run's input never changes
+        status = self._dialect.field("ev.value", "status")
+        # The run's status as `RunService` reports it, in SQL so that filters and counts of
+        # 10,000 runs stay in the database: DBOS's status, refined by the run's state event.
+        self._status_sql = (
+            "CASE WHEN ws.status = 'CANCELLED' THEN 'cancelled'"
+            f" WHEN ws.status IN {_FAILED!r} THEN 'failed'"
+            f" WHEN ws.status IN {_IN_FLIGHT!r} THEN"
+            f" (CASE WHEN {status} IN ('running', 'waiting', 'success', 'failed', 'partial',"
+            f" 'cancelled') THEN {status} ELSE 'running' END)"
+            f" ELSE COALESCE({status}, 'failed') END"
+        )
+
+    # --- connection ----------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        if self._path is not None:
+            conn = sqlite3.connect(
+                f"file:{quote(str(self._path))}?mode=ro",
+                uri=True,
+                check_same_thread=False,
+                timeout=30,
+            )
+            conn.execute("PRAGMA busy_timeout=30000")
+            return conn
+        import psycopg
+
+        from .pg_liveness import connection_parameters
+
+        assert self._url is not None
+        params: dict[str, Any] = connection_parameters(self._url, "workrail-history")
+        return psycopg.connect(**params, autocommit=True)
+
+    def exists(self) -> bool:
+        """Whether there is a store to read (a SQLite file is created by the first run)."""
+        return self._path is None or self._path.exists()
+
+    def _query(self, text: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        if not self.exists():
+            return []
+        sql = self._dialect.sql(text)
+        with self._lock:
+            for again in (True, False):
+                try:
+                    if self._conn is None:
+                        self._conn = self._connect()
+                    if self._path is not None:
+                        rows: list[tuple[Any, ...]] = self._conn.execute(
+                            sql, tuple(args)
+                        ).fetchall()
+                        return rows
+                    with self._conn.cursor() as cur:
+                        cur.execute(sql, tuple(args))
+                        rows = cur.fetchall()
+                        return rows
+                except Exception as exc:
+                    if not again or not _connection_lost(exc):
+                        if _missing_table(exc):
+                            return []  # a store whose tables are not created yet: no runs
+                        raise
+                    self.close_locked()
+        return []
+
+    def close_locked(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def close(self) -> None:
+        with self._lock:
+            self.close_locked()
+
+    # --- a page of runs ------------------------------------------------------------------
+
+    def page(
+        self,
+        *,
+        status: str | None = None,
+        workflow: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> RunPage:
+        """Runs newest first, ``limit`` of them from ``offset``, with the total that match."""
+        where, args = ["ws.name = 'workrail_run'"], []
+        if workflow:
+            stored = "COALESCE(wi.inputs, ws.inputs)"
+            where.append(
+                f"{self._dialect.field(stored, 'positionalArgs', 0, 'workflow', 'id')} = ?"
+            )
+            args.append(workflow)
+        if status:
+            where.append(f"({self._status_sql}) = ?")
+            args.append(status)
+        joins = (
+            " FROM {status} ws LEFT JOIN {events} ev"
+            " ON ev.workflow_uuid = ws.workflow_uuid AND ev.key = 'state'"
+        )
+        if workflow:
+            joins += " LEFT JOIN {input} wi ON wi.workflow_uuid = ws.workflow_uuid"
+        condition = " WHERE " + " AND ".join(where)
+        filtered = bool(status or workflow)
+        found = self._query(
+            f"SELECT ws.workflow_uuid, ({self._status_sql}), ws.created_at, ws.updated_at,"
+            f" {self._dialect.field('ev.value', 'finished_at')}"
+            + joins
+            + condition
+            + f" ORDER BY {self._dialect.newest_first} LIMIT ? OFFSET ?",
+            [*args, max(limit, 1), max(offset, 0)],
+        )
+        if offset == 0 and len(found) < limit:
+            total = len(found)
+        elif filtered:
+            total = int(self._query("SELECT COUNT(*)" + joins + condition, args)[0][0])
+        else:  # every run: no join needed to count them
+            total = int(
+                self._query("SELECT COUNT(*) FROM {status} WHERE name = 'workrail_run'")[0][0]
+            )
+        ids = [row[0] for row in found]
+        runs = self._inputs(ids)
+        done = self._done(ids)
+        now = time.time()
+        rows = []
+        for run_id, kind, created, updated, finished in found:
+            run = runs.get(run_id) or {}
+            workflow_def = run.get("workflow") or {}
+            started = run.get("started_at") or (created or 0) / 1000
+            if kind in ACTIVE:
+                end = now
+            else:
+                end = float(finished) if finished else (updated or created or 0) / 1000
+            rows.append(
+                RunRow(
+                    run_id,
+                    workflow_def.get("id"),
+                    workflow_def.get("name"),
+                    kind,
+                    started,
+                    max(end - started, 0.0),
+                    done.get(run_id, 0),
+                    len(executable_steps(workflow_def)),
+                )
+            )
+        return RunPage(rows, total, offset, limit)
+
+    def workflow_ids(self) -> list[str]:
+        """The workflows of the runs read so far (for a filter's choices), by name. Not a scan of
+        every run's input: that grows with the store, and the catalog names the rest."""
+        return sorted(
+            {
+                str(run["workflow"]["id"])
+                for run in list(self._definitions.values())
+                if isinstance(run.get("workflow"), dict) and run["workflow"].get("id")
+            }
+        )
+
+    def _inputs(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """What each run was started with (read once per run, then remembered)."""
+        wanted = [r for r in run_ids if r not in self._definitions]
+        if wanted:
+            marks = ", ".join("?" * len(wanted))
+            for run_id, inputs, inline in self._query(
+                "SELECT ws.workflow_uuid, wi.inputs, ws.inputs FROM {status} ws"
+                " LEFT JOIN {input} wi ON wi.workflow_uuid = ws.workflow_uuid"
+                f" WHERE ws.workflow_uuid IN ({marks})",
+                wanted,
+            ):
+                if len(self._definitions) > 5000:
+                    self._definitions.clear()
+                self._definitions[run_id] = _run_input(inputs or inline)
+        return {r: self._definitions[r] for r in run_ids if r in self._definitions}
+
+    def _done(self, run_ids: list[str]) -> dict[str, int]:
+        """Steps done (success or skipped) per run, as `run_result` counts them."""
+        if not run_ids:
+            return {}
+        marks = ", ".join("?" * len(run_ids))
+        status = self._dialect.field("result", "status")
+        step = self._dialect.field("result", "step_id")
+        seen: dict[str, set[str]] = {}
+        for run_id, step_id in self._query(
+            f"SELECT run_id, {step} FROM {{journal}} WHERE run_id IN ({marks})"
+            f" AND result IS NOT NULL AND {status} IN ('success', 'skipped')",
+            run_ids,
+        ):
+            seen.setdefault(run_id, set()).add(step_id)
+        return {run_id: len(steps) for run_id, steps in seen.items()}
+
+    # --- one run -------------------------------------------------------------------------
+
+    def version(self, run_id: str) -> tuple[Any, ...]:
+        """Changes whenever the run does (status, state event, journal rows): cheap to poll."""
+        state = self._query(
+            "SELECT ws.status, ws.updated_at, ev.value FROM {status} ws LEFT JOIN {events} ev"
+            " ON ev.workflow_uuid = ws.workflow_uuid AND ev.key = 'state'"
+            " WHERE ws.workflow_uuid = ?",
+            [run_id],
+        )
+        rows = self._query(
+            "SELECT COUNT(*), COALESCE(MAX(position), 0), COUNT(result) FROM {journal}"
+            " WHERE run_id = ?",
+            [run_id],
+        )
+        return (tuple(state[0]) if state else None, tuple(rows[0]) if rows else None)
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        """One run: its status and times, and each step with its attempts, output and reason."""
+        found = self._query(
+            f"SELECT ws.status, ({self._status_sql}), ws.created_at, ws.updated_at, ev.value,"
+            " ws.error, wi.inputs, ws.inputs, ws.attributes FROM {status} ws"
+            " LEFT JOIN {events} ev ON ev.workflow_uuid = ws.workflow_uuid AND ev.key = 'state'"
+            " LEFT JOIN {input} wi ON wi.workflow_uuid = ws.workflow_uuid"
+            " WHERE ws.workflow_uuid = ? AND ws.name = 'workrail_run'",
+            [run_id],
+        )
+        if not found:
+            return None
+        dbos_status, kind, created, updated, state_text, error, inputs, inline, attrs = found[0]
+        run = _run_input(inputs or inline)
+        self._definitions.setdefault(run_id, run)
+        workflow = run.get("workflow") or {}
+        state = _json(state_text) or {}
+        started = run.get("started_at") or (created or 0) / 1000
+        if kind in ACTIVE:
+            ended = None
+        else:
+            ended = state.get("finished_at") or (updated or created or 0) / 1000
+        rows = self._query(
+            "SELECT step_key, attempt, outcome, result FROM {journal} WHERE run_id = ?"
+            " ORDER BY position",
+            [run_id],
+        )
+        steps = _steps(workflow, rows, state if kind == "waiting" else {})
+        message = state.get("error_message")
+        if dbos_status in _FAILED:
+            message = str(_json(error) or error or "the run failed")
+        elif kind == "cancelled":
+            reason = (_json(attrs) or {}).get("cancel_reason") if attrs else None
+            message = "cancelled: " + str(reason or "no reason given")
+        return {
+            "run_id": run_id,
+            "workflow_id": workflow.get("id"),
+            "workflow_name": workflow.get("name"),
+            "status": kind,
+            "started_at": started,
+            "ended_at": ended,
+            "duration": max((ended or time.time()) - started, 0.0),
+            "error_message": message if kind != "success" else None,
+            "parameters": run.get("parameters") or {},
+            "steps": steps,
+            # counted as `run_result` counts them: each step once, loop iterations together
+            "steps_done": len(
+                {s["step_id"] for s in steps if s["status"] in ("success", "skipped")}
+            ),
+            "steps_total": len(executable_steps(workflow)),
+            "waiting": state.get("waiting") if kind == "waiting" else None,
+        }
+
+
+def _connection_lost(exc: Exception) -> bool:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    return isinstance(exc, psycopg.OperationalError)
+
+
+def _missing_table(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "no such table" in text or ("relation" in text and "does not exist" in text)
+
+
+def _json(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _run_input(text: Any) -> dict[str, Any]:
+    """The run's own input out of DBOS's stored arguments (portable JSON: positionalArgs)."""
+    value = _json(text)
+    if not isinstance(value, dict):
+        return {}
+    args = value.get("positionalArgs") or value.get("args") or []
+    return args[0] if args and isinstance(args[0], dict) else {}
+
+
+def _tail(text: Any) -> tuple[str, bool]:
+    if text is None:
+        return "", False
+    if not isinstance(text, str):
+        text = json.dumps(text, indent=2, ensure_ascii=False)
+    if len(text) <= OUTPUT_CAP:
+        return text, False
+    return text[-OUTPUT_CAP:], True
+
+
+def _described(condition: Any) -> str | None:
+    if not isinstance(condition, Mapping):
+        return None
+    try:
+        return describe(condition)
+    except (ValueError, KeyError, TypeError, StopIteration):
+        return json.dumps(condition)
+
+
+def _site_of(workflow: Mapping[str, Any]) -> dict[str, tuple[Mapping[str, Any], str | None]]:
+    """Each executable step by id, with the id of the parallel group it belongs to."""
+    found: dict[str, tuple[Mapping[str, Any], str | None]] = {}
+
+    def visit(steps: Iterable[Any], group: str | None) -> None:
+        for step in steps:
+            if not isinstance(step, Mapping):
+                continue
+            kind = step_kind(step)
+            if kind == "parallel":
+                visit(step.get("steps") or [], step.get("id"))
+            elif kind == "loop":
+                if isinstance(step.get("body"), list):
+                    visit(step["body"], group)
+            elif isinstance(step.get("id"), str):
+                found.setdefault(step["id"], (step, group))
+
+    visit(workflow.get("steps") or [], None)
+    return found
+
+
+def _steps(
+    workflow: Mapping[str, Any], rows: list[tuple[Any, ...]], waiting_state: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """One entry per step key recorded (loop iterations apart), then the steps not reached."""
+    sites = _site_of(workflow)
+    by_key: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for key, attempt, outcome_text, result_text in rows:
+        entry = by_key.get(key)
+        if entry is None:
+            step_id = key.split("[", 1)[0]
+            step, group = sites.get(step_id, ({}, None))
+            entry = by_key[key] = _blank(key, step_id, step, group)
+            order.append(key)
+        outcome = _json(outcome_text)
+        if attempt > 0:
+            entry["attempts"].append(_attempt(attempt, outcome))
+        result = _json(result_text)
+        if isinstance(result, dict):
+            _fill(entry, result)
+    waiting = (waiting_state.get("waiting") or {}) if waiting_state else {}
+    entries = [by_key[k] for k in order]
+    for step_id in executable_steps(workflow):
+        if any(e["step_id"] == step_id for e in entries):
+            continue
+        step, group = sites.get(step_id, ({}, None))
+        entry = _blank(step_id, step_id, step, group)
+        if waiting.get("step_key") == step_id:
+            entry["status"] = "waiting"
+            entry["guidance"] = waiting.get("guidance") or {}
+            entry["guidance_list"] = (waiting.get("step") or {}).get("guidance") or []
+        entries.append(entry)
+    return entries
+
+
+def _blank(key: str, step_id: str, step: Mapping[str, Any], group: str | None) -> dict[str, Any]:
+    return {
+        "key": key,
+        "step_id": step_id,
+        "title": step.get("title") or step_id,
+        "kind": "command" if step and step_kind(step) == "command" else "agent",
+        "group": group,
+        "status": "pending",
+        "attempts": [],
+        "duration": None,
+        "stdout": "",
+        "stdout_capped": False,
+        "stderr": "",
+        "stderr_capped": False,
+        "error": None,
+        "reason": None,
+        "condition": _described(step.get("runCondition")) if step else None,
+        "exit_code": None,
+    }
+
+
+def _attempt(number: int, outcome: Any) -> dict[str, Any]:
+    if not isinstance(outcome, dict):  # marked in flight, not finished
+        return {"attempt": number, "status": "running", "start": None, "end": None}
+    end = outcome.get("finished_at")
+    duration = float(outcome.get("duration") or 0.0)
+    return {
+        "attempt": number,
+        "status": outcome.get("status"),
+        "start": end - duration if end else None,
+        "end": end,
+        "duration": duration,
+        "error": outcome.get("error"),
+    }
+
+
+def _fill(entry: dict[str, Any], result: Mapping[str, Any]) -> None:
+    entry["status"] = result.get("status", entry["status"])
+    entry["duration"] = result.get("duration")
+    entry["error"] = result.get("error")
+    entry["reason"] = result.get("reason")
+    output = result.get("output")
+    if isinstance(output, dict) and "exit_code" in output:
+        entry["exit_code"] = output.get("exit_code")
+        entry["stdout"], entry["stdout_capped"] = _tail(output.get("stdout"))
+        entry["stderr"], entry["stderr_capped"] = _tail(output.get("stderr"))
+        entry["stdout_capped"] |= bool(output.get("stdout_truncated"))
+    else:
+        entry["stdout"], entry["stdout_capped"] = _tail(output)

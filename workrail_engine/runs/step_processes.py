@@ -1,0 +1,237 @@
+"""The processes a step started, wherever they went: found by a token in their environment.
+
+A command step runs in a session and process group of its own, and the group is what the executor
+stops on timeout, cancel and at the step's end. A child can leave the group (``setsid``, a daemon's
+double fork) and live on — holding the step's pipes open, or merely outliving it. Such a process
+still carries the environment it was started with, so every step gets a token of its own in
+``WORKRAIL_STEP``, and this module finds the step's processes in ``/proc``: the members of its
+group, every process whose environment holds the token, and every descendant of those (a child
+that cleared its environment is still found through its parent).
+
+The engine process also makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux
+≥ 3.4, no privilege needed): a process whose parent dies is re-parented to the engine instead of to
+init. Two things follow. After a step ends normally, reading the engine's own children (one file,
+``/proc/<pid>/task/<pid>/children``) tells whether anything of the step escaped, so only then is
+``/proc`` scanned (a scan costs milliseconds; a step of a 1 ms command cannot pay that every
+time). And escaped processes, once killed, are reaped here rather than left as zombies.
+
+Why not a cgroup per step: putting a child in a cgroup before it runs needs ``clone3`` with
+``CLONE_INTO_CGROUP`` (not in ``subprocess``), a ``preexec_fn`` (which can deadlock a threaded
+server) or a wrapper process per step; and CI containers often have no writable cgroup v2 tree
+(the machine this was written on mounts cgroup v1 controllers and an empty unified hierarchy).
+The token and the subreaper need nothing but ``/proc``. What they cannot find: a process that
+both cleared its environment and lost its parent before anyone looked — the executor then stops
+waiting for the pipes it may hold once the grace period is over, so the step still ends.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import os
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Iterable
+
+__all__ = [
+    "ENV_NAME",
+    "become_subreaper",
+    "after_step",
+    "new_token",
+    "reap_orphans",
+    "signal_all",
+    "step_processes",
+    "stop_all",
+]
+
+ENV_NAME = "WORKRAIL_STEP"
+_PR_SET_CHILD_SUBREAPER = 36
+_counter = itertools.count(1)
+_subreaper: bool | None = None
+_subreaper_lock = threading.Lock()
+
+
+def new_token() -> str:
+    return f"{os.getpid()}-{next(_counter)}-{secrets.token_hex(4)}"
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (once); whether it is."""
+    global _subreaper
+    with _subreaper_lock:
+        if _subreaper is None:
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):  # not Linux
+                _subreaper = False
+        return _subreaper
+
+
+def _stat(pid: int | str) -> tuple[str, int, int, int] | None:
+    """(state, parent, process group, session) of a process, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    # the command name may hold spaces and parentheses: the fields follow the last ')'
+    fields = text[text.rfind(b")") + 2 :].split()
+    try:
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+    except (IndexError, ValueError):
+        return None
+
+
+def _has_token(pid: int | str, entry: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:  # gone, a zombie, or another user's
+        return False
+    return entry in environ.split(b"\0")
+
+
+def _entry(token: str) -> bytes:
+    return f"{ENV_NAME}={token}".encode()
+
+
+def step_processes(tokens: Iterable[str], groups: Iterable[int] = ()) -> set[int]:
+    """Every live process of the given steps: members of their groups, holders of their tokens,
+    and the descendants of those. Scans /proc (milliseconds): for timeouts, cancels, escapes."""
+    entries = {_entry(token) for token in tokens}
+    groups = set(groups)
+    own = os.getpid()
+    parents: dict[int, int] = {}
+    found: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == own:
+            continue
+        stat = _stat(name)
+        if stat is None or stat[0] == "Z":
+            continue
+        pid = int(name)
+        parents[pid] = stat[1]
+        if stat[2] in groups or (entries and any(_has_token(name, e) for e in entries)):
+            found.add(pid)
+    # descendants: walk up each process's parents until a found one (or the top)
+    for pid in parents:
+        chain: list[int] = []
+        current = pid
+        while current in parents and current not in found and len(chain) < 4096:
+            chain.append(current)
+            current = parents[current]
+        if current in found:
+            found.update(chain)
+    return found
+
+
+def _children() -> list[int]:
+    """This process's children (those re-parented to it land on the main thread)."""
+    own = os.getpid()
+    try:
+        with open(f"/proc/{own}/task/{own}/children", "rb") as f:
+            return [int(pid) for pid in f.read().split()]
+    except OSError:  # no CONFIG_PROC_CHILDREN: look at every process's parent
+        return [
+            int(name)
+            for name in os.listdir("/proc")
+            if name.isdigit() and (_stat(name) or ("", 0))[1] == own
+        ]
+
+
+# Reaping a child here takes its exit status away from whoever waits for it. The children this
+# process started itself are the steps' main processes (registered in `spawning` before anything
+# else can see them) and the subprocesses other code runs in the process's own session; everything
+# else among its children was re-parented to it as a subreaper, and nobody else will reap it.
+_mains: set[int] = set()
+_mains_lock = threading.Lock()
+
+
+class spawning:
+    """Hold while starting a step's main process and registering it with `started`."""
+
+    def __enter__(self) -> spawning:
+        _mains_lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _mains_lock.release()
+
+    def started(self, pid: int) -> None:
+        _mains.add(pid)
+
+
+def ended(pid: int) -> None:
+    """The step's main process has been waited for."""
+    with _mains_lock:
+        _mains.discard(pid)
+
+
+def reap_orphans() -> None:
+    """Reap the zombies re-parented to this process (never a child it started itself)."""
+    _sweep(None)
+
+
+def after_step(token: str) -> bool:
+    """At the end of every step (so: cheap, one read of this process's children): reap the
+    zombies re-parented here, and tell whether a live process of the step was re-parented here
+    (it left the group and lost its parent)."""
+    return _sweep(_entry(token))
+
+
+def _sweep(entry: bytes | None) -> bool:
+    escaped = False
+    with _mains_lock:
+        for pid in _children():
+            if pid in _mains:
+                continue
+            stat = _stat(pid)
+            if stat is None:
+                continue
+            if stat[0] != "Z":
+                escaped = escaped or (entry is not None and _has_token(pid, entry))
+            elif stat[3] != _own_session():
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+    return escaped
+
+
+def _own_session() -> int:
+    return os.getsid(0)
+
+
+def signal_all(pids: Iterable[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def stop_all(tokens: Iterable[str], groups: Iterable[int] = (), grace: float = 2.0) -> None:
+    """SIGTERM every process of the steps, SIGKILL what is left after ``grace`` (looking again,
+    so that what they started meanwhile goes too), and reap what was re-parented here."""
+    tokens, groups = list(tokens), list(groups)
+    pids = step_processes(tokens, groups)
+    if not pids:
+        return
+    signal_all(pids, signal.SIGTERM)
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        time.sleep(0.02)
+        reap_orphans()
+        if not step_processes(tokens, groups):
+            return
+    for _ in range(50):  # SIGKILL cannot be ignored; what is left was forked meanwhile
+        pids = step_processes(tokens, groups)
+        if not pids:
+            break
+        signal_all(pids, signal.SIGKILL)
+        time.sleep(0.01)
+        reap_orphans()
+    reap_orphans()

@@ -1,0 +1,195 @@
+"""The dashboard as one ASGI app: its routes, behind the host, token and CSRF checks.
+
+Pages read the run store through `RunHistory` (never through DBOS, so reading costs no
+executor); actions (cancel, start) go through the process's `RunService`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import anyio
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from workrail_engine.runs.history import RunHistory
+from workrail_mcp.dashboard import run as run_views
+from workrail_mcp.dashboard import runs as runs_views
+from workrail_mcp.dashboard import workflows as workflow_views
+from workrail_mcp.dashboard.rendering import Pages
+from workrail_mcp.dashboard.security import SECURITY_HEADERS, Access
+
+__all__ = ["build_dashboard"]
+
+_OPEN_PATHS = ("/signin",)
+
+
+async def signin_form(request: Request) -> Response:
+    if request.app.state.access.token is None:  # nothing to sign in to
+        return RedirectResponse("/", status_code=303)
+    return request.app.state.pages.page(
+        request, "signin.html", code=401, nav=None, next=_next(request.query_params.get("next"))
+    )
+
+
+def _next(target: str | None) -> str:
+    """Where to go after signing in: a path of ours, never another site."""
+    # "//host" and "/\\host" are other sites to a browser, which also drops tabs and newlines
+    if (
+        not target
+        or not target.startswith("/")
+        or target[1:2] in ("/", "\\")
+        or any(c <= " " for c in target)
+    ):
+        return "/"
+    parts = urlsplit(target)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+async def signin(request: Request) -> Response:
+    access: Access = request.app.state.access
+    form = await request.form()
+    if request.headers.get("sec-fetch-site") == "cross-site":
+        return Response("cross-site sign-in refused", status_code=403)
+    given = form.get("token")
+    target = _next(form.get("next") if isinstance(form.get("next"), str) else None)
+    if access.token is None:
+        return RedirectResponse(target, status_code=303)
+    if not isinstance(given, str) or not access.token_matches(given):
+        await anyio.sleep(0.5)  # guessing tokens through the form stays slow
+        return request.app.state.pages.page(
+            request,
+            "signin.html",
+            code=401,
+            nav=None,
+            next=target,
+            problem="That token is not the one this server was started with.",
+        )
+    response = RedirectResponse(target, status_code=303)
+    access.session_cookie(response)
+    return response
+
+
+async def signout(request: Request) -> Response:
+    form = await request.form()
+    if not await request.app.state.access.csrf_ok(request, form):
+        return Response("CSRF check failed", status_code=403)
+    response = RedirectResponse("/signin", status_code=303)
+    response.delete_cookie("workrail_session", path="/", httponly=True, samesite="strict")
+    return response
+
+
+class _Gate:
+    """Host/Origin first (DNS rebinding), then the token; the sign-in form and the static files
+    (no data in them) are the only things served before signing in."""
+
+    def __init__(self, app: Any, access: Access) -> None:
+        self.app = app
+        self.access = access
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request = Request(scope, receive)
+        refused = await self.access.refused_host(request)
+        if refused is not None:
+            return await refused(scope, receive, send)
+        path = scope.get("path", "")
+        if path in _OPEN_PATHS or path.startswith("/static/") or self.access.signed_in(request):
+            return await self.app(scope, receive, send)
+        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            target = path + (
+                f"?{scope['query_string'].decode()}" if scope.get("query_string") else ""
+            )
+            response: Response = RedirectResponse(
+                "/signin?" + _encode_next(target), status_code=303
+            )
+        else:
+            response = Response(
+                "sign in first",
+                status_code=401,
+                headers={"www-authenticate": 'Bearer realm="workrail"'},
+            )
+        await response(scope, receive, send)
+
+
+def _encode_next(target: str) -> str:
+    return urlencode({"next": target})
+
+
+def build_dashboard(
+    catalog: Any,
+    service: Any,
+    *,
+    security: TransportSecuritySettings,
+    token: str | None,
+    allow_commands: bool,
+    history: RunHistory | None = None,
+) -> Any:
+    """The dashboard app: ``catalog`` for the workflows, ``service`` (a `RunService`) for actions."""
+    routes = [
+        Route("/", runs_views.runs_page),
+        Route("/runs", runs_views.runs_page),
+        Route("/live/runs", runs_views.runs_fragment),
+        Route("/runs/{run_id}", run_views.run_page),
+        Route("/live/runs/{run_id}", run_views.run_fragment),
+        Route("/runs/{run_id}/cancel", run_views.cancel_run, methods=["POST"]),
+        Route("/workflows", workflow_views.workflows_page),
+        Route("/workflows/{workflow_id}", workflow_views.workflow_page),
+        Route("/workflows/{workflow_id}/dry-run", workflow_views.dry_run, methods=["POST"]),
+        Route("/workflows/{workflow_id}/run", workflow_views.start_run, methods=["POST"]),
+        Route("/signin", signin_form, methods=["GET"]),
+        Route("/signin", signin, methods=["POST"]),
+        Route("/signout", signout, methods=["POST"]),
+        Mount(
+            "/static", StaticFiles(packages=[("workrail_mcp.dashboard", "static")]), name="static"
+        ),
+    ]
+    app = Starlette(routes=routes)
+    access = Access(security, token)
+    app.state.catalog = catalog
+    app.state.service = service
+    app.state.history = history or RunHistory(
+        url=getattr(service, "database", None), home=getattr(service, "home", None)
+    )
+    app.state.pages = Pages()
+    app.state.access = access
+    app.state.allow_commands = allow_commands
+    return _Headers(_Gate(app, access))
+
+
+class _Headers:
+    """The security headers on every response (static files, refusals and errors included), and a
+    ``Server-Timing`` header with the time the server took to start answering (the benchmark
+    reads it)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        began = time.perf_counter()
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                spent = (time.perf_counter() - began) * 1000
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *(
+                        (name.encode(), value.encode())
+                        for name, value in SECURITY_HEADERS.items()
+                        if name.encode() not in present
+                    ),
+                    (b"server-timing", f"app;dur={spent:.2f}".encode()),
+                ]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

@@ -1,0 +1,284 @@
+"""The workflows pages: the catalog (search, filters, invalid files) and one workflow (diagram,
+step panel, dry-run form, start button)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from workrail_engine.errors import EngineError, WorkflowNotFound
+from workrail_engine.runs import MASK, RunOptions, SecretSet
+from workrail_engine.steps import walk_steps
+from workrail_engine.templates import find_references
+from workrail_mcp.dashboard.diagram import condition_words, loop_words, workflow_svg
+from workrail_mcp.dashboard.forms import parameter_fields, parameters_from_form
+
+__all__ = ["workflow_page", "workflows_page", "dry_run", "start_run"]
+
+
+SHOWN_AT_MOST = 200  # cards on one page; a catalog of 10,000 is searched, not scrolled
+
+
+def _line_of(path: Path, offset: int) -> int:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 1
+    return text.count("\n", 0, max(offset, 0)) + 1
+
+
+def _matches(entry: Any, query: str) -> bool:
+    d = entry.definition
+    haystack = " ".join(
+        [entry.id, str(d.get("name", "")), str(d.get("description", ""))]
+        + [str(t) for t in d.get("tags") or []]
+    ).lower()
+    return all(word in haystack for word in query.lower().split())
+
+
+async def workflows_page(request: Request) -> Response:
+    state = request.app.state
+    query = request.query_params.get("q", "").strip()
+    category = request.query_params.get("category", "")
+    source = request.query_params.get("source", "")
+
+    def gather() -> dict[str, Any]:
+        entries = state.catalog.entries()
+        hidden = {s.workflow_id: s.hidden for s in state.catalog.shadowed()}
+        categories = sorted(
+            {str(e.definition.get("category")) for e in entries if e.definition.get("category")}
+        )
+        sources = sorted({e.source.kind for e in entries})
+        shown = [
+            e
+            for e in entries
+            if (not query or _matches(e, query))
+            and (not category or e.definition.get("category") == category)
+            and (not source or e.source.kind == source)
+        ]
+        invalid = [
+            {
+                "path": str(f.path),
+                "source": f.source.kind,
+                "problems": [
+                    {
+                        "line": _line_of(f.path, d.span.start),
+                        "code": d.code,
+                        "severity": d.severity.value,
+                        "message": d.message,
+                    }
+                    for d in f.diagnostics
+                    if d.is_error
+                ],
+            }
+            for f in state.catalog.invalid_files()
+        ]
+        return {
+            "workflows": [
+                {
+                    "id": e.id,
+                    "name": e.definition.get("name", e.id),
+                    "description": e.definition.get("description", ""),
+                    "category": e.definition.get("category", ""),
+                    "tags": [str(t) for t in e.definition.get("tags") or []],
+                    "version": e.definition.get("version", ""),
+                    "source": e.source.kind,
+                    "path": str(e.path),
+                    "shadows": [str(p) for p in hidden.get(e.id, ())],
+                }
+                for e in shown[:SHOWN_AT_MOST]
+            ],
+            "matched": len(shown),
+            "total": len(entries),
+            "categories": categories,
+            "sources": sources,
+            "invalid": invalid,
+        }
+
+    data = await anyio.to_thread.run_sync(gather)
+    return state.pages.page(
+        request,
+        "workflows.html",
+        nav="workflows",
+        query=query,
+        category=category,
+        source=source,
+        **data,
+    )
+
+
+def _masked(text: str, secrets: SecretSet) -> str:
+    """A template string as shown to a reader: secret references and values as ``***``."""
+    out = text
+    for ref in reversed(find_references(text)):
+        if ref.namespace == "secrets":
+            out = out[: ref.span.start] + MASK + out[ref.span.end :]
+    return secrets.mask_text(out)
+
+
+def rule_words(rule: Any) -> str:
+    """A validation rule (or a composition of rules) in words."""
+    if isinstance(rule, list):
+        return "; ".join(rule_words(r) for r in rule)
+    if not isinstance(rule, Mapping):
+        return str(rule)
+    for key, joiner in (("and", " and "), ("or", " or ")):
+        if key in rule and isinstance(rule[key], list):
+            return "(" + joiner.join(rule_words(r) for r in rule[key]) + ")"
+    if "not" in rule:
+        return f"not ({rule_words(rule['not'])})"
+    kind = rule.get("type")
+    if kind == "contains":
+        text = f"output contains {json.dumps(rule.get('value'))}"
+    elif kind == "regex":
+        text = f"output matches /{rule.get('pattern')}/{rule.get('flags', '')}"
+    elif kind == "length":
+        text = "output length " + " and ".join(
+            part
+            for part in (
+                f"at least {rule['min']}" if "min" in rule else "",
+                f"at most {rule['max']}" if "max" in rule else "",
+            )
+            if part
+        )
+    elif kind == "schema":
+        text = "output is JSON matching a schema"
+    else:
+        text = json.dumps(rule)
+    if rule.get("condition") is not None:
+        text += f" (when {condition_words(rule['condition'])})"
+    if rule.get("message"):
+        text += f" — “{rule['message']}”"
+    return text
+
+
+def _step_panel(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
+    secrets = SecretSet.from_environment(workflow.get("secrets") or [])
+    panel = []
+    for site in walk_steps(workflow):
+        step = site.step
+        kind = site.kind
+        entry: dict[str, Any] = {
+            "id": site.id or "?",
+            "title": step.get("title") or site.id,
+            "kind": {"prompt": "agent"}.get(kind, kind),
+            "condition": condition_words(step.get("runCondition")),
+            "in_group": bool(site.group),
+        }
+        if kind == "prompt":
+            entry["prompt"] = _masked(str(step.get("prompt", "")), secrets)
+            entry["guidance"] = [str(g) for g in step.get("guidance") or []]
+            entry["confirm"] = bool(step.get("requireConfirmation"))
+        elif kind == "command":
+            run = step.get("run") or {}
+            entry["argv"] = [_masked(str(a), secrets) for a in run.get("command") or []]
+            entry["env"] = {k: _masked(str(v), secrets) for k, v in (run.get("env") or {}).items()}
+            entry["cwd"] = run.get("cwd")
+            entry["timeout"] = run.get("timeoutSeconds")
+            retry = step.get("retry") or {}
+            entry["retry"] = retry.get("maxAttempts")
+            entry["on_failure"] = step.get("onFailure", "abort")
+        elif kind == "loop":
+            entry["loop"] = loop_words(step)
+        elif kind == "parallel":
+            entry["limit"] = step.get("parallelLimit")
+            entry["members"] = [
+                str(m.get("id")) for m in step.get("steps") or [] if isinstance(m, Mapping)
+            ]
+        if step.get("validationCriteria") is not None:
+            criteria = step["validationCriteria"]
+            rules = criteria if isinstance(criteria, list) else [criteria]
+            entry["rules"] = [rule_words(r) for r in rules]
+        panel.append(entry)
+    return panel
+
+
+async def workflow_page(
+    request: Request, *, plan: Any = None, problem: str | None = None, values: Any = None
+) -> Response:
+    state = request.app.state
+    workflow_id = request.path_params["workflow_id"]
+    try:
+        entry = await anyio.to_thread.run_sync(state.catalog.get, workflow_id)
+    except WorkflowNotFound:
+        return state.pages.page(
+            request, "missing.html", code=404, nav="workflows", what=f"workflow {workflow_id}"
+        )
+    workflow = entry.definition
+    return state.pages.page(
+        request,
+        "workflow.html",
+        code=200 if problem is None else 400,
+        nav="workflows",
+        workflow=workflow,
+        entry=entry,
+        diagram=state.pages.markup(workflow_svg(workflow)),
+        steps=_step_panel(workflow),
+        fields=parameter_fields(workflow.get("parameters"), values),
+        plan=plan,
+        problem=problem,
+    )
+
+
+async def _checked_form(request: Request) -> tuple[Any, Response | None]:
+    form = await request.form()
+    if not await request.app.state.access.csrf_ok(request, form):
+        return form, Response("CSRF check failed", status_code=403)
+    return form, None
+
+
+async def dry_run(request: Request) -> Response:
+    state = request.app.state
+    form, refused = await _checked_form(request)
+    if refused:
+        return refused
+    try:
+        entry = await anyio.to_thread.run_sync(
+            state.catalog.get, request.path_params["workflow_id"]
+        )
+        values = parameters_from_form(entry.definition.get("parameters"), form)
+        plan = await anyio.to_thread.run_sync(
+            state.service.plan, entry.definition, values, RunOptions()
+        )
+    except EngineError as error:
+        return await workflow_page(request, problem=_problem_text(error), values=form)
+    except ValueError as error:
+        return await workflow_page(request, problem=str(error), values=form)
+    return await workflow_page(request, plan=plan, values=form)
+
+
+async def start_run(request: Request) -> Response:
+    state = request.app.state
+    form, refused = await _checked_form(request)
+    if refused:
+        return refused
+    if not state.allow_commands:
+        return Response(
+            "starting runs from the dashboard needs a server started with --allow-commands",
+            status_code=403,
+        )
+
+    try:
+        entry = await anyio.to_thread.run_sync(
+            state.catalog.get, request.path_params["workflow_id"]
+        )
+        values = parameters_from_form(entry.definition.get("parameters"), form)
+        run_id = await anyio.to_thread.run_sync(
+            state.service.run, entry.definition, values, RunOptions()
+        )
+    except EngineError as error:
+        return await workflow_page(request, problem=_problem_text(error), values=form)
+    except ValueError as error:
+        return await workflow_page(request, problem=str(error), values=form)
+    return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+
+def _problem_text(error: EngineError) -> str:
+    details = (error.data or {}).get("details") if isinstance(error.data, dict) else None
+    return error.message + (f": {details}" if details and details not in error.message else "")

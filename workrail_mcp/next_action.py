@@ -1,0 +1,56 @@
+"""The engine's next-action data, phrased as MCP tool calls.
+
+The engine says what to report once a step is done (`workrail_engine.navigator.NextStep`'s
+``nextAction``, a run's ``waiting``); an agent on MCP reads it as the tool call to make. The CLI
+phrases the same data as command lines.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["phrase_next", "phrase_run"]
+
+
+def _with_line(guidance: dict[str, Any], line: str) -> dict[str, Any]:
+    prompt = str(guidance.get("prompt") or "")
+    return {**guidance, "prompt": f"{prompt}\n\n{line}" if prompt else line}
+
+
+def _next_line(action: dict[str, Any]) -> str:
+    step = json.dumps(action["complete"])
+    record = f"append {step} to completedSteps"
+    if action.get("completeEach"):
+        each = ", ".join(json.dumps(member) for member in action["completeEach"])
+        record = f"append {step} (or each of {each}) to completedSteps"
+    if action.get("repeatsPerIteration"):
+        record += " (once per iteration, even if it is listed already)"
+    line = f"When this step is done, {record} and call workflow_next again with the context returned here"
+    if action.get("keepContext"):
+        line += f": it carries the loop position in {', '.join(action['keepContext'])}"
+    line += "."
+    if action.get("checkOutput"):
+        line = "Submit the command's output to workflow_validate first. " + line
+    return line
+
+
+def phrase_next(result: dict[str, Any]) -> dict[str, Any]:
+    """A ``workflow_next`` result whose guidance ends with the call to make once the step is done."""
+    action = result.get("nextAction")
+    if not action:
+        return result
+    return {**result, "guidance": _with_line(result["guidance"], _next_line(action))}
+
+
+def phrase_run(snap: dict[str, Any]) -> dict[str, Any]:
+    """A run's state whose waiting step's guidance ends with the continue_workflow call."""
+    waiting = snap.get("waiting")
+    if not isinstance(waiting, dict) or not isinstance(waiting.get("guidance"), dict):
+        return snap
+    line = (
+        f"When this step is done, call continue_workflow with workflow_id "
+        f"{json.dumps(snap.get('workflow_id'))} and your output (plus any context variables the "
+        "step asked you to set)."
+    )
+    return {**snap, "waiting": {**waiting, "guidance": _with_line(waiting["guidance"], line)}}

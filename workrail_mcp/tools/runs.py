@@ -1,0 +1,327 @@
+"""The run tools: run_workflow, get_workflow_run, cancel_workflow, continue_workflow.
+
+They are tools like the others (one registry: strict arguments, callable as direct methods and
+through ``tools/call`` with the same codes). Error policy, as for the other tools: an anticipated
+failure (`EngineError`) carries its spec code (−32007 for command steps without
+``--allow-commands``, −32602 for parameters that fail the workflow's schema, −32008 for an
+unknown run id, explained when the id is a workflow's).
+
+Nothing here imports DBOS: the `RunService` launches it on the first call that needs the store,
+or — when a store already exists — in a thread right after the client's ``initialized``
+notification, to recover runs that a killed process left behind. ``initialize`` is never slowed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, NotRequired
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from workrail_engine.errors import EngineError
+from workrail_engine.runs import RunOptions, RunService, resolve_workflow
+from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
+from workrail_mcp.next_action import phrase_run
+from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
+from workrail_mcp.tools._shapes import ArtifactsArg
+
+__all__ = ["SPECS", "RunsState", "RecoveryKick"]
+
+log = logging.getLogger(__name__)
+
+
+class RunsState:
+    """The server's `RunService`, created with the server but started on first need."""
+
+    def __init__(
+        self,
+        catalog: Any,
+        allow_commands: bool,
+        sandbox: bool = False,
+        service: RunService | None = None,
+    ) -> None:
+        # ``service``: the process's RunService when the dashboard shares it (DBOS is one per
+        # process, so the service is too).
+        self.catalog = catalog
+        self.service = service or RunService(
+            project_of(catalog), allow_commands=allow_commands, sandbox=sandbox, server=True
+        )
+        self._recovery = threading.Lock()
+
+    def recover_soon(self) -> None:
+        """Start the store in the background when it already holds runs (they may need recovery)."""
+        if self.service.started or not self._recovery.acquire(blocking=False):
+            return
+        if store_exists():
+            threading.Thread(
+                target=self._start_quietly, name="workrail-recovery", daemon=True
+            ).start()
+
+    def _start_quietly(self) -> None:
+        try:
+            self.service.start()
+        except EngineError as error:
+            log.warning("could not open the run store for recovery: %s", error.message)
+        except Exception as error:  # one line on stderr: the server goes on without recovery
+            log.warning("could not open the run store for recovery: %s", error)
+
+    def running(self) -> list[dict[str, Any]]:
+        """The runs in progress, for list_workflows; without a store there are none (and none is
+        created just to count them)."""
+        if not self.service.started and not store_exists():
+            return []
+        try:
+            return self.service.list(running_only=True)
+        except EngineError as error:
+            log.warning("cannot read the run store: %s", error.message)
+            return []
+
+
+class RecoveryKick:
+    """Middleware: once the client is initialized, recover interrupted runs in the background."""
+
+    def __init__(self, runs: RunsState) -> None:
+        self.runs = runs
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method != "initialize" and not self.runs.service.started:
+            self.runs.recover_soon()
+        return result
+
+
+def _runs(env: ToolEnv) -> RunsState:
+    if env.runs is None:  # a server always has them; a bare ToolEnv (tests of other tools) not
+        raise EngineError("runs are not available in this server")
+    runs: RunsState = env.runs
+    return runs
+
+
+def _explaining_run_ids(env: ToolEnv) -> Any:
+    return run_ids_explained(env.catalog, lambda _: "call run_workflow to start one")
+
+
+RunId = Annotated[
+    str,
+    Field(
+        description='The run\'s id, as returned by run_workflow ("wf-..."); not a workflow id.',
+        min_length=1,
+        max_length=200,
+    ),
+]
+WaitSeconds = Annotated[
+    float,
+    Field(
+        description="How long to wait for the run to finish or to need the agent "
+        "before returning its current state (the run goes on).",
+        ge=0,
+        le=600,
+    ),
+]
+
+
+class StepResult(TypedDict):
+    step_name: str
+    status: str
+    output: Any
+    duration: float
+
+
+class RunResult(TypedDict):
+    status: str
+    workflow_id: NotRequired[str]
+    workflow_name: NotRequired[str | None]
+    steps_completed: NotRequired[int]
+    steps_total: NotRequired[int]
+    step_results: NotRequired[list[StepResult]]
+    execution_time: NotRequired[float]
+    error_message: NotRequired[str | None]
+    waiting: NotRequired[dict[str, Any]]
+    outcome: NotRequired[str]
+    issues: NotRequired[list[str]]
+    suggestions: NotRequired[list[str]]
+    follow_ups: NotRequired[list[str]]
+    groups: NotRequired[list[dict[str, Any]]]
+    dry_run: NotRequired[bool]
+
+
+class Cancelled(TypedDict):
+    status: str
+    steps_completed: int
+    reason: NotRequired[str]
+    message: NotRequired[str]
+
+
+Progress = Callable[[float, float | None, str | None], None]
+
+
+def _on_change(report: Progress | None) -> Callable[[dict[str, Any]], None] | None:
+    if report is None:
+        return None
+
+    def changed(snap: dict[str, Any]) -> None:
+        message = f"{snap['status']}: {snap['steps_completed']}/{snap['steps_total']} steps"
+        if snap.get("step_results"):
+            last = snap["step_results"][-1]
+            message += f" (last: {last['step_name']} {last['status']})"
+        report(snap["steps_completed"], snap["steps_total"], message)
+
+    return changed
+
+
+def run_workflow(
+    env: ToolEnv,
+    workflow_name: Annotated[
+        str,
+        Field(
+            description="The workflow's id (as listed by list_workflows) or the path "
+            "of a workflow file inside the workflow directories."
+        ),
+    ],
+    parameters: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="Values for the workflow's parameters "
+            "(checked against its parameters schema)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        Field(
+            description="Only validate and return the plan (steps, order, parallel "
+            "groups, rendered argv); nothing is executed."
+        ),
+    ] = False,
+    timeout: Annotated[
+        int | None, Field(description="Overall timeout of the run in seconds.", ge=1)
+    ] = None,
+    parallel_limit: Annotated[
+        int | None, Field(description="Most steps running at once in the whole run.", ge=1)
+    ] = None,
+    wait_seconds: WaitSeconds = 30,
+    context: Annotated[
+        dict[str, Any] | None, Field(description="Initial context variables.")
+    ] = None,
+    *,
+    report: Progress | None = None,
+) -> RunResult:
+    service = _runs(env).service
+    workflow, _ = resolve_workflow(env.catalog, workflow_name, any_path=False, base=service.project)
+    options = RunOptions(timeout=timeout, parallel_limit=parallel_limit, context=context or {})
+    if dry_run:
+        return service.plan(workflow, parameters, options)  # type: ignore[return-value]
+    run_id = service.run(workflow, parameters, options)
+    return phrase_run(service.wait(run_id, wait_seconds, on_change=_on_change(report)))  # type: ignore[return-value]
+
+
+def get_workflow_run(
+    env: ToolEnv,
+    workflow_id: RunId,
+    wait_seconds: Annotated[
+        float,
+        Field(
+            description="Wait up to this long for the run to finish or to need the agent.",
+            ge=0,
+            le=600,
+        ),
+    ] = 0,
+) -> RunResult:
+    with _explaining_run_ids(env):
+        return phrase_run(_runs(env).service.wait(workflow_id, wait_seconds))  # type: ignore[return-value]
+
+
+def cancel_workflow(
+    env: ToolEnv,
+    workflow_id: RunId,
+    reason: Annotated[
+        str | None, Field(description="Why the run is cancelled (recorded with it).")
+    ] = None,
+) -> Cancelled:
+    with _explaining_run_ids(env):
+        return _runs(env).service.cancel(workflow_id, reason)  # type: ignore[return-value]
+
+
+def continue_workflow(
+    env: ToolEnv,
+    workflow_id: RunId,
+    output: Annotated[
+        str, Field(description="What the agent produced for the step the run waits on.")
+    ],
+    context: Annotated[
+        dict[str, Any] | None, Field(description="Context variables to add or change.")
+    ] = None,
+    wait_seconds: WaitSeconds = 30,
+    artifacts: ArtifactsArg = None,
+) -> RunResult:
+    with _explaining_run_ids(env):
+        result = _runs(env).service.continue_run(
+            workflow_id, output, context, wait_seconds, artifacts
+        )
+    return phrase_run(result)  # type: ignore[return-value]
+
+
+SPECS = [
+    ToolSpec(
+        run_workflow,
+        name="run_workflow",
+        title="Run a workflow",
+        annotations=writes("Run a workflow", destructive=True, idempotent=False),
+        reports_progress=True,
+        description=(
+            "Start a server-side run of a workflow: the server keeps its state (steps done, "
+            "context, loops), runs its command steps itself (sequential, parallel, conditional, "
+            "with retries and timeouts) and pauses at each prompt step for you. Use it when the "
+            "workflow has command steps or parameters, or when the state should outlive this "
+            "conversation; to simply follow a workflow's prompts step by step, use workflow_next "
+            "instead. Pass {workflow_name, parameters?, dry_run?, timeout?, parallel_limit?, "
+            "wait_seconds?, context?}. Waits up to wait_seconds, then returns {status, "
+            "workflow_id (the run id, wf-...), steps_completed, steps_total, step_results, "
+            "execution_time, error_message}; status is success, failed, partial, running, waiting "
+            "(a prompt step needs you: see waiting.step and waiting.guidance, then answer with "
+            "continue_workflow) or cancelled. Command steps need a server started with "
+            "--allow-commands (else error -32007); dry_run is always allowed. Parameters failing "
+            "the workflow's schema: -32602 with details."
+        ),
+    ),
+    ToolSpec(
+        get_workflow_run,
+        name="get_workflow_run",
+        title="Get a run",
+        annotations=read_only("Get a run"),
+        description=(
+            "The state of a run started by run_workflow: {status, workflow_id, steps_completed, "
+            "steps_total, step_results, execution_time, error_message, waiting?}. Pass "
+            "{workflow_id (the run id, wf-...), wait_seconds?}. Unknown id: -32008."
+        ),
+    ),
+    ToolSpec(
+        cancel_workflow,
+        name="cancel_workflow",
+        title="Cancel a run",
+        annotations=writes("Cancel a run", destructive=True, idempotent=True),
+        description=(
+            "Cancel a run started by run_workflow: its processes are stopped within seconds. "
+            "Pass {workflow_id (the run id, wf-...), reason?}. Returns {status: cancelled, "
+            "steps_completed}; a run already finished is reported as it ended. Unknown id: -32008."
+        ),
+    ),
+    ToolSpec(
+        continue_workflow,
+        name="continue_workflow",
+        title="Continue a waiting run",
+        annotations=writes("Continue a waiting run", destructive=False, idempotent=False),
+        description=(
+            "Submit your output for the step a run waits on (status waiting). Pass {workflow_id "
+            "(the run id, wf-...), output, context?, wait_seconds?, artifacts?}. The output is "
+            "checked against the step's validation criteria, and artifacts against its output "
+            "contract and assessments (waiting.guidance names what is required; a loop's "
+            'continue/stop decision is {"kind": "wr.loop_control", "decision": ...}): when a check '
+            "fails, the run stays at the step and the result has outcome: blocked with issues and "
+            "suggestions (fix and call again); when it passes, the run goes on and the result "
+            "(outcome: accepted) is its new state."
+        ),
+    ),
+]
