@@ -87,7 +87,7 @@ def next_step(
     return found
 
 
-def _blocked(plan: _Plan, completed: list[str], artifacts: Any) -> dict | None:
+def _blocked(plan: _Plan, completed: list[str], artifacts: Any) -> dict[str, Any] | None:
     if not completed:
         return None
     step = plan.by_id[completed[-1]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -256,7 +256,7 @@ class RunService:
         output: str,
         context: dict[str, Any] | None = None,
         wait_seconds: float = 10.0,
-        artifacts: list[Any] | None = None,
+        artifacts: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
         snap = self._raw(run_id)
         if snap["status"] != "waiting":
@@ -291,7 +291,7 @@ class RunService:
             "context": context or {},
         }
         if artifacts:
-            message["artifacts"] = artifacts
+            message["artifacts"] = list(artifacts)
         # DBOS stores the message (and the run's receipt of it): masked before it is sent.
         self._runtime().send(run_id, masks.mask(message))
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])

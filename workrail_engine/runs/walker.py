@@ -181,7 +181,7 @@ class RunWalker:
             for s in workflow["steps"]
             if step_kind(s) == "loop" and isinstance(s.get("body"), str)
         }
-        self.artifacts: list = []  # what the agent handed over with its last step
+        self.artifacts: list[Any] = []  # what the agent handed over with its last step
         self.failed: list[str] = []  # steps that failed under onFailure: continue
         self.asked = False  # whether the agent was asked for a step yet (preconditions go first)
         self.error: str | None = None  # set when the run must stop
