@@ -282,3 +282,34 @@ def test_loop_bodies_and_inline_templates_are_compiled() -> None:
     body = _compile(workflow).definition["steps"][0]["body"]
     assert [s["id"] for s in body] == ["blocks", "again.scan", "again.report"]
     assert body[0]["prompt"] == "## Goal\nPass"
+
+
+def test_a_ref_part_may_point_at_a_declared_reference() -> None:
+    workflow = {
+        "id": "w",
+        "references": [
+            {
+                "id": "policy",
+                "title": "Release policy",
+                "source": "docs/policy.md",
+                "purpose": "What a release needs",
+                "authoritative": True,
+            }
+        ],
+        "steps": [
+            {
+                "id": "a",
+                "promptBlocks": {
+                    "constraints": [
+                        [{"kind": "text", "text": "Follow "}, {"kind": "ref", "refId": "policy"}]
+                    ]
+                },
+            }
+        ],
+    }
+    compiled = _compile(workflow)
+    assert compiled.problems == ()
+    assert compiled.definition["steps"][0]["prompt"] == (
+        '## Constraints\n- Follow "Release policy" (docs/policy.md): What a release needs '
+        "(authoritative: follow it)"
+    )

@@ -63,7 +63,7 @@ def compile_workflow(
     used = bindings.resolve(definition, project_bindings or {}, problems)
     stages: list[StepVisitor] = [
         features.applier(definition.get("features"), problems),
-        refs.resolver(problems),
+        refs.resolver(problems, definition.get("references")),
         prompt_blocks.renderer(problems),
         _sentinel(problems),
     ]

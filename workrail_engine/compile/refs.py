@@ -3,11 +3,15 @@
 A prompt part ``{"kind": "ref", "refId": "wr.refs.x"}`` inside ``promptBlocks`` and a
 ``{{wr.refs.x}}`` token in any prompt text are replaced by the snippet. The set is closed — the ids
 upstream WorkRail 3.x defines, with wording of our own — so that the compiled text never depends
-on the machine it was compiled on. An unknown id is a problem.
+on the machine it was compiled on. A ref part may also name one of the workflow's own
+``references`` (a pointer to a document; upstream's compiler knows only its closed set): it
+becomes a pointer line, ``"Release policy" (docs/release-policy.md): what it is for`` — the
+document itself is never inlined. Any other id is a problem.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -89,7 +93,24 @@ def leftover_token(text: Any) -> str | None:
     return match.group(0) if match else None
 
 
-def resolver(problems: list[Problem]) -> StepVisitor:
+def _pointer_line(reference: Mapping[str, Any]) -> str:
+    line = (
+        f"{json.dumps(reference.get('title') or reference.get('id'))} ({reference.get('source')})"
+    )
+    if reference.get("purpose"):
+        line += f": {reference['purpose']}"
+    if reference.get("authoritative"):
+        line += " (authoritative: follow it)"
+    return line
+
+
+def resolver(problems: list[Problem], references: Any = None) -> StepVisitor:
+    declared = {
+        r["id"]: _pointer_line(r)
+        for r in (references if isinstance(references, list) else [])
+        if isinstance(r, Mapping) and isinstance(r.get("id"), str)
+    }
+
     def resolve(step: dict[str, Any], pointer: str) -> None:
         def unknown(ref_id: Any, where: str) -> None:
             problems.append(
@@ -120,6 +141,9 @@ def resolver(problems: list[Problem]) -> StepVisitor:
                 if isinstance(part, Mapping) and part.get("kind") == "ref":
                     if part.get("refId") in SNIPPETS:
                         parts.append({"kind": "text", "text": SNIPPETS[part["refId"]]})
+                        continue
+                    if part.get("refId") in declared:
+                        parts.append({"kind": "text", "text": declared[part["refId"]]})
                         continue
                     unknown(part.get("refId"), f"{where}/{index}/refId")
                 parts.append(part)
