@@ -90,7 +90,12 @@ def _explain(text: str, err: json.JSONDecodeError) -> SyntaxProblem:
     ) and before.endswith(","):
         comma = len(before) - 1
         return SyntaxProblem(
-            "Trailing comma: remove the ',' before the closing bracket", comma, comma + 1
+            "Trailing comma: remove the ',' before the closing bracket",
+            comma,
+            comma + 1,
+            fix_title="Remove the trailing comma",
+            fix_start=comma,
+            fix_end=comma + 1,
         )
     if ahead[:1] == "'":
         return SyntaxProblem(
@@ -111,7 +116,15 @@ def _explain(text: str, err: json.JSONDecodeError) -> SyntaxProblem:
     if msg.startswith("Expecting ',' delimiter"):
         if "\n" in text[len(before) : pos]:  # the comma belongs at the end of the previous line
             end = len(before)
-            return SyntaxProblem("Missing ',' after this value", end - 1, end)
+            return SyntaxProblem(
+                "Missing ',' after this value",
+                end - 1,
+                end,
+                fix_title="Insert the missing ','",
+                fix_start=end,
+                fix_end=end,
+                fix_text=",",
+            )
         return SyntaxProblem("Expected ',' here", pos, min(pos + 1, len(text)))
     if msg.startswith("Expecting ':' delimiter"):
         return SyntaxProblem("Expected ':' here", pos, min(pos + 1, len(text)))

@@ -13,3 +13,8 @@ class SyntaxProblem:
     start: int
     end: int
     code: str = "WR001"
+    # A quick fix, when the repair is certain: replace [fix_start, fix_end) with fix_text.
+    fix_title: str | None = None
+    fix_start: int = 0
+    fix_end: int = 0
+    fix_text: str = ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from .regular_files import FileTooLarge, UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
     from ._yaml_text import YamlParse
+    from .tolerant_document import TolerantDocument
 
 __all__ = [
     "LineIndex",
@@ -114,8 +115,38 @@ def detect_format(path: str | os.PathLike[str] | None, text: str = "") -> str:
     return "json"
 
 
+class PointerSpans:
+    """Placing a JSON pointer, for any document model that can give a value's and a key's span."""
+
+    text: str
+
+    def value_span(self, pointer: str) -> Span | None:
+        raise NotImplementedError
+
+    def key_span(self, pointer: str) -> Span | None:
+        raise NotImplementedError
+
+    def span(self, pointer: str) -> Span:
+        """The value's span, or the nearest existing ancestor's; the start of the text at worst."""
+        while True:
+            found = self.value_span(pointer)
+            if found is not None:
+                return found
+            if not pointer:
+                return Span(0, min(1, len(self.text)))
+            pointer = pointer.rsplit("/", 1)[0]
+
+    def opening_span(self, pointer: str) -> Span:
+        """Where to report something about a whole object: its key if it has one, else its '{'."""
+        key = self.key_span(pointer)
+        if key is not None:
+            return key
+        value = self.span(pointer)
+        return Span(value.start, min(value.start + 1, value.end))
+
+
 @dataclass
-class WorkflowDocument:
+class WorkflowDocument(PointerSpans):
     """One workflow file as text, with its parsed value and a way to place any JSON pointer."""
 
     text: str
@@ -132,6 +163,14 @@ class WorkflowDocument:
     @cached_property
     def line_index(self) -> LineIndex:
         return LineIndex(self.text)
+
+    @cached_property
+    def tolerant(self) -> TolerantDocument:
+        """The tree every editor feature reads, recovered when the text is broken (see
+        tolerant_document); the strict value, when there is one, is its value."""
+        from .tolerant_document import parse_tolerant
+
+        return parse_tolerant(self.text, self.format, self.value, self.path)
 
     @property
     def ok(self) -> bool:
@@ -156,16 +195,6 @@ class WorkflowDocument:
         found = self._locate(pointer)
         return Span(*found[0]) if found and found[0] else None
 
-    def span(self, pointer: str) -> Span:
-        """The value's span, or the nearest existing ancestor's; the start of the text at worst."""
-        while True:
-            found = self.value_span(pointer)
-            if found is not None:
-                return found
-            if not pointer:
-                return Span(0, min(1, len(self.text)))
-            pointer = pointer.rsplit("/", 1)[0]
-
     def with_edit(self, start: int, end: int, new_text: str) -> WorkflowDocument:
         """This document with ``text[start:end]`` replaced by ``new_text``.
 
@@ -183,6 +212,9 @@ class WorkflowDocument:
             document.lint_cache = self.lint_cache
         if "line_index" in self.__dict__:  # computed here already: shift it rather than rebuild
             document.__dict__["line_index"] = self.line_index.edited(text, start, end, new_text)
+        if "tolerant" in self.__dict__:  # an incremental re-parse (~1 ms) instead of a full one
+            tree = self.tolerant.edited(start, end, new_text)
+            document.__dict__["tolerant"] = tree.with_strict_value(document.value)
         return document
 
     def _splice(self, start: int, end: int, text: str, delta: int) -> WorkflowDocument | None:
@@ -220,14 +252,6 @@ class WorkflowDocument:
             lint_cache=self.lint_cache,
             _json=moved,
         )
-
-    def opening_span(self, pointer: str) -> Span:
-        """Where to report something about a whole object: its key if it has one, else its '{'."""
-        key = self.key_span(pointer)
-        if key is not None:
-            return key
-        value = self.span(pointer)
-        return Span(value.start, min(value.start + 1, value.end))
 
 
 def _syntax(code: str, message: str, start: int, end: int) -> Diagnostic:
@@ -297,6 +321,9 @@ def _parse_json(text: str, name: str | None, bom: bool) -> WorkflowDocument:
     value, json_error, has_duplicates = parse_json(parsed_text)
     if json_error is not None:
         error = _syntax(json_error.code, json_error.message, json_error.start, json_error.end)
+        if json_error.fix_title is not None:
+            edit = TextEdit(Span(json_error.fix_start, json_error.fix_end), json_error.fix_text)
+            error = replace(error, fixes=(Fix(json_error.fix_title, (edit,)),))
         return WorkflowDocument(text, name, "json", None, [error])
     json_text = JsonText(parsed_text)
     if _could_exceed_nesting(text):

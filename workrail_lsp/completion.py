@@ -1,24 +1,24 @@
 """Completion: keys, values, new steps and objects with their required properties, step ids,
 context variables, and ``{{ }}`` references — in documents with syntax errors too.
 
-The place is read by the tolerant cursor reader (``json_cursor``); what is valid there comes from
-the schema (``schema_model``) and the workflow's own names (``workflow_facts``).
+The place is read from the engine's tolerant tree (``TolerantDocument.cursor``), in JSON and in
+YAML; what is valid there comes from the schema (``schema_model``) and the workflow's own names
+(``workflow_facts``). In YAML the inserted text is YAML (``key: value``, block-style objects).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
+from workrail_engine.tolerant_document import CursorContext
 
 from .documents import DocumentState
-from .json_cursor import CursorContext, cursor_context
 from .schema_model import UNKNOWN, schema_model
-from .snippets import body_text, value_snippet
+from .snippets import body_text, scalar_text, value_snippet, yaml_body_text, yaml_value_snippet
 from .workflow_facts import WorkflowFacts, facts_of
 
 __all__ = ["complete", "instance_of"]
@@ -66,19 +66,20 @@ def instance_of(context: CursorContext) -> Any:
     """The object around the cursor as far as it can be read (containers as empty stand-ins)."""
     if context.container != "object":
         return UNKNOWN
-    return {
-        m.key: ({} if m.value == "{" else []) if m.is_container else m.value
-        for m in context.members
-    }
+    return context.partial_object()
 
 
 def complete(
     state: DocumentState, position: types.Position, snippets: bool
 ) -> types.CompletionList | None:
-    if not state.is_workflow or not state.is_json:
+    if not state.is_workflow:
         return None
     offset = state.positions.offset(position)
-    context = cursor_context(state.line_index, offset, count_items=False)
+    context = state.tree.cursor(offset)
+    # The schema is looked up by shape, not by which item: a new item may become any kind of
+    # step, so array positions are left open (as they were before an item existed).
+    context.path = tuple(-1 if isinstance(p, int) else p for p in context.path)
+    context.index = -1
     span = Span(*context.token) if context.token else Span(offset, offset)
     if context.in_string and not context.in_key:
         items = _in_template(state, context, offset, snippets)
@@ -91,10 +92,12 @@ def complete(
         _values(builder, state, context, context.path + (context.key,))
     elif context.container == "array":
         _values(builder, state, context, context.path + (context.index,))
-    elif context.container == "root" and not state.text.strip():
+    if not state.text.strip():
         builder.add(
             "new workflow",
-            body_text(_NEW_WORKFLOW, snippets),
+            yaml_body_text(_NEW_WORKFLOW, snippets, "")
+            if state.is_yaml
+            else body_text(_NEW_WORKFLOW, snippets),
             types.CompletionItemKind.Snippet,
             snippet=True,
         )
@@ -114,24 +117,32 @@ _NEW_WORKFLOW = {
 
 def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> None:
     model = schema_model()
-    nodes = model.at_path(context.path, state.value, instance_of(context))
+    nodes = model.at_path(context.path, state.value_along(context.path), instance_of(context))
     present = {m.key for m in context.members if m.key != context.token_value}
+    yaml = state.is_yaml
     required = model.required(nodes)
     # An empty object may still become any alternative (a loop, an "or" condition...): offer the
     # keys of every branch; the required ones are those of the branch an empty object takes.
-    offered = model.at_path(context.path, state.value) if not present else nodes
+    offered = model.at_path(context.path, state.value_along(context.path)) if not present else nodes
     quoted = context.in_string
-    comma = _separator_after(
-        state.text,
-        context.token[1] if context.token else state.positions.offset(builder.range.start),
+    comma = (
+        ""
+        if yaml
+        else _separator_after(
+            state.text,
+            context.token[1] if context.token else state.positions.offset(builder.range.start),
+        )
     )
     for name, schema in model.properties(offered).items():
         if name in present:
             continue
-        value = value_snippet(schema, model, builder.snippets)
+        if yaml:
+            member = f"{name}:{yaml_value_snippet(schema, model, builder.snippets, context.indent)}"
+        else:
+            member = f'"{name}": {value_snippet(schema, model, builder.snippets)}{comma}'
         builder.add(
             name,
-            f'"{name}": {value}{comma}',
+            member,
             types.CompletionItemKind.Property,
             detail=schema.get("title"),
             doc=schema.get("markdownDescription") or schema.get("description"),
@@ -142,13 +153,21 @@ def _keys(builder: _Builder, state: DocumentState, context: CursorContext) -> No
     missing = [r for r in required if r not in present]
     if len(missing) > 1 and not present:
         properties = model.properties(nodes)
-        parts = [
-            f'"{name}": {value_snippet(properties.get(name, {}), model, builder.snippets, i + 1)}'
-            for i, name in enumerate(missing)
-        ]
+        if yaml:
+            parts = [
+                f"{name}:{yaml_value_snippet(properties.get(name, {}), model, builder.snippets, context.indent, i + 1)}"
+                for i, name in enumerate(missing)
+            ]
+            joined = f"\n{context.indent}".join(parts)
+        else:
+            parts = [
+                f'"{name}": {value_snippet(properties.get(name, {}), model, builder.snippets, i + 1)}'
+                for i, name in enumerate(missing)
+            ]
+            joined = ",\n".join(parts) + comma
         builder.add(
             "required properties",
-            ",\n".join(parts) + comma,
+            joined,
             types.CompletionItemKind.Snippet,
             detail=", ".join(missing),
             doc="Insert every required property of this object.",
@@ -171,23 +190,24 @@ def _values(
     nodes = model.at_path(path, state.value)
     facts = facts_of(state.value)
     quoted = context.in_string
+    yaml = state.is_yaml
     key = path[-1] if path else None
     if key == "var":
         for name in facts.context_vars:
             builder.add(
                 name,
-                json.dumps(name),
+                scalar_text(name, yaml),
                 types.CompletionItemKind.Variable,
                 detail="context variable",
                 filter_text=_filter(name, quoted),
             )
     if key == "body" and context.container == "object":
-        _step_ids(builder, facts, quoted, exclude=_own_id(context))
+        _step_ids(builder, facts, quoted, _own_id(context), yaml)
     for node in nodes:
         for position, choice in enumerate(node.get("enum", [])):
             descriptions = node.get("enumDescriptions") or []
             doc = descriptions[position] if position < len(descriptions) else None
-            text = json.dumps(choice, ensure_ascii=False)
+            text = scalar_text(choice, yaml)
             builder.add(
                 text.strip('"'),
                 text,
@@ -196,7 +216,7 @@ def _values(
                 sort="0",
                 filter_text=_filter(text.strip('"'), quoted),
             )
-        if not quoted:
+        if not quoted and not yaml:
             for snippet in node.get("defaultSnippets", []):
                 if isinstance(snippet, Mapping) and "body" in snippet:
                     builder.add(
@@ -214,17 +234,20 @@ def _values(
 
 def _own_id(context: CursorContext) -> str | None:
     own = context.member("id")
-    return own.value if own is not None and isinstance(own.value, str) else None
+    value = own.node.value if own is not None and own.node is not None else None
+    return value if isinstance(value, str) else None
 
 
-def _step_ids(builder: _Builder, facts: WorkflowFacts, quoted: bool, exclude: str | None) -> None:
+def _step_ids(
+    builder: _Builder, facts: WorkflowFacts, quoted: bool, exclude: str | None, yaml: bool
+) -> None:
     for step_id, step in facts.steps.items():
         if step_id == exclude:
             continue
         title = step.get("title")
         builder.add(
             step_id,
-            json.dumps(step_id),
+            scalar_text(step_id, yaml),
             types.CompletionItemKind.Reference,
             detail=title if isinstance(title, str) else "step",
             filter_text=_filter(step_id, quoted),
@@ -253,11 +276,12 @@ def _in_template(
     state: DocumentState, context: CursorContext, offset: int, snippets: bool
 ) -> list[types.CompletionItem] | None:
     assert context.token is not None
-    before = state.text[context.token[0] + 1 : offset]
+    body = context.token[0] + (1 if state.text[context.token[0]] in "\"'" else 0)
+    before = state.text[body:offset]
     opened = before.rfind("{{")
     if opened < 0 or "}}" in before[opened:]:
         return None
-    typed_from = context.token[0] + 1 + opened + 2
+    typed_from = body + opened + 2
     while typed_from < offset and state.text[typed_from] == " ":
         typed_from += 1
     after = state.text[offset : context.token[1]]

@@ -17,6 +17,15 @@ from typing import Any
 
 from workrail_engine.workflow_files import is_workflow_path, names_workrail_schema
 
+# The server's commands (workspace/executeCommand): named here, where the server's start-up
+# reads them without importing the features behind them.
+VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
+IS_WORKFLOW = "workrail.server.isWorkflow"
+"""Arguments ``(uri, text)``; answers whether the server treats that document as a workflow."""
+PREVIEW_STEPS = "workrail.server.previewSteps"
+# Semantic token types, by index: a ``{{ }}`` reference's namespace, then its name.
+SEMANTIC_TOKEN_TYPES = ["namespace", "variable"]
+
 __all__ = ["DEFAULT_GLOBS", "SECTION", "Settings", "glob_pattern"]
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -76,6 +78,11 @@ def _read_documents(paths: list[str]) -> list[WorkflowDocument]:
     return documents
 
 
+def _editor_document(state: DocumentState) -> Any:
+    """An open document as the editor has it: parsed, or its tree while it does not parse."""
+    return state.document if state.document.value is not None else state.tree
+
+
 @dataclass
 class _Report:
     result_id: str
@@ -87,6 +94,7 @@ class DiagnosticsStore:
 
     def __init__(self, index: WorkspaceIndex) -> None:
         self.index = index
+        self.open_document: Callable[[str], DocumentState | None] = lambda path: None
         self._reports: dict[str, _Report] = {}
 
     def result_id(self, state: DocumentState) -> str:
@@ -120,6 +128,11 @@ class DiagnosticsStore:
         others = self.index.others_with_id(state.path, workflow_id)
         if not others:
             return []
-        documents = [state.document, *_read_documents(others)]
+        opened = {path: self.open_document(path) for path in others}
+        documents = [
+            state.document,
+            *(_editor_document(s) for s in opened.values() if s is not None),
+            *_read_documents([path for path, s in opened.items() if s is None]),
+        ]
         found = duplicate_workflow_ids(documents).get(state.path, [])
         return [lsp_diagnostic(d, state) for d in found]

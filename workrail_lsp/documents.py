@@ -17,6 +17,7 @@ from pygls.workspace import TextDocument
 from workrail_engine.diagnostics import Diagnostic
 from workrail_engine.document import LineIndex, WorkflowDocument, detect_format, parse_document
 from workrail_engine.lint import lint_document
+from workrail_engine.tolerant_document import Node, TolerantDocument
 
 from .configuration import Settings
 from .positions import Positions
@@ -39,6 +40,11 @@ class DocumentState:
     def document(self) -> WorkflowDocument:
         return parse_document(self.text, self.path)
 
+    @property
+    def tree(self) -> TolerantDocument:
+        """The tolerant tree every editor feature reads (recovered while the text is broken)."""
+        return self.document.tolerant
+
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
         if not self.is_workflow:
@@ -56,9 +62,29 @@ class DocumentState:
 
     @property
     def value(self) -> Any:
-        """The parsed value, or the last one that parsed while the text is broken (for completion)."""
-        value = self.document.value
+        """The value: strict, else recovered from the broken text, else the last one that parsed."""
+        value = self.tree.value
         return value if value is not None else self.last_good_value
+
+    def value_along(self, path: tuple[str | int, ...]) -> Any:
+        """The value as far as a schema look-up along ``path`` reads it: the whole value when it
+        is at hand; while the text is broken, the objects on the path with their scalar members
+        (recovering a 1 MB document's whole value costs tens of milliseconds per version)."""
+        if self.document.value is not None or "value" in self.tree.__dict__:
+            return self.value
+        root = self.tree.root
+        return _spine(root, path) if root is not None else self.last_good_value
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The workflow's id: the strict value's, or read from the tree while the text is broken
+        (so workspace-level checks keep seeing this file while its author types)."""
+        value = self.document.value
+        if value is None:
+            found = self.tree.locate("/id")
+            value = {"id": found[1].value} if found else None
+        workflow_id = value.get("id") if isinstance(value, dict) else None
+        return workflow_id if isinstance(workflow_id, str) else None
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         """A value derived from this version (computed once, dropped with the version)."""
@@ -69,6 +95,34 @@ class DocumentState:
     @property
     def is_json(self) -> bool:
         return detect_format(self.path) == "json"  # without parsing: completion may come first
+
+    @property
+    def is_yaml(self) -> bool:
+        return detect_format(self.path) == "yaml"
+
+
+def _spine(node: Node, path: tuple[str | int, ...]) -> Any:
+    if node.kind == "array":
+        index = path[0] if path else None
+        if isinstance(index, int) and 0 <= index < len(node.items):
+            return [*([None] * index), _spine(node.items[index], path[1:])]
+        return []  # positions left open (-1): the look-up reads no item
+    if node.kind != "object":
+        return node.value
+    out: dict[str, Any] = {}
+    for member in node.members:
+        child = member.node
+        if child is None:
+            continue
+        if path and member.key == path[0]:
+            out[member.key] = _spine(child, path[1:])
+        elif child.kind == "object":
+            out[member.key] = {}
+        elif child.kind == "array":
+            out[member.key] = []
+        else:
+            out[member.key] = child.value
+    return out
 
 
 class DocumentStates:
@@ -112,9 +166,12 @@ class DocumentStates:
         known = self._states.get(uri)
         if known is None or getattr(change, "range", None) is None:
             return None
-        # Only from a version that was fully served (parsed and indexed): during a burst of edits
-        # nobody reads the intermediate versions, and indexing each would cost more than parsing.
-        if "document" not in known.__dict__ or "line_index" not in known.__dict__:
+        # Only from a version that was fully served (parsed and indexed, or with a tree to carry
+        # on incrementally): during a burst of edits nobody reads the intermediate versions, and
+        # indexing each would cost more than parsing.
+        if "document" not in known.__dict__ or not (
+            "line_index" in known.__dict__ or "tolerant" in known.document.__dict__
+        ):
             return None
         start = known.positions.offset(change.range.start)
         end = known.positions.offset(change.range.end)
@@ -122,6 +179,9 @@ class DocumentStates:
 
     def peek(self, uri: str) -> DocumentState | None:
         return self._states.get(uri)
+
+    def by_path(self, path: str) -> DocumentState | None:
+        return next((s for s in self._states.values() if s.path == path), None)
 
     def open_states(self) -> list[DocumentState]:
         return list(self._states.values())

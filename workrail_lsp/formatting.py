@@ -7,6 +7,7 @@ and string escapes stay as the author wrote them.
 
 from __future__ import annotations
 
+import json
 import re
 
 from lsprotocol import types
@@ -55,3 +56,34 @@ def format_document(state: DocumentState) -> list[types.TextEdit] | None:
         return []
     whole = Span(0, len(state.text))
     return [types.TextEdit(range=state.positions.range(whole), new_text=formatted)]
+
+
+def format_range(state: DocumentState, requested: types.Range) -> list[types.TextEdit] | None:
+    """Format the smallest object or array that holds the whole range (JSON; YAML is not
+    formatted, so its comments and layout are never touched). The container must be valid JSON
+    on its own, even if the rest of the document is still broken."""
+    if not state.is_json or not state.is_workflow:
+        return None
+    span = state.positions.span(requested)
+    container = None
+    for _step, node in state.tree.node_at(span.start):
+        if node.is_container and node.closed and node.start <= span.start and span.end <= node.end:
+            container = node
+    if container is None:
+        return None
+    original = state.text[container.start : container.end]
+    try:
+        json.loads(original)
+    except ValueError:
+        return None
+    line_start = state.text.rfind("\n", 0, container.start) + 1
+    indent = state.text[line_start : container.start]
+    indent = indent if not indent.strip() else " " * (len(indent) - len(indent.lstrip()))
+    formatted = format_json(original).rstrip("\n").replace("\n", "\n" + indent)
+    if formatted == original:
+        return []
+    return [
+        types.TextEdit(
+            range=state.positions.range(Span(container.start, container.end)), new_text=formatted
+        )
+    ]

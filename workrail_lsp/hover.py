@@ -14,14 +14,14 @@ from workrail_engine.compile import compile_workflow
 from workrail_engine.conditions import describe
 from workrail_engine.diagnostics import Span
 from workrail_engine.templates import find_references
+from workrail_engine.tolerant_document import CursorContext
 
 from .completion import instance_of
 from .documents import DocumentState
-from .json_cursor import CursorContext, cursor_context
 from .schema_model import schema_model, value_at
 from .workflow_facts import facts_of
 
-__all__ = ["hover"]
+__all__ = ["condition_text", "hover"]
 
 
 Routines = Callable[[str], Mapping[str, Any] | None]
@@ -30,10 +30,10 @@ Routines = Callable[[str], Mapping[str, Any] | None]
 def hover(
     state: DocumentState, position: types.Position, routines: Routines | None = None
 ) -> types.Hover | None:
-    if not state.is_workflow or not state.is_json:
+    if not state.is_workflow:
         return None
     offset = state.positions.offset(position)
-    context = cursor_context(state.line_index, offset)
+    context = state.tree.cursor(offset)
     if context.token is None:
         return None
     text = _reference_text(state, context, offset) or _schema_text(state, context)
@@ -64,9 +64,11 @@ def _schema_text(state: DocumentState, context: CursorContext) -> str | None:
     if not context.in_key:
         parts.append(_enum_text(schema, context.token_value))
     own = model.at_path(context.path + (key,), state.value)
-    condition = _condition_text(state, context.path + (key,)) if model.is_condition(own) else None
+    condition = (
+        condition_text(state.value, context.path + (key,)) if model.is_condition(own) else None
+    )
     if condition is None and model.is_condition(parent):
-        condition = _condition_text(state, context.path)
+        condition = condition_text(state.value, context.path)
     if condition:
         parts.append(condition)
     return "\n\n".join(p for p in parts if p)
@@ -96,8 +98,9 @@ def _enum_text(schema: Mapping[str, Any], value: Any) -> str:
     return ""
 
 
-def _condition_text(state: DocumentState, path: tuple[str | int, ...]) -> str | None:
-    condition = value_at(state.value, path)
+def condition_text(value: Any, path: tuple[str | int, ...]) -> str | None:
+    """A condition read in words; hover and inlay hints show the same text."""
+    condition = value_at(value, path)
     if not isinstance(condition, Mapping):
         return None
     try:
@@ -113,8 +116,9 @@ def _reference_text(state: DocumentState, context: CursorContext, offset: int) -
     if context.key == "body" and context.token_value in facts.steps:
         return _step_text(context.token_value, facts.steps[context.token_value], "Loop body")
     assert context.token is not None
-    raw = state.text[context.token[0] + 1 : context.token[1]]
-    inside = offset - context.token[0] - 1
+    body = context.token[0] + (1 if state.text[context.token[0]] in "\"'" else 0)
+    raw = state.text[body : context.token[1]]
+    inside = offset - body
     for ref in find_references(raw):
         if ref.span.start <= inside <= ref.span.end:
             return _template_text(ref.namespace, ref.path, facts)

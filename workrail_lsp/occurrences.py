@@ -3,6 +3,9 @@
 - steps: ``id`` values (definitions), loop ``body`` ids and ``{{steps.ID…}}`` (uses);
 - parameters: the key under ``parameters.properties`` and ``{{parameters.NAME}}``;
 - secrets: the entry in ``secrets`` and ``{{secrets.NAME}}``.
+
+Read from the tolerant tree, so they are found in YAML and in JSON being typed; a name is only
+placed where its text is written as is (no escapes), so renaming edits exactly its characters.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def occurrence_at(state: DocumentState, offset: int) -> Occurrence | None:
 
 
 def _find(state: DocumentState) -> list[Occurrence]:
-    value = state.document.value
+    value = state.value
     if not isinstance(value, Mapping):
         return []
     found: list[Occurrence] = []
@@ -69,19 +72,33 @@ def _find(state: DocumentState) -> list[Occurrence]:
 def _parameter_definitions(state: DocumentState, value: Mapping[str, Any]) -> list[Occurrence]:
     out = []
     for name in declared_parameters(value):
-        span = state.document.key_span(f"/parameters/properties/{escape_token(name)}")
-        if span is not None and state.text[span.start : span.end] == f'"{name}"':
-            out.append(Occurrence("parameters", name, Span(span.start + 1, span.end - 1), True))
+        found = state.tree.locate(f"/parameters/properties/{escape_token(name)}")
+        if found is None or found[0] is None:
+            continue
+        member = found[0]
+        inner = _unquoted(state.text, member.key_start, member.key_end)
+        if state.text[inner.start : inner.end] == name:
+            out.append(Occurrence("parameters", name, inner, True))
     return out
+
+
+def _unquoted(text: str, start: int, end: int) -> Span:
+    if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
+        return Span(start + 1, end - 1)
+    return Span(start, end)
 
 
 def _quoted(
     state: DocumentState, namespace: str, pointer: str, text: str, definition: bool
 ) -> list[Occurrence]:
-    span = state.document.value_span(pointer)
-    if span is None or state.text[span.start : span.end] != f'"{text}"':
-        return []  # escaped or YAML-styled strings: not renamed in place
-    return [Occurrence(namespace, text, Span(span.start + 1, span.end - 1), definition)]
+    found = state.tree.locate(pointer)
+    if found is None:
+        return []
+    node = found[1]
+    inner = Span(node.content_start, node.content_end)
+    if node.kind != "string" or not node.exact or state.text[inner.start : inner.end] != text:
+        return []  # an escaped or folded string: not renamed in place
+    return [Occurrence(namespace, text, inner, definition)]
 
 
 def _template_strings(node: Any, pointer: str) -> list[tuple[str, str]]:
@@ -100,10 +117,11 @@ def _template_strings(node: Any, pointer: str) -> list[tuple[str, str]]:
 
 
 def _template_occurrences(state: DocumentState, pointer: str) -> list[Occurrence]:
-    span = state.document.value_span(pointer)
-    if span is None:
+    found = state.tree.locate(pointer)
+    if found is None or found[1].kind != "string":
         return []
-    raw = state.text[span.start + 1 : span.end - 1]
+    node = found[1]
+    raw = state.text[node.content_start : node.content_end]
     out = []
     for ref in find_references(raw):
         if ref.namespace not in ("steps", "parameters", "secrets") or not ref.path:
@@ -113,6 +131,6 @@ def _template_occurrences(state: DocumentState, pointer: str) -> list[Occurrence
         at = inside.find(f"{ref.namespace}.{name}")
         if at < 0:
             continue
-        start = span.start + 1 + ref.span.start + at + len(ref.namespace) + 1
+        start = node.content_start + ref.span.start + at + len(ref.namespace) + 1
         out.append(Occurrence(ref.namespace, name, Span(start, start + len(name)), False))
     return out

@@ -10,29 +10,49 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from workrail_engine.document import WorkflowDocument
-
-from . import code_actions, completion, formatting, hover, navigation, rename, symbols
-from .configuration import SECTION, Settings
-from .diagnostics import DiagnosticsStore
+from .configuration import (
+    IS_WORKFLOW,
+    PREVIEW_STEPS,
+    SECTION,
+    SEMANTIC_TOKEN_TYPES,
+    VALIDATE_WORKSPACE,
+    Settings,
+)
 from .disk_files import read_unopened
-from .documents import DocumentState, DocumentStates
-from .json_cursor import prime
-from .positions import encoding_name
 from .protocol import AnsweringProtocol
-from .workspace_index import WorkspaceIndex
-from .workspace_validation import IS_WORKFLOW, VALIDATE_WORKSPACE, validate_workspace
+
+if TYPE_CHECKING:
+    from workrail_engine.document import WorkflowDocument
+
+    from .diagnostics import DiagnosticsStore
+    from .documents import DocumentState, DocumentStates
+    from .workspace_index import WorkspaceIndex
+
+# Feature modules (and through them the engine's schema, lint and tree-sitter) are imported on
+# first use, not at start-up: a client waits for the process to answer ``initialize``.
+_FEATURES = (
+    "code_actions code_lens completion folding formatting highlights hover inlay_hints links navigation "
+    "rename selection semantic_tokens symbols workspace_symbols workspace_validation"
+).split()
+
+
+def feature(name: str) -> Any:
+    """The feature module ``name`` of this package, imported the first time it is needed."""
+    assert name in _FEATURES, name
+    return importlib.import_module(f"{__package__}.{name}")
+
 
 __all__ = ["WorkrailLanguageServer", "create_language_server"]
 
@@ -47,11 +67,28 @@ class WorkrailLanguageServer(LanguageServer):
         from . import __version__
 
         super().__init__("workrail-lsp", __version__, protocol_cls=AnsweringProtocol)
-        self.states = DocumentStates()
-        self.index = WorkspaceIndex()
-        self.store = DiagnosticsStore(self.index)
         self.pull = False
         self._pending: dict[str, asyncio.Task[None]] = {}
+
+    @functools.cached_property
+    def states(self) -> DocumentStates:
+        from .documents import DocumentStates
+
+        return DocumentStates()
+
+    @functools.cached_property
+    def index(self) -> WorkspaceIndex:
+        from .workspace_index import WorkspaceIndex
+
+        return WorkspaceIndex()
+
+    @functools.cached_property
+    def store(self) -> DiagnosticsStore:
+        from .diagnostics import DiagnosticsStore
+
+        store = DiagnosticsStore(self.index)
+        store.open_document = self.states.by_path
+        return store
 
     def state(self, uri: str, edited: WorkflowDocument | None = None) -> DocumentState:
         document = self.workspace.get_text_document(uri)
@@ -79,10 +116,7 @@ class WorkrailLanguageServer(LanguageServer):
         state = self.state(uri, edited)
         generation = self.index.generation
         if state.path is not None and state.is_workflow:
-            # The strict parse is needed for the diagnostics anyway; the id comes from it.
-            value = state.document.value
-            workflow_id = value.get("id") if isinstance(value, dict) else None
-            self.index.set_open(state.path, workflow_id if isinstance(workflow_id, str) else None)
+            self.index.set_open(state.path, state.workflow_id)
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)
         if not self.pull:
@@ -122,9 +156,11 @@ class WorkrailLanguageServer(LanguageServer):
                 self.schedule_push(state.uri)
 
     def prime_completion(self, uri: str) -> None:
+        """Build the tolerant tree of a newly opened document once its diagnostics are out, so
+        the first feature request is fast and every later edit re-parses incrementally."""
         state = self.states.peek(uri)
-        if state is not None and state.is_workflow and state.is_json:
-            prime(state.line_index)
+        if state is not None and state.is_workflow:
+            state.tree.root  # noqa: B018 - computed for its cache
 
     def document_closed(self, uri: str) -> None:
         state = self.states.peek(uri)
@@ -133,6 +169,7 @@ class WorkrailLanguageServer(LanguageServer):
             pending.cancel()
         self.states.drop(uri)
         self.store.forget(uri)
+        feature("symbols").forget(uri)  # its outline kept for reuse
         if state is not None and state.path is not None:
             generation = self.index.generation
             self.index.set_open(state.path, None, is_open=False)
@@ -163,12 +200,15 @@ def create_language_server() -> WorkrailLanguageServer:
     _register_lifecycle(server)
     _register_sync(server)
     _register_features(server)
+    _register_structure(server)
     return server
 
 
 def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: WorkrailLanguageServer, params: types.InitializeParams) -> None:
+        from .positions import encoding_name
+
         ls.states.encoding = encoding_name(ls.workspace.position_encoding)
         ls.pull = (
             params.capabilities.text_document is not None
@@ -212,7 +252,20 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
 
     @server.command(VALIDATE_WORKSPACE)
     def validate_workspace_command(ls: WorkrailLanguageServer, *args: Any) -> dict[str, Any]:
-        return validate_workspace(ls._roots(), ls.states.settings)
+        validation = feature("workspace_validation")
+        result: dict[str, Any] = validation.validate_workspace(ls._roots(), ls.states.settings)
+        return result
+
+    @server.command(PREVIEW_STEPS)
+    def preview_steps_command(ls: WorkrailLanguageServer, *args: Any) -> dict[str, Any]:
+        uri = args[0] if args and isinstance(args[0], str) else None
+        if uri is None:
+            return {"steps": [], "message": "No document given."}
+        result: dict[str, Any] = feature("code_lens").preview_steps(ls.state(uri).value)
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=result["message"])
+        )
+        return result
 
     @server.command(IS_WORKFLOW)
     def is_workflow_command(ls: WorkrailLanguageServer, *args: Any) -> bool:
@@ -245,7 +298,7 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.document_changed(params.text_document.uri)
-        # Tokenize the lines once the first diagnostics are out, so the first completion is fast.
+        # Parse the tolerant tree once the first diagnostics are out (see prime_completion).
         asyncio.get_running_loop().call_later(
             _PRIME_DELAY, ls.prime_completion, params.text_document.uri
         )
@@ -293,28 +346,23 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     def on_completion(
         ls: WorkrailLanguageServer, params: types.CompletionParams
     ) -> types.CompletionList | None:
-        return completion.complete(
+        return feature("completion").complete(
             ls.state(params.text_document.uri), params.position, _snippets(ls)
         )
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
     def on_hover(ls: WorkrailLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return hover.hover(ls.state(params.text_document.uri), params.position, _routines(ls))
-
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @guarded
-    def on_symbols(
-        ls: WorkrailLanguageServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol] | None:
-        return symbols.document_symbols(ls.state(params.text_document.uri))
+        return feature("hover").hover(
+            ls.state(params.text_document.uri), params.position, _routines(ls)
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded
     def on_definition(
         ls: WorkrailLanguageServer, params: types.DefinitionParams
     ) -> list[types.Location] | None:
-        return navigation.definition(ls.state(params.text_document.uri), params.position)
+        return feature("navigation").definition(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded
@@ -322,21 +370,25 @@ def _register_features(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.ReferenceParams
     ) -> list[types.Location] | None:
         state = ls.state(params.text_document.uri)
-        return navigation.references(state, params.position, params.context.include_declaration)
+        return feature("navigation").references(
+            state, params.position, params.context.include_declaration
+        )
 
     @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
     @guarded
     def on_prepare_rename(
         ls: WorkrailLanguageServer, params: types.PrepareRenameParams
     ) -> types.PrepareRenameResult | None:
-        return rename.prepare(ls.state(params.text_document.uri), params.position)
+        return feature("rename").prepare(ls.state(params.text_document.uri), params.position)
 
     @server.feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
     def on_rename(
         ls: WorkrailLanguageServer, params: types.RenameParams
     ) -> types.WorkspaceEdit | None:
         # Not guarded: an invalid new id must reach the client as an error response.
-        return rename.rename(ls.state(params.text_document.uri), params.position, params.new_name)
+        return feature("rename").rename(
+            ls.state(params.text_document.uri), params.position, params.new_name
+        )
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -346,16 +398,89 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     def on_code_action(
         ls: WorkrailLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        return code_actions.code_actions(
+        return feature("code_actions").code_actions(
             ls.state(params.text_document.uri), params.range, params.context
         )
 
-    @server.feature(types.TEXT_DOCUMENT_FORMATTING)
+
+# Features that read one whole document and nothing else: (method, options, module, function).
+_WHOLE_DOCUMENT: list[tuple[str, Any, str, str]] = [
+    (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, "symbols", "document_symbols"),
+    (types.TEXT_DOCUMENT_FORMATTING, None, "formatting", "format_document"),
+    (types.TEXT_DOCUMENT_FOLDING_RANGE, None, "folding", "folding_ranges"),
+    (types.TEXT_DOCUMENT_CODE_LENS, None, "code_lens", "code_lenses"),
+    (
+        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+        types.SemanticTokensRegistrationOptions(
+            legend=types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[]),
+            full=True,
+        ),
+        "semantic_tokens",
+        "semantic_tokens",
+    ),
+]
+
+
+def _whole_document_handler(module: str, function: str) -> Callable[..., Any]:
+    def handler(ls: WorkrailLanguageServer, params: Any) -> Any:
+        return getattr(feature(module), function)(ls.state(params.text_document.uri))
+
+    handler.__name__ = handler.__qualname__ = f"on_{function}"
+    return handler
+
+
+def _register_structure(server: WorkrailLanguageServer) -> None:
+    """The whole-document features, selection, highlights, workspace symbols, inlay hints,
+    range formatting."""
+    for method, options, module, function in _WHOLE_DOCUMENT:
+        server.feature(method, options)(guarded(_whole_document_handler(module, function)))
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     @guarded
-    def on_formatting(
-        ls: WorkrailLanguageServer, params: types.DocumentFormattingParams
+    def on_links(
+        ls: WorkrailLanguageServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink] | None:
+        state = ls.state(params.text_document.uri)
+        return feature("links").document_links(state, ls.index.ids())
+
+    @server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
+    @guarded
+    def on_selection(
+        ls: WorkrailLanguageServer, params: types.SelectionRangeParams
+    ) -> list[types.SelectionRange] | None:
+        return feature("selection").selection_ranges(
+            ls.state(params.text_document.uri), params.positions
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+    @guarded
+    def on_highlight(
+        ls: WorkrailLanguageServer, params: types.DocumentHighlightParams
+    ) -> list[types.DocumentHighlight] | None:
+        return feature("highlights").highlights(ls.state(params.text_document.uri), params.position)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    @guarded
+    def on_workspace_symbols(
+        ls: WorkrailLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol] | None:
+        return feature("workspace_symbols").workspace_symbols(
+            params.query, ls._roots(), ls.states.settings, ls.states
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    @guarded
+    def on_inlay_hints(
+        ls: WorkrailLanguageServer, params: types.InlayHintParams
+    ) -> list[types.InlayHint] | None:
+        return feature("inlay_hints").inlay_hints(ls.state(params.text_document.uri), params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
+    @guarded
+    def on_range_formatting(
+        ls: WorkrailLanguageServer, params: types.DocumentRangeFormattingParams
     ) -> list[types.TextEdit] | None:
-        return formatting.format_document(ls.state(params.text_document.uri))
+        return feature("formatting").format_range(ls.state(params.text_document.uri), params.range)
 
 
 def _snippets(ls: WorkrailLanguageServer) -> bool:
@@ -370,9 +495,9 @@ def _routines(ls: WorkrailLanguageServer) -> Callable[[str], dict[str, Any] | No
     def find(workflow_id: str) -> dict[str, Any] | None:
         for path, found in ls.index.ids().items():
             if found == workflow_id:
-                try:
-                    value = json.loads(Path(path).read_text(encoding="utf-8"))
-                except (OSError, ValueError):
+                try:  # an unopened file is read the bounded way (size and time limits)
+                    value = json.loads(read_unopened(path))
+                except ValueError:
                     return None
                 return value if isinstance(value, dict) else None
         return None

@@ -93,3 +93,87 @@ def _types(nodes: list[Mapping[str, Any]]) -> set[str]:
         elif isinstance(kind, list):
             kinds.update(k for k in kind if isinstance(k, str))
     return kinds
+
+
+# -- YAML --------------------------------------------------------------------------------------
+
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_./@-][A-Za-z0-9 _./@()-]*$")
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
+
+
+def scalar_text(value: Any, yaml: bool) -> str:
+    """A scalar as JSON, or as YAML: plain where YAML reads it back as the same string."""
+    text = json.dumps(value, ensure_ascii=False)
+    if not yaml or not isinstance(value, str):
+        return text
+    plain = (
+        _PLAIN_SAFE.match(value)
+        and value.lower() not in _YAML_WORDS
+        and not _looks_numeric(value)
+        and not value.endswith(" ")
+    )
+    return value if plain else text  # a JSON string is a valid YAML double-quoted string
+
+
+def _looks_numeric(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return value.startswith(("0x", "0o"))
+    return True
+
+
+def yaml_value_snippet(
+    schema: Mapping[str, Any], model: SchemaModel, snippets: bool, indent: str, stop: int = 1
+) -> str:
+    """What to insert after ``key:`` in YAML: `` value`` or an indented block on the next lines."""
+    text = _yaml_snippet(schema, model, stop, indent, depth=0)
+    return text if snippets else _plain(text)
+
+
+def _yaml_snippet(
+    schema: Mapping[str, Any], model: SchemaModel, stop: int, indent: str, depth: int
+) -> str:
+    nodes = model.effective(schema)
+    enum = next((n["enum"] for n in nodes if "enum" in n), None)
+    if enum:
+        choices = ",".join(_escape(scalar_text(v, True)) for v in enum)
+        return f" ${{{stop}|{choices}|}}"
+    if any("const" in n for n in nodes):
+        return " " + scalar_text(next(n["const"] for n in nodes if "const" in n), True)
+    kinds = _types(nodes)
+    default = next((n["default"] for n in nodes if "default" in n), None)
+    inner = indent + "  "
+    if "string" in kinds:
+        return f" ${{{stop}:{_escape(default)}}}" if isinstance(default, str) else f" ${stop}"
+    if kinds & {"number", "integer"}:
+        return f" ${{{stop}:{default if default is not None else 0}}}"
+    if "boolean" in kinds:
+        return (
+            f" ${{{stop}|true,false|}}"
+            if default is None
+            else f" ${{{stop}:{json.dumps(default)}}}"
+        )
+    if "array" in kinds:
+        return f"\n{inner}- ${stop}"
+    if "object" in kinds:
+        required = model.required(nodes)
+        properties = model.properties(nodes)
+        if not required or depth > 1:
+            return f"\n{inner}${stop}"
+        parts = []
+        for name in required:
+            value = _yaml_snippet(properties.get(name, {}), model, stop, inner, depth + 1)
+            parts.append(f"\n{inner}{name}:{value}")
+            stop += 1
+        return "".join(parts)
+    return f" ${stop}"
+
+
+def yaml_body_text(body: Any, snippets: bool, indent: str) -> str:
+    """A ``defaultSnippets`` body as YAML block text (keys in their order)."""
+    import yaml
+
+    text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=1000).rstrip("\n")
+    text = text.replace("\n", "\n" + indent)
+    return text if snippets else _plain(text)

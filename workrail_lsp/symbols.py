@@ -1,13 +1,20 @@
-"""Document symbols: the workflow, its steps, parallel groups with members, loops with bodies."""
+"""Document symbols: the workflow, its steps, parallel groups with members, loops with bodies.
+
+Walked on the tolerant tree's nodes (not through pointers from the root): the outline stays while
+the author types (broken JSON) and in YAML. A top-level step whose text and starting position are
+unchanged since the previous outline of the document reuses its symbol: typing in one step of a
+2,800-step document rebuilds one symbol, not 2,800.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from lsprotocol import types
 
+from workrail_engine.diagnostics import Span
 from workrail_engine.steps import step_kind
+from workrail_engine.tolerant_document import Node
 
 from .documents import DocumentState
 
@@ -21,66 +28,92 @@ _KINDS = {
 }
 
 
+_StepKey = tuple[int, int, str]  # (line, column, text) of a top-level step
+_previous: dict[str, dict[_StepKey, types.DocumentSymbol]] = {}  # per document: the last outline
+
+
+def forget(uri: str) -> None:
+    _previous.pop(uri, None)
+
+
 def document_symbols(state: DocumentState) -> list[types.DocumentSymbol] | None:
-    value = state.document.value
-    if not state.is_workflow or not isinstance(value, Mapping):
+    root = state.tree.root
+    if not state.is_workflow or root is None or root.kind != "object":
         return None
-    name = value.get("name") if isinstance(value.get("name"), str) else value.get("id")
-    whole = state.positions.range(state.document.span(""))
-    children = _steps(state, value.get("steps"), "/steps")
+    known = _previous.get(state.uri, {})
+    kept: dict[_StepKey, types.DocumentSymbol] = {}
+    steps = root.member("steps")
+    children: list[types.DocumentSymbol] = []
+    if steps is not None and steps.node is not None and steps.node.kind == "array":
+        for item in steps.node.items:
+            if item.kind != "object":
+                continue
+            start = state.positions.position(item.start)
+            key = (start.line, start.character, state.text[item.start : item.end])
+            symbol = known.get(key) or _step(state, item)
+            kept[key] = symbol
+            children.append(symbol)
+    _previous[state.uri] = kept
+    name = _scalar(root, "name")
+    workflow_id = _scalar(root, "id")
     return [
         types.DocumentSymbol(
-            name=str(name or "workflow"),
-            detail=str(value.get("id", "")),
+            name=str(name if isinstance(name, str) else workflow_id or "workflow"),
+            detail=str(workflow_id or ""),
             kind=types.SymbolKind.Namespace,
-            range=whole,
-            selection_range=_selection(state, "", "/id"),
+            range=state.positions.range(Span(root.start, root.end)),
+            selection_range=_selection(state, root),
             children=children,
         )
     ]
 
 
-def _steps(state: DocumentState, steps: Any, pointer: str) -> list[types.DocumentSymbol]:
-    if not isinstance(steps, list):
+def _scalar(node: Node, key: str) -> object:
+    member = node.member(key)
+    return member.node.value if member is not None and member.node is not None else None
+
+
+def _steps(state: DocumentState, steps: Node | None) -> list[types.DocumentSymbol]:
+    if steps is None or steps.kind != "array":
         return []
-    out = []
-    for index, step in enumerate(steps):
-        if isinstance(step, Mapping):
-            out.append(_step(state, step, f"{pointer}/{index}"))
-    return out
+    return [_step(state, item) for item in steps.items if item.kind == "object"]
 
 
-def _step(state: DocumentState, step: Mapping[str, Any], pointer: str) -> types.DocumentSymbol:
+def _step(state: DocumentState, node: Node) -> types.DocumentSymbol:
+    step = node.value if isinstance(node.value, Mapping) else {}
     kind = step_kind(step)
     children: list[types.DocumentSymbol] = []
     if kind == "parallel":
-        children = _steps(state, step.get("steps"), f"{pointer}/steps")
-    elif kind == "loop" and isinstance(step.get("body"), list):
-        children = _steps(state, step.get("body"), f"{pointer}/body")
-    elif kind == "loop" and isinstance(step.get("body"), str):
-        children = [_body_reference(state, step["body"], f"{pointer}/body")]
+        inner = node.member("steps")
+        children = _steps(state, inner.node if inner else None)
+    elif kind == "loop":
+        body = node.member("body")
+        if body is not None and body.node is not None and body.node.kind == "array":
+            children = _steps(state, body.node)
+        elif body is not None and body.node is not None and isinstance(step.get("body"), str):
+            where = state.positions.range(Span(body.node.start, body.node.end))
+            children = [
+                types.DocumentSymbol(
+                    name=step["body"],
+                    detail="loop body (step id)",
+                    kind=types.SymbolKind.Key,
+                    range=where,
+                    selection_range=where,
+                )
+            ]
     title = step.get("title")
     return types.DocumentSymbol(
         name=str(step.get("id") or title or kind),
         detail=f"{kind}: {title}" if isinstance(title, str) else kind,
         kind=_KINDS[kind],
-        range=state.positions.range(state.document.span(pointer)),
-        selection_range=_selection(state, pointer, f"{pointer}/id"),
+        range=state.positions.range(Span(node.start, node.end)),
+        selection_range=_selection(state, node),
         children=children or None,
     )
 
 
-def _body_reference(state: DocumentState, body: str, pointer: str) -> types.DocumentSymbol:
-    where = state.positions.range(state.document.span(pointer))
-    return types.DocumentSymbol(
-        name=body,
-        detail="loop body (step id)",
-        kind=types.SymbolKind.Key,
-        range=where,
-        selection_range=where,
-    )
-
-
-def _selection(state: DocumentState, pointer: str, id_pointer: str) -> types.Range:
-    span = state.document.value_span(id_pointer) or state.document.opening_span(pointer)
-    return state.positions.range(span)
+def _selection(state: DocumentState, node: Node) -> types.Range:
+    member = node.member("id")
+    if member is not None and member.node is not None:
+        return state.positions.range(Span(member.node.start, member.node.end))
+    return state.positions.range(Span(node.start, min(node.start + 1, node.end)))

@@ -13,15 +13,11 @@ from workrail_engine.lint import LintResult, lint_path
 from workrail_engine.lint.report import FileReport, Summary, add_cross_file_diagnostics, report_json
 from workrail_engine.workflow_files import read_head
 
-from .configuration import Settings
+from .configuration import IS_WORKFLOW, VALIDATE_WORKSPACE, Settings
 from .disk_files import READ_TIMEOUT_SECONDS, ReadTimedOut, bounded_read
 from .workspace_index import candidate_files
 
 __all__ = ["IS_WORKFLOW", "VALIDATE_WORKSPACE", "validate_workspace"]
-
-VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
-IS_WORKFLOW = "workrail.server.isWorkflow"
-"""Arguments ``(uri, text)``; answers whether the server treats that document as a workflow."""
 
 
 def _lint_if_workflow(path: str, settings: Settings) -> LintResult | None:

@@ -214,3 +214,133 @@ def test_neovim_builtin_enable_attaches_to_workflows_only(tmp_path):
     assert result["other_clients"] == 0  # package.json is not a workflow: no server attached
     assert result["waited"] and result["clients"] == 1
     assert "WR102" in result["codes"] and "WR104" in result["codes"]
+
+
+TYPING_SCRIPT = r"""
+-- Outline and go-to-definition while a JSON workflow has a half-typed key; hover and completion
+-- in a YAML workflow. Neovim sends the half-typed key as an incremental change.
+local out = {}
+vim.opt.runtimepath:prepend(vim.env.WORKRAIL_PLUGIN)
+require("workrail").setup({ cmd = { vim.env.WORKRAIL_PYTHON, "-m", "workrail_lsp" } })
+
+local function request(method, params)
+  local found
+  for _, response in pairs(vim.lsp.buf_request_sync(0, method, params, 10000) or {}) do
+    if response.result then found = response.result end
+  end
+  return found
+end
+local function at(line, needle)
+  local text = vim.api.nvim_buf_get_lines(0, line, line + 1, false)[1]
+  return { line = line, character = text:find(needle, 1, true) - 1 }
+end
+
+vim.cmd.edit(vim.env.WORKRAIL_JSON)
+out.json_attached = vim.wait(20000, function()
+  return #vim.lsp.get_clients({ bufnr = 0, name = "workrail" }) > 0
+end, 50)
+vim.wait(1000, function() return false end, 50)
+-- Type `"ag` on a new line inside the second step: the document stops parsing.
+vim.api.nvim_buf_set_lines(0, 5, 5, false, { '     "ag' })
+out.broken_diagnostic = vim.wait(15000, function()
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    if d.code == "WR001" then return true end
+  end
+  return false
+end, 50)
+local doc = { textDocument = vim.lsp.util.make_text_document_params(0) }
+local symbols = request("textDocument/documentSymbol", doc) or {}
+out.outline = {}
+for _, workflow in ipairs(symbols) do
+  for _, step in ipairs(workflow.children or {}) do table.insert(out.outline, step.name) end
+end
+local definition = request("textDocument/definition", {
+  textDocument = doc.textDocument, position = at(4, "plan.output"),
+})
+if definition and definition[1] then out.definition_line = definition[1].range.start.line end
+
+vim.cmd.edit(vim.env.WORKRAIL_YAML)
+vim.wait(20000, function()
+  return #vim.lsp.get_clients({ bufnr = 0, name = "workrail" }) > 0
+end, 50)
+vim.wait(500, function() return false end, 50)
+doc = { textDocument = vim.lsp.util.make_text_document_params(0) }
+local hover = request("textDocument/hover", {
+  textDocument = doc.textDocument, position = at(6, "runCondition"),
+})
+out.hover = hover and hover.contents and hover.contents.value
+local completion = request("textDocument/completion", {
+  textDocument = doc.textDocument, position = at(12, "onFailure"),
+})
+out.completion = {}
+for _, item in ipairs(completion and (completion.items or completion) or {}) do
+  out.completion[item.label] = item.textEdit and item.textEdit.newText or item.insertText
+end
+
+local file = io.open(vim.env.WORKRAIL_TEST_OUT, "w")
+file:write(vim.json.encode(out))
+file:close()
+vim.cmd("qa!")
+"""
+
+TYPING_JSON = """{
+  "id": "typing",
+  "steps": [
+    {"id": "plan", "title": "Plan", "prompt": "Plan it"},
+    {"id": "build", "title": "Build", "prompt": "Use {{steps.plan.output}}",
+     "agentRole": "builder"},
+    {"id": "again", "type": "loop", "loop": {"type": "for", "count": 2}, "body": "plan"}
+  ]
+}
+"""
+TYPING_YAML = """id: typing
+steps:
+  - id: plan
+    title: Plan
+    # a comment
+    prompt: Plan it
+    runCondition:
+      var: mode
+      equals: full
+  - id: build
+    title: Build
+    prompt: Use {{steps.plan.output}}
+    onFailure: abort
+"""
+
+
+def test_neovim_outline_and_definition_while_typing_and_hover_completion_in_yaml(tmp_path):
+    folder = tmp_path / "project" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "typing.json").write_text(TYPING_JSON, encoding="utf-8")
+    (folder / "typing.yaml").write_text(TYPING_YAML, encoding="utf-8")
+    (tmp_path / "typing.lua").write_text(TYPING_SCRIPT, encoding="utf-8")
+    out = tmp_path / "out.json"
+    env = {
+        **os.environ,
+        "WORKRAIL_PLUGIN": str(PLUGIN),
+        "WORKRAIL_PYTHON": sys.executable,
+        "WORKRAIL_JSON": str(folder / "typing.json"),
+        "WORKRAIL_YAML": str(folder / "typing.yaml"),
+        "WORKRAIL_TEST_OUT": str(out),
+        **{
+            f"XDG_{kind}_HOME": str(tmp_path / kind.lower())
+            for kind in ("CONFIG", "DATA", "STATE", "CACHE")
+        },
+    }
+    run = subprocess.run(
+        [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "typing.lua")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=folder,
+    )
+    assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
+    result = json.loads(out.read_text())
+    assert result["json_attached"] and result["broken_diagnostic"]  # really broken, strictly
+    assert result["outline"] == ["plan", "build", "again"]
+    assert result["definition_line"] == 3  # {{steps.plan.output}} → the "plan" step's id
+    assert "Runs when:" in result["hover"] and "mode" in result["hover"]
+    assert result["completion"]["agentRole"].startswith("agentRole:")
+    assert '"' not in result["completion"]["agentRole"]

@@ -62,6 +62,7 @@ async def test_diagnostics_equal_the_engine_lint_in_the_negotiated_encoding(sess
     line = BROKEN.index('"promt"')
     assert index.position(line, "utf-8") != index.position(line, "utf-16")
     assert all(d.source == "workrail" for d in items)
+    session.close(uri)  # open documents count in workspace-level checks (same workflow id)
 
 
 async def test_incremental_edit_updates_the_diagnostics(session):
@@ -80,6 +81,7 @@ async def test_incremental_edit_updates_the_diagnostics(session):
         text, str(session.root / "incremental.workflow.json"), session.encoding
     )
     assert "WR" in str(items[0].code)
+    session.close(uri)
 
 
 async def test_a_valid_workflow_has_no_diagnostics_and_other_json_is_ignored(session):

@@ -89,7 +89,7 @@ def test_validate_workspace_reports_fifos_and_devices_instead_of_reading_them(se
     )
     results = {
         os.path.relpath(row["path"], workspace): [d["code"] for d in row["diagnostics"]]
-        for row in answer["result"]["results"]
+        for row in answer["result"]["files"]
     }
     assert results["workflows/x.json"] == ["WR003"], results  # a FIFO
     assert results["workflows/zero.json"] == ["WR003"], results  # a device, through a symlink

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic, Related, Severity, Span
 from ..document import WorkflowDocument, parse_document, read_document
 from ..steps import walk_steps
+from ..tolerant_document import TolerantDocument
 
 __all__ = [
     "WORKFLOW_SUFFIXES",
@@ -146,9 +147,12 @@ def lint_path(path: str | os.PathLike[str]) -> LintResult:
     return LintResult(document, lint_document(document))
 
 
-def duplicate_workflow_ids(documents: Iterable[WorkflowDocument]) -> dict[str, list[Diagnostic]]:
-    """WR603 for each file whose workflow id another file also uses, keyed by path."""
-    by_id: dict[str, list[WorkflowDocument]] = defaultdict(list)
+def duplicate_workflow_ids(
+    documents: Iterable[WorkflowDocument | TolerantDocument],
+) -> dict[str, list[Diagnostic]]:
+    """WR603 for each file whose workflow id another file also uses, keyed by path (an editor
+    passes the tolerant tree of an open document that does not parse yet)."""
+    by_id: dict[str, list[WorkflowDocument | TolerantDocument]] = defaultdict(list)
     for doc in documents:
         if isinstance(doc.value, Mapping) and isinstance(doc.value.get("id"), str):
             by_id[doc.value["id"]].append(doc)

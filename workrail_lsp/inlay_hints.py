@@ -1,0 +1,76 @@
+"""Inlay hints: after a ``runCondition`` its reading in words (the text hover shows), after a loop
+its bound, after ``{{steps.x.output}}`` the title of the step that produces it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lsprotocol import types
+
+from workrail_engine.steps import walk_steps
+
+from .documents import DocumentState
+from .hover import condition_text
+from .occurrences import occurrences
+from .workflow_facts import facts_of
+
+__all__ = ["inlay_hints"]
+
+
+def inlay_hints(state: DocumentState, requested: types.Range) -> list[types.InlayHint] | None:
+    value = state.value
+    if not state.is_workflow or not isinstance(value, Mapping):
+        return None
+    span = state.positions.span(requested)
+    hints: list[tuple[int, str]] = []
+    for site in walk_steps(value):
+        step = site.step
+        path = tuple(int(p) if p.isdigit() else p for p in site.pointer.split("/")[1:])
+        if isinstance(step.get("runCondition"), Mapping):
+            text = condition_text(value, (*path, "runCondition"))
+            end = _end(state, f"{site.pointer}/runCondition")
+            if text and end is not None:
+                hints.append((end, text))
+        bound = _loop_bound(step.get("loop"))
+        end = _end(state, f"{site.pointer}/loop")
+        if bound and end is not None:
+            hints.append((end, bound))
+    facts = facts_of(value)
+    for found in occurrences(state):
+        if found.namespace != "steps" or found.is_definition or found.name not in facts.steps:
+            continue
+        closing = state.text.find("}}", found.span.end, found.span.end + 200)
+        title = facts.steps[found.name].get("title")
+        if closing >= 0 and isinstance(title, str):
+            hints.append((closing + 2, f"← {title}"))
+    return [
+        types.InlayHint(
+            position=state.positions.position(at),
+            label=label,
+            padding_left=True,
+            kind=types.InlayHintKind.Parameter,
+        )
+        for at, label in sorted(hints)
+        if span.start <= at <= span.end
+    ]
+
+
+def _end(state: DocumentState, pointer: str) -> int | None:
+    found = state.tree.locate(pointer)
+    return found[1].end if found is not None else None
+
+
+def _loop_bound(loop: Any) -> str | None:
+    if not isinstance(loop, Mapping):
+        return None
+    kind = loop.get("type")
+    count, most = loop.get("count"), loop.get("maxIterations")
+    if kind == "for" and isinstance(count, int):
+        return f"{count} times"
+    if kind == "forEach" and isinstance(loop.get("items"), str):
+        bound = f"once per item of {loop['items']}"
+        return f"{bound}, at most {most}" if isinstance(most, int) else bound
+    if isinstance(most, int):
+        return f"at most {most} iterations"
+    return None
