@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
@@ -100,7 +101,8 @@ def _runs(env: ToolEnv) -> RunsState:
     return runs
 
 
-def _explaining_run_ids(env: ToolEnv) -> Any:
+def _explaining_run_ids(env: ToolEnv) -> AbstractContextManager[None]:
+    """A workflow id given where a run id belongs is said to be one, with the tool to call."""
     return run_ids_explained(env.catalog, lambda _: "call run_workflow to start one")
 
 
