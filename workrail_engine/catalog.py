@@ -78,7 +78,7 @@ class InvalidFile:
     path: Path
     source: Source
     diagnostics: tuple[Diagnostic, ...]
-    workflow_id: str | None = None  # when the file names one, so a look-up by id can explain
+    workflow_id: str | None = None  # its id, else its file name: a look-up by id can explain
 
     def error(self) -> InvalidWorkflow:
         """What asking for this file's workflow by id answers."""
@@ -412,7 +412,9 @@ def _load(source: Source, path: Path, stamp: tuple[int, int]) -> _Loaded:
     if errors or not isinstance(value, dict) or not isinstance(value.get("id"), str):
         diagnostics = errors or tuple(result.diagnostics)
         workflow_id = value.get("id") if isinstance(value, dict) else None
-        named = workflow_id if isinstance(workflow_id, str) else None
+        # A file whose id cannot be read (it does not parse, or names none) is asked for by its
+        # file name: the answer should be its diagnostics, not "not found".
+        named = workflow_id if isinstance(workflow_id, str) else path.name.split(".")[0]
         return _Loaded(stamp, None, InvalidFile(path, source, diagnostics, named))
     warnings = tuple(result.diagnostics)
     return _Loaded(stamp, WorkflowEntry(value["id"], path, source, value, warnings), None)

@@ -9,6 +9,8 @@ malformed response: JSON-RPC says neither is ever answered).
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,48 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# A \uD800–\uDFFF escape: JSON text may hold one, but alone (not as half of a pair) it is no
+# Unicode character, and no answer that echoes it could be written as UTF-8.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+# A number like 1e999 is read as infinity, which no JSON answer can hold (it would come back as
+# null); found by its exponent before anything walks the value.
+_BIG_EXPONENT = re.compile(rb"[eE][+]?0*[1-9][0-9]{2,}")
+
+
+def _unrepresentable(line: bytes, value: Any) -> str | None:
+    """Why ``value`` cannot be taken as it stands, for text that parsed as JSON: None if it can."""
+    if _SURROGATE_ESCAPE.search(line) and _has_lone_surrogate(value):
+        return "a string holds a lone surrogate escape (\\uD800–\\uDFFF), which is not Unicode text"
+    if _BIG_EXPONENT.search(line) and _has_infinity(value):
+        return "a number is too large to be represented (it would be infinity)"
+    return None
+
+
+def _has_infinity(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and math.isinf(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except RecursionError:  # too deep to check here; the nesting limit refuses it later
+        return False
+    return False
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -49,13 +93,14 @@ def _parse(line: bytes) -> tuple[Any, str | None]:
     except UnicodeDecodeError as error:
         return None, f"the line is not UTF-8 (byte {error.start})"
     try:
-        return json.loads(text, parse_constant=_reject_constant), None
+        value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
         return None, f"{error.msg} at column {error.colno}"
     except RecursionError:
         return None, "the JSON is nested too deeply"
     except ValueError as error:
         return None, str(error)
+    return value, None
 
 
 def is_response(obj: dict[str, Any]) -> bool:
@@ -130,5 +175,15 @@ def screen_line(line: bytes) -> Screened:
             reply=error_response(
                 None, _INVALID_REQUEST, "Invalid Request", "a request must be a JSON object"
             )
+        )
+    problem = _unrepresentable(line, value)
+    if problem is not None:
+        if is_response(value) or "id" not in value:
+            return Screened()  # neither a response nor a notification is ever answered
+        request_id = value["id"] if _valid_id(value["id"]) else None
+        # Our own replies are written with ASCII escapes, so even an id holding a lone surrogate
+        # is echoed as the client sent it.
+        return Screened(
+            reply=error_response(request_id, _INVALID_PARAMS, "Invalid params", problem)
         )
     return _screen_object(value)

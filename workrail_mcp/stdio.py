@@ -118,8 +118,13 @@ class _Writer:
 
     async def write(self, message: dict[str, Any] | str | bytes) -> None:
         if isinstance(message, dict):
-            message = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        line = message if isinstance(message, bytes) else message.encode("utf-8")
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            try:
+                line = text.encode("utf-8")
+            except UnicodeEncodeError:  # an id echoed with a lone surrogate: written as its escape
+                line = json.dumps(message, separators=(",", ":")).encode("ascii")
+        else:
+            line = message if isinstance(message, bytes) else message.encode("utf-8")
         async with self.lock:
             await anyio.to_thread.run_sync(self._write_all, line + b"\n")
 

@@ -16,6 +16,24 @@ from workrail_mcp.line_screen import screen_line
             b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "x": NaN}', -32700, None, id="nan"
         ),
         pytest.param(b"[" * 5000 + b"]" * 5000, -32700, None, id="too-deep"),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "\\ud800"}}',
+            -32602,
+            1,
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": "\\udc00", "method": "ping"}',
+            -32602,
+            "\udc00",
+            id="lone-surrogate-id",
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": 1e999}}',
+            -32602,
+            1,
+            id="infinite-number",
+        ),
         pytest.param(b"[]", -32600, None, id="empty-batch"),
         pytest.param(b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, None, id="batch"),
         pytest.param(b"42", -32600, None, id="number"),
@@ -93,3 +111,10 @@ def test_not_answered(line):
     notification nor a response ever gets an answer."""
     screened = screen_line(line)
     assert screened.reply is None and screened.message is None and not screened.is_shutdown
+
+
+def test_a_surrogate_pair_is_text_not_a_lone_surrogate():
+    screened = screen_line(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "\\ud83d\\ude00"}}'
+    )
+    assert screened.reply is None and screened.message["params"]["x"] == "\U0001f600"

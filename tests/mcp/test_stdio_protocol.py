@@ -427,3 +427,28 @@ def test_a_clients_responses_get_no_reply(project, tmp_path):
     assert code == 0, stderr[-2000:]
     assert [m["id"] for m in messages] == [1, 14, 99], messages
     assert messages[1]["error"]["code"] == -32600 and messages[2]["result"] == {}
+
+
+def test_lone_surrogates_and_infinite_numbers_are_refused_without_a_traceback(project, tmp_path):
+    hostile = [
+        b'{"jsonrpc": "2.0", "id": 2, "method": "workflow_next", "params": '
+        b'{"workflowId": "test-flow", "completedSteps": [], "context": {"a": "\\ud800"}}}',
+        b'{"jsonrpc": "2.0", "id": "\\udc00", "method": "workflow_list"}',
+        b'{"jsonrpc": "2.0", "id": 3, "method": "workflow_next", "params": '
+        b'{"workflowId": "test-flow", "completedSteps": [], "context": {"size": 1e999}}}',
+    ]
+    messages, code, stderr = run_stdio(
+        project,
+        tmp_path,
+        [
+            *lines(INITIALIZE, INITIALIZED),
+            *hostile,
+            *lines({"jsonrpc": "2.0", "id": 99, "method": "ping"}),
+        ],
+    )
+    assert code == 0, stderr[-2000:]
+    assert [m["id"] for m in messages] == [1, 2, "\udc00", 3, 99], messages
+    assert all(m["error"]["code"] == -32602 for m in messages[1:4])
+    assert "lone surrogate" in messages[1]["error"]["data"]["details"]
+    assert "too large" in messages[3]["error"]["data"]["details"]
+    assert "Traceback" not in stderr
