@@ -1,7 +1,8 @@
 """What an agent is told for one step, the same whether it walks the workflow step by step or a
 run waits on it: the step's title and prompt with every template filled, the prompt fragments
 whose ``when`` holds, the artifact its output contract asks for, the assessments it asks for, the
-delegations of an agent parallel step, and whether the user must confirm.
+delegations of an agent parallel step, the metrics its ``metricsProfile`` asks for, and whether
+the user must confirm.
 
 ``values`` holds ``parameters``, ``context`` and ``steps`` (earlier outputs); upstream's bare
 ``{{name}}`` and conditions read the parameters and the context by bare name. Secrets are never
@@ -17,6 +18,7 @@ from typing import Any
 
 from .conditions import MISSING, evaluate, resolve
 from .contracts import assessment_lines, contract_lines, step_assessments
+from .metrics_profile import metrics_footer
 from .templates import render_for_agent
 
 __all__ = ["RenderedStep", "bare_names", "is_delegation", "render_step"]
@@ -74,7 +76,9 @@ def render_step(
     rendered.notes = notes
     if is_delegation(step):
         rendered.delegations = _delegations(step, bare, notes)
-        rendered.prompt = _delegation_prompt(rendered.delegations)
+        rendered.prompt = _with_metrics(
+            _delegation_prompt(rendered.delegations), workflow, step.get("id")
+        )
         return rendered
     parts = [text(step.get("prompt", ""))]
     for fragment in step.get("promptFragments") or []:
@@ -91,8 +95,17 @@ def render_step(
     if assessments:
         rendered.assessments = [dict(a) for a in assessments]
         parts.append("\n".join(assessment_lines(assessments)))
-    rendered.prompt = "\n\n".join(part for part in parts if part)
+    rendered.prompt = _with_metrics(
+        "\n\n".join(part for part in parts if part), workflow, step.get("id")
+    )
     return rendered
+
+
+def _with_metrics(prompt: str, workflow: Mapping[str, Any], step_id: Any) -> str:
+    """The prompt with the workflow's ``metricsProfile`` footer last, where upstream puts it (the
+    last thing the agent reads before it moves on)."""
+    footer = metrics_footer(workflow, step_id)
+    return "\n\n".join(part for part in (prompt, footer) if part)
 
 
 def _holds(condition: Any, bare: Mapping[str, Any], notes: list[str]) -> bool:

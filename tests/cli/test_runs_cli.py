@@ -324,3 +324,60 @@ def test_continue_answers_a_waiting_run_from_the_terminal(tmp_path):
     ), mixed_up.stderr
     assert f"(recent runs: '{run_id}')" in mixed_up.stderr  # the runs of that workflow
     assert "Traceback" not in mixed_up.stderr
+
+
+# --- a dry run shows the prompts the next step serves --------------------------------------
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def dry_run_project(tmp_path: Path) -> Path:
+    """A workflow with prompt blocks, a fragment and a routine template call, and its routine."""
+    root = tmp_path / "project"
+    (root / "workflows").mkdir(parents=True)
+    for path in (
+        FIXTURES / "upstream_nav" / "nav-dry-run.json",
+        FIXTURES / "upstream_nav" / "routines" / "routine-nav-check.json",
+    ):
+        (root / "workflows" / path.name).write_text(path.read_text())
+    return root
+
+
+def test_dry_run_prompts_are_the_prompts_the_next_step_serves(tmp_path):
+    project = dry_run_project(tmp_path)
+    dry = workrail(
+        project,
+        tmp_path,
+        "run",
+        "nav-dry-run",
+        "--param",
+        "ticket=T-7",
+        "--dry-run",
+        "--format",
+        "json",
+    )
+    assert dry.returncode == 0, dry.stderr
+    planned = [
+        (s["step_name"], s["prompt"]) for g in json.loads(dry.stdout)["groups"] for s in g["steps"]
+    ]
+    served, done = [], []
+    while True:
+        args = ["next", "nav-dry-run", "--format", "json"]
+        args += ["--context", 'parameters={"ticket": "T-7"}']
+        if done:
+            args += ["--completed", ",".join(done)]
+        found = workrail(project, tmp_path, *args)
+        assert found.returncode == 0, found.stderr
+        step = json.loads(found.stdout)["step"]
+        if step is None:
+            break
+        served.append((step["id"], step["prompt"]))
+        done.append(step["id"])
+    assert planned == served
+    # the compiled form: prompt blocks as sections, the routine expanded with its arguments,
+    # parameters filled and what an empty context cannot say shown as unset
+    assert [name for name, _ in planned] == ["plan", "check.inspect", "check.verdict", "report"]
+    assert planned[0][1].startswith("## Goal\nPlan T-7 for [unset: context.owner].\n\n")
+    assert planned[0][1].endswith("Mind [unset: owner].")
+    assert planned[1][1] == "Inspect the plan to depth 2 for [unset: feature]."
+    assert planned[3][1] == "Report on T-7 to T-7's owner."

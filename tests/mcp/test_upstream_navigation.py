@@ -264,6 +264,8 @@ CONTEXTS: dict[str, dict[str, Any]] = {
     "nav-artifact-loop": {"currentPass": 1},
     "nav-delegation": {"area": "billing", "owner": "ana"},
     "nav-assessment": {},
+    "nav-metrics-coding": {"change": "the cache"},
+    "nav-metrics-review": {},
 }
 BUNDLED_CONTEXT = {
     "rootCauseConfirmed": True,
@@ -402,3 +404,81 @@ async def test_stateless_and_run_serve_the_same_prompts(project, tmp_path):
                 assert 'risk is a string ("high")' in skipped["reason"], skipped
             walked.append(workflow)
     assert len(walked) == len(CONTEXTS) + 7  # every fixture and every bundled agent workflow
+
+
+# --- a dry run serves the prompts the next step serves -------------------------------------
+
+
+def _planned_prompts(plan: dict) -> list[tuple[str, str]]:
+    return [(s["step_name"], s["prompt"]) for g in plan["groups"] for s in g["steps"]]
+
+
+async def test_dry_run_plan_shows_the_prompts_workflow_next_serves(project, tmp_path):
+    """Prompt blocks, a fragment, a routine template call and parameters: the plan is of the
+    compiled workflow, its prompts rendered by the navigator's function with an empty context."""
+    async with client(project, tmp_path) as c:
+        for workflow, parameters in (
+            ("nav-dry-run", {"ticket": "T-7"}),
+            ("nav-metrics-coding", {}),
+        ):
+            dry = await c.call_tool(
+                "run_workflow",
+                {"workflow_name": workflow, "parameters": parameters, "dry_run": True},
+            )
+            assert not dry.is_error, dry.content[0].text
+            planned = _planned_prompts(dry.structured_content)
+            seen, _ = await walk_stateless(c, workflow, {"parameters": parameters})
+            assert planned == [(s["id"], s["prompt"]) for s in seen], workflow
+    assert planned[-1][1].startswith("Open the pull request.\n\n**Metrics:**")  # metricsProfile
+
+
+# --- metricsProfile: what each profile adds to a served prompt -----------------------------
+
+SHAS = (
+    "**Metrics:** this workflow records its commits. Whenever you move on after committing, set "
+    "`metrics_commit_shas` in the context to the SHAs of every commit made in this session so "
+    "far, the earlier ones included: the context is merged key by key, so a list holding only "
+    "the new SHAs would replace the earlier ones."
+)
+OUTCOME = (
+    '- `metrics_outcome`: exactly one of "success", "partial", "abandoned" or "error" (classify '
+    "how the work ended; no other value counts)"
+)
+
+
+async def test_metrics_profile_coding_asks_for_shas_everywhere_and_totals_last(project, tmp_path):
+    async with client(project, tmp_path) as c:
+        first = await next_of(c, "nav-metrics-coding", [], {"change": "the cache"})
+        assert first["step"]["prompt"] == f"Implement the cache.\n\n{SHAS}"
+        last = await next_of(c, "nav-metrics-coding", ["implement"], first["context"])
+    assert last["step"]["prompt"] == "\n".join(
+        [
+            f"Open the pull request.\n\n{SHAS}\n\n**Metrics, last step:** when you finish, also "
+            "set in the context:",
+            OUTCOME,
+            "- `metrics_pr_numbers`: the pull request numbers opened or updated, as a list of "
+            "integers (not URLs)",
+            "- `metrics_files_changed`, `metrics_lines_added`, `metrics_lines_removed`: integers",
+        ]
+    )
+    # upstream sends the workflow's references beside the response, never inside a prompt
+    assert "Style guide" not in first["step"]["prompt"] + last["step"]["prompt"]
+
+
+async def test_metrics_profile_review_asks_on_the_last_work_step_of_a_final_loop(project, tmp_path):
+    async with client(project, tmp_path) as c:
+        seen, _ = await walk_stateless(c, "nav-metrics-review", {})
+    final = "\n".join(
+        [
+            "Comment on the diff.\n\n**Metrics, last step:** when you finish, also set in the "
+            "context:",
+            "- `metrics_pr_numbers`: the pull request numbers reviewed, as a list of integers "
+            "(not URLs)",
+            OUTCOME,
+        ]
+    )
+    assert [s["id"] for s in seen] == ["read", "comment", "decide", "comment", "decide"]
+    assert seen[0]["prompt"] == "Read the diff."  # review asks on the last step only
+    assert seen[1]["prompt"] == seen[3]["prompt"] == final
+    # the loop's control step decides the loop; it is not asked for metrics
+    assert all("Metrics" not in s["prompt"] for s in seen if s["id"] == "decide")

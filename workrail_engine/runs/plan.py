@@ -1,7 +1,11 @@
 """The dry run: what a run would do — steps, order, parallel groups, rendered argv — doing nothing.
 
-Conditions and templates that only earlier outputs can decide are shown as decided at run time;
-secrets are shown as ``***``.
+The plan is of the workflow as served (compiled: prompt blocks rendered, routine templates
+expanded). An agent step's prompt is rendered by ``step_prompt.render_step``, the function that
+renders the stateless next step and a run's waiting step, so the plan shows the text an agent
+would get before any step has run: parameters and the given context filled, anything else shown
+as ``[unset: name]``. Conditions and command arguments that only earlier outputs can decide are
+shown as decided at run time; secrets are shown as ``***``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 from ..conditions import evaluate
 from ..declared import declared_secrets
 from ..errors import SecurityViolation
+from ..step_prompt import render_step
 from ..steps import step_kind, walk_steps
 from ..templates import TemplateError, find_references, render
 from .commands import retry_policy
@@ -60,7 +65,8 @@ def _decision(step: Mapping[str, Any], values: dict[str, Any]) -> str:
 
 
 def _shown(text: str, values: dict[str, Any]) -> str:
-    """A template rendered where its values are known; references to outputs kept as written."""
+    """A command's argument or environment value rendered where its values are known (secrets as
+    ``***``); references to outputs kept as written."""
     out = text
     for ref in reversed(find_references(text)):
         if ref.namespace == "steps":
@@ -97,7 +103,11 @@ def _command(step: Mapping[str, Any], values: dict[str, Any], project: Path) -> 
 
 
 def _entry(
-    step: Mapping[str, Any], values: dict[str, Any], project: Path, key: str | None = None
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    values: dict[str, Any],
+    project: Path,
+    key: str | None = None,
 ) -> dict[str, Any]:
     kind = step_kind(step)
     entry: dict[str, Any] = {
@@ -108,12 +118,18 @@ def _entry(
     if kind == "command":
         entry.update(_command(step, values, project))
     elif kind == "prompt":
-        entry["prompt"] = _shown(str(step.get("prompt", "")), values)
+        # what the agent is served: no secrets (never rendered into prompts) and no outputs yet
+        served = {k: values[k] for k in ("parameters", "context")}
+        entry["prompt"] = render_step(workflow, step, {**served, "steps": {}}).prompt
     return entry
 
 
 def _loop(
-    step: Mapping[str, Any], by_id: dict[str, Any], values: dict[str, Any], project: Path
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    by_id: dict[str, Any],
+    values: dict[str, Any],
+    project: Path,
 ) -> dict[str, Any]:
     spec = step.get("loop") or {}
     body = step.get("body")
@@ -131,7 +147,7 @@ def _loop(
             for k in ("type", "count", "items", "condition", "maxIterations")
             if k in spec
         },
-        "body": [_entry(s, values, project) for s in steps],
+        "body": [_entry(workflow, s, values, project) for s in steps],
     }
 
 
@@ -143,6 +159,7 @@ def plan_run(
     parallel_limit: int | None,
     timeout: float | None,
 ) -> dict[str, Any]:
+    """The plan of ``workflow`` as served (the compiled definition, as a run gets it)."""
     secrets = {name: "***" for name in declared_secrets(workflow)}
     values = {"parameters": parameters, "context": dict(context), "steps": {}, "secrets": secrets}
     by_id = {s["id"]: s for s in workflow.get("steps", []) if isinstance(s, Mapping) and "id" in s}
@@ -164,12 +181,12 @@ def plan_run(
                 step_name=step.get("id"),
                 decision=_decision(step, values),
                 parallel_limit=min(limits) if limits else None,
-                steps=[_entry(s, values, project) for s in step.get("steps") or []],
+                steps=[_entry(workflow, s, values, project) for s in step.get("steps") or []],
             )
         elif kind == "loop":
-            group["steps"] = [_loop(step, by_id, values, project)]
+            group["steps"] = [_loop(workflow, step, by_id, values, project)]
         else:
-            group["steps"] = [_entry(step, values, project)]
+            group["steps"] = [_entry(workflow, step, values, project)]
         groups.append(group)
     return {
         "status": "planned",

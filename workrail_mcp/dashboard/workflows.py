@@ -243,13 +243,12 @@ async def dry_run(request: Request) -> Response:
     if refused:
         return refused
     try:
-        entry = await anyio.to_thread.run_sync(
-            state.catalog.get, request.path_params["workflow_id"]
+        # the served (compiled) workflow, as the run tools and the next step get it
+        workflow = await anyio.to_thread.run_sync(
+            state.catalog.served, request.path_params["workflow_id"]
         )
-        values = parameters_from_form(entry.definition.get("parameters"), form)
-        plan = await anyio.to_thread.run_sync(
-            state.service.plan, entry.definition, values, RunOptions()
-        )
+        values = parameters_from_form(workflow.get("parameters"), form)
+        plan = await anyio.to_thread.run_sync(state.service.plan, workflow, values, RunOptions())
     except EngineError as error:
         return await workflow_page(request, problem=_problem_text(error), values=form)
     except ValueError as error:
@@ -269,13 +268,12 @@ async def start_run(request: Request) -> Response:
         )
 
     try:
-        entry = await anyio.to_thread.run_sync(
-            state.catalog.get, request.path_params["workflow_id"]
+        # the served (compiled) workflow, as the run tools and the next step get it
+        workflow = await anyio.to_thread.run_sync(
+            state.catalog.served, request.path_params["workflow_id"]
         )
-        values = parameters_from_form(entry.definition.get("parameters"), form)
-        run_id = await anyio.to_thread.run_sync(
-            state.service.run, entry.definition, values, RunOptions()
-        )
+        values = parameters_from_form(workflow.get("parameters"), form)
+        run_id = await anyio.to_thread.run_sync(state.service.run, workflow, values, RunOptions())
     except EngineError as error:
         return await workflow_page(request, problem=_problem_text(error), values=form)
     except ValueError as error:

@@ -159,6 +159,21 @@ ASKS = {
     ],
 }
 
+# An upstream 3.x prompt written as promptBlocks: served (and planned) only once compiled.
+BLOCKS = {
+    "id": "blocks-flow",
+    "name": "Prompt blocks",
+    "description": "One agent step written as promptBlocks",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "plan",
+            "title": "Plan",
+            "promptBlocks": {"goal": "Plan the change.", "procedure": ["Read", "Write"]},
+        }
+    ],
+}
+
 BROKEN = '{\n  "id": "broken-flow",\n  "name": "Broken",\n  "steps": [\n    {"id": "x"}\n  ]\n}\n'
 
 
@@ -167,7 +182,7 @@ def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("dash-project")
     flows = root / "workflows"
     flows.mkdir()
-    for flow in (DEMO, SLOW, SLEEPER, ASKS):
+    for flow in (DEMO, SLOW, SLEEPER, ASKS, BLOCKS):
         (flows / f"{flow['id']}.json").write_text(json.dumps(flow, indent=2))
     (flows / "broken-flow.json").write_text(BROKEN)
     return root

@@ -175,6 +175,16 @@ def test_state_changes_need_the_csrf_token(locked_url, demo_run):
         assert started.status_code == 403
 
 
+def test_the_dry_run_plans_the_compiled_workflow(locked_url):
+    """A promptBlocks step has no prompt as written: the plan shows the compiled one."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx2.Client(base_url=locked_url, headers=auth) as client:
+        csrf = _csrf(client.get("/workflows/blocks-flow").text)
+        planned = client.post("/workflows/blocks-flow/dry-run", data={"csrf": csrf})
+    assert planned.status_code == 200, planned.text
+    assert "## Goal\nPlan the change.\n\n## Procedure\n1. Read\n2. Write" in planned.text
+
+
 def test_foreign_hosts_and_origins_are_refused_as_on_mcp(locked_url):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     with httpx2.Client(base_url=locked_url, headers=auth) as client:
