@@ -11,11 +11,11 @@ from ..document import WorkflowDocument
 from ..errors import closest
 from ..json_pointer import escape_token
 from ..steps import StepSite
-from ..templates import NAMESPACES, TemplateRef, find_literals
+from ..templates import NAMESPACES, TemplateLiteral, TemplateRef
 from .finding import StepFindings
 from .strings import span_in_string
 
-__all__ = ["reference_diagnostics", "template_strings"]
+__all__ = ["is_rendered", "reference_diagnostics", "template_strings"]
 
 
 def template_strings(step: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
@@ -55,7 +55,7 @@ def reference_diagnostics(
     }
     out = []
     for site, step_found in zip(sites, found, strict=False):
-        for relative, text, refs in step_found.templates:
+        for relative, refs, literals in step_found.templates:
             pointer = site.pointer + relative
             for ref in refs:
                 problem = _problem(ref, site, by_id, declared)
@@ -68,19 +68,20 @@ def reference_diagnostics(
                             code, severity, message, pointer, span, data={"reference": ref.text}
                         )
                     )
-            if _rendered(relative):
-                out.extend(_literal_hints(doc, pointer, text))
+            out.extend(_literal_hints(doc, pointer, literals))
     return out
 
 
-def _rendered(relative: str) -> bool:
+def is_rendered(relative: str) -> bool:
     # Titles and guidance lines are shown as written, never rendered: braces in them mean nothing.
     return relative != "/title" and not relative.startswith("/guidance/")
 
 
-def _literal_hints(doc: WorkflowDocument, pointer: str, text: str) -> list[Diagnostic]:
+def _literal_hints(
+    doc: WorkflowDocument, pointer: str, literals: tuple[TemplateLiteral, ...]
+) -> list[Diagnostic]:
     out = []
-    for literal in find_literals(text):
+    for literal in literals:
         shown = "{{" + literal.text + "}}"
         span = span_in_string(doc, pointer, literal.span.start, literal.span.end)
         head = literal.text.split(".", 1)[0].strip()
