@@ -6,10 +6,14 @@ pygls's own conversions re-split the whole text on every call (several milliseco
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
-from workrail_engine.document import LineIndex
+
+if TYPE_CHECKING:  # the engine's document module is not needed to answer ``initialize``
+    from workrail_engine.document import LineIndex
 
 __all__ = ["Positions", "encoding_name"]
 
