@@ -11,12 +11,13 @@ The run path renders a waiting step with this same function.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .rules import describe_criteria
+from .step_prompt import RenderedStep, is_delegation
 from .steps import step_kind
-from .templates import TemplateError, find_references, lookup
+from .templates import TemplateError, find_references, lookup, render_for_agent
 
 __all__ = ["completion_guidance", "fill_templates", "next_action", "step_guidance"]
 
@@ -51,7 +52,7 @@ def _bullets(title: str, items: Any) -> list[str]:
 
 
 def _criteria(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
-    if step_kind(step) != "parallel":
+    if step_kind(step) != "parallel" or is_delegation(step):
         return describe_criteria(step.get("validationCriteria"), context)
     return [
         f"[{member['id']}] {line}"
@@ -87,9 +88,16 @@ def _command_text(step: Mapping[str, Any], context: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _body(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
+def _body(
+    step: Mapping[str, Any], context: Mapping[str, Any], rendered: RenderedStep | None = None
+) -> list[str]:
     kind = step_kind(step)
-    title = step.get("title") or step["id"]
+    title = rendered.title if rendered else step.get("title") or step["id"]
+    if rendered is not None and (kind == "prompt" or is_delegation(step)):
+        parts = [f"Step: {title} ({step['id']})", rendered.prompt]
+        if step.get("askForFiles"):
+            parts.append("Ask the user for the files this step needs before you start.")
+        return parts
     if kind == "command":
         return [f"Step: {title} ({step['id']})", _command_text(step, context)]
     if kind == "parallel":
@@ -128,12 +136,15 @@ def next_action(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> dict
     group, its members' ids may be appended instead); ``keepContext``: the context keys to pass
     back unchanged (the loop bookkeeping); ``repeatsPerIteration``: inside a loop, the id is
     appended once per iteration even when listed already; ``checkOutput``: a command step's output
-    should be checked against its criteria first.
+    should be checked against its criteria first; ``artifacts``: the step's output contract or
+    assessments ask for artifacts, handed over with the report that completes it.
     """
     action: dict[str, Any] = {"complete": step["id"], "passContext": True}
     kind = step_kind(step)
-    if kind == "parallel":
+    if kind == "parallel" and not is_delegation(step):
         action["completeEach"] = [member["id"] for member in step["steps"]]
+    if step.get("outputContract") or step.get("assessmentRefs"):
+        action["artifacts"] = True
     if kind == "command":
         action["checkOutput"] = True
     if loop:
@@ -149,13 +160,14 @@ def step_guidance(
     *,
     first: bool,
     loop: Mapping[str, Any] | None,
-    fill: Callable[[str], str] | None = None,
+    rendered: RenderedStep | None = None,
 ) -> dict[str, Any]:
-    """The guidance of ``step``; ``fill`` renders its prompt (default: context templates only;
-    a run fills step outputs and parameters too)."""
+    """The guidance of ``step``; ``rendered`` is the step as ``step_prompt.render_step`` renders it
+    (the same for the stateless next step and a run's waiting step)."""
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
-    confirm = bool(step.get("requireConfirmation")) or any(
-        member.get("requireConfirmation") for member in members
+    members = [m for m in members if isinstance(m, Mapping)]
+    confirm = (rendered.requires_confirmation if rendered else False) or any(
+        member.get("requireConfirmation") is True for member in members
     )
     criteria = _criteria(step, context)
     parts: list[str] = []
@@ -168,16 +180,22 @@ def step_guidance(
         )
     if loop:
         parts.append(_loop_line(loop))
-    body = _body(step, context)
-    if fill is not None and step_kind(step) == "prompt":
-        body[1] = fill(str(step.get("prompt", "")))
-    parts += body
-    parts += _bullets("Guidance:", step.get("guidance"))
+    parts += _body(step, context, rendered)
+    bare = {k: v for k, v in context.items() if k != "_loops"}
+    values = {
+        "context": bare,
+        "parameters": bare.get("parameters") or {},
+        "steps": bare.get("steps") or {},
+    }
+    parts += _bullets(
+        "Guidance:", [render_for_agent(str(g), values, bare) for g in step.get("guidance") or []]
+    )
     parts += _bullets("Throughout this workflow:", workflow.get("metaGuidance"))
     parts += _bullets("Your output will be checked against:", criteria)
     if confirm:
         parts.append("Ask the user to confirm the result before moving on.")
     guidance: dict[str, Any] = {
+        **(rendered.guidance_fields() if rendered else {}),
         "prompt": "\n\n".join(part for part in parts if part),
         "requiresConfirmation": confirm,
         "validationCriteria": criteria,

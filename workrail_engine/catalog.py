@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .compile import CompiledWorkflow, compile_workflow
+from .compile.bindings import project_bindings
 from .diagnostics import Diagnostic, Severity
 from .errors import InvalidWorkflow, WorkflowNotFound
 from .home import workrail_home
@@ -76,7 +78,7 @@ class InvalidFile:
     path: Path
     source: Source
     diagnostics: tuple[Diagnostic, ...]
-    workflow_id: str | None = None  # when the file names one, so a look-up by id can explain
+    workflow_id: str | None = None  # its id, else its file name: a look-up by id can explain
 
     def error(self) -> InvalidWorkflow:
         """What asking for this file's workflow by id answers."""
@@ -170,6 +172,7 @@ class Catalog:
         self._invalid: list[InvalidFile] = []
         self._scanned_at = float("-inf")
         self._signature: tuple[Any, ...] = ()
+        self._compiled: dict[str, CompiledWorkflow] = {}
         self.generation = 0
 
     @classmethod
@@ -232,6 +235,43 @@ class Catalog:
                     raise invalid.error()
             raise WorkflowNotFound(workflow_id, self._entries)
         return entry
+
+    def compiled(self, workflow_id: str) -> CompiledWorkflow:
+        """The served form of a workflow (templates, bindings, features, refs, prompt blocks),
+        compiled on first use and kept until the catalog changes (a routine may change with it)."""
+        entry = self.get(workflow_id)
+        with self._lock:
+            found = self._compiled.get(workflow_id)
+            if found is None:
+                overrides = project_bindings(self._project_dir(), workflow_id)
+                found = compile_workflow(entry.definition, self._routine, overrides)
+                self._compiled[workflow_id] = found
+        return found
+
+    def served(self, workflow_id: str) -> dict[str, Any]:
+        """The compiled definition; InvalidWorkflow with the problems when it does not compile."""
+        compiled = self.compiled(workflow_id)
+        _raise_problems(workflow_id, compiled)
+        return compiled.definition
+
+    def serve_file(self, definition: dict[str, Any]) -> dict[str, Any]:
+        """A workflow read from a file outside the catalog, compiled against the catalog's routines."""
+        workflow_id = str(definition.get("id", ""))
+        compiled = compile_workflow(
+            definition, self._routine, project_bindings(self._project_dir(), workflow_id)
+        )
+        _raise_problems(workflow_id, compiled)
+        return compiled.definition
+
+    def _routine(self, name: str) -> dict[str, Any] | None:
+        entry = self._entries.get(name)
+        return entry.definition if entry is not None else None
+
+    def _project_dir(self) -> Path | None:
+        for source in self._sources:
+            if source.kind == "project":
+                return source.directory.parent
+        return None
 
     def invalid_files(self) -> list[InvalidFile]:
         self.refresh()
@@ -305,6 +345,7 @@ class Catalog:
                 hidden.setdefault(entry.id, []).append(entries[entry.id].path)
             entries[entry.id] = entry
         self._entries = entries
+        self._compiled = {}
         self._invalid = invalid
         self._shadowed = [
             Shadowing(i, entries[i].path, tuple(paths)) for i, paths in sorted(hidden.items())
@@ -313,6 +354,16 @@ class Catalog:
 
 # Folders of a source that hold no served workflows: upstream keeps examples there.
 SKIPPED_FOLDERS = frozenset({"examples"})
+
+
+def _raise_problems(workflow_id: str, compiled: CompiledWorkflow) -> None:
+    if compiled.problems:
+        first = compiled.problems[0]
+        raise InvalidWorkflow(
+            f"Workflow {workflow_id!r} does not compile: {first.code} {first.message} at {first.pointer}",
+            workflowId=workflow_id,
+            problems=[problem.to_dict() for problem in compiled.problems],
+        )
 
 
 def _list_directory(source: Source) -> list[tuple[Source, str, tuple[int, int]]]:
@@ -361,7 +412,9 @@ def _load(source: Source, path: Path, stamp: tuple[int, int]) -> _Loaded:
     if errors or not isinstance(value, dict) or not isinstance(value.get("id"), str):
         diagnostics = errors or tuple(result.diagnostics)
         workflow_id = value.get("id") if isinstance(value, dict) else None
-        named = workflow_id if isinstance(workflow_id, str) else None
+        # A file whose id cannot be read (it does not parse, or names none) is asked for by its
+        # file name: the answer should be its diagnostics, not "not found".
+        named = workflow_id if isinstance(workflow_id, str) else path.name.split(".")[0]
         return _Loaded(stamp, None, InvalidFile(path, source, diagnostics, named))
     warnings = tuple(result.diagnostics)
     return _Loaded(stamp, WorkflowEntry(value["id"], path, source, value, warnings), None)

@@ -9,9 +9,15 @@ lenient coercion and "any exception is false" hid authoring mistakes):
 - A missing variable makes every comparison false except ``not_equals``, which is true, so that
   ``not_equals`` always equals ``not equals``. Missing is not ``null``: ``equals: null`` needs a
   variable that is present and null.
-- Values compare as JSON values: numbers numerically (1 == 1.0), a boolean is never a number,
-  strings case-sensitively, arrays and objects element by element. Nothing is coerced: "5" is not
-  5, and ``gt`` on a string variable is false.
+- ``equals``, ``not_equals`` and ``in`` compare leniently, as upstream WorkRail does since 0.6:
+  two strings equal when they match after trimming, ignoring case; a number equals a string that
+  reads as that number ("5" equals 5); a boolean equals "true"/"yes"/"1" or "false"/"no"/"0" in
+  any case. Anything else compares as JSON values: numbers numerically (1 == 1.0), a boolean is
+  never a number, arrays and objects element by element.
+- ``gt``/``gte``/``lt``/``lte`` compare numbers; a string that reads as a number counts as that
+  number. A value whose type makes a comparison false (``gt`` on "high", ``startsWith`` on a
+  number) adds a note saying which variable, what type it had and what was expected, when the
+  caller collects notes: a skipped step must never go unexplained.
 - ``contains``: a substring test when the variable is a string (and the operand a string),
   membership when it is an array; false for anything else. ``in``: the variable equals an element.
 - ``matches``: an RE2 search (unanchored) on a string variable.
@@ -38,6 +44,7 @@ __all__ = [
     "describe",
     "evaluate",
     "json_equal",
+    "lenient_equal",
     "resolve",
 ]
 
@@ -92,6 +99,37 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return False
+
+
+_TRUE = ("true", "yes", "1")
+_FALSE = ("false", "no", "0")
+
+
+def _as_number(value: Any) -> float | None:
+    if _is_number(value):
+        return float(value)
+    if isinstance(value, str) and value.strip():
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def lenient_equal(a: Any, b: Any) -> bool:
+    """``equals`` as upstream WorkRail compares: trimmed case-insensitive strings, numbers with
+    numeric strings, booleans with "true"/"false" (and yes/no, 1/0); otherwise ``json_equal``."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a.strip().casefold() == b.strip().casefold()
+    if isinstance(a, bool) and isinstance(b, str):
+        return b.strip().lower() in (_TRUE if a else _FALSE)
+    if isinstance(b, bool) and isinstance(a, str):
+        return lenient_equal(b, a)
+    if (isinstance(a, str) and _is_number(b)) or (_is_number(a) and isinstance(b, str)):
+        x, y = _as_number(a), _as_number(b)
+        return x is not None and y is not None and x == y
+    return json_equal(a, b)
 
 
 def resolve(context: Mapping[str, Any], path: str) -> Any:
@@ -235,8 +273,14 @@ def _require_valid(condition: Any) -> None:
 # --- evaluation ---------------------------------------------------------------------------
 
 
-def evaluate(condition: Mapping[str, Any] | None, context: Mapping[str, Any] | None) -> bool:
-    """Whether ``condition`` holds in ``context`` (``None`` always holds); ValueError if malformed."""
+def evaluate(
+    condition: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    notes: list[str] | None = None,
+) -> bool:
+    """Whether ``condition`` holds in ``context`` (``None`` always holds); ValueError if malformed.
+
+    ``notes``, when given, receives a sentence for each comparison a value's type made false."""
     if condition is None:
         return True
     _require_valid(condition)
@@ -246,31 +290,55 @@ def evaluate(condition: Mapping[str, Any] | None, context: Mapping[str, Any] | N
         raise ValueError(
             f"A condition is evaluated against an object, not {json_type_name(context)}."
         )
-    return _evaluate(condition, context)
+    return _evaluate(condition, context, notes)
 
 
-def _evaluate(node: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
+def _evaluate(node: Mapping[str, Any], context: Mapping[str, Any], notes: list[str] | None) -> bool:
     if "and" in node:
-        return all(_evaluate(item, context) for item in node["and"])
+        return all(_evaluate(item, context, notes) for item in node["and"])
     if "or" in node:
-        return any(_evaluate(item, context) for item in node["or"])
+        return any(_evaluate(item, context, notes) for item in node["or"])
     if "not" in node:
-        return not _evaluate(node["not"], context)
+        return not _evaluate(node["not"], context, notes)
     operator = next(key for key in node if key in OPERATORS)
-    return _compare(operator, resolve(context, node["var"]), node[operator])
+    actual = resolve(context, node["var"])
+    wanted = _wanted_type(operator, actual, node[operator])
+    if wanted is not None:
+        if notes is not None:
+            notes.append(
+                f"Condition {node['var']} {_PHRASES.get(operator, operator)} "
+                f"{_show(node[operator])} is false because {node['var']} is "
+                f"{json_type_name(actual)} ({_show(actual)}), not {wanted}."
+            )
+        return False
+    return _compare(operator, actual, node[operator])
+
+
+def _wanted_type(operator: str, actual: Any, expected: Any) -> str | None:
+    """What ``actual`` should have been when its type alone makes the comparison false."""
+    if actual is MISSING:
+        return None
+    if operator in _NUMERIC and _as_number(actual) is None:
+        return "a number (or a string that reads as one)"
+    if operator in ("startsWith", "endsWith", "matches") and not isinstance(actual, str):
+        return "a string"
+    if operator == "contains" and not isinstance(actual, (str, list, tuple)):
+        return "a string or an array"
+    return None
 
 
 def _compare(operator: str, actual: Any, expected: Any) -> bool:
     if actual is MISSING:
         return operator == "not_equals"
     if operator == "equals":
-        return json_equal(actual, expected)
+        return lenient_equal(actual, expected)
     if operator == "not_equals":
-        return not json_equal(actual, expected)
+        return not lenient_equal(actual, expected)
     if operator in _NUMERIC:
-        return _is_number(actual) and _order(operator, actual, expected)
+        number = _as_number(actual)
+        return number is not None and _order(operator, number, expected)
     if operator == "in":
-        return any(json_equal(actual, item) for item in expected)
+        return any(lenient_equal(actual, item) for item in expected)
     if operator == "contains":
         return _contains(actual, expected)
     if not isinstance(actual, str):

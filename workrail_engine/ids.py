@@ -14,6 +14,8 @@ import re
 __all__ = [
     "ID_MAX_LENGTH",
     "ID_MIN_LENGTH",
+    "SERVED_STEP_ID_MAX_LENGTH",
+    "SERVED_STEP_ID_PATTERN",
     "STEP_ID_PATTERN",
     "WORKFLOW_ID_PATTERN",
     "WORKFLOW_ID_RULE",
@@ -25,6 +27,9 @@ WORKFLOW_ID_PATTERN = r"^(?:[a-z0-9_-]+|[a-z][a-z0-9_-]+\.[a-z][a-z0-9_-]+)$"
 STEP_ID_PATTERN = r"^[a-z0-9-]+$"
 ID_MIN_LENGTH = 3
 ID_MAX_LENGTH = 64
+# A step the compile step injected from a routine is "<calling step>.<routine step>".
+SERVED_STEP_ID_PATTERN = r"^[a-z0-9-]+(?:\.[a-z0-9-]+)?$"
+SERVED_STEP_ID_MAX_LENGTH = 2 * ID_MAX_LENGTH + 1
 # How the workflow id rule is worded for people (usage errors, tool descriptions).
 WORKFLOW_ID_RULE = (
     "lowercase letters, digits, '-' and '_', optionally namespaced as 'namespace.name' "

@@ -17,7 +17,10 @@ from typing import Any
 
 from ._navigator_guidance import completion_guidance, next_action, step_guidance
 from .conditions import MISSING, evaluate, resolve
+from .contracts import check_step_artifacts, loop_decision
 from .errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
+from .loop_source import artifact_source, loop_condition
+from .step_prompt import is_delegation, render_step
 from .steps import step_kind, walk_steps
 
 __all__ = ["LOOPS_KEY", "NextStep", "next_step"]
@@ -37,6 +40,7 @@ class NextStep:
     notes: list[str] = field(default_factory=list)
     # What to report once the step is done (see `next_action`); None when the workflow is complete.
     next_action: dict[str, Any] | None = None
+    blocked: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         result = {
@@ -50,6 +54,8 @@ class NextStep:
             result["loop"] = self.loop
         if self.notes:
             result["notes"] = self.notes
+        if self.blocked is not None:
+            result["blocked"] = self.blocked
         if self.next_action is not None:
             result["nextAction"] = self.next_action
         return result
@@ -60,13 +66,42 @@ def next_step(
     completed_steps: Sequence[str],
     context: Mapping[str, Any] | None = None,
     current_step: str | None = None,
+    artifacts: Sequence[Any] | None = None,
 ) -> NextStep:
-    """The next step whose runCondition holds, with guidance; raises StepNotFound / InvalidParams."""
+    """The next step whose runCondition holds, with guidance; raises StepNotFound / InvalidParams.
+
+    ``artifacts`` are what the agent hands over with the step it last completed (the last entry
+    of ``completedSteps``): checked against that step's output contract and assessments, and read
+    by a loop that decides from a loop-control artifact. When they fail the check, that step is
+    not complete: it comes back with ``blocked`` (issues, suggestions, follow-ups) to redo.
+    """
     plan = _Plan(workflow)
     completed = _completed(completed_steps)
     ctx = _context(context)
     _check_known(plan, completed, current_step)
-    return _Walk(plan, completed, ctx).run()
+    blocked = _blocked(plan, completed, artifacts)
+    if blocked is not None:
+        completed = completed[:-1]
+    found = _Walk(plan, completed, ctx, artifacts).run()
+    found.blocked = blocked
+    return found
+
+
+def _blocked(plan: _Plan, completed: list[str], artifacts: Any) -> dict[str, Any] | None:
+    if not completed:
+        return None
+    step = plan.by_id[completed[-1]]
+    if not step.get("outputContract") and not step.get("assessmentRefs"):
+        return None
+    check = check_step_artifacts(plan.workflow, step, artifacts or [])
+    if check.valid:
+        return None
+    return {
+        "stepId": step["id"],
+        "issues": check.issues,
+        "suggestions": check.suggestions,
+        "followUps": check.followups,
+    }
 
 
 # --- inputs -------------------------------------------------------------------------------
@@ -182,8 +217,11 @@ def _check_known(plan: _Plan, completed: list[str], current_step: Any) -> None:
 
 
 class _Walk:
-    def __init__(self, plan: _Plan, completed: list[str], ctx: dict[str, Any]) -> None:
+    def __init__(
+        self, plan: _Plan, completed: list[str], ctx: dict[str, Any], artifacts: Any = None
+    ) -> None:
         self.plan = plan
+        self.artifacts = artifacts
         self.completed = completed
         self.done = set(completed)
         self.ctx = ctx
@@ -220,9 +258,17 @@ class _Walk:
 
     def _result(self, step: Mapping[str, Any], loop: dict[str, Any] | None) -> NextStep:
         first = not self.completed
-        guidance = step_guidance(self.plan.workflow, step, self.ctx, first=first, loop=loop)
+        values = served_values(self.ctx)
+        rendered = render_step(self.plan.workflow, step, values)
+        self.notes.extend(rendered.notes)
+        guidance = step_guidance(
+            self.plan.workflow, step, self.ctx, first=first, loop=loop, rendered=rendered
+        )
+        served = copy.deepcopy(dict(step))
+        if step_kind(step) != "command":
+            served.update(title=rendered.title, prompt=rendered.prompt)
         return NextStep(
-            copy.deepcopy(dict(step)),
+            served,
             guidance,
             False,
             self._context_out(),
@@ -234,7 +280,7 @@ class _Walk:
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
         try:
-            return evaluate(condition, self.ctx)
+            return evaluate(condition, self.ctx, self.notes)
         except ValueError as error:
             raise InvalidWorkflow(
                 f"The {where} of step {owner!r} is invalid: {error}", stepId=owner
@@ -248,7 +294,7 @@ class _Walk:
         if not self._holds(step.get("runCondition"), step["id"], "runCondition"):
             self.skipped.append(step["id"])
             return None
-        if step_kind(step) != "parallel":
+        if step_kind(step) != "parallel" or is_delegation(step):
             return step
         remaining = []
         for member in step.get("steps", []):
@@ -409,18 +455,22 @@ class _Walk:
 
     def _starts(self, loop: Mapping[str, Any]) -> bool:
         spec = self._spec(loop)
+        if artifact_source(spec):
+            return True  # the decision comes from an artifact the first iteration produces
         if spec["type"] == "while":
-            return self._holds(spec.get("condition"), loop["id"], "loop condition")
+            return self._holds(loop_condition(spec), loop["id"], "loop condition")
         if spec["type"] == "until":
             return True
         return (self._total(loop) or 0) > 0  # for/forEach here: the total is a number
 
     def _continues(self, loop: Mapping[str, Any], iteration: int) -> bool:
         spec = self._spec(loop)
-        if spec["type"] == "while":
-            wanted = self._holds(spec.get("condition"), loop["id"], "loop condition")
+        if artifact_source(spec):
+            wanted = self._decision(loop) == "continue"
+        elif spec["type"] == "while":
+            wanted = self._holds(loop_condition(spec), loop["id"], "loop condition")
         elif spec["type"] == "until":
-            wanted = not self._holds(spec.get("condition"), loop["id"], "loop condition")
+            wanted = not self._holds(loop_condition(spec), loop["id"], "loop condition")
         else:
             wanted = iteration < (self._total(loop) or 0)
         if wanted and iteration >= self._limit(loop):
@@ -429,6 +479,17 @@ class _Walk:
             )
             return False
         return wanted
+
+    def _decision(self, loop: Mapping[str, Any]) -> str:
+        decision = loop_decision(self.artifacts)
+        if decision is None:
+            raise InvalidParams(
+                f"Loop {loop['id']!r} decides whether to run again from a loop-control artifact: "
+                'hand over {"kind": "wr.loop_control", "decision": "continue" | "stop"} with the '
+                "step that ends the iteration",
+                loopId=loop["id"],
+            )
+        return decision
 
     def _enter(self, loop: Mapping[str, Any], iteration: int) -> dict[str, Any]:
         start = len(self.completed)
@@ -479,6 +540,17 @@ class _Walk:
             "start": 0,
             "check": self._check(loop["id"], iterations, 0, True),
         }
+
+
+def served_values(ctx: Mapping[str, Any]) -> dict[str, Any]:
+    """Template values of a stateless walk: everything lives in the agent's context."""
+    params = ctx.get("parameters")
+    steps = ctx.get("steps")
+    return {
+        "parameters": params if isinstance(params, Mapping) else {},
+        "context": {k: v for k, v in ctx.items() if k != LOOPS_KEY},
+        "steps": steps if isinstance(steps, Mapping) else {},
+    }
 
 
 def _kind(value: Any) -> str:

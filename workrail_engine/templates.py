@@ -31,6 +31,7 @@ __all__ = [
     "find_references",
     "lookup",
     "render",
+    "render_for_agent",
 ]
 
 NAMESPACES = ("parameters", "context", "steps", "secrets")
@@ -143,3 +144,57 @@ def render(s: str, values: Mapping[str, Any]) -> str:
         end = ref.span.end
     out.append(s[end:])
     return "".join(out)
+
+
+# --- what an agent reads -------------------------------------------------------------------
+
+
+def render_for_agent(text: str, values: Mapping[str, Any], bare: Mapping[str, Any]) -> str:
+    """Fill every reference in ``text`` that an agent may see, for a prompt, title or guidance.
+
+    ``{{parameters.x}}``, ``{{context.x}}`` and ``{{steps.ID.output}}`` come from ``values``;
+    upstream's bare ``{{name}}`` / ``{{name.path}}`` from ``bare`` (the context, over the
+    parameters). A reference that names nothing shows as ``[unset: name]``, as upstream writes
+    it, so a missing value is visible rather than silently empty. ``{{secrets.X}}`` is never
+    filled (a secret's value never enters a prompt); what is no reference stays as written.
+    """
+    if "{{" not in text:
+        return text
+    out = []
+    end = 0
+    for ref in find_references(text):
+        out.append(text[end : ref.span.start])
+        end = ref.span.end
+        if ref.namespace == "secrets":
+            out.append(text[ref.span.start : ref.span.end])
+            continue
+        if ref.bare:
+            found = _walk(bare, ref.path)
+        else:
+            try:
+                found = lookup(values, ref)
+            except TemplateError:
+                found = _NOT_FOUND
+        out.append(f"[unset: {ref.text}]" if found is _NOT_FOUND else _as_agent_text(found))
+    out.append(text[end:])
+    return "".join(out)
+
+
+_NOT_FOUND = object()
+
+
+def _walk(current: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return _NOT_FOUND
+    return _NOT_FOUND if current is None else current
+
+
+def _as_agent_text(value: Any) -> str:
+    if value is None:
+        return "null"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

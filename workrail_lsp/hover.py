@@ -1,14 +1,16 @@
 """Hover: schema descriptions on keys and values; a step's title and prompt on a reference to it;
-the producer of ``{{steps.x.output}}``; a plain-English reading of conditions.
+the producer of ``{{steps.x.output}}``; a plain-English reading of conditions; on a step's
+``promptBlocks`` or ``templateCall``, the step as the compile step serves it to an agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lsprotocol import types
 
+from workrail_engine.compile import compile_workflow
 from workrail_engine.conditions import describe
 from workrail_engine.diagnostics import Span
 from workrail_engine.templates import find_references
@@ -22,7 +24,12 @@ from .workflow_facts import facts_of
 __all__ = ["condition_text", "hover"]
 
 
-def hover(state: DocumentState, position: types.Position) -> types.Hover | None:
+Routines = Callable[[str], Mapping[str, Any] | None]
+
+
+def hover(
+    state: DocumentState, position: types.Position, routines: Routines | None = None
+) -> types.Hover | None:
     if not state.is_workflow:
         return None
     offset = state.positions.offset(position)
@@ -30,6 +37,9 @@ def hover(state: DocumentState, position: types.Position) -> types.Hover | None:
     if context.token is None:
         return None
     text = _reference_text(state, context, offset) or _schema_text(state, context)
+    served = _served_text(state, context, routines)
+    if served:
+        text = f"{text}\n\n{served}" if text else served
     if not text:
         return None
     return types.Hover(
@@ -62,6 +72,22 @@ def _schema_text(state: DocumentState, context: CursorContext) -> str | None:
     if condition:
         parts.append(condition)
     return "\n\n".join(p for p in parts if p)
+
+
+def _served_text(state: DocumentState, context: CursorContext, routines: Routines | None) -> str:
+    """The compiled form of the step whose ``promptBlocks`` / ``templateCall`` key is hovered."""
+    if not context.in_key or context.token_value not in ("promptBlocks", "templateCall"):
+        return ""
+    step = value_at(state.value, context.path)
+    if not isinstance(state.value, Mapping) or not isinstance(step, Mapping):
+        return ""
+    compiled = compile_workflow({**state.value, "steps": [step]}, routines or (lambda _name: None))
+    if compiled.problems:
+        return "**Not served:** " + "; ".join(f"{p.code} {p.message}" for p in compiled.problems)
+    parts = ["**Served to the agent as:**"]
+    for served in compiled.definition["steps"]:
+        parts.append(_step_text(str(served.get("id")), served, "Step"))
+    return "\n\n".join(parts)
 
 
 def _enum_text(schema: Mapping[str, Any], value: Any) -> str:

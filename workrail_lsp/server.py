@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -361,7 +362,9 @@ def _register_features(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
     def on_hover(ls: WorkrailLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return feature("hover").hover(ls.state(params.text_document.uri), params.position)
+        return feature("hover").hover(
+            ls.state(params.text_document.uri), params.position, _routines(ls)
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded
@@ -493,3 +496,19 @@ def _snippets(ls: WorkrailLanguageServer) -> bool:
     text_document = ls.client_capabilities.text_document
     item = text_document and text_document.completion and text_document.completion.completion_item
     return bool(item and item.snippet_support)
+
+
+def _routines(ls: WorkrailLanguageServer) -> Callable[[str], dict[str, Any] | None]:
+    """Routines for a hover's compiled view: the workspace's workflow files, looked up by id."""
+
+    def find(workflow_id: str) -> dict[str, Any] | None:
+        for path, found in ls.index.ids().items():
+            if found == workflow_id:
+                try:  # an unopened file is read the bounded way (size and time limits)
+                    value = json.loads(read_unopened(path))
+                except ValueError:
+                    return None
+                return value if isinstance(value, dict) else None
+        return None
+
+    return find

@@ -215,6 +215,29 @@ def test_asking_for_an_invalid_files_id_explains_why(layers):
         catalog.get("nobody-has-it")
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "code"),
+    [
+        ("cut-short.json", '{"id": "cut-short", "steps": [', "WR001"),
+        ("too-deep.json", '{"id": "too-deep", "x": ' + "[" * 70 + "]" * 70 + "}", "WR005"),
+        ("no-id.yaml", "name: x\nsteps: []\n", "WR103"),
+    ],
+)
+def test_an_invalid_file_that_names_no_id_answers_for_its_file_name(layers, name, text, code):
+    """A file whose id cannot be read (it does not parse, or has none) is still asked for by its
+    file name: the answer is its diagnostics (-32002), not "not found"."""
+    from workrail_engine.errors import InvalidWorkflow
+
+    dirs, catalog = layers
+    dirs["project"].mkdir(parents=True)
+    dirs["project"].joinpath(name).write_text(text)
+    with pytest.raises(InvalidWorkflow) as caught:
+        catalog.get(name.split(".")[0])
+    assert caught.value.code == -32002
+    assert caught.value.data["path"].endswith(name)
+    assert code in [d["code"] for d in caught.value.data["diagnostics"]]
+
+
 def test_each_invalid_file_is_reported_when_read_and_again_when_changed(tmp_path):
     reported = []
     directory = tmp_path / "project"

@@ -34,9 +34,16 @@ CONTEXT = {
     ("condition", "expected"),
     [
         pytest.param({"var": "taskScope", "equals": "large"}, True, id="equals-string"),
-        pytest.param({"var": "taskScope", "equals": "Large"}, False, id="equals-is-case-sensitive"),
+        pytest.param(
+            {"var": "taskScope", "equals": " Large "}, True, id="equals-trimmed-case-insensitive"
+        ),
+        pytest.param({"var": "taskScope", "equals": "larger"}, False, id="equals-whole-string"),
         pytest.param({"var": "count", "equals": 3.0}, True, id="equals-int-float"),
-        pytest.param({"var": "count", "equals": "3"}, False, id="no-string-number-coercion"),
+        pytest.param({"var": "count", "equals": "3"}, True, id="number-equals-numeric-string"),
+        pytest.param({"var": "count", "equals": "three"}, False, id="number-vs-word"),
+        pytest.param({"var": "flag", "equals": "TRUE"}, True, id="bool-equals-true-string"),
+        pytest.param({"var": "flag", "equals": "false"}, False, id="bool-vs-false-string"),
+        pytest.param({"var": "flag", "not_equals": "True"}, False, id="not-equals-lenient"),
         pytest.param({"var": "flag", "equals": 1}, False, id="bool-is-not-a-number"),
         pytest.param({"var": "flag", "equals": True}, True, id="equals-bool"),
         pytest.param({"var": "nothing", "equals": None}, True, id="present-null-equals-null"),
@@ -60,7 +67,8 @@ CONTEXT = {
         pytest.param({"var": "flag", "gte": 0}, False, id="gt-on-bool-is-false"),
         pytest.param({"var": "absent", "lt": 10}, False, id="missing-lt-is-false"),
         pytest.param({"var": "taskScope", "in": ["small", "large"]}, True, id="in"),
-        pytest.param({"var": "count", "in": ["3"]}, False, id="in-no-coercion"),
+        pytest.param({"var": "count", "in": ["3"]}, True, id="in-lenient"),
+        pytest.param({"var": "taskScope", "in": ["SMALL"]}, False, id="in-lenient-still-compares"),
         pytest.param({"var": "absent", "in": [None]}, False, id="missing-in-is-false"),
         pytest.param({"var": "title", "contains": "Login"}, True, id="contains-substring"),
         pytest.param({"var": "title", "contains": "login"}, False, id="contains-case-sensitive"),
@@ -475,3 +483,39 @@ def test_schema_and_evaluator_agree_on_what_is_a_condition(condition) -> None:
     # Whether a pattern compiles under RE2 is beyond a JSON Schema: that is WR401's job alone.
     problems = [p for p in condition_problems(condition) if p.code != "WR401"]
     assert CONDITION_SCHEMA.is_valid(condition) is (problems == [])
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected", "note"),
+    [
+        pytest.param(
+            {"var": "taskScope", "gt": 2},
+            False,
+            'taskScope is a string ("large"), not a number',
+            id="gt-on-word",
+        ),
+        pytest.param(
+            {"var": "flag", "startsWith": "t"},
+            False,
+            "flag is a boolean (true), not a string",
+            id="startsWith-on-bool",
+        ),
+        pytest.param(
+            {"var": "count", "contains": 3},
+            False,
+            "count is a number (3), not a string or an array",
+            id="contains-on-number",
+        ),
+    ],
+)
+def test_type_mismatch_is_noted(condition: dict, expected: bool, note: str) -> None:
+    notes: list[str] = []
+    assert evaluate(condition, CONTEXT, notes) is expected
+    assert len(notes) == 1 and note in notes[0], notes
+
+
+def test_numeric_string_orders_as_number_without_note() -> None:
+    notes: list[str] = []
+    assert evaluate({"var": "n", "gt": 5}, {"n": " 7 "}, notes) is True
+    assert evaluate({"var": "absent", "gt": 5}, {}, notes) is False
+    assert notes == []

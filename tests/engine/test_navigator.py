@@ -80,7 +80,11 @@ def ids(results: list[NextStep]) -> list[str]:
 
 def test_first_step_and_its_guidance() -> None:
     result = next_step(TASK, [], {"taskId": "TASK-123"})
-    assert result.step == TASK["steps"][0]
+    # the step as written, its prompt rendered for the agent
+    assert result.step == {
+        **TASK["steps"][0],
+        "prompt": "Analyze the task description for TASK-123.",
+    }
     assert result.is_complete is False
     guidance = result.guidance
     assert guidance["requiresConfirmation"] is True
@@ -120,9 +124,11 @@ def test_preconditions_only_on_the_first_step() -> None:
     assert result.guidance["requiresConfirmation"] is False
 
 
-def test_unknown_templates_are_left_as_written() -> None:
+def test_an_unset_template_is_visible_and_outputs_come_from_the_context() -> None:
     prompt = next_step(TASK, ["understand"], {}).guidance["prompt"]
-    assert "{{steps.plan-large.output}}" in prompt
+    assert "see [unset: steps.plan-large.output]." in prompt
+    carried = {"steps": {"plan-large": {"output": "PLAN"}}}
+    assert "see PLAN." in next_step(TASK, ["understand"], carried).step["prompt"]
 
 
 @pytest.mark.parametrize(
@@ -139,10 +145,16 @@ def test_unknown_templates_are_left_as_written() -> None:
         ),
         pytest.param({}, "implement", ["plan-large"], id="variables-missing"),
         pytest.param(
-            {"taskScope": "large", "complexity": "0.9"},
+            {"taskScope": "LARGE ", "complexity": "0.9"},
+            "plan-large",
+            [],
+            id="lenient-equals-and-numeric-string",
+        ),
+        pytest.param(
+            {"taskScope": "large", "complexity": "high"},
             "implement",
             ["plan-large"],
-            id="no-string-coercion",
+            id="word-is-not-a-number",
         ),
     ],
 )
@@ -150,6 +162,14 @@ def test_run_conditions(context: dict, expected: str, skipped: list[str]) -> Non
     result = next_step(TASK, ["understand"], context)
     assert result.step["id"] == expected
     assert result.skipped == skipped
+
+
+def test_a_condition_false_by_type_is_explained_in_notes() -> None:
+    result = next_step(TASK, ["understand"], {"taskScope": "large", "complexity": "high"})
+    assert result.skipped == ["plan-large"]
+    assert any('complexity is a string ("high"), not a number' in note for note in result.notes), (
+        result.notes
+    )
 
 
 def test_complete() -> None:

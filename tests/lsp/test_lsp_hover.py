@@ -54,3 +54,30 @@ async def test_hover_on_an_enum_value_explains_it(session):
 async def test_no_hover_on_whitespace(session):
     text = await hover_at(session, "h6.workflow.json", '  "steps"')
     assert text is None
+
+
+BLOCKS = """{
+  "id": "hover-blocks",
+  "name": "Blocks",
+  "extensionPoints": [{"slotId": "checker", "purpose": "who checks", "default": "team-check"}],
+  "steps": [
+    {"id": "plan", "title": "Plan", "promptBlocks": {"goal": "Plan it for {{wr.bindings.checker}}", "procedure": ["Read", "Write"]}},
+    {"id": "call", "title": "Call", "templateCall": {"templateId": "wr.templates.routine.absent"}}
+  ]
+}
+"""
+
+
+async def test_hover_on_prompt_blocks_shows_the_compiled_prompt(session):
+    at = BLOCKS.index('promptBlocks"')
+    clean, position = session.position(BLOCKS[:at] + "|" + BLOCKS[at:])
+    text = await session.hover(session.open("h7.workflow.json", clean), position)
+    assert "Served to the agent as:" in text
+    assert "## Goal\nPlan it for team-check\n\n## Procedure\n1. Read\n2. Write" in text
+
+
+async def test_hover_on_a_template_call_without_its_routine_says_why_it_is_not_served(session):
+    at = BLOCKS.index('templateCall"')
+    clean, position = session.position(BLOCKS[:at] + "|" + BLOCKS[at:])
+    text = await session.hover(session.open("h8.workflow.json", clean), position)
+    assert "**Not served:** WR801" in text

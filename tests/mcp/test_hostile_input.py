@@ -124,7 +124,9 @@ def test_a_300_deep_run_condition_is_refused_by_create_workflow_and_left_out_of_
         ),
     )
     answers = by_id(messages)
-    assert answers[2]["error"]["code"] == -32001  # left out of the catalog: not found
+    # left out of the catalog, and asked for by its file name: its diagnostics, not "not found"
+    assert answers[2]["error"]["code"] == -32002
+    assert [d["code"] for d in answers[2]["error"]["data"]["diagnostics"]] == ["WR005"]
     assert answers[3]["result"]["isError"] is True
     assert answers[4]["error"]["code"] == -32602
     assert not (project / "workflows" / "deeper.json").exists()

@@ -77,8 +77,7 @@ def run_next(
     """Print the next step; ``options`` (``--project DIR`` …) are repeated in the command to run next."""
     from workrail_engine.navigator import next_step
 
-    entry = catalog.get(workflow_id)
-    result = next_step(entry.definition, completed, context, current_step=current_step)
+    result = next_step(catalog.served(workflow_id), completed, context, current_step=current_step)
     payload = result.to_dict()
     if fmt == "json":
         console.out(json.dumps(payload, indent=2, ensure_ascii=False, default=str))

@@ -332,6 +332,13 @@ class DurableRuntime:
         if progress is not None:
             progress[which] += 1
 
+    def change_mark(self, run_id: str) -> list[int]:
+        """The counts ``wait_for_change`` compares against: take it *before* reading the run, so
+        a change between that read and the wait is not missed (a run not yet executing here
+        counts from zero: one that starts in between has changed)."""
+        progress = self.live.get(run_id)
+        return list(progress) if progress is not None else [0, 0]
+
     def wait_for_change(
         self,
         run_id: str,
@@ -341,15 +348,17 @@ class DurableRuntime:
         stop: threading.Event | None = None,
         poll: float = 0.1,
         remote: float = 0.25,
+        since: list[int] | None = None,
     ) -> None:
         """Return when a run of this process changes state (or, with ``steps``, has recorded a
         step since the call, looked at every ``poll`` s), when ``seconds`` are up or ``stop`` is
-        set. A run executing elsewhere can only be read again: this sleeps ``remote`` s."""
+        set. A run executing elsewhere can only be read again: this sleeps ``remote`` s.
+        ``since``: a ``change_mark`` taken before the caller read the run."""
         progress = self.live.get(run_id)
         if progress is None:
             time.sleep(max(min(seconds, remote), 0.0))
             return
-        seen = list(progress)
+        seen = since if since is not None else list(progress)
         end = time.monotonic() + seconds
         with self.changed:
             while True:

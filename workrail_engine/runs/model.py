@@ -43,7 +43,7 @@ def executable_steps(workflow: Mapping[str, Any]) -> list[str]:
             if not isinstance(step, Mapping):
                 continue
             kind = step_kind(step)
-            if kind == "parallel":
+            if kind == "parallel" and "parallelDelegations" not in step:
                 visit(step.get("steps") or [])
             elif kind == "loop":
                 if isinstance(step.get("body"), list):

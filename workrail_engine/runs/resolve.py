@@ -92,7 +92,7 @@ def resolve_workflow(
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
     if is_workflow_id(name) and not name.endswith(_SUFFIXES):
         entry = catalog.get(name)
-        return entry.definition, str(entry.path)
+        return catalog.served(name), str(entry.path)
     if not _looks_like_path(name):
         catalog.get(name)  # raises WorkflowNotFound with the closest ids
     path = Path(name)
@@ -113,4 +113,4 @@ def resolve_workflow(
     definition = linted.document.value
     if not isinstance(definition, dict):  # a clean lint means an object; said for the types
         raise InvalidWorkflow(f"{path}: a workflow is a JSON object")
-    return definition, str(path)
+    return catalog.serve_file(definition), str(path)

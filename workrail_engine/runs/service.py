@@ -10,11 +10,12 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..contracts import check_step_artifacts
 from ..declared import declared_secrets
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..rules import validate_output
@@ -212,6 +213,7 @@ class RunService:
         end = time.monotonic() + max(seconds, 0.0)
         seen = None
         while True:
+            mark_before = self._runtime().change_mark(run_id)
             snap = self.get(run_id)
             mark = (snap["status"], len(snap["step_results"]))
             if on_change is not None and mark != seen:
@@ -227,7 +229,7 @@ class RunService:
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
             self._runtime().wait_for_change(
-                run_id, remaining, steps=on_change is not None, stop=stop
+                run_id, remaining, steps=on_change is not None, stop=stop, since=mark_before
             )
 
     # --- acting on a run -----------------------------------------------------------------
@@ -254,6 +256,7 @@ class RunService:
         output: str,
         context: dict[str, Any] | None = None,
         wait_seconds: float = 10.0,
+        artifacts: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
         snap = self._raw(run_id)
         if snap["status"] != "waiting":
@@ -270,24 +273,27 @@ class RunService:
             "steps": {},
         }
         checked = validate_output(step.get("validationCriteria"), output, condition_context(values))
+        handed = check_step_artifacts(snap["_workflow"], step, artifacts or [])
         masks = _secrets_of(snap["_workflow"])
-        if not checked.valid:
-            blocked: dict[str, Any] = masks.mask(
-                {
-                    **_public(snap),
-                    "outcome": "blocked",
-                    "issues": checked.issues,
-                    "suggestions": checked.suggestions,
-                }
-            )
-            return blocked
+        if not checked.valid or not handed.valid:
+            blocked: dict[str, Any] = {
+                **_public(snap),
+                "outcome": "blocked",
+                "issues": [*checked.issues, *handed.issues],
+                "suggestions": [*checked.suggestions, *handed.suggestions],
+            }
+            if handed.followups:
+                blocked["follow_ups"] = handed.followups
+            return masks.mask(blocked)  # type: ignore[no-any-return]
+        message: dict[str, Any] = {
+            "step_key": waiting["step_key"],
+            "output": output,
+            "context": context or {},
+        }
+        if artifacts:
+            message["artifacts"] = list(artifacts)
         # DBOS stores the message (and the run's receipt of it): masked before it is sent.
-        self._runtime().send(
-            run_id,
-            masks.mask(
-                {"step_key": waiting["step_key"], "output": output, "context": context or {}}
-            ),
-        )
+        self._runtime().send(run_id, masks.mask(message))
         after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
         return {**after, "outcome": "accepted"}
 

@@ -15,8 +15,11 @@ from typing import Any, Protocol
 
 from .._navigator_guidance import step_guidance
 from ..conditions import MISSING, evaluate, resolve
+from ..contracts import loop_decision
+from ..loop_source import artifact_source, loop_condition
+from ..step_prompt import is_delegation, render_step
 from ..steps import step_kind
-from ..templates import TemplateError, find_references, render
+from ..templates import find_references, render_for_agent
 from .commands import retry_policy
 from .model import step_result
 
@@ -123,29 +126,29 @@ def waiting_view(
     *,
     first: bool,
 ) -> dict[str, Any]:
-    """What a paused run shows the agent: the step and its guidance, rendered as the stateless
-    navigator renders it (role, preconditions and clarifications on the first prompt, guidance,
-    metaGuidance, criteria); templates see parameters, context and earlier outputs, secrets masked.
-    """
-
-    def fill(text: str) -> str:
-        try:
-            return render(text, values)
-        except TemplateError:
-            return text
-
-    prompt = fill(str(step.get("prompt", "")))
-    shown = {
+    """What a paused run shows the agent: the step as served, rendered by the same function as a
+    stateless next step (``step_prompt.render_step``), and its guidance as the navigator writes
+    it (role, preconditions and clarifications on the first prompt, guidance, metaGuidance,
+    criteria); templates see parameters, context and earlier outputs, never secrets."""
+    rendered = render_step(workflow, step, values)
+    context = condition_context(values)
+    shown: dict[str, Any] = {
         k: step[k]
-        for k in ("id", "title", "agentRole", "guidance", "askForFiles", "requireConfirmation")
+        for k in ("id", "type", "agentRole", "askForFiles", "requireConfirmation", "outputContract")
         if k in step
     }
-    context = condition_context(values)
-    return {
+    if step.get("guidance"):
+        shown["guidance"] = [render_for_agent(str(g), values, context) for g in step["guidance"]]
+    view: dict[str, Any] = {
         "step_key": key,
-        "step": {**shown, "prompt": prompt},
-        "guidance": step_guidance(workflow, step, context, first=first, loop=None, fill=fill),
+        "step": {**shown, "title": rendered.title, "prompt": rendered.prompt},
+        "guidance": step_guidance(
+            workflow, step, context, first=first, loop=None, rendered=rendered
+        ),
     }
+    if rendered.notes:
+        view["notes"] = rendered.notes
+    return view
 
 
 class RunWalker:
@@ -178,6 +181,7 @@ class RunWalker:
             for s in workflow["steps"]
             if step_kind(s) == "loop" and isinstance(s.get("body"), str)
         }
+        self.artifacts: list[Any] = []  # what the agent handed over with its last step
         self.failed: list[str] = []  # steps that failed under onFailure: continue
         self.asked = False  # whether the agent was asked for a step yet (preconditions go first)
         self.error: str | None = None  # set when the run must stop
@@ -201,17 +205,16 @@ class RunWalker:
             }
         return {"status": "success", "error_message": None}
 
-    def _holds(self, step: Mapping[str, Any]) -> bool:
+    def _holds(self, step: Mapping[str, Any], notes: list[str] | None = None) -> bool:
         condition = step.get("runCondition")
-        return condition is None or evaluate(condition, condition_context(self.values))
+        return condition is None or evaluate(condition, condition_context(self.values), notes)
 
     def _step(self, step: dict[str, Any], key: str) -> None:
-        if not self._holds(step):
+        notes: list[str] = []
+        if not self._holds(step, notes):
+            reason = " ".join(["runCondition is false", *notes])
             self._finish(
-                step,
-                step_result(
-                    key, "skipped", None, 0.0, step_id=step["id"], reason="runCondition is false"
-                ),
+                step, step_result(key, "skipped", None, 0.0, step_id=step["id"], reason=reason)
             )
             return
         kind = step_kind(step)
@@ -219,7 +222,7 @@ class RunWalker:
             self._finish(
                 step, run_with_retries(self.effects, key, step, self.values, self.deadline)
             )
-        elif kind == "prompt":
+        elif kind == "prompt" or is_delegation(step):
             self._prompt(step, key)
         elif kind == "parallel":
             self._parallel(step)
@@ -265,6 +268,7 @@ class RunWalker:
             )
             return
         self.values["context"].update(message.get("context") or {})
+        self.artifacts = list(message.get("artifacts") or [])
         self.effects.state({"status": "running"})
         self._finish(
             step,
@@ -337,16 +341,28 @@ class RunWalker:
 
     def _continues(self, spec: Mapping[str, Any], done: int, items: list[Any] | None) -> bool:
         kind = spec.get("type")
+        if artifact_source(spec):
+            return done == 0 or self._decision() == "continue"
         if kind == "while":
-            return evaluate(spec.get("condition"), condition_context(self.values))
+            return evaluate(loop_condition(spec), condition_context(self.values))
         if kind == "until":
-            return done == 0 or not evaluate(spec.get("condition"), condition_context(self.values))
+            return done == 0 or not evaluate(loop_condition(spec), condition_context(self.values))
         if kind == "for":
             count = spec.get("count")
             if isinstance(count, str):
                 count = resolve(condition_context(self.values), count)
             return isinstance(count, int) and count is not MISSING and done < count
         return items is not None and done < len(items)
+
+    def _decision(self) -> str:
+        decision = loop_decision(self.artifacts)
+        if decision is None:
+            self.error = (
+                "a loop decides from a loop-control artifact, and the step that ended its "
+                "iteration handed over none"
+            )
+            return "stop"
+        return decision
 
     def _expose(self, spec: Mapping[str, Any], iteration: int, items: list[Any] | None) -> None:
         context = self.values["context"]

@@ -12,7 +12,7 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from workrail_engine.errors import EngineError, WorkflowNotFound
+from workrail_engine.errors import EngineError, InvalidWorkflow, WorkflowNotFound
 from workrail_engine.runs import MASK, RunOptions, SecretSet
 from workrail_engine.steps import walk_steps
 from workrail_engine.templates import find_references
@@ -209,6 +209,10 @@ async def workflow_page(
     except WorkflowNotFound:
         return state.pages.page(
             request, "missing.html", code=404, nav="workflows", what=f"workflow {workflow_id}"
+        )
+    except InvalidWorkflow as error:  # a run's link to a workflow whose file broke since
+        return state.pages.page(
+            request, "missing.html", code=404, nav="workflows", what=f"valid workflow: {error}"
         )
     workflow = entry.definition
     return state.pages.page(

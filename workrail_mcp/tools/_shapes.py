@@ -8,12 +8,14 @@ from typing_extensions import TypedDict
 from workrail_engine.ids import (
     ID_MAX_LENGTH,
     ID_MIN_LENGTH,
-    STEP_ID_PATTERN,
+    SERVED_STEP_ID_MAX_LENGTH,
+    SERVED_STEP_ID_PATTERN,
     WORKFLOW_ID_PATTERN,
     WORKFLOW_ID_RULE,
 )
 
 __all__ = [
+    "ArtifactsArg",
     "ContextArg",
     "StepId",
     "WorkflowId",
@@ -33,10 +35,27 @@ WorkflowId = Annotated[
 StepId = Annotated[
     str,
     Field(
-        description="A step id of that workflow (lowercase letters, digits and '-', 3-64 characters).",
-        pattern=STEP_ID_PATTERN,
+        description=(
+            "A step id of that workflow as served (lowercase letters, digits and '-'; a step a "
+            "template injected is '<calling step>.<routine step>')."
+        ),
+        pattern=SERVED_STEP_ID_PATTERN,
         min_length=ID_MIN_LENGTH,
-        max_length=ID_MAX_LENGTH,
+        max_length=SERVED_STEP_ID_MAX_LENGTH,
+    ),
+]
+
+ArtifactsArg = Annotated[
+    list[dict[str, Any]] | None,
+    Field(
+        description=(
+            "Optional: structured artifacts you hand over with the step, each an object whose "
+            '"kind" names it. A step with an output contract needs its artifact (e.g. '
+            '{"kind": "wr.loop_control", "decision": "continue" | "stop"} ends a loop iteration '
+            'whose decision is yours); a step with assessments needs {"kind": "wr.assessment", '
+            '"assessmentId": ..., "dimensions": {"<dimension>": "<level>"}}. The step\'s guidance '
+            "says which."
+        ),
     ),
 ]
 

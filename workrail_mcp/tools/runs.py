@@ -27,6 +27,7 @@ from workrail_engine.runs import RunOptions, RunService, resolve_workflow
 from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
 from workrail_mcp.next_action import phrase_run
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
+from workrail_mcp.tools._shapes import ArtifactsArg
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
 
@@ -144,6 +145,7 @@ class RunResult(TypedDict):
     outcome: NotRequired[str]
     issues: NotRequired[list[str]]
     suggestions: NotRequired[list[str]]
+    follow_ups: NotRequired[list[str]]
     groups: NotRequired[list[dict[str, Any]]]
     dry_run: NotRequired[bool]
 
@@ -254,9 +256,12 @@ def continue_workflow(
         dict[str, Any] | None, Field(description="Context variables to add or change.")
     ] = None,
     wait_seconds: WaitSeconds = 30,
+    artifacts: ArtifactsArg = None,
 ) -> RunResult:
     with _explaining_run_ids(env):
-        result = _runs(env).service.continue_run(workflow_id, output, context, wait_seconds)
+        result = _runs(env).service.continue_run(
+            workflow_id, output, context, wait_seconds, artifacts
+        )
     return phrase_run(result)  # type: ignore[return-value]
 
 
@@ -312,10 +317,13 @@ SPECS = [
         annotations=writes("Continue a waiting run", destructive=False, idempotent=False),
         description=(
             "Submit your output for the step a run waits on (status waiting). Pass {workflow_id "
-            "(the run id, wf-...), output, context?, wait_seconds?}. The output is checked against "
-            "the step's validation criteria: when it fails, the run stays at the step and the "
-            "result has outcome: blocked with issues and suggestions (fix and call again); when it "
-            "passes, the run goes on and the result (outcome: accepted) is its new state."
+            "(the run id, wf-...), output, context?, wait_seconds?, artifacts?}. The output is "
+            "checked against the step's validation criteria, and artifacts against its output "
+            "contract and assessments (waiting.guidance names what is required; a loop's "
+            'continue/stop decision is {"kind": "wr.loop_control", "decision": ...}): when a check '
+            "fails, the run stays at the step and the result has outcome: blocked with issues and "
+            "suggestions (fix and call again); when it passes, the run goes on and the result "
+            "(outcome: accepted) is its new state."
         ),
     ),
 ]

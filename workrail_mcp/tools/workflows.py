@@ -5,11 +5,17 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.ids import ID_MAX_LENGTH, ID_MIN_LENGTH, STEP_ID_PATTERN
+from workrail_engine.ids import ID_MIN_LENGTH, SERVED_STEP_ID_MAX_LENGTH, SERVED_STEP_ID_PATTERN
 from workrail_engine.steps import find_step
 from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
-from workrail_mcp.tools._shapes import ContextArg, StepId, WorkflowId, WorkflowSummary
+from workrail_mcp.tools._shapes import (
+    ArtifactsArg,
+    ContextArg,
+    StepId,
+    WorkflowId,
+    WorkflowSummary,
+)
 
 __all__ = [
     "SPECS",
@@ -97,7 +103,20 @@ class NextStep(TypedDict):
     notes: NotRequired[
         Annotated[
             list[str],
-            Field(description="Things the agent should know (a loop restarted or stopped)."),
+            Field(
+                description="Things the agent should know (a loop restarted or stopped, a "
+                "condition that a value's type made false)."
+            ),
+        ]
+    ]
+    blocked: NotRequired[
+        Annotated[
+            dict[str, Any],
+            Field(
+                description="{stepId, issues, suggestions, followUps}: the artifacts handed over "
+                "with that step failed its output contract or assessment, so it is not complete "
+                "and is the step returned; fix them and call again with the same completedSteps."
+            ),
         ]
     ]
     nextAction: NotRequired[
@@ -113,7 +132,7 @@ class NextStep(TypedDict):
 
 
 CompletedSteps = Annotated[
-    list[Annotated[str, Field(pattern=STEP_ID_PATTERN)]],
+    list[Annotated[str, Field(pattern=SERVED_STEP_ID_PATTERN)]],
     Field(
         description=(
             "The ids of the steps you completed, in the order you completed them: a log, [] at the start. "
@@ -127,9 +146,9 @@ CurrentStep = Annotated[
     str | None,
     Field(
         description="Optional: the id of the step just worked on (it is checked to exist).",
-        pattern=STEP_ID_PATTERN,
+        pattern=SERVED_STEP_ID_PATTERN,
         min_length=ID_MIN_LENGTH,
-        max_length=ID_MAX_LENGTH,
+        max_length=SERVED_STEP_ID_MAX_LENGTH,
     ),
 ]
 
@@ -151,11 +170,14 @@ def workflow_next(
     completedSteps: CompletedSteps,
     currentStep: CurrentStep = None,
     context: NextContext = None,
+    artifacts: ArtifactsArg = None,
 ) -> NextStep:
     from workrail_engine.navigator import next_step
 
-    entry = env.catalog.get(workflowId)
-    found = next_step(entry.definition, completedSteps, context or {}, current_step=currentStep)
+    definition = env.catalog.served(workflowId)
+    found = next_step(
+        definition, completedSteps, context or {}, current_step=currentStep, artifacts=artifacts
+    )
     return phrase_next(found.to_dict())  # type: ignore[return-value]
 
 
@@ -176,11 +198,14 @@ def workflow_validate(
     stepId: StepId,
     output: StepOutput,
     context: ContextArg = None,
+    artifacts: ArtifactsArg = None,
 ) -> Validation:
+    from workrail_engine.contracts import check_step_artifacts
     from workrail_engine.errors import InvalidCriteria
     from workrail_engine.rules import criteria_problems, validate_output
 
-    step = find_step(env.catalog.get(workflowId).definition, stepId, workflowId)
+    definition = env.catalog.served(workflowId)
+    step = find_step(definition, stepId, workflowId)
     criteria = step.get("validationCriteria")
     problems = criteria_problems(criteria) if criteria is not None else []
     if problems:
@@ -193,10 +218,11 @@ def workflow_validate(
             ],
         )
     result = validate_output(criteria, output, context or {})
+    handed = check_step_artifacts(definition, step, artifacts or [])
     return {
-        "valid": result.valid,
-        "issues": list(result.issues),
-        "suggestions": list(result.suggestions),
+        "valid": result.valid and handed.valid,
+        "issues": [*result.issues, *handed.issues, *handed.followups],
+        "suggestions": [*result.suggestions, *handed.suggestions],
     }
 
 
@@ -239,9 +265,11 @@ SPECS = [
             "once per iteration); context is the context returned by your previous call, passed back "
             "unchanged plus any variables the steps asked you to set (they decide which conditional steps "
             "run). Returns {step, guidance: {prompt, modelHint, requiresConfirmation, validationCriteria}, "
-            "isComplete, context, skipped, loop?, notes?, nextAction?}. Do the step, append its id to completedSteps and "
+            "isComplete, context, skipped, loop?, notes?, nextAction?, blocked?}. Do the step, append its id to completedSteps and "
             "call again with the returned context, until isComplete is true. If requiresConfirmation is "
-            "true, ask the user before moving on."
+            "true, ask the user before moving on. When the guidance names a required artifact (an output "
+            "contract, a loop decision, an assessment), pass it in artifacts with the call that marks "
+            "the step complete; if it does not pass, the result has blocked and the same step again."
         ),
         annotations=read_only("Next step of a workflow"),
     ),
@@ -252,8 +280,10 @@ SPECS = [
         description=(
             "Check the output you produced for a step against that step's validation criteria before "
             "marking it complete. Pass {workflowId, stepId, output} and the same context you gave "
-            "workflow_next. Returns {valid, issues, suggestions}: when valid is false, fix the issues "
-            "and check again. A step without criteria is always valid."
+            "workflow_next, plus the artifacts the step's guidance asks for (output contract, assessment). "
+            "Returns {valid, issues, suggestions}: when valid is false, fix the issues and check again "
+            "(an assessment at a level that requires follow-up is an issue to address). A step without "
+            "criteria, contract or assessments is always valid."
         ),
         annotations=read_only("Check a step's output"),
     ),

@@ -217,3 +217,11 @@ def test_the_mcp_server_serves_the_dashboard_at_root(project, home, demo_run):
             page = client.get("/")
             assert page.status_code == 200 and demo_run in page.text
             assert client.get("/workflows/dash-demo").status_code == 200
+
+
+def test_an_invalid_workflows_page_is_a_404_not_a_server_error(dashboard_url):
+    """A run's page links to its workflow, whose file may have broken since: the page says the
+    workflow is invalid (404) instead of failing with a traceback (500)."""
+    answer = httpx2.get(dashboard_url + "workflows/broken-flow", timeout=30)
+    assert answer.status_code == 404, answer.text[:500]
+    assert "broken-flow" in answer.text and "invalid" in answer.text

@@ -1,0 +1,96 @@
+"""docs/security.md's table of limits says what the code enforces: each row's figure is read back
+from the constant the row names, so changing a limit without its documentation fails here."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import h11._connection
+import uvicorn
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+from workrail_engine import limits, navigator
+from workrail_engine.runs import executor, walker
+from workrail_engine.schema import schema_path
+from workrail_lsp import disk_files
+from workrail_mcp import http, protocol, stdio
+
+ROOT = Path(__file__).resolve().parents[1]
+KIB = 1024
+MIB = 1024 * 1024
+
+
+def _loop_bound_maximum() -> int:
+    """The schema's ceiling on a loop's ``maxIterations``."""
+    found: list[int] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            bound = node.get("maxIterations")
+            if isinstance(bound, dict) and "maximum" in bound:
+                found.append(bound["maximum"])
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(json.loads(schema_path().read_text()))
+    assert len(set(found)) == 1, found
+    return found[0]
+
+
+# The figure each row must state, keyed by a piece of its "constant" column.
+EXPECTED = {
+    "limits.MAX_NESTING": f"{limits.MAX_NESTING} levels",
+    "_RESULT_NESTING": f"{protocol._RESULT_NESTING} levels",
+    "limits.MAX_DOCUMENT_BYTES": f"{limits.MAX_DOCUMENT_BYTES // MIB} MiB",
+    "limits.MAX_YAML_ALIAS_NODES": f"{limits.MAX_YAML_ALIAS_NODES:,} nodes",
+    "MAX_LINE_BYTES": f"{stdio.MAX_LINE_BYTES // MIB} MiB",
+    "DEFAULT_MAX_REQUEST_BODY_SIZE": f"{DEFAULT_MAX_REQUEST_BODY_SIZE // MIB} MiB",
+    "DEFAULT_MAX_INCOMPLETE_EVENT_SIZE": (
+        f"{h11._connection.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE // KIB} KiB"
+    ),
+    "HEADER_TIMEOUT_SECONDS": f"{http.HEADER_TIMEOUT_SECONDS:g} s",
+    "BODY_TIMEOUT_SECONDS": f"{http.BODY_TIMEOUT_SECONDS:g} s",
+    "timeout_keep_alive": (
+        f"{inspect.signature(uvicorn.Config).parameters['timeout_keep_alive'].default:g} s"
+    ),
+    "READ_TIMEOUT_SECONDS": (
+        f"{disk_files.READ_TIMEOUT_SECONDS:g} s per read; "
+        f"after {disk_files._MAX_READ_THREADS} reads stalled"
+    ),
+    "STDOUT_CAP": f"{executor.STDOUT_CAP // MIB} MiB",
+    "STDERR_TAIL": f"{executor.STDERR_TAIL // KIB} KiB",
+    "DEFAULT_MAX_ITERATIONS": (
+        f"default {navigator.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"
+    ),
+}
+
+
+def _limit_rows() -> list[list[str]]:
+    text = (ROOT / "docs" / "security.md").read_text()
+    table = text.split("## The limits, in one table", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    header, *body = ([cell.strip() for cell in row.strip("|").split("|")] for row in rows)
+    assert header == ["limit", "figure", "applies to", "past it", "constant"], header
+    return [row for row in body if not set(row[0]) <= {"-"}]
+
+
+def test_each_figure_in_the_limits_table_is_the_codes():
+    rows = _limit_rows()
+    checked = set()
+    for limit, figure, _applies, _past, constant in rows:
+        for key, expected in EXPECTED.items():
+            if key in constant:
+                assert expected in figure, (
+                    f"{limit}: the table says {figure!r}, the code {expected!r}"
+                )
+                checked.add(key)
+    assert checked == set(EXPECTED), f"rows missing for {set(EXPECTED) - checked}"
+
+
+def test_the_run_walker_bounds_loops_like_the_navigator():
+    assert walker.DEFAULT_MAX_ITERATIONS == navigator.DEFAULT_MAX_ITERATIONS

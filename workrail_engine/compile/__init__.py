@@ -1,0 +1,100 @@
+"""The compile step: a workflow file as written → the workflow an agent is served.
+
+Run once per workflow file (the catalog caches the result with its entry). The stages, in the
+order upstream WorkRail 3.x applies them (``workflow-compiler.ts``):
+
+1. ``templates`` — a step with ``templateCall`` of ``wr.templates.routine.<name>`` is replaced by
+   the steps of routine ``<name>``;
+2. ``bindings`` — ``{{wr.bindings.slot}}`` from the project's ``.workrail/bindings.json`` or the
+   workflow's ``extensionPoints`` defaults;
+3. ``features`` — the workflow's ``features`` add their constraints, procedure and verify items to
+   every step written with ``promptBlocks``;
+4. ``refs`` — ``{"kind": "ref"}`` prompt parts and ``{{wr.refs.x}}`` become their text;
+5. ``prompt_blocks`` — ``promptBlocks`` rendered into the step's ``prompt`` (markdown sections);
+6. a final scan: anything left in the ``{{wr.…}}`` namespace is a problem, never silent text.
+
+(Bindings run right after templates, as upstream's compiler does; its documentation lists them
+last. Either order gives the same text: bindings only rewrite strings that no later stage adds.)
+
+The file as written stays what ``workflow_get`` returns; the compiled form is what the next step,
+a run and the editor's hover show. Problems carry a code (WR8xx), a JSON pointer into the file as
+written and a message; a workflow with problems is not served.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..problems import Problem
+from . import bindings, features, prompt_blocks, refs, templates
+from ._sites import StepVisitor, visit_steps
+
+__all__ = ["CompiledWorkflow", "RoutineLookup", "compile_workflow"]
+
+RoutineLookup = Callable[[str], Mapping[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class CompiledWorkflow:
+    definition: dict[str, Any]
+    problems: tuple[Problem, ...] = ()
+    bindings: dict[str, str] = field(default_factory=dict)  # slot → routine or workflow id used
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def compile_workflow(
+    workflow: Mapping[str, Any],
+    routines: RoutineLookup | None = None,
+    project_bindings: Mapping[str, str] | None = None,
+) -> CompiledWorkflow:
+    """The served form of ``workflow``; the input is never modified."""
+    definition = copy.deepcopy(dict(workflow))
+    problems: list[Problem] = []
+    steps = definition.get("steps")
+    if not isinstance(steps, list):
+        return CompiledWorkflow(definition)
+    definition["steps"] = templates.expand(steps, routines or (lambda _name: None), problems)
+    used = bindings.resolve(definition, project_bindings or {}, problems)
+    stages: list[StepVisitor] = [
+        features.applier(definition.get("features"), problems),
+        refs.resolver(problems, definition.get("references")),
+        prompt_blocks.renderer(problems),
+        _sentinel(problems),
+    ]
+    for stage in stages:
+        visit_steps(definition["steps"], stage)
+    visit_steps(definition["steps"], lambda step, _pointer: step.pop("_origin", None))
+    # one report per problem, however many injected steps repeat it
+    return CompiledWorkflow(definition, tuple(dict.fromkeys(problems)), used)
+
+
+_AGENT_TEXT = ("prompt", "title")
+
+
+def _sentinel(problems: list[Problem]) -> StepVisitor:
+    def scan(step: dict[str, Any], pointer: str) -> None:
+        texts = [(key, step.get(key)) for key in _AGENT_TEXT]
+        texts += [(f"guidance/{i}", g) for i, g in enumerate(step.get("guidance") or [])]
+        for index, fragment in enumerate(step.get("promptFragments") or []):
+            if isinstance(fragment, Mapping):
+                texts.append((f"promptFragments/{index}/text", fragment.get("text")))
+        reported = {problem.pointer for problem in problems}
+        for where, text in texts:
+            token = refs.leftover_token(text)
+            if token and f"{pointer}/{where}" not in reported:
+                problems.append(
+                    Problem(
+                        f"{pointer}/{where}",
+                        "WR808",
+                        f"Step {step.get('id')!r}: {token} is in the compiler's wr. namespace but "
+                        "nothing resolves it (a known ref, a declared binding slot).",
+                    )
+                )
+
+    return scan

@@ -1,0 +1,102 @@
+"""Stage 2: ``{{wr.bindings.slot}}`` — the routine or workflow a project chose for a slot.
+
+A workflow declares its slots in ``extensionPoints`` (``{slotId, purpose, default}``); a project
+may override them in ``.workrail/bindings.json`` — either ``{"<workflow id>": {"slot": "id"}}`` or
+a flat ``{"slot": "id"}``. A token is replaced by the project's choice, else the slot's default;
+a slot that is neither declared nor bound is a problem. Tokens are resolved in ``prompt`` and in
+the string values of ``promptBlocks``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..problems import Problem
+from ._sites import visit_steps
+
+__all__ = ["project_bindings", "resolve"]
+
+_TOKEN = re.compile(r"\{\{\s*wr\.bindings\.([^\s{}]+)\s*\}\}")
+
+
+def project_bindings(project_dir: Path | None, workflow_id: str) -> dict[str, str]:
+    """The overrides ``project_dir/.workrail/bindings.json`` declares for ``workflow_id``.
+
+    A missing or malformed file means no overrides (the workflow's defaults apply)."""
+    if project_dir is None:
+        return {}
+    try:
+        data = json.loads((Path(project_dir) / ".workrail" / "bindings.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, Mapping):
+        return {}
+    section = data.get(workflow_id)
+    if isinstance(section, Mapping):
+        return {k: v for k, v in section.items() if isinstance(v, str)}
+    if data and all(isinstance(v, str) for v in data.values()):
+        return dict(data)
+    return {}
+
+
+def resolve(
+    definition: dict[str, Any], overrides: Mapping[str, str], problems: list[Problem]
+) -> dict[str, str]:
+    """Replace every binding token in place; returns slot → chosen id for the slots used."""
+    defaults = {
+        point.get("slotId"): point.get("default")
+        for point in definition.get("extensionPoints") or []
+        if isinstance(point, Mapping) and isinstance(point.get("default"), str)
+    }
+    used: dict[str, str] = {}
+
+    def text(value: str, where: str, step_id: Any) -> str:
+        def swap(match: re.Match[str]) -> str:
+            slot = match.group(1)
+            chosen = overrides.get(slot) or defaults.get(slot)
+            if chosen is None:
+                declared = ", ".join(sorted(str(s) for s in defaults)) or "none"
+                problems.append(
+                    Problem(
+                        where,
+                        "WR807",
+                        f"Step {step_id!r} uses binding slot {slot!r}, which the workflow's "
+                        f"extensionPoints do not declare (declared: {declared}).",
+                    )
+                )
+                return match.group(0)
+            used[slot] = chosen
+            return chosen
+
+        return _TOKEN.sub(swap, value) if "{{" in value else value
+
+    def value(item: Any, where: str, step_id: Any) -> Any:
+        return text(item, where, step_id) if isinstance(item, str) else item
+
+    def visit(step: dict[str, Any], pointer: str) -> None:
+        step_id = step.get("id")
+        if isinstance(step.get("prompt"), str):
+            step["prompt"] = text(step["prompt"], f"{pointer}/prompt", step_id)
+        blocks = step.get("promptBlocks")
+        if not isinstance(blocks, dict):
+            return
+        at = f"{pointer}/promptBlocks"
+        if "goal" in blocks:
+            blocks["goal"] = value(blocks["goal"], f"{at}/goal", step_id)
+        for key in ("constraints", "procedure", "verify"):
+            if isinstance(blocks.get(key), list):
+                blocks[key] = [
+                    value(v, f"{at}/{key}/{i}", step_id) for i, v in enumerate(blocks[key])
+                ]
+        if isinstance(blocks.get("outputRequired"), dict):
+            blocks["outputRequired"] = {
+                k: value(v, f"{at}/outputRequired/{k}", step_id)
+                for k, v in blocks["outputRequired"].items()
+            }
+
+    visit_steps(definition["steps"], visit)
+    return used
