@@ -64,6 +64,7 @@ def test_answering_initialize_imports_no_engine_document_or_checker():
         for m in (
             *HEAVY,
             "workrail_engine.document",
+            "workrail_engine.diagnostics",
             "workrail_engine.tolerant_document",
             "workrail_lsp.documents",
             "workrail_lsp.workspace_index",
