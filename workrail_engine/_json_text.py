@@ -271,9 +271,16 @@ class JsonText:
         # container start offset -> (children found so far, complete?)
         # children: key (str for objects, int for arrays) -> (key_start, key_end, value_start)
         self._children: dict[int, tuple[dict[str | int, tuple[int, int, int]], list[int]]] = {}
+        # container start offset -> its end: finding the end of "/steps" means scanning the whole
+        # array (~5 ms for 1 MB), which every keystroke's re-parse of one step asks for
+        self._ends: dict[int, int] = {}
 
     def _value_end(self, start: int) -> int:
-        end: int = _SKIP(self.text, start)[1]
+        end = self._ends.get(start)
+        if end is None:
+            end = _SKIP(self.text, start)[1]
+            if self.text[start] in "[{":
+                self._ends[start] = end
         return end
 
     def _child(self, container: int, key: Any) -> tuple[int, int, int] | None:
@@ -408,4 +415,9 @@ class JsonText:
                 kept,
                 [shift(state[0]) if state[0] >= 0 else -1, state[1]],
             )
+        moved._ends = {
+            shift(start): shift(end)
+            for start, end in self._ends.items()
+            if not cut_start <= start < cut_end
+        }
         return moved

@@ -6,10 +6,13 @@ pygls's own conversions re-split the whole text on every call (several milliseco
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from workrail_engine.diagnostics import Span
-from workrail_engine.document import LineIndex
+if TYPE_CHECKING:  # the engine's modules are not needed to answer ``initialize``
+    from workrail_engine.diagnostics import Span
+    from workrail_engine.document import LineIndex
 
 __all__ = ["Positions", "encoding_name"]
 
@@ -44,5 +47,7 @@ class Positions:
         return self.index.offset(position.line, position.character, self.encoding)
 
     def span(self, range_: types.Range) -> Span:
+        from workrail_engine.diagnostics import Span  # see the imports above
+
         start, end = self.offset(range_.start), self.offset(range_.end)
         return Span(start, max(start, end))

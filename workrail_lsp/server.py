@@ -69,18 +69,27 @@ class WorkrailLanguageServer(LanguageServer):
         super().__init__("workrail-lsp", __version__, protocol_cls=AnsweringProtocol)
         self.pull = False
         self._pending: dict[str, asyncio.Task[None]] = {}
+        # What ``initialize`` negotiated. The document states and the workspace index import the
+        # engine (~0.1 s), so they are built from these on first use, after the client has its
+        # answer, not while it waits for one.
+        self.initial_encoding = "utf-16"
+        self.initial_settings = Settings()
 
     @functools.cached_property
     def states(self) -> DocumentStates:
         from .documents import DocumentStates
 
-        return DocumentStates()
+        states = DocumentStates()
+        states.encoding, states.settings = self.initial_encoding, self.initial_settings
+        return states
 
     @functools.cached_property
     def index(self) -> WorkspaceIndex:
         from .workspace_index import WorkspaceIndex
 
-        return WorkspaceIndex()
+        index = WorkspaceIndex()
+        index.configure(self._roots(), self.states.settings)
+        return index
 
     @functools.cached_property
     def store(self) -> DiagnosticsStore:
@@ -209,18 +218,18 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     def initialize(ls: WorkrailLanguageServer, params: types.InitializeParams) -> None:
         from .positions import encoding_name
 
-        ls.states.encoding = encoding_name(ls.workspace.position_encoding)
+        ls.initial_encoding = encoding_name(ls.workspace.position_encoding)
         ls.pull = (
             params.capabilities.text_document is not None
             and params.capabilities.text_document.diagnostic is not None
         )
-        settings = Settings.from_client(params.initialization_options)
-        ls.states.settings = settings
-        ls.index.configure(ls._roots(), settings)
+        ls.initial_settings = Settings.from_client(params.initialization_options)
+        for built in ("states", "index"):  # built before initialize (only tests do): rebuilt
+            ls.__dict__.pop(built, None)
         log.info(
             "client %s, encoding %s, %s diagnostics",
             params.client_info,
-            ls.states.encoding,
+            ls.initial_encoding,
             "pull" if ls.pull else "push",
         )
 

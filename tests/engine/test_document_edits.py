@@ -128,3 +128,91 @@ def test_line_index_edit_equals_a_fresh_index(text, start, length, new_text):
     assert [shifted.position(o, "utf-16") for o in range(len(edited_text) + 1)] == [
         LineIndex(edited_text).position(o, "utf-16") for o in range(len(edited_text) + 1)
     ]
+
+
+def _large_workflow(count: int) -> str:
+    """Many steps of every kind the whole-document checks look at: references to earlier, later
+    and missing steps, literals in braces, upstream's functions, assessments, fragments and
+    contracts, a loop with its own functions, a parallel group holding both kinds of members."""
+    steps: list[dict] = []
+    for i in range(count):
+        step: dict = {
+            "id": f"step-{i}",
+            "title": f"Step {i} {{{{not rendered}}}}",
+            "prompt": f"After {{{{steps.step-{max(i - 1, 0)}.output}}}} see {{{{steps.step-{i + 2}.output}}}}",
+        }
+        kind = i % 9
+        if kind == 1:
+            step["prompt"] += " {{wr.refs.x}} {{(a / b).toFixed(1)}} {{steps. x}} {{secret.TOKEN}}"
+        elif kind == 2:
+            step["functionReferences"] = ["known()", "unknwn()", "local()"]
+            step["functionDefinitions"] = [{"name": "local", "definition": "d"}]
+        elif kind == 3:
+            step["assessmentRefs"] = ["quality", "qualty"]
+            step["assessmentConsequences"] = [{"when": {"forAssessment": "other"}}]
+        elif kind == 4:
+            step["promptFragments"] = [{"id": "a", "text": "t"}, {"id": "a", "text": "u"}]
+            step["outputContract"] = {"contractRef": "wr.contracts.review_verdic"}
+        elif kind == 5:
+            step = {
+                "id": f"step-{i}",
+                "type": "loop",
+                "loop": {"type": "for", "count": 2, "conditionSource": {"contractRef": "x"}},
+                "functionDefinitions": [{"name": "inLoop", "definition": "d"}],
+                "body": [
+                    {
+                        "id": f"body-{i}",
+                        "prompt": "{{parameters.target}}",
+                        "functionReferences": ["inLoop()"],
+                    }
+                ],
+            }
+        elif kind == 6:
+            step = {
+                "id": f"step-{i}",
+                "type": "parallel",
+                "steps": [{"id": f"member-{i}", "run": {"command": ["echo", "{{secrets.KEY}}"]}}],
+                "parallelDelegations": [{"id": f"delegate-{i}"}],
+            }
+        steps.append(step)
+    steps[count // 2]["id"] = "step-0"  # a duplicate id
+    workflow = {
+        "id": "large",
+        "name": "Large",
+        "version": "1.0.0",
+        "functionDefinitions": [{"name": "known", "definition": "d"}],
+        "metaGuidance": ["prose(): defined in prose"],
+        "assessments": [{"id": "quality"}],
+        "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
+        "steps": steps,
+    }
+    return json.dumps(workflow, indent=2, ensure_ascii=False)
+
+
+LARGE_TEXT = _large_workflow(180)
+LARGE_FULL_LINT = lint_document(parse_document(LARGE_TEXT, "large.json"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, len(LARGE_TEXT)),
+            st.booleans(),
+            st.sampled_from(["x", '"', "{", "}", ",", " ", "1", "é", "(", "."]),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_incremental_lint_equals_a_full_lint_over_single_character_edits(edits):
+    """Each keystroke re-lints reusing the previous version's per-step results (the editor's
+    path); the diagnostics must be exactly those of linting the new text from scratch."""
+    doc = parse_document(LARGE_TEXT, "large.json")
+    assert lint_document(doc) == LARGE_FULL_LINT
+    for at, delete, char in edits:
+        at = min(at, len(doc.text) - 1)
+        doc = doc.with_edit(at, at + 1, "") if delete else doc.with_edit(at, at, char)
+        incremental = [d.to_dict() for d in lint_document(doc)]
+        full = [d.to_dict() for d in lint_document(parse_document(doc.text, "large.json"))]
+        assert incremental == full

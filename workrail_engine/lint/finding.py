@@ -11,7 +11,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
-from ..templates import TemplateRef
+from ..templates import TemplateLiteral, TemplateRef
 
 __all__ = ["Finding", "StepFindings"]
 
@@ -34,5 +34,6 @@ class Finding:
 @dataclass(frozen=True, slots=True)
 class StepFindings:
     findings: tuple[Finding, ...]
-    # (pointer relative to the step, the string, the references in it)
-    templates: tuple[tuple[str, str, tuple[TemplateRef, ...]], ...]
+    # (pointer relative to the step, the references in it, the literals in it where the string is
+    # rendered — text in braces that is no reference; empty where the string is shown as written)
+    templates: tuple[tuple[str, tuple[TemplateRef, ...], tuple[TemplateLiteral, ...]], ...]

@@ -1,9 +1,9 @@
 """Per-step findings, cached by step identity so an edit re-checks only the step it touched.
 
 Checks that depend on one step alone (conditions and criteria, command settings, which template
-references its strings hold) produce ``Finding``s with pointers relative to the step. A document
-made by ``WorkflowDocument.with_edit`` keeps the unchanged steps' objects, so their findings are
-reused as they are; only placing them in the text (a span look-up) is done again.
+references and literals its strings hold) produce ``Finding``s with pointers relative to the step.
+A document made by ``WorkflowDocument.with_edit`` keeps the unchanged steps' objects, so their
+findings are reused as they are; only placing them in the text (a span look-up) is done again.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..steps import StepSite
-from ..templates import find_references
+from ..templates import find_literals, find_references
 from .commands import command_findings
 from .expressions import expression_findings
 from .finding import StepFindings
-from .references import template_strings
+from .references import is_rendered, template_strings
 
 __all__ = ["step_findings"]
 
@@ -31,7 +31,11 @@ def step_findings(
             *command_findings(site.step, site.kind),
         )
         templates = tuple(
-            (pointer, text, tuple(find_references(text)))
+            (
+                pointer,
+                tuple(find_references(text)),
+                tuple(find_literals(text)) if is_rendered(pointer) else (),
+            )
             for pointer, text in template_strings(site.step)
         )
         return StepFindings(findings, templates)

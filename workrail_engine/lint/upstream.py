@@ -48,7 +48,7 @@ def upstream_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[D
     workflow = doc.value
     if not isinstance(workflow, Mapping):
         return []
-    by_pointer = {site.pointer: site.step for site in sites}
+    by_pointer = {site.pointer: site.step for site in sites if site.kind == "loop"}
     workflow_functions = _function_names(workflow.get("functionDefinitions")) | _guidance_functions(
         workflow.get("metaGuidance")
     )
@@ -60,21 +60,43 @@ def upstream_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[D
     out: list[Diagnostic] = []
     for site in sites:
         step = site.step
+        # Most steps hold none of these keys; the editor runs this on every keystroke over
+        # thousands of steps, so the checks below start only where there is something to check.
+        if _UPSTREAM_KEYS.isdisjoint(step):
+            continue
         if site.kind == "parallel" and "steps" in step and "parallelDelegations" in step:
             out.append(_mixed_group(doc, site))
-        loop_functions = (
-            _function_names(by_pointer[site.loop].get("functionDefinitions"))
-            if site.loop in by_pointer
-            else set()
-        )
-        functions = (
-            workflow_functions | loop_functions | _function_names(step.get("functionDefinitions"))
-        )
-        out += _function_references(doc, site, functions)
+        if "functionReferences" in step:
+            loop_functions = (
+                _function_names(by_pointer[site.loop].get("functionDefinitions"))
+                if site.loop in by_pointer
+                else set()
+            )
+            functions = (
+                workflow_functions
+                | loop_functions
+                | _function_names(step.get("functionDefinitions"))
+            )
+            out += _function_references(doc, site, functions)
         out += _assessment_refs(doc, site, assessments)
         out += _fragment_ids(doc, site)
         out += _contracts(doc, site)
     return out
+
+
+# The keys some check below reads; a step without any of them has nothing to report here.
+_UPSTREAM_KEYS = frozenset(
+    {
+        "parallelDelegations",
+        "functionReferences",
+        "assessmentRefs",
+        "assessmentConsequences",
+        "promptFragments",
+        "outputContract",
+        "synthesis",
+        "loop",
+    }
+)
 
 
 def _list(value: Any) -> list[Any]:
