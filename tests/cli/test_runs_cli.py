@@ -120,9 +120,9 @@ def test_missing_parameter_is_reported(cli_project, tmp_path):
     assert out.returncode == 1 and "name" in out.stderr
 
 
-def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
-    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen(
+def start_a_long_run(cli_project, tmp_path) -> subprocess.Popen[str]:
+    """`workrail run cli-flow` as its own process, with a step that sleeps for a minute."""
+    return subprocess.Popen(
         [
             sys.executable,
             "-c",
@@ -137,11 +137,15 @@ def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
             "nap=60",
         ],
         cwd=cli_project,
-        env=env,
+        env={**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
+    proc = start_a_long_run(cli_project, tmp_path)
     deadline = time.monotonic() + 60
     while not (cli_project / "x").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -156,27 +160,7 @@ def test_ctrl_c_cancels_the_run(cli_project, tmp_path):
 
 
 def test_cancel_from_another_process_stops_the_run_within_five_seconds(cli_project, tmp_path):
-    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from workrail_engine.cli import main; main()",
-            "--project",
-            str(cli_project),
-            "run",
-            "cli-flow",
-            "--param",
-            "name=x",
-            "--param",
-            "nap=60",
-        ],
-        cwd=cli_project,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_a_long_run(cli_project, tmp_path)
     try:
         line = ""
         while "started " not in line:
