@@ -17,6 +17,7 @@ from .._navigator_guidance import step_guidance
 from ..conditions import MISSING, evaluate, resolve
 from ..contracts import loop_decision
 from ..loop_source import artifact_source, loop_condition
+from ..navigator import DEFAULT_MAX_ITERATIONS  # one loop bound for runs and the next step
 from ..step_prompt import is_delegation, render_step
 from ..steps import step_kind
 from ..templates import find_references, render_for_agent
@@ -24,8 +25,6 @@ from .commands import retry_policy
 from .model import step_result
 
 __all__ = ["Effects", "RunWalker", "condition_context", "run_with_retries", "waiting_view"]
-
-DEFAULT_MAX_ITERATIONS = 100
 
 
 class Effects(Protocol):
