@@ -1,5 +1,5 @@
-"""The wheel carries the schema, the bundled workflows, the dashboard's templates and static
-files, and its console scripts."""
+"""The wheel carries the schema, the bundled workflows, the language server's recorded
+``initialize`` answer, the dashboard's templates and static files, and its console scripts."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ def test_wheel_contents(tmp_path):
     bundled = {Path(n).name for n in names if n.startswith("workrail_engine/bundled_workflows/")}
     assert bundled == {p.name for p in (ROOT / "workflows").glob("*.json")}
     assert {"workrail_mcp/__main__.py", "workrail_lsp/__main__.py"} <= names
+    # the language server answers initialize from it before pygls is loaded
+    assert "workrail_lsp/initialize_result.json" in names
     # the dashboard's templates and static files (nothing of it is fetched at run time)
     dashboard = ROOT / "workrail_mcp" / "dashboard"
     shipped = {

@@ -52,9 +52,13 @@ def main(argv: list[str] | None = None) -> int:
         level=log_level,
         format="workrail-lsp %(levelname)s %(name)s: %(message)s",
     )
+    # The editor waits for the answer to ``initialize``; it is given before pygls is loaded.
+    from .handshake import answer_initialize
+
+    stdin, stdout = answer_initialize(sys.stdin.buffer, sys.stdout.buffer)
     from .server import create_language_server
 
-    create_language_server().start_io()
+    create_language_server().start_io(stdin, stdout)  # type: ignore[arg-type]
     return 0
 
 

@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 _PUSH_DELAY = 0.05  # coalesces a burst of edits in push mode only; pull is never delayed
 _PRIME_DELAY = 0.5
+_SETTINGS_WAIT = 2.0  # a client that never answers workspace/configuration delays diagnostics once
 
 
 class WorkrailLanguageServer(LanguageServer):
@@ -74,6 +75,10 @@ class WorkrailLanguageServer(LanguageServer):
         # answer, not while it waits for one.
         self.initial_encoding = "utf-16"
         self.initial_settings = Settings()
+        # Set once the client's workspace/configuration has been read (or cannot be): a push
+        # waits for it, so that an editor opening a file right after ``initialized`` is not shown
+        # diagnostics under the default settings first.
+        self.settings_read = asyncio.Event()
 
     @functools.cached_property
     def states(self) -> DocumentStates:
@@ -137,8 +142,21 @@ class WorkrailLanguageServer(LanguageServer):
             pending.cancel()
         self._pending[uri] = asyncio.get_running_loop().create_task(self._push_later(uri))
 
+    async def settled(self) -> None:
+        """Returns once the client's settings are read (at once, after the first time)."""
+        if self.settings_read.is_set():
+            return
+        try:
+            await asyncio.wait_for(self.settings_read.wait(), _SETTINGS_WAIT)
+        except TimeoutError:
+            log.warning(
+                "no workspace/configuration answer in %s s: default settings", _SETTINGS_WAIT
+            )
+            self.settings_read.set()
+
     async def _push_later(self, uri: str) -> None:
         await asyncio.sleep(_PUSH_DELAY)
+        await self.settled()
         self._pending.pop(uri, None)
         try:
             state = self.state(uri)
@@ -235,7 +253,10 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: WorkrailLanguageServer, params: types.InitializedParams) -> None:
-        await _fetch_configuration(ls)
+        try:
+            await _fetch_configuration(ls)
+        finally:
+            ls.settings_read.set()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(
@@ -333,9 +354,10 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
             identifier="workrail", inter_file_dependencies=True, workspace_diagnostics=False
         ),
     )
-    def pull_diagnostics(
+    async def pull_diagnostics(
         ls: WorkrailLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
+        await ls.settled()
         report = ls.store.report(ls.state(params.text_document.uri))
         if params.previous_result_id == report.result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)

@@ -45,6 +45,8 @@ class RawLspServer:
         )
         self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.not_json: list[bytes] = []
+        self.seen: list[dict[str, Any]] = []  # every message the server wrote, in order
+        self.initialize_id: Any = None
         self._next_id = 1000
         self._reader = threading.Thread(target=self._read_frames, daemon=True)
         self._reader.start()
@@ -82,6 +84,7 @@ class RawLspServer:
                 if not isinstance(message, dict):
                     self.not_json.append(body)
                     continue
+                self.seen.append(message)
                 self.frames.put(message)
         finally:
             self.frames.put(None)
@@ -130,7 +133,7 @@ class RawLspServer:
     # -- a session ------------------------------------------------------------------------
     def initialize(self, capabilities: dict[str, Any] | None = None) -> None:
         uri = self.root.as_uri()
-        answer = self.call(
+        self.initialize_id = self.request(
             "initialize",
             {
                 "processId": None,
@@ -138,8 +141,8 @@ class RawLspServer:
                 "workspaceFolders": [{"uri": uri, "name": "ws"}],
                 "capabilities": capabilities or {},
             },
-            timeout=30,
         )
+        answer = self.answer(self.initialize_id, timeout=30)
         assert "result" in answer, answer
         self.notify("initialized", {})
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 
@@ -53,7 +52,8 @@ async def test_workspace_configuration_adds_workflow_folders(tmp_path, name):
         name, tmp_path, configuration={"extraWorkflowDirs": [str(extra)]}
     )
     try:
-        await asyncio.sleep(0.3)  # the server asks for workspace/configuration after `initialized`
+        # Opened at once: the server asks for workspace/configuration after `initialized`, and
+        # its first diagnostics wait for the answer (pull clients are sent a refresh).
         uri = (extra / "cfg-flow.json").as_uri()
         session.root = extra
         session.open("cfg-flow.json", BROKEN)

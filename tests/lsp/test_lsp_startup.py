@@ -1,4 +1,5 @@
-"""Start-up: before ``initialize`` the server imports pygls/lsprotocol and nothing heavy of ours."""
+"""Start-up: ``initialize`` is answered before pygls is imported, and pygls's own handling of it
+loads nothing heavy of ours (the engine's document model and checkers load on first use)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,37 @@ import subprocess
 import sys
 
 HEAVY = ["jsonschema_rs", "tree_sitter", "yaml", "workrail_engine.lint", "workrail_lsp.completion"]
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+INITIALIZE = _frame(
+    {
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": None, "capabilities": {}},
+    }
+)
+
+
+def _imports_and_log(stdin: bytes) -> list[str]:
+    """The real server's stderr under ``-X importtime``, which logs each import as it happens,
+    in one stream with the server's own log lines."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--log-level", "INFO"],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr.decode()[-2000:]
+    return run.stderr.decode().splitlines()
+
+
+def _modules(lines: list[str]) -> list[str]:
+    return [line.rsplit("|", 1)[1].strip() for line in lines if "|" in line]
 
 
 def test_creating_the_server_imports_no_feature_or_engine_checker():
@@ -20,45 +52,31 @@ def test_creating_the_server_imports_no_feature_or_engine_checker():
     assert json.loads(run.stdout) == []
 
 
-def _modules_imported_until_initialized(command: list[str]) -> list[str]:
-    """The modules a real server process imports until it has answered ``initialize`` over stdio
-    (``-X importtime`` logs each import on stderr as it happens; the process is killed once the
-    answer is read, while it waits for the next message)."""
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {"processId": None, "rootUri": None, "capabilities": {}},
-        }
-    ).encode()
-    with subprocess.Popen(
-        [sys.executable, "-X", "importtime", *command],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    ) as process:
-        assert process.stdin and process.stdout and process.stderr
-        try:
-            process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            process.stdin.flush()
-            length = 0
-            while line := process.stdout.readline().strip():
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            answer = json.loads(process.stdout.read(length))
-            assert answer["id"] == 1 and "capabilities" in answer["result"]
-        finally:
-            process.kill()
-        log = process.stderr.read().decode()
-    return [line.rsplit("|", 1)[1].strip() for line in log.splitlines() if "|" in line]
+def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported():
+    lines = _imports_and_log(INITIALIZE + _frame({"method": "exit"}))
+    answered = next(i for i, line in enumerate(lines) if "answered initialize" in line)
+    before = _modules(lines[:answered])
+    assert "workrail_lsp.handshake" in before
+    assert [
+        m for m in before if m.split(".")[0] in ("lsprotocol", "pygls", "cattrs", "asyncio")
+    ] == []
+    assert "argparse" in before  # --log-level; an editor's command line (none, or --stdio) skips it
+    after = _modules(lines[answered:])
+    assert "lsprotocol.types" in after and "pygls.lsp.server" in after
 
 
-def test_answering_initialize_imports_no_engine_document_or_checker():
+def test_handling_initialize_imports_no_engine_document_or_checker():
     """The document states and the workspace index (the engine's parser and checkers behind
-    them) are built on first use, after the client has its answer."""
-    imported = _modules_imported_until_initialized(["-m", "workrail_lsp"])
-    assert "lsprotocol.types" in imported and "workrail_lsp.server" in imported
+    them) are built on first use: pygls's handling of ``initialize`` and ``initialized`` (done
+    once it answers ``shutdown``) imports none of them."""
+    session = [
+        INITIALIZE,
+        _frame({"method": "initialized", "params": {}}),
+        _frame({"id": 2, "method": "shutdown"}),
+        _frame({"method": "exit"}),
+    ]
+    imported = _modules(_imports_and_log(b"".join(session)))
+    assert "workrail_lsp.server" in imported
     early = [
         m
         for m in (
@@ -68,8 +86,18 @@ def test_answering_initialize_imports_no_engine_document_or_checker():
             "workrail_engine.tolerant_document",
             "workrail_lsp.documents",
             "workrail_lsp.workspace_index",
-            "argparse",  # only for command lines other than an editor's (none, or --stdio)
         )
         if m in imported
     ]
     assert early == []
+
+
+def test_an_editors_command_line_does_not_load_argparse():
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--stdio"],
+        input=INITIALIZE + _frame({"method": "exit"}),
+        capture_output=True,
+        timeout=60,
+    )
+    assert b'"id": 1' in run.stdout
+    assert "argparse" not in _modules(run.stderr.decode().splitlines())
