@@ -126,7 +126,10 @@ class WorkrailLanguageServer(LanguageServer):
         return roots
 
     # -- diagnostics delivery ------------------------------------------------------------------
-    def document_changed(self, uri: str, edited: WorkflowDocument | None = None) -> None:
+    def document_changed(
+        self, uri: str, edited: WorkflowDocument | None = None, delay: float = _PUSH_DELAY
+    ) -> None:
+        """``delay``: how long a push waits for more edits (none after an open)."""
         state = self.state(uri, edited)
         generation = self.index.generation
         if state.path is not None and state.is_workflow:
@@ -134,13 +137,13 @@ class WorkrailLanguageServer(LanguageServer):
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)
         if not self.pull:
-            self.schedule_push(uri)
+            self.schedule_push(uri, delay)
 
-    def schedule_push(self, uri: str) -> None:
+    def schedule_push(self, uri: str, delay: float = _PUSH_DELAY) -> None:
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
-        self._pending[uri] = asyncio.get_running_loop().create_task(self._push_later(uri))
+        self._pending[uri] = asyncio.get_running_loop().create_task(self._push_later(uri, delay))
 
     async def settled(self) -> None:
         """Returns once the client's settings are read (at once, after the first time)."""
@@ -154,8 +157,8 @@ class WorkrailLanguageServer(LanguageServer):
             )
             self.settings_read.set()
 
-    async def _push_later(self, uri: str) -> None:
-        await asyncio.sleep(_PUSH_DELAY)
+    async def _push_later(self, uri: str, delay: float) -> None:
+        await asyncio.sleep(delay)
         await self.settled()
         self._pending.pop(uri, None)
         try:
@@ -327,7 +330,7 @@ async def _fetch_configuration(ls: WorkrailLanguageServer) -> bool:
 def _register_sync(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.document_changed(params.text_document.uri)
+        ls.document_changed(params.text_document.uri, delay=0)
         # Parse the tolerant tree once the first diagnostics are out (see prime_completion).
         asyncio.get_running_loop().call_later(
             _PRIME_DELAY, ls.prime_completion, params.text_document.uri

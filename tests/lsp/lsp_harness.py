@@ -40,6 +40,9 @@ class Session:
 
     def __post_init__(self) -> None:
         self._marks: dict[str, int] = {}
+        # The last version sent of each open document: a push for an older one does not count
+        # (an open's push may arrive after a burst of changes has been sent).
+        self._sent_versions: dict[str, int] = {}
 
     def _mark(self, uri: str) -> None:
         self._marks[uri] = len(self.published)
@@ -61,17 +64,16 @@ class Session:
     def open(self, name: str, text: str, language: str = "json") -> str:
         uri = self.uri(name)
         self._mark(uri)
+        version = self._sent_versions[uri] = next(self._versions)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
-                types.TextDocumentItem(
-                    uri=uri, language_id=language, version=next(self._versions), text=text
-                )
+                types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
             )
         )
         return uri
 
     def change(self, uri: str, text: str, range_: types.Range | None = None) -> int:
-        version = next(self._versions)
+        version = self._sent_versions[uri] = next(self._versions)
         self._mark(uri)
         change: Any = (
             types.TextDocumentContentChangePartial(range=range_, text=text)
@@ -87,6 +89,7 @@ class Session:
 
     def close(self, uri: str) -> None:
         self._mark(uri)
+        self._sent_versions.pop(uri, None)  # the push after a close has no version
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
         )
@@ -94,7 +97,9 @@ class Session:
     async def diagnostics(
         self, uri: str, version: int | None = None, timeout: float = 20
     ) -> list[types.Diagnostic]:
-        """The diagnostics for ``uri`` (for push: the first publish for ``version`` or later)."""
+        """The diagnostics for ``uri`` (for push: the first publish for ``version``, by default
+        the last one sent, or later)."""
+        version = self._sent_versions.get(uri) if version is None else version
         if self.pull:
             report = await self.client.text_document_diagnostic_async(
                 types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
