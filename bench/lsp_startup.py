@@ -7,9 +7,11 @@ Processes started in turns so that load changes hit them alike, each timed from 
 - ``python -m workrail_lsp`` (the editor's command): until it answers ``initialize``, then, after
   ``initialized`` and ``didOpen`` of a bundled workflow, until its diagnostics arrive;
 - the same server started without the early answer (pygls reads ``initialize`` itself, as before
-  ``workrail_lsp/handshake.py``): the same two times.
+  ``workrail_lsp/handshake.py``): the same two times;
+- with ``--earlier DIR`` (a checkout of an earlier commit, e.g. ``git worktree add DIR COMMIT``),
+  that checkout's ``python -m workrail_lsp``: the same two times.
 
-    python bench/lsp_startup.py [--runs 7]
+    python bench/lsp_startup.py [--runs 7] [--earlier DIR]
 
 Prints medians and bests, and the differences that the goal is about (within 0.1 s of the floor).
 """
@@ -46,13 +48,21 @@ def _read(stdout) -> dict:
     return json.loads(stdout.read(length))
 
 
-def session(command: list[str], open_document: bool) -> tuple[float, float | None, float]:
+def session(
+    command: list[str], open_document: bool, code: Path | None = None
+) -> tuple[float, float | None, float]:
     """Seconds from spawn to the ``initialize`` answer; with ``open_document``, also to the first
     ``publishDiagnostics`` for the workflow opened right after; and the CPU seconds used by then
-    (the process is idle once it has answered, until it is killed)."""
+    (the process is idle once it has answered, until it is killed). ``code``: a checkout whose
+    packages the server is imported from instead of this one's."""
     began = time.perf_counter()
     process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=code,  # ``-m`` puts the working directory first on sys.path
+        env={**os.environ, "PYTHONPATH": str(code)} if code else None,
     )
     assert process.stdin is not None and process.stdout is not None
     params = {"processId": None, "rootUri": None, "capabilities": {}}
@@ -98,31 +108,34 @@ def _cpu_seconds(process: subprocess.Popen[bytes]) -> float:
 
 
 FLOOR = "import lsprotocol.types"
-BARE = "bare pygls server → initialize"
-OURS = "workrail-lsp → initialize"
-OURS_DIAGNOSED = "workrail-lsp → first diagnostics"
-BEFORE = "without the early answer → initialize"
-BEFORE_DIAGNOSED = "without the early answer → first diagnostics"
+BARE = "bare pygls server"
+OURS = "workrail-lsp"
+WITHOUT = "without the early answer"
+EARLIER = "the earlier checkout"
+INITIALIZED, DIAGNOSED = "→ initialize", "→ first diagnostics"
 
 
-def main(runs: int) -> None:
+def main(runs: int, earlier: Path | None) -> None:
     python = sys.executable
     cases = {
         FLOOR: lambda: until_exit([python, "-c", "import lsprotocol.types"]),
         BARE: lambda: session([python, "-c", BARE_PYGLS], open_document=False),
         OURS: lambda: session([python, "-m", "workrail_lsp"], open_document=True),
-        BEFORE: lambda: session([python, "-c", WITHOUT_EARLY_ANSWER], open_document=True),
+        WITHOUT: lambda: session([python, "-c", WITHOUT_EARLY_ANSWER], open_document=True),
     }
+    if earlier is not None:
+        cases[EARLIER] = lambda: session([python, "-m", "workrail_lsp"], True, earlier.resolve())
     wall: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
     for _ in range(runs):
         for name, measure in cases.items():
             initialized, diagnosed, used = measure()
-            wall.setdefault(name, []).append(initialized * 1000)
+            label = name if name == FLOOR else f"{name} {INITIALIZED}"
+            wall.setdefault(label, []).append(initialized * 1000)
             if diagnosed is not None:
-                name = OURS_DIAGNOSED if name == OURS else BEFORE_DIAGNOSED
-                wall.setdefault(name, []).append(diagnosed * 1000)
-            cpu.setdefault(name, []).append(used * 1000)  # until the last answer it waited for
+                label = f"{name} {DIAGNOSED}"
+                wall.setdefault(label, []).append(diagnosed * 1000)
+            cpu.setdefault(label, []).append(used * 1000)  # until the last answer it waited for
     print(f"runs: {runs}; load average {os.getloadavg()[0]:.2f}\n")
     print("| process | wall median | wall best |\n|---|---|---|")
     for name, figures in wall.items():
@@ -138,18 +151,48 @@ def main(runs: int) -> None:
         pairs = zip(wall[ours], wall[base], strict=True)
         return f"{statistics.median(o - b for o, b in pairs):+.0f} ms"
 
+    lines = [
+        ("answering initialize, ours − lsprotocol alone", f"{OURS} {INITIALIZED}", FLOOR),
+        (
+            "answering initialize, ours − a bare pygls server",
+            f"{OURS} {INITIALIZED}",
+            f"{BARE} {INITIALIZED}",
+        ),
+        (
+            "answering initialize, ours − without the early answer",
+            f"{OURS} {INITIALIZED}",
+            f"{WITHOUT} {INITIALIZED}",
+        ),
+        ("first diagnostics, ours − lsprotocol alone", f"{OURS} {DIAGNOSED}", FLOOR),
+        (
+            "first diagnostics, ours − without the early answer",
+            f"{OURS} {DIAGNOSED}",
+            f"{WITHOUT} {DIAGNOSED}",
+        ),
+    ]
+    if earlier is not None:
+        lines += [
+            (
+                "answering initialize, ours − the earlier checkout",
+                f"{OURS} {INITIALIZED}",
+                f"{EARLIER} {INITIALIZED}",
+            ),
+            (
+                "first diagnostics, ours − the earlier checkout",
+                f"{OURS} {DIAGNOSED}",
+                f"{EARLIER} {DIAGNOSED}",
+            ),
+        ]
     print(
-        f"\nmedians of the rounds' wall-time differences:\n"
-        f"- answering initialize, ours − lsprotocol alone: {over(OURS, FLOOR)} (goal ≤ +100 ms)\n"
-        f"- answering initialize, ours − a bare pygls server: {over(OURS, BARE)}\n"
-        f"- answering initialize, ours − without the early answer: {over(OURS, BEFORE)}\n"
-        f"- first diagnostics, ours − without the early answer: "
-        f"{over(OURS_DIAGNOSED, BEFORE_DIAGNOSED)}\n"
-        f"- first diagnostics, ours − lsprotocol alone: {over(OURS_DIAGNOSED, FLOOR)}"
+        "\nmedians of the rounds' wall-time differences (goal: answering initialize ≤ +100 ms over lsprotocol alone):"
     )
+    for text, ours, base in lines:
+        print(f"- {text}: {over(ours, base)}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    main(parser.parse_args().runs)
+    parser.add_argument("--earlier", type=Path, help="a checkout of an earlier commit to compare")
+    arguments = parser.parse_args()
+    main(arguments.runs, arguments.earlier)

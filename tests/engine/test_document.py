@@ -144,6 +144,20 @@ def test_line_index_round_trips_in_every_encoding(encoding):
     assert index.position(text.index("x"), "utf-32") == (1, 2)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["", "\n", "\n\n", "a", "a\n", "a\nb", '{\n  "x": 1\n}\n', "a\r\nb\rc\n", "\r", "é\n😀\nz"],
+)
+def test_line_starts_follow_every_line_break(text):
+    """Texts without \\r take a faster path than the regex over \\r\\n, \\r and \\n."""
+    expected = [0] + [
+        i + 1
+        for i, c in enumerate(text)
+        if c == "\n" or (c == "\r" and text[i + 1 : i + 2] != "\n")
+    ]
+    assert LineIndex(text).starts == expected
+
+
 def test_syntax_error_after_a_duplicate_key_is_reported():
     doc = parse_document('{"a": 1, "a": 2, "b": [1 2]}')
     assert doc.value is None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..steps import StepSite
-from ..templates import find_literals, find_references
+from ..templates import find_templates
 from .commands import command_findings
 from .expressions import expression_findings
 from .finding import StepFindings
@@ -30,15 +30,13 @@ def step_findings(
             *expression_findings(site.step, site.kind),
             *command_findings(site.step, site.kind),
         )
-        templates = tuple(
-            (
-                pointer,
-                tuple(find_references(text)),
-                tuple(find_literals(text)) if is_rendered(pointer) else (),
+        templates = []
+        for pointer, text in template_strings(site.step):
+            refs, literals = find_templates(text)
+            templates.append(
+                (pointer, tuple(refs), tuple(literals) if is_rendered(pointer) else ())
             )
-            for pointer, text in template_strings(site.step)
-        )
-        return StepFindings(findings, templates)
+        return StepFindings(findings, tuple(templates))
 
     results = []
     fresh: dict[int, tuple[Any, StepFindings]] = {}
