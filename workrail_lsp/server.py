@@ -75,9 +75,9 @@ class WorkrailLanguageServer(LanguageServer):
         # answer, not while it waits for one.
         self.initial_encoding = "utf-16"
         self.initial_settings = Settings()
-        # Set once the client's workspace/configuration has been read (or cannot be): a push
-        # waits for it, so that an editor opening a file right after ``initialized`` is not shown
-        # diagnostics under the default settings first.
+        # Set once the client's workspace/configuration has been read (or cannot be): pushed and
+        # pulled diagnostics wait for it, so that a file opened right after ``initialized`` is
+        # not judged by the default settings first.
         self.settings_read = asyncio.Event()
 
     @functools.cached_property
@@ -238,7 +238,9 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: WorkrailLanguageServer, params: types.InitializeParams) -> None:
         from .positions import encoding_name
+        from .text_documents import use_edited_documents
 
+        use_edited_documents(ls.workspace)  # pygls has just created it
         ls.initial_encoding = encoding_name(ls.workspace.position_encoding)
         ls.pull = (
             params.capabilities.text_document is not None
