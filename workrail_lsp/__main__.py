@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from typing import TYPE_CHECKING
@@ -10,6 +11,15 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = ["main"]
+
+# CPython's cyclic collector runs a young-generation pass every 700 container allocations, and
+# parsing and checking a 1 MB workflow allocates ~100,000 (dicts, lists, findings): ~150 passes
+# per document, each scanning what survived the last ones, and full passes over every open
+# document now and then. Measured on the 1 MB bench workflow with 16 documents held: parse +
+# lint 99 → 68 ms median, worst 246 → 108 ms. What an editor session allocates is almost all
+# acyclic (JSON values, findings), freed by reference counting; a pass every 50,000 allocations
+# still bounds the cyclic garbage that does occur (asyncio tasks, exceptions).
+YOUNG_GENERATION_THRESHOLD = 50_000
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         level=log_level,
         format="workrail-lsp %(levelname)s %(name)s: %(message)s",
     )
+    gc.set_threshold(YOUNG_GENERATION_THRESHOLD)  # the older generations' thresholds are kept
     # The editor waits for the answer to ``initialize``; it is given before pygls is loaded.
     from .handshake import answer_initialize
 

@@ -101,3 +101,23 @@ def test_an_editors_command_line_does_not_load_argparse():
     )
     assert b'"id": 1' in run.stdout
     assert "argparse" not in _modules(run.stderr.decode().splitlines())
+
+
+def test_the_server_process_collects_cyclic_garbage_less_often():
+    """workrail_lsp.__main__ raises the young generation's threshold (parsing a large workflow
+    allocates ~100,000 containers); the other generations' thresholds are left as they were."""
+    code = (
+        "import gc, json, sys\n"
+        "from workrail_lsp.__main__ import YOUNG_GENERATION_THRESHOLD, main\n"
+        "default = gc.get_threshold()\n"
+        "main([])\n"
+        "print(json.dumps([default, gc.get_threshold(), YOUNG_GENERATION_THRESHOLD]), file=sys.stderr)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        input=INITIALIZE + _frame({"id": 2, "method": "shutdown"}) + _frame({"method": "exit"}),
+        capture_output=True,
+        timeout=60,
+    )
+    default, tuned, young = json.loads(run.stderr.decode().strip().splitlines()[-1])
+    assert default[0] < young and tuned == [young, *default[1:]]
