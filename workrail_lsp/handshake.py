@@ -91,9 +91,9 @@ def read_first_message(stdin: BinaryIO) -> FirstMessage:
 
 
 def _switch_state(capabilities: dict[str, Any], dotted: str) -> str | None:
-    """ "true" or "false" for a switch the client sets, None for one it leaves out. pygls reads
-    some switches for presence, not truth: a client's ``willSave: false`` adds ``willSave:
-    false`` to the answer, and ``notebookDocument: {}`` counts as set."""
+    """The state of a switch in the client's capabilities: "true", "false", or None when left
+    out. pygls reads some switches for presence, not truth: a client's ``willSave: false`` adds
+    ``willSave: false`` to the answer, and ``notebookDocument: {}`` counts as set."""
     value: Any = capabilities
     for part in dotted.split("."):
         if not isinstance(value, dict):
@@ -229,9 +229,11 @@ class AnsweredOnce:
             self._stream.flush()
             os._exit(1)
         if message.get("result") != self._sent:
+            # The client keeps what it was sent; pygls serves as it built. Likely a pygls release
+            # the template was not recorded with: `python -m workrail_lsp.handshake` re-records it.
             log.warning(
                 "initialize was answered with capabilities that differ from pygls's (%s); "
-                "regenerate %s with `python -m workrail_lsp.handshake`",
+                "re-record %s with `python -m workrail_lsp.handshake`",
                 _differences(self._sent, message.get("result")),
                 TEMPLATE.name,
             )
