@@ -277,9 +277,9 @@ class _Collected(list[bytes]):
         pass
 
 
-def pygls_answer(capabilities: dict[str, Any]) -> dict[str, Any] | None:
-    """pygls's own ``initialize`` result for a client with these capabilities (None if it
-    refuses them), from a new server that reads the request through pygls's message path."""
+def initialized_server(capabilities: dict[str, Any]) -> tuple[Any, list[bytes]]:
+    """A new server that has read an ``initialize`` request with these client capabilities
+    through pygls's own message path, and what it wrote."""
     from .server import create_language_server
 
     server = create_language_server()
@@ -294,7 +294,13 @@ def pygls_answer(capabilities: dict[str, Any]) -> dict[str, Any] | None:
     server.protocol.handle_message(
         json.loads(json.dumps(request), object_hook=server.protocol.structure_message)
     )
-    (answer,) = written
+    return server, written
+
+
+def pygls_answer(capabilities: dict[str, Any]) -> dict[str, Any] | None:
+    """pygls's own ``initialize`` result for a client with these capabilities (None if it
+    refuses them)."""
+    _, (answer,) = initialized_server(capabilities)
     result: dict[str, Any] | None = json.loads(answer.partition(b"\r\n\r\n")[2]).get("result")
     return result
 

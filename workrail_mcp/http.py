@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import anyio
+import anyio.abc
 import h11
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -264,6 +265,24 @@ def _banner(
     print("\n".join(lines), file=out, flush=True)
 
 
+async def start_serving(
+    group: anyio.abc.TaskGroup, app: Any, listener: socket.socket, *, lifespan: str
+) -> bool:
+    """Serve ``app`` on ``listener`` with uvicorn (and the request deadlines) in ``group``, once
+    it is listening; False when uvicorn stopped before it could serve."""
+    import uvicorn
+
+    web = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan=lifespan, http=RequestDeadlineProtocol)
+    )
+    group.start_soon(web.serve, [listener])
+    while not web.started:
+        if web.should_exit:
+            return False
+        await anyio.sleep(0.02)
+    return True
+
+
 async def serve_http(
     server: MCPServer,
     catalog: Any,
@@ -275,8 +294,6 @@ async def serve_http(
     out: TextIO = sys.stderr,
     dashboard: DashboardFactory | None = None,
 ) -> int:
-    import uvicorn
-
     listener = bind_listener(host, port)  # raises ListenError before anything else starts
     token = os.environ.get(TOKEN_ENV) or None
     app = build_http_app(
@@ -288,15 +305,9 @@ async def serve_http(
         allowed_origins=allowed_origins,
         dashboard=dashboard,
     )
-    web = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", http=RequestDeadlineProtocol)
-    )
     async with anyio.create_task_group() as group:
-        group.start_soon(web.serve, [listener])
-        while not web.started:
-            if web.should_exit:
-                return 1
-            await anyio.sleep(0.02)
+        if not await start_serving(group, app, listener, lifespan="on"):
+            return 1
         base = f"http://{_host_port(host, listener.getsockname()[1])}"
         await anyio.to_thread.run_sync(
             _banner,

@@ -29,6 +29,12 @@ def _limit_address_space(limit: int) -> Callable[[], None]:
     return limit_in_child
 
 
+def frame(message: dict[str, Any]) -> bytes:
+    """One Content-Length framed JSON-RPC message ("jsonrpc": "2.0" added)."""
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
 class RawLspServer:
     def __init__(self, root: Path, memory_limit: int | None = None) -> None:
         """``memory_limit``: the process's address space in bytes, so that a server that reads

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from raw_lsp import RawLspServer
+from raw_lsp import RawLspServer, frame
 
 from workrail_lsp import handshake
 from workrail_lsp.handshake import (
@@ -38,11 +38,6 @@ CAPTURED = {
     **{p.stem: json.loads(p.read_text())["params"] for p in sorted(OUR_CAPTURES.glob("*.json"))},
 }
 ENCODINGS = [["utf-32", "utf-8"], ["utf-8", "utf-16"], ["latin-1", "utf-32"], ["latin-1"], []]
-
-
-def _frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def _initialize(capabilities: dict[str, Any], request_id: int | str = 1) -> dict[str, Any]:
@@ -101,10 +96,10 @@ def test_answered_once_drops_only_pyglss_answer_to_the_answered_request(caplog):
     out = io.BytesIO()
     sent = {"capabilities": {"hoverProvider": True}}
     writer = AnsweredOnce(out, 7, sent)
-    notice = _frame({"jsonrpc": "2.0", "method": "window/logMessage", "params": {}})
+    notice = frame({"jsonrpc": "2.0", "method": "window/logMessage", "params": {}})
     writer.write(notice)
-    writer.write(_frame({"jsonrpc": "2.0", "id": 7, "result": sent}))
-    later = _frame({"jsonrpc": "2.0", "id": 7, "result": None})  # a later id 7 is not dropped
+    writer.write(frame({"jsonrpc": "2.0", "id": 7, "result": sent}))
+    later = frame({"jsonrpc": "2.0", "id": 7, "result": None})  # a later id 7 is not dropped
     writer.write(later)
     assert out.getvalue() == notice + later
     assert not writer.waiting and caplog.records == []
@@ -113,7 +108,7 @@ def test_answered_once_drops_only_pyglss_answer_to_the_answered_request(caplog):
 def test_a_different_answer_from_pygls_is_logged(caplog):
     writer = AnsweredOnce(io.BytesIO(), "init", {"capabilities": {"hoverProvider": True}})
     with caplog.at_level(logging.WARNING, logger=handshake.__name__):
-        writer.write(_frame({"jsonrpc": "2.0", "id": "init", "result": {"capabilities": {}}}))
+        writer.write(frame({"jsonrpc": "2.0", "id": "init", "result": {"capabilities": {}}}))
     assert "hoverProvider: sent true, pygls null" in caplog.text
     assert "python -m workrail_lsp.handshake" in caplog.text
 
@@ -148,7 +143,7 @@ def test_a_first_message_that_cannot_be_read_is_left_whole_to_pygls(stream):
     ],
 )
 def test_anything_but_a_well_formed_initialize_is_left_to_pygls(message):
-    stream = _frame(message)
+    stream = frame(message)
     stdout = io.BytesIO()
     replay, writer = answer_initialize(io.BytesIO(stream), stdout)
     assert stdout.getvalue() == b"" and writer is stdout
@@ -209,16 +204,16 @@ def test_a_session_after_the_early_answer_is_served_as_before(tmp_path):
 
 
 def test_a_first_message_that_is_not_initialize_reaches_pygls():
-    shutdown = _frame({"jsonrpc": "2.0", "id": 5, "method": "shutdown"})
-    exit_ = _frame({"jsonrpc": "2.0", "method": "exit"})
+    shutdown = frame({"jsonrpc": "2.0", "id": 5, "method": "shutdown"})
+    exit_ = frame({"jsonrpc": "2.0", "method": "exit"})
     stdout, stderr, code = _server_output(shutdown + exit_)
     assert _messages(stdout) == [{"id": 5, "jsonrpc": "2.0", "result": None}], stderr
     assert code == 0 and "answered initialize" not in stderr
 
 
 def test_initialize_params_pygls_refuses_at_the_top_are_refused_once():
-    bad = _frame({**_initialize({}), "params": {"processId": "abc", "capabilities": {}}})
-    exit_ = _frame({"jsonrpc": "2.0", "method": "exit"})
+    bad = frame({**_initialize({}), "params": {"processId": "abc", "capabilities": {}}})
+    exit_ = frame({"jsonrpc": "2.0", "method": "exit"})
     stdout, stderr, _ = _server_output(bad + exit_)
     (answer,) = _messages(stdout)
     assert answer["id"] == 1 and answer["error"]["code"] == -32602, answer
@@ -228,7 +223,7 @@ def test_initialize_params_pygls_refuses_at_the_top_are_refused_once():
 def test_initialize_params_pygls_refuses_deeper_stop_the_server_with_the_reason():
     """The early answer told the client it was initialized; pygls could not read the params, so
     nothing could be served: the server says why on stderr and exits 1."""
-    bad = _frame(_initialize({"general": {"positionEncodings": 5}}))
+    bad = frame(_initialize({"general": {"positionEncodings": 5}}))
     stdout, stderr, code = _server_output(bad)
     (answer,) = _messages(stdout)
     assert answer["id"] == 1 and "result" in answer

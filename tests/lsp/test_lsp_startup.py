@@ -7,15 +7,12 @@ import json
 import subprocess
 import sys
 
+from raw_lsp import frame
+
 HEAVY = ["jsonschema_rs", "tree_sitter", "yaml", "workrail_engine.lint", "workrail_lsp.completion"]
 
 
-def _frame(message: dict) -> bytes:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-INITIALIZE = _frame(
+INITIALIZE = frame(
     {
         "id": 1,
         "method": "initialize",
@@ -53,7 +50,7 @@ def test_creating_the_server_imports_no_feature_or_engine_checker():
 
 
 def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported():
-    lines = _imports_and_log(INITIALIZE + _frame({"method": "exit"}))
+    lines = _imports_and_log(INITIALIZE + frame({"method": "exit"}))
     answered = next(i for i, line in enumerate(lines) if "answered initialize" in line)
     before = _modules(lines[:answered])
     assert "workrail_lsp.handshake" in before
@@ -71,9 +68,9 @@ def test_handling_initialize_imports_no_engine_document_or_checker():
     once it answers ``shutdown``) imports none of them."""
     session = [
         INITIALIZE,
-        _frame({"method": "initialized", "params": {}}),
-        _frame({"id": 2, "method": "shutdown"}),
-        _frame({"method": "exit"}),
+        frame({"method": "initialized", "params": {}}),
+        frame({"id": 2, "method": "shutdown"}),
+        frame({"method": "exit"}),
     ]
     imported = _modules(_imports_and_log(b"".join(session)))
     assert "workrail_lsp.server" in imported
@@ -95,7 +92,7 @@ def test_handling_initialize_imports_no_engine_document_or_checker():
 def test_an_editors_command_line_does_not_load_argparse():
     run = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--stdio"],
-        input=INITIALIZE + _frame({"method": "exit"}),
+        input=INITIALIZE + frame({"method": "exit"}),
         capture_output=True,
         timeout=60,
     )
@@ -115,7 +112,7 @@ def test_the_server_process_collects_cyclic_garbage_less_often():
     )
     run = subprocess.run(
         [sys.executable, "-c", code],
-        input=INITIALIZE + _frame({"id": 2, "method": "shutdown"}) + _frame({"method": "exit"}),
+        input=INITIALIZE + frame({"id": 2, "method": "shutdown"}) + frame({"method": "exit"}),
         capture_output=True,
         timeout=60,
     )

@@ -3,7 +3,6 @@ way for every edit an editor sends, and LSP's line breaks where pygls's differ."
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
@@ -11,8 +10,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec
 
-from workrail_lsp.handshake import _Collected
-from workrail_lsp.server import create_language_server
+from workrail_lsp.handshake import initialized_server
 from workrail_lsp.text_documents import EditedTextDocument
 
 ENCODINGS = {
@@ -100,22 +98,7 @@ def test_lines_break_where_lsp_says_not_at_unicode_separators():
 
 
 def test_the_server_keeps_opened_documents_as_edited_documents():
-    server = create_language_server()
-    server.protocol.set_writer(_Collected())
-
-    def send(message: dict) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message})
-        server.protocol.handle_message(
-            json.loads(body, object_hook=server.protocol.structure_message)
-        )
-
-    send(
-        {
-            "id": 1,
-            "method": "initialize",
-            "params": {"processId": None, "rootUri": None, "capabilities": {}},
-        }
-    )
+    server, _ = initialized_server({})
     uri = "file:///tmp/flow.workflow.json"
     server.workspace.put_text_document(
         types.TextDocumentItem(uri=uri, language_id="json", version=1, text="{}")

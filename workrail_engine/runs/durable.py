@@ -432,9 +432,8 @@ class _Effects:
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
         self.status: str | None = None  # the run's status read with the last result, not yet used
-        self.done = self.journal.attempts(
-            run_id
-        )  # a replay gets these back instead of running them
+        # A replay gets these back instead of running them.
+        self.done = self.journal.attempts(run_id)
         self.recorded = self.journal.recorded_keys(run_id)
 
     def attempt(

@@ -74,7 +74,6 @@ def _open_quietly(service: Any) -> None:
 
 async def _serve(args: argparse.Namespace) -> int:
     import anyio
-    import uvicorn
 
     from workrail_engine.catalog import Catalog
     from workrail_engine.runs import RunService
@@ -82,10 +81,10 @@ async def _serve(args: argparse.Namespace) -> int:
     from workrail_mcp.dashboard import build_dashboard
     from workrail_mcp.http import (
         TOKEN_ENV,
-        RequestDeadlineProtocol,
         _host_port,
         _security,
         bind_listener,
+        start_serving,
     )
 
     project = (args.project or Path.cwd()).resolve()
@@ -107,15 +106,9 @@ async def _serve(args: argparse.Namespace) -> int:
         token=token,
         allow_commands=args.allow_commands,
     )
-    web = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="off", http=RequestDeadlineProtocol)
-    )
     async with anyio.create_task_group() as group:
-        group.start_soon(web.serve, [listener])
-        while not web.started:
-            if web.should_exit:
-                return 1
-            await anyio.sleep(0.02)
+        if not await start_serving(group, app, listener, lifespan="off"):
+            return 1
         if store_exists():
             # The durable layer is what a cancel goes through: opening it now (about a second)
             # keeps that second out of the first click on "Cancel run".

@@ -238,47 +238,44 @@ async def _checked_form(request: Request) -> tuple[Any, Response | None]:
 
 
 async def dry_run(request: Request) -> Response:
-    state = request.app.state
     form, refused = await _checked_form(request)
     if refused:
         return refused
-    try:
-        # the served (compiled) workflow, as the run tools and the next step get it
-        workflow = await anyio.to_thread.run_sync(
-            state.catalog.served, request.path_params["workflow_id"]
-        )
-        values = parameters_from_form(workflow.get("parameters"), form)
-        plan = await anyio.to_thread.run_sync(state.service.plan, workflow, values, RunOptions())
-    except EngineError as error:
-        return await workflow_page(request, problem=_problem_text(error), values=form)
-    except ValueError as error:
-        return await workflow_page(request, problem=str(error), values=form)
+    plan = await _with_served_workflow(request, form, request.app.state.service.plan)
+    if isinstance(plan, Response):
+        return plan
     return await workflow_page(request, plan=plan, values=form)
 
 
 async def start_run(request: Request) -> Response:
-    state = request.app.state
     form, refused = await _checked_form(request)
     if refused:
         return refused
-    if not state.allow_commands:
+    if not request.app.state.allow_commands:
         return Response(
             "starting runs from the dashboard needs a server started with --allow-commands",
             status_code=403,
         )
+    run_id = await _with_served_workflow(request, form, request.app.state.service.run)
+    if isinstance(run_id, Response):
+        return run_id
+    return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
+
+async def _with_served_workflow(request: Request, form: Any, act: Any) -> Any:
+    """``act(workflow, values, options)`` on the served (compiled) workflow, as the run tools
+    and the next step get it, with the parameters from the form; a refusal is the workflow's
+    page with the problem."""
     try:
-        # the served (compiled) workflow, as the run tools and the next step get it
         workflow = await anyio.to_thread.run_sync(
-            state.catalog.served, request.path_params["workflow_id"]
+            request.app.state.catalog.served, request.path_params["workflow_id"]
         )
         values = parameters_from_form(workflow.get("parameters"), form)
-        run_id = await anyio.to_thread.run_sync(state.service.run, workflow, values, RunOptions())
+        return await anyio.to_thread.run_sync(act, workflow, values, RunOptions())
     except EngineError as error:
         return await workflow_page(request, problem=_problem_text(error), values=form)
     except ValueError as error:
         return await workflow_page(request, problem=str(error), values=form)
-    return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
 
 def _problem_text(error: EngineError) -> str:
