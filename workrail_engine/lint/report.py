@@ -59,7 +59,11 @@ class FileReport:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """Totals over every file checked; ``strict`` makes warnings fail the run."""
+    """Totals over every file checked; ``strict`` makes warnings fail the run.
+
+    ``fixed``: diagnostics ``--fix`` removed before these reports were made; ``fixable`` and
+    ``unsafe_fixable``: remaining diagnostics ``--fix`` (or only ``--unsafe-fixes``) would fix.
+    """
 
     files_checked: int
     files_with_problems: int
@@ -67,16 +71,26 @@ class Summary:
     warnings: int
     infos: int
     strict: bool = False
+    fixed: int = 0
+    fixable: int = 0
+    unsafe_fixable: int = 0
 
     @classmethod
-    def of(cls, reports: list[FileReport], *, strict: bool = False) -> Summary:
+    def of(cls, reports: list[FileReport], *, strict: bool = False, fixed: int = 0) -> Summary:
+        from .fixes import fixable
+
         errors = sum(r.count(Severity.ERROR) for r in reports)
         warnings = sum(r.count(Severity.WARNING) for r in reports)
         infos = sum(r.count(Severity.INFO) for r in reports)
         with_problems = sum(
             1 for r in reports if r.count(Severity.ERROR) or r.count(Severity.WARNING)
         )
-        return cls(len(reports), with_problems, errors, warnings, infos, strict)
+        every = [d for r in reports for d in r.diagnostics]
+        safe = sum(1 for d in every if fixable(d))
+        unsafe = sum(1 for d in every if fixable(d, unsafe=True)) - safe
+        return cls(
+            len(reports), with_problems, errors, warnings, infos, strict, fixed, safe, unsafe
+        )
 
     @property
     def failed(self) -> bool:
