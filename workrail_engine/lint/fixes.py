@@ -4,7 +4,9 @@ server's "fix all" action both call :func:`fix_text`, so a file fixed from eithe
 The edits are the ones the editor offers one by one as quick fixes (``Diagnostic.fixes``); nothing
 here invents an edit. A diagnostic's fix is applied when it has exactly one (several are
 alternatives the author has to choose from) and that one is safe, or unsafe fixes are allowed.
-Fixes whose edits overlap one already taken wait for the next pass; each pass re-parses and
+A fix waits for the next pass when its edits overlap one already taken, or when its diagnostic's
+value contains or lies inside one already being fixed (renaming a misspelt ``promt`` and inserting
+the "missing" ``prompt`` in the same object would make two keys of one); each pass re-parses and
 re-lints the text, so every edit applies to the text it was computed for.
 """
 
@@ -23,7 +25,7 @@ __all__ = ["FixOutcome", "apply_edits", "fix_text", "fixable"]
 
 # Each pass fixes every non-overlapping diagnostic; ruff stops at 100 passes for the same reason:
 # a pair of fixes that keep undoing each other must not loop for ever.
-MAX_PASSES = 20
+MAX_PASSES = 100
 
 
 def fixable(diagnostic: Diagnostic, *, unsafe: bool = False) -> Fix | None:
@@ -51,6 +53,15 @@ def _overlaps(edit: TextEdit, taken: Sequence[TextEdit]) -> bool:
     # Two insertions at one offset overlap too: their order would be a guess.
     return any(
         edit.span.start <= other.span.end and other.span.start <= edit.span.end for other in taken
+    )
+
+
+def _nested(pointer: str, others: Sequence[str]) -> bool:
+    """Whether ``pointer`` is one of ``others``, inside one, or holds one."""
+    return any(
+        a == b or a.startswith(b + "/")
+        for other in others
+        for a, b in ((pointer, other), (other, pointer))
     )
 
 
@@ -84,12 +95,17 @@ def fix_text(
         diagnostics = [d for d in lint_document(document) if enabled(d)]
         taken: list[TextEdit] = []
         codes: list[str] = []
-        for diagnostic in diagnostics:
+        pointers: list[str] = []
+        # The innermost first: renaming `promt` makes the object's "missing prompt" go away.
+        for diagnostic in sorted(diagnostics, key=lambda d: -d.pointer.count("/")):
             fix = fixable(diagnostic, unsafe=unsafe)
             if fix is None or any(_overlaps(e, taken) for e in fix.edits):
                 continue
+            if _nested(diagnostic.pointer, pointers):
+                continue
             taken.extend(fix.edits)
             codes.append(diagnostic.code)
+            pointers.append(diagnostic.pointer)
         fixed_text = apply_edits(text, taken) if taken else text
         if fixed_text == text:
             return FixOutcome(text, document, diagnostics, fixed)

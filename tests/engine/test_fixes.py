@@ -1,0 +1,66 @@
+"""Applying the fixes diagnostics carry (`workrail validate --fix`, the editor's fix-all)."""
+
+from __future__ import annotations
+
+import json
+
+from workrail_engine.diagnostics import Span, TextEdit
+from workrail_engine.lint import lint_text
+from workrail_engine.lint.fixes import apply_edits, fix_text, fixable
+
+# Two safe fixes (trailing commas) and, once they are gone, an unsafe one (a misspelt key).
+JSON = '{"id": "fix-me", "name": "F", "version": "1.0.0", "steps": [{"id": "one", "title": "T", "promt": "p"},],}'
+YAML = """\
+# comment kept
+id: fix-yaml
+name: no  # YAML reads this as false
+version: "1.0.0"
+steps:
+  - id: one
+    title: One
+    prompt: Do it.
+"""
+
+
+def test_safe_fixes_only_by_default_and_the_count_per_code():
+    outcome = fix_text(JSON, "fix-me.json")
+    assert outcome.fixed == {"WR001": 2}
+    assert json.loads(outcome.text)["steps"][0]["promt"] == "p"
+    assert [d.code for d in outcome.diagnostics] == [
+        d.code for d in lint_text(outcome.text, "fix-me.json").diagnostics
+    ]
+    assert "WR102" in [d.code for d in outcome.diagnostics]
+
+
+def test_unsafe_fixes_when_allowed_innermost_first():
+    # Renaming `promt` first makes the step's "missing 'prompt'" (whose fix would insert an empty
+    # one, and then a duplicate key) go away.
+    outcome = fix_text(JSON, "fix-me.json", unsafe=True)
+    assert json.loads(outcome.text)["steps"][0] == {"id": "one", "title": "T", "prompt": "p"}
+    assert outcome.fixed == {"WR001": 2, "WR102": 1} and outcome.diagnostics == []
+
+
+def test_a_yaml_fix_keeps_comments_and_layout():
+    outcome = fix_text(YAML, "fix-yaml.yaml")
+    assert outcome.text == YAML.replace("name: no ", 'name: "no" ')
+    assert outcome.fixed == {"WR101": 1} and outcome.diagnostics == []
+
+
+def test_disabled_codes_are_not_fixed():
+    outcome = fix_text(JSON, "fix-me.json", unsafe=True, enabled=lambda d: d.code != "WR102")
+    # The misspelt key stays; the step still gets the placeholder prompt it lacks.
+    assert outcome.fixed == {"WR001": 2, "WR103": 1} and '"promt": "p"' in outcome.text
+
+
+def test_fixable_needs_exactly_one_fix():
+    (wr101,) = [d for d in lint_text(YAML, "fix-yaml.yaml").diagnostics if d.code == "WR101"]
+    assert fixable(wr101) is wr101.fixes[0]
+    from dataclasses import replace
+
+    assert fixable(replace(wr101, fixes=wr101.fixes * 2)) is None
+
+
+def test_apply_edits_in_any_order():
+    text = "abcdef"
+    edits = [TextEdit(Span(4, 5), "E"), TextEdit(Span(0, 1), ""), TextEdit(Span(2, 2), "+")]
+    assert apply_edits(text, edits) == "b+cdEf"
