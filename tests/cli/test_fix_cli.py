@@ -11,22 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixable_texts import JSON_TEXT, YAML_FIXED, YAML_TEXT
 
 WORKRAIL = Path(sys.executable).with_name("workrail")
-
-# Safe fixes: two trailing commas. Unsafe: the misspelt `promt` (and the "missing" prompt that
-# renaming it cures). Not fixable: the step id's length.
-JSON_TEXT = '{"id": "broken", "name": "B", "version": "1.0.0", "steps": [{"id": "s", "title": "T", "promt": "p"},],}'
-YAML_TEXT = """\
-# Owned by the release team.
-id: yaml-flow
-name: no   # YAML reads this as false
-version: "1.0.0"
-steps:
-  - id: one
-    title: One
-    prompt: Do it.
-"""
 
 
 def run(
@@ -69,9 +56,7 @@ def test_fix_applies_safe_fixes_in_place_and_keeps_yaml_comments(project: Path) 
     result = run(project, "validate", "--fix", expect=1)
     broken = json.loads((project / "workflows" / "broken.json").read_text())
     assert broken["steps"][0]["promt"] == "p"  # an unsafe fix: not applied
-    assert (project / "workflows" / "yaml-flow.yaml").read_text() == YAML_TEXT.replace(
-        "name: no ", 'name: "no" '
-    )
+    assert (project / "workflows" / "yaml-flow.yaml").read_text() == YAML_FIXED
     lines = result.stdout.splitlines()
     # 2 trailing commas + the YAML boolean fixed; 'promt' (WR102, WR103) and the id's length remain.
     assert "Found 6 problems (3 fixed, 3 remaining)" in lines
@@ -116,7 +101,7 @@ def test_stdin_with_a_file_name_for_messages_and_file_type(project: Path) -> Non
         project, "validate", "--fix", "-", "--stdin-filename", "yaml-flow.yml", stdin=YAML_TEXT
     )
     assert fixed.returncode == 0, fixed.stderr
-    assert fixed.stdout == YAML_TEXT.replace("name: no ", 'name: "no" ')  # the text on stdout
+    assert fixed.stdout == YAML_FIXED  # the text on stdout
     assert "Found 1 problem (1 fixed, 0 remaining)" in fixed.stderr  # the report on stderr
     plain = run(project, "validate", "-", stdin=JSON_TEXT, expect=1)
     assert plain.stdout.startswith("-:1:")  # no name: "-", read as JSON

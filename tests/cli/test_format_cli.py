@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_fix_cli import YAML_TEXT, run
+from fixable_texts import YAML_TEXT, YAML_UNINDENTED
+from test_fix_cli import run
 
 UGLY_JSON = '{"id":"ugly","name":"U","version":"1.0.0","steps":[{"id":"one","title":"One","prompt":"p","retry":{"maxAttempts":2.0}}],"tags":[]}'
 PRETTY_JSON = """\
@@ -26,10 +27,7 @@ PRETTY_JSON = """\
   "tags": []
 }
 """
-UNINDENTED_YAML = YAML_TEXT.replace(
-    "  - id: one\n    title: One\n    prompt: Do it.\n",
-    "- id: one\n  title: One\n  prompt: Do it.\n",
-)
+UNINDENTED_YAML = YAML_UNINDENTED
 
 
 @pytest.fixture

@@ -4,30 +4,21 @@ from __future__ import annotations
 
 import json
 
+from fixable_texts import JSON_TEXT as JSON
+from fixable_texts import YAML_FIXED
+from fixable_texts import YAML_TEXT as YAML
+
 from workrail_engine.diagnostics import Span, TextEdit
 from workrail_engine.lint import lint_text
 from workrail_engine.lint.fixes import apply_edits, fix_text, fixable
 
-# Two safe fixes (trailing commas) and, once they are gone, an unsafe one (a misspelt key).
-JSON = '{"id": "fix-me", "name": "F", "version": "1.0.0", "steps": [{"id": "one", "title": "T", "promt": "p"},],}'
-YAML = """\
-# comment kept
-id: fix-yaml
-name: no  # YAML reads this as false
-version: "1.0.0"
-steps:
-  - id: one
-    title: One
-    prompt: Do it.
-"""
-
 
 def test_safe_fixes_only_by_default_and_the_count_per_code():
-    outcome = fix_text(JSON, "fix-me.json")
+    outcome = fix_text(JSON, "broken.json")
     assert outcome.fixed == {"WR001": 2}
     assert json.loads(outcome.text)["steps"][0]["promt"] == "p"
     assert [d.code for d in outcome.diagnostics] == [
-        d.code for d in lint_text(outcome.text, "fix-me.json").diagnostics
+        d.code for d in lint_text(outcome.text, "broken.json").diagnostics
     ]
     assert "WR102" in [d.code for d in outcome.diagnostics]
 
@@ -35,25 +26,26 @@ def test_safe_fixes_only_by_default_and_the_count_per_code():
 def test_unsafe_fixes_when_allowed_innermost_first():
     # Renaming `promt` first makes the step's "missing 'prompt'" (whose fix would insert an empty
     # one, and then a duplicate key) go away.
-    outcome = fix_text(JSON, "fix-me.json", unsafe=True)
-    assert json.loads(outcome.text)["steps"][0] == {"id": "one", "title": "T", "prompt": "p"}
-    assert outcome.fixed == {"WR001": 2, "WR102": 1} and outcome.diagnostics == []
+    outcome = fix_text(JSON, "broken.json", unsafe=True)
+    assert json.loads(outcome.text)["steps"][0] == {"id": "s", "title": "T", "prompt": "p"}
+    assert outcome.fixed == {"WR001": 2, "WR102": 1}
+    assert [d.code for d in outcome.diagnostics] == ["WR106"]  # the short step id: no fix
 
 
 def test_a_yaml_fix_keeps_comments_and_layout():
-    outcome = fix_text(YAML, "fix-yaml.yaml")
-    assert outcome.text == YAML.replace("name: no ", 'name: "no" ')
+    outcome = fix_text(YAML, "yaml-flow.yaml")
+    assert outcome.text == YAML_FIXED
     assert outcome.fixed == {"WR101": 1} and outcome.diagnostics == []
 
 
 def test_disabled_codes_are_not_fixed():
-    outcome = fix_text(JSON, "fix-me.json", unsafe=True, enabled=lambda d: d.code != "WR102")
+    outcome = fix_text(JSON, "broken.json", unsafe=True, enabled=lambda d: d.code != "WR102")
     # The misspelt key stays; the step still gets the placeholder prompt it lacks.
     assert outcome.fixed == {"WR001": 2, "WR103": 1} and '"promt": "p"' in outcome.text
 
 
 def test_fixable_needs_exactly_one_fix():
-    (wr101,) = [d for d in lint_text(YAML, "fix-yaml.yaml").diagnostics if d.code == "WR101"]
+    (wr101,) = [d for d in lint_text(YAML, "yaml-flow.yaml").diagnostics if d.code == "WR101"]
     assert fixable(wr101) is wr101.fixes[0]
     from dataclasses import replace
 

@@ -11,23 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixable_texts import YAML_TEXT as FIXABLE_YAML
+from fixable_texts import YAML_UNINDENTED
 from lsp_harness import apply_edits
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 WORKRAIL = Path(sys.executable).with_name("workrail")
-# WR601 (id vs file name, a warning), WR101 (`name: no` is a boolean; safe fix: quote it).
-YAML_TEXT = """\
-# Owned by the release team.
-id: not-the-file-name
-name: no   # YAML reads this as false
-version: "1.0.0"
-steps:
-- id: one
-  title: One
-  prompt: Do it.
-"""
+# Plus WR601 under another file name (the id differs from it).
+YAML_TEXT = FIXABLE_YAML.replace("id: yaml-flow", "id: not-the-file-name")
 
 
 def project(session, name: str, config: str) -> Path:
@@ -88,17 +81,18 @@ async def test_configured_workflow_dirs_make_workflows(session):
 async def test_format_document_is_what_workrail_format_writes(session):
     root = project(session, f"fmt-{session.encoding}", "[tool.workrail]\n")
     path = root / "workflows" / "not-the-file-name.yaml"
-    uri = opened(session, path, YAML_TEXT)
+    text = YAML_UNINDENTED.replace("id: yaml-flow", "id: not-the-file-name")
+    uri = opened(session, path, text)
     edits = await session.client.text_document_formatting_async(
         types.DocumentFormattingParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             options=types.FormattingOptions(tab_size=2, insert_spaces=True),
         )
     )
-    formatted = apply_edits(YAML_TEXT, edits, session.encoding)
-    cli = await workrail("format", "-", "--stdin-filename", str(path), stdin=YAML_TEXT, cwd=root)
+    formatted = apply_edits(text, edits, session.encoding)
+    cli = await workrail("format", "-", "--stdin-filename", str(path), stdin=text, cwd=root)
     assert cli.returncode == 0, cli.stderr
-    assert formatted == cli.stdout
+    assert formatted == cli.stdout == YAML_TEXT
     assert "  - id: one\n" in formatted and "# YAML reads this as false" in formatted
 
 
