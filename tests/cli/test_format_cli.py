@@ -70,6 +70,9 @@ def test_stdin_to_stdout_with_the_file_type_from_its_name(project: Path) -> None
     )
     assert result.stdout == YAML_TEXT
     assert run(project, "format", "-", stdin=UGLY_JSON, expect=0).stdout == PRETTY_JSON
+    # --stdin-filename without PATHS reads standard input too (ruff's habit)
+    named = run(project, "format", "--stdin-filename", "b.json", stdin=UGLY_JSON, expect=0)
+    assert named.stdout == PRETTY_JSON
     assert run(project, "format", "--check", "-", stdin=PRETTY_JSON, expect=0).stdout == ""
 
 

@@ -127,7 +127,7 @@ def _selectors(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
 
 SELECTOR_OPTION: dict[str, Any] = {"multiple": True, "metavar": "CODES", "callback": _selectors}
 STDIN_FILENAME_HELP = (
-    "With PATHS '-': the name standard input is reported under; its suffix "
+    "Read standard input (as PATHS '-'), reported under this name; its suffix "
     "(.json/.yaml/.yml) says the file type, its directory where configuration is found."
 )
 

@@ -74,7 +74,7 @@ def run_format(
     """Format ``paths`` (or the project's workflow directories and the configured ones)."""
     from workrail_engine.project_config import find_config
 
-    if list(paths) == [STDIN]:
+    if list(paths) == [STDIN] or (not paths and options.stdin_filename):  # as ruff reads it
         return _run_stdin(options, console)
     extra = [*extra_dirs, *find_config(project).workflow_dirs]
     arguments = list(paths) or [str(d) for d in project_directories(project, extra)]

@@ -238,7 +238,7 @@ def run_validate(
     strict = options.strict or project_config.strict
     extra_dirs = [*extra_dirs, *project_config.workflow_dirs]
     catalog_ids = _catalog_ids(project, extra_dirs)
-    if list(paths) == [STDIN]:
+    if list(paths) == [STDIN] or (not paths and options.stdin_filename):  # as ruff reads it
         return _run_stdin(options, console, selections, catalog_ids, strict)
     notes = _Silent() if options.quiet else console
     arguments = list(paths) or _default_paths(project, extra_dirs, notes)
