@@ -10,7 +10,8 @@ YAML: ruamel.yaml's round trip (comments, key order, quoting, anchors, flow coll
 scalars kept), with mappings indented by 2 and sequence items by 4 with the dash at 2
 (``steps:\\n  - id: x``); nulls are spelled ``null``; lines are never re-wrapped.
 
-Only a document that parses strictly is formatted, and the result is kept only when it parses to
+Line breaks stay as the file has them (CRLF when its first line ends so). Only a document that
+parses strictly is formatted, and the result is kept only when it parses to
 the same value: formatting never changes what a workflow means.
 """
 
@@ -99,6 +100,11 @@ def format_text(
         formatted = format_yaml(body) if document.format == "yaml" else format_json(body)
     except Exception:  # noqa: BLE001 - a YAML construct the round trip cannot keep: leave the file
         return None
+    newline = text.find("\n")
+    if (
+        newline > 0 and text[newline - 1] == "\r"
+    ):  # a CRLF file stays CRLF (ruff's line-ending auto)
+        formatted = formatted.replace("\r\n", "\n").replace("\n", "\r\n")
     again = parse_document(formatted, path, document.format)
     if again.value != document.value or again.syntax_errors:
         return None

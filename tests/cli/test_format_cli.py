@@ -83,3 +83,12 @@ def test_a_file_that_does_not_parse_is_left_alone_and_exits_2(project: Path) -> 
     assert "workflows/broken.json: not formatted: it does not parse" in result.stderr
     assert broken.read_text() == '{"id": "broken",'
     assert (project / "workflows" / "ugly.json").read_text() == PRETTY_JSON  # the others are done
+
+
+def test_a_symlinked_file_is_formatted_through_the_link(project: Path) -> None:
+    target = project / "real.json"
+    target.write_text(UGLY_JSON)
+    link = project / "workflows" / "linked.json"
+    link.symlink_to(target)
+    run(project, "format", "workflows/linked.json", expect=0)
+    assert link.is_symlink() and target.read_text() == PRETTY_JSON

@@ -89,3 +89,24 @@ def test_a_document_that_does_not_parse_is_left_alone(text, path):
 def test_json_byte_order_mark_is_kept_for_its_own_fix():
     formatted = format_text('\ufeff{"id":"abc"}', "a.json")
     assert formatted == '\ufeff{\n  "id": "abc"\n}\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "expected"),
+    [
+        pytest.param(
+            '{"id":"abc",\r\n"tags":[]}\r\n',
+            "a.json",
+            '{\r\n  "id": "abc",\r\n  "tags": []\r\n}\r\n',
+            id="json",
+        ),
+        pytest.param(
+            "id: abc\r\nsteps:\r\n- id: one\r\n  title: One\r\n",
+            "a.yaml",
+            "id: abc\r\nsteps:\r\n  - id: one\r\n    title: One\r\n",
+            id="yaml",
+        ),
+    ],
+)
+def test_crlf_files_stay_crlf(text, path, expected):
+    assert format_text(text, path) == expected

@@ -3,7 +3,7 @@ bounded way, written back atomically, or shown as a unified diff instead; standa
 
 A file is replaced by writing a temporary file next to it and renaming it over the original, so an
 interrupted run leaves the old file or the new one, never half of one; the new file keeps the old
-one's permission bits.
+one's permission bits, and a symlink keeps pointing at the file it named.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def read_stdin() -> str:
 
 
 def write_atomically(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)  # through a symlink to its file, never replacing the link
+    directory = os.path.dirname(path)
     mode = os.stat(path).st_mode & 0o7777
     fd, temporary = tempfile.mkstemp(prefix=".workrail-", suffix=".tmp", dir=directory)
     try:
