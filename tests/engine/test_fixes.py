@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fixable_texts import JSON_TEXT as JSON
 from fixable_texts import YAML_FIXED
 from fixable_texts import YAML_TEXT as YAML
@@ -56,3 +57,61 @@ def test_apply_edits_in_any_order():
     text = "abcdef"
     edits = [TextEdit(Span(4, 5), "E"), TextEdit(Span(0, 1), ""), TextEdit(Span(2, 2), "+")]
     assert apply_edits(text, edits) == "b+cdEf"
+
+
+GOOD_STEP = '{"id": "one", "title": "T", "prompt": "p"}'
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "code", "safe"),
+    [
+        pytest.param('{"id": "abc", "steps": [],}', "abc.json", "WR001", True, id="trailing-comma"),
+        pytest.param('{"id": "abc"\n "steps": []}', "abc.json", "WR001", True, id="missing-comma"),
+        pytest.param(
+            '\ufeff{"id": "abc", "name": "N", "steps": [' + GOOD_STEP + "]}",
+            "abc.json",
+            "WR007",
+            True,
+            id="bom",
+        ),
+        pytest.param(
+            "id: abc\nname: N\nversion: 1.10\nsteps: []\n",
+            "abc.yaml",
+            "WR101",
+            True,
+            id="yaml-quote",
+        ),
+        pytest.param(
+            '{"id": "abc", "name": "N", "nme": "x", "steps": [' + GOOD_STEP + "]}",
+            "abc.json",
+            "WR102",
+            False,
+            id="closest-key",
+        ),
+        pytest.param(
+            '{"id": "abc", "steps": [' + GOOD_STEP + "]}",
+            "abc.json",
+            "WR103",
+            False,
+            id="placeholder",
+        ),
+        pytest.param(
+            '{"id": "abc", "name": "N", "name": "M", "steps": [' + GOOD_STEP + "]}",
+            "abc.json",
+            "WR002",
+            False,
+            id="duplicate-key",
+        ),
+        pytest.param(
+            '{"id": "abc", "name": "N", "steps": [' + GOOD_STEP + "]}",
+            "other.json",
+            "WR601",
+            False,
+            id="id-from-file-name",
+        ),
+    ],
+)
+def test_which_fixes_are_safe(text, path, code, safe):
+    (diagnostic,) = [d for d in lint_text(text, path).diagnostics if d.code == code]
+    (fix,) = diagnostic.fixes
+    assert fix.safe is safe
