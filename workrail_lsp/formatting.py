@@ -1,12 +1,16 @@
 """Formatting: the engine's one layout (``workrail_engine.formatting``, what ``workrail format``
 writes), as one edit of the whole document; a range is formatted as its smallest JSON container.
 
-A document that does not parse is left alone (no edits).
+A document that does not parse is left alone (no edits), and so is a YAML document over
+``MAX_YAML_FORMAT_CHARS``: ruamel.yaml's round trip is pure Python (about 4 s per MB on a quiet
+core, bench/format_and_fix.py), and the server answers nothing else meanwhile; `workrail format`
+formats any size.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 
 from lsprotocol import types
 
@@ -15,11 +19,22 @@ from workrail_engine.formatting import format_json, format_text
 
 from .documents import DocumentState
 
-__all__ = ["format_document", "format_range"]
+__all__ = ["MAX_YAML_FORMAT_CHARS", "format_document", "format_range"]
+
+log = logging.getLogger(__name__)
+MAX_YAML_FORMAT_CHARS = 128 * 1024
 
 
 def format_document(state: DocumentState) -> list[types.TextEdit] | None:
     if not (state.is_workflow or state.is_json):  # any JSON, as before YAML was formatted
+        return None
+    if state.is_yaml and len(state.text) > MAX_YAML_FORMAT_CHARS:
+        log.warning(
+            "not formatting %s in the editor: %d characters of YAML (over %d); run `workrail format`",
+            state.uri,
+            len(state.text),
+            MAX_YAML_FORMAT_CHARS,
+        )
         return None
     formatted = format_text(state.text, state.path, state.document.format)
     if formatted is None:

@@ -126,3 +126,28 @@ async def test_fix_all_is_what_workrail_validate_fix_writes(session):
         )
     )
     assert [a.kind for a in quick] == [types.CodeActionKind.QuickFix] * len(quick) and quick
+
+
+async def test_a_large_yaml_document_is_not_formatted_in_the_editor(session):
+    steps = "".join(f"- id: step-{i}\n  title: Step {i}\n  prompt: Do {i}.\n" for i in range(3500))
+    text = f"id: large-{session.encoding}\nname: Large\nversion: 1.0.0\nsteps:\n{steps}"
+    assert len(text) > 128 * 1024  # workrail_lsp.formatting.MAX_YAML_FORMAT_CHARS
+    uri = opened(session, session.root / "workflows" / f"large-{session.encoding}.yaml", text)
+    edits = await session.client.text_document_formatting_async(
+        types.DocumentFormattingParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+        )
+    )
+    assert not edits
+    small = opened(
+        session,
+        session.root / "workflows" / f"small-{session.encoding}.yaml",
+        text[:4000].rsplit("- id", 1)[0],
+    )
+    assert await session.client.text_document_formatting_async(
+        types.DocumentFormattingParams(
+            text_document=types.TextDocumentIdentifier(uri=small),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+        )
+    )  # the same layout, under the bound: formatted
