@@ -193,9 +193,8 @@ def _run_stdin(
         rewrite, fixed = Rewrite(name, text, outcome.text), outcome.fixed_count
         if options.diff:
             return _show_diffs([rewrite], fixed, options, console)
-        console.out(
-            outcome.text, nl=False
-        )  # ruff's habit: the fixed text out, the report on stderr
+        # ruff's habit: the fixed text on stdout, the report on stderr.
+        console.out(outcome.text, nl=False)
         text = outcome.text
     document = parse_document(text, path)
     report = FileReport(name, document, lint_document(document))
