@@ -18,11 +18,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workrail_engine.diagnostics import Diagnostic
-from workrail_engine.project_config import ConfigError, ProjectConfig, find_config
 from workrail_engine.workflow_files import is_workflow_path, names_workrail_schema
+
+if TYPE_CHECKING:  # the server answers `initialize` before loading the engine's models
+    from workrail_engine.diagnostics import Diagnostic
+    from workrail_engine.project_config import ProjectConfig
 
 # The server's commands (workspace/executeCommand): named here, where the server's start-up
 # reads them without importing the features behind them.
@@ -100,6 +102,8 @@ class Settings:
 def project_config(path: str | None) -> ProjectConfig:
     """The project configuration that applies to a document (the defaults when it has no path, or
     the file is broken: logged, as a bad editor setting is)."""
+    from workrail_engine.project_config import ConfigError, ProjectConfig, find_config
+
     if path is None:
         return ProjectConfig()
     try:
