@@ -208,7 +208,7 @@ COLOR_OPTION = click.option(
 @catalog_options
 @click.pass_obj
 def validate(settings: Settings, /, paths: tuple[str, ...], color: str, **options: Any) -> None:
-    """Check workflow files (schema and semantic checks); --fix fixes.
+    """Check and fix workflow files (schema and semantic checks).
 
     PATHS are files (always checked), glob patterns or directories, searched for workflow files:
     those under a workflows/ directory, *.workflow.json|yaml|yml, and JSON/YAML whose $schema is
