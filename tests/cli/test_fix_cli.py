@@ -50,6 +50,15 @@ def test_without_fix_the_safe_fixes_are_counted(project: Path) -> None:
     result = run(project, "validate", expect=1)
     assert result.stdout.splitlines()[-1] == "[*] 2 fixable with `--fix`."
     assert (project / "workflows" / "broken.json").read_text() == JSON_TEXT
+    # Only unsafe fixes left (the commas fixed): --unsafe-fixes alone makes the hint count them
+    # (ruff's habit) and writes nothing.
+    no_commas = JSON_TEXT.replace(",],}", "]}")
+    (project / "workflows" / "broken.json").write_text(no_commas)
+    hint = run(project, "validate", "workflows/broken.json", expect=1).stdout.splitlines()[-1]
+    assert hint == "2 unsafe fixes available with `--fix --unsafe-fixes`."
+    unsafe = run(project, "validate", "--unsafe-fixes", "workflows/broken.json", expect=1)
+    assert unsafe.stdout.splitlines()[-1] == "[*] 2 fixable with `--fix`."
+    assert (project / "workflows" / "broken.json").read_text() == no_commas
 
 
 def test_fix_applies_safe_fixes_in_place_and_keeps_yaml_comments(project: Path) -> None:

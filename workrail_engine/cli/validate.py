@@ -108,7 +108,7 @@ def _fix_file(path: str, selection: RuleSelection, options: ValidateOptions) -> 
     return Rewrite(path, text, outcome.text), outcome.fixed_count
 
 
-def _statistics(reports: Sequence[FileReport], fmt: str) -> str:
+def _statistics(reports: Sequence[FileReport], fmt: str, unsafe: bool) -> str:
     """One line per code, most frequent first: count, code, ``[*]`` when --fix fixes them all,
     severity (ruff prints its rule's name there; ours have codes only)."""
     import json
@@ -121,7 +121,7 @@ def _statistics(reports: Sequence[FileReport], fmt: str) -> str:
     for report in reports:
         for d in report.diagnostics:
             counts[d.code] += 1
-            fixes[d.code] += fixable(d) is not None
+            fixes[d.code] += fixable(d, unsafe=unsafe) is not None
             severity[d.code] = d.severity.value
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if fmt == "json":
@@ -148,7 +148,7 @@ def _render(
     from workrail_engine.cli.formatters import formatter_class
 
     if options.statistics:
-        output = _statistics(reports, options.fmt)
+        output = _statistics(reports, options.fmt, options.unsafe_fixes)
         output = output + "\n" if output else ""
     else:
         formatter = formatter_class(options.fmt)(color=console.color, quiet=options.quiet)
@@ -200,7 +200,7 @@ def _run_stdin(
     report = FileReport(name, document, lint_document(document))
     add_cross_file_diagnostics([report], catalog_ids)
     report.diagnostics = [d for d in report.diagnostics if selection.enabled(d.code)]
-    summary = Summary.of([report], strict=strict, fixed=fixed)
+    summary = Summary.of([report], strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
     _render([report], summary, options, console, to_stderr=options.fix)
     return _exit_code(summary, options)
 
@@ -260,7 +260,7 @@ def run_validate(
                 write_atomically(rewrite.path, rewrite.new)
     reports = lint_files(files, catalog_ids)
     _filter(reports, selections)
-    summary = Summary.of(reports, strict=strict, fixed=fixed)
+    summary = Summary.of(reports, strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
     _render(reports, summary, options, console)
     return _exit_code(summary, options)
 

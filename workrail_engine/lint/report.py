@@ -76,7 +76,15 @@ class Summary:
     unsafe_fixable: int = 0
 
     @classmethod
-    def of(cls, reports: list[FileReport], *, strict: bool = False, fixed: int = 0) -> Summary:
+    def of(
+        cls,
+        reports: list[FileReport],
+        *,
+        strict: bool = False,
+        fixed: int = 0,
+        unsafe_fixes: bool = False,
+    ) -> Summary:
+        """``unsafe_fixes``: unsafe fixes count as fixable (``--unsafe-fixes`` was given)."""
         from .fixes import fixable
 
         errors = sum(r.count(Severity.ERROR) for r in reports)
@@ -86,7 +94,7 @@ class Summary:
             1 for r in reports if r.count(Severity.ERROR) or r.count(Severity.WARNING)
         )
         every = [d for r in reports for d in r.diagnostics]
-        safe = sum(1 for d in every if fixable(d))
+        safe = sum(1 for d in every if fixable(d, unsafe=unsafe_fixes))
         unsafe = sum(1 for d in every if fixable(d, unsafe=True)) - safe
         return cls(
             len(reports), with_problems, errors, warnings, infos, strict, fixed, safe, unsafe
