@@ -1,0 +1,1169 @@
+"""Cases ported from upstream WorkRail v3.121.0's own test suite, as data.
+
+Each case names the upstream file (under upstream's ``tests/``) and the test (``it(...)``) its
+facts come from: the inputs and the outcome upstream's test expects. The wording of messages is
+ours; where upstream's test checks its own sentence, the case checks the fact the sentence carries
+(a rule's author-written message, the names an error must mention). Where we differ on purpose,
+the case says ``differs=`` and asserts our documented behaviour (docs/compatibility.md,
+"Upstream's test suite").
+
+Kinds, and how tests/upstream/test_upstream_cases.py runs them (one MCP server process over stdio,
+driven by the MCP SDK's client, and one ``workrail validate`` run for every lint case):
+
+- ``condition``: a step whose ``runCondition`` is the condition, asked for by ``workflow_next``
+  with the context: served (true) or skipped (false).
+- ``template``: a step whose prompt is the template; ``workflow_next`` with the context must
+  render ``prompt`` exactly (or contain each of ``prompt_has``).
+- ``output``: ``workflow_validate`` of an output against a step's ``validationCriteria``.
+- ``artifact``: ``workflow_validate`` with artifacts, against a step's ``outputContract`` or
+  ``assessmentRefs``.
+- ``walk``: successive ``workflow_next`` calls (the agent carries ``completedSteps`` and the
+  returned ``context``), each expecting a step, completion, or an error.
+- ``lint``: the error codes (and, where given, warning codes) of a file, by the MCP tool
+  ``workflow_lint`` and by ``workrail validate`` (the language server's are checked too, by
+  tests/lsp/test_lsp_upstream_cases.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+CONDITIONS = "unit/condition-evaluator.test.ts"
+IN_OPERATOR = "unit/compiler/condition-in-operator.test.ts"
+TEMPLATES = "unit/v2/context-template-resolver.test.ts"
+VALIDATION = "unit/validation-engine.test.ts"
+LOOP_ARTIFACT = "unit/v2/schemas/loop-control-artifact.test.ts"
+LOOP_EVALUATOR = "unit/v2/loop-control-evaluator.test.ts"
+ARTIFACT_CONTRACT = "unit/v2/artifact-contract-validation.test.ts"
+REVIEW_VERDICT = "unit/artifact-contract-review-verdict.test.ts"
+ASSESSMENT_VALIDATION = "unit/mcp/assessment-validation.test.ts"
+ASSESSMENT_DEFINITIONS = "unit/compiler/assessment-definition-validation.test.ts"
+PARALLEL = "unit/compiler/parallel-step-validation.test.ts"
+REFERENCES = "unit/compiler/workflow-reference-validation.test.ts"
+WORKFLOW_JSON = "unit/validate-workflow-json.test.ts"
+TEMPLATE_REGISTRY = "unit/compiler/template-registry.test.ts"
+RESOLVE_TEMPLATES = "unit/compiler/resolve-templates.test.ts"
+ADVANCE_LOOP = "integration/v2-advance-loop-control.test.ts"
+LOOP_INTERPRETER = "unit/workflow-interpreter-loop-artifacts.test.ts"
+PROMPT_RENDERER = "unit/v2/prompt-renderer.test.ts"
+
+CASES: list[dict[str, Any]] = []
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48].strip("-")
+
+
+def case(kind: str, source: str, test: str, **fields: Any) -> None:
+    """Add a case; its id is the test's name (with a counter where one test gives several)."""
+    base = _slug(test)
+    taken = sum(1 for c in CASES if c["base"] == base)
+    CASES.append(
+        {
+            "kind": kind,
+            "upstream": f"tests/{source}",
+            "test": test,
+            "base": base,
+            "id": f"{base}-{taken + 1}" if taken else base,
+            **fields,
+        }
+    )
+
+
+def of_kind(kind: str) -> list[dict[str, Any]]:
+    return [c for c in CASES if c["kind"] == kind]
+
+
+# --- conditions (runCondition through workflow_next) -----------------------------------------
+
+T = "should return true for null/undefined conditions"
+case("condition", CONDITIONS, T, condition={}, context={}, runs=True)
+
+T = "should evaluate simple variable conditions"
+_ctx: dict[str, Any] = {"taskScope": "small", "userLevel": "expert"}
+for cond, runs in [
+    ({"var": "taskScope", "equals": "small"}, True),
+    ({"var": "taskScope", "equals": "large"}, False),
+    ({"var": "userLevel", "not_equals": "novice"}, True),
+    ({"var": "userLevel", "not_equals": "expert"}, False),
+]:
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+
+T = "should evaluate numeric comparisons"
+_ctx = {"complexity": 0.7, "score": 85}
+for cond, runs in [
+    ({"var": "complexity", "gt": 0.5}, True),
+    ({"var": "complexity", "gt": 0.8}, False),
+    ({"var": "complexity", "gte": 0.7}, True),
+    ({"var": "score", "lt": 100}, True),
+    ({"var": "score", "lte": 85}, True),
+    ({"var": "score", "lte": 80}, False),
+]:
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+
+T = "should evaluate logical operators"
+_ctx = {"taskScope": "large", "userLevel": "expert", "complexity": 0.8}
+for cond in [
+    {"and": [{"var": "taskScope", "equals": "large"}, {"var": "userLevel", "equals": "expert"}]},
+    {"or": [{"var": "taskScope", "equals": "small"}, {"var": "userLevel", "equals": "expert"}]},
+    {"not": {"var": "taskScope", "equals": "small"}},
+]:
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=True)
+
+T = "should handle missing variables gracefully"
+for cond in [{"var": "nonexistent", "equals": "value"}, {"var": "nonexistent", "gt": 0}]:
+    case("condition", CONDITIONS, T, condition=cond, context={"taskScope": "small"}, runs=False)
+
+T = "should evaluate variable truthiness"
+_ctx = {"enabled": True, "disabled": False, "empty": "", "value": "test"}
+for var, runs in [("enabled", True), ("disabled", False), ("empty", False), ("value", True)]:
+    case("condition", CONDITIONS, T, condition={"var": var}, context=_ctx, runs=runs)
+
+T = "should perform case-insensitive string comparisons"
+_ctx = {"status": "Active", "mode": "  PRODUCTION  "}
+for cond, runs in [
+    ({"var": "status", "equals": "active"}, True),
+    ({"var": "status", "equals": "ACTIVE"}, True),
+    ({"var": "status", "equals": "inactive"}, False),
+    ({"var": "mode", "equals": "production"}, True),
+    ({"var": "mode", "equals": "PRODUCTION"}, True),
+]:
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+
+T = "should perform type coercion for compatible types"
+_ctx = {
+    "stringNumber": "42",
+    "actualNumber": 42,
+    "stringBoolean": "true",
+    "actualBoolean": True,
+    "stringFalse": "false",
+    "zeroString": "0",
+}
+for cond, runs in [
+    ({"var": "stringNumber", "equals": 42}, True),
+    ({"var": "actualNumber", "equals": "42"}, True),
+    ({"var": "stringNumber", "equals": 41}, False),
+    ({"var": "stringBoolean", "equals": True}, True),
+    ({"var": "stringFalse", "equals": False}, True),
+    ({"var": "zeroString", "equals": False}, True),
+]:
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+
+T = "should handle null and undefined equivalence"
+_ctx = {"nullValue": None, "emptyString": ""}
+for cond, runs in [
+    ({"var": "nullValue", "equals": None}, True),
+    ({"var": "undefinedValue", "equals": None}, True),  # JSON has no undefined: an unset variable
+    ({"var": "emptyString", "equals": None}, False),
+]:
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+
+T = "should evaluate string matching operators"
+_ctx = {
+    "description": "  This is a Test Description  ",
+    "filename": "example.json",
+    "status": "IN_PROGRESS",
+}
+for cond, runs in [
+    ({"var": "description", "contains": "test"}, True),
+    ({"var": "description", "contains": "TEST"}, True),
+    ({"var": "description", "contains": "missing"}, False),
+    ({"var": "description", "startsWith": "this"}, True),
+    ({"var": "description", "startsWith": "THIS IS"}, True),
+    ({"var": "description", "startsWith": "description"}, False),
+    ({"var": "description", "endsWith": "description"}, True),
+    ({"var": "description", "endsWith": "DESCRIPTION"}, True),
+    ({"var": "filename", "endsWith": ".json"}, True),
+    ({"var": "filename", "endsWith": ".txt"}, False),
+    ({"var": "status", "matches": "^in_.*"}, True),
+    ({"var": "filename", "matches": "\\.(json|txt)$"}, True),
+    ({"var": "description", "matches": "test.*description"}, True),
+    ({"var": "status", "matches": "^completed"}, False),
+]:
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+
+T = "in operator: matches when the value is one of the list"
+for cond, ctx, runs in [
+    ({"var": "mode", "in": ["quick", "standard"]}, {"mode": "quick"}, True),
+    ({"var": "mode", "in": ["quick", "standard"]}, {"mode": "thorough"}, False),
+    ({"var": "mode", "in": ["QUICK"]}, {"mode": " quick "}, True),
+]:
+    case("condition", IN_OPERATOR, T, condition=cond, context=ctx, runs=runs)
+
+
+# --- templates ({{name}} in prompts through workflow_next) -----------------------------------
+
+for test, prompt, ctx, rendered in [
+    ("returns the template unchanged when no tokens are present", "Hello world.", {}, None),
+    (
+        "returns the template unchanged when no {{ is present",
+        "Implement the slice named currentSlice.name without braces.",
+        {},
+        None,
+    ),
+    ("replaces a top-level variable token", "Mode: {{rigorMode}}.", {"rigorMode": "STANDARD"}, "Mode: STANDARD."),
+    (
+        "replaces multiple distinct tokens in one pass",
+        "{{a}} + {{b}} = {{c}}",
+        {"a": 1, "b": 2, "c": 3},
+        "1 + 2 = 3",
+    ),
+    ("replaces the same token appearing multiple times", "{{x}} and {{x}}", {"x": "hello"}, "hello and hello"),
+    ("coerces numeric values to strings", "Pass {{n}}", {"n": 42}, "Pass 42"),
+    ("coerces boolean values to strings", "Flag: {{flag}}", {"flag": False}, "Flag: false"),
+    (
+        "resolves one-level dot-path {{obj.prop}}",
+        "Implement slice `{{currentSlice.name}}`.",
+        {"currentSlice": {"name": "Slice 1: Schema", "index": 0}},
+        "Implement slice `Slice 1: Schema`.",
+    ),
+    (
+        "resolves two-level dot-path {{a.b.c}}",
+        "{{user.address.city}}",
+        {"user": {"address": {"city": "Montreal"}}},
+        "Montreal",
+    ),
+    (
+        "resolves a mix of flat and dotted tokens",
+        "{{rigorMode}} — slice: {{currentSlice.name}}",
+        {"rigorMode": "THOROUGH", "currentSlice": {"name": "Slice 2"}},
+        "THOROUGH — slice: Slice 2",
+    ),
+    ("produces [unset: varName] for a missing top-level variable", "Mode: {{rigorMode}}.", {}, "Mode: [unset: rigorMode]."),
+    ("produces [unset: path] for a missing dot-path variable", "Slice: {{currentSlice.name}}", {}, "Slice: [unset: currentSlice.name]"),
+    (
+        "produces [unset: path] when the parent object exists but the leaf is absent",
+        "{{slice.title}}",
+        {"slice": {"name": "x"}},
+        "[unset: slice.title]",
+    ),
+    ("produces [unset: path] when value is null", "{{x}}", {"x": None}, "[unset: x]"),
+    (
+        "produces plain [unset: path] when array key is absent (arrays allow .length navigation)",
+        "{{items.name}}",
+        {"items": ["a", "b"]},
+        "[unset: items.name]",
+    ),
+    (
+        "does NOT replace {{wr.refs.*}} tokens",
+        "See {{wr.refs.context}}.",
+        {},
+        None,
+    ),
+    (
+        "leaves {{x + 1}} expressions unchanged — expressions are not evaluable",
+        "Step {{currentStepNumber + 1}} of {{totalSteps}}",
+        {"currentStepNumber": 2, "totalSteps": 5},
+        "Step {{currentStepNumber + 1}} of 5",
+    ),
+    (
+        "leaves {{fn()}} call-style tokens unchanged",
+        "Rate: {{(processed / items.length * 100).toFixed(1)}}%",
+        {},
+        None,
+    ),
+    ("leaves tokens with spaces unchanged", "{{ rigorMode }}", {"rigorMode": "QUICK"}, None),
+    (
+        "resolves the same template correctly on two consecutive calls (no lastIndex bleed)",
+        "{{a}} and {{b}} and {{a}}",
+        {"a": "X", "b": "Y"},
+        "X and Y and X",
+    ),
+    (
+        "resolves items.length via dot-path into an array (arrays are objects)",
+        "item {{currentIndex}} of {{items.length}}",
+        {"currentIndex": 2, "items": ["a", "b", "c"]},
+        "item 2 of 3",
+    ),
+]:
+    case("template", TEMPLATES, test, prompt=prompt, context=ctx, rendered=prompt if rendered is None else rendered)
+
+# A {{wr.refs.x}} naming no snippet does not compile here (WR806): the case above names a known one.
+# Where the walk fails on a value that is no object, the marker says why (our wording).
+case(
+    "template",
+    TEMPLATES,
+    "produces diagnostic message when intermediate path segment is not an object",
+    prompt="{{a.b.c}}",
+    context={"a": "flat-string"},
+    prompt_has=["[unset: a.b.c", "'a' is a string", '"flat-string"', "not an object"],
+    differs="the marker's wording is ours",
+)
+case(
+    "template",
+    TEMPLATES,
+    "names the failing segment and its type when a string is treated as object",
+    prompt="Implement: {{currentSlice.name}}",
+    context={"currentSlice": "1: TerminalSignal type + SessionState field replacement"},
+    prompt_has=[
+        "Implement: [unset: currentSlice.name",
+        "'currentSlice' is a string",
+        '"1: TerminalSignal type + SessionState field replacement"',
+    ],
+    differs="the marker's wording is ours",
+)
+case(
+    "template",
+    TEMPLATES,
+    "truncates long values in diagnostic messages at 60 chars",
+    prompt="{{a.b}}",
+    context={"a": "x" * 100},
+    prompt_has=["…", "is a string"],
+    prompt_shorter_than=150,
+)
+
+
+# --- output validation (workflow_validate) ----------------------------------------------------
+
+
+def output(test: str, criteria: Any, out: str, valid: bool, *, context=None, issues=(), **more):
+    case(
+        "output",
+        VALIDATION,
+        test,
+        criteria=criteria,
+        output=out,
+        context=context or {},
+        valid=valid,
+        issues_have=list(issues),
+        **more,
+    )
+
+
+output("should validate empty criteria with non-empty output", [], "some output", True)
+output("should fail validation with empty criteria and empty output", [], "", False)
+output("should fail validation with empty criteria and whitespace-only output", [], "   \n\t  ", False)
+_bare = {"type": "contains", "value": "hello", "message": "Must say hello"}
+output("passes when output satisfies a bare rule object", _bare, "hello world", True)
+output("fails when output does not satisfy a bare rule object", _bare, "goodbye", False, issues=["Must say hello"])
+_contains = [{"type": "contains", "value": "hello", "message": "Must contain hello"}]
+output("should pass when output contains required value", _contains, "hello world", True)
+output(
+    "should fail when output does not contain required value",
+    [{"type": "contains", "value": "goodbye", "message": "Must contain goodbye"}],
+    "hello world",
+    False,
+    issues=["Must contain goodbye"],
+)
+output(
+    "should use default message when none provided",
+    [{"type": "contains", "value": "missing", "message": ""}],
+    "hello world",
+    False,
+    issues=["missing"],
+)
+output(
+    "should pass when output matches regex pattern",
+    [{"type": "regex", "pattern": "^hello.*world$", "message": "Must match pattern"}],
+    "hello beautiful world",
+    True,
+)
+output(
+    "should fail when output does not match regex pattern",
+    [{"type": "regex", "pattern": "^goodbye.*world$", "message": "Must match pattern"}],
+    "hello beautiful world",
+    False,
+    issues=["Must match pattern"],
+)
+output(
+    "should support regex flags",
+    [{"type": "regex", "pattern": "HELLO", "flags": "i", "message": "Must match case-insensitive"}],
+    "hello world",
+    True,
+)
+output(
+    "should use default message when none provided",
+    [{"type": "regex", "pattern": "missing", "message": ""}],
+    "hello world",
+    False,
+    issues=["missing"],
+)
+_len = {"type": "length", "min": 5, "max": 15, "message": "Must be 5-15 characters"}
+output("should pass when output length is within bounds", [_len], "hello world", True)
+output("should fail when output is too short", [{"type": "length", "min": 15, "message": "Too short"}], "hello", False, issues=["Too short"])
+output("should fail when output is too long", [{"type": "length", "max": 5, "message": "Too long"}], "hello world", False, issues=["Too long"])
+output("should use default message for min length", [{"type": "length", "min": 15, "message": ""}], "hello", False, issues=["15"])
+output("should use default message for max length", [{"type": "length", "max": 5, "message": ""}], "hello world", False, issues=["5"])
+output("should handle only min constraint", [{"type": "length", "min": 5, "message": "m"}], "hello world", True)
+output("should handle only max constraint", [{"type": "length", "max": 15, "message": "m"}], "hello world", True)
+_three = [
+    {"type": "contains", "value": "hello", "message": "Must contain hello"},
+    {"type": "length", "min": 5, "max": 20, "message": "Must be 5-20 characters"},
+    {"type": "regex", "pattern": "world$", "message": "Must end with world"},
+]
+output("should pass when all rules pass", _three, "hello world", True)
+output(
+    "should fail when any rule fails",
+    [
+        {"type": "contains", "value": "hello", "message": "Must contain hello"},
+        {"type": "contains", "value": "missing", "message": "Must contain missing"},
+        {"type": "length", "min": 5, "max": 20, "message": "Must be 5-20 characters"},
+    ],
+    "hello world",
+    False,
+    issues=["Must contain missing"],
+    issue_count=1,
+)
+output(
+    "should collect all failing rules",
+    [
+        {"type": "contains", "value": "missing1", "message": "Must contain missing1"},
+        {"type": "contains", "value": "missing2", "message": "Must contain missing2"},
+        {"type": "length", "min": 50, "message": "Must be at least 50 characters"},
+    ],
+    "hello world",
+    False,
+    issues=["Must contain missing1", "Must contain missing2", "Must be at least 50 characters"],
+    issue_count=3,
+)
+_person = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "number"}},
+    "required": ["name", "age"],
+}
+_schema_rule = [{"type": "schema", "schema": _person, "message": "Object schema validation failed"}]
+output("should validate valid JSON against object schema", _schema_rule, '{"name": "John", "age": 30}', True)
+output(
+    "should fail validation for invalid JSON against object schema",
+    _schema_rule,
+    '{"name": "John"}',
+    False,
+    issues=["Object schema validation failed"],
+)
+output(
+    "should handle non-JSON input for schema validation",
+    [{"type": "schema", "schema": {"type": "object"}, "message": "Invalid JSON input"}],
+    "not json",
+    False,
+    issues=["Invalid JSON input"],
+)
+_list = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+output(
+    "should validate array schema",
+    [{"type": "schema", "schema": _list, "message": "Array schema validation failed"}],
+    '["apple", "banana", "cherry"]',
+    True,
+)
+output(
+    "should fail validation for invalid array schema",
+    [{"type": "schema", "schema": _list, "message": "Array schema validation failed"}],
+    "[]",
+    False,
+    issues=["Array schema validation failed"],
+)
+output(
+    "should provide detailed AJV error messages when custom message not provided",
+    [
+        {
+            "type": "schema",
+            "schema": {
+                "type": "object",
+                "properties": {"priority": {"type": "string", "enum": ["Low", "Medium", "High"]}},
+                "required": ["priority"],
+            },
+            "message": "",
+        }
+    ],
+    '{"priority": "Invalid"}',
+    False,
+    issues=["priority"],
+)
+output(
+    "should handle multiple schema validations",
+    [
+        {"type": "schema", "schema": {"type": "object"}, "message": "Must be object"},
+        {
+            "type": "schema",
+            "schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+            "message": "Must have name property",
+        },
+    ],
+    '{"name": "John"}',
+    True,
+)
+for schema, text in [({"type": "string"}, '"hello"'), ({"type": "number"}, "42"), ({"type": "boolean"}, "true")]:
+    output(
+        "should handle basic JSON types validation",
+        [{"type": "schema", "schema": schema, "message": "Wrong type"}],
+        text,
+        True,
+    )
+output(
+    "should coerce double-encoded JSON into an object for schema validation and emit a warning",
+    [
+        {
+            "type": "schema",
+            "schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+            "message": "Must be an object",
+        }
+    ],
+    '"{\\"name\\": \\"John\\"}"',
+    True,
+    suggestions_have=["double-encoded"],
+)
+_tickets = {
+    "type": "contains",
+    "value": "tickets",
+    "condition": {"var": "taskType", "equals": "ticket-creation"},
+    "message": "Must contain tickets for ticket creation",
+}
+output(
+    "should apply rule when condition is met",
+    [_tickets],
+    "Created tickets successfully",
+    True,
+    context={"taskType": "ticket-creation", "userRole": "admin"},
+)
+output(
+    "should skip rule when condition is not met",
+    [_tickets],
+    "Created documentation successfully",
+    True,
+    context={"taskType": "documentation", "userRole": "admin"},
+)
+output(
+    "should fail validation when conditional rule fails",
+    [_tickets],
+    "Created documentation successfully",
+    False,
+    context={"taskType": "ticket-creation"},
+    issues=["Must contain tickets for ticket creation"],
+)
+output(
+    "should handle complex conditional logic with AND operator",
+    [
+        {
+            "type": "contains",
+            "value": "urgent",
+            "condition": {
+                "and": [
+                    {"var": "taskType", "equals": "ticket-creation"},
+                    {"var": "priority", "equals": "high"},
+                ]
+            },
+            "message": "High priority ticket creation must mention urgency",
+        }
+    ],
+    "Created urgent tickets for high priority issues",
+    True,
+    context={"taskType": "ticket-creation", "userRole": "admin", "priority": "high"},
+)
+output(
+    "should handle numeric comparison conditions",
+    [
+        {
+            "type": "length",
+            "min": 100,
+            "condition": {"var": "taskComplexity", "gt": 7},
+            "message": "Complex tasks require detailed output",
+        }
+    ],
+    "Short",
+    False,
+    context={"taskComplexity": 8},
+    issues=["Complex tasks require detailed output"],
+)
+output("should handle missing context variables gracefully", [_tickets], "anything", True, context={})
+_and_rules = {
+    "and": [
+        {"type": "contains", "value": "success", "message": "Must contain success"},
+        {"type": "length", "min": 10, "message": "Must be at least 10 characters"},
+    ]
+}
+output("should handle AND operator with all rules passing", _and_rules, "Task completed successfully", True)
+output(
+    "should handle AND operator with one rule failing",
+    _and_rules,
+    "Task done",
+    False,
+    issues=["Must contain success", "Must be at least 10 characters"],
+)
+_or_rules = {
+    "or": [
+        {"type": "contains", "value": "success", "message": "Must contain success"},
+        {"type": "contains", "value": "completed", "message": "Must contain completed"},
+    ]
+}
+output("should handle OR operator with one rule passing", _or_rules, "Task completed", True)
+output(
+    "should handle OR operator with all rules failing",
+    _or_rules,
+    "Task failed",
+    False,
+    issues=["Must contain success", "Must contain completed"],
+)
+_not_error = {"not": {"type": "contains", "value": "error", "message": "Must not contain error"}}
+output("should handle NOT operator with rule failing (composition passes)", _not_error, "All good", True)
+output("should handle NOT operator with rule passing (composition fails)", _not_error, "An error occurred", False)
+output(
+    "should handle NOT with nested composition",
+    {
+        "not": {
+            "and": [
+                {"type": "contains", "value": "error", "message": "Must contain error"},
+                {"type": "contains", "value": "critical", "message": "Must contain critical"},
+            ]
+        }
+    },
+    "Task completed successfully",
+    True,
+)
+output(
+    "should handle composition with different rule types",
+    {
+        "and": [
+            {"type": "length", "min": 20, "message": "Must be detailed"},
+            {
+                "or": [
+                    {"type": "regex", "pattern": "success", "message": "Must match success pattern"},
+                    {"type": "contains", "value": "completed", "message": "Must contain completed"},
+                ]
+            },
+            {"not": {"type": "contains", "value": "error", "message": "Must not contain error"}},
+        ]
+    },
+    "Task has been completed successfully with all requirements met",
+    True,
+)
+output(
+    "should handle empty string output with valid criteria",
+    [{"type": "length", "min": 0, "message": "Must be at least 0 characters"}],
+    "",
+    True,
+)
+output(
+    "should handle very long output",
+    [{"type": "length", "min": 5000, "message": "Must be at least 5000 characters"}],
+    "a" * 10000,
+    True,
+)
+output(
+    "should handle special characters in regex",
+    [{"type": "regex", "pattern": "\\$\\d+\\.\\d{2}", "message": "Must be currency format"}],
+    "$123.45",
+    True,
+)
+
+
+# --- artifacts (workflow_validate with artifacts) ---------------------------------------------
+
+_LOOP_STEP = {"outputContract": {"contractRef": "wr.contracts.loop_control"}}
+_LC = {"kind": "wr.loop_control"}
+
+
+def loop_artifact(test: str, artifact: Any, valid: bool, source: str = LOOP_ARTIFACT, **more):
+    case("artifact", source, test, step=_LOOP_STEP, artifacts=[artifact], valid=valid, **more)
+
+
+loop_artifact("accepts minimal valid artifact with continue decision", {**_LC, "loopId": "plan-iteration", "decision": "continue"}, True)
+loop_artifact("accepts minimal valid artifact with stop decision", {**_LC, "loopId": "implementation-loop", "decision": "stop"}, True)
+loop_artifact(
+    "accepts artifact with full metadata",
+    {
+        **_LC,
+        "loopId": "review-cycle",
+        "decision": "continue",
+        "metadata": {"reason": "Found 2 gaps that need addressing", "issuesFound": 2, "iterationIndex": 3, "confidence": 85},
+    },
+    True,
+)
+loop_artifact("accepts artifact with partial metadata", {**_LC, "loopId": "test-loop", "decision": "stop", "metadata": {"reason": "Clean pass - no issues found"}}, True)
+loop_artifact("accepts loopId with hyphens and underscores", {**_LC, "loopId": "plan_iteration-v2", "decision": "continue"}, True)
+loop_artifact("rejects artifact with wrong kind", {"kind": "wrong_kind", "loopId": "test", "decision": "continue"}, False)
+loop_artifact("rejects artifact with invalid decision", {**_LC, "loopId": "test", "decision": "maybe"}, False)
+loop_artifact("accepts artifact with missing loopId (anonymous — engine infers from active loop)", {**_LC, "decision": "continue"}, True)
+loop_artifact("rejects artifact with missing decision", {**_LC, "loopId": "test"}, False)
+loop_artifact("rejects artifact with non-delimiter-safe loopId (uppercase)", {**_LC, "loopId": "TestLoop", "decision": "continue"}, False)
+loop_artifact("rejects artifact with non-delimiter-safe loopId (spaces)", {**_LC, "loopId": "test loop", "decision": "continue"}, False)
+loop_artifact("rejects artifact with extra fields (strict mode)", {**_LC, "loopId": "test", "decision": "continue", "extraField": "not allowed"}, False)
+loop_artifact("rejects metadata with invalid confidence (> 100)", {**_LC, "loopId": "test", "decision": "continue", "metadata": {"confidence": 150}}, False)
+loop_artifact("rejects metadata with negative issuesFound", {**_LC, "loopId": "test", "decision": "continue", "metadata": {"issuesFound": -1}}, False)
+loop_artifact("returns invalid for artifact with bad loopId format", {**_LC, "loopId": "Invalid Loop ID!", "decision": "stop"}, False, LOOP_EVALUATOR)
+case("artifact", ARTIFACT_CONTRACT, "returns MISSING_REQUIRED_ARTIFACT when no artifact present", step=_LOOP_STEP, artifacts=[], valid=False)
+case(
+    "artifact",
+    ARTIFACT_CONTRACT,
+    "returns MISSING_REQUIRED_ARTIFACT when only non-loop-control artifacts (wrong-kind)",
+    step=_LOOP_STEP,
+    artifacts=[{"kind": "wr.other", "data": 1}],
+    valid=False,
+)
+case(
+    "artifact",
+    ARTIFACT_CONTRACT,
+    "allows missing artifact when required=false",
+    step={"outputContract": {"contractRef": "wr.contracts.loop_control", "required": False}},
+    artifacts=[],
+    valid=True,
+)
+
+_VERDICT_STEP = {"outputContract": {"contractRef": "wr.contracts.review_verdict"}}
+_CLEAN = {"kind": "wr.review_verdict", "verdict": "clean", "confidence": "high", "findings": [], "summary": "No issues found"}
+_MINOR = {
+    "kind": "wr.review_verdict",
+    "verdict": "minor",
+    "confidence": "medium",
+    "findings": [
+        {"severity": "minor", "summary": "Missing test coverage", "findingCategory": "testing"},
+        {"severity": "nit", "summary": "Inconsistent naming"},
+    ],
+    "summary": "Small issues only",
+}
+
+
+def verdict(test: str, artifacts: list[Any], valid: bool, step: Any = _VERDICT_STEP):
+    case("artifact", REVIEW_VERDICT, test, step=step, artifacts=artifacts, valid=valid)
+
+
+verdict("parses a clean verdict", [_CLEAN], True)
+verdict("parses a minor verdict with findings", [_MINOR], True)
+verdict("returns null for extra fields on the outer verdict object (outer schema stays strict)", [{**_CLEAN, "unexpectedField": "value"}], False)
+verdict(
+    "preserves enrichment fields on findings (finding sub-schema is passthrough)",
+    [
+        {
+            **_CLEAN,
+            "verdict": "blocking",
+            "findings": [
+                {
+                    "severity": "critical",
+                    "summary": "Missing null check",
+                    "findingCategory": "correctness",
+                    "file": "src/daemon/session-handler.ts",
+                    "startLine": 42,
+                }
+            ],
+        }
+    ],
+    True,
+)
+verdict("returns null for invalid verdict value", [{**_CLEAN, "verdict": "approved"}], False)
+verdict("returns null for missing required fields", [{"kind": "wr.review_verdict"}], False)
+verdict("returns MISSING_REQUIRED_ARTIFACT when artifact is absent (required by default)", [], False)
+verdict(
+    "returns valid: true for absent artifact when required: false",
+    [],
+    True,
+    {"outputContract": {"contractRef": "wr.contracts.review_verdict", "required": False}},
+)
+verdict("returns INVALID_ARTIFACT_SCHEMA when artifact has wrong schema", [{"kind": "wr.review_verdict", "verdict": "not-a-valid-verdict"}], False)
+verdict("ignores non-verdict artifacts in the array", [{"kind": "wr.discovery_handoff", "selectedDirection": "A"}, _MINOR], True)
+
+_READINESS = {
+    "id": "readiness_gate",
+    "purpose": "Assess readiness before continuing.",
+    "dimensions": [
+        {"id": "confidence", "purpose": "How confident the agent is.", "levels": ["low", "medium", "high"]},
+        {"id": "scope", "purpose": "How complete the understanding is.", "levels": ["partial", "complete"]},
+    ],
+}
+
+
+def assessment(test: str, dimensions: dict[str, str], valid: bool, assessment_id: str = "readiness_gate"):
+    case(
+        "artifact",
+        ASSESSMENT_VALIDATION,
+        test,
+        workflow={"assessments": [_READINESS]},
+        step={"assessmentRefs": ["readiness_gate"]},
+        artifacts=[{"kind": "wr.assessment", "assessmentId": assessment_id, "dimensions": dimensions}],
+        valid=valid,
+    )
+
+
+assessment("accepts canonical assessment artifacts", {"confidence": "high", "scope": "complete"}, True)
+assessment("normalizes safe case-only near misses without failing", {"confidence": "HIGH", "scope": "COMPLETE"}, True)
+assessment("rejects missing required dimensions", {"confidence": "high"}, False)
+assessment("rejects unknown dimension values without silent coercion", {"confidence": "very-high", "scope": "complete"}, False)
+assessment("rejects artifacts targeting the wrong assessment id", {"confidence": "high", "scope": "complete"}, False, "other_gate")
+
+
+# --- walks (successive workflow_next calls) ---------------------------------------------------
+
+_AUDIT_LOOP = {
+    "id": "audit-loop",
+    "type": "loop",
+    "title": "Audit Loop",
+    "loop": {
+        "type": "while",
+        "maxIterations": 5,
+        "conditionSource": {"kind": "artifact_contract", "contractRef": "wr.contracts.loop_control", "loopId": "plan_audit_loop"},
+    },
+    "body": [
+        {"id": "do-work", "title": "Do Work", "prompt": "Work"},
+        {"id": "exit-decision", "title": "Exit Decision", "prompt": "Stop?", "outputContract": {"contractRef": "wr.contracts.loop_control"}},
+    ],
+}
+
+
+def _stop(loop_id: str | None = None, decision: str = "stop") -> dict[str, Any]:
+    return {"kind": "wr.loop_control", "decision": decision, **({"loopId": loop_id} if loop_id else {})}
+
+
+def walk(source: str, test: str, steps: list[Any], calls: list[dict[str, Any]], **more):
+    case("walk", source, test, workflow={"steps": steps}, calls=calls, **more)
+
+
+walk(ADVANCE_LOOP, "no artifacts at all defaults to continue (first iteration)", [_AUDIT_LOOP], [{"step": "do-work"}])
+walk(
+    ADVANCE_LOOP,
+    "stop artifact from current step exits loop",
+    [_AUDIT_LOOP],
+    [{"step": "do-work"}, {"step": "exit-decision"}, {"artifacts": [_stop("plan_audit_loop")], "complete": True}],
+)
+walk(
+    ADVANCE_LOOP,
+    "stop artifact with MISMATCHED loopId still exits loop (regression: loopId-agnostic)",
+    [_AUDIT_LOOP],
+    [{"step": "do-work"}, {"step": "exit-decision"}, {"artifacts": [_stop("phase-4-plan-iterations")], "complete": True}],
+)
+walk(
+    LOOP_INTERPRETER,
+    "exits loop when artifact has no loopId at all and says stop",
+    [_AUDIT_LOOP],
+    [{"step": "do-work"}, {"step": "exit-decision"}, {"artifacts": [_stop()], "complete": True}],
+)
+walk(
+    LOOP_INTERPRETER,
+    "enters loop when artifact says continue",
+    [_AUDIT_LOOP],
+    [{"step": "do-work"}, {"step": "exit-decision"}, {"artifacts": [_stop(decision="continue")], "step": "do-work"}],
+)
+walk(
+    LOOP_INTERPRETER,
+    "last artifact wins when multiple wr.loop_control artifacts present",
+    [_AUDIT_LOOP],
+    [
+        {"step": "do-work"},
+        {"step": "exit-decision"},
+        {"artifacts": [_stop(decision="continue"), _stop()], "complete": True},
+    ],
+)
+walk(
+    LOOP_INTERPRETER,
+    "earlier stop is overridden by later continue",
+    [_AUDIT_LOOP],
+    [
+        {"step": "do-work"},
+        {"step": "exit-decision"},
+        {"artifacts": [_stop(), _stop(decision="continue")], "step": "do-work"},
+    ],
+)
+_DERIVED_LOOP = {
+    "id": "loop-step",
+    "type": "loop",
+    "title": "Loop",
+    "loop": {"type": "while", "maxIterations": 5},
+    "body": [
+        {"id": "body-step", "title": "Body", "prompt": "Do work"},
+        {"id": "exit-step", "title": "Exit", "prompt": "Stop?", "outputContract": {"contractRef": "wr.contracts.loop_control"}},
+    ],
+}
+walk(
+    LOOP_INTERPRETER,
+    "derives artifact_contract when body step has outputContract",
+    [_DERIVED_LOOP, {"id": "after", "title": "After", "prompt": "Done"}],
+    [
+        {"step": "body-step"},
+        {"step": "exit-step"},
+        {"artifacts": [_stop(decision="continue")], "step": "body-step"},
+        {"step": "exit-step"},
+        {"artifacts": [_stop()], "step": "after"},
+    ],
+)
+_continue = {"artifacts": [_stop(decision="continue")]}
+walk(
+    PROMPT_RENDERER,
+    "final pass shows FINAL PASS instruction",
+    [_DERIVED_LOOP],
+    [
+        {"step": "body-step", "prompt_lacks": ["final pass"]},
+        {"step": "exit-step"},
+        *[
+            call
+            for _ in range(3)
+            for call in ({**_continue, "step": "body-step", "prompt_lacks": ["final pass"]}, {"step": "exit-step"})
+        ],
+        {**_continue, "step": "body-step", "prompt_has": ["final pass"]},
+        {"step": "exit-step", "prompt_lacks": ["final pass"]},
+    ],
+    differs="the notice's wording is ours: 'This is the final pass (5 of 5)'",
+)
+
+_ROUTINE = {
+    "id": "routine-test-design",
+    "name": "Test Design Routine",
+    "description": "A routine for testing",
+    "version": "1.0.0",
+    "metaGuidance": ["Be thorough in your analysis."],
+    "steps": [
+        {"id": "step-understand", "title": "Understand the Problem", "prompt": "Analyze {problem} deeply.", "agentRole": "You are a problem analyst."},
+        {"id": "step-design", "title": "Design Solution", "prompt": "Design a solution for {problem} and write to {deliverableName}."},
+    ],
+}
+_ROUTINE_TWO_ARGS = {
+    "id": "routine-two-args",
+    "name": "Two args",
+    "steps": [{"id": "step-deliver", "title": "Deliver", "prompt": "Create {deliverableName} with {format}."}],
+}
+_ROUTINE_AB = {
+    "id": "routine-ab",
+    "name": "A and B",
+    "steps": [{"id": "step-one", "title": "Step", "prompt": "Use {a} and {b}."}],
+}
+
+
+def _call(template: str, args: dict[str, Any], step_id: str = "design-phase") -> dict[str, Any]:
+    return {"id": step_id, "title": "Design Phase", "templateCall": {"templateId": f"wr.templates.routine.{template}", "args": args}}
+
+
+walk(
+    RESOLVE_TEMPLATES,
+    "expands routine-based templateCall into routine steps",
+    [_call("test-design", {"problem": "caching", "deliverableName": "design.md"}, "phase-1-design")],
+    [
+        {"step": "phase-1-design.step-understand", "prompt": "Analyze caching deeply.", "guidance_has": ["Be thorough in your analysis."]},
+        {"step": "phase-1-design.step-design", "prompt": "Design a solution for caching and write to design.md."},
+        {"complete": True},
+    ],
+    routines=[_ROUTINE],
+)
+walk(
+    RESOLVE_TEMPLATES,
+    "mixes routine-based and regular steps",
+    [
+        {"id": "intro", "title": "Introduction", "prompt": "Start here."},
+        _call("test-design", {"problem": "auth", "deliverableName": "auth-design.md"}),
+        {"id": "implement", "title": "Implement", "prompt": "Build it."},
+    ],
+    [
+        {"step": "intro"},
+        {"step": "design-phase.step-understand"},
+        {"step": "design-phase.step-design"},
+        {"step": "implement"},
+        {"complete": True},
+    ],
+    routines=[_ROUTINE],
+)
+walk(
+    RESOLVE_TEMPLATES,
+    "fails when routine templateCall has missing args",
+    [_call("test-design", {"problem": "caching"})],
+    [{"error": -32002, "problems": ["WR802"], "message_has": ["deliverableName"]}],
+    routines=[_ROUTINE],
+)
+walk(
+    TEMPLATE_REGISTRY,
+    "fails on missing args with TEMPLATE_EXPAND_FAILED",
+    [_call("two-args", {})],
+    [{"error": -32002, "problems": ["WR802"], "message_has": ["deliverableName", "format"]}],
+    routines=[_ROUTINE_TWO_ARGS],
+)
+walk(
+    TEMPLATE_REGISTRY,
+    "fails when only some args are provided",
+    [_call("ab", {"a": "alpha"})],
+    [{"error": -32002, "problems": ["WR802"], "message_has": ["'b'"]}],
+    routines=[_ROUTINE_AB],
+)
+walk(
+    TEMPLATE_REGISTRY,
+    "rejects non-primitive arg values (objects would produce [object Object])",
+    [_call("ab", {"a": {"nested": True}, "b": "x"})],
+    [{"error": -32002, "problems": ["WR803"]}],
+    routines=[_ROUTINE_AB],
+)
+walk(
+    TEMPLATE_REGISTRY,
+    "accepts number and boolean arg values",
+    [_call("ab", {"a": 42, "b": True})],
+    [{"step": "design-phase.step-one", "prompt": "Use 42 and true."}],
+    routines=[_ROUTINE_AB],
+)
+
+
+# --- lint: which files are valid (workflow_lint and workrail validate) ------------------------
+
+
+def lint(source: str, test: str, *, errors: list[str], workflow: Any = None, text: str | None = None, **more):
+    case("lint", source, test, workflow=workflow, text=text, errors=sorted(errors), **more)
+
+
+def _wf(**fields: Any) -> dict[str, Any]:
+    return {
+        "name": "Upstream case",
+        "description": "Ported from upstream's tests",
+        "version": "1.0.0",
+        "steps": [{"id": "step-1", "title": "Step 1", "prompt": "Assess the situation."}],
+        **fields,
+    }
+
+
+lint(CONDITIONS, "should reject invalid operators", errors=["WR102"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"var": "test", "invalid": "operator"}}]))
+lint(CONDITIONS, "should reject invalid operators", errors=["WR102"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"badOperator": "value"}}]))
+lint(
+    CONDITIONS,
+    "should validate nested conditions",
+    errors=["WR102"],
+    workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"and": [{"var": "a", "equals": 1}, {"invalid": "nested"}]}}]),
+)
+lint(CONDITIONS, "should accept new string matching operators", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"var": "test", "matches": "^pattern.*"}}]))
+lint(CONDITIONS, "should evaluate variable truthiness", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"var": "enabled"}}]))
+lint(CONDITIONS, "should return true for null/undefined conditions", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {}}]))
+lint(VALIDATION, "should use default message when none provided", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "contains", "value": "x", "message": ""}]}]))
+lint(VALIDATION, "should validate empty criteria with non-empty output", errors=[], warnings=["WR407"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": []}]))
+lint(VALIDATION, "should throw ValidationError for unsupported rule type", errors=["WR104"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "unsupported", "message": "Unsupported rule"}]}]))
+lint(VALIDATION, "should throw ValidationError for invalid rule format", errors=["WR101"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [42]}]))
+lint(VALIDATION, "should throw ValidationError for invalid regex pattern", errors=["WR401"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "regex", "pattern": "[invalid", "message": "Invalid regex"}]}]))
+lint(VALIDATION, "should handle invalid JSON schema definition", errors=["WR403"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "schema", "schema": {"type": "invalid_type"}, "message": "Schema validation failed"}]}]))
+
+lint(WORKFLOW_JSON, "should reject null input", errors=["WR101"], text="null\n")
+lint(WORKFLOW_JSON, "should reject empty string", errors=["WR006"], text="")
+lint(WORKFLOW_JSON, "should handle invalid JSON syntax", errors=["WR001"], text='{"id": "x",, }\n')
+lint(WORKFLOW_JSON, "should handle trailing commas", errors=["WR001"], text='{"id": "trailing", "name": "T", "steps": [],}\n')
+lint(WORKFLOW_JSON, "should handle unmatched brackets", errors=["WR001"], text='{"id": "unmatched", "steps": [\n')
+lint(WORKFLOW_JSON, "should validate minimal valid workflow", errors=[], workflow=_wf())
+lint(WORKFLOW_JSON, "should detect missing required fields", errors=["WR103"], workflow={"name": "No id or steps"}, keep_id=True)
+lint(WORKFLOW_JSON, "should detect invalid field types", errors=["WR101"], workflow=_wf(name=123))
+lint(WORKFLOW_JSON, "should detect invalid ID pattern", errors=["WR105"], workflow=_wf(id="Invalid ID With Spaces"), keep_id=True)
+lint(WORKFLOW_JSON, "should detect empty steps array", errors=["WR106"], workflow=_wf(steps=[]))
+lint(WORKFLOW_JSON, "should detect invalid version format", errors=["WR602"], workflow=_wf(version="not-semver"))
+lint(WORKFLOW_JSON, "should detect additional properties errors", errors=["WR102"], workflow=_wf(unknownProperty="x"))
+lint(
+    WORKFLOW_JSON,
+    "should validate workflow JSON with declared assessments",
+    errors=[],
+    workflow=_wf(
+        assessments=[{"id": "readiness_gate", "purpose": "Readiness.", "dimensions": [{"id": "confidence", "purpose": "Confidence", "levels": ["low", "high"]}]}],
+        steps=[{"id": "step-1", "title": "S", "prompt": "P", "assessmentRefs": ["readiness_gate"]}],
+    ),
+)
+
+_REF = {"id": "api-schema", "title": "API Schema", "source": "./spec/api.json", "purpose": "Authoritative API contract", "authoritative": True}
+lint(REFERENCES, "accepts a workflow with well-formed references", errors=[], workflow=_wf(references=[_REF, {**_REF, "id": "coding-guide", "title": "Coding Guide", "source": "./docs/guide.md", "authoritative": False}]))
+lint(REFERENCES, "accepts a workflow with empty references array", errors=[], workflow=_wf(references=[]))
+lint(REFERENCES, "rejects duplicate reference IDs", errors=["WR706"], workflow=_wf(references=[{**_REF, "id": "dupe"}, {**_REF, "id": "dupe", "title": "Another"}]))
+for field in ("id", "source", "title", "purpose"):
+    lint(REFERENCES, f"rejects reference with empty {field}", errors=["WR106"], workflow=_wf(references=[{**_REF, field: ""}]))
+lint(REFERENCES, "rejects reference with non-boolean authoritative", errors=["WR101"], workflow=_wf(references=[{**_REF, "authoritative": "yes"}]))
+
+_GATE = {"id": "readiness_gate", "purpose": "Readiness gate.", "dimensions": [{"id": "confidence", "purpose": "Confidence", "levels": ["low", "high"]}]}
+
+
+def _assessed(*assessments: Any, refs: list[str], consequences: Any = None) -> dict[str, Any]:
+    step: dict[str, Any] = {"id": "step-1", "title": "Step 1", "prompt": "Assess.", "assessmentRefs": refs}
+    if consequences is not None:
+        step["assessmentConsequences"] = consequences
+    return _wf(assessments=list(assessments), steps=[step])
+
+
+def _followup(level: str, assessment_id: str | None = None) -> dict[str, Any]:
+    when: dict[str, Any] = {"anyEqualsLevel": level}
+    if assessment_id:
+        when["forAssessment"] = assessment_id
+    return {"when": when, "effect": {"kind": "require_followup", "guidance": "Fix before proceeding."}}
+
+
+lint(ASSESSMENT_DEFINITIONS, "accepts valid assessments and step assessmentRefs", errors=[], workflow=_assessed(_GATE, refs=["readiness_gate"]))
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "rejects duplicate assessment ids",
+    errors=["WR707"],
+    workflow=_wf(assessments=[{**_GATE, "id": "dup_gate"}, {**_GATE, "id": "dup_gate", "purpose": "Second copy."}]),
+)
+lint(ASSESSMENT_DEFINITIONS, "rejects undeclared step assessmentRefs", errors=["WR702"], workflow=_assessed(_GATE, refs=["missing_gate"]))
+_QUALITY = {"id": "quality_gate", "purpose": "Quality gate.", "dimensions": [{"id": "depth", "purpose": "Depth", "levels": ["shallow", "deep"]}]}
+_COVERAGE = {"id": "coverage_gate", "purpose": "Coverage gate.", "dimensions": [{"id": "completeness", "purpose": "Completeness", "levels": ["low", "high"]}]}
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "accepts multiple assessmentRefs with a consequence whose trigger level exists only in the second assessment",
+    errors=[],
+    workflow=_assessed(_QUALITY, _COVERAGE, refs=["quality_gate", "coverage_gate"], consequences=[_followup("low")]),
+)
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "rejects a multi-ref consequence whose trigger level exists in neither referenced assessment",
+    errors=["WR708"],
+    workflow=_assessed(
+        _QUALITY,
+        {**_COVERAGE, "dimensions": [{"id": "completeness", "purpose": "C", "levels": ["partial", "complete"]}]},
+        refs=["quality_gate", "coverage_gate"],
+        consequences=[_followup("low")],
+    ),
+)
+lint(ASSESSMENT_DEFINITIONS, "rejects a consequence that references an undeclared level", errors=["WR708"], workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("unknown_level")]))
+lint(ASSESSMENT_DEFINITIONS, "fails fast on invalid assessment consequence level at compile time", errors=["WR708"], workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("medium")]))
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "accepts multiple assessment consequences on the same step",
+    errors=[],
+    workflow=_assessed(
+        {**_GATE, "id": "constraint_gate"},
+        {**_GATE, "id": "type_gate"},
+        refs=["constraint_gate", "type_gate"],
+        consequences=[_followup("low", "constraint_gate"), _followup("low", "type_gate")],
+    ),
+)
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "fails fast when forAssessment references an unknown assessmentRef",
+    errors=["WR702"],
+    workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("low", "unknown_gate")]),
+)
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "fails fast on unknown assessmentRef in inline loop body steps",
+    errors=["WR702"],
+    workflow=_wf(
+        assessments=[_GATE],
+        steps=[
+            {
+                "id": "loop-1",
+                "type": "loop",
+                "title": "Loop",
+                "loop": {"type": "for", "count": 2},
+                "body": [{"id": "inner", "title": "Inner", "prompt": "P", "assessmentRefs": ["missing_gate"]}],
+            }
+        ],
+    ),
+)
+
+
+def _delegating(*workflow_ids: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": "parallel-step",
+            "title": "Run Subagent",
+            "type": "parallel",
+            "parallelDelegations": [{"workflowId": w} for w in workflow_ids],
+        }
+    ]
+
+
+lint(PARALLEL, "rejects a parallel step with missing delegations", errors=["WR103"], workflow=_wf(steps=[{"id": "parallel-gate-1", "title": "Spawn Subagents", "type": "parallel"}]))
+lint(
+    PARALLEL,
+    "rejects mixing prompt or loop configs on a parallel step type",
+    errors=["WR102"],
+    workflow=_wf(steps=[{"id": "parallel-gate-1", "title": "Spawn Subagents", "type": "parallel", "prompt": "Do not mix prompts here.", "parallelDelegations": [{"workflowId": "up-subagent-workflow"}]}]),
+    others=[_wf(id="up-subagent-workflow")],
+)
+lint(
+    PARALLEL,
+    "passes registry validation when all referenced workflows exist",
+    errors=[],
+    workflow=_wf(steps=_delegating("up-subagent-workflow")),
+    others=[_wf(id="up-subagent-workflow")],
+)
+lint(PARALLEL, "fails registry validation when a subagent ID is unregistered", errors=["WR709"], workflow=_wf(steps=_delegating("missing-subagent-workflow")))
+lint(PARALLEL, "fails registry validation when a workflow delegates to itself (circular prevention)", errors=["WR710"], workflow=_wf(id="up-circular-workflow", steps=_delegating("up-circular-workflow")), keep_id=True)
+lint(
+    PARALLEL,
+    "fails registry validation when a transitive cycle is detected (e.g. A -> B -> A)",
+    errors=["WR710"],
+    workflow=_wf(id="up-workflow-a", steps=_delegating("up-workflow-b")),
+    others=[_wf(id="up-workflow-b", steps=_delegating("up-workflow-a"))],
+    keep_id=True,
+    files_together=True,
+)
