@@ -152,8 +152,9 @@ async def run_case(client: Client, c: dict[str, Any]) -> Any:
         return await call(client, "workflow_validate", args)
     if kind == "walk":
         return await run_walk(client, c, wid)
-    text = lint_text(c)
-    return await call(client, "workflow_lint", {"text": text})
+    if c["text"] is None:
+        return await call(client, "workflow_lint", {"definition": json.loads(lint_text(c))})
+    return await call(client, "workflow_lint", {"text": c["text"]})
 
 
 async def run_walk(client: Client, c: dict[str, Any], wid: str) -> list[dict[str, Any]]:
@@ -192,7 +193,7 @@ def run_cli(root: Path) -> dict[str, list[dict[str, Any]]]:
     """`workrail validate --format json` over every lint case's file(s), in one process."""
     files: dict[str, str] = {}
     for c in of_kind("lint"):
-        directory = root / "checked" / c["id"]
+        directory = root / "checked" / "workflows" / c["id"]
         directory.mkdir(parents=True)
         path = directory / lint_file_name(c)
         path.write_text(lint_text(c))

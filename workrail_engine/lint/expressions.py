@@ -31,6 +31,8 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
         out += _relative("/loop/condition", condition_problems(loop["condition"]))
     if "validationCriteria" in step:
         out += _relative("/validationCriteria", criteria_problems(step["validationCriteria"]))
+        if step["validationCriteria"] == []:
+            out.append(_no_rules())
     for key in ("runCondition", "validationCriteria"):
         if key in step:
             out += _backtracking_regexes(step[key], f"/{key}")
@@ -40,6 +42,17 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
 
 
 BACKTRACKING_REGEX = "WR405"
+NO_RULES = "WR407"
+
+
+def _no_rules() -> Finding:
+    """WR407: upstream accepts `validationCriteria: []`; it checks only that the output is not
+    blank, which the author rarely means."""
+    message = (
+        "An empty validationCriteria only checks that the output is not blank; "
+        "add the rules you mean, or leave validationCriteria out"
+    )
+    return Finding("/validationCriteria", NO_RULES, Severity.WARNING, message)
 
 
 def _backtracking_regexes(node: Any, pointer: str) -> list[Finding]:
