@@ -246,12 +246,6 @@ for test, prompt, ctx, rendered in [
         "[unset: items.name]",
     ),
     (
-        "does NOT replace {{wr.refs.*}} tokens",
-        "See {{wr.refs.context}}.",
-        {},
-        None,
-    ),
-    (
         "leaves {{x + 1}} expressions unchanged — expressions are not evaluable",
         "Step {{currentStepNumber + 1}} of {{totalSteps}}",
         {"currentStepNumber": 2, "totalSteps": 5},
@@ -279,7 +273,15 @@ for test, prompt, ctx, rendered in [
 ]:
     case("template", TEMPLATES, test, prompt=prompt, context=ctx, rendered=prompt if rendered is None else rendered)
 
-# A {{wr.refs.x}} naming no snippet does not compile here (WR806): the case above names a known one.
+# Through the whole pipeline (compile, then render), a {{wr.refs.x}} naming no snippet of the compile
+# step is refused, as upstream's sentinel scan refuses an unresolved {{wr.…}}: never rendered.
+case(
+    "walk",
+    TEMPLATES,
+    "does NOT replace {{wr.refs.*}} tokens",
+    workflow={"steps": [{"id": "probe", "title": "Probe", "prompt": "See {{wr.refs.context}}."}]},
+    calls=[{"error": -32002, "problems": ["WR806"], "message_has": ["wr.refs.context"]}],
+)
 # Where the walk fails on a value that is no object, the marker says why (our wording).
 case(
     "template",
