@@ -133,13 +133,15 @@ def _check_message(
     message = node.get("message")
     if message is None and not required:
         return
-    # "" is allowed, as upstream's schema allows it: the rule then says what it wanted itself.
-    if not isinstance(message, str):
+    # A rule's "" is allowed, as upstream's schema allows it: the rule then says what it wanted
+    # itself. A composition's message is ours (upstream has none): it is left out, not empty.
+    if not isinstance(message, str) or (not message and not required):
         problems.append(
             Problem(
                 pointer_join(at, "message") if "message" in node else at,
                 MALFORMED,
-                '"message" must be a string telling the agent what is wrong.',
+                '"message" must be a string telling the agent what is wrong'
+                + ("." if required else " (leave it out rather than empty)."),
             )
         )
 
