@@ -154,12 +154,32 @@ T = "should handle null and undefined equivalence"
 _ctx = {"nullValue": None, "emptyString": ""}
 for cond, runs in [
     ({"var": "nullValue", "equals": None}, True),
-    ({"var": "undefinedValue", "equals": None}, True),  # JSON has no undefined: an unset variable
     ({"var": "emptyString", "equals": None}, False),
 ]:
     case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+# JSON has no undefined: upstream's undefined value is an unset variable here, and a missing
+# variable is not null (docs/conditions-and-rules.md), so `equals: null` does not hold.
+case(
+    "condition",
+    CONDITIONS,
+    T,
+    condition={"var": "undefinedValue", "equals": None},
+    context=_ctx,
+    runs=False,
+    differs="a missing variable is not null here",
+)
 
 T = "should evaluate string matching operators"
+_CASE_SENSITIVE_HERE = [
+    {"var": "description", "contains": "test"},
+    {"var": "description", "contains": "TEST"},
+    {"var": "description", "startsWith": "this"},
+    {"var": "description", "startsWith": "THIS IS"},
+    {"var": "description", "endsWith": "description"},
+    {"var": "description", "endsWith": "DESCRIPTION"},
+    {"var": "status", "matches": "^in_.*"},
+    {"var": "description", "matches": "test.*description"},
+]
 _ctx = {
     "description": "  This is a Test Description  ",
     "filename": "example.json",
@@ -181,7 +201,13 @@ for cond, runs in [
     ({"var": "description", "matches": "test.*description"}, True),
     ({"var": "status", "matches": "^completed"}, False),
 ]:
-    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=runs)
+    # Ours compare case-sensitively and untrimmed (docs/conditions-and-rules.md): where that
+    # changes the outcome, the case asserts ours.
+    differs = None
+    ours = runs
+    if runs and cond in _CASE_SENSITIVE_HERE:
+        ours, differs = False, "contains/startsWith/endsWith/matches are case-sensitive here"
+    case("condition", CONDITIONS, T, condition=cond, context=_ctx, runs=ours, differs=differs)
 
 T = "in operator: matches when the value is one of the list"
 for cond, ctx, runs in [
@@ -1047,7 +1073,9 @@ lint(REFERENCES, "accepts a workflow with well-formed references", errors=[], wo
 lint(REFERENCES, "accepts a workflow with empty references array", errors=[], workflow=_wf(references=[]))
 lint(REFERENCES, "rejects duplicate reference IDs", errors=["WR706"], workflow=_wf(references=[{**_REF, "id": "dupe"}, {**_REF, "id": "dupe", "title": "Another"}]))
 for field in ("id", "source", "title", "purpose"):
-    lint(REFERENCES, f"rejects reference with empty {field}", errors=["WR106"], workflow=_wf(references=[{**_REF, field: ""}]))
+    # an empty id breaks both its pattern and its length
+    errors = ["WR105", "WR106"] if field == "id" else ["WR106"]
+    lint(REFERENCES, f"rejects reference with empty {field}", errors=errors, workflow=_wf(references=[{**_REF, field: ""}]))
 lint(REFERENCES, "rejects reference with non-boolean authoritative", errors=["WR101"], workflow=_wf(references=[{**_REF, "authoritative": "yes"}]))
 
 _GATE = {"id": "readiness_gate", "purpose": "Readiness gate.", "dimensions": [{"id": "confidence", "purpose": "Confidence", "levels": ["low", "high"]}]}
