@@ -228,14 +228,24 @@ for test, prompt, ctx, rendered in [
         {},
         None,
     ),
-    ("replaces a top-level variable token", "Mode: {{rigorMode}}.", {"rigorMode": "STANDARD"}, "Mode: STANDARD."),
+    (
+        "replaces a top-level variable token",
+        "Mode: {{rigorMode}}.",
+        {"rigorMode": "STANDARD"},
+        "Mode: STANDARD.",
+    ),
     (
         "replaces multiple distinct tokens in one pass",
         "{{a}} + {{b}} = {{c}}",
         {"a": 1, "b": 2, "c": 3},
         "1 + 2 = 3",
     ),
-    ("replaces the same token appearing multiple times", "{{x}} and {{x}}", {"x": "hello"}, "hello and hello"),
+    (
+        "replaces the same token appearing multiple times",
+        "{{x}} and {{x}}",
+        {"x": "hello"},
+        "hello and hello",
+    ),
     ("coerces numeric values to strings", "Pass {{n}}", {"n": 42}, "Pass 42"),
     ("coerces boolean values to strings", "Flag: {{flag}}", {"flag": False}, "Flag: false"),
     (
@@ -256,8 +266,18 @@ for test, prompt, ctx, rendered in [
         {"rigorMode": "THOROUGH", "currentSlice": {"name": "Slice 2"}},
         "THOROUGH — slice: Slice 2",
     ),
-    ("produces [unset: varName] for a missing top-level variable", "Mode: {{rigorMode}}.", {}, "Mode: [unset: rigorMode]."),
-    ("produces [unset: path] for a missing dot-path variable", "Slice: {{currentSlice.name}}", {}, "Slice: [unset: currentSlice.name]"),
+    (
+        "produces [unset: varName] for a missing top-level variable",
+        "Mode: {{rigorMode}}.",
+        {},
+        "Mode: [unset: rigorMode].",
+    ),
+    (
+        "produces [unset: path] for a missing dot-path variable",
+        "Slice: {{currentSlice.name}}",
+        {},
+        "Slice: [unset: currentSlice.name]",
+    ),
     (
         "produces [unset: path] when the parent object exists but the leaf is absent",
         "{{slice.title}}",
@@ -297,7 +317,14 @@ for test, prompt, ctx, rendered in [
         "item 2 of 3",
     ),
 ]:
-    case("template", TEMPLATES, test, prompt=prompt, context=ctx, rendered=prompt if rendered is None else rendered)
+    case(
+        "template",
+        TEMPLATES,
+        test,
+        prompt=prompt,
+        context=ctx,
+        rendered=prompt if rendered is None else rendered,
+    )
 
 # Through the whole pipeline (compile, then render), a {{wr.refs.x}} naming no snippet of the compile
 # step is refused, as upstream's sentinel scan refuses an unresolved {{wr.…}}: never rendered.
@@ -361,10 +388,18 @@ def output(test: str, criteria: Any, out: str, valid: bool, *, context=None, iss
 
 output("should validate empty criteria with non-empty output", [], "some output", True)
 output("should fail validation with empty criteria and empty output", [], "", False)
-output("should fail validation with empty criteria and whitespace-only output", [], "   \n\t  ", False)
+output(
+    "should fail validation with empty criteria and whitespace-only output", [], "   \n\t  ", False
+)
 _bare = {"type": "contains", "value": "hello", "message": "Must say hello"}
 output("passes when output satisfies a bare rule object", _bare, "hello world", True)
-output("fails when output does not satisfy a bare rule object", _bare, "goodbye", False, issues=["Must say hello"])
+output(
+    "fails when output does not satisfy a bare rule object",
+    _bare,
+    "goodbye",
+    False,
+    issues=["Must say hello"],
+)
 _contains = [{"type": "contains", "value": "hello", "message": "Must contain hello"}]
 output("should pass when output contains required value", _contains, "hello world", True)
 output(
@@ -409,12 +444,46 @@ output(
 )
 _len = {"type": "length", "min": 5, "max": 15, "message": "Must be 5-15 characters"}
 output("should pass when output length is within bounds", [_len], "hello world", True)
-output("should fail when output is too short", [{"type": "length", "min": 15, "message": "Too short"}], "hello", False, issues=["Too short"])
-output("should fail when output is too long", [{"type": "length", "max": 5, "message": "Too long"}], "hello world", False, issues=["Too long"])
-output("should use default message for min length", [{"type": "length", "min": 15, "message": ""}], "hello", False, issues=["15"])
-output("should use default message for max length", [{"type": "length", "max": 5, "message": ""}], "hello world", False, issues=["5"])
-output("should handle only min constraint", [{"type": "length", "min": 5, "message": "m"}], "hello world", True)
-output("should handle only max constraint", [{"type": "length", "max": 15, "message": "m"}], "hello world", True)
+output(
+    "should fail when output is too short",
+    [{"type": "length", "min": 15, "message": "Too short"}],
+    "hello",
+    False,
+    issues=["Too short"],
+)
+output(
+    "should fail when output is too long",
+    [{"type": "length", "max": 5, "message": "Too long"}],
+    "hello world",
+    False,
+    issues=["Too long"],
+)
+output(
+    "should use default message for min length",
+    [{"type": "length", "min": 15, "message": ""}],
+    "hello",
+    False,
+    issues=["15"],
+)
+output(
+    "should use default message for max length",
+    [{"type": "length", "max": 5, "message": ""}],
+    "hello world",
+    False,
+    issues=["5"],
+)
+output(
+    "should handle only min constraint",
+    [{"type": "length", "min": 5, "message": "m"}],
+    "hello world",
+    True,
+)
+output(
+    "should handle only max constraint",
+    [{"type": "length", "max": 15, "message": "m"}],
+    "hello world",
+    True,
+)
 _three = [
     {"type": "contains", "value": "hello", "message": "Must contain hello"},
     {"type": "length", "min": 5, "max": 20, "message": "Must be 5-20 characters"},
@@ -451,7 +520,12 @@ _person = {
     "required": ["name", "age"],
 }
 _schema_rule = [{"type": "schema", "schema": _person, "message": "Object schema validation failed"}]
-output("should validate valid JSON against object schema", _schema_rule, '{"name": "John", "age": 30}', True)
+output(
+    "should validate valid JSON against object schema",
+    _schema_rule,
+    '{"name": "John", "age": 30}',
+    True,
+)
 output(
     "should fail validation for invalid JSON against object schema",
     _schema_rule,
@@ -503,14 +577,22 @@ output(
         {"type": "schema", "schema": {"type": "object"}, "message": "Must be object"},
         {
             "type": "schema",
-            "schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+            "schema": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            },
             "message": "Must have name property",
         },
     ],
     '{"name": "John"}',
     True,
 )
-for schema, text in [({"type": "string"}, '"hello"'), ({"type": "number"}, "42"), ({"type": "boolean"}, "true")]:
+for schema, text in [
+    ({"type": "string"}, '"hello"'),
+    ({"type": "number"}, "42"),
+    ({"type": "boolean"}, "true"),
+]:
     output(
         "should handle basic JSON types validation",
         [{"type": "schema", "schema": schema, "message": "Wrong type"}],
@@ -522,7 +604,11 @@ output(
     [
         {
             "type": "schema",
-            "schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+            "schema": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            },
             "message": "Must be an object",
         }
     ],
@@ -592,14 +678,21 @@ output(
     context={"taskComplexity": 8},
     issues=["Complex tasks require detailed output"],
 )
-output("should handle missing context variables gracefully", [_tickets], "anything", True, context={})
+output(
+    "should handle missing context variables gracefully", [_tickets], "anything", True, context={}
+)
 _and_rules = {
     "and": [
         {"type": "contains", "value": "success", "message": "Must contain success"},
         {"type": "length", "min": 10, "message": "Must be at least 10 characters"},
     ]
 }
-output("should handle AND operator with all rules passing", _and_rules, "Task completed successfully", True)
+output(
+    "should handle AND operator with all rules passing",
+    _and_rules,
+    "Task completed successfully",
+    True,
+)
 output(
     "should handle AND operator with one rule failing",
     _and_rules,
@@ -622,8 +715,18 @@ output(
     issues=["Must contain success", "Must contain completed"],
 )
 _not_error = {"not": {"type": "contains", "value": "error", "message": "Must not contain error"}}
-output("should handle NOT operator with rule failing (composition passes)", _not_error, "All good", True)
-output("should handle NOT operator with rule passing (composition fails)", _not_error, "An error occurred", False)
+output(
+    "should handle NOT operator with rule failing (composition passes)",
+    _not_error,
+    "All good",
+    True,
+)
+output(
+    "should handle NOT operator with rule passing (composition fails)",
+    _not_error,
+    "An error occurred",
+    False,
+)
 output(
     "should handle NOT with nested composition",
     {
@@ -644,7 +747,11 @@ output(
             {"type": "length", "min": 20, "message": "Must be detailed"},
             {
                 "or": [
-                    {"type": "regex", "pattern": "success", "message": "Must match success pattern"},
+                    {
+                        "type": "regex",
+                        "pattern": "success",
+                        "message": "Must match success pattern",
+                    },
                     {"type": "contains", "value": "completed", "message": "Must contain completed"},
                 ]
             },
@@ -684,31 +791,99 @@ def loop_artifact(test: str, artifact: Any, valid: bool, source: str = LOOP_ARTI
     case("artifact", source, test, step=_LOOP_STEP, artifacts=[artifact], valid=valid, **more)
 
 
-loop_artifact("accepts minimal valid artifact with continue decision", {**_LC, "loopId": "plan-iteration", "decision": "continue"}, True)
-loop_artifact("accepts minimal valid artifact with stop decision", {**_LC, "loopId": "implementation-loop", "decision": "stop"}, True)
+loop_artifact(
+    "accepts minimal valid artifact with continue decision",
+    {**_LC, "loopId": "plan-iteration", "decision": "continue"},
+    True,
+)
+loop_artifact(
+    "accepts minimal valid artifact with stop decision",
+    {**_LC, "loopId": "implementation-loop", "decision": "stop"},
+    True,
+)
 loop_artifact(
     "accepts artifact with full metadata",
     {
         **_LC,
         "loopId": "review-cycle",
         "decision": "continue",
-        "metadata": {"reason": "Found 2 gaps that need addressing", "issuesFound": 2, "iterationIndex": 3, "confidence": 85},
+        "metadata": {
+            "reason": "Found 2 gaps that need addressing",
+            "issuesFound": 2,
+            "iterationIndex": 3,
+            "confidence": 85,
+        },
     },
     True,
 )
-loop_artifact("accepts artifact with partial metadata", {**_LC, "loopId": "test-loop", "decision": "stop", "metadata": {"reason": "Clean pass - no issues found"}}, True)
-loop_artifact("accepts loopId with hyphens and underscores", {**_LC, "loopId": "plan_iteration-v2", "decision": "continue"}, True)
-loop_artifact("rejects artifact with wrong kind", {"kind": "wrong_kind", "loopId": "test", "decision": "continue"}, False)
-loop_artifact("rejects artifact with invalid decision", {**_LC, "loopId": "test", "decision": "maybe"}, False)
-loop_artifact("accepts artifact with missing loopId (anonymous — engine infers from active loop)", {**_LC, "decision": "continue"}, True)
+loop_artifact(
+    "accepts artifact with partial metadata",
+    {
+        **_LC,
+        "loopId": "test-loop",
+        "decision": "stop",
+        "metadata": {"reason": "Clean pass - no issues found"},
+    },
+    True,
+)
+loop_artifact(
+    "accepts loopId with hyphens and underscores",
+    {**_LC, "loopId": "plan_iteration-v2", "decision": "continue"},
+    True,
+)
+loop_artifact(
+    "rejects artifact with wrong kind",
+    {"kind": "wrong_kind", "loopId": "test", "decision": "continue"},
+    False,
+)
+loop_artifact(
+    "rejects artifact with invalid decision", {**_LC, "loopId": "test", "decision": "maybe"}, False
+)
+loop_artifact(
+    "accepts artifact with missing loopId (anonymous — engine infers from active loop)",
+    {**_LC, "decision": "continue"},
+    True,
+)
 loop_artifact("rejects artifact with missing decision", {**_LC, "loopId": "test"}, False)
-loop_artifact("rejects artifact with non-delimiter-safe loopId (uppercase)", {**_LC, "loopId": "TestLoop", "decision": "continue"}, False)
-loop_artifact("rejects artifact with non-delimiter-safe loopId (spaces)", {**_LC, "loopId": "test loop", "decision": "continue"}, False)
-loop_artifact("rejects artifact with extra fields (strict mode)", {**_LC, "loopId": "test", "decision": "continue", "extraField": "not allowed"}, False)
-loop_artifact("rejects metadata with invalid confidence (> 100)", {**_LC, "loopId": "test", "decision": "continue", "metadata": {"confidence": 150}}, False)
-loop_artifact("rejects metadata with negative issuesFound", {**_LC, "loopId": "test", "decision": "continue", "metadata": {"issuesFound": -1}}, False)
-loop_artifact("returns invalid for artifact with bad loopId format", {**_LC, "loopId": "Invalid Loop ID!", "decision": "stop"}, False, LOOP_EVALUATOR)
-case("artifact", ARTIFACT_CONTRACT, "returns MISSING_REQUIRED_ARTIFACT when no artifact present", step=_LOOP_STEP, artifacts=[], valid=False)
+loop_artifact(
+    "rejects artifact with non-delimiter-safe loopId (uppercase)",
+    {**_LC, "loopId": "TestLoop", "decision": "continue"},
+    False,
+)
+loop_artifact(
+    "rejects artifact with non-delimiter-safe loopId (spaces)",
+    {**_LC, "loopId": "test loop", "decision": "continue"},
+    False,
+)
+loop_artifact(
+    "rejects artifact with extra fields (strict mode)",
+    {**_LC, "loopId": "test", "decision": "continue", "extraField": "not allowed"},
+    False,
+)
+loop_artifact(
+    "rejects metadata with invalid confidence (> 100)",
+    {**_LC, "loopId": "test", "decision": "continue", "metadata": {"confidence": 150}},
+    False,
+)
+loop_artifact(
+    "rejects metadata with negative issuesFound",
+    {**_LC, "loopId": "test", "decision": "continue", "metadata": {"issuesFound": -1}},
+    False,
+)
+loop_artifact(
+    "returns invalid for artifact with bad loopId format",
+    {**_LC, "loopId": "Invalid Loop ID!", "decision": "stop"},
+    False,
+    LOOP_EVALUATOR,
+)
+case(
+    "artifact",
+    ARTIFACT_CONTRACT,
+    "returns MISSING_REQUIRED_ARTIFACT when no artifact present",
+    step=_LOOP_STEP,
+    artifacts=[],
+    valid=False,
+)
 case(
     "artifact",
     ARTIFACT_CONTRACT,
@@ -727,7 +902,13 @@ case(
 )
 
 _VERDICT_STEP = {"outputContract": {"contractRef": "wr.contracts.review_verdict"}}
-_CLEAN = {"kind": "wr.review_verdict", "verdict": "clean", "confidence": "high", "findings": [], "summary": "No issues found"}
+_CLEAN = {
+    "kind": "wr.review_verdict",
+    "verdict": "clean",
+    "confidence": "high",
+    "findings": [],
+    "summary": "No issues found",
+}
 _MINOR = {
     "kind": "wr.review_verdict",
     "verdict": "minor",
@@ -746,7 +927,11 @@ def verdict(test: str, artifacts: list[Any], valid: bool, step: Any = _VERDICT_S
 
 verdict("parses a clean verdict", [_CLEAN], True)
 verdict("parses a minor verdict with findings", [_MINOR], True)
-verdict("returns null for extra fields on the outer verdict object (outer schema stays strict)", [{**_CLEAN, "unexpectedField": "value"}], False)
+verdict(
+    "returns null for extra fields on the outer verdict object (outer schema stays strict)",
+    [{**_CLEAN, "unexpectedField": "value"}],
+    False,
+)
 verdict(
     "preserves enrichment fields on findings (finding sub-schema is passthrough)",
     [
@@ -768,43 +953,80 @@ verdict(
 )
 verdict("returns null for invalid verdict value", [{**_CLEAN, "verdict": "approved"}], False)
 verdict("returns null for missing required fields", [{"kind": "wr.review_verdict"}], False)
-verdict("returns MISSING_REQUIRED_ARTIFACT when artifact is absent (required by default)", [], False)
+verdict(
+    "returns MISSING_REQUIRED_ARTIFACT when artifact is absent (required by default)", [], False
+)
 verdict(
     "returns valid: true for absent artifact when required: false",
     [],
     True,
     {"outputContract": {"contractRef": "wr.contracts.review_verdict", "required": False}},
 )
-verdict("returns INVALID_ARTIFACT_SCHEMA when artifact has wrong schema", [{"kind": "wr.review_verdict", "verdict": "not-a-valid-verdict"}], False)
-verdict("ignores non-verdict artifacts in the array", [{"kind": "wr.discovery_handoff", "selectedDirection": "A"}, _MINOR], True)
+verdict(
+    "returns INVALID_ARTIFACT_SCHEMA when artifact has wrong schema",
+    [{"kind": "wr.review_verdict", "verdict": "not-a-valid-verdict"}],
+    False,
+)
+verdict(
+    "ignores non-verdict artifacts in the array",
+    [{"kind": "wr.discovery_handoff", "selectedDirection": "A"}, _MINOR],
+    True,
+)
 
 _READINESS = {
     "id": "readiness_gate",
     "purpose": "Assess readiness before continuing.",
     "dimensions": [
-        {"id": "confidence", "purpose": "How confident the agent is.", "levels": ["low", "medium", "high"]},
-        {"id": "scope", "purpose": "How complete the understanding is.", "levels": ["partial", "complete"]},
+        {
+            "id": "confidence",
+            "purpose": "How confident the agent is.",
+            "levels": ["low", "medium", "high"],
+        },
+        {
+            "id": "scope",
+            "purpose": "How complete the understanding is.",
+            "levels": ["partial", "complete"],
+        },
     ],
 }
 
 
-def assessment(test: str, dimensions: dict[str, str], valid: bool, assessment_id: str = "readiness_gate"):
+def assessment(
+    test: str, dimensions: dict[str, str], valid: bool, assessment_id: str = "readiness_gate"
+):
     case(
         "artifact",
         ASSESSMENT_VALIDATION,
         test,
         workflow={"assessments": [_READINESS]},
         step={"assessmentRefs": ["readiness_gate"]},
-        artifacts=[{"kind": "wr.assessment", "assessmentId": assessment_id, "dimensions": dimensions}],
+        artifacts=[
+            {"kind": "wr.assessment", "assessmentId": assessment_id, "dimensions": dimensions}
+        ],
         valid=valid,
     )
 
 
-assessment("accepts canonical assessment artifacts", {"confidence": "high", "scope": "complete"}, True)
-assessment("normalizes safe case-only near misses without failing", {"confidence": "HIGH", "scope": "COMPLETE"}, True)
+assessment(
+    "accepts canonical assessment artifacts", {"confidence": "high", "scope": "complete"}, True
+)
+assessment(
+    "normalizes safe case-only near misses without failing",
+    {"confidence": "HIGH", "scope": "COMPLETE"},
+    True,
+)
 assessment("rejects missing required dimensions", {"confidence": "high"}, False)
-assessment("rejects unknown dimension values without silent coercion", {"confidence": "very-high", "scope": "complete"}, False)
-assessment("rejects artifacts targeting the wrong assessment id", {"confidence": "high", "scope": "complete"}, False, "other_gate")
+assessment(
+    "rejects unknown dimension values without silent coercion",
+    {"confidence": "very-high", "scope": "complete"},
+    False,
+)
+assessment(
+    "rejects artifacts targeting the wrong assessment id",
+    {"confidence": "high", "scope": "complete"},
+    False,
+    "other_gate",
+)
 
 
 # --- walks (successive workflow_next calls) ---------------------------------------------------
@@ -816,35 +1038,61 @@ _AUDIT_LOOP = {
     "loop": {
         "type": "while",
         "maxIterations": 5,
-        "conditionSource": {"kind": "artifact_contract", "contractRef": "wr.contracts.loop_control", "loopId": "plan_audit_loop"},
+        "conditionSource": {
+            "kind": "artifact_contract",
+            "contractRef": "wr.contracts.loop_control",
+            "loopId": "plan_audit_loop",
+        },
     },
     "body": [
         {"id": "do-work", "title": "Do Work", "prompt": "Work"},
-        {"id": "exit-decision", "title": "Exit Decision", "prompt": "Stop?", "outputContract": {"contractRef": "wr.contracts.loop_control"}},
+        {
+            "id": "exit-decision",
+            "title": "Exit Decision",
+            "prompt": "Stop?",
+            "outputContract": {"contractRef": "wr.contracts.loop_control"},
+        },
     ],
 }
 
 
 def _stop(loop_id: str | None = None, decision: str = "stop") -> dict[str, Any]:
-    return {"kind": "wr.loop_control", "decision": decision, **({"loopId": loop_id} if loop_id else {})}
+    return {
+        "kind": "wr.loop_control",
+        "decision": decision,
+        **({"loopId": loop_id} if loop_id else {}),
+    }
 
 
 def walk(source: str, test: str, steps: list[Any], calls: list[dict[str, Any]], **more):
     case("walk", source, test, workflow={"steps": steps}, calls=calls, **more)
 
 
-walk(ADVANCE_LOOP, "no artifacts at all defaults to continue (first iteration)", [_AUDIT_LOOP], [{"step": "do-work"}])
+walk(
+    ADVANCE_LOOP,
+    "no artifacts at all defaults to continue (first iteration)",
+    [_AUDIT_LOOP],
+    [{"step": "do-work"}],
+)
 walk(
     ADVANCE_LOOP,
     "stop artifact from current step exits loop",
     [_AUDIT_LOOP],
-    [{"step": "do-work"}, {"step": "exit-decision"}, {"artifacts": [_stop("plan_audit_loop")], "complete": True}],
+    [
+        {"step": "do-work"},
+        {"step": "exit-decision"},
+        {"artifacts": [_stop("plan_audit_loop")], "complete": True},
+    ],
 )
 walk(
     ADVANCE_LOOP,
     "stop artifact with MISMATCHED loopId still exits loop (regression: loopId-agnostic)",
     [_AUDIT_LOOP],
-    [{"step": "do-work"}, {"step": "exit-decision"}, {"artifacts": [_stop("phase-4-plan-iterations")], "complete": True}],
+    [
+        {"step": "do-work"},
+        {"step": "exit-decision"},
+        {"artifacts": [_stop("phase-4-plan-iterations")], "complete": True},
+    ],
 )
 walk(
     LOOP_INTERPRETER,
@@ -856,7 +1104,11 @@ walk(
     LOOP_INTERPRETER,
     "enters loop when artifact says continue",
     [_AUDIT_LOOP],
-    [{"step": "do-work"}, {"step": "exit-decision"}, {"artifacts": [_stop(decision="continue")], "step": "do-work"}],
+    [
+        {"step": "do-work"},
+        {"step": "exit-decision"},
+        {"artifacts": [_stop(decision="continue")], "step": "do-work"},
+    ],
 )
 walk(
     LOOP_INTERPRETER,
@@ -885,7 +1137,12 @@ _DERIVED_LOOP = {
     "loop": {"type": "while", "maxIterations": 5},
     "body": [
         {"id": "body-step", "title": "Body", "prompt": "Do work"},
-        {"id": "exit-step", "title": "Exit", "prompt": "Stop?", "outputContract": {"contractRef": "wr.contracts.loop_control"}},
+        {
+            "id": "exit-step",
+            "title": "Exit",
+            "prompt": "Stop?",
+            "outputContract": {"contractRef": "wr.contracts.loop_control"},
+        },
     ],
 }
 walk(
@@ -911,7 +1168,10 @@ walk(
         *[
             call
             for _ in range(3)
-            for call in ({**_continue, "step": "body-step", "prompt_lacks": ["final pass"]}, {"step": "exit-step"})
+            for call in (
+                {**_continue, "step": "body-step", "prompt_lacks": ["final pass"]},
+                {"step": "exit-step"},
+            )
         ],
         {**_continue, "step": "body-step", "prompt_has": ["final pass"]},
         {"step": "exit-step", "prompt_lacks": ["final pass"]},
@@ -926,14 +1186,29 @@ _ROUTINE = {
     "version": "1.0.0",
     "metaGuidance": ["Be thorough in your analysis."],
     "steps": [
-        {"id": "step-understand", "title": "Understand the Problem", "prompt": "Analyze {problem} deeply.", "agentRole": "You are a problem analyst."},
-        {"id": "step-design", "title": "Design Solution", "prompt": "Design a solution for {problem} and write to {deliverableName}."},
+        {
+            "id": "step-understand",
+            "title": "Understand the Problem",
+            "prompt": "Analyze {problem} deeply.",
+            "agentRole": "You are a problem analyst.",
+        },
+        {
+            "id": "step-design",
+            "title": "Design Solution",
+            "prompt": "Design a solution for {problem} and write to {deliverableName}.",
+        },
     ],
 }
 _ROUTINE_TWO_ARGS = {
     "id": "routine-two-args",
     "name": "Two args",
-    "steps": [{"id": "step-deliver", "title": "Deliver", "prompt": "Create {deliverableName} with {format}."}],
+    "steps": [
+        {
+            "id": "step-deliver",
+            "title": "Deliver",
+            "prompt": "Create {deliverableName} with {format}.",
+        }
+    ],
 }
 _ROUTINE_AB = {
     "id": "routine-ab",
@@ -943,16 +1218,31 @@ _ROUTINE_AB = {
 
 
 def _call(template: str, args: dict[str, Any], step_id: str = "design-phase") -> dict[str, Any]:
-    return {"id": step_id, "title": "Design Phase", "templateCall": {"templateId": f"wr.templates.routine.{template}", "args": args}}
+    return {
+        "id": step_id,
+        "title": "Design Phase",
+        "templateCall": {"templateId": f"wr.templates.routine.{template}", "args": args},
+    }
 
 
 walk(
     RESOLVE_TEMPLATES,
     "expands routine-based templateCall into routine steps",
-    [_call("test-design", {"problem": "caching", "deliverableName": "design.md"}, "phase-1-design")],
     [
-        {"step": "phase-1-design.step-understand", "prompt": "Analyze caching deeply.", "guidance_has": ["Be thorough in your analysis."]},
-        {"step": "phase-1-design.step-design", "prompt": "Design a solution for caching and write to design.md."},
+        _call(
+            "test-design", {"problem": "caching", "deliverableName": "design.md"}, "phase-1-design"
+        )
+    ],
+    [
+        {
+            "step": "phase-1-design.step-understand",
+            "prompt": "Analyze caching deeply.",
+            "guidance_has": ["Be thorough in your analysis."],
+        },
+        {
+            "step": "phase-1-design.step-design",
+            "prompt": "Design a solution for caching and write to design.md.",
+        },
         {"complete": True},
     ],
     routines=[_ROUTINE],
@@ -1014,7 +1304,15 @@ walk(
 # --- lint: which files are valid (workflow_lint and workrail validate) ------------------------
 
 
-def lint(source: str, test: str, *, errors: list[str], workflow: Any = None, text: str | None = None, **more):
+def lint(
+    source: str,
+    test: str,
+    *,
+    errors: list[str],
+    workflow: Any = None,
+    text: str | None = None,
+    **more,
+):
     case("lint", source, test, workflow=workflow, text=text, errors=sorted(errors), **more)
 
 
@@ -1028,61 +1326,285 @@ def _wf(**fields: Any) -> dict[str, Any]:
     }
 
 
-lint(CONDITIONS, "should reject invalid operators", errors=["WR102"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"var": "test", "invalid": "operator"}}]))
-lint(CONDITIONS, "should reject invalid operators", errors=["WR102"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"badOperator": "value"}}]))
+lint(
+    CONDITIONS,
+    "should reject invalid operators",
+    errors=["WR102"],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "runCondition": {"var": "test", "invalid": "operator"},
+            }
+        ]
+    ),
+)
+lint(
+    CONDITIONS,
+    "should reject invalid operators",
+    errors=["WR102"],
+    workflow=_wf(
+        steps=[
+            {"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"badOperator": "value"}}
+        ]
+    ),
+)
 lint(
     CONDITIONS,
     "should validate nested conditions",
     errors=["WR102"],
-    workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"and": [{"var": "a", "equals": 1}, {"invalid": "nested"}]}}]),
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "runCondition": {"and": [{"var": "a", "equals": 1}, {"invalid": "nested"}]},
+            }
+        ]
+    ),
 )
-lint(CONDITIONS, "should accept new string matching operators", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"var": "test", "matches": "^pattern.*"}}]))
-lint(CONDITIONS, "should evaluate variable truthiness", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"var": "enabled"}}]))
-lint(CONDITIONS, "should return true for null/undefined conditions", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {}}]))
-lint(VALIDATION, "should use default message when none provided", errors=[], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "contains", "value": "x", "message": ""}]}]))
-lint(VALIDATION, "should validate empty criteria with non-empty output", errors=[], warnings=["WR407"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": []}]))
-lint(VALIDATION, "should throw ValidationError for unsupported rule type", errors=["WR104"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "unsupported", "message": "Unsupported rule"}]}]))
-lint(VALIDATION, "should throw ValidationError for invalid rule format", errors=["WR101"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [42]}]))
-lint(VALIDATION, "should throw ValidationError for invalid regex pattern", errors=["WR401"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "regex", "pattern": "[invalid", "message": "Invalid regex"}]}]))
-lint(VALIDATION, "should handle invalid JSON schema definition", errors=["WR403"], workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [{"type": "schema", "schema": {"type": "invalid_type"}, "message": "Schema validation failed"}]}]))
+lint(
+    CONDITIONS,
+    "should accept new string matching operators",
+    errors=[],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "runCondition": {"var": "test", "matches": "^pattern.*"},
+            }
+        ]
+    ),
+)
+lint(
+    CONDITIONS,
+    "should evaluate variable truthiness",
+    errors=[],
+    workflow=_wf(
+        steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {"var": "enabled"}}]
+    ),
+)
+lint(
+    CONDITIONS,
+    "should return true for null/undefined conditions",
+    errors=[],
+    workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "runCondition": {}}]),
+)
+lint(
+    VALIDATION,
+    "should use default message when none provided",
+    errors=[],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "validationCriteria": [{"type": "contains", "value": "x", "message": ""}],
+            }
+        ]
+    ),
+)
+lint(
+    VALIDATION,
+    "should validate empty criteria with non-empty output",
+    errors=[],
+    warnings=["WR407"],
+    workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": []}]),
+)
+lint(
+    VALIDATION,
+    "should throw ValidationError for unsupported rule type",
+    errors=["WR104"],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "validationCriteria": [{"type": "unsupported", "message": "Unsupported rule"}],
+            }
+        ]
+    ),
+)
+lint(
+    VALIDATION,
+    "should throw ValidationError for invalid rule format",
+    errors=["WR101"],
+    workflow=_wf(steps=[{"id": "step-1", "title": "S", "prompt": "P", "validationCriteria": [42]}]),
+)
+lint(
+    VALIDATION,
+    "should throw ValidationError for invalid regex pattern",
+    errors=["WR401"],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "validationCriteria": [
+                    {"type": "regex", "pattern": "[invalid", "message": "Invalid regex"}
+                ],
+            }
+        ]
+    ),
+)
+lint(
+    VALIDATION,
+    "should handle invalid JSON schema definition",
+    errors=["WR403"],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "validationCriteria": [
+                    {
+                        "type": "schema",
+                        "schema": {"type": "invalid_type"},
+                        "message": "Schema validation failed",
+                    }
+                ],
+            }
+        ]
+    ),
+)
 
 lint(WORKFLOW_JSON, "should reject null input", errors=["WR101"], text="null\n")
 lint(WORKFLOW_JSON, "should reject empty string", errors=["WR006"], text="")
 lint(WORKFLOW_JSON, "should handle invalid JSON syntax", errors=["WR001"], text='{"id": "x",, }\n')
-lint(WORKFLOW_JSON, "should handle trailing commas", errors=["WR001"], text='{"id": "trailing", "name": "T", "steps": [],}\n')
-lint(WORKFLOW_JSON, "should handle unmatched brackets", errors=["WR001"], text='{"id": "unmatched", "steps": [\n')
+lint(
+    WORKFLOW_JSON,
+    "should handle trailing commas",
+    errors=["WR001"],
+    text='{"id": "trailing", "name": "T", "steps": [],}\n',
+)
+lint(
+    WORKFLOW_JSON,
+    "should handle unmatched brackets",
+    errors=["WR001"],
+    text='{"id": "unmatched", "steps": [\n',
+)
 lint(WORKFLOW_JSON, "should validate minimal valid workflow", errors=[], workflow=_wf())
-lint(WORKFLOW_JSON, "should detect missing required fields", errors=["WR103"], workflow={"name": "No id or steps"}, keep_id=True)
+lint(
+    WORKFLOW_JSON,
+    "should detect missing required fields",
+    errors=["WR103"],
+    workflow={"name": "No id or steps"},
+    keep_id=True,
+)
 lint(WORKFLOW_JSON, "should detect invalid field types", errors=["WR101"], workflow=_wf(name=123))
-lint(WORKFLOW_JSON, "should detect invalid ID pattern", errors=["WR105"], workflow=_wf(id="Invalid ID With Spaces"), keep_id=True)
+lint(
+    WORKFLOW_JSON,
+    "should detect invalid ID pattern",
+    errors=["WR105"],
+    workflow=_wf(id="Invalid ID With Spaces"),
+    keep_id=True,
+)
 lint(WORKFLOW_JSON, "should detect empty steps array", errors=["WR106"], workflow=_wf(steps=[]))
-lint(WORKFLOW_JSON, "should detect invalid version format", errors=["WR602"], workflow=_wf(version="not-semver"))
-lint(WORKFLOW_JSON, "should detect additional properties errors", errors=["WR102"], workflow=_wf(unknownProperty="x"))
+lint(
+    WORKFLOW_JSON,
+    "should detect invalid version format",
+    errors=["WR602"],
+    workflow=_wf(version="not-semver"),
+)
+lint(
+    WORKFLOW_JSON,
+    "should detect additional properties errors",
+    errors=["WR102"],
+    workflow=_wf(unknownProperty="x"),
+)
 lint(
     WORKFLOW_JSON,
     "should validate workflow JSON with declared assessments",
     errors=[],
     workflow=_wf(
-        assessments=[{"id": "readiness_gate", "purpose": "Readiness.", "dimensions": [{"id": "confidence", "purpose": "Confidence", "levels": ["low", "high"]}]}],
+        assessments=[
+            {
+                "id": "readiness_gate",
+                "purpose": "Readiness.",
+                "dimensions": [
+                    {"id": "confidence", "purpose": "Confidence", "levels": ["low", "high"]}
+                ],
+            }
+        ],
         steps=[{"id": "step-1", "title": "S", "prompt": "P", "assessmentRefs": ["readiness_gate"]}],
     ),
 )
 
-_REF = {"id": "api-schema", "title": "API Schema", "source": "./spec/api.json", "purpose": "Authoritative API contract", "authoritative": True}
-lint(REFERENCES, "accepts a workflow with well-formed references", errors=[], workflow=_wf(references=[_REF, {**_REF, "id": "coding-guide", "title": "Coding Guide", "source": "./docs/guide.md", "authoritative": False}]))
-lint(REFERENCES, "accepts a workflow with empty references array", errors=[], workflow=_wf(references=[]))
-lint(REFERENCES, "rejects duplicate reference IDs", errors=["WR706"], workflow=_wf(references=[{**_REF, "id": "dupe"}, {**_REF, "id": "dupe", "title": "Another"}]))
+_REF = {
+    "id": "api-schema",
+    "title": "API Schema",
+    "source": "./spec/api.json",
+    "purpose": "Authoritative API contract",
+    "authoritative": True,
+}
+lint(
+    REFERENCES,
+    "accepts a workflow with well-formed references",
+    errors=[],
+    workflow=_wf(
+        references=[
+            _REF,
+            {
+                **_REF,
+                "id": "coding-guide",
+                "title": "Coding Guide",
+                "source": "./docs/guide.md",
+                "authoritative": False,
+            },
+        ]
+    ),
+)
+lint(
+    REFERENCES,
+    "accepts a workflow with empty references array",
+    errors=[],
+    workflow=_wf(references=[]),
+)
+lint(
+    REFERENCES,
+    "rejects duplicate reference IDs",
+    errors=["WR706"],
+    workflow=_wf(references=[{**_REF, "id": "dupe"}, {**_REF, "id": "dupe", "title": "Another"}]),
+)
 for field in ("id", "source", "title", "purpose"):
     # an empty id breaks both its pattern and its length
     errors = ["WR105", "WR106"] if field == "id" else ["WR106"]
-    lint(REFERENCES, f"rejects reference with empty {field}", errors=errors, workflow=_wf(references=[{**_REF, field: ""}]))
-lint(REFERENCES, "rejects reference with non-boolean authoritative", errors=["WR101"], workflow=_wf(references=[{**_REF, "authoritative": "yes"}]))
+    lint(
+        REFERENCES,
+        f"rejects reference with empty {field}",
+        errors=errors,
+        workflow=_wf(references=[{**_REF, field: ""}]),
+    )
+lint(
+    REFERENCES,
+    "rejects reference with non-boolean authoritative",
+    errors=["WR101"],
+    workflow=_wf(references=[{**_REF, "authoritative": "yes"}]),
+)
 
-_GATE = {"id": "readiness_gate", "purpose": "Readiness gate.", "dimensions": [{"id": "confidence", "purpose": "Confidence", "levels": ["low", "high"]}]}
+_GATE = {
+    "id": "readiness_gate",
+    "purpose": "Readiness gate.",
+    "dimensions": [{"id": "confidence", "purpose": "Confidence", "levels": ["low", "high"]}],
+}
 
 
 def _assessed(*assessments: Any, refs: list[str], consequences: Any = None) -> dict[str, Any]:
-    step: dict[str, Any] = {"id": "step-1", "title": "Step 1", "prompt": "Assess.", "assessmentRefs": refs}
+    step: dict[str, Any] = {
+        "id": "step-1",
+        "title": "Step 1",
+        "prompt": "Assess.",
+        "assessmentRefs": refs,
+    }
     if consequences is not None:
         step["assessmentConsequences"] = consequences
     return _wf(assessments=list(assessments), steps=[step])
@@ -1092,24 +1614,52 @@ def _followup(level: str, assessment_id: str | None = None) -> dict[str, Any]:
     when: dict[str, Any] = {"anyEqualsLevel": level}
     if assessment_id:
         when["forAssessment"] = assessment_id
-    return {"when": when, "effect": {"kind": "require_followup", "guidance": "Fix before proceeding."}}
+    return {
+        "when": when,
+        "effect": {"kind": "require_followup", "guidance": "Fix before proceeding."},
+    }
 
 
-lint(ASSESSMENT_DEFINITIONS, "accepts valid assessments and step assessmentRefs", errors=[], workflow=_assessed(_GATE, refs=["readiness_gate"]))
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "accepts valid assessments and step assessmentRefs",
+    errors=[],
+    workflow=_assessed(_GATE, refs=["readiness_gate"]),
+)
 lint(
     ASSESSMENT_DEFINITIONS,
     "rejects duplicate assessment ids",
     errors=["WR707"],
-    workflow=_wf(assessments=[{**_GATE, "id": "dup_gate"}, {**_GATE, "id": "dup_gate", "purpose": "Second copy."}]),
+    workflow=_wf(
+        assessments=[
+            {**_GATE, "id": "dup_gate"},
+            {**_GATE, "id": "dup_gate", "purpose": "Second copy."},
+        ]
+    ),
 )
-lint(ASSESSMENT_DEFINITIONS, "rejects undeclared step assessmentRefs", errors=["WR702"], workflow=_assessed(_GATE, refs=["missing_gate"]))
-_QUALITY = {"id": "quality_gate", "purpose": "Quality gate.", "dimensions": [{"id": "depth", "purpose": "Depth", "levels": ["shallow", "deep"]}]}
-_COVERAGE = {"id": "coverage_gate", "purpose": "Coverage gate.", "dimensions": [{"id": "completeness", "purpose": "Completeness", "levels": ["low", "high"]}]}
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "rejects undeclared step assessmentRefs",
+    errors=["WR702"],
+    workflow=_assessed(_GATE, refs=["missing_gate"]),
+)
+_QUALITY = {
+    "id": "quality_gate",
+    "purpose": "Quality gate.",
+    "dimensions": [{"id": "depth", "purpose": "Depth", "levels": ["shallow", "deep"]}],
+}
+_COVERAGE = {
+    "id": "coverage_gate",
+    "purpose": "Coverage gate.",
+    "dimensions": [{"id": "completeness", "purpose": "Completeness", "levels": ["low", "high"]}],
+}
 lint(
     ASSESSMENT_DEFINITIONS,
     "accepts multiple assessmentRefs with a consequence whose trigger level exists only in the second assessment",
     errors=[],
-    workflow=_assessed(_QUALITY, _COVERAGE, refs=["quality_gate", "coverage_gate"], consequences=[_followup("low")]),
+    workflow=_assessed(
+        _QUALITY, _COVERAGE, refs=["quality_gate", "coverage_gate"], consequences=[_followup("low")]
+    ),
 )
 lint(
     ASSESSMENT_DEFINITIONS,
@@ -1117,13 +1667,28 @@ lint(
     errors=["WR708"],
     workflow=_assessed(
         _QUALITY,
-        {**_COVERAGE, "dimensions": [{"id": "completeness", "purpose": "C", "levels": ["partial", "complete"]}]},
+        {
+            **_COVERAGE,
+            "dimensions": [
+                {"id": "completeness", "purpose": "C", "levels": ["partial", "complete"]}
+            ],
+        },
         refs=["quality_gate", "coverage_gate"],
         consequences=[_followup("low")],
     ),
 )
-lint(ASSESSMENT_DEFINITIONS, "rejects a consequence that references an undeclared level", errors=["WR708"], workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("unknown_level")]))
-lint(ASSESSMENT_DEFINITIONS, "fails fast on invalid assessment consequence level at compile time", errors=["WR708"], workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("medium")]))
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "rejects a consequence that references an undeclared level",
+    errors=["WR708"],
+    workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("unknown_level")]),
+)
+lint(
+    ASSESSMENT_DEFINITIONS,
+    "fails fast on invalid assessment consequence level at compile time",
+    errors=["WR708"],
+    workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("medium")]),
+)
 lint(
     ASSESSMENT_DEFINITIONS,
     "accepts multiple assessment consequences on the same step",
@@ -1139,7 +1704,9 @@ lint(
     ASSESSMENT_DEFINITIONS,
     "fails fast when forAssessment references an unknown assessmentRef",
     errors=["WR702"],
-    workflow=_assessed(_GATE, refs=["readiness_gate"], consequences=[_followup("low", "unknown_gate")]),
+    workflow=_assessed(
+        _GATE, refs=["readiness_gate"], consequences=[_followup("low", "unknown_gate")]
+    ),
 )
 lint(
     ASSESSMENT_DEFINITIONS,
@@ -1153,7 +1720,14 @@ lint(
                 "type": "loop",
                 "title": "Loop",
                 "loop": {"type": "for", "count": 2},
-                "body": [{"id": "inner", "title": "Inner", "prompt": "P", "assessmentRefs": ["missing_gate"]}],
+                "body": [
+                    {
+                        "id": "inner",
+                        "title": "Inner",
+                        "prompt": "P",
+                        "assessmentRefs": ["missing_gate"],
+                    }
+                ],
             }
         ],
     ),
@@ -1171,12 +1745,27 @@ def _delegating(*workflow_ids: str) -> list[dict[str, Any]]:
     ]
 
 
-lint(PARALLEL, "rejects a parallel step with missing delegations", errors=["WR103"], workflow=_wf(steps=[{"id": "parallel-gate-1", "title": "Spawn Subagents", "type": "parallel"}]))
+lint(
+    PARALLEL,
+    "rejects a parallel step with missing delegations",
+    errors=["WR103"],
+    workflow=_wf(steps=[{"id": "parallel-gate-1", "title": "Spawn Subagents", "type": "parallel"}]),
+)
 lint(
     PARALLEL,
     "rejects mixing prompt or loop configs on a parallel step type",
     errors=["WR102"],
-    workflow=_wf(steps=[{"id": "parallel-gate-1", "title": "Spawn Subagents", "type": "parallel", "prompt": "Do not mix prompts here.", "parallelDelegations": [{"workflowId": "up-subagent-workflow"}]}]),
+    workflow=_wf(
+        steps=[
+            {
+                "id": "parallel-gate-1",
+                "title": "Spawn Subagents",
+                "type": "parallel",
+                "prompt": "Do not mix prompts here.",
+                "parallelDelegations": [{"workflowId": "up-subagent-workflow"}],
+            }
+        ]
+    ),
     others=[_wf(id="up-subagent-workflow")],
 )
 lint(
@@ -1186,8 +1775,19 @@ lint(
     workflow=_wf(steps=_delegating("up-subagent-workflow")),
     others=[_wf(id="up-subagent-workflow")],
 )
-lint(PARALLEL, "fails registry validation when a subagent ID is unregistered", errors=["WR709"], workflow=_wf(steps=_delegating("missing-subagent-workflow")))
-lint(PARALLEL, "fails registry validation when a workflow delegates to itself (circular prevention)", errors=["WR710"], workflow=_wf(id="up-circular-workflow", steps=_delegating("up-circular-workflow")), keep_id=True)
+lint(
+    PARALLEL,
+    "fails registry validation when a subagent ID is unregistered",
+    errors=["WR709"],
+    workflow=_wf(steps=_delegating("missing-subagent-workflow")),
+)
+lint(
+    PARALLEL,
+    "fails registry validation when a workflow delegates to itself (circular prevention)",
+    errors=["WR710"],
+    workflow=_wf(id="up-circular-workflow", steps=_delegating("up-circular-workflow")),
+    keep_id=True,
+)
 lint(
     PARALLEL,
     "fails registry validation when a transitive cycle is detected (e.g. A -> B -> A)",

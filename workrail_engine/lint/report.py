@@ -124,11 +124,11 @@ def add_cross_file_diagnostics(
         }
         catalog: set[str] | None = None
         for check in (template_call_diagnostics, delegation_diagnostics):
-            found = check(documents, own_ids)
-            if any(d.code in ("WR703", "WR709") for ds in found.values() for d in ds):
+            checked = check(documents, own_ids)
+            if any(d.code in ("WR703", "WR709") for ds in checked.values() for d in ds):
                 catalog = set(catalog_ids()) if catalog is None else catalog
-                found = check(documents, own_ids | catalog)
-            extras.append(found)
+                checked = check(documents, own_ids | catalog)
+            extras.append(checked)
     for extra in extras:
         for report in reports:
             found = extra.get(report.document.path or "", [])

@@ -211,13 +211,16 @@ def _assessment_refs(
 def _repeated_ids(doc: WorkflowDocument, key: str, code: str, noun: str) -> list[Diagnostic]:
     """``code`` on each repeat of an id among the workflow's ``key`` (the first one stands)."""
     places: dict[str, list[int]] = defaultdict(list)
-    for index, item in enumerate(_list(doc.value.get(key))):
+    value = doc.value if isinstance(doc.value, Mapping) else {}
+    for index, item in enumerate(_list(value.get(key))):
         if isinstance(item, Mapping) and isinstance(item.get("id"), str):
             places[item["id"]].append(index)
     out = []
     for item_id, indexes in places.items():
         for index in indexes[1:]:
-            message = f"{noun} id {item_id!r} is used {len(indexes)} times in {key}; ids must be unique"
+            message = (
+                f"{noun} id {item_id!r} is used {len(indexes)} times in {key}; ids must be unique"
+            )
             out.append(_error(doc, code, message, f"/{key}/{index}/id", id=item_id))
     return out
 
@@ -240,9 +243,9 @@ def _consequence_levels(
     out = []
     for i, consequence in enumerate(_list(site.step.get("assessmentConsequences"))):
         when = consequence.get("when") if isinstance(consequence, Mapping) else None
-        level = when.get("anyEqualsLevel") if isinstance(when, Mapping) else None
-        if not isinstance(level, str):
+        if not isinstance(when, Mapping) or not isinstance(when.get("anyEqualsLevel"), str):
             continue
+        level: str = when["anyEqualsLevel"]
         target = when.get("forAssessment")
         watched = [target] if isinstance(target, str) else refs
         known = [by_assessment[a] for a in watched if a in by_assessment]
@@ -408,12 +411,10 @@ def delegation_diagnostics(
                 out[doc.path or ""].append(_error(doc, "WR709", message, where, workflow=target))
                 continue
             path = _path(graph, target, own) if own and target != own else None
-            if path:
+            if own and path:
                 shown = " → ".join([own, *path])
                 message = f"Delegation cycle: {shown}; a sub-agent would start this workflow again"
-                out[doc.path or ""].append(
-                    _error(doc, "WR710", message, where, cycle=[own, *path])
-                )
+                out[doc.path or ""].append(_error(doc, "WR710", message, where, cycle=[own, *path]))
     return dict(out)
 
 
