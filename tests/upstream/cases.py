@@ -26,6 +26,7 @@ driven by the MCP SDK's client, and one ``workrail validate`` run for every lint
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -73,6 +74,32 @@ def case(kind: str, source: str, test: str, **fields: Any) -> None:
 
 def of_kind(kind: str) -> list[dict[str, Any]]:
     return [c for c in CASES if c["kind"] == kind]
+
+
+# --- the file a lint case is (its id is the case's, unless the case is about the id) ----------
+
+
+def lint_workflow_id(c: dict[str, Any]) -> str | None:
+    workflow = c["workflow"]
+    if c.get("keep_id"):
+        found = workflow.get("id")
+        return found if isinstance(found, str) else None
+    return f"up-{c['id']}"
+
+
+def lint_text(c: dict[str, Any]) -> str:
+    if c["text"] is not None:
+        return c["text"]
+    workflow = dict(c["workflow"])
+    wid = lint_workflow_id(c)
+    if not c.get("keep_id"):
+        workflow = {"id": wid, **workflow}
+    return json.dumps(workflow, indent=2) + "\n"
+
+
+def lint_file_name(c: dict[str, Any]) -> str:
+    wid = lint_workflow_id(c) if c["workflow"] is not None else None
+    return f"{wid if wid and wid.replace('-', '').isalnum() else c['id']}.json"
 
 
 # --- conditions (runCondition through workflow_next) -----------------------------------------

@@ -50,7 +50,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.mcp.conftest import server_env
-from tests.upstream.cases import CASES, of_kind
+from tests.upstream.cases import CASES, lint_file_name, lint_text, of_kind
 
 pytestmark = pytest.mark.slow
 
@@ -79,29 +79,6 @@ def served_workflow(c: dict[str, Any]) -> dict[str, Any]:
     if kind == "artifact":
         return {**head, **c.get("workflow", {}), "steps": [{**probe, **c["step"]}]}
     return {**head, **c["workflow"]}
-
-
-def lint_workflow_id(c: dict[str, Any]) -> str | None:
-    workflow = c["workflow"]
-    if c.get("keep_id"):
-        found = workflow.get("id")
-        return found if isinstance(found, str) else None
-    return f"up-{c['id']}"
-
-
-def lint_text(c: dict[str, Any]) -> str:
-    if c["text"] is not None:
-        return c["text"]
-    workflow = dict(c["workflow"])
-    wid = lint_workflow_id(c)
-    if not c.get("keep_id"):
-        workflow = {"id": wid, **workflow}
-    return json.dumps(workflow, indent=2) + "\n"
-
-
-def lint_file_name(c: dict[str, Any]) -> str:
-    wid = lint_workflow_id(c) if c["workflow"] is not None else None
-    return f"{wid if wid and wid.replace('-', '').isalnum() else c['id']}.json"
 
 
 def catalog_others(lint_cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
