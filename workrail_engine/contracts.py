@@ -329,8 +329,15 @@ def _check_contract(output_contract: Any, artifacts: Any, check: ArtifactCheck) 
     found = _of_kind(artifacts, contract.kind)
     if not found:
         if output_contract.get("required") is not False:
+            kinds = (
+                [a.get("kind") for a in artifacts if isinstance(a, Mapping)]
+                if isinstance(artifacts, list)
+                else []
+            )
+            handed = ", ".join(repr(k) for k in dict.fromkeys(kinds) if isinstance(k, str))
             check.issues.append(
-                f"This step requires an artifact of kind {contract.kind!r} ({ref})."
+                f"This step requires an artifact of kind {contract.kind!r} ({ref})"
+                + (f"; handed over: {handed}." if handed else ".")
             )
             check.suggestions.append(
                 "Hand over an artifact like " + json.dumps(contract.example, ensure_ascii=False)

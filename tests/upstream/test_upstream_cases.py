@@ -253,6 +253,8 @@ def test_artifact(observed, c):
     assert result["valid"] is c["valid"], f"{c['upstream']} » {c['test']}: {result}"
     if not c["valid"]:
         assert result["issues"], result
+    for piece in c.get("issues_have", []):
+        assert any(piece in issue for issue in result["issues"]), (piece, result["issues"])
 
 
 @cases("walk")
