@@ -535,8 +535,14 @@ def _describe(node: Any, context: Mapping[str, Any] | None) -> list[str]:
         if context is not None and not evaluate(node["condition"], context):
             return []
         if context is None:
-            return [f"{node['message']} ({_plain(node)}; only when {describe(node['condition'])})"]
-    return [f"{node['message']} ({_plain(node)})"]
+            when = f"only when {describe(node['condition'])}"
+            return [
+                f"{node['message']} ({_plain(node)}; {when})"
+                if node["message"]
+                else f"{_plain(node)} ({when})"
+            ]
+    # a rule with message "" says what it checks in plain words alone
+    return [f"{node['message']} ({_plain(node)})" if node["message"] else _plain(node)]
 
 
 def _plain(rule: Mapping[str, Any]) -> str:

@@ -1918,3 +1918,33 @@ lint(
     keep_id=True,
     files_together=True,
 )
+lint(
+    IN_OPERATOR,
+    "rejects an unknown operator alongside in",
+    errors=["WR102"],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "runCondition": {"var": "mode", "unknown_op": "value"},
+            }
+        ]
+    ),
+)
+lint(
+    IN_OPERATOR,
+    "accepts in as a supported operator without throwing",
+    errors=[],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "runCondition": {"var": "mode", "in": ["A", "B"]},
+            }
+        ]
+    ),
+)
