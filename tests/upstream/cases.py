@@ -449,6 +449,122 @@ case(
 )
 
 
+# promptFragments: appended to the step's prompt ("Base." here), each after a blank line, in order.
+FRAGMENTS = "unit/v2/prompt-fragments-renderer.test.ts"
+_QUICK = {"id": "quick", "when": {"var": "rigorMode", "equals": "QUICK"}, "text": "Keep it light."}
+_DEEP = {
+    "id": "deep",
+    "when": {"var": "rigorMode", "in": ["STANDARD", "THOROUGH"]},
+    "text": "Go deeper.",
+}
+_ALWAYS = {"id": "always", "text": "Always here."}
+_THOROUGH = {
+    "id": "conditional",
+    "when": {"var": "rigorMode", "equals": "THOROUGH"},
+    "text": "Thorough extra.",
+}
+_IN_LIST = {
+    "id": "standard-thorough",
+    "when": {"var": "rigorMode", "in": ["STANDARD", "THOROUGH"]},
+    "text": "Deep work.",
+}
+for test, fragments, ctx, added in [
+    (
+        "appends matching fragment text when condition passes",
+        [_QUICK, _DEEP],
+        {"rigorMode": "QUICK"},
+        ["Keep it light."],
+    ),
+    (
+        "appends multiple matching fragments in declaration order",
+        [
+            {
+                "id": "frag-a",
+                "when": {"var": "rigorMode", "equals": "THOROUGH"},
+                "text": "Fragment A.",
+            },
+            {"id": "frag-b", "when": {"var": "risk", "equals": "High"}, "text": "Fragment B."},
+        ],
+        {"rigorMode": "THOROUGH", "risk": "High"},
+        ["Fragment A.", "Fragment B."],
+    ),
+    (
+        "returns empty string when no fragments match",
+        [{"id": "frag", "when": {"var": "rigorMode", "equals": "QUICK"}, "text": "Quick only."}],
+        {"rigorMode": "THOROUGH"},
+        [],
+    ),
+    (
+        "appends a fragment with no when condition regardless of context",
+        [_ALWAYS],
+        {},
+        ["Always here."],
+    ),
+    (
+        "appends a fragment with no when condition regardless of context",
+        [_ALWAYS],
+        {"rigorMode": "QUICK"},
+        ["Always here."],
+    ),
+    (
+        "appends a fragment with no when condition regardless of context",
+        [_ALWAYS],
+        {"rigorMode": "THOROUGH"},
+        ["Always here."],
+    ),
+    (
+        "mixes always-include and conditional fragments correctly",
+        [{**_ALWAYS, "text": "Common."}, _THOROUGH],
+        {"rigorMode": "THOROUGH"},
+        ["Common.", "Thorough extra."],
+    ),
+    (
+        "mixes always-include and conditional fragments correctly",
+        [{**_ALWAYS, "text": "Common."}, _THOROUGH],
+        {"rigorMode": "QUICK"},
+        ["Common."],
+    ),
+    (
+        "appends when rigorMode is in the allowed list",
+        [_IN_LIST],
+        {"rigorMode": "STANDARD"},
+        ["Deep work."],
+    ),
+    (
+        "appends when rigorMode is in the allowed list",
+        [_IN_LIST],
+        {"rigorMode": "THOROUGH"},
+        ["Deep work."],
+    ),
+    ("appends when rigorMode is in the allowed list", [_IN_LIST], {"rigorMode": "QUICK"}, []),
+    (
+        "returns only always-include fragments when context is empty (no runtime vars available)",
+        [_ALWAYS, _THOROUGH],
+        {},
+        ["Always here."],
+    ),
+    (
+        "preserves declaration order even when conditions match out of natural order",
+        [
+            {"id": "first", "when": {"var": "x", "equals": True}, "text": "First."},
+            {"id": "second", "when": {"var": "y", "equals": True}, "text": "Second."},
+            {"id": "third", "when": {"var": "z", "equals": True}, "text": "Third."},
+        ],
+        {"x": True, "y": True, "z": True},
+        ["First.", "Second.", "Third."],
+    ),
+]:
+    case(
+        "template",
+        FRAGMENTS,
+        test,
+        prompt="Base.",
+        fragments=fragments,
+        context=ctx,
+        rendered="\n\n".join(["Base.", *added]),
+    )
+
+
 # --- output validation (workflow_validate) ----------------------------------------------------
 
 

@@ -7,7 +7,7 @@ run through one ``workrail validate --format json`` over all their files. Everyt
 in the module's fixture, and each case is then a test of what was observed.
 
 What we ported: conditions (``condition-evaluator``, ``condition-in-operator``), render-time
-templates (``context-template-resolver``), output validation (``validation-engine``), artifacts
+templates and prompt fragments (``context-template-resolver``, ``prompt-fragments-renderer``), output validation (``validation-engine``), artifacts
 (``loop-control-artifact``, ``loop-control-evaluator``, ``artifact-contract-validation``,
 ``artifact-contract-review-verdict``, ``mcp/assessment-validation``), artifact-driven loops and
 the loop banner (``v2-advance-loop-control``, ``workflow-interpreter-loop-artifacts``,
@@ -73,7 +73,8 @@ def served_workflow(c: dict[str, Any]) -> dict[str, Any]:
         probe["runCondition"] = c["condition"]
         return {**head, "steps": [probe, {"id": "after", "title": "After", "prompt": "After."}]}
     if kind == "template":
-        return {**head, "steps": [{**probe, "prompt": c["prompt"]}]}
+        fragments = {"promptFragments": c["fragments"]} if "fragments" in c else {}
+        return {**head, "steps": [{**probe, "prompt": c["prompt"], **fragments}]}
     if kind == "output":
         return {**head, "steps": [{**probe, "validationCriteria": c["criteria"]}]}
     if kind == "artifact":
