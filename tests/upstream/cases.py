@@ -2064,3 +2064,80 @@ lint(
         ]
     ),
 )
+
+FRAGMENT_CHECKS = "unit/compiler/prompt-fragments-validation.test.ts"
+
+
+def _fragmented(fragments: list[Any]) -> dict[str, Any]:
+    return _wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "Step 1",
+                "prompt": "Base prompt.",
+                "promptFragments": fragments,
+            }
+        ]
+    )
+
+
+lint(
+    FRAGMENT_CHECKS,
+    "accepts a step with well-formed promptFragments",
+    errors=[],
+    workflow=_fragmented(
+        [
+            {
+                "id": "quick-fragment",
+                "when": {"var": "rigorMode", "equals": "QUICK"},
+                "text": "Keep it light.",
+            },
+            {
+                "id": "deep-fragment",
+                "when": {"var": "rigorMode", "in": ["STANDARD", "THOROUGH"]},
+                "text": "Go deeper.",
+            },
+        ]
+    ),
+)
+lint(
+    FRAGMENT_CHECKS,
+    "accepts a fragment without a when condition (always-include)",
+    errors=[],
+    workflow=_fragmented([{"id": "always", "text": "Always appended."}]),
+)
+lint(
+    FRAGMENT_CHECKS,
+    "rejects duplicate fragment ids within the same step",
+    errors=["WR704"],
+    workflow=_fragmented([{"id": "frag-a", "text": "First."}, {"id": "frag-a", "text": "Second."}]),
+)
+lint(
+    FRAGMENT_CHECKS,
+    "rejects a fragment with empty text",
+    errors=["WR106"],
+    workflow=_fragmented([{"id": "frag", "text": ""}]),
+)
+for test, text in [
+    (
+        "rejects a fragment text containing a {{wr.*}} token",
+        "Delegate to {{wr.bindings.design_review}}.",
+    ),
+    ("rejects any {{wr.X}} variant", "Use {{wr.refs.philosophy_preamble}} here."),
+]:
+    case(
+        "walk",
+        FRAGMENT_CHECKS,
+        test,
+        workflow={
+            "steps": [
+                {
+                    "id": "step-1",
+                    "title": "Step 1",
+                    "prompt": "Base prompt.",
+                    "promptFragments": [{"id": "bad", "text": text}],
+                }
+            ]
+        },
+        calls=[{"error": -32002, "problems": ["WR808"]}],
+    )
