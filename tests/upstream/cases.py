@@ -2141,3 +2141,136 @@ for test, text in [
         },
         calls=[{"error": -32002, "problems": ["WR808"]}],
     )
+
+# Assessment consequences through workflow_validate: a consequence that fires keeps the step
+# pending with its guidance (an issue); the assessments' level lists are ours (upstream's test
+# hands over recorded ratings only), holding every level the test rates.
+CONSEQUENCES = "unit/mcp/assessment-consequences.test.ts"
+_ANY_LEVELS = ["low", "medium", "high", "unsound", "sound"]
+
+
+def consequence(
+    test: str, ratings: dict[str, dict[str, str]], consequences: list[Any], fires: list[str]
+):
+    assessments = [
+        {
+            "id": gate,
+            "purpose": f"{gate} purpose",
+            "dimensions": [{"id": dim, "purpose": dim, "levels": _ANY_LEVELS} for dim in dims],
+        }
+        for gate, dims in ratings.items()
+    ]
+    unfired = [
+        c["effect"]["guidance"] for c in consequences if c["effect"]["guidance"] not in fires
+    ]
+    case(
+        "artifact",
+        CONSEQUENCES,
+        test,
+        workflow={"assessments": assessments},
+        step={"assessmentRefs": list(ratings), "assessmentConsequences": consequences},
+        artifacts=[
+            {"kind": "wr.assessment", "assessmentId": gate, "dimensions": dims}
+            for gate, dims in ratings.items()
+        ],
+        valid=not fires,
+        issues_have=fires,
+        issues_lack=unfired,
+    )
+
+
+def _when(level: str, guidance: str, gate: str | None = None) -> dict[str, Any]:
+    when: dict[str, Any] = {"anyEqualsLevel": level}
+    if gate:
+        when["forAssessment"] = gate
+    return {"when": when, "effect": {"kind": "require_followup", "guidance": guidance}}
+
+
+_GATHER = [_when("low", "Gather more context before proceeding.")]
+consequence(
+    "fires when the single dimension equals the level",
+    {"readiness_gate": {"confidence": "low"}},
+    _GATHER,
+    ["Gather more context before proceeding."],
+)
+consequence(
+    "returns empty array when the dimension does not match",
+    {"readiness_gate": {"confidence": "high"}},
+    _GATHER,
+    [],
+)
+_ADDRESS = [_when("low", "Address all low dimensions before proceeding.")]
+_THREE = ("evidence_quality", "coverage_completeness", "contradiction_resolution")
+consequence(
+    "fires when the first dimension is low",
+    {"readiness_gate": dict(zip(_THREE, ["low", "high", "high"], strict=True))},
+    _ADDRESS,
+    ["Address all low dimensions before proceeding."],
+)
+consequence(
+    "fires when a non-first dimension is low",
+    {"readiness_gate": dict(zip(_THREE, ["high", "low", "high"], strict=True))},
+    _ADDRESS,
+    ["Address all low dimensions before proceeding."],
+)
+consequence(
+    "returns empty array when all dimensions are high",
+    {"readiness_gate": dict(zip(_THREE, ["high", "high", "high"], strict=True))},
+    _ADDRESS,
+    [],
+)
+_FIX = [_when("low", "Fix before proceeding.")]
+consequence(
+    "fires on the matching assessment when multiple refs are present",
+    {"quality_gate": {"depth": "high"}, "coverage_gate": {"completeness": "low"}},
+    _FIX,
+    ["Fix before proceeding."],
+)
+consequence(
+    "returns empty array when all dimensions across multiple refs are high",
+    {"quality_gate": {"depth": "high"}, "coverage_gate": {"completeness": "high"}},
+    _FIX,
+    [],
+)
+consequence(
+    "fires all matching consequences independently",
+    {"constraint_gate": {"specificity": "low"}, "type_gate": {"soundness": "unsound"}},
+    [
+        _when("low", "Rewrite vague constraints."),
+        _when("unsound", "Redesign unsound types as explicit variants."),
+    ],
+    ["Rewrite vague constraints.", "Redesign unsound types as explicit variants."],
+)
+consequence(
+    "fires only the consequences whose level matches",
+    {"gate_a": {"quality": "low"}, "gate_b": {"soundness": "sound"}},
+    [_when("low", "Fix low."), _when("unsound", "Fix unsound.")],
+    ["Fix low."],
+)
+consequence(
+    "returns empty array when no consequence level matches",
+    {"gate_a": {"quality": "high"}},
+    [_when("low", "Fix."), _when("unsound", "Redesign.")],
+    [],
+)
+consequence(
+    "fires only the consequence scoped to the assessment that matched",
+    {"constraint_gate": {"specificity": "low"}, "type_gate": {"soundness": "high"}},
+    [
+        _when("low", "Fix constraint specificity.", "constraint_gate"),
+        _when("low", "Redesign unsound types.", "type_gate"),
+    ],
+    ["Fix constraint specificity."],
+)
+consequence(
+    "fires both scoped consequences when both assessments match",
+    {"constraint_gate": {"specificity": "low"}, "type_gate": {"soundness": "low"}},
+    [_when("low", "Fix constraints.", "constraint_gate"), _when("low", "Fix types.", "type_gate")],
+    ["Fix constraints.", "Fix types."],
+)
+consequence(
+    "does not fire a scoped consequence for an assessment that scored high",
+    {"gate_a": {"quality": "high"}},
+    [_when("low", "Fix gate_a.", "gate_a")],
+    [],
+)

@@ -9,7 +9,8 @@ in the module's fixture, and each case is then a test of what was observed.
 What we ported: conditions (``condition-evaluator``, ``condition-in-operator``), render-time
 templates and prompt fragments (``context-template-resolver``, ``prompt-fragments-renderer``), output validation (``validation-engine``), artifacts
 (``loop-control-artifact``, ``loop-control-evaluator``, ``artifact-contract-validation``,
-``artifact-contract-review-verdict``, ``mcp/assessment-validation``), artifact-driven loops and
+``artifact-contract-review-verdict``, ``mcp/assessment-validation``,
+``mcp/assessment-consequences``), prompt fragments' checks (``prompt-fragments-validation``), artifact-driven loops and
 the loop banner (``v2-advance-loop-control``, ``workflow-interpreter-loop-artifacts``,
 ``v2/prompt-renderer``), routine templates (``template-registry``, ``resolve-templates``) and
 which files are valid (``validate-workflow-json``, ``assessment-definition-validation``,
@@ -256,6 +257,8 @@ def test_artifact(observed, c):
         assert result["issues"], result
     for piece in c.get("issues_have", []):
         assert any(piece in issue for issue in result["issues"]), (piece, result["issues"])
+    for piece in c.get("issues_lack", []):
+        assert not any(piece in issue for issue in result["issues"]), (piece, result["issues"])
 
 
 @cases("walk")
