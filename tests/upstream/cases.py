@@ -2274,3 +2274,136 @@ consequence(
     [_when("low", "Fix gate_a.", "gate_a")],
     [],
 )
+
+LOOPS = "unit/loop-validation.test.ts"
+_BODY = {"id": "loop-body", "title": "Loop Body", "prompt": "Do something"}
+_WHILE = {"type": "while", "condition": {"var": "counter", "lt": 10}, "maxIterations": 100}
+
+
+# Upstream's test builds loop steps with a `prompt`, which its schema (and ours) refuses on a
+# loop step: the files here leave it out.
+def _looped(
+    spec: dict[str, Any], body: Any = "loop-body", more: list[Any] | None = None
+) -> dict[str, Any]:
+    loop = {
+        "id": "test-loop",
+        "type": "loop",
+        "title": "Test Loop",
+        "loop": spec,
+        "body": body,
+    }
+    return _wf(steps=[_BODY, *(more or []), loop])
+
+
+lint(LOOPS, "should validate a valid while loop", errors=[], workflow=_looped(_WHILE))
+lint(
+    LOOPS,
+    "should reject invalid loop type",
+    errors=["WR104"],
+    workflow=_looped({**_WHILE, "type": "invalid"}),
+)
+lint(
+    LOOPS,
+    "should reject missing maxIterations",
+    errors=[],
+    workflow=_looped({"type": "while", "condition": {"var": "counter", "lt": 10}}),
+    differs="maxIterations is optional here (default 100)",
+)
+lint(
+    LOOPS,
+    "should reject excessive maxIterations",
+    errors=["WR106"],
+    workflow=_looped({**_WHILE, "maxIterations": 2000}),
+)
+lint(
+    LOOPS,
+    "should reject while loop with neither condition nor conditionSource",
+    errors=["WR203"],
+    workflow=_looped({"type": "while", "maxIterations": 100}),
+)
+lint(
+    LOOPS,
+    "should accept while loop with conditionSource and no condition field",
+    errors=[],
+    workflow=_looped(
+        {
+            "type": "while",
+            "conditionSource": {
+                "kind": "artifact_contract",
+                "contractRef": "wr.contracts.loop_control",
+                "loopId": "my-loop",
+            },
+            "maxIterations": 5,
+        }
+    ),
+)
+lint(
+    LOOPS,
+    "should validate for loop with count",
+    errors=[],
+    workflow=_looped({"type": "for", "count": 5, "maxIterations": 10}),
+)
+lint(
+    LOOPS,
+    "should validate for loop with context variable",
+    errors=[],
+    workflow=_looped({"type": "for", "count": "itemCount", "maxIterations": 10}),
+)
+lint(
+    LOOPS,
+    "should reject for loop without count",
+    errors=["WR205"],
+    workflow=_looped({"type": "for", "maxIterations": 10}),
+)
+lint(
+    LOOPS,
+    "should validate forEach loop",
+    errors=[],
+    workflow=_looped({"type": "forEach", "items": "arrayItems", "maxIterations": 100}),
+)
+lint(
+    LOOPS,
+    "should reject forEach loop without items",
+    errors=["WR205"],
+    workflow=_looped({"type": "forEach", "maxIterations": 100}),
+)
+lint(
+    LOOPS,
+    "should reject non-existent body step",
+    errors=["WR202"],
+    workflow=_looped(_WHILE, body="non-existent"),
+)
+lint(
+    LOOPS,
+    "should reject nested loops",
+    errors=["WR204"],
+    workflow=_looped(
+        _WHILE,
+        body="nested-loop",
+        more=[
+            {
+                "id": "nested-loop",
+                "type": "loop",
+                "title": "Nested Loop",
+                "loop": {"type": "while", "condition": {"var": "x", "lt": 5}, "maxIterations": 10},
+                "body": "loop-body",
+            }
+        ],
+    ),
+)
+lint(
+    LOOPS,
+    "should validate custom variable names",
+    errors=[],
+    workflow=_looped(
+        {**_WHILE, "iterationVar": "myCounter", "itemVar": "currentItem", "indexVar": "idx"}
+    ),
+)
+lint(
+    LOOPS,
+    "should reject invalid variable names",
+    errors=["WR105"],
+    workflow=_looped(
+        {**_WHILE, "iterationVar": "123invalid", "itemVar": "my-item", "indexVar": "idx space"}
+    ),
+)

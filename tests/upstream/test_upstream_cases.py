@@ -13,7 +13,8 @@ templates and prompt fragments (``context-template-resolver``, ``prompt-fragment
 ``mcp/assessment-consequences``), prompt fragments' checks (``prompt-fragments-validation``), artifact-driven loops and
 the loop banner (``v2-advance-loop-control``, ``workflow-interpreter-loop-artifacts``,
 ``v2/prompt-renderer``), routine templates (``template-registry``, ``resolve-templates``) and
-which files are valid (``validate-workflow-json``, ``assessment-definition-validation``,
+which files are valid (``validate-workflow-json``, ``loop-validation``,
+``assessment-definition-validation``,
 ``parallel-step-validation``, ``workflow-reference-validation``).
 
 What we skipped, and why — upstream internals no surface of ours shows:
