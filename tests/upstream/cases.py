@@ -2407,3 +2407,94 @@ lint(
         {**_WHILE, "iterationVar": "123invalid", "itemVar": "my-item", "indexVar": "idx space"}
     ),
 )
+
+BLOCKS = "unit/compiler/prompt-blocks.test.ts"
+
+
+def blocks(test: str, prompt_blocks: dict[str, Any], **expected: Any) -> None:
+    step = {"id": "step-1", "title": "Step 1", "promptBlocks": prompt_blocks}
+    walk(BLOCKS, test, [step], [{"step": "step-1", **expected}])
+
+
+blocks(
+    "renders goal-only blocks",
+    {"goal": "Investigate the bug."},
+    prompt="## Goal\nInvestigate the bug.",
+)
+blocks(
+    "renders all sections in deterministic order",
+    {
+        "goal": "Find the root cause.",
+        "constraints": ["Follow the selected mode.", "Do not skip steps."],
+        "procedure": ["Gather evidence.", "Test hypotheses."],
+        "outputRequired": {"notesMarkdown": "Summary of findings."},
+        "verify": ["Root cause is grounded in evidence."],
+    },
+    in_order=["## Goal", "## Constraints", "## Procedure", "## Output Required", "## Verify"],
+)
+blocks(
+    "renders constraints as bullet points",
+    {"constraints": ["Rule A.", "Rule B."]},
+    prompt_contains=["- Rule A.", "- Rule B."],
+)
+blocks(
+    "renders procedure as numbered steps",
+    {"procedure": ["Step one.", "Step two.", "Step three."]},
+    prompt_contains=["1. Step one.", "2. Step two.", "3. Step three."],
+)
+blocks(
+    "renders outputRequired as key-value pairs",
+    {"outputRequired": {"notesMarkdown": "Recap.", "artifacts": "Loop control."}},
+    prompt_contains=["**notesMarkdown**: Recap.", "**artifacts**: Loop control."],
+)
+blocks(
+    "renders text PromptPart arrays by concatenation",
+    {"goal": [{"kind": "text", "text": "Part A. "}, {"kind": "text", "text": "Part B."}]},
+    prompt="## Goal\nPart A. Part B.",
+)
+blocks(
+    "skips empty optional sections",
+    {"goal": "Do the thing.", "constraints": [], "procedure": []},
+    prompt="## Goal\nDo the thing.",
+)
+walk(
+    BLOCKS,
+    "returns EMPTY_BLOCKS error for empty blocks",
+    [{"id": "step-1", "title": "Step 1", "promptBlocks": {}}],
+    [{"error": -32002, "problems": ["WR810"]}],
+)
+walk(
+    BLOCKS,
+    "returns UNRESOLVED_REF error for unresolved ref parts",
+    [
+        {
+            "id": "step-1",
+            "title": "Step 1",
+            "promptBlocks": {
+                "goal": [
+                    {"kind": "text", "text": "Before. "},
+                    {"kind": "ref", "refId": "wr.refs.some_snippet"},
+                ]
+            },
+        }
+    ],
+    [{"error": -32002, "problems": ["WR806"], "message_has": ["wr.refs.some_snippet"]}],
+)
+walk(
+    BLOCKS,
+    "returns error when step has both prompt and promptBlocks",
+    [{"id": "step-1", "title": "Step 1", "prompt": "Raw.", "promptBlocks": {"goal": "Blocks."}}],
+    [{"error": -32002, "problems": ["WR810"]}],
+)
+walk(
+    BLOCKS,
+    "handles mixed steps (some with prompt, some with promptBlocks)",
+    [
+        {"id": "step-1", "title": "Step 1", "prompt": "Raw prompt."},
+        {"id": "step-2", "title": "Step 2", "promptBlocks": {"goal": "Blocks goal."}},
+    ],
+    [
+        {"step": "step-1", "prompt": "Raw prompt."},
+        {"step": "step-2", "prompt": "## Goal\nBlocks goal."},
+    ],
+)

@@ -12,7 +12,7 @@ templates and prompt fragments (``context-template-resolver``, ``prompt-fragment
 ``artifact-contract-review-verdict``, ``mcp/assessment-validation``,
 ``mcp/assessment-consequences``), prompt fragments' checks (``prompt-fragments-validation``), artifact-driven loops and
 the loop banner (``v2-advance-loop-control``, ``workflow-interpreter-loop-artifacts``,
-``v2/prompt-renderer``), routine templates (``template-registry``, ``resolve-templates``) and
+``v2/prompt-renderer``), prompt blocks (``prompt-blocks``), routine templates (``template-registry``, ``resolve-templates``) and
 which files are valid (``validate-workflow-json``, ``loop-validation``,
 ``assessment-definition-validation``,
 ``parallel-step-validation``, ``workflow-reference-validation``).
@@ -288,6 +288,10 @@ def test_walk(observed, c):
             assert step["prompt"] == expected["prompt"], where
         for piece in expected.get("prompt_has", []):
             assert piece in step["prompt"].lower(), f"{where}: {step['prompt']!r}"
+        for piece in expected.get("prompt_contains", []):
+            assert piece in step["prompt"], f"{where}: {step['prompt']!r}"
+        places = [step["prompt"].find(piece) for piece in expected.get("in_order", [])]
+        assert -1 not in places and places == sorted(places), f"{where}: {step['prompt']!r}"
         for piece in expected.get("prompt_lacks", []):
             assert piece not in step["prompt"].lower(), f"{where}: {step['prompt']!r}"
         for piece in expected.get("guidance_has", []):
