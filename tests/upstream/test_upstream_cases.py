@@ -195,7 +195,10 @@ def run_cli(root: Path) -> dict[str, list[dict[str, Any]]]:
     )
     assert done.returncode in (0, 1), done.stderr
     report = json.loads(done.stdout)
-    return {files[f["path"]]: f["diagnostics"] for f in report["files"] if f["path"] in files}
+    found = {files[f["path"]]: f["diagnostics"] for f in report["files"] if f["path"] in files}
+    # every case's file was checked: a clean case must be clean, not left out
+    assert sorted(found) == sorted(files.values()), sorted(set(files.values()) - set(found))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -314,7 +317,7 @@ def test_lint_by_mcp(observed, c):
 
 @cases("lint")
 def test_lint_by_cli(observed, c):
-    found = observed["cli"].get(c["id"], [])
+    found = observed["cli"][c["id"]]
     where = f"{c['upstream']} » {c['test']}: {found}"
     assert codes(found, "error") == c["errors"], where
     for code in c.get("warnings", []):
