@@ -181,7 +181,14 @@ def _check_rule(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> No
     }[kind](rule, at, problems)
 
 
+# A rule without its operand (a contains rule's "value", a regex rule's "pattern", a schema
+# rule's "schema") is upstream's schema's to accept; it fails every output, and WR408 says so.
+OPERANDS = {"contains": "value", "regex": "pattern", "schema": "schema"}
+
+
 def _check_contains(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
+    if "value" not in rule:
+        return
     value = rule.get("value")
     if not isinstance(value, str) or not value:
         problems.append(
@@ -194,6 +201,8 @@ def _check_contains(rule: Mapping[str, Any], at: str, problems: list[Problem]) -
 
 
 def _check_regex(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
+    if "pattern" not in rule:
+        return
     pattern, flags = rule.get("pattern"), rule.get("flags", "")
     if not isinstance(pattern, str) or not pattern:
         problems.append(
@@ -246,13 +255,6 @@ def _check_length(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> 
 
 def _check_schema(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     if "schema" not in rule:
-        problems.append(
-            Problem(
-                at,
-                TYPE_MISMATCH,
-                'A schema rule needs "schema": the JSON Schema the output must satisfy.',
-            )
-        )
         return
     problems.extend(
         problem.under(pointer_join(at, "schema"))
@@ -317,6 +319,14 @@ def _outcome(node: Any, output: str, context: Mapping[str, Any]) -> _Outcome:
         return _none_of(node, output, context)
     if "condition" in node and not evaluate(node["condition"], context):
         return _SKIPPED
+    missing = OPERANDS.get(node["type"])
+    if missing is not None and missing not in node:
+        issue = (
+            node["message"] or f"This {node['type']} rule has no {missing!r}: no output passes it."
+        )
+        return _Outcome(
+            True, False, [issue], [f"The workflow's author must give the rule its {missing!r}."]
+        )
     return _RULE_CHECKS[node["type"]](node, output)
 
 

@@ -318,6 +318,14 @@ CASES = [
         "[]",
     ),
     (
+        "WR408",
+        _set(["steps", 0, "validationCriteria"], [{"type": "contains", "message": "Say it"}]),
+        _set(
+            ["steps", 0, "validationCriteria"], [{"type": "contains", "value": "it", "message": ""}]
+        ),
+        '{\n          "type": "contains",\n          "message": "Say it"\n        }',
+    ),
+    (
         "WR706",
         _set(["references"], [REFERENCE, {**REFERENCE, "title": "Again"}]),
         _set(["references"], [REFERENCE, {**REFERENCE, "id": "api-guide"}]),

@@ -556,7 +556,12 @@ INVALID = [
         [CRIT],
         id="flags-on-contains-rule",
     ),
-    pytest.param(criteria({"type": "regex", "message": "m"}), [CRIT], id="regex-missing-pattern"),
+    # a rule without its operand is upstream's and valid (WR408 warns); a wrong operand is not
+    pytest.param(
+        criteria({"type": "regex", "pattern": 3, "message": "m"}),
+        [(*CRIT, "pattern")],
+        id="regex-pattern-not-a-string",
+    ),
     pytest.param(
         criteria({"type": "regex", "pattern": "a", "flags": "g", "message": "m"}),
         [(*CRIT, "flags")],
@@ -586,8 +591,8 @@ INVALID = [
     ),
     pytest.param(criteria({"and": []}), [(*CRIT, "and")], id="empty-and-composition"),
     pytest.param(
-        criteria({"not": {"type": "contains", "message": "m"}}),
-        [(*CRIT, "not")],
+        criteria({"not": {"type": "contains", "value": "", "message": "m"}}),
+        [(*CRIT, "not", "value")],
         id="bad-rule-inside-not",
     ),
     pytest.param(

@@ -2498,3 +2498,36 @@ walk(
         {"step": "step-2", "prompt": "## Goal\nBlocks goal."},
     ],
 )
+
+# A rule without its operand: upstream's schema takes it (only type and message are required);
+# no output passes it, and the linter warns (WR408).
+output(
+    "should handle undefined value",
+    [{"type": "contains", "message": "Must contain value"}],
+    "hello world",
+    False,
+    issues=["Must contain value"],
+)
+output(
+    "should handle schema rule without schema property",
+    [{"type": "schema", "message": "Schema validation failed"}],
+    "hello world",
+    False,
+    issues=["Schema validation failed"],
+)
+lint(
+    VALIDATION,
+    "should handle undefined value",
+    errors=[],
+    warnings=["WR408"],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step-1",
+                "title": "S",
+                "prompt": "P",
+                "validationCriteria": [{"type": "contains", "message": "Must contain value"}],
+            }
+        ]
+    ),
+)
