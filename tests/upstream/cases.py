@@ -2531,3 +2531,42 @@ lint(
         ]
     ),
 )
+
+NEXT_CONTRACT = "contract/mcp-workflow-next.contract.test.ts"
+
+
+def _for_loop(count: int, max_iterations: int) -> list[Any]:
+    # upstream's fixture gives the loop step a prompt, which its schema refuses: left out here
+    return [
+        {
+            "id": "loop",
+            "type": "loop",
+            "title": "Loop",
+            "loop": {"type": "for", "count": count, "maxIterations": max_iterations},
+            "body": [{"id": "body", "title": "Body", "prompt": "Do the body step"}],
+        }
+    ]
+
+
+walk(
+    NEXT_CONTRACT,
+    "advances loop iteration when completing the pending step",
+    _for_loop(2, 10),
+    [
+        {"step": "body", "loop_iteration": 1},
+        {"step": "body", "loop_iteration": 2},
+        {"complete": True},
+    ],
+)
+walk(
+    NEXT_CONTRACT,
+    "loop exits naturally when maxIterations bound is reached",
+    _for_loop(5, 2),
+    [{"step": "body"}, {"step": "body"}, {"complete": True}],
+)
+walk(
+    NEXT_CONTRACT,
+    "rejects invalid events deterministically",
+    _for_loop(2, 10),
+    [{"step": "body"}, {"completed": ["not-body"], "error": -32003}],
+)
