@@ -2570,3 +2570,57 @@ walk(
     _for_loop(2, 10),
     [{"step": "body"}, {"completed": ["not-body"], "error": -32003}],
 )
+
+FOREACH_CONTEXT = "unit/workflow-interpreter-foreach-missing-context.test.ts"
+_GATE_THEN_FOREACH = [
+    {
+        "id": "gate-step",
+        "title": "Planning Gate",
+        "prompt": "Confirm planning is complete. Set: planningComplete = true",
+        "requireConfirmation": True,
+    },
+    {
+        "id": "impl-loop",
+        "type": "loop",
+        "title": "Implementation Loop",
+        "loop": {
+            "type": "forEach",
+            "items": "slices",
+            "itemVar": "currentSlice",
+            "indexVar": "sliceIndex",
+            "maxIterations": 20,
+        },
+        "body": [
+            {
+                "id": "impl-step",
+                "title": "Implement Slice",
+                "prompt": "Implement {{currentSlice.name}}",
+            }
+        ],
+    },
+]
+walk(
+    FOREACH_CONTEXT,
+    "returns MissingContext error when forEach items variable is not set",
+    _GATE_THEN_FOREACH,
+    [{"step": "gate-step"}, {"error": -32005, "message_has": ["impl-loop", "slices"]}],
+)
+walk(
+    FOREACH_CONTEXT,
+    "succeeds when forEach items variable is set as array",
+    _GATE_THEN_FOREACH,
+    [
+        {"step": "gate-step"},
+        {
+            "context_add": {"slices": [{"name": "Slice 1"}, {"name": "Slice 2"}]},
+            "step": "impl-step",
+            "prompt": "Implement Slice 1",
+        },
+    ],
+)
+walk(
+    FOREACH_CONTEXT,
+    "treats empty array as valid (skips loop)",
+    _GATE_THEN_FOREACH,
+    [{"step": "gate-step"}, {"context_add": {"slices": []}, "complete": True}],
+)

@@ -12,7 +12,8 @@ templates and prompt fragments (``context-template-resolver``, ``prompt-fragment
 ``artifact-contract-review-verdict``, ``mcp/assessment-validation``,
 ``mcp/assessment-consequences``), prompt fragments' checks (``prompt-fragments-validation``), artifact-driven loops and
 the loop banner (``v2-advance-loop-control``, ``workflow-interpreter-loop-artifacts``,
-``v2/prompt-renderer``, ``contract/mcp-workflow-next``), prompt blocks (``prompt-blocks``), routine templates (``template-registry``, ``resolve-templates``) and
+``v2/prompt-renderer``, ``contract/mcp-workflow-next``,
+``workflow-interpreter-foreach-missing-context``), prompt blocks (``prompt-blocks``), routine templates (``template-registry``, ``resolve-templates``) and
 which files are valid (``validate-workflow-json``, ``loop-validation``,
 ``assessment-definition-validation``,
 ``parallel-step-validation``, ``workflow-reference-validation``).
@@ -143,6 +144,7 @@ async def run_walk(client: Client, c: dict[str, Any], wid: str) -> list[dict[str
     context: dict[str, Any] = {}
     seen = []
     for step in c["calls"]:
+        context = {**context, **step.get("context_add", {})}  # what the agent learnt meanwhile
         # "completed": an agent's log that names a step the workflow did not serve
         log = step.get("completed", completed)
         args: dict[str, Any] = {"workflowId": wid, "completedSteps": log, "context": context}
@@ -280,7 +282,7 @@ def test_walk(observed, c):
             problems = error.get("data", {}).get("problems", [])
             codes = [p["code"] for p in problems]
             assert codes == expected.get("problems", []), f"{where}: {error}"
-            text = " ".join(p["message"] for p in problems)
+            text = " ".join([error["message"], *(p["message"] for p in problems)])
             for piece in expected.get("message_has", []):
                 assert piece in text, f"{where}: {text}"
             continue
