@@ -2624,3 +2624,41 @@ walk(
     _GATE_THEN_FOREACH,
     [{"step": "gate-step"}, {"context_add": {"slices": []}, "complete": True}],
 )
+
+RUN_CONDITION_TRACE = "unit/workflow-interpreter-run-condition-trace.test.ts"
+_SMALL_OR_NOT = [
+    {"id": "step-unconditional", "title": "Unconditional Step", "prompt": "Always runs"},
+    {
+        "id": "step-small",
+        "title": "Small Task Path",
+        "prompt": "For small tasks",
+        "runCondition": {"var": "taskComplexity", "equals": "Small"},
+    },
+    {
+        "id": "step-non-small",
+        "title": "Non-Small Task Path",
+        "prompt": "For non-small tasks",
+        "runCondition": {"var": "taskComplexity", "not_equals": "Small"},
+    },
+]
+# Upstream's trace entries are internal; what an agent sees of them is the step served and the
+# steps skipped on the way (`skipped`).
+walk(
+    RUN_CONDITION_TRACE,
+    "after unconditional step completes, with taskComplexity=Medium: step-small skipped, step-non-small selected",
+    _SMALL_OR_NOT,
+    [
+        {"context_add": {"taskComplexity": "Medium"}, "step": "step-unconditional"},
+        {"step": "step-non-small", "skipped_has": ["step-small"]},
+    ],
+)
+walk(
+    RUN_CONDITION_TRACE,
+    "with taskComplexity=Small: step-non-small skipped, step-small selected",
+    _SMALL_OR_NOT,
+    [
+        {"context_add": {"taskComplexity": "Small"}, "step": "step-unconditional"},
+        {"step": "step-small"},
+        {"complete": True, "skipped_has": ["step-non-small"]},
+    ],
+)

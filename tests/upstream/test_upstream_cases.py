@@ -13,7 +13,7 @@ templates and prompt fragments (``context-template-resolver``, ``prompt-fragment
 ``mcp/assessment-consequences``), prompt fragments' checks (``prompt-fragments-validation``), artifact-driven loops and
 the loop banner (``v2-advance-loop-control``, ``workflow-interpreter-loop-artifacts``,
 ``v2/prompt-renderer``, ``contract/mcp-workflow-next``,
-``workflow-interpreter-foreach-missing-context``), prompt blocks (``prompt-blocks``), routine templates (``template-registry``, ``resolve-templates``) and
+``workflow-interpreter-foreach-missing-context``, ``workflow-interpreter-run-condition-trace``), prompt blocks (``prompt-blocks``), routine templates (``template-registry``, ``resolve-templates``) and
 which files are valid (``validate-workflow-json``, ``loop-validation``,
 ``assessment-definition-validation``,
 ``parallel-step-validation``, ``workflow-reference-validation``).
@@ -287,6 +287,8 @@ def test_walk(observed, c):
                 assert piece in text, f"{where}: {text}"
             continue
         result = result_of(answer, c)
+        for skipped in expected.get("skipped_has", []):
+            assert skipped in result.get("skipped", []), f"{where}: {result}"
         if expected.get("complete"):
             assert result["isComplete"] and not result.get("step"), f"{where}: {result}"
             continue
