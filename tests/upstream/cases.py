@@ -1716,47 +1716,76 @@ lint(
 
 lint(WORKFLOW_JSON, "should reject null input", errors=["WR101"], text="null\n")
 lint(WORKFLOW_JSON, "should reject empty string", errors=["WR006"], text="")
-lint(WORKFLOW_JSON, "should handle invalid JSON syntax", errors=["WR001"], text='{"id": "x",, }\n')
+lint(WORKFLOW_JSON, "should reject whitespace-only string", errors=["WR006"], text="   \n  \t  ")
+lint(WORKFLOW_JSON, "should handle invalid JSON syntax", errors=["WR001"], text="{ invalid json }")
+lint(WORKFLOW_JSON, "should handle missing quotes", errors=["WR001"], text="{ id: test }")
+lint(WORKFLOW_JSON, "should handle trailing commas", errors=["WR001"], text='{ "id": "test", }')
+lint(WORKFLOW_JSON, "should handle unmatched brackets", errors=["WR001"], text='{ "id": "test"')
+_JSON_STEP = {"id": "step-1", "title": "Test Step", "prompt": "Do something"}
+_JSON_WF = {
+    "name": "Test Workflow",
+    "description": "A test workflow",
+    "version": "0.0.1",
+    "steps": [_JSON_STEP],
+}
+lint(WORKFLOW_JSON, "should validate minimal valid workflow", errors=[], workflow=_JSON_WF)
 lint(
     WORKFLOW_JSON,
-    "should handle trailing commas",
-    errors=["WR001"],
-    text='{"id": "trailing", "name": "T", "steps": [],}\n',
+    "should validate complex valid workflow",
+    errors=[],
+    workflow={
+        "name": "Complex Test Workflow",
+        "description": "A complex test workflow with multiple features",
+        "version": "1.0.0",
+        "preconditions": ["User has access to system"],
+        "metaGuidance": ["Follow best practices"],
+        "steps": [
+            {
+                "id": "step-1",
+                "title": "First Step",
+                "prompt": "Do the first task",
+                "guidance": ["Be careful", "Double check"],
+                "askForFiles": True,
+                "requireConfirmation": False,
+                "runCondition": {"var": "complexity", "equals": "high"},
+            },
+            {"id": "step-2", "title": "Second Step", "prompt": "Do the second task"},
+        ],
+    },
 )
+# name and steps are required here; description and version are optional (a superset)
+lint(WORKFLOW_JSON, "should detect missing required fields", errors=["WR103"], workflow={})
+lint(WORKFLOW_JSON, "should detect missing required property errors", errors=["WR103"], workflow={})
 lint(
     WORKFLOW_JSON,
-    "should handle unmatched brackets",
-    errors=["WR001"],
-    text='{"id": "unmatched", "steps": [\n',
+    "should detect invalid field types",
+    errors=["WR101", "WR106"],
+    workflow={**_JSON_WF, "name": 123, "steps": []},
 )
-lint(WORKFLOW_JSON, "should validate minimal valid workflow", errors=[], workflow=_wf())
-lint(
-    WORKFLOW_JSON,
-    "should detect missing required fields",
-    errors=["WR103"],
-    workflow={"name": "No id or steps"},
-    keep_id=True,
-)
-lint(WORKFLOW_JSON, "should detect invalid field types", errors=["WR101"], workflow=_wf(name=123))
 lint(
     WORKFLOW_JSON,
     "should detect invalid ID pattern",
     errors=["WR105"],
-    workflow=_wf(id="Invalid ID With Spaces"),
+    workflow={"id": "Test_Workflow!", **_JSON_WF},
     keep_id=True,
 )
-lint(WORKFLOW_JSON, "should detect empty steps array", errors=["WR106"], workflow=_wf(steps=[]))
+lint(
+    WORKFLOW_JSON,
+    "should detect empty steps array",
+    errors=["WR106"],
+    workflow={**_JSON_WF, "steps": []},
+)
 lint(
     WORKFLOW_JSON,
     "should detect invalid version format",
     errors=["WR602"],
-    workflow=_wf(version="not-semver"),
+    workflow={**_JSON_WF, "version": "invalid-version"},
 )
 lint(
     WORKFLOW_JSON,
     "should detect additional properties errors",
     errors=["WR102"],
-    workflow=_wf(unknownProperty="x"),
+    workflow={**_JSON_WF, "invalidProperty": "should not be here"},
 )
 lint(
     WORKFLOW_JSON,
