@@ -2691,3 +2691,12 @@ walk(
         {"complete": True, "skipped_has": ["step-non-small"]},
     ],
 )
+
+# The same checks through upstream's MCP tool (workflow_validate_json; ours is workflow_lint). Its
+# invalid-id case repeats validate-workflow-json's id, which two files checked together may not
+# share (WR603): that case is validate-workflow-json's above.
+VALIDATE_JSON_TOOL = "unit/mcp-server-workflow-validate-json.test.ts"
+lint(VALIDATE_JSON_TOOL, "should validate a valid workflow JSON", errors=[], workflow=_JSON_WF)
+lint(VALIDATE_JSON_TOOL, "should reject invalid workflow JSON", errors=["WR103"], workflow={})
+lint(VALIDATE_JSON_TOOL, "should handle malformed JSON", errors=["WR001"], text="{ invalid json }")
+lint(VALIDATE_JSON_TOOL, "should handle empty workflow JSON", errors=["WR006"], text="")

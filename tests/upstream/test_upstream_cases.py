@@ -14,7 +14,8 @@ templates and prompt fragments (``context-template-resolver``, ``prompt-fragment
 the loop banner (``v2-advance-loop-control``, ``workflow-interpreter-loop-artifacts``,
 ``v2/prompt-renderer``, ``contract/mcp-workflow-next``,
 ``workflow-interpreter-foreach-missing-context``, ``workflow-interpreter-run-condition-trace``), prompt blocks (``prompt-blocks``), routine templates (``template-registry``, ``resolve-templates``) and
-which files are valid (``validate-workflow-json``, ``loop-validation``,
+which files are valid (``validate-workflow-json``, ``mcp-server-workflow-validate-json``,
+``loop-validation``,
 ``assessment-definition-validation``,
 ``parallel-step-validation``, ``workflow-reference-validation``).
 
