@@ -3,7 +3,8 @@
 A reference is an identifier dot-path inside double braces. ``{{parameters.x}}``,
 ``{{context.x}}``, ``{{steps.ID.output}}`` and ``{{secrets.NAME}}`` name their namespace; a bare
 ``{{name}}`` or ``{{name.path}}`` is a context variable, as upstream WorkRail renders it (so
-``{{currentItem}}`` is ``{{context.currentItem}}``). Anything else inside ``{{ }}`` — Mermaid's
+``{{currentItem}}`` is ``{{context.currentItem}}``) when written tight, as upstream requires:
+``{{ name }}`` stays as written, while ``{{ context.name }}`` is a reference. Anything else inside ``{{ }}`` — Mermaid's
 ``A{{"label"}}``, a JavaScript expression ``{{(a / b).toFixed(1)}}``, upstream's compile-time
 ``{{wr.…}}`` — is not a reference: it is text, kept as written (``find_literals`` finds it).
 
