@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import socket
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -27,7 +25,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import INITIALIZE, server_command, server_env
+from tests.mcp.conftest import INITIALIZE
+from tests.mcp.test_http import http_server
 
 pytestmark = pytest.mark.slow
 
@@ -281,25 +280,7 @@ def _messages(headers: dict[str, str], body: bytes) -> list[dict]:
 
 
 def test_hostile_http_traffic_from_four_clients(project, tmp_path):
-    process = subprocess.Popen(
-        server_command(project, "--transport", "http", "--port", "0"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=server_env(tmp_path),
-        cwd=tmp_path,
-        text=True,
-    )
-    log: list[str] = []
-    drain = threading.Thread(target=lambda: log.extend(iter(process.stderr.readline, "")))
-    try:
-        url = None
-        while url is None:
-            line = process.stderr.readline()
-            assert line, f"server exited: {process.poll()} {log}"
-            log.append(line)
-            found = re.search(r"listening on (http://\S+)", line)
-            url = found.group(1) if found else None
-        drain.start()
+    with http_server(project, tmp_path) as (url, log):
         host, _, port = url.split("/")[2].rpartition(":")
         statuses: Counter[int | None] = Counter()
         problems: list[str] = []
@@ -356,12 +337,5 @@ def test_hostile_http_traffic_from_four_clients(project, tmp_path):
                     assert not got.is_error
 
         anyio.run(still_served)
-        assert process.poll() is None
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
-    if drain.is_alive():
-        drain.join(10)
-    process.stderr.close()
-    text = "".join(log)
+    text = "\n".join(log)
     assert "Traceback" not in text, text[-3000:]

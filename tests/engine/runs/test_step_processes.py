@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,26 +25,31 @@ ESCAPE = ["sh", "-c", "setsid sleep 1000 & wait"]  # the escapee holds stdout an
 CLI = [sys.executable, "-c", "from workrail_engine.cli import main; main()"]
 
 
-def marked(mark: str) -> list[int]:
-    """Live (not zombie) processes whose environment holds MARK=<mark>."""
-    entry = f"MARK={mark}".encode()
+def live_processes(file: str, holds: Callable[[bytes], bool]) -> list[int]:
+    """Live (not zombie) processes whose ``/proc/<pid>/<file>`` ``holds`` what is looked for."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            environ = Path(f"/proc/{name}/environ").read_bytes()
+            content = Path(f"/proc/{name}/{file}").read_bytes()
             state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
-        if entry in environ.split(b"\0") and state != b"Z":
+        if holds(content) and state != b"Z":
             found.append(int(name))
     return found
 
 
-def gone_within(mark: str, seconds: float) -> list[int]:
+def marked(mark: str) -> list[int]:
+    """Live processes whose environment holds MARK=<mark>."""
+    entry = f"MARK={mark}".encode()
+    return live_processes("environ", lambda environ: entry in environ.split(b"\0"))
+
+
+def gone_within(mark: str, seconds: float, find: Callable[[str], list[int]] = marked) -> list[int]:
     end = time.monotonic() + seconds
-    while (left := marked(mark)) and time.monotonic() < end:
+    while (left := find(mark)) and time.monotonic() < end:
         time.sleep(0.05)
     return left
 
@@ -259,25 +265,7 @@ def test_after_kill_9_of_workrail_run_the_next_process_kills_the_escapee_and_end
 def sleeping(duration: str) -> list[int]:
     """Live processes running ``sleep <duration>`` (a duration no other test uses)."""
     wanted = f"sleep\0{duration}\0".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmdline == wanted and state != b"Z":
-            found.append(int(name))
-    return found
-
-
-def sleeping_gone_within(duration: str, seconds: float) -> list[int]:
-    end = time.monotonic() + seconds
-    while (left := sleeping(duration)) and time.monotonic() < end:
-        time.sleep(0.05)
-    return left
+    return live_processes("cmdline", wanted.__eq__)
 
 
 @pytest.fixture
@@ -300,7 +288,7 @@ def _cleared(duration: str) -> list[str]:
 def test_an_escapee_with_a_cleared_environment_does_not_outlive_its_step(tmp_path, duration):
     out = _run(CommandSpec(_cleared(duration), tmp_path, {"PATH": os.environ["PATH"]}, grace=0.5))
     assert out.exit_code == 0 and not out.timed_out, out
-    assert sleeping_gone_within(duration, 2.0) == []
+    assert gone_within(duration, 2.0, sleeping) == []
 
 
 def test_an_escapee_during_a_parallel_step_goes_when_the_last_step_that_may_own_it_ends(
@@ -315,7 +303,7 @@ def test_an_escapee_during_a_parallel_step_goes_when_the_last_step_that_may_own_
     out = _run(CommandSpec(_cleared(duration), tmp_path, env, grace=0.5))
     assert out.exit_code == 0, out
     slow.join(10)
-    assert sleeping_gone_within(duration, 2.0) == []
+    assert gone_within(duration, 2.0, sleeping) == []
 
 
 def test_a_process_re_parented_here_that_predates_the_step_is_left_alone(tmp_path, duration):
@@ -346,4 +334,4 @@ def test_workrail_run_leaves_no_escapee_with_a_cleared_environment(tmp_path, dur
     out, err = _finish(proc, 60)
     assert proc.returncode == 0, err
     assert json.loads(out)["status"] == "success"
-    assert sleeping_gone_within(duration, 2.0) == []
+    assert gone_within(duration, 2.0, sleeping) == []
