@@ -166,13 +166,14 @@ class SessionAdmission:
                 return 503, "too many open sessions; try again later"
         return None
 
-    def _largest_holder(self) -> str:
+    def _largest_holder(self) -> str | None:
+        """The address holding the most sessions (None while all are still opening)."""
         counts: dict[str, int] = {}
         for session in self.sessions.values():
             counts[session.client] = counts.get(session.client, 0) + 1
-        return max(counts, key=counts.__getitem__)
+        return max(counts, key=counts.__getitem__) if counts else None
 
-    def _least_recent(self, client: str) -> str | None:
+    def _least_recent(self, client: str | None) -> str | None:
         idle = [
             (s.last_active, sid)
             for sid, s in self.sessions.items()
