@@ -61,7 +61,7 @@ def _next(target: str | None) -> str:
 async def signin(request: Request) -> Response:
     access: Access = request.app.state.access
     client = client_key(request.scope)
-    if access.token is not None and not access.signin_allowed(client):
+    if access.token is not None and not access.signin_attempt(client):
         return Response(
             "too many failed sign-ins from this address; try again in a minute",
             status_code=429,
@@ -75,7 +75,6 @@ async def signin(request: Request) -> Response:
     if access.token is None:
         return RedirectResponse(target, status_code=303)
     if not isinstance(given, str) or not access.token_matches(given):
-        access.signin_failed(client)
         await anyio.sleep(0.5)  # guessing tokens through the form stays slow
         return request.app.state.pages.page(
             request,
@@ -85,6 +84,7 @@ async def signin(request: Request) -> Response:
             next=target,
             problem="That token is not the one this server was started with.",
         )
+    access.signin_succeeded(client)
     response = RedirectResponse(target, status_code=303)
     access.session_cookie(response)
     return response

@@ -107,23 +107,29 @@ class Access:
         self._sessions.pop(request.cookies.get(COOKIE, ""), None)
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
 
-    def signin_allowed(self, client: str) -> bool:
-        """Whether ``client`` (an address) has failures to spare in the current window."""
+    def signin_attempt(self, client: str) -> bool:
+        """Whether ``client`` (an address) may try a token now; if so the try counts as a
+        failure until `signin_succeeded` says otherwise. Checking and counting happen together,
+        so guesses sent in parallel cannot all pass the check before any is counted."""
         failures = self._failures.get(client)
-        if failures is None:
-            return True
-        cutoff = time.monotonic() - SIGNIN_WINDOW_SECONDS
-        while failures and failures[0] < cutoff:
-            failures.popleft()
-        if not failures:
-            del self._failures[client]
-        return len(failures) < SIGNIN_FAILURES
-
-    def signin_failed(self, client: str) -> None:
+        if failures is not None:
+            cutoff = time.monotonic() - SIGNIN_WINDOW_SECONDS
+            while failures and failures[0] < cutoff:
+                failures.popleft()
+            if len(failures) >= SIGNIN_FAILURES:
+                return False
         self._failures.setdefault(client, deque()).append(time.monotonic())
         self._failures.move_to_end(client)
         while len(self._failures) > _TRACKED_ADDRESSES:
             self._failures.popitem(last=False)
+        return True
+
+    def signin_succeeded(self, client: str) -> None:
+        failures = self._failures.get(client)
+        if failures:
+            failures.pop()
+        if not failures:
+            self._failures.pop(client, None)
 
     def notice_mark(self, where: str, notice: str) -> str:
         """The mark that shows ``notice`` on the page at ``where`` was issued by this server."""
