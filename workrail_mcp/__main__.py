@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,6 +53,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--allow-commands",
         action="store_true",
         help="let run_workflow execute command steps (off by default)",
+    )
+    parser.add_argument(
+        "--tools",
+        choices=("default", "upstream"),
+        default=os.environ.get("WORKRAIL_TOOLS") or "default",
+        help="tool edition: default (the specs' tools, runs and sessions) or upstream (upstream "
+        "WorkRail 3.x's session tools, for agents configured for it); env WORKRAIL_TOOLS",
     )
     parser.add_argument(
         "--allowed-host",
@@ -137,6 +145,7 @@ def serve(args: argparse.Namespace) -> int:
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
         run_service=service,
+        tools_edition=args.tools,
     )
     if args.transport == "http":
         from workrail_mcp.dashboard import build_dashboard

@@ -72,7 +72,8 @@ class Transcript:
     calls: int = 0
     blocked_code: str | None = None
     replay_identical: bool | None = None
-    replay_other_notes_identical: bool | None = None
+    # "recorded" (upstream: the recorded response) or "refused" (with the session's state now)
+    replay_other_notes: str | None = None
     resume_found: bool | None = None
     resume_reread_step: str | None = None
     resume_recovery_has_notes: bool | None = None
@@ -157,14 +158,27 @@ class UpstreamAgent:
         return {**response, "continueToken": response["retryContinueToken"]}
 
     async def replay(self, token: str, notes: str, first: dict[str, Any]) -> None:
-        """The same token twice (a lost reply) and once more with other notes: never re-applied."""
+        """The same token twice (a lost reply): never applied twice. Sent once more with other
+        notes, upstream answers with the recorded response; a server may instead refuse it, as
+        long as it says where the session is now (it must not apply it)."""
         again = await self.advance(token, notes)
         self.transcript.replay_identical = again == first
-        other = await self.advance(token, notes + "\n\n(sent again with other words)")
-        self.transcript.replay_other_notes_identical = (
-            other["continueToken"] == first["continueToken"]
-            and other["pending"] == first["pending"]
+        failed, other = await self.call(
+            "continue_workflow",
+            {
+                "continueToken": token,
+                "intent": "advance",
+                "output": {"notesMarkdown": notes + "\n\n(sent again with other words)"},
+                "workspacePath": self.workspace,
+            },
         )
+        if not failed:
+            same = other["continueToken"] == first["continueToken"]
+            self.transcript.replay_other_notes = "recorded" if same else "applied again"
+            return
+        state = (other.get("details") or {}).get("state") or {}
+        now = state.get("continueToken") == first["continueToken"]
+        self.transcript.replay_other_notes = "refused" if now else f"refused: {other}"
 
     async def move_to_new_chat(self, state: dict[str, Any]) -> dict[str, Any]:
         """Checkpoint, then find the session again by a phrase of its notes and re-read it."""
@@ -250,7 +264,7 @@ def verdict(transcript: Transcript) -> list[str]:
     expected = {
         "blocked_code": lambda v: bool(v),
         "replay_identical": lambda v: v is True,
-        "replay_other_notes_identical": lambda v: v is True,
+        "replay_other_notes": lambda v: v in ("recorded", "refused"),
         "resume_found": lambda v: v is True,
         "resume_recovery_has_notes": lambda v: v is True,
         "resume_advance_error": lambda v: v == "TOKEN_SCOPE_MISMATCH",
@@ -279,8 +293,11 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     try:
         transcript = asyncio.run(run(command, args.workflow, dict(os.environ)))
-    except AgentCheckFailed as failure:
-        print(json.dumps({"failed": str(failure)}), file=sys.stdout)
+    except BaseExceptionGroup as group:  # the SDK's task group wraps what the agent raised
+        failed, rest = group.split(AgentCheckFailed)
+        if failed is None:
+            raise
+        print(json.dumps({"failed": [str(f) for f in failed.exceptions]}))
         return 1
     problems = verdict(transcript)
     print(json.dumps({**asdict(transcript), "problems": problems}, indent=2))

@@ -1,0 +1,187 @@
+"""The ``--tools upstream`` edition: upstream WorkRail 3.x's six session tools, on our sessions.
+
+An agent or client configured for upstream (tool names, arguments, result and error shapes as
+observed from v3.121.0, tests/fixtures/upstream_sessions/) works unchanged: ``list_workflows``,
+``inspect_workflow``, ``start_workflow``, ``continue_workflow``, ``checkpoint_workflow``,
+``resume_session``. Four are the shared session tools (`tools.sessions`); the two here differ from
+the default edition's tools of the same names (the orchestrator's ``list_workflows`` and the run
+tool ``continue_workflow``). Upstream's ``manage_workflow_source``, onboarding step, console and
+daemon are not part of it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from workrail_engine.errors import EngineError, InvalidParams
+from workrail_engine.sessions import workflow_hash
+from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
+from workrail_mcp.tools._session_shapes import session_error, step_response
+from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
+from workrail_mcp.tools.sessions import WorkspacePath, source_visibility
+
+__all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
+
+
+def _entry(env: ToolEnv, entry: Any) -> dict[str, Any]:
+    summary = entry.summary()
+    try:  # the hash a session started now would pin (the served, compiled form)
+        digest: str | None = workflow_hash(env.catalog.served(entry.id))
+    except EngineError:
+        digest = None
+    return {
+        "workflowId": entry.id,
+        "name": summary.get("name") or entry.id,
+        "description": summary.get("description") or "",
+        "version": summary.get("version") or "",
+        "workflowHash": digest,
+        "kind": "workflow",
+        "tags": list(entry.definition.get("tags") or []),
+        "visibility": source_visibility(entry),
+    }
+
+
+def _listing(env: ToolEnv, entries: list[Any]) -> dict[str, Any]:
+    workflows = [_entry(env, e) for e in entries]
+    counts = Counter(tag for w in workflows for tag in w["tags"])
+    summary = [
+        {
+            "id": tag,
+            "displayName": tag,
+            "count": count,
+            "examples": [w["workflowId"] for w in workflows if tag in w["tags"]][:3],
+        }
+        for tag, count in sorted(counts.items())
+    ]
+    return {"workflows": workflows, "tagSummary": summary}
+
+
+def list_session_workflows(
+    env: ToolEnv,
+    workspacePath: WorkspacePath,
+    includeSources: Annotated[
+        bool | None, Field(description="Accepted for compatibility; every entry names its source.")
+    ] = None,
+    tags: Annotated[
+        list[str] | None,
+        Field(description="Optional: only workflows carrying one of these tags (see tagSummary)."),
+    ] = None,
+) -> dict[str, Any]:
+    listing = env.catalog_view("upstream_list", lambda entries: _listing(env, entries))
+    if not tags:
+        return listing
+    wanted = set(tags)
+    chosen = [w for w in listing["workflows"] if wanted & set(w["tags"])]
+    return {"workflows": chosen, "tagSummary": listing["tagSummary"]}
+
+
+Output = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description=(
+            "Your answer to the pending step: {notesMarkdown: what you did, decided and produced "
+            "(markdown; required unless the step says notes are optional), artifacts?: [objects "
+            "whose kind names them, e.g. wr.loop_control]}."
+        ),
+        json_schema_extra={
+            "properties": {
+                "notesMarkdown": {"type": "string", "minLength": 1},
+                "artifacts": {"type": "array", "items": {}},
+            },
+            "additionalProperties": False,
+        },
+    ),
+]
+
+
+def _answer(output: dict[str, Any] | None, notes: str | None, artifacts: Any) -> tuple[Any, Any]:
+    output = dict(output or {})
+    unknown = sorted(set(output) - {"notesMarkdown", "artifacts"})
+    if unknown:
+        raise InvalidParams(
+            f"output accepts notesMarkdown and artifacts, not {', '.join(unknown)}",
+            details=f"unexpected output keys: {', '.join(unknown)}",
+        )
+    return output.get("notesMarkdown", notes), output.get("artifacts", artifacts)
+
+
+def continue_session(
+    env: ToolEnv,
+    continueToken: Annotated[
+        str,
+        Field(
+            description=(
+                "A continueToken (ct_...) from the latest start_workflow / continue_workflow "
+                "answer: advances or re-reads the session; or a resumeToken (st_...) from "
+                "resume_session / checkpoint_workflow: re-reads only. Pass it exactly as received."
+            ),
+            min_length=1,
+        ),
+    ],
+    intent: Annotated[
+        Literal["advance", "rehydrate"] | None,
+        Field(description="advance (the default when output is given) or rehydrate (re-read)."),
+    ] = None,
+    output: Output = None,
+    context: Annotated[
+        dict[str, Any] | None,
+        Field(description="Optional: context variables to add or change (conditions read them)."),
+    ] = None,
+    workspacePath: Annotated[
+        str | None, Field(description="Optional: the workspace you work in.")
+    ] = None,
+    contextVariables: Annotated[
+        dict[str, Any] | None, Field(description="Older name of context.")
+    ] = None,
+    notes: Annotated[str | None, Field(description="Older name of output.notesMarkdown.")] = None,
+    artifacts: Annotated[
+        list[Any] | None, Field(description="Older name of output.artifacts.")
+    ] = None,
+) -> dict[str, Any]:
+    answer_notes, answer_artifacts = _answer(output, notes, artifacts)
+    if intent is None and output is not None:
+        intent = "advance"
+    step = env.sessions.continue_session(
+        continueToken,
+        notes=answer_notes,
+        artifacts=answer_artifacts,
+        context=context if context is not None else contextVariables,
+        intent=intent,
+    )
+    return step_response(step)
+
+
+_LIST = ToolSpec(
+    list_session_workflows,
+    name="list_workflows",
+    title="List workflows",
+    annotations=read_only("List workflows"),
+    error_result=session_error,
+    description=(
+        "The workflows you can start a session of (start_workflow): {workflows: [{workflowId, "
+        "name, description, version, workflowHash, tags, visibility}], tagSummary: [{id, count, "
+        "examples}]}. Pass {workspacePath, tags?} — tags narrows the list."
+    ),
+)
+_CONTINUE = ToolSpec(
+    continue_session,
+    name="continue_workflow",
+    title="Answer or re-read a session step",
+    annotations=writes("Answer or re-read a session step", destructive=False, idempotent=True),
+    error_result=session_error,
+    description=(
+        "Answer the pending step of a session, or re-read it. Advance: {continueToken, output: "
+        "{notesMarkdown, artifacts?}, context?}; the answer is checked (notes, validation "
+        "criteria, output contract, assessments) and applied exactly once — kind ok with the next "
+        "pending step and new tokens, or kind blocked with blockers and the retryContinueToken to "
+        "send the corrected answer with. The same token sent again returns the recorded answer; "
+        "a different answer to a step already answered is refused with where the session is now. "
+        "Re-read: {continueToken, intent: rehydrate}, or a resumeToken (which cannot advance)."
+    ),
+)
+
+# Upstream's order of its tools/list.
+UPSTREAM_SPECS: list[ToolSpec] = [_LIST, *SESSION_SPECS[:2], _CONTINUE, *SESSION_SPECS[2:]]
