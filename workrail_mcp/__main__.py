@@ -79,6 +79,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def unknown_edition(args: argparse.Namespace) -> str | None:
+    """The one line for a WORKRAIL_TOOLS that names no edition (argparse checks only --tools)."""
+    if args.tools in ("default", "upstream"):
+        return None
+    return (
+        f"workrail-mcp: error: WORKRAIL_TOOLS: {args.tools!r} is not an edition (default, upstream)"
+    )
+
+
 def missing_directory(args: argparse.Namespace) -> str | None:
     """The one line for a --project or --workflows directory that does not exist, if any."""
     named = [("--project", args.project)] if args.project is not None else []
@@ -189,7 +198,7 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    missing = missing_directory(args)
+    missing = unknown_edition(args) or missing_directory(args)
     if missing is not None:  # like the CLI: a usage error, exit 2, one line
         print(missing, file=sys.stderr)
         return 2

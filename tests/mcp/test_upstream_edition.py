@@ -191,3 +191,39 @@ async def test_a_token_of_another_store_is_refused(empty_project, tmp_path):
         refused = await two.call_tool("continue_workflow", {"continueToken": token})
     assert refused.is_error
     assert json.loads(refused.content[0].text)["code"] == "TOKEN_BAD_SIGNATURE"
+
+
+# Pairs of default-edition tools that do one job in two ways: each must name the other.
+SIBLINGS = [
+    ("workflow_list", "list_workflows"),
+    ("workflow_get", "inspect_workflow"),
+    ("run_workflow", "start_workflow"),
+    ("workflow_next", "start_workflow"),
+]
+
+
+async def test_the_default_edition_has_the_session_tools_and_names_siblings(
+    empty_project, tmp_path
+):
+    async with stdio(empty_project, tmp_path, "legacy") as client:
+        described = {tool.name: tool.description for tool in (await client.list_tools()).tools}
+    assert {"start_workflow", "inspect_workflow", "checkpoint_workflow", "resume_session"} <= set(
+        described
+    )
+    for one, other in SIBLINGS:
+        assert other in described[one] and one in described[other], (one, other)
+
+
+def test_an_unknown_edition_in_the_environment_is_a_usage_error(tmp_path):
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "workrail_mcp"],
+        env=server_env(tmp_path, WORKRAIL_TOOLS="v2"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "WORKRAIL_TOOLS: 'v2' is not an edition" in done.stderr

@@ -4,6 +4,8 @@ Two editions come from these specs: the default (the specs' tools, the run tools
 tools whose names clash with nothing) and ``upstream`` (upstream WorkRail 3.x's session tools).
 """
 
+from dataclasses import replace
+
 from workrail_mcp.tools._binding import ToolEnv, ToolRegistry, ToolSpec, read_only, writes
 from workrail_mcp.tools.authoring import SPECS as AUTHORING_SPECS
 from workrail_mcp.tools.orchestrator import SPECS as ORCHESTRATOR_SPECS
@@ -23,12 +25,27 @@ __all__ = [
     "writes",
 ]
 
+# Where the default edition has two tools for one job, each description names the other.
+_SIBLINGS = {
+    "run_workflow": "(start_workflow starts a session instead: no command steps, kept across "
+    "conversations with tokens, found again with resume_session.)",
+    "inspect_workflow": "(workflow_get returns the whole definition.)",
+    "workflow_get": "(inspect_workflow gives the content hash a session pins and its first step.)",
+    "workflow_next": "(start_workflow starts a session instead: the server keeps your progress "
+    "and notes, checks each answer, and finds it again from another conversation.)",
+    "start_workflow": "(Other ways to follow a workflow: workflow_next keeps no state; "
+    "run_workflow starts a run that also executes command steps.)",
+}
+
+
+def _with_sibling(spec: ToolSpec) -> ToolSpec:
+    extra = _SIBLINGS.get(spec.name)
+    return replace(spec, description=f"{spec.description} {extra}") if extra else spec
+
+
 ALL_SPECS: list[ToolSpec] = [
-    *WORKFLOW_SPECS,
-    *ORCHESTRATOR_SPECS,
-    *RUN_SPECS,
-    *SESSION_SPECS,
-    *AUTHORING_SPECS,
+    _with_sibling(spec)
+    for spec in [*WORKFLOW_SPECS, *ORCHESTRATOR_SPECS, *RUN_SPECS, *SESSION_SPECS, *AUTHORING_SPECS]
 ]
 
 # ``workrail-mcp --tools NAME`` (or WORKRAIL_TOOLS=NAME): the tools/list each edition serves.
