@@ -65,12 +65,9 @@ def create_server(
     `RunService`, when the dashboard shares it (one is made otherwise). ``tools_edition``:
     ``default`` or ``upstream`` (upstream WorkRail 3.x's session tools, names and shapes).
     """
-    from workrail_engine.sessions import SessionService
 
     runs = RunsState(catalog, allow_commands, service=run_service)
-    env = ToolEnv(
-        catalog=catalog, allow_commands=allow_commands, runs=runs, sessions=SessionService()
-    )
+    env = ToolEnv(catalog=catalog, allow_commands=allow_commands, runs=runs)
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in EDITIONS[tools_edition]]
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)

@@ -193,3 +193,42 @@ class Journal(SqlStore):
             (executor_id,),
         )
         return bool(rows)
+
+    def run_placement(self, run_id: str) -> tuple[str, str | None, str | None] | None:
+        """(DBOS status, executor id, queue name) of a run, or None for an unknown id."""
+        rows = self._read(
+            "SELECT status, executor_id, queue_name FROM {status} WHERE workflow_uuid = ?",
+            (run_id,),
+        )
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def queued_on(self, queues: tuple[str, ...]) -> bool:
+        """Whether a run waits on one of ``queues`` for a process to take it."""
+        marks = ", ".join("?" * len(queues))
+        rows = self._read(
+            f"SELECT 1 FROM {{status}} WHERE status = 'ENQUEUED' AND queue_name IN ({marks})"
+            " LIMIT 1",
+            queues,
+        )
+        return bool(rows)
+
+    def pending_executors(self) -> dict[str, list[str]]:
+        """Executor id → the runs pending on it (every process's, this one's included)."""
+        rows = self._read(
+            "SELECT executor_id, workflow_uuid FROM {status} WHERE status = 'PENDING'"
+            " AND executor_id IS NOT NULL",
+            (),
+        )
+        found: dict[str, list[str]] = {}
+        for executor_id, run_id in rows:
+            found.setdefault(executor_id, []).append(run_id)
+        return found
+
+    def advisory_lock_held(self, key: int) -> bool:
+        """Postgres: whether some session holds the advisory lock ``key`` (a living executor)."""
+        rows = self._read(
+            "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1"
+            " AND ((classid::bigint << 32) | objid::bigint) = ?",
+            (key,),
+        )
+        return bool(rows)

@@ -25,16 +25,14 @@ __all__ = [
     "writes",
 ]
 
-# Where the default edition has two tools for one job, each description names the other.
+# Where the default edition has two tools for one job, each description names the other (the
+# session tools' own descriptions already do).
 _SIBLINGS = {
     "run_workflow": "(start_workflow starts a session instead: no command steps, kept across "
     "conversations with tokens, found again with resume_session.)",
-    "inspect_workflow": "(workflow_get returns the whole definition.)",
-    "workflow_get": "(inspect_workflow gives the content hash a session pins and its first step.)",
+    "workflow_get": "(inspect_workflow gives the content hash a session pins.)",
     "workflow_next": "(start_workflow starts a session instead: the server keeps your progress "
     "and notes, checks each answer, and finds it again from another conversation.)",
-    "start_workflow": "(Other ways to follow a workflow: workflow_next keeps no state; "
-    "run_workflow starts a run that also executes command steps.)",
 }
 
 

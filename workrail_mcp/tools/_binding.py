@@ -81,8 +81,6 @@ class ToolEnv:
     allow_commands: bool = False
     # The run tools' state (`workrail_mcp.tools.runs.RunsState`); None in a server without runs.
     runs: Any = None
-    # The session tools' `workrail_engine.sessions.SessionService` (opens its store on first use).
-    sessions: Any = None
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:
@@ -119,7 +117,7 @@ class ToolSpec:
     # no argument of the tool (the client asks for progress with a token in ``_meta``).
     reports_progress: bool = False
     # How an anticipated failure is answered to ``tools/call`` (default: our numeric-code
-    # envelope; the session tools answer in upstream's shape, `_session_shapes.session_error`).
+    # envelope; the upstream edition answers in upstream's shape, `_upstream_errors`).
     error_result: Callable[[EngineError], CallToolResult] | None = None
 
 

@@ -1,102 +1,172 @@
-"""The session tools both editions share: start, inspect, checkpoint, resume.
+"""The session tools: start_workflow, checkpoint_workflow, resume_session, inspect_workflow.
 
-A session is a durable run whose prompt steps the agent answers (`workrail_engine.sessions`).
-These tools take upstream WorkRail 3.x's arguments and answer in its shapes (`_session_shapes`),
-so the same four serve the default edition and ``--tools upstream``. Advancing is
-``continue_workflow``: the upstream edition's is in `tools.upstream`; the default edition's run
-tool of that name takes session tokens too.
+Their arguments and results have the shapes of upstream WorkRail 3.x's tools of the same names
+(tokens ``ct_``/``ck_``/``st_``, ``pending {stepId, title, prompt, agentRole?}``, ``nextIntent``,
+``nextCall``), so an agent written for those works here; our ``continue_workflow`` (runs.py) takes
+the continue token and upstream's ``output {notesMarkdown, artifacts}`` besides its own fields.
+The engine does the work (`workrail_engine.sessions.SessionService`, on the run store); this
+module only shapes. `session_response` and `candidate_response` are the shaping functions the
+other tool edition reuses.
+
+Error policy as for every tool: token problems are −32602 with ``data.reason``
+(TOKEN_INVALID_FORMAT, TOKEN_BAD_SIGNATURE, TOKEN_SCOPE_MISMATCH); an answer another answer beat
+is −32005 with ``data.reason: ANSWER_NOT_APPLIED`` and ``data.state``.
 """
 
 from __future__ import annotations
 
-import time
-from typing import Annotated, Any, Literal
+import os
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
-from workrail_engine.navigator import next_step
-from workrail_engine.sessions import workflow_hash
+from workrail_engine.errors import EngineError, InvalidParams
+from workrail_engine.sessions import SessionService, SessionStep, workflow_hash
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
-from workrail_mcp.tools._session_shapes import CONTINUE_TOOL, session_error, step_response
 from workrail_mcp.tools._shapes import WorkflowId
 
-__all__ = [
-    "SPECS",
-    "checkpoint_workflow",
-    "inspect_workflow",
-    "resume_session",
-    "source_visibility",
-    "start_workflow",
-]
+__all__ = ["SPECS", "candidate_response", "session_response", "sessions_of", "source_visibility"]
+
+MAX_BLOCKERS = 10
+_BLOCKER_CODES = {
+    "notes": "MISSING_REQUIRED_NOTES",
+    "criteria": "INVALID_REQUIRED_OUTPUT",
+    "artifacts": "MISSING_REQUIRED_OUTPUT",
+    "followup": "ASSESSMENT_FOLLOWUP_REQUIRED",
+}
+PREFERENCES = {"autonomy": "guided", "riskPolicy": "conservative"}
+
+
+def sessions_of(env: ToolEnv) -> SessionService:
+    if env.runs is None:
+        raise EngineError("sessions are not available in this server")
+    service: SessionService = env.runs.service.sessions
+    return service
+
+
+def _workspace(path: str | None, *, required: bool = True) -> str | None:
+    if path is None and not required:
+        return None
+    if not path or not os.path.isabs(path):
+        raise InvalidParams(
+            "workspacePath must be the absolute path of your workspace directory",
+            details="workspacePath must be an absolute path",
+        )
+    return os.path.normpath(path)
+
+
+def _next_intent(step: SessionStep) -> str:
+    if step.is_complete:
+        return "complete"
+    if step.requires_confirmation:
+        return "await_user_confirmation"
+    return "perform_pending_then_continue"
+
+
+def _blockers(step: SessionStep) -> dict[str, Any]:
+    step_id = (step.pending or {}).get("stepId", "")
+    blockers = [
+        {
+            "code": _BLOCKER_CODES.get(problem["kind"], "INVALID_REQUIRED_OUTPUT"),
+            "pointer": {"kind": "workflow_step", "stepId": step_id},
+            "message": problem["message"][:500],
+        }
+        for problem in step.problems[:MAX_BLOCKERS]
+    ]
+    if step.suggestions and blockers:
+        blockers[0]["suggestedFix"] = " ".join(step.suggestions)[:1000]
+    return {"blockers": blockers}
+
+
+def session_response(step: SessionStep) -> dict[str, Any]:
+    """A session's position in upstream's result shape (start, continue): ``kind`` ok | blocked,
+    tokens, ``pending``, ``nextIntent``, ``nextCall`` — plus our ``runId`` and ``outcome``."""
+    out: dict[str, Any] = {
+        "kind": "blocked" if step.outcome == "blocked" else "ok",
+        "continueToken": step.continue_token,
+        "checkpointToken": step.checkpoint_token,
+        "isComplete": step.is_complete,
+        "pending": step.pending,
+        "preferences": dict(PREFERENCES),
+        "nextIntent": _next_intent(step),
+        "nextCall": None
+        if step.is_complete or step.status != "waiting"
+        else {"tool": "continue_workflow", "params": {"continueToken": step.continue_token}},
+        "runId": step.run_id,
+        "outcome": step.outcome,
+    }
+    if step.outcome == "blocked":
+        out["blockers"] = _blockers(step)
+        out["retryable"] = True
+        out["retryContinueToken"] = step.continue_token
+    return out
+
+
+def candidate_response(candidate: dict[str, Any]) -> dict[str, Any]:
+    """A resume candidate in upstream's shape, with our age and last notes besides."""
+    why = candidate["whyMatched"]
+    strong = {"matched_exact_id", "matched_notes", "matched_head_sha"}
+    confidence = (
+        "strong" if strong & set(why) else "weak" if why == ["recency_fallback"] else "medium"
+    )
+    snippet = (candidate.get("lastNotes") or candidate.get("goal") or "")[:1024]
+    return {
+        "sessionId": candidate["runId"],
+        "runId": candidate["runId"],
+        "workflowId": candidate["workflowId"],
+        "sessionTitle": candidate.get("goal"),
+        "gitBranch": candidate.get("gitBranch"),
+        "resumeToken": candidate["resumeToken"],
+        "snippet": snippet,
+        "confidence": confidence,
+        "matchExplanation": ", ".join(w.replace("_", " ") for w in why),
+        "pendingStepId": candidate.get("pendingStepId"),
+        "pendingStepTitle": candidate.get("pendingStepTitle"),
+        "isComplete": candidate["isComplete"],
+        "lastModifiedMs": int(candidate["updatedAt"] * 1000),
+        "ageSeconds": candidate["ageSeconds"],
+        "lastNotes": candidate.get("lastNotes"),
+        "whyMatched": why,
+        "nextCall": {
+            "tool": "continue_workflow",
+            "params": {"continueToken": candidate["resumeToken"], "intent": "rehydrate"},
+        },
+    }
+
 
 WorkspacePath = Annotated[
     str,
     Field(
-        description=(
-            "The absolute path of the workspace (repository) you work in; it is recorded with "
-            "the session and its git branch and HEAD help resume_session find it again."
-        ),
+        description="The absolute path of your workspace directory (the session is anchored to "
+        "it, and to its git branch and HEAD, for resume_session).",
         min_length=1,
-    ),
-]
-SessionRunId = Annotated[
-    str | None,
-    Field(
-        description="Optional: a session id (wf-...) from an earlier answer: the only candidate.",
-        pattern=r"^wf-[0-9a-f]{12}$",
+        max_length=4096,
     ),
 ]
 
 
-def source_visibility(entry: Any) -> dict[str, Any]:
-    kind = entry.source.kind
-    return {"category": kind, "source": {"kind": kind, "displayName": kind.capitalize()}}
+class Pending(TypedDict):
+    stepId: str
+    title: str
+    prompt: str
+    agentRole: NotRequired[str]
 
 
-def _served_hash(env: ToolEnv, workflow_id: str) -> tuple[dict[str, Any], str]:
-    definition = env.catalog.served(workflow_id)
-    return definition, workflow_hash(definition)
-
-
-def inspect_workflow(
-    env: ToolEnv,
-    workflowId: WorkflowId,
-    workspacePath: WorkspacePath,
-    mode: Annotated[
-        Literal["metadata", "preview"],
-        Field(description="metadata: name, version and hash; preview (default): also step one."),
-    ] = "preview",
-) -> dict[str, Any]:
-    entry = env.catalog.get(workflowId)
-    definition, digest = _served_hash(env, workflowId)
-    compiled: dict[str, Any] = {
-        "schemaVersion": 1,
-        "sourceKind": "workflow",
-        "workflowId": workflowId,
-    }
-    if mode == "preview":
-        compiled.update(
-            {
-                key: definition[key]
-                for key in ("name", "description", "version")
-                if key in definition
-            }
-        )
-        first = next_step(definition, [], {}).to_dict()
-        step = first.get("step")
-        if step:
-            compiled["preview"] = {
-                "stepId": step["id"],
-                "title": step.get("title") or step["id"],
-                "prompt": (first.get("guidance") or {}).get("prompt") or step.get("prompt", ""),
-            }
-    return {
-        "workflowId": workflowId,
-        "workflowHash": digest,
-        "mode": mode,
-        "compiled": compiled,
-        "visibility": source_visibility(entry),
-    }
+class SessionResult(TypedDict):
+    kind: str
+    continueToken: str
+    checkpointToken: str
+    isComplete: bool
+    pending: Pending | None
+    preferences: dict[str, str]
+    nextIntent: str
+    nextCall: dict[str, Any] | None
+    runId: str
+    outcome: str
+    blockers: NotRequired[dict[str, Any]]
+    retryable: NotRequired[bool]
+    retryContinueToken: NotRequired[str]
 
 
 def start_workflow(
@@ -106,21 +176,26 @@ def start_workflow(
     goal: Annotated[
         str,
         Field(
-            description=(
-                "One sentence: what you are trying to get done. It becomes the context variable "
-                "`goal` and is what resume_session searches first."
-            ),
+            description="One sentence saying what you are trying to accomplish (it becomes the "
+            "context variable goal, and resume_session finds the session by it).",
             min_length=1,
+            max_length=2000,
         ),
     ],
     modelTier: Annotated[
         Literal["lightweight", "mid", "heavy"] | None,
-        Field(description="Optional: accepted for compatibility; it changes nothing here."),
+        Field(description="The model tier you run on (recorded; it changes nothing here)."),
     ] = None,
-) -> dict[str, Any]:
-    definition = env.catalog.served(workflowId)
-    started = env.sessions.start(definition, goal=goal, workspace=workspacePath)
-    return step_response(started, with_kind=False)
+) -> SessionResult:
+    workspace = _workspace(workspacePath)
+    step = sessions_of(env).start(env.catalog.served(workflowId), goal=goal, workspace=workspace)
+    return session_response(step)  # type: ignore[return-value]
+
+
+class CheckpointResult(TypedDict):
+    checkpointNodeId: str
+    resumeToken: str
+    nextCall: dict[str, Any] | None
 
 
 def checkpoint_workflow(
@@ -128,59 +203,27 @@ def checkpoint_workflow(
     checkpointToken: Annotated[
         str,
         Field(
-            description=(
-                "The checkpointToken (ck_...) of the latest start_workflow or continue_workflow "
-                "answer. Returns a resume token for another conversation; calling it again with "
-                "the same token returns the same answer."
-            ),
+            description="The checkpoint token (ck_...) of the latest start_workflow or "
+            "continue_workflow result.",
             min_length=1,
+            max_length=200,
         ),
     ],
-) -> dict[str, Any]:
-    made = env.sessions.checkpoint(checkpointToken)
+) -> CheckpointResult:
+    found = sessions_of(env).checkpoint(checkpointToken)
     return {
-        "checkpointNodeId": f"{made['runId']}@{made['attempt']}",
-        "resumeToken": made["resumeToken"],
-        "nextCall": {"tool": CONTINUE_TOOL, "params": {"continueToken": made["continueToken"]}},
-    }
-
-
-_STRONG = {"matched_notes", "matched_exact_id", "matched_head_sha"}
-
-
-def _candidate(found: dict[str, Any]) -> dict[str, Any]:
-    why = found["whyMatched"]
-    notes = found.get("lastNotes")
-    strong = bool(_STRONG & set(why))
-    return {
-        "sessionId": found["runId"],
-        "runId": found["runId"],
-        "workflowId": found["workflowId"],
-        "sessionTitle": found.get("goal") or found["workflowId"],
-        "gitBranch": found.get("gitBranch"),
+        "checkpointNodeId": f"{found['runId']}:{found['attempt']}",
         "resumeToken": found["resumeToken"],
-        "snippet": "\n\n".join(part for part in (found.get("goal"), notes) if part),
-        "whyMatched": why,
-        "confidence": "strong" if strong else "weak",
-        "matchExplanation": (
-            "matched " + ", ".join(w.removeprefix("matched_").replace("_", " ") for w in why)
-            if why != ["recency_fallback"]
-            else "no match: the most recent session"
-        ),
-        "pendingStepId": found.get("pendingStepId"),
-        "pendingStepTitle": found.get("pendingStepTitle"),
-        "isComplete": found["isComplete"],
-        "status": found["status"],
-        "workspacePath": found.get("workspace"),
-        "gitHeadSha": found.get("gitHead"),
-        "workflowHash": found.get("workflowHash"),
-        "lastModifiedMs": round(found["updatedAt"] * 1000, 3),
-        "ageSeconds": found.get("ageSeconds", round(time.time() - found["updatedAt"], 1)),
         "nextCall": {
-            "tool": CONTINUE_TOOL,
-            "params": {"continueToken": found["resumeToken"], "intent": "rehydrate"},
+            "tool": "continue_workflow",
+            "params": {"continueToken": found["continueToken"]},
         },
     }
+
+
+class ResumeResult(TypedDict):
+    candidates: list[dict[str, Any]]
+    totalEligible: int
 
 
 def resume_session(
@@ -188,86 +231,139 @@ def resume_session(
     workspacePath: WorkspacePath,
     query: Annotated[
         str | None,
-        Field(description="Optional: words from the goal or notes of the session you look for."),
+        Field(
+            description="Words to look for in the sessions' goals and notes and workflow ids "
+            "(the user's own words work best).",
+            min_length=1,
+            max_length=256,
+        ),
     ] = None,
-    runId: SessionRunId = None,
-    sessionId: SessionRunId = None,
+    runId: Annotated[
+        str | None, Field(description="An exact session id (wf-...).", max_length=64)
+    ] = None,
+    sessionId: Annotated[
+        str | None, Field(description="The same as runId here.", max_length=64)
+    ] = None,
     gitBranch: Annotated[
         str | None,
-        Field(description="Optional: the git branch (read from the workspace if not given)."),
+        Field(description="A git branch to match (default: the workspace's).", max_length=256),
     ] = None,
     gitHeadSha: Annotated[
         str | None,
-        Field(description="Optional: the git HEAD commit (40 hex).", pattern=r"^[0-9a-f]{40}$"),
+        Field(
+            description="A git commit to match (default: the workspace's HEAD).",
+            pattern="^[0-9a-f]{40}$",
+        ),
     ] = None,
     sameWorkspaceOnly: Annotated[
-        bool, Field(description="Only sessions started in this workspace.")
-    ] = False,
-) -> dict[str, Any]:
-    found = env.sessions.resume(
-        workspace=workspacePath,
+        bool | None, Field(description="Only sessions started in this workspace.")
+    ] = None,
+) -> ResumeResult:
+    found = sessions_of(env).resume(
+        workspace=_workspace(workspacePath),
         query=query,
         run_id=runId or sessionId,
         git_branch=gitBranch,
         git_head=gitHeadSha,
-        same_workspace_only=sameWorkspaceOnly,
+        same_workspace_only=bool(sameWorkspaceOnly),
     )
     return {
-        "candidates": [_candidate(c) for c in found["candidates"]],
+        "candidates": [candidate_response(c) for c in found["candidates"]],
         "totalEligible": found["totalEligible"],
     }
 
 
-def _session_spec(fn: Any, name: str, title: str, annotations: Any, description: str) -> ToolSpec:
-    return ToolSpec(
-        fn,
-        name=name,
-        title=title,
-        annotations=annotations,
-        description=description,
-        error_result=session_error,
+class Inspected(TypedDict):
+    workflowId: str
+    workflowHash: str
+    mode: str
+    compiled: dict[str, Any]
+    visibility: dict[str, Any]
+
+
+def inspect_workflow(
+    env: ToolEnv,
+    workflowId: WorkflowId,
+    workspacePath: WorkspacePath,
+    mode: Annotated[
+        Literal["metadata", "preview"],
+        Field(description="metadata: name and description; preview (default): every step."),
+    ] = "preview",
+) -> Inspected:
+    _workspace(workspacePath)
+    served = env.catalog.served(workflowId)
+    compiled = (
+        served
+        if mode == "preview"
+        else {k: served[k] for k in ("id", "name", "description", "version") if k in served}
     )
+    return {
+        "workflowId": workflowId,
+        "workflowHash": workflow_hash(served),
+        "mode": mode,
+        "compiled": compiled,
+        "visibility": source_visibility(env.catalog.get(workflowId)),
+    }
 
 
-SPECS: list[ToolSpec] = [
-    _session_spec(
-        inspect_workflow,
-        "inspect_workflow",
-        "Inspect a workflow",
-        read_only("Inspect a workflow"),
-        "Before starting a session: a workflow's content hash (the version a session pins) and, "
-        "in preview mode, its first step as a session would serve it. Pass {workflowId, "
-        "workspacePath, mode?}. Unknown id: isError with code NOT_FOUND.",
-    ),
-    _session_spec(
+def source_visibility(entry: Any) -> dict[str, Any]:
+    """Where a workflow comes from, in upstream's ``visibility`` shape (our source kinds)."""
+    kind = entry.source.kind
+    return {"category": kind, "source": {"kind": kind, "displayName": kind.capitalize()}}
+
+
+SPECS = [
+    ToolSpec(
         start_workflow,
-        "start_workflow",
-        "Start a session",
-        writes("Start a session", destructive=False, idempotent=False),
-        "Start a session: a durable run of a workflow whose steps you answer one at a time. "
-        "Pass {workflowId, workspacePath, goal}. Returns the first pending step {stepId, title, "
-        "prompt}, a continueToken (answer it with continue_workflow) and a checkpointToken "
-        "(checkpoint_workflow, to resume in another conversation). The workflow's version is "
-        "pinned for the whole session.",
+        name="start_workflow",
+        title="Start a session",
+        annotations=writes("Start a session", destructive=False, idempotent=False),
+        description=(
+            "Start a session: the server keeps your place in a workflow of prompt steps across "
+            "calls and conversations, checks every answer, and lets you find the session again "
+            "later (resume_session). Pass {workflowId, workspacePath (absolute), goal}. Returns "
+            "{kind, continueToken, checkpointToken, isComplete, pending: {stepId, title, prompt}, "
+            "nextIntent, nextCall, runId}: do the pending step, then call continue_workflow with "
+            "{continueToken, output: {notesMarkdown, artifacts?}}. (workflow_next walks the same "
+            "steps statelessly, with you carrying the progress; run_workflow runs a workflow "
+            "with command steps on the server.)"
+        ),
     ),
-    _session_spec(
+    ToolSpec(
         checkpoint_workflow,
-        "checkpoint_workflow",
-        "Checkpoint a session",
-        writes("Checkpoint a session", destructive=False, idempotent=True),
-        "Mark where a session stands, to pick it up from another conversation: pass "
-        "{checkpointToken} from the latest answer; returns a resumeToken (st_...). It never "
-        "advances the session; the same token again gives the same answer.",
+        name="checkpoint_workflow",
+        title="Checkpoint a session",
+        annotations=writes("Checkpoint a session", destructive=False, idempotent=True),
+        description=(
+            "Get a resume token (st_...) for a session, to pick it up in a later conversation. "
+            "Pass {checkpointToken} from the latest start_workflow or continue_workflow result. "
+            "Idempotent. Returns {checkpointNodeId, resumeToken, nextCall}."
+        ),
     ),
-    _session_spec(
+    ToolSpec(
         resume_session,
-        "resume_session",
-        "Find a session to resume",
-        read_only("Find a session to resume"),
-        "Find an earlier session from a new conversation, by words of its goal or notes, its "
-        "workflow id, this workspace and its git branch/HEAD: at most 5 candidates, best first, "
-        "each with its workflow, pending step, last notes, age and a resumeToken. Re-read one "
-        "with continue_workflow {continueToken: resumeToken, intent: rehydrate}: the pending "
-        "step comes back with the earlier steps' notes.",
+        name="resume_session",
+        title="Find a session to resume",
+        annotations=read_only("Find a session to resume"),
+        description=(
+            "Find an earlier session from a new conversation: by words of its goal and notes "
+            "(query), its workflow id, and the workspace's git branch and HEAD. Pass "
+            "{workspacePath, query?, runId?, gitBranch?, gitHeadSha?, sameWorkspaceOnly?}. "
+            "Returns {candidates (at most 5, best first: runId, workflowId, pendingStepId, "
+            "lastNotes, ageSeconds, whyMatched, resumeToken, nextCall), totalEligible}. Resume "
+            "with continue_workflow {continueToken: resumeToken, intent: rehydrate}: it shows "
+            "the pending step with the earlier steps' notes and a continue token to advance."
+        ),
+    ),
+    ToolSpec(
+        inspect_workflow,
+        name="inspect_workflow",
+        title="Inspect a workflow",
+        annotations=read_only("Inspect a workflow"),
+        description=(
+            "A workflow as a session would run it: {workflowId, workflowHash (the content hash "
+            "a session pins), mode, compiled}. Pass {workflowId, workspacePath, mode?: "
+            "metadata|preview}. (workflow_get returns the same workflow without the hash.)"
+        ),
     ),
 ]

@@ -5,23 +5,30 @@ observed from v3.121.0, tests/fixtures/upstream_sessions/) works unchanged: ``li
 ``inspect_workflow``, ``start_workflow``, ``continue_workflow``, ``checkpoint_workflow``,
 ``resume_session``. Four are the shared session tools (`tools.sessions`); the two here differ from
 the default edition's tools of the same names (the orchestrator's ``list_workflows`` and the run
-tool ``continue_workflow``). Upstream's ``manage_workflow_source``, onboarding step, console and
-daemon are not part of it.
+tool ``continue_workflow``, which also takes tokens). Every tool of the edition answers errors in
+upstream's shape (`_upstream_errors`). Upstream's ``manage_workflow_source``, onboarding step,
+console and daemon are not part of it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from workrail_engine.errors import EngineError, InvalidParams
-from workrail_engine.sessions import workflow_hash
+from workrail_engine.sessions import SessionStep, workflow_hash
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
-from workrail_mcp.tools._session_shapes import session_error, step_response
+from workrail_mcp.tools._upstream_errors import upstream_error
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
-from workrail_mcp.tools.sessions import WorkspacePath, source_visibility
+from workrail_mcp.tools.sessions import (
+    WorkspacePath,
+    session_response,
+    sessions_of,
+    source_visibility,
+)
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
 
@@ -144,14 +151,24 @@ def continue_session(
     answer_notes, answer_artifacts = _answer(output, notes, artifacts)
     if intent is None and output is not None:
         intent = "advance"
-    step = env.sessions.continue_session(
+    step = sessions_of(env).continue_session(
         continueToken,
         notes=answer_notes,
         artifacts=answer_artifacts,
         context=context if context is not None else contextVariables,
         intent=intent,
     )
-    return step_response(step)
+    return upstream_step(step)
+
+
+def upstream_step(step: SessionStep) -> dict[str, Any]:
+    """The shared session shape as upstream answers ``continue_workflow``: a replay is the very
+    answer recorded (no ``outcome`` saying it is one), a re-read says ``rehydrate_only``."""
+    body = session_response(step)
+    del body["outcome"]
+    if step.outcome == "current" and not step.is_complete:
+        body["nextIntent"] = "rehydrate_only"
+    return body
 
 
 _LIST = ToolSpec(
@@ -159,7 +176,7 @@ _LIST = ToolSpec(
     name="list_workflows",
     title="List workflows",
     annotations=read_only("List workflows"),
-    error_result=session_error,
+    error_result=upstream_error,
     description=(
         "The workflows you can start a session of (start_workflow): {workflows: [{workflowId, "
         "name, description, version, workflowHash, tags, visibility}], tagSummary: [{id, count, "
@@ -171,7 +188,7 @@ _CONTINUE = ToolSpec(
     name="continue_workflow",
     title="Answer or re-read a session step",
     annotations=writes("Answer or re-read a session step", destructive=False, idempotent=True),
-    error_result=session_error,
+    error_result=upstream_error,
     description=(
         "Answer the pending step of a session, or re-read it. Advance: {continueToken, output: "
         "{notesMarkdown, artifacts?}, context?}; the answer is checked (notes, validation "
@@ -183,5 +200,14 @@ _CONTINUE = ToolSpec(
     ),
 )
 
+_SHARED = {spec.name: replace(spec, error_result=upstream_error) for spec in SESSION_SPECS}
+
 # Upstream's order of its tools/list.
-UPSTREAM_SPECS: list[ToolSpec] = [_LIST, *SESSION_SPECS[:2], _CONTINUE, *SESSION_SPECS[2:]]
+UPSTREAM_SPECS: list[ToolSpec] = [
+    _LIST,
+    _SHARED["inspect_workflow"],
+    _SHARED["start_workflow"],
+    _CONTINUE,
+    _SHARED["checkpoint_workflow"],
+    _SHARED["resume_session"],
+]
