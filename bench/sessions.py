@@ -160,6 +160,7 @@ WORDS = (
 
 def seed(home: Path, count: int) -> list[str]:
     """``count`` sessions with a goal and one answered step each; the phrases to search for."""
+    import workrail_engine.runs  # noqa: F401  (before sessions: sessions ↔ runs import each other)
     from workrail_engine.catalog import Catalog
     from workrail_engine.sessions import SessionService
 
