@@ -77,10 +77,12 @@ async def test_the_upstream_agent_walks_a_bundled_workflow_over_stdio(
     assert done["replay_other_notes"] == "refused"  # ours refuses a different answer (docs)
 
 
-async def test_the_upstream_agent_walks_it_over_http(empty_project, tmp_path):
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_upstream_agent_walks_it_over_http(empty_project, tmp_path, mode):
     with http_server(empty_project, tmp_path, "--tools", "upstream") as (url, _):
         async with httpx2.AsyncClient(timeout=30) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as client:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                assert client.protocol_version == ("2025-11-25" if mode == "legacy" else mode)
                 done = await walk(client, tmp_path)
     assert done["complete"] and done["resume_found"]
 

@@ -305,11 +305,14 @@ class SessionStore(SqlStore):
         where_args = [signals["workspace"]] if where else []
         # Ranked on narrow columns only (on SQLite from the covering index), then the winners'
         # rows fetched: sorting whole rows with their JSON took ~0.5 s over 10,000 sessions.
+        # The scored rows are made once (MATERIALIZED) and read twice, for the count and the top
+        # few: a COUNT(*) OVER () window sorted all of them instead (~25% slower).
         sql = (
-            "SELECT run_id, matched, signal, COUNT(*) OVER () FROM ("
+            "WITH scored AS MATERIALIZED (SELECT * FROM ("
             f"SELECT run_id, status, updated_at, ({matched}) AS matched, ({signal}) AS signal"
             f" FROM {{sessions}} {where}"
-            ") AS scored WHERE matched > 0 OR signal > 0 OR ? = 0"
+            ") AS s WHERE matched > 0 OR signal > 0 OR ? = 0)"
+            " SELECT run_id, matched, signal, (SELECT COUNT(*) FROM scored) FROM scored"
             " ORDER BY matched DESC, signal DESC, CASE WHEN status = 'waiting' THEN 0 ELSE 1 END,"
             " updated_at DESC LIMIT ?"
         )
