@@ -180,7 +180,7 @@ class SessionService:
     ) -> SessionStep:
         """Pin ``workflow`` (as served: compiled) and serve its first step. ``goal`` becomes the
         context variable ``goal``; the workspace's git branch and HEAD are read unless given."""
-        definition = dict(workflow)
+        definition = json.loads(json.dumps(workflow))  # pinned: the caller's copy may change
         masks = _masks(definition)
         digest = workflow_hash(definition)
         self.store.pin(digest, definition)
