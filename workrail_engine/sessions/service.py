@@ -558,7 +558,7 @@ def _words_of(text: str | None) -> str:
 
 
 def _search_text(workflow_id: str, goal: str | None) -> str:
-    return f"{workflow_id.lower()} {_words_of(goal)}"[:8192]
+    return f"{workflow_id.lower()} {_words_of(goal)}"[:4096]
 
 
 def _query_words(query: str | None) -> list[str]:
