@@ -181,3 +181,77 @@ def test_kill_9_of_the_executing_process_then_listing_runs_recovers_it(tmp_path)
     _until(lambda: starts.read_text().count("\n") >= 2, LIVENESS + 10, "the step runs again")
     snap = _status(root, tmp_path, run_id)
     assert snap["status"] == "running"
+
+
+def _postgres_fixtures():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "runs_conftest", Path(__file__).parents[1] / "engine" / "runs" / "conftest.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.postgres_server, module.postgres_url
+
+
+postgres_server, postgres_url = _postgres_fixtures()
+
+
+def test_on_postgres_two_continues_and_a_killed_executor(tmp_path, postgres_url, monkeypatch):
+    monkeypatch.setenv("WORKRAIL_DATABASE_URL", postgres_url)
+    monkeypatch.setenv("WORKRAIL_LIVENESS_INTERVAL", "1")
+    root = tmp_path / "project"
+    (root / "workflows").mkdir(parents=True)
+    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(30)))
+    run_id = _started_waiting(root, tmp_path)
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+
+    def answer(text: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from workrail_engine.cli import main; main()",
+                "--project",
+                str(root),
+                "continue",
+                run_id,
+                "--step",
+                "plan",
+                "--output",
+                text,
+                "--wait",
+                "0",
+            ],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    first, second = answer("plan A"), answer("plan B")
+    results = [(p.wait(timeout=120), *p.communicate()) for p in (first, second)]
+    assert sorted(code for code, _, _ in results) == [0, 1], results
+    assert "answer not applied" in next(err for code, _, err in results if code == 1)
+    starts = root / "starts"
+    _until(lambda: starts.exists(), 30, "a worker starts the build")
+    worker = _until(
+        lambda: subprocess.run(
+            ["pgrep", "-f", f"worker --store {tmp_path / 'home' / 'runs'}"],
+            capture_output=True,
+            text=True,
+        ).stdout.split(),
+        10,
+        "the worker process",
+    )
+    for pid in worker:
+        os.kill(int(pid), signal.SIGKILL)
+    listed = workrail(root, tmp_path, "runs")
+    assert listed.returncode == 0 and run_id in listed.stdout
+    # the liveness check (1 s, claimed two checks later) hands the run to a new worker
+    _until(lambda: starts.read_text().count("\n") >= 2, 25, "the step runs again")
+    assert _status(root, tmp_path, run_id)["status"] == "running"
+    cancelled = workrail(root, tmp_path, "cancel", run_id)
+    assert cancelled.returncode == 0
