@@ -293,14 +293,16 @@ class SessionStore(SqlStore):
     def search(
         self, words: list[str], signals: dict[str, str | None], limit: int, same_workspace: bool
     ) -> tuple[list[tuple[SessionRow, int, int]], int]:
-        """Sessions ranked by how many of ``words`` their goal, notes and workflow id hold and by
-        the workspace and git signals, then by recency: [(row, words matched, signal bits)] and
-        how many had any match. The ranking is one query of the database, over narrow columns."""
-        terms, args = [], []
+        """Sessions ranked by how many of ``words`` their goal, notes and workflow id hold, then
+        by the workspace and git signals, then waiting before finished, then recency:
+        [(row, words matched, signal bits)], and how many sessions are eligible (matching a word;
+        without words, matching a signal — or all). Ranked on narrow columns only, in the
+        database: the sessions matching a word (one filtered scan), then, to fill the list, the
+        most recent ones (the ``updated_at`` index)."""
+        likes, like_args = [], []
         for word in words:
-            terms.append("CASE WHEN search LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END")
-            args.append("%" + _like(word) + "%")
-        matched = " + ".join(terms) if terms else "0"
+            likes.append("CASE WHEN search LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END")
+            like_args.append("%" + _like(word) + "%")
         bits, bit_args = [], []
         # weights: the same commit says most, then the branch, then the workspace
         for column, weight in (("workspace", 1), ("git_branch", 2), ("git_head", 4)):
@@ -309,26 +311,50 @@ class SessionStore(SqlStore):
                 bits.append(f"CASE WHEN {column} = ? THEN {weight} ELSE 0 END")
                 bit_args.append(value)
         signal = " + ".join(bits) if bits else "0"
-        where = "WHERE workspace = ?" if same_workspace and signals.get("workspace") else ""
-        where_args = [signals["workspace"]] if where else []
-        # Ranked on narrow columns only; the five rows are read whole afterwards.
-        sql = (
-            "SELECT run_id, matched, signal, COUNT(*) OVER () FROM ("
-            f"SELECT run_id, status, updated_at, ({matched}) AS matched, ({signal}) AS signal"
-            f" FROM {{sessions}} {where}"
-            ") AS scored WHERE matched > 0 OR signal > 0 OR ? = 0"
-            " ORDER BY matched DESC, signal DESC, CASE WHEN status = 'waiting' THEN 0 ELSE 1 END,"
-            " updated_at DESC LIMIT ?"
+        scope, scope_args = "1 = 1", []
+        if same_workspace and signals.get("workspace"):
+            scope, scope_args = "workspace = ?", [signals["workspace"]]
+        order = (
+            " ORDER BY matched DESC, signal DESC,"
+            " CASE WHEN status = 'waiting' THEN 0 ELSE 1 END, updated_at DESC"
         )
-        ranked = self._read(
-            sql, (*args, *bit_args, *where_args, 1 if (words or bits) else 0, limit)
-        )
+        ranked: list[tuple[Any, ...]] = []
+        if words:
+            any_word = " OR ".join(["search LIKE ? ESCAPE '\\'"] * len(words))
+            ranked = self._read(
+                f"SELECT run_id, ({' + '.join(likes)}) AS matched, ({signal}) AS signal"
+                f" FROM {{sessions}} WHERE ({any_word}) AND {scope}{order} LIMIT ?",
+                (*like_args, *bit_args, *like_args, *scope_args, limit),
+            )
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE ({any_word}) AND {scope}",
+                (*like_args, *scope_args),
+            )[0][0]
+        elif bits:
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE ({signal}) > 0 AND {scope}",
+                (*bit_args, *scope_args),
+            )[0][0]
+        else:
+            total = self._read(f"SELECT COUNT(*) FROM {{sessions}} WHERE {scope}", scope_args)[0][0]
+        if len(ranked) < limit:
+            seen = {r[0] for r in ranked}
+            recent = self._read(
+                f"SELECT run_id, 0 AS matched, ({signal}) AS signal FROM ("
+                f"SELECT * FROM {{sessions}} WHERE {scope} ORDER BY updated_at DESC LIMIT ?"
+                f") AS recent{order}",
+                (*bit_args, *scope_args, _RECENT_POOL),
+            )
+            ranked += [r for r in recent if r[0] not in seen][: limit - len(ranked)]
         found = []
-        for run_id, hits, bits_found, _ in ranked:
+        for run_id, hits, bits_found in ranked:
             row = self.get(run_id)
             if row is not None:
                 found.append((row, int(hits), int(bits_found)))
-        return found, int(ranked[0][3]) if ranked else 0
+        return found, int(total)
+
+
+_RECENT_POOL = 500  # the most recent sessions ranked by signal when too few match a word
 
 
 class _Moved(Exception):
