@@ -336,7 +336,9 @@ class SessionStore(SqlStore):
                 (*bit_args, *scope_args),
             )[0][0]
         else:
-            total = self._read(f"SELECT COUNT(*) FROM {{sessions}} WHERE {scope}", scope_args)[0][0]
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE {scope}", tuple(scope_args)
+            )[0][0]
         if len(ranked) < limit:
             seen = {r[0] for r in ranked}
             recent = self._read(
