@@ -100,3 +100,47 @@ def test_a_session_outlives_its_server_and_is_found_by_its_notes(tmp_path):
         assert started["runId"] not in json.dumps(listed.get("running", []))
     finally:
         again.kill()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_session_over_http_in_both_protocol_eras(project, tmp_path, mode):
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.mcp.test_http import http_server
+
+    write_workflow(project / "workflows", FLOW)
+    with http_server(project, tmp_path, token="tok") as (url, _):
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=30) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as c:
+                names = {tool.name for tool in (await c.list_tools()).tools}
+                assert {"start_workflow", "checkpoint_workflow", "resume_session"} <= names
+                started = await c.call_tool(
+                    "start_workflow",
+                    {"workflowId": "session-flow", "workspacePath": str(project), "goal": "g"},
+                )
+                token = started.structured_content["continueToken"]
+
+                async def answer(text: str):
+                    return await c.call_tool(
+                        "continue_workflow",
+                        {"continueToken": token, "output": {"notesMarkdown": text}},
+                    )
+
+                results: list = []
+
+                async def send(text: str) -> None:
+                    results.append(await answer(text))
+
+                async with anyio.create_task_group() as group:  # two different answers at once
+                    group.start_soon(send, "PLAN: one")
+                    group.start_soon(send, "PLAN: two")
+                assert sorted(r.is_error for r in results) == [False, True]
+                refused = next(r for r in results if r.is_error)
+                assert "answer not applied" in refused.content[0].text
+                applied = next(r for r in results if not r.is_error).structured_content
+                assert applied["pending"]["stepId"] == "ship"
+                status = await c.call_tool("get_workflow_run", {"workflow_id": applied["runId"]})
+                assert len(status.structured_content["step_results"]) == 1
