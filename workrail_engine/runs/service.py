@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..declared import declared_secrets
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
-from ..sessions.service import AnswerNotApplied, SessionService, SessionStep, answer_digest
-from ..sessions.store import Answer
 from ..step_checks import check_answer
 from ..steps import find_step
 from .commands import AttemptSettings
@@ -32,6 +30,7 @@ from .walker import condition_context
 from .workspace import check_sandbox
 
 if TYPE_CHECKING:
+    from ..sessions.service import SessionService, SessionStep
     from .durable import DurableRuntime
 
 __all__ = ["RunOptions", "RunService"]
@@ -82,7 +81,9 @@ class RunService:
         self._inputs: dict[str, dict[str, Any]] = {}
         # Sessions live in the same store (their own tables; no DBOS), and the answers table there
         # is what makes an answer to a run's waiting step exactly-once.
-        self.sessions = SessionService(home=home, database=database)
+        from ..sessions.service import SessionService  # sessions import runs' modules
+
+        self.sessions: SessionService = SessionService(home=home, database=database)
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -342,6 +343,9 @@ class RunService:
         returns ``outcome: blocked`` and the run stays at the step. Without ``step_key`` the
         answer is for the step waiting now, and one identical to the last applied answer counts
         as its replay."""
+        from ..sessions.service import answer_digest
+        from ..sessions.store import Answer
+
         if self.sessions.store.get(run_id) is not None:
             return self._continue_session(run_id, output, context, artifacts, step_key)
         snap = self._raw(run_id)
@@ -409,6 +413,8 @@ class RunService:
     ) -> dict[str, Any] | None:
         """The run's state as a replay when this very answer was applied before; `AnswerNotApplied`
         when another answer to that step was; None when the step has no answer yet."""
+        from ..sessions.service import AnswerNotApplied
+
         store = self.sessions.store
         recorded = store.answer(run_id, key) if key else None
         if recorded is None and not explicit:

@@ -180,7 +180,7 @@ class SessionService:
     ) -> SessionStep:
         """Pin ``workflow`` (as served: compiled) and serve its first step. ``goal`` becomes the
         context variable ``goal``; the workspace's git branch and HEAD are read unless given."""
-        definition = dict(workflow)
+        definition = json.loads(json.dumps(workflow))  # pinned: the caller's copy may change
         masks = _masks(definition)
         digest = workflow_hash(definition)
         self.store.pin(digest, definition)
@@ -558,7 +558,7 @@ def _words_of(text: str | None) -> str:
 
 
 def _search_text(workflow_id: str, goal: str | None) -> str:
-    return f"{workflow_id.lower()} {_words_of(goal)}"[:8192]
+    return f"{workflow_id.lower()} {_words_of(goal)}"[:4096]
 
 
 def _query_words(query: str | None) -> list[str]:

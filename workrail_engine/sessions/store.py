@@ -23,11 +23,14 @@ from ..runs.sql_store import SqlStore
 __all__ = ["Answer", "Claim", "SessionRow", "SessionStore"]
 
 _SESSION_COLUMNS = (
+    # Narrow: what a search scans. The big JSON (position, pending step, last notes) lives in
+    # `positions`, so that a scan of 10,000 sessions reads a few hundred pages, not thousands.
     "run_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, workflow_hash TEXT NOT NULL,"
-    " status TEXT NOT NULL, attempt INTEGER NOT NULL, state TEXT NOT NULL, pending TEXT,"
-    " goal TEXT, workspace TEXT, git_branch TEXT, git_head TEXT, search TEXT NOT NULL,"
-    " last_notes TEXT, created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL"
+    " status TEXT NOT NULL, attempt INTEGER NOT NULL, goal TEXT, workspace TEXT,"
+    " git_branch TEXT, git_head TEXT, created_at DOUBLE PRECISION NOT NULL,"
+    " updated_at DOUBLE PRECISION NOT NULL, search TEXT NOT NULL"
 )
+_POSITION_COLUMNS = "run_id TEXT PRIMARY KEY, state TEXT NOT NULL, pending TEXT, last_notes TEXT"
 _ANSWER_COLUMNS = (
     "run_id TEXT NOT NULL, step_key TEXT NOT NULL, digest TEXT NOT NULL, step_id TEXT,"
     " title TEXT, notes TEXT, response TEXT, answered_at DOUBLE PRECISION NOT NULL,"
@@ -35,6 +38,7 @@ _ANSWER_COLUMNS = (
 )
 _NAMES = {
     "sessions": ("workrail_sessions", "workrail.sessions"),
+    "positions": ("workrail_session_positions", "workrail.session_positions"),
     "answers": ("workrail_answers", "workrail.answers"),
     "pinned": ("workrail_pinned_workflows", "workrail.pinned_workflows"),
     "keys": ("workrail_store_keys", "workrail.store_keys"),
@@ -42,19 +46,10 @@ _NAMES = {
 _COMMON = (
     "CREATE TABLE IF NOT EXISTS {sessions} (" + _SESSION_COLUMNS + ")",
     "CREATE INDEX IF NOT EXISTS {sessions_updated} ON {sessions} (updated_at)",
+    "CREATE TABLE IF NOT EXISTS {positions} (" + _POSITION_COLUMNS + ")",
     "CREATE TABLE IF NOT EXISTS {answers} (" + _ANSWER_COLUMNS + ")",
     "CREATE TABLE IF NOT EXISTS {pinned} (workflow_hash TEXT PRIMARY KEY, definition TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {keys} (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-)
-
-
-# SQLite keeps a row's columns together, so ranking sessions by `search` and `updated_at` (after
-# the large `pending`/`state` JSON) walked every row's overflow pages: ~0.5 s over 10,000 sessions.
-# This covering index holds just what `search()` ranks on. (Postgres keeps large values out of
-# line, and its b-tree could not index an 8 KB `search` text anyway.)
-_SQLITE_ONLY = (
-    "CREATE INDEX IF NOT EXISTS workrail_sessions_rank ON {sessions}"
-    " (updated_at, status, workspace, git_branch, git_head, search, run_id)",
 )
 
 
@@ -62,9 +57,7 @@ def _ddl(postgres: bool) -> tuple[str, ...]:
     names = {role: pair[1 if postgres else 0] for role, pair in _NAMES.items()}
     names["sessions_updated"] = "workrail_sessions_updated"
     statements = tuple(s.format(**names) for s in _COMMON)
-    if postgres:
-        return ("CREATE SCHEMA IF NOT EXISTS workrail", *statements)
-    return statements + tuple(s.format(**names) for s in _SQLITE_ONLY)
+    return ("CREATE SCHEMA IF NOT EXISTS workrail", *statements) if postgres else statements
 
 
 @dataclass
@@ -86,9 +79,10 @@ class SessionRow:
 
 
 _ROW = (
-    "run_id, workflow_id, workflow_hash, status, attempt, state, pending, goal, workspace,"
-    " git_branch, git_head, last_notes, created_at, updated_at"
+    "s.run_id, s.workflow_id, s.workflow_hash, s.status, s.attempt, p.state, p.pending, s.goal,"
+    " s.workspace, s.git_branch, s.git_head, p.last_notes, s.created_at, s.updated_at"
 )
+_FROM = "{sessions} s JOIN {positions} p ON p.run_id = s.run_id"
 
 
 def _row(values: Sequence[Any]) -> SessionRow:
@@ -170,21 +164,41 @@ class SessionStore(SqlStore):
     # --- sessions ----------------------------------------------------------------------------
 
     def create(self, row: SessionRow, search: str) -> None:
-        with self._lock:
-            self._execute(
-                f"INSERT INTO {{sessions}} ({_ROW}, search) VALUES"
-                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*_values(row), search)],
+        def steps(run: Any) -> None:
+            run(
+                "INSERT INTO {sessions} (run_id, workflow_id, workflow_hash, status, attempt, goal,"
+                " workspace, git_branch, git_head, created_at, updated_at, search)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.run_id,
+                    row.workflow_id,
+                    row.workflow_hash,
+                    row.status,
+                    row.attempt,
+                    row.goal,
+                    row.workspace,
+                    row.git_branch,
+                    row.git_head,
+                    row.created_at,
+                    row.updated_at,
+                    search,
+                ),
+            )
+            run(
+                "INSERT INTO {positions} (run_id, state, pending, last_notes) VALUES (?, ?, ?, ?)",
+                (row.run_id, *_position(row)),
             )
 
+        self._atomically(steps)
+
     def get(self, run_id: str) -> SessionRow | None:
-        rows = self._read(f"SELECT {_ROW} FROM {{sessions}} WHERE run_id = ?", (run_id,))
+        rows = self._read(f"SELECT {_ROW} FROM {_FROM} WHERE s.run_id = ?", (run_id,))
         return _row(rows[0]) if rows else None
 
     def recent(self, limit: int, *, active_only: bool = False) -> list[SessionRow]:
-        where = "WHERE status = 'waiting' " if active_only else ""
+        where = "WHERE s.status = 'waiting' " if active_only else ""
         rows = self._read(
-            f"SELECT {_ROW} FROM {{sessions}} {where}ORDER BY updated_at DESC LIMIT ?", (limit,)
+            f"SELECT {_ROW} FROM {_FROM} {where}ORDER BY s.updated_at DESC LIMIT ?", (limit,)
         )
         return [_row(r) for r in rows]
 
@@ -212,24 +226,18 @@ class SessionStore(SqlStore):
             if not inserted:
                 return Claim(False)
             moved = run(
-                "UPDATE {sessions} SET status = ?, attempt = ?, state = ?, pending = ?,"
-                " last_notes = COALESCE(?, last_notes), updated_at = ?,"
-                " search = substr(search || ? , 1, 8192)"
+                "UPDATE {sessions} SET status = ?, attempt = ?, updated_at = ?,"
+                " search = substr(search || ?, 1, 4096)"
                 " WHERE run_id = ? AND attempt = ? AND status = 'waiting' RETURNING run_id",
-                (
-                    row.status,
-                    row.attempt,
-                    json.dumps(row.state, ensure_ascii=False),
-                    json.dumps(row.pending, ensure_ascii=False) if row.pending else None,
-                    row.last_notes,
-                    row.updated_at,
-                    search_more,
-                    row.run_id,
-                    answered,
-                ),
+                (row.status, row.attempt, row.updated_at, search_more, row.run_id, answered),
             ).fetchall()
             if not moved:
                 raise _Moved()
+            run(
+                "UPDATE {positions} SET state = ?, pending = ?,"
+                " last_notes = COALESCE(?, last_notes) WHERE run_id = ?",
+                (*_position(row), row.run_id),
+            )
             return Claim(True)
 
         try:
@@ -285,14 +293,16 @@ class SessionStore(SqlStore):
     def search(
         self, words: list[str], signals: dict[str, str | None], limit: int, same_workspace: bool
     ) -> tuple[list[tuple[SessionRow, int, int]], int]:
-        """Sessions ranked by how many of ``words`` their goal, notes and workflow id hold and by
-        the workspace and git signals, then by recency: [(row, words matched, signal bits)] and
-        how many had any match. One query; the ranking is computed by the database."""
-        terms, args = [], []
+        """Sessions ranked by how many of ``words`` their goal, notes and workflow id hold, then
+        by the workspace and git signals, then waiting before finished, then recency:
+        [(row, words matched, signal bits)], and how many sessions are eligible (matching a word;
+        without words, matching a signal — or all). Ranked on narrow columns only, in the
+        database: the sessions matching a word (one filtered scan), then, to fill the list, the
+        most recent ones (the ``updated_at`` index)."""
+        likes, like_args = [], []
         for word in words:
-            terms.append("CASE WHEN search LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END")
-            args.append("%" + _like(word) + "%")
-        matched = " + ".join(terms) if terms else "0"
+            likes.append("CASE WHEN search LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END")
+            like_args.append("%" + _like(word) + "%")
         bits, bit_args = [], []
         # weights: the same commit says most, then the branch, then the workspace
         for column, weight in (("workspace", 1), ("git_branch", 2), ("git_head", 4)):
@@ -301,34 +311,52 @@ class SessionStore(SqlStore):
                 bits.append(f"CASE WHEN {column} = ? THEN {weight} ELSE 0 END")
                 bit_args.append(value)
         signal = " + ".join(bits) if bits else "0"
-        where = "WHERE workspace = ?" if same_workspace and signals.get("workspace") else ""
-        where_args = [signals["workspace"]] if where else []
-        # Ranked on narrow columns only (on SQLite from the covering index), then the winners'
-        # rows fetched: sorting whole rows with their JSON took ~0.5 s over 10,000 sessions.
-        # The scored rows are made once (MATERIALIZED) and read twice, for the count and the top
-        # few: a COUNT(*) OVER () window sorted all of them instead (~25% slower).
-        sql = (
-            "WITH scored AS MATERIALIZED (SELECT * FROM ("
-            f"SELECT run_id, status, updated_at, ({matched}) AS matched, ({signal}) AS signal"
-            f" FROM {{sessions}} {where}"
-            ") AS s WHERE matched > 0 OR signal > 0 OR ? = 0)"
-            " SELECT run_id, matched, signal, (SELECT COUNT(*) FROM scored) FROM scored"
-            " ORDER BY matched DESC, signal DESC, CASE WHEN status = 'waiting' THEN 0 ELSE 1 END,"
-            " updated_at DESC LIMIT ?"
+        scope, scope_args = "1 = 1", []
+        if same_workspace and signals.get("workspace"):
+            scope, scope_args = "workspace = ?", [signals["workspace"]]
+        order = (
+            " ORDER BY matched DESC, signal DESC,"
+            " CASE WHEN status = 'waiting' THEN 0 ELSE 1 END, updated_at DESC"
         )
-        ranked = self._read(
-            sql, (*args, *bit_args, *where_args, 1 if (words or bits) else 0, limit)
-        )
-        if not ranked:
-            return [], 0
-        marks = ", ".join("?" * len(ranked))
-        rows = self._read(
-            f"SELECT {_ROW} FROM {{sessions}} WHERE run_id IN ({marks})",
-            tuple(r[0] for r in ranked),
-        )
-        by_id = {r[0]: _row(r) for r in rows}
-        found = [(by_id[r[0]], int(r[1]), int(r[2])) for r in ranked if r[0] in by_id]
-        return found, int(ranked[0][3])
+        ranked: list[tuple[Any, ...]] = []
+        if words:
+            any_word = " OR ".join(["search LIKE ? ESCAPE '\\'"] * len(words))
+            ranked = self._read(
+                f"SELECT run_id, ({' + '.join(likes)}) AS matched, ({signal}) AS signal"
+                f" FROM {{sessions}} WHERE ({any_word}) AND {scope}{order} LIMIT ?",
+                (*like_args, *bit_args, *like_args, *scope_args, limit),
+            )
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE ({any_word}) AND {scope}",
+                (*like_args, *scope_args),
+            )[0][0]
+        elif bits:
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE ({signal}) > 0 AND {scope}",
+                (*bit_args, *scope_args),
+            )[0][0]
+        else:
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE {scope}", tuple(scope_args)
+            )[0][0]
+        if len(ranked) < limit:
+            seen = {r[0] for r in ranked}
+            recent = self._read(
+                f"SELECT run_id, 0 AS matched, ({signal}) AS signal FROM ("
+                f"SELECT * FROM {{sessions}} WHERE {scope} ORDER BY updated_at DESC LIMIT ?"
+                f") AS recent{order}",
+                (*bit_args, *scope_args, _RECENT_POOL),
+            )
+            ranked += [r for r in recent if r[0] not in seen][: limit - len(ranked)]
+        found = []
+        for run_id, hits, bits_found in ranked:
+            row = self.get(run_id)
+            if row is not None:
+                found.append((row, int(hits), int(bits_found)))
+        return found, int(total)
+
+
+_RECENT_POOL = 500  # the most recent sessions ranked by signal when too few match a word
 
 
 class _Moved(Exception):
@@ -339,22 +367,11 @@ def _like(word: str) -> str:
     return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _values(row: SessionRow) -> tuple[Any, ...]:
+def _position(row: SessionRow) -> tuple[Any, ...]:
     return (
-        row.run_id,
-        row.workflow_id,
-        row.workflow_hash,
-        row.status,
-        row.attempt,
         json.dumps(row.state, ensure_ascii=False),
         json.dumps(row.pending, ensure_ascii=False) if row.pending else None,
-        row.goal,
-        row.workspace,
-        row.git_branch,
-        row.git_head,
         row.last_notes,
-        row.created_at,
-        row.updated_at,
     )
 
 

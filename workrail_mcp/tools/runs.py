@@ -344,9 +344,11 @@ def continue_workflow(
         )
         return session_response(step)  # type: ignore[return-value]
     if workflow_id is None or notes is None:
+        missing = "workflow_id" if workflow_id is None else "output"
         raise InvalidParams(
-            "pass workflow_id and output (a run), or continueToken (a session)",
-            details="workflow_id and output, or continueToken, are required",
+            f"{missing} is required: pass workflow_id and output (a run), or continueToken "
+            "(a session)",
+            details=f"{missing} is required",
         )
     with _explaining_run_ids(env):
         result = _runs(env).service.continue_run(
