@@ -121,6 +121,7 @@ async def test_results_have_upstreams_keys(empty_project, tmp_path):
             result = await client.call_tool(tool, arguments)
             return bool(result.is_error), json.loads(result.content[0].text)
 
+        _, tagged = await call("list_workflows", {"workspacePath": ws, "tags": ["planning"]})
         _, inspected = await call("inspect_workflow", {"workflowId": WALKED, "workspacePath": ws})
         _, started = await call(
             "start_workflow", {"workflowId": WALKED, "workspacePath": ws, "goal": "ship it"}
@@ -170,6 +171,11 @@ async def test_results_have_upstreams_keys(empty_project, tmp_path):
     assert keys(recorded("advance_without_notes")["response"]["blockers"]["blockers"][0]) <= keys(
         blocked["blockers"]["blockers"][0]
     )
+    upstream_entry = recorded("list_workflows_by_tag")["response"]["workflows"][0]
+    assert keys(upstream_entry) - {"examples"} <= keys(tagged["workflows"][0])
+    assert WALKED in {w["workflowId"] for w in tagged["workflows"]}
+    assert all("planning" in w["tags"] for w in tagged["workflows"])
+    assert tagged["workflows"][0]["workflowHash"].startswith("sha256:")
     assert blocked["kind"] == "blocked" and reread["nextIntent"] == "rehydrate_only"
     assert started["continueToken"].startswith("ct_")
     assert checkpoint["resumeToken"].startswith("st_")
