@@ -235,3 +235,32 @@ def test_an_unknown_edition_in_the_environment_is_a_usage_error(tmp_path):
     )
     assert done.returncode == 2
     assert "WORKRAIL_TOOLS: 'v2' is not an edition" in done.stderr
+
+
+async def test_a_replay_after_a_restart_is_the_recorded_answer(empty_project, tmp_path):
+    """The lost-reply case across processes: the same token and notes sent to a new server
+    process get the very JSON the first one answered, and the session did not move twice."""
+    ws = str(tmp_path)
+    notes = {"notesMarkdown": "## Requirements\n## Affected files\n## Assumptions\n- none"}
+
+    async def call(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+        result = await client.call_tool(tool, arguments)
+        assert not result.is_error, result.content[0].text
+        return result.content[0].text
+
+    async with stdio(empty_project, tmp_path, "legacy", "--tools", "upstream") as first:
+        started = json.loads(
+            await call(
+                first, "start_workflow", {"workflowId": WALKED, "workspacePath": ws, "goal": "x"}
+            )
+        )
+        token = started["continueToken"]
+        answered = await call(first, "continue_workflow", {"continueToken": token, "output": notes})
+    async with stdio(empty_project, tmp_path, "2026-07-28", "--tools", "upstream") as second:
+        replayed = await call(
+            second, "continue_workflow", {"continueToken": token, "output": notes}
+        )
+        reread = json.loads(await call(second, "continue_workflow", {"continueToken": token}))
+    assert replayed == answered
+    assert json.loads(answered)["pending"]["stepId"] == "plan"
+    assert reread["pending"]["stepId"] == "plan"  # still one step on, not two
