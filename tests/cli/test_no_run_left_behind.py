@@ -75,6 +75,32 @@ def _started_waiting(project: Path, tmp_path: Path) -> str:
     return out.stderr.split("started ", 1)[1].split()[0]
 
 
+def _continue_process(project: Path, tmp_path: Path, run_id: str, text: str, wait: str):
+    """A `workrail continue --step plan` of its own (to race another)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli import main; main()",
+            "--project",
+            str(project),
+            "continue",
+            run_id,
+            "--step",
+            "plan",
+            "--output",
+            text,
+            "--wait",
+            wait,
+        ],
+        cwd=project,
+        env={**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 @pytest.mark.parametrize("wait", ["2", "0"])
 def test_continue_with_a_short_wait_leaves_the_run_with_a_live_process(project, tmp_path, wait):
     run_id = _started_waiting(project, tmp_path)
@@ -106,33 +132,9 @@ def test_continue_follows_the_run_to_its_next_wait(project, tmp_path):
 
 def test_two_continues_at_once_one_applied_the_other_told(project, tmp_path):
     run_id = _started_waiting(project, tmp_path)
-    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-
-    def answer(text: str) -> subprocess.Popen:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from workrail_engine.cli import main; main()",
-                "--project",
-                str(project),
-                "continue",
-                run_id,
-                "--step",
-                "plan",
-                "--output",
-                text,
-                "--wait",
-                "1",
-            ],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    first, second = answer("plan A"), answer("plan B")
+    first, second = (
+        _continue_process(project, tmp_path, run_id, text, "1") for text in ("plan A", "plan B")
+    )
     results = [(p.wait(timeout=120), *p.communicate()) for p in (first, second)]
     codes = sorted(code for code, _, _ in results)
     assert codes == [0, 1], results
@@ -205,33 +207,9 @@ def test_on_postgres_two_continues_and_a_killed_executor(tmp_path, postgres_url,
     (root / "workflows").mkdir(parents=True)
     (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(30)))
     run_id = _started_waiting(root, tmp_path)
-    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
-
-    def answer(text: str) -> subprocess.Popen:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from workrail_engine.cli import main; main()",
-                "--project",
-                str(root),
-                "continue",
-                run_id,
-                "--step",
-                "plan",
-                "--output",
-                text,
-                "--wait",
-                "0",
-            ],
-            cwd=root,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    first, second = answer("plan A"), answer("plan B")
+    first, second = (
+        _continue_process(root, tmp_path, run_id, text, "0") for text in ("plan A", "plan B")
+    )
     results = [(p.wait(timeout=120), *p.communicate()) for p in (first, second)]
     assert sorted(code for code, _, _ in results) == [0, 1], results
     assert "answer not applied" in next(err for code, _, err in results if code == 1)

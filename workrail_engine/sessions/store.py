@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +43,9 @@ _NAMES = {
     "answers": ("workrail_answers", "workrail.answers"),
     "pinned": ("workrail_pinned_workflows", "workrail.pinned_workflows"),
     "keys": ("workrail_store_keys", "workrail.store_keys"),
+    # SQLite only: a full-text index of each session's words (goal, workflow id, notes), so that
+    # a search reads the few sessions holding a word instead of scanning them all.
+    "words": ("workrail_session_words", "workrail.session_words"),
 }
 _COMMON = (
     "CREATE TABLE IF NOT EXISTS {sessions} (" + _SESSION_COLUMNS + ")",
@@ -57,7 +61,13 @@ def _ddl(postgres: bool) -> tuple[str, ...]:
     names = {role: pair[1 if postgres else 0] for role, pair in _NAMES.items()}
     names["sessions_updated"] = "workrail_sessions_updated"
     statements = tuple(s.format(**names) for s in _COMMON)
-    return ("CREATE SCHEMA IF NOT EXISTS workrail", *statements) if postgres else statements
+    if postgres:
+        return ("CREATE SCHEMA IF NOT EXISTS workrail", *statements)
+    return (
+        *statements,
+        "CREATE VIRTUAL TABLE IF NOT EXISTS workrail_session_words USING fts5("
+        "run_id UNINDEXED, words)",
+    )
 
 
 @dataclass
@@ -188,6 +198,8 @@ class SessionStore(SqlStore):
                 "INSERT INTO {positions} (run_id, state, pending, last_notes) VALUES (?, ?, ?, ?)",
                 (row.run_id, *_position(row)),
             )
+            if not self.postgres:
+                run("INSERT INTO {words} (run_id, words) VALUES (?, ?)", (row.run_id, search))
 
         self._atomically(steps)
 
@@ -238,6 +250,8 @@ class SessionStore(SqlStore):
                 " last_notes = COALESCE(?, last_notes) WHERE run_id = ?",
                 (*_position(row), row.run_id),
             )
+            if not self.postgres and search_more.strip():
+                run("INSERT INTO {words} (run_id, words) VALUES (?, ?)", (row.run_id, search_more))
             return Claim(True)
 
         try:
@@ -290,6 +304,49 @@ class SessionStore(SqlStore):
 
     # --- search --------------------------------------------------------------------------------
 
+    def _by_index(
+        self,
+        words: list[str],
+        signals: dict[str, str | None],
+        limit: int,
+        scope: str,
+        scope_args: list[Any],
+    ) -> tuple[list[tuple[Any, ...]], int]:
+        """SQLite: the sessions holding a query word, found through the word index, ranked here
+        exactly as the scan would rank them (words found as substrings, then signals, waiting
+        first, recency)."""
+        query = _fts_query(words)
+        if query is None:
+            return [], 0
+        ids = [
+            r[0]
+            for r in self._read(
+                "SELECT DISTINCT run_id FROM {words} WHERE {words} MATCH ? LIMIT ?",
+                (query, _CANDIDATES),
+            )
+        ]
+        if not ids:
+            return [], 0
+        marks = ", ".join("?" * len(ids))
+        rows = self._read(
+            "SELECT run_id, search, workspace, git_branch, git_head, status, updated_at"
+            f" FROM {{sessions}} WHERE run_id IN ({marks}) AND {scope}",
+            (*ids, *scope_args),
+        )
+        scored = []
+        for run_id, text, workspace, branch, head, status, updated in rows:
+            matched = sum(1 for word in words if word in text)
+            if not matched:
+                continue
+            signal = (
+                (1 if workspace and workspace == signals.get("workspace") else 0)
+                + (2 if branch and branch == signals.get("git_branch") else 0)
+                + (4 if head and head == signals.get("git_head") else 0)
+            )
+            scored.append((run_id, matched, signal, status != "waiting", -updated))
+        scored.sort(key=lambda r: (-r[1], -r[2], r[3], r[4]))
+        return [r[:3] for r in scored[:limit]], len(scored)
+
     def search(
         self, words: list[str], signals: dict[str, str | None], limit: int, same_workspace: bool
     ) -> tuple[list[tuple[SessionRow, int, int]], int]:
@@ -319,7 +376,9 @@ class SessionStore(SqlStore):
             " CASE WHEN status = 'waiting' THEN 0 ELSE 1 END, updated_at DESC"
         )
         ranked: list[tuple[Any, ...]] = []
-        if words:
+        if words and not self.postgres:
+            ranked, total = self._by_index(words, signals, limit, scope, scope_args)
+        elif words:
             any_word = " OR ".join(["search LIKE ? ESCAPE '\\'"] * len(words))
             ranked = self._read(
                 f"SELECT run_id, ({' + '.join(likes)}) AS matched, ({signal}) AS signal"
@@ -357,6 +416,20 @@ class SessionStore(SqlStore):
 
 
 _RECENT_POOL = 500  # the most recent sessions ranked by signal when too few match a word
+_CANDIDATES = 5000  # sessions read for a word search (SQLite): the most a query word selects
+
+
+def _fts_query(words: list[str]) -> str | None:
+    """An FTS5 query matching any of ``words`` as a token prefix (tokens as FTS5 splits them)."""
+    terms = []
+    for word in words:
+        tokens = _TOKEN.findall(word)
+        if tokens:
+            terms.append('"' + " ".join(tokens) + '"*')
+    return " OR ".join(terms) or None
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 class _Moved(Exception):
