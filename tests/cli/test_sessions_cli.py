@@ -49,6 +49,7 @@ def test_a_session_is_found_continued_and_cancelled_from_the_terminal(tmp_path, 
     ]
     status = workrail(project, tmp_path, "run-status", run_id)
     assert "waiting for the agent at step 'plan'" in status.stdout
+    assert "session of terminal-session pinned at sha256:" in status.stdout  # its version
     assert f"workrail continue {run_id} --step 1 --output" in status.stdout
 
     blocked = workrail(project, tmp_path, "continue", run_id, "--step", "1", "--output", "x")
