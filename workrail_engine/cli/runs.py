@@ -96,6 +96,12 @@ def _print_result(snap: dict[str, Any], fmt: str) -> None:
         f"in {snap['execution_time']:.2f}s"
         + (f"; {snap['error_message']}" if snap.get("error_message") else "")
     )
+    if snap.get("session"):
+        session = snap["session"]
+        click.echo(
+            f"session of {snap.get('workflow_name')} pinned at {session['workflow_hash'][:19]}"
+            + (f"; goal: {session['goal']}" if session.get("goal") else "")
+        )
     if snap.get("answered_step") and snap["status"] == "running":
         click.echo(
             f"the answer to step {snap['answered_step']!r} was accepted; the run goes on "

@@ -232,8 +232,10 @@ class DurableRuntime:
             stop_orphans(self.home, dead)
             forget(self.home, dead)
             self._watch_postgres(lock.executor_id)
-        elif dead:
+        elif dead and self.executes:
             self.recover(dead)
+        # (A process that executes nothing leaves them to the worker it starts below: handing
+        # back a run that only waits for the agent would have a worker replay it for nothing.)
         self.executor_lock = lock
         if not self.executes and self.needs_worker():
             self.start_worker()
@@ -329,9 +331,15 @@ class DurableRuntime:
         """SQLite: take over the runs of processes that died since the last look (a server that
         just handed its runs over, say); Postgres watches its executors by itself."""
         if not self.journal.postgres:
-            dead = dead_executors(self.home, self.executor_id)
+            dead = set(dead_executors(self.home, self.executor_id))
+            # and processes gone so long ago that their lock file went too
+            dead |= {
+                executor_id
+                for executor_id in self.journal.pending_executors()
+                if not self.executor_alive(executor_id)
+            }
             if dead:
-                self.recover(dead)
+                self.recover(sorted(dead))
 
     def needs_worker(self) -> bool:
         """Whether a run waits for a process to take it: on a recovery queue, or pending on a
