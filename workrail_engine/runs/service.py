@@ -79,11 +79,7 @@ class RunService:
         self.runtime: DurableRuntime | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, dict[str, Any]] = {}
-        # Sessions live in the same store (their own tables; no DBOS), and the answers table there
-        # is what makes an answer to a run's waiting step exactly-once.
-        from ..sessions.service import SessionService  # sessions import runs' modules
-
-        self.sessions: SessionService = SessionService(home=home, database=database)
+        self._sessions: SessionService | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -107,6 +103,17 @@ class RunService:
                 if self.server:
                     runtime.exit_promptly_on_shutdown()
                 self.runtime = runtime
+
+    @property
+    def sessions(self) -> SessionService:
+        """Sessions live in the same store (their own tables; no DBOS), and the answers table
+        there is what makes an answer to a run's waiting step exactly-once. Made on first use
+        (sessions import the navigator: not needed to execute a run)."""
+        if self._sessions is None:
+            from ..sessions.service import SessionService  # sessions import runs' modules
+
+            self._sessions = SessionService(home=self.home, database=self.database)
+        return self._sessions
 
     def _answered(self, run_id: str, step_key: str) -> bool:
         return self.sessions.store.answer(run_id, step_key) is not None

@@ -48,11 +48,18 @@ class SqlStore:
         self._compiled: dict[str, str] = {}
         self._names = {role: pair[1 if self.postgres else 0] for role, pair in names.items()}
         if self.postgres:
-            self._conn: Any = self._connect()
-            with self._transaction() as cur:
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK,))
-                for statement in postgres_tables:
-                    cur.execute(statement)
+            self._conn: Any = None
+
+            def open_store() -> None:
+                # A process started while the server restarts waits for it, as a running one does.
+                if self._conn is None:
+                    self._conn = self._connect()
+                with self._transaction() as cur:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK,))
+                    for statement in postgres_tables:
+                        cur.execute(statement)
+
+            self._again(open_store)
         else:
             self._conn = sqlite3.connect(
                 url.removeprefix("sqlite:///"),
@@ -104,7 +111,9 @@ class SqlStore:
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
                 try:
-                    self._conn.close()
+                    if self._conn is not None:
+                        self._conn.close()
+                    self._conn = None
                     self._conn = self._connect()
                 except psycopg.OperationalError:
                     continue  # the server is not back yet
