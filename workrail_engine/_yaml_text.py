@@ -99,8 +99,12 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _expansion_problem(root: yaml.Node) -> SyntaxProblem | None:
+def _expansion_problem(root: yaml.Node, text: str) -> SyntaxProblem | None:
     """A problem with what the node graph expands to, measured before anything is built.
+
+    Without an anchor (``&``) there is no alias, so the graph is the tree itself: only its depth
+    can be wrong, and that is found by visiting the collections alone (most workflow files; the
+    full measure below costs as much as composing the file).
 
     The composer gives each anchor one node and makes every alias point at it, so the graph is
     small even when the tree it stands for is enormous; constructing the value, recording spans
@@ -108,6 +112,8 @@ def _expansion_problem(root: yaml.Node) -> SyntaxProblem | None:
     are memoized by node), without recursion: a node reached again while its own children are
     being measured is an alias inside its anchor (a cycle).
     """
+    if "&" not in text:
+        return _too_deep(_first_too_deep(root))
     size: dict[int, int] = {}
     depth: dict[int, int] = {}
     expanding: set[int] = set()
@@ -146,13 +152,19 @@ def _expansion_problem(root: yaml.Node) -> SyntaxProblem | None:
             "WR008",
         )
     if depth[id(root)] > MAX_NESTING:
-        at = _first_too_deep(root).start_mark.index
-        return SyntaxProblem(TOO_DEEP, at, at + 1, "WR005")
+        return _too_deep(_first_too_deep(root))
     return None
 
 
-def _first_too_deep(root: yaml.Node) -> yaml.Node:
-    """The first collection (in document order) nested deeper than MAX_NESTING."""
+def _too_deep(node: yaml.Node | None) -> SyntaxProblem | None:
+    if node is None:
+        return None
+    at = node.start_mark.index
+    return SyntaxProblem(TOO_DEEP, at, at + 1, "WR005")
+
+
+def _first_too_deep(root: yaml.Node) -> yaml.Node | None:
+    """The first collection (in document order) nested deeper than MAX_NESTING, if any."""
     stack = [(root, 1)]
     while stack:
         node, level = stack.pop()
@@ -163,7 +175,7 @@ def _first_too_deep(root: yaml.Node) -> yaml.Node:
             for kid in reversed(_children(node))
             if isinstance(kid, yaml.CollectionNode)
         )
-    return root
+    return None
 
 
 def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
@@ -173,7 +185,7 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
         node = yaml.compose(text, Loader=_Loader)
         if node is None:
             return None, SyntaxProblem("The file holds no YAML document", 0, 0)
-        expansion = _expansion_problem(node)
+        expansion = _expansion_problem(node, text)
         if expansion is not None:
             return None, expansion
         value = yaml.constructor.SafeConstructor().construct_document(node)
