@@ -59,6 +59,64 @@ def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: Yam
             _record(item, f"{pointer}/{index}", None, out)
 
 
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+
+
+class _NotPlain(Exception):
+    """The tree holds something only PyYAML's constructor builds faithfully (a merge key, a
+    repeated key, a key that is a collection, a collection of another type)."""
+
+
+def _build(
+    node: yaml.Node,
+    pointer: str,
+    key: tuple[int, int] | None,
+    out: YamlParse,
+    constructor: yaml.constructor.SafeConstructor,
+) -> Any:
+    """The value of a tree of plain mappings, sequences and scalars, recording its spans as
+    `_record` does: the same value as SafeConstructor's, without its per-node bookkeeping (which
+    costs more than the C composer that made the nodes)."""
+    out.spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
+    tag = node.tag
+    if tag == _STR and isinstance(node, yaml.ScalarNode):
+        return node.value
+    if isinstance(node, yaml.ScalarNode):  # numbers, booleans, null, timestamps…
+        return constructor.construct_object(node, deep=True)
+    if tag == _MAP and isinstance(node, yaml.MappingNode):
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _KEY_TAGS:
+                raise _NotPlain
+            name = key_node.value
+            child = f"{pointer}/{escape_token(name)}"
+            if child in out.spans:
+                raise _NotPlain
+            built_key = name if key_node.tag == _STR else constructor.construct_object(key_node)
+            mapping[built_key] = _build(
+                value_node,
+                child,
+                (key_node.start_mark.index, key_node.end_mark.index),
+                out,
+                constructor,
+            )
+        return mapping
+    if tag == _SEQ and isinstance(node, yaml.SequenceNode):
+        return [
+            _build(item, f"{pointer}/{index}", None, out, constructor)
+            for index, item in enumerate(node.value)
+        ]
+    raise _NotPlain
+
+
+# The scalar key types a plain mapping may have (not "<<" merges nor "=" value keys).
+_KEY_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null")
+)
+
+
 _HINTS = (
     (
         "found character '\\t' that cannot start any token",
@@ -188,7 +246,15 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
         expansion = _expansion_problem(node, text)
         if expansion is not None:
             return None, expansion
-        value = yaml.constructor.SafeConstructor().construct_document(node)
+        constructor = yaml.constructor.SafeConstructor()
+        if "&" not in text:  # a tree (see _expansion_problem): built and placed in one walk
+            try:
+                parsed = YamlParse(None, {}, [])
+                parsed.value = _build(node, "", None, parsed, constructor)
+                return parsed, None
+            except _NotPlain:
+                constructor = yaml.constructor.SafeConstructor()
+        value = constructor.construct_document(node)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         at = mark.index if mark is not None else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from workrail_engine.document import LineIndex, parse_document, read_document
 from workrail_engine.limits import MAX_NESTING
@@ -231,3 +232,22 @@ def test_json_syntax_messages_say_what_to_do(text, message, on):
 def test_yaml_syntax_messages_say_what_to_do(text, message):
     [error] = parse_document(text, "x.yaml").syntax_errors
     assert message in error.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nb: [1, 2.5, true, null, ~, 2001-12-14, '3']\nc: {on: yes, 'off': no}\n1: x\n'1': y\n",
+        "a: 1\na: 2\n",
+        "<<: {a: 1}\nb: 2\n",
+        "x: !!set {a, b}\n",
+        "s: &s [1]\nt: *s\n",
+        "steps:\n  - id: a\n    prompt: |\n      Use A & B\n",
+    ],
+)
+def test_yaml_values_are_pyyamls_whichever_way_they_are_built(text):
+    """A tree without anchors is built by the engine's own walk; the value is PyYAML's."""
+    doc = parse_document(text, "w.yaml")
+    assert doc.value == yaml.safe_load(text)
+    # every member written with a string key is placed
+    assert all(doc.value_span(f"/{k}") is not None for k in doc.value if isinstance(k, str))
