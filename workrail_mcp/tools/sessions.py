@@ -26,7 +26,7 @@ from workrail_engine.sessions import SessionService, SessionStep, workflow_hash
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
 
-__all__ = ["SPECS", "candidate_response", "session_response", "sessions_of"]
+__all__ = ["SPECS", "candidate_response", "session_response", "sessions_of", "source_visibility"]
 
 MAX_BLOCKERS = 10
 _BLOCKER_CODES = {
@@ -278,6 +278,7 @@ class Inspected(TypedDict):
     workflowHash: str
     mode: str
     compiled: dict[str, Any]
+    visibility: dict[str, Any]
 
 
 def inspect_workflow(
@@ -301,7 +302,14 @@ def inspect_workflow(
         "workflowHash": workflow_hash(served),
         "mode": mode,
         "compiled": compiled,
+        "visibility": source_visibility(env.catalog.get(workflowId)),
     }
+
+
+def source_visibility(entry: Any) -> dict[str, Any]:
+    """Where a workflow comes from, in upstream's ``visibility`` shape (our source kinds)."""
+    kind = entry.source.kind
+    return {"category": kind, "source": {"kind": kind, "displayName": kind.capitalize()}}
 
 
 SPECS = [
