@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
+    "MAX_FINDINGS_PER_FILE",
     "MAX_NESTING",
     "MAX_YAML_ALIAS_NODES",
     "TOO_DEEP",
@@ -45,6 +46,14 @@ MAX_YAML_ALIAS_NODES = 100_000
 Each use of an alias repeats every node of its anchor: seven levels of ten aliases turn 395 bytes
 into 10 million nodes (the "billion laughs"). A real workflow repeats a few blocks; the nodes
 written out in the text are bounded by the document size instead.
+"""
+
+MAX_FINDINGS_PER_FILE = 1000
+"""How many diagnostics one file reports; one more (WR009) says how many were left out.
+
+The worst bundled or upstream workflow has a few dozen findings while it is being written; a
+thousand is already more than anyone reads, and an editor slows down when it is handed tens of
+thousands of markers for one document.
 """
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Related, Severity, Span
 from ..document import WorkflowDocument, parse_document, read_document
+from ..limits import MAX_FINDINGS_PER_FILE
 from ..steps import walk_steps
 from ..tolerant_document import TolerantDocument
 
@@ -69,7 +70,33 @@ def lint_document(
             log.exception("checking %s failed", doc.path or "a document")
             found.append(checker_failed(doc, error))
     found.sort(key=Diagnostic.sort_key)
-    return _without_superseded(found)
+    return _capped(_without_superseded(found))
+
+
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def _capped(found: list[Diagnostic], limit: int = MAX_FINDINGS_PER_FILE) -> list[Diagnostic]:
+    """The first ``limit`` findings by position, then one WR009 standing for the rest.
+
+    A file with 20,000 copies of one mistake is one mistake to its author; listing them all only
+    floods an editor and a terminal. WR009 takes the highest severity of what it stands for, so
+    a file whose errors are all past the cap still fails `workrail validate`.
+    """
+    if len(found) <= limit:
+        return found
+    rest = found[limit:]
+    severity = max((d.severity for d in rest), key=_SEVERITY_RANK.__getitem__)
+    codes = sorted({d.code for d in rest})
+    message = (
+        f"{len(rest)} more findings from here on are not shown (the first {limit} in this file "
+        f"are): {', '.join(codes)}"
+    )
+    first = rest[0]
+    summary = Diagnostic(
+        "WR009", severity, message, first.pointer, first.span, data={"notShown": len(rest)}
+    )
+    return [*found[:limit], summary]
 
 
 def checker_failed(doc: WorkflowDocument, error: BaseException) -> Diagnostic:
