@@ -6,10 +6,13 @@ time, and the command goes on to the next thing.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_hostile_files_cli import workrail
-from workrail_engine.limits import MAX_FINDINGS_PER_FILE
+from workrail_engine.limits import MAX_DOCUMENT_BYTES, MAX_FINDINGS_PER_FILE
 
 
 def many_findings_workflow(count: int) -> dict:
@@ -35,3 +38,55 @@ def test_thousands_of_findings_in_one_prompt_are_checked_quickly_and_capped(tmp_
     assert {d["code"] for d in found[:-1]} == {"WR303"}
     assert found[-1]["code"] == "WR009" and found[-1]["severity"] == "error"
     assert found[-1]["message"].startswith(f"{6000 - MAX_FINDINGS_PER_FILE} more findings")
+
+
+def bindings_project(tmp_path: Path, kind: str) -> Path:
+    """A project whose `.workrail/bindings.json` is a FIFO or a symlink to /dev/zero."""
+    project = tmp_path / "project"
+    (project / "workflows").mkdir(parents=True)
+    flow = {
+        "id": "bound-flow",
+        "name": "Bound",
+        "description": "d",
+        "extensionPoints": [{"slotId": "checker", "purpose": "p", "default": "team-check"}],
+        "steps": [{"id": "only", "title": "Only", "prompt": "Ask {{wr.bindings.checker}}."}],
+    }
+    (project / "workflows" / "bound-flow.json").write_text(json.dumps(flow))
+    (project / ".workrail").mkdir()
+    bindings = project / ".workrail" / "bindings.json"
+    if kind == "fifo":
+        os.mkfifo(bindings)
+    else:
+        bindings.symlink_to("/dev/zero")
+    return project
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_bindings_file_that_is_no_regular_file_is_not_read(tmp_path: Path, kind: str):
+    """`.workrail/bindings.json` as a FIFO hung `workrail next`; as a symlink to /dev/zero it
+    grew without bound. Now it is left unused (the defaults apply) and the step is served."""
+    project = bindings_project(tmp_path, kind)
+    done = workrail(project, "next", "bound-flow", timeout=30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Ask team-check." in done.stdout
+    assert "is not used: This is" in done.stderr
+
+
+def test_continue_reads_its_output_file_the_guarded_way(tmp_path: Path):
+    """`--output @/dev/zero` grew to MemoryError and `@FIFO` waited for a writer forever; now
+    each is a usage error (exit 2) before any run is looked up, as is a file over 5 MiB."""
+    fifo = tmp_path / "answer.fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * (MAX_DOCUMENT_BYTES + 1))
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"caf\xe9")
+    for source, why in (
+        ("/dev/zero", "This is a device, not a regular file"),
+        (str(fifo), "This is a named pipe (FIFO), not a regular file"),
+        (str(big), "File too large"),
+        (str(latin), "not UTF-8 text"),
+    ):
+        done = workrail(tmp_path, "continue", "wf-nothing", "--output", f"@{source}", timeout=30)
+        assert done.returncode == 2, (source, done.stdout, done.stderr[-2000:])
+        assert why in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]

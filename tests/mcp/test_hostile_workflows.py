@@ -6,6 +6,7 @@ time — a refusal with a code where the workflow cannot be served — and the p
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -34,4 +35,39 @@ def test_a_file_with_thousands_of_findings_does_not_hold_up_the_first_workflow_l
     )
     listed = {w["id"] for w in by_id(messages)[99]["result"]["workflows"]}
     assert "test-flow" in listed and "many-findings" not in listed
+    assert code == 0, stderr[-2000:]
+
+
+def next_of(request_id: int, workflow_id: str) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "workflow_next",
+        "params": {"workflowId": workflow_id, "completedSteps": []},
+    }
+
+
+def test_a_fifo_as_bindings_file_does_not_hang_workflow_next(project, tmp_path):
+    """`.workrail/bindings.json` was read with `read_text()` while the catalog's lock was held:
+    a FIFO there hung that `workflow_next` and every one after it. Now it is not read."""
+    flow = {
+        "id": "bound-flow",
+        "name": "Bound",
+        "description": "d",
+        "extensionPoints": [{"slotId": "checker", "purpose": "p", "default": "team-check"}],
+        "steps": [{"id": "only", "title": "Only", "prompt": "Ask {{wr.bindings.checker}}."}],
+    }
+    (project / "workflows" / "bound-flow.json").write_text(json.dumps(flow))
+    (project / ".workrail").mkdir()
+    os.mkfifo(project / ".workrail" / "bindings.json")
+    messages, code, stderr = run_stdio(
+        project,
+        tmp_path,
+        lines(INITIALIZE, INITIALIZED, next_of(2, "bound-flow"), next_of(3, "test-flow")),
+        timeout=30,
+    )
+    answers = by_id(messages)
+    assert "\n\nAsk team-check.\n\n" in answers[2]["result"]["guidance"]["prompt"]
+    assert answers[3]["result"]["step"]["id"] == "understand"
+    assert "is not used: This is a named pipe" in stderr
     assert code == 0, stderr[-2000:]

@@ -10,15 +10,19 @@ the string values of ``promptBlocks``.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..problems import Problem
+from ..regular_files import UnreadableFile, read_regular_file
 from ._sites import visit_steps
 
 __all__ = ["project_bindings", "resolve"]
+
+log = logging.getLogger(__name__)
 
 _TOKEN = re.compile(r"\{\{\s*wr\.bindings\.([^\s{}]+)\s*\}\}")
 
@@ -26,12 +30,19 @@ _TOKEN = re.compile(r"\{\{\s*wr\.bindings\.([^\s{}]+)\s*\}\}")
 def project_bindings(project_dir: Path | None, workflow_id: str) -> dict[str, str]:
     """The overrides ``project_dir/.workrail/bindings.json`` declares for ``workflow_id``.
 
-    A missing or malformed file means no overrides (the workflow's defaults apply)."""
+    A missing or malformed file means no overrides (the workflow's defaults apply). It is read
+    the guarded way (a regular file of at most 5 MiB): a repository can hold a symlink to
+    ``/dev/zero`` or a FIFO here, and this runs while the catalog's lock is held."""
     if project_dir is None:
         return {}
+    path = Path(project_dir) / ".workrail" / "bindings.json"
     try:
-        data = json.loads((Path(project_dir) / ".workrail" / "bindings.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular_file(path))
+    except UnreadableFile as error:
+        if path.is_symlink() or path.exists():  # a missing file is the usual case: no word
+            log.warning("%s is not used: %s", path, error)
+        return {}
+    except ValueError:
         return {}
     if not isinstance(data, Mapping):
         return {}
