@@ -12,17 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_hostile_files_cli import workrail
+from tests.hostile_workflows import BOUND_FLOW, many_findings_workflow
 from workrail_engine.limits import MAX_DOCUMENT_BYTES, MAX_FINDINGS_PER_FILE
-
-
-def many_findings_workflow(count: int) -> dict:
-    prompt = " ".join(["{{parameters.nope}}"] * count)
-    return {
-        "id": "many-findings",
-        "name": "Many findings",
-        "description": "One prompt with thousands of undeclared parameters",
-        "steps": [{"id": "only", "title": "Only", "prompt": prompt}],
-    }
 
 
 def test_thousands_of_findings_in_one_prompt_are_checked_quickly_and_capped(tmp_path: Path):
@@ -44,14 +35,7 @@ def bindings_project(tmp_path: Path, kind: str) -> Path:
     """A project whose `.workrail/bindings.json` is a FIFO or a symlink to /dev/zero."""
     project = tmp_path / "project"
     (project / "workflows").mkdir(parents=True)
-    flow = {
-        "id": "bound-flow",
-        "name": "Bound",
-        "description": "d",
-        "extensionPoints": [{"slotId": "checker", "purpose": "p", "default": "team-check"}],
-        "steps": [{"id": "only", "title": "Only", "prompt": "Ask {{wr.bindings.checker}}."}],
-    }
-    (project / "workflows" / "bound-flow.json").write_text(json.dumps(flow))
+    (project / "workflows" / "bound-flow.json").write_text(json.dumps(BOUND_FLOW))
     (project / ".workrail").mkdir()
     bindings = project / ".workrail" / "bindings.json"
     if kind == "fifo":

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from tests.hostile_workflows import BOUND_FLOW, many_findings_workflow
 from tests.mcp.conftest import by_id, run_stdio
 from tests.mcp.test_hostile_input import WORKFLOW_LIST, lines
 from tests.mcp.test_stdio_protocol import INITIALIZE, INITIALIZED
@@ -22,14 +23,9 @@ def test_a_file_with_thousands_of_findings_does_not_hold_up_the_first_workflow_l
 ):
     """The catalog lints every file it loads: 6,000 findings in one prompt cost over a minute
     before the first `workflow_list` was answered; now the file is left out in seconds."""
-    prompt = " ".join(["{{parameters.nope}}"] * 6000)
-    flow = {
-        "id": "many-findings",
-        "name": "Many findings",
-        "description": "d",
-        "steps": [{"id": "only", "title": "Only", "prompt": prompt}],
-    }
-    (project / "workflows" / "many-findings.json").write_text(json.dumps(flow))
+    (project / "workflows" / "many-findings.json").write_text(
+        json.dumps(many_findings_workflow(6000))
+    )
     messages, code, stderr = run_stdio(
         project, tmp_path, lines(INITIALIZE, INITIALIZED, WORKFLOW_LIST), timeout=30
     )
@@ -50,14 +46,7 @@ def next_of(request_id: int, workflow_id: str) -> dict:
 def test_a_fifo_as_bindings_file_does_not_hang_workflow_next(project, tmp_path):
     """`.workrail/bindings.json` was read with `read_text()` while the catalog's lock was held:
     a FIFO there hung that `workflow_next` and every one after it. Now it is not read."""
-    flow = {
-        "id": "bound-flow",
-        "name": "Bound",
-        "description": "d",
-        "extensionPoints": [{"slotId": "checker", "purpose": "p", "default": "team-check"}],
-        "steps": [{"id": "only", "title": "Only", "prompt": "Ask {{wr.bindings.checker}}."}],
-    }
-    (project / "workflows" / "bound-flow.json").write_text(json.dumps(flow))
+    (project / "workflows" / "bound-flow.json").write_text(json.dumps(BOUND_FLOW))
     (project / ".workrail").mkdir()
     os.mkfifo(project / ".workrail" / "bindings.json")
     messages, code, stderr = run_stdio(

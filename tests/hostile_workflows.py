@@ -1,0 +1,25 @@
+"""Hostile workflows of issue 25, built once for the CLI, MCP and language-server tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def many_findings_workflow(count: int, workflow_id: str = "many-findings") -> dict[str, Any]:
+    """One prompt holding ``count`` references to an undeclared parameter."""
+    prompt = " ".join(["{{parameters.nope}}"] * count)
+    return {
+        "id": workflow_id,
+        "name": "Many findings",
+        "description": "One prompt with thousands of undeclared parameters",
+        "steps": [{"id": "only", "title": "Only", "prompt": prompt}],
+    }
+
+
+BOUND_FLOW: dict[str, Any] = {
+    "id": "bound-flow",
+    "name": "Bound",
+    "description": "A binding slot with a default",
+    "extensionPoints": [{"slotId": "checker", "purpose": "p", "default": "team-check"}],
+    "steps": [{"id": "only", "title": "Only", "prompt": "Ask {{wr.bindings.checker}}."}],
+}
