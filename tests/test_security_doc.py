@@ -49,6 +49,8 @@ EXPECTED = {
     "limits.MAX_DOCUMENT_BYTES": f"{limits.MAX_DOCUMENT_BYTES // MIB} MiB",
     "limits.MAX_YAML_ALIAS_NODES": f"{limits.MAX_YAML_ALIAS_NODES:,} nodes",
     "limits.MAX_FINDINGS_PER_FILE": f"{limits.MAX_FINDINGS_PER_FILE:,} diagnostics",
+    "limits.MAX_COMPILED_STEP_CHARS": f"{limits.MAX_COMPILED_STEP_CHARS:,} characters",
+    "limits.MAX_COMPILED_WORKFLOW_CHARS": f"{limits.MAX_COMPILED_WORKFLOW_CHARS:,} characters",
     "MAX_LINE_BYTES": f"{stdio.MAX_LINE_BYTES // MIB} MiB",
     "DEFAULT_MAX_REQUEST_BODY_SIZE": f"{DEFAULT_MAX_REQUEST_BODY_SIZE // MIB} MiB",
     "DEFAULT_MAX_INCOMPLETE_EVENT_SIZE": (

@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_hostile_files_cli import workrail
-from tests.hostile_workflows import BOUND_FLOW, many_findings_workflow
+from tests.hostile_workflows import (
+    AMPLIFIED_CALLER,
+    AMPLIFIER_ROUTINE,
+    BOUND_FLOW,
+    many_findings_workflow,
+)
 from workrail_engine.limits import MAX_DOCUMENT_BYTES, MAX_FINDINGS_PER_FILE
 
 
@@ -74,3 +79,22 @@ def test_continue_reads_its_output_file_the_guarded_way(tmp_path: Path):
         done = workrail(tmp_path, "continue", "wf-nothing", "--output", f"@{source}", timeout=30)
         assert done.returncode == 2, (source, done.stdout, done.stderr[-2000:])
         assert why in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
+def test_a_workflow_that_compiles_to_a_gigabyte_fails_validate_and_is_not_served(tmp_path: Path):
+    """A 30 KB routine × a 100 KB argument compiled to 1 GB: `workrail validate` passed it and
+    `workrail next` built it. Now validate reports WR811 at the call, and next refuses at once."""
+    project = tmp_path / "project"
+    (project / "workflows").mkdir(parents=True)
+    for flow in (AMPLIFIER_ROUTINE, AMPLIFIED_CALLER):
+        (project / "workflows" / f"{flow['id']}.json").write_text(json.dumps(flow))
+    checked = workrail(project, "validate", "--format", "json", timeout=60)
+    assert checked.returncode == 1, checked.stderr[-2000:]
+    by_path = {Path(f["path"]).name: f["diagnostics"] for f in json.loads(checked.stdout)["files"]}
+    [found] = by_path["amplified.json"]
+    assert (found["code"], found["pointer"]) == ("WR811", "/steps/0/templateCall")
+    assert by_path["routine-amplify.json"] == []
+
+    served = workrail(project, "next", "amplified", timeout=60)
+    assert served.returncode == 1, served.stderr[-2000:]
+    assert "WR811" in served.stderr and len(served.stdout + served.stderr) < 10_000

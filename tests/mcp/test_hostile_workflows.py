@@ -10,12 +10,32 @@ import os
 
 import pytest
 
-from tests.hostile_workflows import BOUND_FLOW, many_findings_workflow
+from tests.hostile_workflows import (
+    AMPLIFIED_CALLER,
+    AMPLIFIER_ROUTINE,
+    BOUND_FLOW,
+    many_findings_workflow,
+)
 from tests.mcp.conftest import by_id, run_stdio
-from tests.mcp.test_hostile_input import WORKFLOW_LIST, lines
+from tests.mcp.test_hostile_input import (
+    WORKFLOW_LIST,
+    _answer,
+    _http_server,
+    http_session,
+    lines,
+    tools_call,
+)
 from tests.mcp.test_stdio_protocol import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.slow
+
+
+def serve(project, tmp_path, *messages: dict, timeout: float = 60) -> tuple[dict, int, str]:
+    """The answers by id of a real stdio server to ``messages`` after the handshake."""
+    answered, code, stderr = run_stdio(
+        project, tmp_path, lines(INITIALIZE, INITIALIZED, *messages), timeout=timeout
+    )
+    return by_id(answered), code, stderr
 
 
 def test_a_file_with_thousands_of_findings_does_not_hold_up_the_first_workflow_list(
@@ -26,10 +46,8 @@ def test_a_file_with_thousands_of_findings_does_not_hold_up_the_first_workflow_l
     (project / "workflows" / "many-findings.json").write_text(
         json.dumps(many_findings_workflow(6000))
     )
-    messages, code, stderr = run_stdio(
-        project, tmp_path, lines(INITIALIZE, INITIALIZED, WORKFLOW_LIST), timeout=30
-    )
-    listed = {w["id"] for w in by_id(messages)[99]["result"]["workflows"]}
+    answers, code, stderr = serve(project, tmp_path, WORKFLOW_LIST, timeout=30)
+    listed = {w["id"] for w in answers[99]["result"]["workflows"]}
     assert "test-flow" in listed and "many-findings" not in listed
     assert code == 0, stderr[-2000:]
 
@@ -49,14 +67,62 @@ def test_a_fifo_as_bindings_file_does_not_hang_workflow_next(project, tmp_path):
     (project / "workflows" / "bound-flow.json").write_text(json.dumps(BOUND_FLOW))
     (project / ".workrail").mkdir()
     os.mkfifo(project / ".workrail" / "bindings.json")
-    messages, code, stderr = run_stdio(
-        project,
-        tmp_path,
-        lines(INITIALIZE, INITIALIZED, next_of(2, "bound-flow"), next_of(3, "test-flow")),
-        timeout=30,
+    answers, code, stderr = serve(
+        project, tmp_path, next_of(2, "bound-flow"), next_of(3, "test-flow"), timeout=30
     )
-    answers = by_id(messages)
     assert "\n\nAsk team-check.\n\n" in answers[2]["result"]["guidance"]["prompt"]
     assert answers[3]["result"]["step"]["id"] == "understand"
     assert "is not used: This is a named pipe" in stderr
     assert code == 0, stderr[-2000:]
+
+
+def _amplified_project(project) -> None:
+    for flow in (AMPLIFIER_ROUTINE, AMPLIFIED_CALLER):
+        (project / "workflows" / f"{flow['id']}.json").write_text(json.dumps(flow))
+
+
+def _refused_as_too_large(error: dict) -> None:
+    assert error["code"] == -32002, error
+    assert [p["code"] for p in error["data"]["problems"]] == ["WR811"], error
+    assert len(json.dumps(error)) < 10_000
+
+
+def test_a_workflow_that_compiles_to_a_gigabyte_is_refused_over_stdio(project, tmp_path):
+    """One `workflow_next` of it built a 1 GB prompt; now −32002 with WR811, and the server
+    goes on serving the others."""
+    _amplified_project(project)
+    answers, code, stderr = serve(
+        project,
+        tmp_path,
+        next_of(2, "amplified"),
+        tools_call(3, "workflow_next", {"workflowId": "amplified", "completedSteps": []}),
+        next_of(4, "test-flow"),
+    )
+    _refused_as_too_large(answers[2]["error"])
+    assert answers[3]["result"]["isError"] is True
+    _refused_as_too_large(json.loads(answers[3]["result"]["content"][0]["text"])["error"])
+    assert answers[4]["result"]["step"]["id"] == "understand"
+    assert code == 0, stderr[-2000:]
+
+
+def test_a_workflow_that_compiles_to_a_gigabyte_is_refused_over_http(project, tmp_path):
+    """Over HTTP the same `workflow_next` killed the server for every client ("memory
+    allocation of 2000000160 bytes failed"); now it is refused and the server keeps serving."""
+    import httpx2
+
+    _amplified_project(project)
+    process, url = _http_server(project, tmp_path)
+    try:
+        with httpx2.Client(timeout=60) as http:
+            headers = http_session(http, url)
+
+            def post(message: dict) -> dict:
+                return _answer(http.post(url, content=json.dumps(message), headers=headers))
+
+            _refused_as_too_large(post(next_of(2, "amplified"))["error"])
+            assert post(next_of(3, "test-flow"))["result"]["step"]["id"] == "understand"
+        assert process.poll() is None
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stderr.close()

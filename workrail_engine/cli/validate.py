@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
 from workrail_engine.lint.report import Summary, lint_files
+
+if TYPE_CHECKING:
+    from workrail_engine.catalog import Catalog
 
 __all__ = ["run_validate"]
 
@@ -17,13 +22,25 @@ WORKFLOW_FILE_RULE = (
 )
 
 
-def _catalog_ids(project: Path, extra_dirs: Sequence[Path]) -> Callable[[], list[str]]:
-    def ids() -> list[str]:
+class _LazyCatalog:
+    """The catalog, built only if a file checked needs it (building one reads every source)."""
+
+    def __init__(self, project: Path, extra_dirs: Sequence[Path]) -> None:
+        self._project, self._extra_dirs = project, extra_dirs
+
+    @functools.cached_property
+    def _catalog(self) -> Catalog:
         from workrail_engine.catalog import Catalog
 
-        return Catalog.default(project, extra_dirs).ids()
+        return Catalog.default(self._project, self._extra_dirs)
 
-    return ids
+    def ids(self) -> list[str]:
+        return self._catalog.ids()
+
+    def routine(self, workflow_id: str) -> dict[str, Any] | None:
+        if workflow_id not in self._catalog.ids():
+            return None
+        return self._catalog.get(workflow_id).definition
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:
@@ -59,7 +76,8 @@ def run_validate(
     files = collect_files(arguments, sources=not paths)
     if not files:
         console.warning("no workflow files found in " + ", ".join(arguments) + WORKFLOW_FILE_RULE)
-    reports = lint_files(files, _catalog_ids(project, extra_dirs))
+    catalog = _LazyCatalog(project, extra_dirs)
+    reports = lint_files(files, catalog.ids, catalog.routine)
     summary = Summary.of(reports, strict=strict)
     formatter = formatter_class(fmt)(color=console.color)
     output = formatter.render(reports, summary)

@@ -13,6 +13,9 @@ order upstream WorkRail 3.x applies them (``workflow-compiler.ts``):
 5. ``prompt_blocks`` — ``promptBlocks`` rendered into the step's ``prompt`` (markdown sections);
 6. a final scan: anything left in the ``{{wr.…}}`` namespace is a problem, never silent text.
 
+Every stage that makes text longer asks a `CompileBudget` first (``_budget.py``): a step or a
+workflow that would compile past its limit (``limits.py``) is WR811, and the text is not built.
+
 (Bindings run right after templates, as upstream's compiler does; its documentation lists them
 last. Either order gives the same text: bindings only rewrite strings that no later stage adds.)
 
@@ -30,6 +33,7 @@ from typing import Any
 
 from ..problems import Problem
 from . import bindings, features, prompt_blocks, refs, templates
+from ._budget import CompileBudget
 from ._sites import StepVisitor, visit_steps
 
 __all__ = ["CompiledWorkflow", "RoutineLookup", "compile_workflow"]
@@ -59,12 +63,16 @@ def compile_workflow(
     steps = definition.get("steps")
     if not isinstance(steps, list):
         return CompiledWorkflow(definition)
-    definition["steps"] = templates.expand(steps, routines or (lambda _name: None), problems)
-    used = bindings.resolve(definition, project_bindings or {}, problems)
+    budget = CompileBudget(problems)
+    budget.count(steps)
+    definition["steps"] = templates.expand(
+        steps, routines or (lambda _name: None), problems, budget
+    )
+    used = bindings.resolve(definition, project_bindings or {}, problems, budget)
     stages: list[StepVisitor] = [
-        features.applier(definition.get("features"), problems),
-        refs.resolver(problems, definition.get("references")),
-        prompt_blocks.renderer(problems),
+        features.applier(definition.get("features"), problems, budget),
+        refs.resolver(problems, definition.get("references"), budget),
+        prompt_blocks.renderer(problems, budget),
         _sentinel(problems),
     ]
     for stage in stages:
