@@ -48,3 +48,36 @@ AMPLIFIED_CALLER: dict[str, Any] = {
         }
     ],
 }
+
+
+# 36 bytes: RE2 refuses the lookahead, and the backtracking engine's compilation of the counted
+# repetitions allocated without limit (issue 25 item 3).
+REGEX_COMPILE_BOMB = "(?!x)(?:(?:a{1000}){1000}){1000}"
+# Exponential backtracking on "a" * 30: each match runs until its own time limit.
+BACKTRACKING = "(?!z)(a|aa)*[bc]"
+SLOW_TEXT = "a" * 30
+
+
+def regex_rules_workflow(pattern: str, rules: int = 1, workflow_id: str = "regex-rules") -> dict:
+    """One prompt step whose validationCriteria are ``rules`` regex rules of ``pattern``, then
+    ``rules`` steps that each run only when ``context.x`` matches ``pattern``."""
+    criteria = [{"type": "regex", "pattern": pattern, "message": f"rule {i}"} for i in range(rules)]
+    guarded = [
+        {
+            "id": f"guarded-{i}",
+            "title": "Guarded",
+            "prompt": "p",
+            "runCondition": {"var": "x", "matches": pattern},
+        }
+        for i in range(rules)
+    ]
+    return {
+        "id": workflow_id,
+        "name": "Regex rules",
+        "description": "Backtracking regexes in rules and conditions",
+        "steps": [
+            {"id": "answer", "title": "Answer", "prompt": "p", "validationCriteria": criteria},
+            *guarded,
+            {"id": "last", "title": "Last", "prompt": "p"},
+        ],
+    }

@@ -16,7 +16,9 @@ from tests.hostile_workflows import (
     AMPLIFIED_CALLER,
     AMPLIFIER_ROUTINE,
     BOUND_FLOW,
+    REGEX_COMPILE_BOMB,
     many_findings_workflow,
+    regex_rules_workflow,
 )
 from workrail_engine.limits import MAX_DOCUMENT_BYTES, MAX_FINDINGS_PER_FILE
 
@@ -98,3 +100,16 @@ def test_a_workflow_that_compiles_to_a_gigabyte_fails_validate_and_is_not_served
     served = workrail(project, "next", "amplified", timeout=60)
     assert served.returncode == 1, served.stderr[-2000:]
     assert "WR811" in served.stderr and len(served.stdout + served.stderr) < 10_000
+
+
+def test_a_regex_whose_fallback_compilation_would_explode_is_refused_by_validate(tmp_path: Path):
+    """RE2 refuses the lookahead, and the backtracking engine's compilation of the nested counts
+    allocated without bound (MemoryError at a 2 GiB cap); now it is WR401 before compiling."""
+    path = tmp_path / "regex-rules.json"
+    path.write_text(json.dumps(regex_rules_workflow(REGEX_COMPILE_BOMB)))
+    done = workrail(tmp_path, "validate", "--format", "json", str(path), timeout=60)
+    assert done.returncode == 1, done.stderr[-2000:]
+    [report] = json.loads(done.stdout)["files"]
+    codes = {d["code"] for d in report["diagnostics"]}
+    assert "WR401" in codes and "WR000" not in codes, report["diagnostics"]
+    assert any("expands past 10,000 elements" in d["message"] for d in report["diagnostics"])

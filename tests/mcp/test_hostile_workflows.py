@@ -13,8 +13,12 @@ import pytest
 from tests.hostile_workflows import (
     AMPLIFIED_CALLER,
     AMPLIFIER_ROUTINE,
+    BACKTRACKING,
     BOUND_FLOW,
+    REGEX_COMPILE_BOMB,
+    SLOW_TEXT,
     many_findings_workflow,
+    regex_rules_workflow,
 )
 from tests.mcp.conftest import by_id, run_stdio
 from tests.mcp.test_hostile_input import (
@@ -126,3 +130,47 @@ def test_a_workflow_that_compiles_to_a_gigabyte_is_refused_over_http(project, tm
         process.terminate()
         process.wait(timeout=10)
         process.stderr.close()
+
+
+def test_a_regex_compile_bomb_in_the_catalog_is_left_out_without_compiling_it(project, tmp_path):
+    """The catalog's scan compiled the pattern and grew to a 4 GiB cap; now the file is invalid
+    (WR401) and `workflow_list` answers at once."""
+    flow = regex_rules_workflow(REGEX_COMPILE_BOMB, workflow_id="regex-bomb")
+    (project / "workflows" / "regex-bomb.json").write_text(json.dumps(flow))
+    get = {"jsonrpc": "2.0", "id": 2, "method": "workflow_get", "params": {"id": "regex-bomb"}}
+    answers, code, stderr = serve(project, tmp_path, WORKFLOW_LIST, get, timeout=60)
+    assert "test-flow" in {w["id"] for w in answers[99]["result"]["workflows"]}
+    error = answers[2]["error"]
+    assert error["code"] == -32002
+    assert "WR401" in {d["code"] for d in error["data"]["diagnostics"]}
+    assert code == 0, stderr[-2000:]
+
+
+def test_backtracking_regexes_share_one_time_budget_per_call(project, tmp_path):
+    """200 backtracking rules in one `workflow_validate`, each stopped only by its own 0.1 s
+    limit, took 20–31 s; 200 `matches` conditions in one `workflow_next` the same. Now one call's
+    fallback matches share 1 s, so both answer within seconds (each would take 20 s before)."""
+    flow = regex_rules_workflow(BACKTRACKING, rules=200, workflow_id="regex-rules")
+    (project / "workflows" / "regex-rules.json").write_text(json.dumps(flow))
+    validate = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "workflow_validate",
+        "params": {"workflowId": "regex-rules", "stepId": "answer", "output": SLOW_TEXT},
+    }
+    after_answer = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "workflow_next",
+        "params": {
+            "workflowId": "regex-rules",
+            "completedSteps": ["answer"],
+            "context": {"x": SLOW_TEXT},
+        },
+    }
+    answers, code, stderr = serve(project, tmp_path, validate, after_answer, timeout=25)
+    checked = answers[2]["result"]
+    assert checked["valid"] is False and "rule 0" in checked["issues"]
+    # a match cut short counts as no match: every guarded step is skipped
+    assert answers[3]["result"]["step"]["id"] == "last"
+    assert code == 0, stderr[-2000:]
