@@ -93,19 +93,28 @@ def _refused_as_too_large(error: dict) -> None:
 
 def test_a_workflow_that_compiles_to_a_gigabyte_is_refused_over_stdio(project, tmp_path):
     """One `workflow_next` of it built a 1 GB prompt; now −32002 with WR811, and the server
-    goes on serving the others."""
+    goes on serving the others. `workflow_lint` and `create_workflow` compile a draft against the
+    catalog's routines: WR811 there too, and nothing is written."""
     _amplified_project(project)
+    another = {**AMPLIFIED_CALLER, "id": "amplified-too"}
     answers, code, stderr = serve(
         project,
         tmp_path,
         next_of(2, "amplified"),
         tools_call(3, "workflow_next", {"workflowId": "amplified", "completedSteps": []}),
         next_of(4, "test-flow"),
+        tools_call(5, "workflow_lint", {"definition": AMPLIFIED_CALLER}),
+        tools_call(6, "create_workflow", {"name": "amplified-too", "definition": another}),
     )
     _refused_as_too_large(answers[2]["error"])
     assert answers[3]["result"]["isError"] is True
     _refused_as_too_large(json.loads(answers[3]["result"]["content"][0]["text"])["error"])
     assert answers[4]["result"]["step"]["id"] == "understand"
+    linted = json.loads(answers[5]["result"]["content"][0]["text"])
+    assert [d["code"] for d in linted["diagnostics"]] == ["WR811"]
+    assert answers[6]["result"]["isError"] is True
+    assert "WR811" in answers[6]["result"]["content"][0]["text"]
+    assert not (project / "workflows" / "amplified-too.json").exists()
     assert code == 0, stderr[-2000:]
 
 

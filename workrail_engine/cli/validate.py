@@ -38,9 +38,8 @@ class _LazyCatalog:
         return self._catalog.ids()
 
     def routine(self, workflow_id: str) -> dict[str, Any] | None:
-        if workflow_id not in self._catalog.ids():
-            return None
-        return self._catalog.get(workflow_id).definition
+        self._catalog.refresh()
+        return self._catalog.routine(workflow_id)
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:

@@ -9,12 +9,16 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Related, Severity, Span
 from ..document import WorkflowDocument, parse_document, read_document
 from ..limits import MAX_FINDINGS_PER_FILE
 from ..steps import walk_steps
 from ..tolerant_document import TolerantDocument
+
+if TYPE_CHECKING:
+    from ..compile import RoutineLookup
 
 __all__ = [
     "WORKFLOW_SUFFIXES",
@@ -45,12 +49,15 @@ class LintResult:
 
 
 def lint_document(
-    doc: WorkflowDocument, workflow_ids: Iterable[str] | None = None
+    doc: WorkflowDocument,
+    workflow_ids: Iterable[str] | None = None,
+    routines: RoutineLookup | None = None,
 ) -> list[Diagnostic]:
     """All diagnostics for one document, sorted by position. Never raises for any document.
 
     ``workflow_ids``: the ids of the catalog the document will join, when the caller knows
-    them; a `templateCall` naming none of their routines is then WR703.
+    them; a `templateCall` naming none of their routines is then WR703. ``routines``: that
+    catalog's routine lookup, when known; a document that would compile too large is then WR811.
     """
     found = list(doc.syntax_errors)
     if doc.value is not None:
@@ -62,6 +69,10 @@ def lint_document(
                 own = doc.value.get("id") if isinstance(doc.value, Mapping) else None
                 known = {*workflow_ids, *([own] if isinstance(own, str) else [])}
                 found.extend(template_call_diagnostics([doc], known).get(doc.path or "", []))
+            if routines is not None:
+                from .compiled_size import compiled_size_diagnostics
+
+                found.extend(compiled_size_diagnostics([doc], routines).get(doc.path or "", []))
         except RecursionError:
             found.append(
                 Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span(""))
