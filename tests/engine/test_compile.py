@@ -405,3 +405,19 @@ def test_problems_after_an_injection_point_at_the_step_as_written() -> None:
     workflow["steps"][1] = {"id": "big", "prompt": MEMORY_REF * 5000}
     compiled = compile_workflow(workflow, SIZE_ROUTINES.get)
     assert [(p.code, p.pointer) for p in compiled.problems] == [("WR811", "/steps/1/prompt")]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        pytest.param({"id": "a", "prompt": "p", "guidance": 5}, id="guidance-not-a-list"),
+        pytest.param({"id": "a", "prompt": "p", "promptFragments": 3}, id="fragments-not-a-list"),
+        pytest.param(
+            {"id": "a", "promptBlocks": {"goal": [{"kind": "ref", "refId": [1]}]}},
+            id="unhashable-ref-id",
+        ),
+    ],
+)
+def test_a_malformed_file_compiles_to_problems_not_exceptions(step: dict) -> None:
+    """`workrail validate` and the editor's hover compile files that may not pass the schema."""
+    compile_workflow({"id": "w", "features": [[1]], "steps": [step]})

@@ -85,11 +85,16 @@ def compile_workflow(
 _AGENT_TEXT = ("prompt", "title")
 
 
+def _list(value: Any) -> list[Any]:
+    # a file being typed (the editor's hover compiles it) may hold anything where a list belongs
+    return value if isinstance(value, list) else []
+
+
 def _sentinel(problems: list[Problem]) -> StepVisitor:
     def scan(step: dict[str, Any], pointer: str) -> None:
         texts = [(key, step.get(key)) for key in _AGENT_TEXT]
-        texts += [(f"guidance/{i}", g) for i, g in enumerate(step.get("guidance") or [])]
-        for index, fragment in enumerate(step.get("promptFragments") or []):
+        texts += [(f"guidance/{i}", g) for i, g in enumerate(_list(step.get("guidance")))]
+        for index, fragment in enumerate(_list(step.get("promptFragments"))):
             if isinstance(fragment, Mapping):
                 texts.append((f"promptFragments/{index}/text", fragment.get("text")))
         reported = {problem.pointer for problem in problems}

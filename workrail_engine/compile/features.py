@@ -66,7 +66,7 @@ FEATURES: dict[str, dict[str, list[Any]]] = {
 def applier(feature_ids: Any, problems: list[Problem], budget: CompileBudget) -> StepVisitor:
     chosen: list[dict[str, list[Any]]] = []
     for index, feature_id in enumerate(feature_ids if isinstance(feature_ids, list) else []):
-        if feature_id in FEATURES:
+        if isinstance(feature_id, str) and feature_id in FEATURES:
             chosen.append(FEATURES[feature_id])
         else:
             problems.append(

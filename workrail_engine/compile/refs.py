@@ -162,11 +162,9 @@ def resolver(problems: list[Problem], references: Any, budget: CompileBudget) ->
             parts = []
             for index, part in enumerate(item):
                 if isinstance(part, Mapping) and part.get("kind") == "ref":
-                    if part.get("refId") in SNIPPETS:
-                        parts.append({"kind": "text", "text": SNIPPETS[part["refId"]]})
-                        continue
-                    if part.get("refId") in declared:
-                        parts.append({"kind": "text", "text": declared[part["refId"]]})
+                    resolved = _part_text(part, declared)
+                    if resolved is not None:
+                        parts.append({"kind": "text", "text": resolved})
                         continue
                     unknown(part.get("refId"), f"{where}/{index}/refId")
                 parts.append(part)

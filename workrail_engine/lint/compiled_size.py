@@ -9,6 +9,7 @@ their own (WR703 for a missing routine) or appear when the workflow is served.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -17,6 +18,8 @@ from ..diagnostics import Diagnostic, Severity
 from ..document import WorkflowDocument
 
 __all__ = ["compiled_size_diagnostics"]
+
+log = logging.getLogger(__name__)
 
 # Only these make the compile step add text; a file without any of them compiles to itself.
 _GROWS = ("templateCall", "{{wr.", "features", "promptBlocks", '"ref"', "kind: ref")
@@ -41,7 +44,11 @@ def compiled_size_diagnostics(
     for doc in documents:
         if not isinstance(doc.value, dict) or not any(mark in doc.text for mark in _GROWS):
             continue
-        problems = compile_workflow(doc.value, routine).problems
+        try:
+            problems = compile_workflow(doc.value, routine).problems
+        except Exception:  # noqa: BLE001 - a compile bug must not cost the other files their report
+            log.exception("compiling %s to measure it failed", doc.path or "a document")
+            continue
         found = [
             Diagnostic("WR811", Severity.ERROR, p.message, p.pointer, doc.span(p.pointer))
             for p in problems
