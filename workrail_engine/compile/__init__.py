@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..loop_source import derive_artifact_sources
 from ..problems import Problem
 from . import bindings, features, prompt_blocks, refs, templates
 from ._budget import CompileBudget
@@ -69,6 +70,7 @@ def compile_workflow(
         steps, routines or (lambda _name: None), problems, budget
     )
     used = bindings.resolve(definition, project_bindings or {}, problems, budget)
+    derive_artifact_sources(definition["steps"])  # as upstream's compiler does for such loops
     stages: list[StepVisitor] = [
         features.applier(definition.get("features"), problems, budget),
         refs.resolver(problems, definition.get("references"), budget),
