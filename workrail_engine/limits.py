@@ -12,7 +12,10 @@ import json
 from typing import Any
 
 __all__ = [
+    "MAX_COMPILED_STEP_CHARS",
+    "MAX_COMPILED_WORKFLOW_CHARS",
     "MAX_DOCUMENT_BYTES",
+    "MAX_FINDINGS_PER_FILE",
     "MAX_NESTING",
     "MAX_YAML_ALIAS_NODES",
     "TOO_DEEP",
@@ -48,6 +51,29 @@ MAX_YAML_ALIAS_NODES = 100_000
 Each use of an alias repeats every node of its anchor: seven levels of ten aliases turn 395 bytes
 into 10 million nodes (the "billion laughs"). A real workflow repeats a few blocks; the nodes
 written out in the text are bounded by the document size instead.
+"""
+
+MAX_COMPILED_STEP_CHARS = 1024 * 1024
+"""The most text one served step may hold once compiled (its strings, in characters).
+
+The compile step multiplies text (routine arguments, bindings, refs), so a small file can ask for
+a gigabyte prompt. The largest compiled step of upstream WorkRail's own workflows is ~24,000
+characters; a million is forty times that, and more than any model reads in one prompt.
+"""
+
+MAX_COMPILED_WORKFLOW_CHARS = 8 * 1024 * 1024
+"""The most text the steps of one compiled workflow may hold in all (characters).
+
+Upstream's largest compiled workflow is ~143,000 characters; 8 Mi is more than any file within
+the 5 MiB document limit holds as written, so only what the compile step adds can reach it.
+"""
+
+MAX_FINDINGS_PER_FILE = 1000
+"""How many diagnostics one file reports; one more (WR009) says how many were left out.
+
+The worst bundled or upstream workflow has a few dozen findings while it is being written; a
+thousand is already more than anyone reads, and an editor slows down when it is handed tens of
+thousands of markers for one document.
 """
 
 
