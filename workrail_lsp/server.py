@@ -61,6 +61,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _PUSH_DELAY = 0.05  # coalesces a burst of edits in push mode only; pull is never delayed
 _PRIME_DELAY = 0.5
 _SETTINGS_WAIT = 2.0  # a client that never answers workspace/configuration delays diagnostics once
+_IDLE_SCAN_DELAY = 2.0
 
 
 class WorkrailLanguageServer(LanguageServer):
@@ -94,6 +95,8 @@ class WorkrailLanguageServer(LanguageServer):
 
         index = WorkspaceIndex()
         index.configure(self._roots(), self.states.settings)
+        # Its scans run beside the requests; what they find reaches the open documents after.
+        index.on_change = self.refresh_all
         return index
 
     @functools.cached_property
@@ -262,6 +265,9 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
             await _fetch_configuration(ls)
         finally:
             ls.settings_read.set()
+        # Scan the workspace while the editor is idle, so that the first document opened later
+        # is judged with the workspace's ids already known (one opened sooner starts the scan).
+        asyncio.get_running_loop().call_later(_IDLE_SCAN_DELAY, lambda: ls.index.refresh())
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(
