@@ -478,12 +478,18 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
         server.feature(method, options)(guarded(_whole_document_handler(module, function)))
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    @guarded
-    def on_links(
+    async def on_links(
         ls: WorkrailLanguageServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink] | None:
-        state = ls.state(params.text_document.uri)
-        return feature("links").document_links(state, ls.index.ids())
+        try:  # a link to a routine's file needs the workspace's ids: waits for a running scan
+            ids = await ls.index.settled_ids()
+            links: list[types.DocumentLink] | None = feature("links").document_links(
+                ls.state(params.text_document.uri), ids
+            )
+        except Exception:
+            log.exception("on_links failed")
+            return None
+        return links
 
     @server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
     @guarded

@@ -196,6 +196,15 @@ class WorkspaceIndex:
         merged.update(self._open)
         return merged
 
+    async def settled_ids(self) -> dict[str, str | None]:
+        """The ids once a due scan has ended, for a feature that looks ids up (a link to a
+        routine's file) rather than reports on them: it is asked once, not again when a scan
+        ends. Bounded by the scan's own bounds."""
+        self.refresh()
+        while self._scan is not None:
+            await asyncio.sleep(0.02)
+        return self.ids()
+
     def others_with_id(self, path: str, workflow_id: str) -> list[str]:
         # Files under examples/ are not served (the catalog skips them, as upstream does), so an
         # example sharing a served workflow's id clashes with nothing.
