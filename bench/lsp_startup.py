@@ -291,7 +291,9 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--earlier", type=Path, help="a checkout of an earlier commit to compare")
     parser.add_argument(
-        "--large-root", action="store_true", help="also open the workflow in a root of 200,000 files"
+        "--large-root",
+        action="store_true",
+        help="also open the workflow in a root of 200,000 files",
     )
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="workrail-bench-root-") as folder:

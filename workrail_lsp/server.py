@@ -449,7 +449,6 @@ def _register_features(server: WorkrailLanguageServer) -> None:
 _WHOLE_DOCUMENT: list[tuple[str, Any, str, str]] = [
     (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, "symbols", "document_symbols"),
     (types.TEXT_DOCUMENT_FORMATTING, None, "formatting", "format_document"),
-    (types.TEXT_DOCUMENT_FOLDING_RANGE, None, "folding", "folding_ranges"),
     (types.TEXT_DOCUMENT_CODE_LENS, None, "code_lens", "code_lenses"),
     (
         types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
@@ -476,6 +475,17 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
     range formatting."""
     for method, options, module, function in _WHOLE_DOCUMENT:
         server.feature(method, options)(guarded(_whole_document_handler(module, function)))
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    @guarded
+    def on_folding_ranges(
+        ls: WorkrailLanguageServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange] | None:
+        text_document = ls.client_capabilities.text_document
+        folding = text_document and text_document.folding_range
+        return feature("folding").folding_ranges(
+            ls.state(params.text_document.uri), folding.range_limit if folding else None
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     async def on_links(
