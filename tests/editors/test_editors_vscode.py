@@ -94,14 +94,16 @@ SERVER_SETTINGS = ("workrail.server.path", "workrail.server.pythonPath", "workra
 
 def test_a_workspace_cannot_choose_the_program_the_extension_starts(built: Path):
     """Issue 25 item 15: a repository's `.vscode/settings.json` set `workrail.server.path` (or
-    `pythonPath`, `args`), and opening the trusted workspace ran its command. Machine scope makes
-    VS Code ignore workspace values of them; the extension reads only the user's value or the
+    `pythonPath`, `args`), and opening the trusted workspace ran its command. Application scope
+    makes VS Code ignore workspace values of them (machine scope would too, but in a remote
+    window, code-server's included, it ignores the user's settings as well: the server was not
+    found); the extension reads only the user's value or the
     default (`userValue` over `inspect()`), and waits for trust before it starts anything."""
     with zipfile.ZipFile(built / "workrail.vsix") as vsix:
         manifest = json.loads(vsix.read("extension/package.json"))
     settings = manifest["contributes"]["configuration"]["properties"]
     assert {name: settings[name].get("scope") for name in SERVER_SETTINGS} == dict.fromkeys(
-        SERVER_SETTINGS, "machine"
+        SERVER_SETTINGS, "application"
     )
     # The other settings (globs, folders) stay per workspace: they choose files, not programs.
     assert "scope" not in settings["workrail.workflowGlobs"]

@@ -24,7 +24,7 @@ export interface InspectedSetting<T> {
 
 /**
  * The value of a setting that chooses the program to run: the user's own, else the default.
- * A workspace's value is never used, even from a VS Code that would let it override a machine-scoped
+ * A workspace's value is never used, even from a VS Code that would let it override an application-scoped
  * setting: a repository's `.vscode/settings.json` must not choose what opening it runs.
  */
 export function userValue<T>(inspected: InspectedSetting<T> | undefined): T | undefined {
