@@ -323,7 +323,7 @@ _BOM_WARNING = Diagnostic(
     "The file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without BOM",
     "",
     Span(0, 1),
-    fixes=(Fix("Remove the byte-order mark", (TextEdit(Span(0, 1), ""),)),),
+    fixes=(Fix("Remove the byte-order mark", (TextEdit(Span(0, 1), ""),), safe=True),),
 )
 
 
@@ -334,7 +334,7 @@ def _parse_json(text: str, name: str | None, bom: bool) -> WorkflowDocument:
         error = _syntax(json_error.code, json_error.message, json_error.start, json_error.end)
         if json_error.fix_title is not None:
             edit = TextEdit(Span(json_error.fix_start, json_error.fix_end), json_error.fix_text)
-            error = replace(error, fixes=(Fix(json_error.fix_title, (edit,)),))
+            error = replace(error, fixes=(Fix(json_error.fix_title, (edit,), safe=True),))
         return WorkflowDocument(text, name, "json", None, [error])
     json_text = JsonText(parsed_text)
     if _could_exceed_nesting(text):

@@ -8,6 +8,7 @@ keeps the table and says how each one is tested.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 __all__ = [
@@ -17,7 +18,9 @@ __all__ = [
     "MAX_YAML_BLOCK_LEVELS",
     "MAX_YAML_TREE_LINES",
     "TOO_DEEP",
+    "NestingTooDeep",
     "nesting_exceeded",
+    "parse_json_within_nesting",
 ]
 
 MAX_NESTING = 64
@@ -107,3 +110,23 @@ def _path_to_depth(value: Any, depth: int) -> list[str | int]:
             if type(child) in _CONTAINERS:
                 stack.append((child, [*path, key]))
     return []
+
+
+class NestingTooDeep(ValueError):
+    """A JSON value from a client nests deeper than `MAX_NESTING`."""
+
+
+def parse_json_within_nesting(text: str) -> Any:
+    """JSON ``text`` from a client (a form field, a command-line value) as a value.
+
+    Raises `NestingTooDeep` past `MAX_NESTING` levels (also for text too deep for Python's
+    parser, which would otherwise raise RecursionError), and ValueError for text that is not JSON.
+    """
+    too_deep = f"the JSON value is nested deeper than {MAX_NESTING} levels"
+    try:
+        value = json.loads(text)
+    except RecursionError:  # deeper than Python's parser goes: far past the limit
+        raise NestingTooDeep(too_deep) from None
+    if nesting_exceeded(value) is not None:
+        raise NestingTooDeep(too_deep)
+    return value

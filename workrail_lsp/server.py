@@ -23,6 +23,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from .configuration import (
+    FIX_ALL_KIND,
     IS_WORKFLOW,
     PREVIEW_STEPS,
     SECTION,
@@ -434,7 +435,7 @@ def _register_features(server: WorkrailLanguageServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
     )
     @guarded
     def on_code_action(
