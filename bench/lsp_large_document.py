@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lsp_startup import _frame, _read  # noqa: E402 - the same framing
+from lsp_startup import _frame, _read, spawn  # noqa: E402 - the same framing and start
 
 
 def document(shape: str) -> str:
@@ -46,14 +45,7 @@ def document(shape: str) -> str:
 
 class Server:
     def __init__(self, root: Path, code: Path | None) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "workrail_lsp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=code,
-            env={**os.environ, "PYTHONPATH": str(code)} if code else None,
-        )
+        self.process = spawn([sys.executable, "-m", "workrail_lsp"], code)
         self.next_id = 0
         self.call(
             "initialize",

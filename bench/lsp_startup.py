@@ -55,6 +55,18 @@ def _read(stdout) -> dict:
     return json.loads(stdout.read(length))
 
 
+def spawn(command: list[str], code: Path | None = None) -> subprocess.Popen[bytes]:
+    """The server process on pipes; ``code``: a checkout whose packages it imports instead."""
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=code,  # ``-m`` puts the working directory first on sys.path
+        env={**os.environ, "PYTHONPATH": str(code)} if code else None,
+    )
+
+
 def make_large_root(root: Path, files: int = 200_000) -> None:
     """``files`` files in folders of 100 (one JSON and one in six a YAML file of every ten), and
     the workflow under ``workflows/``."""
@@ -78,14 +90,7 @@ def pulled(
     """Seconds from spawn to the ``initialize`` answer and to the first pulled diagnostics of the
     workflow under ``root``, opened right after ``initialized``; and the CPU seconds used."""
     began = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=code,
-        env={**os.environ, "PYTHONPATH": str(code)} if code else None,
-    )
+    process = spawn(command, code)
     assert process.stdin is not None and process.stdout is not None
     capabilities = {"textDocument": {"diagnostic": {}}}
     params = {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities}
@@ -122,14 +127,7 @@ def session(
     (the process is idle once it has answered, until it is killed). ``code``: a checkout whose
     packages the server is imported from instead of this one's."""
     began = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=code,  # ``-m`` puts the working directory first on sys.path
-        env={**os.environ, "PYTHONPATH": str(code)} if code else None,
-    )
+    process = spawn(command, code)
     assert process.stdin is not None and process.stdout is not None
     params = {"processId": None, "rootUri": None, "capabilities": {}}
     process.stdin.write(
