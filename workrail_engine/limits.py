@@ -18,6 +18,8 @@ __all__ = [
     "MAX_FINDINGS_PER_FILE",
     "MAX_NESTING",
     "MAX_YAML_ALIAS_NODES",
+    "MAX_YAML_BLOCK_LEVELS",
+    "MAX_YAML_TREE_LINES",
     "TOO_DEEP",
     "NestingTooDeep",
     "nesting_exceeded",
@@ -75,6 +77,24 @@ The worst bundled or upstream workflow has a few dozen findings while it is bein
 thousand is already more than anyone reads, and an editor slows down when it is handed tens of
 thousands of markers for one document.
 """
+
+MAX_YAML_BLOCK_LEVELS = 100
+"""How many YAML block indentation levels may be open at once before tree-sitter parses the text.
+
+tree-sitter-yaml's scanner saves its stack of indentation levels (4 bytes each, at most two per
+column: a mapping and a sequence written at its keys' column) into tree-sitter's 1,024-byte
+buffer without checking the size: at 254 levels it writes past the buffer and the process dies
+(a segmentation fault, not an exception: a 46 KB file took the language server down). Levels are
+counted from the text alone by ``tolerant_document.yaml_block_levels``, which never counts fewer
+than the scanner holds; 100 leaves room for 64 levels of nesting (``MAX_NESTING``) and the
+indentation inside block scalars. Past it the editor's tree is built from the strict parse (or
+is absent), never by tree-sitter.
+"""
+
+MAX_YAML_TREE_LINES = 32_767
+"""The most lines of YAML tree-sitter's grammar can place: its scanner keeps rows in 16 bits, so
+the parse of a longer text stops at row 32,767 with an error (an empty outline, no hover). Longer
+YAML gets the tree built from the strict parse instead."""
 
 
 # Exactly the container types JSON and YAML parsers (and the JSON-RPC layer) build; comparing
