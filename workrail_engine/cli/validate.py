@@ -8,11 +8,12 @@ extra workflow directories from the configuration nearest the project directory.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
@@ -27,6 +28,7 @@ from workrail_engine.cli.rewrites import (
 from workrail_engine.lint.report import FileReport, Summary, lint_files
 
 if TYPE_CHECKING:
+    from workrail_engine.catalog import Catalog
     from workrail_engine.project_config import ProjectConfig, RuleSelection
 
 __all__ = ["ValidateOptions", "run_validate"]
@@ -76,13 +78,24 @@ class _Selections:
         return self.config(path).selection_for(path).then(o.select, o.extend_select, o.ignore)
 
 
-def _catalog_ids(project: Path, extra_dirs: Sequence[Path]) -> Callable[[], list[str]]:
-    def ids() -> list[str]:
+class _LazyCatalog:
+    """The catalog, built only if a file checked needs it (building one reads every source)."""
+
+    def __init__(self, project: Path, extra_dirs: Sequence[Path]) -> None:
+        self._project, self._extra_dirs = project, extra_dirs
+
+    @functools.cached_property
+    def _catalog(self) -> Catalog:
         from workrail_engine.catalog import Catalog
 
-        return Catalog.default(project, extra_dirs).ids()
+        return Catalog.default(self._project, self._extra_dirs)
 
-    return ids
+    def ids(self) -> list[str]:
+        return self._catalog.ids()
+
+    def routine(self, workflow_id: str) -> dict[str, Any] | None:
+        self._catalog.refresh()
+        return self._catalog.routine(workflow_id)
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:
@@ -173,7 +186,7 @@ def _run_stdin(
     options: ValidateOptions,
     console: Console,
     selections: _Selections,
-    catalog_ids: Callable[[], list[str]],
+    catalog: _LazyCatalog,
     strict: bool,
 ) -> int:
     from workrail_engine.document import parse_document
@@ -198,7 +211,7 @@ def _run_stdin(
         text = outcome.text
     document = parse_document(text, path)
     report = FileReport(name, document, lint_document(document))
-    add_cross_file_diagnostics([report], catalog_ids)
+    add_cross_file_diagnostics([report], catalog.ids, catalog.routine)
     report.diagnostics = [d for d in report.diagnostics if selection.enabled(d.code)]
     summary = Summary.of([report], strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
     _render([report], summary, options, console, to_stderr=options.fix)
@@ -236,9 +249,9 @@ def run_validate(
     project_config = selections.config(project)
     strict = options.strict or project_config.strict
     extra_dirs = [*extra_dirs, *project_config.workflow_dirs]
-    catalog_ids = _catalog_ids(project, extra_dirs)
+    catalog = _LazyCatalog(project, extra_dirs)
     if list(paths) == [STDIN] or (not paths and options.stdin_filename):  # as ruff reads it
-        return _run_stdin(options, console, selections, catalog_ids, strict)
+        return _run_stdin(options, console, selections, catalog, strict)
     notes = _Silent() if options.quiet else console
     arguments = list(paths) or _default_paths(project, extra_dirs, notes)
     if arguments is None:
@@ -258,7 +271,7 @@ def run_validate(
             if rewrite.changed:
                 assert rewrite.new is not None
                 write_atomically(rewrite.path, rewrite.new)
-    reports = lint_files(files, catalog_ids)
+    reports = lint_files(files, catalog.ids, catalog.routine)
     _filter(reports, selections)
     summary = Summary.of(reports, strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
     _render(reports, summary, options, console)
