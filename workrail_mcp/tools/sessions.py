@@ -16,15 +16,17 @@ is −32005 with ``data.reason: ANSWER_NOT_APPLIED`` and ``data.state``.
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError, InvalidParams
-from workrail_engine.sessions import SessionService, SessionStep, workflow_hash
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
+
+if TYPE_CHECKING:  # the sessions engine pulls in the run store (SQLAlchemy): ~0.4 s of start-up
+    from workrail_engine.sessions import SessionService, SessionStep
 
 __all__ = ["SPECS", "candidate_response", "session_response", "sessions_of", "source_visibility"]
 
@@ -297,6 +299,8 @@ def inspect_workflow(
         if mode == "preview"
         else {k: served[k] for k in ("id", "name", "description", "version") if k in served}
     )
+    from workrail_engine.sessions import workflow_hash
+
     return {
         "workflowId": workflowId,
         "workflowHash": workflow_hash(served),

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from workrail_engine.errors import InvalidParams
-from workrail_engine.sessions import SessionStep
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._upstream_errors import upstream_error
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
@@ -29,6 +28,9 @@ from workrail_mcp.tools.sessions import (
     sessions_of,
     source_visibility,
 )
+
+if TYPE_CHECKING:  # the sessions engine loads the run store (SQLAlchemy) on first use only
+    from workrail_engine.sessions import SessionStep
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
 
