@@ -7,8 +7,9 @@ workspace of workflow files and checks what a user sees: each problem once in th
 file, "WorkRail: Validate workspace", and the message for a missing server.
 
 code-server is installed from the npm registry on first use (tests/editors/vscode_build.py); the
-browser is Debian's `chromium` package (Playwright's own browser download cannot work here). Both
-missing is a failure, not a skip.
+browser is Debian's `chromium` package (Playwright's own browser download cannot work here).
+Without chromium, npm or (for code-server's first install) libkrb5-dev the tests skip, naming the
+package; under CI=true that fails them (tests/system_packages.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
+from system_packages import chromium, require
 from vscode_build import code_server, run
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,6 @@ pytestmark = pytest.mark.slow
 # checkers on first use) can take seconds; a missing item still fails, only later.
 expect.set_options(timeout=30_000)
 
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -93,7 +93,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def vscode(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """code-server serving a workspace of workflow files, with the extension installed."""
-    assert Path(CHROMIUM).exists(), "Debian's chromium is required: apt-get install chromium"
+    require("chromium")
     command = code_server()
     home = tmp_path_factory.mktemp("code-server")
     extensions, user = home / "extensions", home / "user"
@@ -143,7 +143,7 @@ def vscode(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
 @pytest.fixture(scope="module")
 def page(vscode: dict[str, Path]) -> Iterator[Page]:
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(30_000)
         page.goto(str(vscode["url"]))
@@ -288,8 +288,3 @@ def test_a_missing_server_gives_a_clear_message(page: Page, vscode: dict[str, Pa
         json.loads(vscode["settings"].read_text())["workrail.server.path"]
         == "/nonexistent/workrail-lsp"
     )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _needs_node() -> None:
-    assert shutil.which("node"), "node is required for the VS Code test"
