@@ -76,6 +76,24 @@ def workrail(project: Path, tmp_path: Path, *args: str, **kw) -> subprocess.Comp
     )
 
 
+def test_a_misspelt_parameter_is_refused_with_the_declared_ones(cli_project, tmp_path):
+    done = workrail(
+        cli_project, tmp_path, "run", "cli-flow", "--param", "name=x", "--param", "npa=1"
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "'npa' (did you mean 'nap'?)" in done.stderr
+    assert "its parameters: name, nap" in done.stderr
+    assert "started" not in done.stderr and not (cli_project / "x").exists()
+
+
+def test_the_bundled_quality_gate_refuses_pth_for_path(cli_project, tmp_path):
+    done = workrail(
+        cli_project, tmp_path, "run", "python-quality-gate", "--param", "pth=pkg", "--dry-run"
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "has no parameter 'pth' (did you mean 'path'?)" in done.stderr
+
+
 def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
     text = workrail(
         cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run"

@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,13 @@ def _parameters(workflow: dict[str, Any], pairs: tuple[str, ...]) -> dict[str, A
         if not sep or not name:
             raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="--param")
         values[name] = _param_value(workflow.get("parameters"), name, text)
+    from workrail_engine.errors import InvalidParams
+    from workrail_engine.runs import refuse_undeclared
+
+    try:
+        refuse_undeclared(workflow, values)
+    except InvalidParams as exc:
+        raise click.BadParameter(exc.message, param_hint="--param") from None
     return values
 
 
@@ -394,7 +402,8 @@ def continue_command(
     click.get_current_context().exit(code)
 
 
-def register(cli: click.Group) -> None:
+def register(cli: click.Group, catalog_options: Callable[[click.Command], click.Command]) -> None:
+    """Add the runs commands, each taking ``--project``/``--workflows`` after its name too."""
     for command in (
         run_command,
         runs_command,
@@ -402,4 +411,4 @@ def register(cli: click.Group) -> None:
         continue_command,
         cancel_command,
     ):
-        cli.add_command(command)
+        cli.add_command(catalog_options(command))
