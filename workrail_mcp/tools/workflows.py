@@ -10,6 +10,7 @@ from workrail_engine.steps import find_step
 from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import (
+    AnyJson,
     ArtifactsArg,
     ContextArg,
     StepId,
@@ -71,7 +72,7 @@ class LoopPosition(TypedDict):
     index: int
     maxIterations: int
     total: NotRequired[int]
-    item: NotRequired[Any]
+    item: NotRequired[Annotated[AnyJson, Field(description="The current item of a forEach loop.")]]
 
 
 class NextStep(TypedDict):
