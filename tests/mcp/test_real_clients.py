@@ -27,10 +27,10 @@ SCENARIOS = [
 ]
 
 
-def inspector(project, tmp_path, *arguments: str) -> dict:
+def run_inspector(project, tmp_path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """The Inspector's CLI on a real stdio server of ``project``."""
     prefix = npm_install(INSPECTOR)
-    env = {**server_env(tmp_path), **node_env()}
-    done = subprocess.run(
+    return subprocess.run(
         [
             str(prefix / "node_modules/.bin/mcp-inspector"),
             "--cli",
@@ -40,16 +40,17 @@ def inspector(project, tmp_path, *arguments: str) -> dict:
             "--project",
             str(project),
             *arguments,
-            "--format",
-            "json",
-            "-q",
         ],
         capture_output=True,
         text=True,
-        env=env,
+        env={**server_env(tmp_path), **node_env()},
         cwd=tmp_path,
         timeout=180,
     )
+
+
+def inspector(project, tmp_path, *arguments: str) -> dict:
+    done = run_inspector(project, tmp_path, *arguments, "--format", "json", "-q")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return json.loads(done.stdout)
 
@@ -127,26 +128,7 @@ def test_the_banners_inspector_line_works_as_written_with_a_token(project, tmp_p
 
 
 def test_inspector_strict_finds_no_schema_problem(project, tmp_path):
-    prefix = npm_install(INSPECTOR)
-    done = subprocess.run(
-        [
-            str(prefix / "node_modules/.bin/mcp-inspector"),
-            "--cli",
-            sys.executable,
-            "-m",
-            "workrail_mcp",
-            "--project",
-            str(project),
-            "--method",
-            "tools/list",
-            "--strict",
-        ],
-        capture_output=True,
-        text=True,
-        env={**server_env(tmp_path), **node_env()},
-        cwd=tmp_path,
-        timeout=180,
-    )
+    done = run_inspector(project, tmp_path, "--method", "tools/list", "--strict")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Warning:" not in done.stderr and "Error:" not in done.stderr, done.stderr
     assert len(json.loads(done.stdout)["tools"]) > 10
