@@ -15,9 +15,11 @@ EXTENSION = REPO / "editors" / "vscode"
 NPM_CACHE = Path("/tmp/workrail-npm-cache")
 
 
-def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def run(
+    command: list[str], cwd: Path, timeout: float = 900, **env: str
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        command, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=900
+        command, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout
     )
     assert done.returncode == 0, (
         f"{' '.join(command)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -78,6 +80,8 @@ def _install_code_server() -> None:
     run(
         ["sh", "postinstall.sh"],
         staging / "node_modules" / "code-server",
+        # It compiles native modules: ~5 min on a quiet 2-core machine, over 15 on a busy one.
+        timeout=3600,
         PATH=f"{node_bin}{os.pathsep}{os.environ['PATH']}",
         npm_config_user_agent="npm/11 node/v24 linux x64",
         npm_config_cache=str(NPM_CACHE),
