@@ -1,7 +1,8 @@
 """The condition evaluator: ``runCondition``, loop conditions and rule conditions.
 
 A condition is ``{"var": PATH, OPERATOR: value}`` with exactly one operator, or ``{"and": [...]}``,
-``{"or": [...]}``, ``{"not": {...}}``. The semantics are strict on purpose (the old WorkRail's
+``{"or": [...]}``, ``{"not": {...}}``; as upstream's schema and evaluator allow, ``{"var": PATH}``
+alone tests the variable's truthiness and ``{}`` always holds. The semantics are strict on purpose (the old WorkRail's
 lenient coercion and "any exception is false" hid authoring mistakes):
 
 - ``var`` is a dotted path into the context; a segment indexes an object by key or a list by a
@@ -21,6 +22,9 @@ lenient coercion and "any exception is false" hid authoring mistakes):
 - ``contains``: a substring test when the variable is a string (and the operand a string),
   membership when it is an array; false for anything else. ``in``: the variable equals an element.
 - ``matches``: an RE2 search (unanchored) on a string variable.
+- ``{"var": PATH}`` alone holds when the variable is truthy as upstream (JavaScript) judges it:
+  present and not ``false``, ``null``, ``0`` or ``""`` (an empty list or object is truthy).
+  ``{}`` holds always, like no condition.
 
 Malformed conditions are caught statically by ``condition_problems`` (the lint reports them);
 ``evaluate`` and ``describe`` raise ``ValueError`` for them instead of guessing.
@@ -199,6 +203,8 @@ def _check_composition(
 
 
 def _check_comparison(node: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
+    if not node:
+        return  # {}: no condition, as upstream reads it
     path = node.get("var", MISSING)
     if path is MISSING:
         problems.append(
@@ -231,10 +237,6 @@ def _check_comparison(node: Mapping[str, Any], at: str, problems: list[Problem])
                 MALFORMED,
                 f"A comparison has exactly one operator, found {', '.join(operators)}.",
             )
-        )
-    elif not operators and list(node) == ["var"]:
-        problems.append(
-            Problem(at, MALFORMED, f"A comparison needs one operator of {', '.join(OPERATORS)}.")
         )
     for operator in operators:
         problem = _operand_problem(operator, node[operator])
@@ -300,8 +302,12 @@ def _evaluate(node: Mapping[str, Any], context: Mapping[str, Any], notes: list[s
         return any(_evaluate(item, context, notes) for item in node["or"])
     if "not" in node:
         return not _evaluate(node["not"], context, notes)
-    operator = next(key for key in node if key in OPERATORS)
+    if not node:
+        return True
+    operator = next((key for key in node if key in OPERATORS), None)
     actual = resolve(context, node["var"])
+    if operator is None:
+        return _truthy(actual)
     wanted = _wanted_type(operator, actual, node[operator])
     if wanted is not None:
         if notes is not None:
@@ -312,6 +318,13 @@ def _evaluate(node: Mapping[str, Any], context: Mapping[str, Any], notes: list[s
             )
         return False
     return _compare(operator, actual, node[operator])
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript's truthiness, which upstream's ``{"var": x}`` tests (missing is falsy)."""
+    if value is MISSING or value is None or value is False or value == "":
+        return False
+    return not (_is_number(value) and value == 0)
 
 
 def _wanted_type(operator: str, actual: Any, expected: Any) -> str | None:
@@ -399,7 +412,11 @@ def _describe(node: Mapping[str, Any], nested: bool) -> str:
             return f"({text})" if nested and len(parts) > 1 else text
     if "not" in node:
         return f"not ({_describe(node['not'], nested=False)})"
-    operator = next(key for key in node if key in OPERATORS)
+    if not node:
+        return "always"
+    operator = next((key for key in node if key in OPERATORS), None)
+    if operator is None:
+        return f"{node['var']} is set and not false, null, 0 or empty"
     value = node[operator]
     if operator == "in":
         return f"{node['var']} is one of {', '.join(_show(item) for item in value)}"

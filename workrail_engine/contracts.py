@@ -67,16 +67,39 @@ def _contract(
     required: dict[str, Any],
     example: dict[str, Any],
     optional: dict[str, Any] | None = None,
+    strict: bool = False,
 ) -> Contract:
+    """``strict``: no fields beyond those named, as upstream's schema of the artifact says."""
     kind = f"wr.{name}"
     fields = {"kind": {"const": kind}, **required}
-    return Contract(
-        f"wr.contracts.{name}",
-        kind,
-        _object(fields, optional),
-        summary,
-        {"kind": kind, **example},
-    )
+    schema = _object(fields, optional)
+    if strict:
+        schema["additionalProperties"] = False
+    return Contract(f"wr.contracts.{name}", kind, schema, summary, {"kind": kind, **example})
+
+
+_COUNT = {"type": "integer", "minimum": 0}
+# Upstream's loop-control metadata, field by field (its limits: a reason of 1024 characters, a
+# confidence from 0 to 100); nothing else may ride along.
+_LOOP_METADATA = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string", "maxLength": 1024},
+        "issuesFound": _COUNT,
+        "iterationIndex": _COUNT,
+        "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
+    },
+    "additionalProperties": False,
+}
+_FINDING_CATEGORIES = [
+    "correctness",
+    "security",
+    "architecture",
+    "ux",
+    "performance",
+    "testing",
+    "style",
+]
 
 
 CONTRACTS: dict[str, Contract] = {
@@ -87,7 +110,11 @@ CONTRACTS: dict[str, Contract] = {
             'whether the loop runs again: decision "continue" or "stop"',
             {"decision": {"enum": ["continue", "stop"]}},
             {"decision": "stop"},
-            {"loopId": {"type": "string"}, "metadata": {"type": "object"}},
+            {
+                "loopId": {"type": "string", "pattern": "^[a-z0-9_-]+$", "maxLength": 64},
+                "metadata": _LOOP_METADATA,
+            },
+            strict=True,
         ),
         _contract(
             "review_verdict",
@@ -97,16 +124,19 @@ CONTRACTS: dict[str, Contract] = {
                 "confidence": _LEVEL,
                 "findings": {
                     "type": "array",
+                    # a finding may carry more (file, lines, remediation): only these are checked
                     "items": _object(
                         {
                             "severity": {"enum": ["critical", "major", "minor", "nit"]},
                             "summary": _TEXT,
-                        }
+                        },
+                        {"findingCategory": {"enum": _FINDING_CATEGORIES}},
                     ),
                 },
                 "summary": _TEXT,
             },
             {"verdict": "clean", "confidence": "high", "findings": [], "summary": "…"},
+            strict=True,
         ),
         _contract(
             "gate_verdict",
@@ -299,8 +329,15 @@ def _check_contract(output_contract: Any, artifacts: Any, check: ArtifactCheck) 
     found = _of_kind(artifacts, contract.kind)
     if not found:
         if output_contract.get("required") is not False:
+            kinds = (
+                [a.get("kind") for a in artifacts if isinstance(a, Mapping)]
+                if isinstance(artifacts, list)
+                else []
+            )
+            handed = ", ".join(repr(k) for k in dict.fromkeys(kinds) if isinstance(k, str))
             check.issues.append(
-                f"This step requires an artifact of kind {contract.kind!r} ({ref})."
+                f"This step requires an artifact of kind {contract.kind!r} ({ref})"
+                + (f"; handed over: {handed}." if handed else ".")
             )
             check.suggestions.append(
                 "Hand over an artifact like " + json.dumps(contract.example, ensure_ascii=False)
@@ -324,6 +361,13 @@ def _check_assessment(
             f'Hand over an artifact {{"kind": "{ASSESSMENT_KIND}", "assessmentId": '
             f'{json.dumps(assessment_id)}, "dimensions": {{…}}}}.'
         )
+        return None
+    named = candidates[0].get("assessmentId")
+    if named is not None and named != assessment_id:
+        check.issues.append(
+            f"The assessment handed over names {named!r}; this step asks for {assessment_id!r}."
+        )
+        check.suggestions.append(f'Set "assessmentId" to {json.dumps(assessment_id)}.')
         return None
     submitted = candidates[0].get("dimensions")
     submitted = submitted if isinstance(submitted, Mapping) else {}

@@ -272,7 +272,7 @@ class _Walk:
     def _result(self, step: Mapping[str, Any], loop: dict[str, Any] | None) -> NextStep:
         first = not self.completed
         values = served_values(self.ctx)
-        rendered = render_step(self.plan.workflow, step, values)
+        rendered = render_step(self.plan.workflow, step, values, loop)
         self.notes.extend(rendered.notes)
         guidance = step_guidance(
             self.plan.workflow, step, self.ctx, first=first, loop=loop, rendered=rendered

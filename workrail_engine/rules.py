@@ -65,7 +65,9 @@ def criteria_problems(criteria: Any) -> list[Problem]:
     if criteria is None:
         return problems
     if isinstance(criteria, list):
-        _check_list(criteria, "", "validationCriteria", problems)
+        # An empty list is upstream's "no rules": the output must only not be blank.
+        for index, item in enumerate(criteria):
+            _check(item, pointer_join("", index), problems)
     else:
         _check(criteria, "", problems)
     return problems
@@ -131,12 +133,15 @@ def _check_message(
     message = node.get("message")
     if message is None and not required:
         return
-    if not isinstance(message, str) or not message:
+    # A rule's "" is allowed, as upstream's schema allows it: the rule then says what it wanted
+    # itself. A composition's message is ours (upstream has none): it is left out, not empty.
+    if not isinstance(message, str) or (not message and not required):
         problems.append(
             Problem(
                 pointer_join(at, "message") if "message" in node else at,
                 MALFORMED,
-                '"message" must be a non-empty string telling the agent what is wrong.',
+                '"message" must be a string telling the agent what is wrong'
+                + ("." if required else " (leave it out rather than empty)."),
             )
         )
 
@@ -176,7 +181,14 @@ def _check_rule(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> No
     }[kind](rule, at, problems)
 
 
+# A rule without its operand (a contains rule's "value", a regex rule's "pattern", a schema
+# rule's "schema") is upstream's schema's to accept; it fails every output, and WR408 says so.
+OPERANDS = {"contains": "value", "regex": "pattern", "schema": "schema"}
+
+
 def _check_contains(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
+    if "value" not in rule:
+        return
     value = rule.get("value")
     if not isinstance(value, str) or not value:
         problems.append(
@@ -189,6 +201,8 @@ def _check_contains(rule: Mapping[str, Any], at: str, problems: list[Problem]) -
 
 
 def _check_regex(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
+    if "pattern" not in rule:
+        return
     pattern, flags = rule.get("pattern"), rule.get("flags", "")
     if not isinstance(pattern, str) or not pattern:
         problems.append(
@@ -241,13 +255,6 @@ def _check_length(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> 
 
 def _check_schema(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> None:
     if "schema" not in rule:
-        problems.append(
-            Problem(
-                at,
-                TYPE_MISMATCH,
-                'A schema rule needs "schema": the JSON Schema the output must satisfy.',
-            )
-        )
         return
     problems.extend(
         problem.under(pointer_join(at, "schema"))
@@ -280,9 +287,14 @@ def validate_output(
         raise InvalidParams("context must be an object", details=f"got {type(context).__name__}")
     if criteria is None:
         return OutputValidation(True)
+    if criteria == []:
+        # Upstream's reading of "no rules": any output but a blank one.
+        if output.strip():
+            return OutputValidation(True)
+        return OutputValidation(False, ["The output is empty."], ["Give the step's output."])
     outcome = _outcome(criteria, output, context or {})
     if not outcome.applies or outcome.passed:
-        return OutputValidation(True)
+        return OutputValidation(True, [], _double_encoding_note(criteria, output))
     return OutputValidation(False, outcome.issues, list(dict.fromkeys(outcome.suggestions)))
 
 
@@ -307,6 +319,14 @@ def _outcome(node: Any, output: str, context: Mapping[str, Any]) -> _Outcome:
         return _none_of(node, output, context)
     if "condition" in node and not evaluate(node["condition"], context):
         return _SKIPPED
+    missing = OPERANDS.get(node["type"])
+    if missing is not None and missing not in node:
+        issue = (
+            node["message"] or f"This {node['type']} rule has no {missing!r}: no output passes it."
+        )
+        return _Outcome(
+            True, False, [issue], [f"The workflow's author must give the rule its {missing!r}."]
+        )
     return _RULE_CHECKS[node["type"]](node, output)
 
 
@@ -403,15 +423,15 @@ def _slashed(rule: Mapping[str, Any]) -> str:
 def _check_contains_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     if rule["value"] in output:
         return _Outcome(True)
-    return _Outcome(
-        True, False, [rule["message"]], [f"Include {_quote(rule['value'])} in the output."]
-    )
+    issue = rule["message"] or f"The output must contain {_quote(rule['value'])}."
+    return _Outcome(True, False, [issue], [f"Include {_quote(rule['value'])} in the output."])
 
 
 def _check_regex_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     if compile_regex(rule["pattern"], rule.get("flags", "")).search(output):
         return _Outcome(True)
-    return _Outcome(True, False, [rule["message"]], [f"Make the output match {_slashed(rule)}."])
+    issue = rule["message"] or f"The output must match {_slashed(rule)}."
+    return _Outcome(True, False, [issue], [f"Make the output match {_slashed(rule)}."])
 
 
 def _check_length_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
@@ -420,14 +440,14 @@ def _check_length_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
         return _Outcome(
             True,
             False,
-            [rule["message"]],
+            [rule["message"] or f"The output must be at least {low} characters long."],
             [f"Lengthen the output to at least {low} characters (it has {size})."],
         )
     if high is not None and size > high:
         return _Outcome(
             True,
             False,
-            [rule["message"]],
+            [rule["message"] or f"The output must be at most {high} characters long."],
             [f"Shorten the output to at most {high} characters (it has {size})."],
         )
     return _Outcome(True)
@@ -435,8 +455,9 @@ def _check_length_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
 
 def _check_schema_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     value, error = parse_json_output(output)
+    message = rule["message"] or "The output does not satisfy the step's JSON Schema"
     if error:
-        issue = f"{rule['message']} (the output is not JSON: {error})"
+        issue = f"{message} (the output is not JSON: {error})"
         return _Outcome(
             True,
             False,
@@ -444,13 +465,37 @@ def _check_schema_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
             ["Return the output as one JSON document, with nothing before or after it."],
         )
     errors = schema_errors(rule["schema"], value)
+    decoded = _decoded_once(value)
+    if errors and decoded is not None and not schema_errors(rule["schema"], decoded):
+        errors = []  # a JSON string holding the JSON asked for: accepted, with a note
     if not errors:
         return _Outcome(True)
     shown = "; ".join(f"at {where}: {text}" for where, text in errors[:5])
     if len(errors) > 5:
         shown += f"; and {len(errors) - 5} more"
     suggestions = [f"Fix the value at {where} in the JSON output." for where, _ in errors[:5]]
-    return _Outcome(True, False, [f"{rule['message']} ({shown})"], suggestions)
+    return _Outcome(True, False, [f"{message} ({shown})"], suggestions)
+
+
+def _decoded_once(value: Any) -> Any:
+    """The object or array a JSON string holds (an agent's double-encoded output), else None."""
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("{", "["):
+        return None
+    decoded, error = parse_json_output(value)
+    return None if error else decoded
+
+
+def _double_encoding_note(criteria: Any, output: str) -> list[str]:
+    """The note on an output that passed a schema rule only once decoded a second time."""
+    if '"schema"' not in json.dumps(criteria):
+        return []
+    value, error = parse_json_output(output)
+    if error or _decoded_once(value) is None:
+        return []
+    return [
+        "The output was double-encoded JSON (a JSON string holding the object); it was decoded "
+        "once for the schema rule. Return the object itself, not a string of it."
+    ]
 
 
 _RULE_CHECKS = {
@@ -500,8 +545,14 @@ def _describe(node: Any, context: Mapping[str, Any] | None) -> list[str]:
         if context is not None and not evaluate(node["condition"], context):
             return []
         if context is None:
-            return [f"{node['message']} ({_plain(node)}; only when {describe(node['condition'])})"]
-    return [f"{node['message']} ({_plain(node)})"]
+            when = f"only when {describe(node['condition'])}"
+            return [
+                f"{node['message']} ({_plain(node)}; {when})"
+                if node["message"]
+                else f"{_plain(node)} ({when})"
+            ]
+    # a rule with message "" says what it checks in plain words alone
+    return [f"{node['message']} ({_plain(node)})" if node["message"] else _plain(node)]
 
 
 def _plain(rule: Mapping[str, Any]) -> str:

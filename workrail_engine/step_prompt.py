@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .conditions import MISSING, evaluate, resolve
-from .contracts import assessment_lines, contract_lines, step_assessments
+from .contracts import LOOP_CONTROL, assessment_lines, contract_lines, step_assessments
 from .metrics_profile import metrics_footer
 from .templates import render_for_agent
 
@@ -63,8 +63,13 @@ def bare_names(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render_step(
-    workflow: Mapping[str, Any], step: Mapping[str, Any], values: Mapping[str, Any]
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    values: Mapping[str, Any],
+    loop: Mapping[str, Any] | None = None,
 ) -> RenderedStep:
+    """The step as the agent reads it; ``loop``: its loop's position (``{type, iteration,
+    maxIterations}``) when the step runs in a loop body."""
     bare = bare_names(values)
     notes: list[str] = []
 
@@ -95,10 +100,29 @@ def render_step(
     if assessments:
         rendered.assessments = [dict(a) for a in assessments]
         parts.append("\n".join(assessment_lines(assessments)))
+    parts.append(_final_pass(step, loop))
     rendered.prompt = _with_metrics(
         "\n\n".join(part for part in parts if part), workflow, step.get("id")
     )
     return rendered
+
+
+def _final_pass(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> str:
+    """On the last iteration a while/until loop may run, its body steps say so (as upstream's
+    loop banner does), so that the agent wraps up rather than starts new work. The step that
+    hands over the loop decision is left alone: its decision no longer matters."""
+    if not loop or loop.get("type") not in ("while", "until"):
+        return ""
+    if loop.get("iteration") != loop.get("maxIterations"):
+        return ""
+    contract = step.get("outputContract")
+    if isinstance(contract, Mapping) and contract.get("contractRef") == LOOP_CONTROL:
+        return ""
+    limit = loop["maxIterations"]
+    return (
+        f"This is the final pass ({limit} of {limit}) of this loop: check that the earlier "
+        "passes' changes landed, flag only regressions or clear misses, and start nothing new."
+    )
 
 
 def _with_metrics(prompt: str, workflow: Mapping[str, Any], step_id: Any) -> str:

@@ -3,7 +3,8 @@
 A reference is an identifier dot-path inside double braces. ``{{parameters.x}}``,
 ``{{context.x}}``, ``{{steps.ID.output}}`` and ``{{secrets.NAME}}`` name their namespace; a bare
 ``{{name}}`` or ``{{name.path}}`` is a context variable, as upstream WorkRail renders it (so
-``{{currentItem}}`` is ``{{context.currentItem}}``). Anything else inside ``{{ }}`` — Mermaid's
+``{{currentItem}}`` is ``{{context.currentItem}}``) when written tight, as upstream requires:
+``{{ name }}`` stays as written, while ``{{ context.name }}`` is a reference. Anything else inside ``{{ }}`` — Mermaid's
 ``A{{"label"}}``, a JavaScript expression ``{{(a / b).toFixed(1)}}``, upstream's compile-time
 ``{{wr.…}}`` — is not a reference: it is text, kept as written (``find_literals`` finds it).
 
@@ -91,9 +92,13 @@ def find_templates(s: str) -> tuple[list[TemplateRef], list[TemplateLiteral]]:
     if "{{" not in s:
         return refs, literals
     for match in _REFERENCE.finditer(s):
-        expression = match.group(1).strip()
+        written = match.group(1)
+        expression = written.strip()
         span = Span(match.start(), match.end())
         ref = _reference(expression, span)
+        if ref is not None and ref.bare and expression != written:
+            # Upstream renders {{name}} only when written tight; {{ name }} stays as written.
+            ref = None
         if ref is not None:
             refs.append(ref)
         else:
@@ -181,23 +186,46 @@ def render_for_agent(text: str, values: Mapping[str, Any], bare: Mapping[str, An
                 found = lookup(values, ref)
             except TemplateError:
                 found = _NOT_FOUND
-        out.append(f"[unset: {ref.text}]" if found is _NOT_FOUND else _as_agent_text(found))
+        if isinstance(found, _Unset):
+            out.append(f"[unset: {ref.text}{found.why}]")
+        else:
+            out.append(_as_agent_text(found))
     out.append(text[end:])
     return "".join(out)
 
 
-_NOT_FOUND = object()
+@dataclass(frozen=True, slots=True)
+class _Unset:
+    why: str = ""  # after the path in the marker: why the walk stopped, when it is not a plain miss
+
+
+_NOT_FOUND = _Unset()
+_PREVIEW = 60  # characters of a value shown in an [unset: …] marker
 
 
 def _walk(current: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
+    """The value at ``path``; a list also answers ``length``, as upstream's JavaScript does."""
+    for index, part in enumerate(path):
         if isinstance(current, Mapping) and part in current:
             current = current[part]
         elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
             current = current[int(part)]
+        elif isinstance(current, list) and part == "length":
+            current = len(current)
+        elif index and not isinstance(current, (Mapping, list)) and current is not None:
+            return _not_an_object(path[:index], current)
         else:
             return _NOT_FOUND
     return _NOT_FOUND if current is None else current
+
+
+def _not_an_object(walked: tuple[str, ...], value: Any) -> _Unset:
+    """The walk met a plain value where it needed an object: say which, and what it was."""
+    shown = json.dumps(value, ensure_ascii=False)
+    if len(shown) > _PREVIEW:
+        shown = shown[:_PREVIEW] + "…"
+    kind = {str: "a string", bool: "a boolean"}.get(type(value), "a number")
+    return _Unset(f" — '{'.'.join(walked)}' is {kind} ({shown}), not an object")
 
 
 def _as_agent_text(value: Any) -> str:

@@ -71,12 +71,14 @@ def test_a_template_call_is_checked_against_the_catalog(invoke, tmp_path) -> Non
     caller = tmp_path / "caller" / "team.release-review.json"
     caller.parent.mkdir()
     shutil.copy(VALID / "team.release-review.json", caller)
-    # Alone, with no routine anywhere: the call names nothing.
+    # Alone, with no routine anywhere: the call names nothing, nor does the delegation to one.
     alone = report(
         invoke(["--project", str(tmp_path), "validate", "--format", "json", str(caller)], expect=1)
     )
-    [missing] = [d for d in alone["files"][0]["diagnostics"] if d["severity"] == "error"]
-    assert missing["code"] == "WR703" and missing["pointer"].endswith("/templateCall/templateId")
+    errors = {d["code"]: d for d in alone["files"][0]["diagnostics"] if d["severity"] == "error"}
+    assert sorted(errors) == ["WR703", "WR709"]
+    assert errors["WR703"]["pointer"].endswith("/templateCall/templateId")
+    assert errors["WR709"]["pointer"].endswith("/workflowId")
     # The routine in the catalog (a --workflows directory) answers it.
     routines = tmp_path / "routines-source"
     shutil.copytree(VALID / "routines", routines / "routines")

@@ -86,6 +86,31 @@ MIXED_GROUP = {
     "parallelDelegations": [{"workflowId": "wr.routine-ideation", "goal": "Ideas"}],
 }
 FRAGMENT = {"id": "scope", "text": "Keep the change small."}
+REFERENCE = {
+    "id": "api-schema",
+    "title": "API",
+    "source": "./spec/api.json",
+    "purpose": "Contract",
+    "authoritative": True,
+}
+PLAN_ASSESSED = {**BASE["steps"][0], "assessmentRefs": ["quality"]}
+
+
+def FOLLOWUP(level):  # noqa: N802 - reads as the constant it builds
+    return {
+        "when": {"anyEqualsLevel": level},
+        "effect": {"kind": "require_followup", "guidance": "Raise it before moving on."},
+    }
+
+
+def DELEGATION(workflow_id):  # noqa: N802
+    return {
+        "id": "fan-out",
+        "type": "parallel",
+        "title": "Fan out",
+        "parallelDelegations": [{"workflowId": workflow_id, "goal": "Ideas"}],
+    }
+
 
 # code, bad change, good change, text the diagnostic must sit on
 CASES = [
@@ -286,6 +311,44 @@ CASES = [
         _set(["steps", 0, "outputContract"], {"contractRef": "wr.contracts.loop_control"}),
         '"wr.contracts.loop_ctrl"',
     ),
+    (
+        "WR407",
+        _set(["steps", 0, "validationCriteria"], []),
+        _set(["steps", 0, "validationCriteria"], [{"type": "length", "min": 1, "message": ""}]),
+        "[]",
+    ),
+    (
+        "WR408",
+        _set(["steps", 0, "validationCriteria"], [{"type": "contains", "message": "Say it"}]),
+        _set(
+            ["steps", 0, "validationCriteria"], [{"type": "contains", "value": "it", "message": ""}]
+        ),
+        '{\n          "type": "contains",\n          "message": "Say it"\n        }',
+    ),
+    (
+        "WR706",
+        _set(["references"], [REFERENCE, {**REFERENCE, "title": "Again"}]),
+        _set(["references"], [REFERENCE, {**REFERENCE, "id": "api-guide"}]),
+        '"api-schema"',
+    ),
+    (
+        "WR707",
+        lambda w: w["assessments"].append(copy.deepcopy(w["assessments"][0])),
+        lambda w: w["assessments"].append({**copy.deepcopy(w["assessments"][0]), "id": "risk"}),
+        '"quality"',
+    ),
+    (
+        "WR708",
+        _set(["steps", 0], {**PLAN_ASSESSED, "assessmentConsequences": [FOLLOWUP("medium")]}),
+        _set(["steps", 0], {**PLAN_ASSESSED, "assessmentConsequences": [FOLLOWUP("low")]}),
+        '"medium"',
+    ),
+    (
+        "WR710",
+        lambda w: w["steps"].append(DELEGATION("demo")),
+        lambda w: w["steps"].append(DELEGATION("wr.routine-ideation")),
+        '"demo"',
+    ),
     ("WR601", _set(["id"], "other-name"), _set(["id"], "demo"), '"other-name"'),
     ("WR602", _set(["version"], "1.0"), _set(["version"], "1.0.0-rc.1+build.5"), '"1.0"'),
 ]
@@ -449,6 +512,7 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
         "WR008",
         "WR603",
         "WR703",
+        "WR709",  # needs the catalog, like WR703: tests/upstream/test_upstream_cases.py
     }
     # the compile step's codes have their bad/good cases in test_compile.py
     tested |= set(re.findall(r'"(WR8\d\d)"', (root / "tests/engine/test_compile.py").read_text()))

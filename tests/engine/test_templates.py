@@ -39,7 +39,9 @@ def test_find_references_with_spans():
         pytest.param("no templates", "no templates", id="plain"),
         # upstream's bare context variables
         pytest.param("Hello {{user.name}}", "Hello Ada", id="bare-dotted"),
-        pytest.param("{{ user }}", '{"name":"Ada"}', id="bare-object-as-json"),
+        pytest.param("{{user}}", '{"name":"Ada"}', id="bare-object-as-json"),
+        # upstream renders a bare name only when written tight: {{ user }} stays as written
+        pytest.param("{{ user }}", "{{ user }}", id="bare-with-spaces-kept"),
         # text in braces that is no reference stays as written
         pytest.param(
             'flowchart A{{"Pick a path"}} --> B', 'flowchart A{{"Pick a path"}} --> B', id="mermaid"

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..loop_source import derive_artifact_sources
 from ..problems import Problem
 from . import bindings, features, prompt_blocks, refs, templates
 from ._sites import StepVisitor, visit_steps
@@ -61,6 +62,7 @@ def compile_workflow(
         return CompiledWorkflow(definition)
     definition["steps"] = templates.expand(steps, routines or (lambda _name: None), problems)
     used = bindings.resolve(definition, project_bindings or {}, problems)
+    derive_artifact_sources(definition["steps"])  # as upstream's compiler does for such loops
     stages: list[StepVisitor] = [
         features.applier(definition.get("features"), problems),
         refs.resolver(problems, definition.get("references")),

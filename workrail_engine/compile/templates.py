@@ -125,19 +125,28 @@ def _inject(
         return []
     meta = [g for g in routine.get("metaGuidance") or [] if isinstance(g, str)]
     injected = []
+    missing: dict[str, None] = {}  # every argument the call lacks, in order of first use
     for routine_step in steps:
         step = copy.deepcopy(dict(routine_step))
         step["id"] = f"{caller.get('id')}.{routine_step.get('id')}"
         for key in ("prompt", "title"):
             if isinstance(step.get(key), str):
-                step[key] = _fill(
-                    step[key], args, routine_id, routine_step.get("id"), where, problems
-                )
+                step[key] = _fill(step[key], args, routine_id, where, problems, missing)
         if meta:
             step["guidance"] = [*(step.get("guidance") or []), *meta]
         if caller.get("runCondition") is not None and "runCondition" not in step:
             step["runCondition"] = copy.deepcopy(caller["runCondition"])
         injected.append(step)
+    if missing:
+        names = ", ".join(f"'{name}'" for name in missing)
+        problems.append(
+            Problem(
+                f"{where}/args",
+                "WR802",
+                f"Routine {routine_id!r} needs {names}, which templateCall.args does not give "
+                f"({len(missing)} missing).",
+            )
+        )
     return injected
 
 
@@ -145,21 +154,14 @@ def _fill(
     text: str,
     args: Mapping[str, Any],
     routine_id: Any,
-    step_id: Any,
     where: str,
     problems: list[Problem],
+    missing: dict[str, None],
 ) -> str:
     def substitute(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in args:
-            problems.append(
-                Problem(
-                    f"{where}/args",
-                    "WR802",
-                    f"Routine {routine_id!r} step {step_id!r} uses {{{name}}}, "
-                    "which templateCall.args does not give.",
-                )
-            )
+            missing[name] = None  # reported once per call, naming them all
             return match.group(0)
         value = args[name]
         if isinstance(value, bool):

@@ -49,18 +49,22 @@ def lint_document(
     """All diagnostics for one document, sorted by position. Never raises for any document.
 
     ``workflow_ids``: the ids of the catalog the document will join, when the caller knows
-    them; a `templateCall` naming none of their routines is then WR703.
+    them; a `templateCall` naming none of their routines is then WR703, a delegation naming
+    none of them WR709.
     """
     found = list(doc.syntax_errors)
-    if doc.value is not None:
+    # A document that parsed to null (a file holding just `null`) is checked like any value: the
+    # schema says a workflow is an object. A document that did not parse has its syntax errors.
+    if doc.value is not None or not found:
         try:
             found.extend(_content_diagnostics(doc))
             if workflow_ids is not None:
-                from .upstream import template_call_diagnostics
+                from .upstream import delegation_diagnostics, template_call_diagnostics
 
                 own = doc.value.get("id") if isinstance(doc.value, Mapping) else None
                 known = {*workflow_ids, *([own] if isinstance(own, str) else [])}
-                found.extend(template_call_diagnostics([doc], known).get(doc.path or "", []))
+                for check in (template_call_diagnostics, delegation_diagnostics):
+                    found.extend(check([doc], known).get(doc.path or "", []))
         except RecursionError:
             found.append(
                 Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span(""))

@@ -16,7 +16,7 @@ from ..conditions import MALFORMED, condition_problems
 from ..diagnostics import Severity
 from ..problems import Problem, pointer_join
 from ..regexes import RegexError, compile_regex
-from ..rules import criteria_problems
+from ..rules import OPERANDS, criteria_problems
 from .finding import Finding
 
 __all__ = ["expression_findings"]
@@ -31,6 +31,9 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
         out += _relative("/loop/condition", condition_problems(loop["condition"]))
     if "validationCriteria" in step:
         out += _relative("/validationCriteria", criteria_problems(step["validationCriteria"]))
+        if step["validationCriteria"] == []:
+            out.append(_no_rules())
+        out += _rules_without_operand(step["validationCriteria"], "/validationCriteria")
     for key in ("runCondition", "validationCriteria"):
         if key in step:
             out += _backtracking_regexes(step[key], f"/{key}")
@@ -40,6 +43,42 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
 
 
 BACKTRACKING_REGEX = "WR405"
+NO_RULES = "WR407"
+
+
+RULE_WITHOUT_OPERAND = "WR408"
+
+
+def _rules_without_operand(node: Any, pointer: str) -> list[Finding]:
+    """WR408 for each rule without its operand: upstream's schema takes it, no output passes it."""
+    if isinstance(node, list):
+        return [
+            finding
+            for index, item in enumerate(node)
+            for finding in _rules_without_operand(item, pointer_join(pointer, index))
+        ]
+    if not isinstance(node, Mapping):
+        return []
+    out = []
+    kind = node.get("type")
+    operand = OPERANDS.get(kind) if isinstance(kind, str) else None
+    if operand is not None and operand not in node:
+        message = f"This {kind} rule has no {operand!r}, so no output can pass it"
+        out.append(Finding(pointer, RULE_WITHOUT_OPERAND, Severity.WARNING, message))
+    for key in ("and", "or", "not"):
+        if key in node:
+            out += _rules_without_operand(node[key], pointer_join(pointer, key))
+    return out
+
+
+def _no_rules() -> Finding:
+    """WR407: upstream accepts `validationCriteria: []`; it checks only that the output is not
+    blank, which the author rarely means."""
+    message = (
+        "An empty validationCriteria only checks that the output is not blank; "
+        "add the rules you mean, or leave validationCriteria out"
+    )
+    return Finding("/validationCriteria", NO_RULES, Severity.WARNING, message)
 
 
 def _backtracking_regexes(node: Any, pointer: str) -> list[Finding]:

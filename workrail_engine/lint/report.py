@@ -105,24 +105,30 @@ def lint_files(
 def add_cross_file_diagnostics(
     reports: Sequence[FileReport], catalog_ids: Callable[[], Iterable[str]] | None = None
 ) -> None:
-    """WR603 where two of the files share a workflow id and, given ``catalog_ids``, WR703 where a
-    `templateCall` names a routine that is neither among the files nor in ``catalog_ids()``
+    """WR603 where two of the files share a workflow id, WR710 where their delegations form a
+    cycle and, given ``catalog_ids``, WR703 where a `templateCall` names a routine and WR709
+    where a delegation names a workflow that is neither among the files nor in ``catalog_ids()``
     (asked only when the files alone do not answer: building a catalog reads every source)."""
     from . import duplicate_workflow_ids
-    from .upstream import template_call_diagnostics
+    from .upstream import delegation_diagnostics, template_call_diagnostics
 
     documents = [r.document for r in reports]
     extras = [duplicate_workflow_ids(documents)]
-    if catalog_ids is not None:
+    if catalog_ids is None:
+        extras.append(delegation_diagnostics(documents))  # cycles among the files
+    else:
         own_ids = {
             d.value["id"]
             for d in documents
             if isinstance(d.value, dict) and isinstance(d.value.get("id"), str)
         }
-        missing_routines = template_call_diagnostics(documents, own_ids)
-        if missing_routines:
-            missing_routines = template_call_diagnostics(documents, own_ids | set(catalog_ids()))
-        extras.append(missing_routines)
+        catalog: set[str] | None = None
+        for check in (template_call_diagnostics, delegation_diagnostics):
+            checked = check(documents, own_ids)
+            if any(d.code in ("WR703", "WR709") for ds in checked.values() for d in ds):
+                catalog = set(catalog_ids()) if catalog is None else catalog
+                checked = check(documents, own_ids | catalog)
+            extras.append(checked)
     for extra in extras:
         for report in reports:
             found = extra.get(report.document.path or "", [])

@@ -8,6 +8,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Related, Severity
 from ..document import WorkflowDocument
 from ..errors import closest
+from ..loop_source import body_decides
 from ..steps import StepSite
 from . import edits
 
@@ -54,6 +55,8 @@ _PLACEHOLDERS: dict[str, Any] = {
 
 def _loops(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
     ids = {site.id: site for site in sites if site.id}
+    steps = doc.value.get("steps") if isinstance(doc.value, dict) else None
+    top_level = steps if isinstance(steps, list) else []
     out = []
     for site in sites:
         if site.kind != "loop":
@@ -69,19 +72,21 @@ def _loops(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
             )
         loop = site.step.get("loop")
         if isinstance(loop, dict):
-            out.extend(_loop_settings(doc, site, loop))
+            out.extend(_loop_settings(doc, site, loop, top_level))
         body = site.step.get("body")
         if isinstance(body, str):
             out.extend(_body_reference(doc, site, body, ids))
     return out
 
 
-def _loop_settings(doc: WorkflowDocument, site: StepSite, loop: dict[str, Any]) -> list[Diagnostic]:
+def _loop_settings(
+    doc: WorkflowDocument, site: StepSite, loop: dict[str, Any], steps: list[Any]
+) -> list[Diagnostic]:
     loop_type = loop.get("type")
     needed = _NEEDS.get(loop_type) if isinstance(loop_type, str) else None
     if needed is None or needed in loop or not isinstance(loop_type, str):
         return []
-    if needed == "condition" and "conditionSource" in loop:
+    if needed == "condition" and ("conditionSource" in loop or body_decides(site.step, steps)):
         return []  # upstream's artifact-driven (or context-variable) decision stands in for it
     code = "WR203" if needed == "condition" else "WR205"
     article = "An" if loop_type[0] in "aeiou" else "A"

@@ -10,9 +10,15 @@
 - WR704: `promptFragments` ids are unique within their step.
 - WR705: an `outputContract.contractRef` (or a loop's artifact `conditionSource`) names a
   contract upstream defines.
+- WR706, WR707: `references` ids and `assessments` ids are unique in the workflow.
+- WR708: an `assessmentConsequences[].when.anyEqualsLevel` is a level of a dimension of the
+  assessment it watches (`forAssessment`, else any of the step's `assessmentRefs`).
+- WR710 (in one file): a parallel delegation to the workflow itself.
 
-WR703 (a `templateCall` names a routine that exists) needs the catalog, so it is a cross-file
-check: :func:`template_call_diagnostics`.
+WR703 (a `templateCall` names a routine that exists) and WR709 (a delegation names a workflow
+that exists) need the catalog, and a delegation cycle through other workflows (WR710) needs their
+files, so these are cross-file checks: :func:`template_call_diagnostics`,
+:func:`delegation_diagnostics`.
 """
 
 from __future__ import annotations
@@ -28,7 +34,12 @@ from ..errors import closest
 from ..routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
 from ..steps import StepSite
 
-__all__ = ["KNOWN_CONTRACTS", "template_call_diagnostics", "upstream_diagnostics"]
+__all__ = [
+    "KNOWN_CONTRACTS",
+    "delegation_diagnostics",
+    "template_call_diagnostics",
+    "upstream_diagnostics",
+]
 
 # The artifact contracts upstream WorkRail 3.x defines (src/v2/durable-core/schemas/artifacts).
 KNOWN_CONTRACTS = (
@@ -57,7 +68,16 @@ def upstream_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[D
         for a in _list(workflow.get("assessments"))
         if isinstance(a, Mapping) and isinstance(a.get("id"), str)
     }
-    out: list[Diagnostic] = []
+    by_assessment = {
+        a["id"]: a
+        for a in _list(workflow.get("assessments"))
+        if isinstance(a, Mapping) and isinstance(a.get("id"), str)
+    }
+    out: list[Diagnostic] = [
+        *_repeated_ids(doc, "references", "WR706", "Reference"),
+        *_repeated_ids(doc, "assessments", "WR707", "Assessment"),
+    ]
+    own_id = workflow.get("id")
     for site in sites:
         step = site.step
         # Most steps hold none of these keys; the editor runs this on every keystroke over
@@ -79,6 +99,8 @@ def upstream_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[D
             )
             out += _function_references(doc, site, functions)
         out += _assessment_refs(doc, site, assessments)
+        out += _consequence_levels(doc, site, by_assessment)
+        out += _self_delegations(doc, site, own_id)
         out += _fragment_ids(doc, site)
         out += _contracts(doc, site)
     return out
@@ -186,6 +208,85 @@ def _assessment_refs(
     return out
 
 
+def _repeated_ids(doc: WorkflowDocument, key: str, code: str, noun: str) -> list[Diagnostic]:
+    """``code`` on each repeat of an id among the workflow's ``key`` (the first one stands)."""
+    places: dict[str, list[int]] = defaultdict(list)
+    value = doc.value if isinstance(doc.value, Mapping) else {}
+    for index, item in enumerate(_list(value.get(key))):
+        if isinstance(item, Mapping) and isinstance(item.get("id"), str):
+            places[item["id"]].append(index)
+    out = []
+    for item_id, indexes in places.items():
+        for index in indexes[1:]:
+            message = (
+                f"{noun} id {item_id!r} is used {len(indexes)} times in {key}; ids must be unique"
+            )
+            out.append(_error(doc, code, message, f"/{key}/{index}/id", id=item_id))
+    return out
+
+
+def _levels(assessment: Any) -> set[str]:
+    """Its dimensions' levels, compared as the check of an artifact compares them."""
+    dimensions = _list(assessment.get("dimensions")) if isinstance(assessment, Mapping) else []
+    return {
+        str(level).strip().lower()
+        for dim in dimensions
+        if isinstance(dim, Mapping)
+        for level in _list(dim.get("levels"))
+    }
+
+
+def _consequence_levels(
+    doc: WorkflowDocument, site: StepSite, by_assessment: Mapping[str, Any]
+) -> list[Diagnostic]:
+    refs = [r for r in _list(site.step.get("assessmentRefs")) if isinstance(r, str)]
+    out = []
+    for i, consequence in enumerate(_list(site.step.get("assessmentConsequences"))):
+        when = consequence.get("when") if isinstance(consequence, Mapping) else None
+        if not isinstance(when, Mapping) or not isinstance(when.get("anyEqualsLevel"), str):
+            continue
+        level: str = when["anyEqualsLevel"]
+        target = when.get("forAssessment")
+        watched = [target] if isinstance(target, str) else refs
+        known = [by_assessment[a] for a in watched if a in by_assessment]
+        if not known:
+            continue  # WR702 (or the schema) reports what the consequence watches
+        levels = set().union(*(_levels(a) for a in known))
+        if level.strip().lower() in levels:
+            continue
+        names = ", ".join(repr(a.get("id")) for a in known)
+        message = (
+            f"anyEqualsLevel {level!r} is no level of {names}, so this consequence never applies"
+            f"{_hint(level, sorted(levels))}"
+        )
+        pointer = f"{site.pointer}/assessmentConsequences/{i}/when/anyEqualsLevel"
+        out.append(_error(doc, "WR708", message, pointer, level=level))
+    return out
+
+
+def _delegated(step: Mapping[str, Any]) -> list[tuple[int, str]]:
+    return [
+        (index, d["workflowId"])
+        for index, d in enumerate(_list(step.get("parallelDelegations")))
+        if isinstance(d, Mapping) and isinstance(d.get("workflowId"), str)
+    ]
+
+
+def _self_delegations(doc: WorkflowDocument, site: StepSite, own_id: Any) -> list[Diagnostic]:
+    return [
+        _error(
+            doc,
+            "WR710",
+            f"This step delegates to {target!r}, the workflow itself: a sub-agent would start it "
+            "again, without end",
+            f"{site.pointer}/parallelDelegations/{index}/workflowId",
+            cycle=[target, target],
+        )
+        for index, target in _delegated(site.step)
+        if target == own_id
+    ]
+
+
 def _fragment_ids(doc: WorkflowDocument, site: StepSite) -> list[Diagnostic]:
     places: dict[str, list[int]] = defaultdict(list)
     for index, fragment in enumerate(_list(site.step.get("promptFragments"))):
@@ -273,3 +374,63 @@ def template_call_diagnostics(
                 )
             )
     return dict(out)
+
+
+def delegation_diagnostics(
+    documents: Iterable[WorkflowDocument], known_ids: Iterable[str] | None = None
+) -> dict[str, list[Diagnostic]]:
+    """WR709 for each delegation naming none of ``known_ids`` (when given), and WR710 for each
+    delegation that leads back to its own workflow through the ``documents`` (a cycle of two or
+    more; a workflow delegating to itself is WR710 of the file alone), keyed by path."""
+    from ..steps import walk_steps
+
+    documents = list(documents)
+    sites = {
+        doc.path or "": [
+            (site.pointer, index, target)
+            for site in walk_steps(doc.value)
+            for index, target in _delegated(site.step)
+        ]
+        for doc in documents
+    }
+    graph: dict[str, set[str]] = defaultdict(set)
+    ids: dict[str, str] = {}
+    for doc in documents:
+        own = doc.value.get("id") if isinstance(doc.value, Mapping) else None
+        if isinstance(own, str):
+            ids[doc.path or ""] = own
+            graph[own] |= {target for _, _, target in sites[doc.path or ""]}
+    known = None if known_ids is None else {*known_ids, *ids.values()}
+    out: dict[str, list[Diagnostic]] = defaultdict(list)
+    for doc in documents:
+        own = ids.get(doc.path or "")
+        for pointer, index, target in sites[doc.path or ""]:
+            where = f"{pointer}/parallelDelegations/{index}/workflowId"
+            if known is not None and target not in known:
+                message = f"This step delegates to {target!r}, which no workflow of the catalog has as its id{_hint(target, known)}"
+                out[doc.path or ""].append(_error(doc, "WR709", message, where, workflow=target))
+                continue
+            path = _path(graph, target, own) if own and target != own else None
+            if own and path:
+                shown = " → ".join([own, *path])
+                message = f"Delegation cycle: {shown}; a sub-agent would start this workflow again"
+                out[doc.path or ""].append(_error(doc, "WR710", message, where, cycle=[own, *path]))
+    return dict(out)
+
+
+def _path(graph: Mapping[str, set[str]], start: str, goal: str) -> list[str] | None:
+    """The delegations from ``start`` to ``goal`` (both included), breadth first, if any."""
+    parents: dict[str, str | None] = {start: None}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        if node == goal:
+            path = [node]
+            while parents[path[-1]] is not None:
+                path.append(parents[path[-1]])  # type: ignore[arg-type]
+            return path[::-1]
+        for following in sorted(graph.get(node, ())):
+            if following not in parents:
+                parents[following] = node
+                queue.append(following)
+    return None

@@ -108,12 +108,13 @@ def waiting_view(
     values: Mapping[str, Any],
     *,
     first: bool,
+    loop: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a paused run shows the agent: the step as served, rendered by the same function as a
     stateless next step (``step_prompt.render_step``), and its guidance as the navigator writes
     it (role, preconditions and clarifications on the first prompt, guidance, metaGuidance,
     criteria); templates see parameters, context and earlier outputs, never secrets."""
-    rendered = render_step(workflow, step, values)
+    rendered = render_step(workflow, step, values, loop)
     context = condition_context(values)
     shown: dict[str, Any] = {
         k: step[k]
@@ -166,6 +167,8 @@ class RunWalker:
         }
         self.artifacts: list[Any] = []  # what the agent handed over with its last step
         self.failed: list[str] = []  # steps that failed under onFailure: continue
+        # the loop being walked, for the prompt of its body's steps (the final-pass notice)
+        self.loop_position: dict[str, Any] | None = None
         self.asked = False  # whether the agent was asked for a step yet (preconditions go first)
         self.error: str | None = None  # set when the run must stop
 
@@ -230,7 +233,9 @@ class RunWalker:
             self.error = f"step {result['step_name']!r} failed: {result.get('error')}"
 
     def _prompt(self, step: dict[str, Any], key: str) -> None:
-        waiting = waiting_view(key, self.workflow, step, self.values, first=not self.asked)
+        waiting = waiting_view(
+            key, self.workflow, step, self.values, first=not self.asked, loop=self.loop_position
+        )
         self.asked = True
         self.effects.state(
             {"status": "waiting", "waiting": {**waiting, "context": self.values["context"]}}
@@ -308,10 +313,16 @@ class RunWalker:
         while self.error is None and iteration < limit and self._continues(spec, iteration, items):
             iteration += 1
             self._expose(spec, iteration, items)
+            self.loop_position = {
+                "type": spec.get("type"),
+                "iteration": iteration,
+                "maxIterations": limit,
+            }
             for step in steps:
                 if self.error is not None:
                     break
                 self._step(step, f"{step['id']}[{iteration}]")
+        self.loop_position = None
         for name in ("iterationVar", "indexVar", "itemVar"):
             if isinstance(spec.get(name), str):
                 self.values["context"].pop(spec[name], None)

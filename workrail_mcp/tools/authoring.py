@@ -31,8 +31,10 @@ def workflow_lint(
         dict[str, Any] | None,
         Field(description="The draft workflow as an object. Give this or text."),
     ] = None,
+    # Typed `str`, not `str | None`: the SDK decodes a string argument that holds JSON unless
+    # the field is exactly `str`, which turned the text of a JSON draft into an object.
     text: Annotated[
-        str | None,
+        str,
         Field(
             description="The draft as file text (JSON or YAML), when positions in that text matter. Give this or definition."
         ),

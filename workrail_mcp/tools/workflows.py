@@ -190,9 +190,8 @@ class Validation(TypedDict):
     suggestions: list[str]
 
 
-StepOutput = Annotated[
-    str, Field(description="The output the agent produced for that step.", min_length=1)
-]
+# An empty output is judged by the step's criteria (upstream's `length {min: 0}` accepts it).
+StepOutput = Annotated[str, Field(description="The output the agent produced for that step.")]
 
 
 def workflow_validate(
