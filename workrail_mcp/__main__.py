@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,13 +52,32 @@ REQUEST_RESCAN_SECONDS = 2.0
     is_flag=True,
     help="Let run_workflow execute command steps (off by default).",
 )
+@click.option(
+    "--tools",
+    type=click.Choice(["default", "upstream"]),
+    help="Tool edition: default (the specs' tools, runs and sessions) or upstream (upstream "
+    "WorkRail 3.x's session tools, for agents configured for it).  [default: $WORKRAIL_TOOLS, "
+    "else default]",
+)
 @shared_server_options
 def _command_line(**options: Any) -> SimpleNamespace:
     return SimpleNamespace(**options)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> SimpleNamespace:
-    return parse_command_line(_command_line, argv, "workrail-mcp")
+    args = parse_command_line(_command_line, argv, "workrail-mcp")
+    if args.tools is None:  # the environment's edition is checked by unknown_edition
+        args.tools = os.environ.get("WORKRAIL_TOOLS") or "default"
+    return args
+
+
+def unknown_edition(args: SimpleNamespace) -> str | None:
+    """The one line for a WORKRAIL_TOOLS that names no edition (click checks only --tools)."""
+    if args.tools in ("default", "upstream"):
+        return None
+    return (
+        f"workrail-mcp: error: WORKRAIL_TOOLS: {args.tools!r} is not an edition (default, upstream)"
+    )
 
 
 def missing_directory(args: SimpleNamespace) -> str | None:
@@ -126,6 +146,7 @@ def serve(args: SimpleNamespace) -> int:
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
         run_service=service,
+        tools_edition=args.tools,
     )
     if args.transport == "http":
         from workrail_mcp.dashboard import build_dashboard
@@ -169,7 +190,7 @@ def serve(args: SimpleNamespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    missing = missing_directory(args)
+    missing = unknown_edition(args) or missing_directory(args)
     if missing is not None:  # like the CLI: a usage error, exit 2, one line
         print(missing, file=sys.stderr)
         return 2

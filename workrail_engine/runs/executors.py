@@ -17,9 +17,17 @@ import threading
 import uuid
 from pathlib import Path
 
+from ..regular_files import UnreadableFile, read_regular_file
 from . import step_processes
 
-__all__ = ["ExecutorLock", "InFlight", "dead_executors", "forget", "stop_orphans"]
+__all__ = [
+    "ExecutorLock",
+    "InFlight",
+    "dead_executors",
+    "executor_locked",
+    "forget",
+    "stop_orphans",
+]
 
 
 class ExecutorLock:
@@ -55,6 +63,21 @@ def dead_executors(home: Path, own: str) -> list[str]:
             os.close(fd)
         dead.append(executor_id)
     return dead
+
+
+def executor_locked(home: Path, executor_id: str) -> bool:
+    """Whether the process of ``executor_id`` holds its lock file (a missing file: long gone)."""
+    try:
+        fd = os.open(home / "executors" / f"{executor_id}.lock", os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def forget(home: Path, executor_ids: list[str]) -> None:
@@ -128,12 +151,19 @@ def _live_groups(log: str) -> dict[int, str]:
     return live
 
 
+# Two short lines per command step an executor ran: room for about a million steps.
+_MAX_JOURNAL_BYTES = 64 * 1024 * 1024
+
+
 def stop_orphans(home: Path, executor_ids: list[str]) -> None:
     """Kill what a dead executor's steps left running (they were started in own sessions, and
     some may have left those)."""
     for executor_id in executor_ids:
         path = home / "executors" / f"{executor_id}.pgids"
-        if not path.exists():
+        try:
+            # the guarded reader like every other file: a FIFO here must not stall recovery
+            journal = read_regular_file(path, _MAX_JOURNAL_BYTES)
+        except UnreadableFile:
             continue
-        _kill(_live_groups(path.read_text()))
+        _kill(_live_groups(journal.decode("utf-8", "replace")))
         path.unlink(missing_ok=True)
