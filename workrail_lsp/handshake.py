@@ -194,6 +194,15 @@ class Replay:
         self._stream = stream
         self._max_message = max_message
 
+    @property
+    def consumed(self) -> bytes:
+        """The bytes read from the client that pygls has not been given yet."""
+        return self._consumed
+
+    @property
+    def stream(self) -> BinaryIO:
+        return self._stream
+
     def readline(self) -> bytes:
         while True:
             line = self._readline()
@@ -242,11 +251,23 @@ class AnsweredOnce:
     """stdout for pygls: everything it writes, except its own answer to the ``initialize``
     request that was answered early."""
 
-    def __init__(self, stream: BinaryIO, request_id: int | str, sent: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        request_id: int | str,
+        sent: dict[str, Any],
+        params: dict[str, Any] | None = None,
+    ) -> None:
         self._stream = stream
         self._request_id = request_id
         self._sent = sent
+        self.params = params or {}  # the client's initialize params
         self.waiting = True
+
+    @property
+    def raw(self) -> BinaryIO:
+        """The client's stream itself, for what is sent before pygls is loaded."""
+        return self._stream
 
     def write(self, data: bytes) -> int:
         if self.waiting and self._is_pygls_answer(data):
@@ -315,7 +336,9 @@ def answer_initialize(stdin: BinaryIO, stdout: BinaryIO) -> tuple[Replay, Binary
     stdout.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     stdout.flush()
     log.info("answered initialize before loading pygls")
-    return Replay(first.raw, stdin), AnsweredOnce(stdout, first.message["id"], result)
+    return Replay(first.raw, stdin), AnsweredOnce(
+        stdout, first.message["id"], result, first.message["params"]
+    )
 
 
 # -- recording the template (development only: imports pygls and the whole server) ---------------
