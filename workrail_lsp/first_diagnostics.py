@@ -13,10 +13,12 @@ workspace-level findings (duplicate ids) when the workspace scan has found them,
 have. The early ones are exactly the document's own (``lint_document`` filtered by the project's
 configuration, as ``DocumentState.diagnostics``); a test checks they equal the server's.
 
-The early path steps aside — loading pygls at once with every byte read — whenever it would have
-to guess: a client that reads settings through ``workspace/configuration`` (the document must not
-be judged by default settings first), any other message, a document that is not a workflow, a
-diagnostic pointing into another file, or no document opened within ``OPEN_WAIT`` seconds.
+A client that serves settings through ``workspace/configuration`` is asked for them after
+``initialized``, as the server asks (the document is never judged by default settings first);
+its answer is kept from pygls, which asks for its own. The early path steps aside — loading pygls
+at once with every byte read — whenever it would have to guess: any other message, a document
+that is not a workflow, a diagnostic pointing into another file, or no document opened (or no
+settings answered) within ``OPEN_WAIT`` seconds.
 
 Only the standard library and the engine are imported here (never pygls or lsprotocol).
 """
@@ -43,6 +45,8 @@ pull client, its request) before loading pygls: editors send them back to back; 
 nothing at start-up gets pygls that much later."""
 _SEVERITY = {"error": 1, "warning": 2, "info": 3}  # LSP's DiagnosticSeverity
 SOURCE = "workrail"
+SECTION = "workrail"  # the settings' section (configuration.SECTION, not imported before needed)
+SETTINGS_REQUEST = "workrail-first-diagnostics-settings"  # the id of the settings request sent
 
 
 def _file_path(uri: str) -> str | None:
@@ -107,57 +111,123 @@ def _send(stdout: AnsweredOnce, message: dict[str, Any]) -> None:
 
 def diagnose_first_document(stdin: Replay, stdout: AnsweredOnce) -> Replay:
     """Serve the first opened workflow's diagnostics from the messages after ``initialize``; the
-    stdin to give pygls (every byte read, but a pull request answered here)."""
-    params = stdout.params
-    capabilities = params.get("capabilities", {})
-    workspace = capabilities.get("workspace")
-    if isinstance(workspace, dict) and workspace.get("configuration"):
-        return stdin  # settings come later from the client: judged by the server with them
-    text_document = capabilities.get("textDocument")
-    pull = isinstance(text_document, dict) and text_document.get("diagnostic") is not None
+    stdin to give pygls (every byte read, but a pull request answered here and the answer to the
+    settings request sent here)."""
     client = stdin.stream
     if not isinstance(client, ClientStream):
         return stdin  # a stream that cannot be waited on with a deadline
-    kept = bytearray()
+    first = _FirstDocument(stdout)
     deadline = time.monotonic() + OPEN_WAIT
-    opened: dict[str, Any] | None = None
-    items: list[dict[str, Any]] | None = None
     while (read := client.frame(deadline)) is not None:
         raw, message = read
-        method = message.get("method") if isinstance(message, dict) else None
-        if method == "initialized" and opened is None:
-            kept += raw
-            continue
-        if method == "textDocument/didOpen" and opened is None:
-            kept += raw
-            opened = _opened(message)
-            if opened is None:
-                break
-            items = _diagnose(opened, capabilities, params.get("initializationOptions"))
-            if items is None:
-                break
-            if not pull:
-                notification = {
-                    "uri": opened["uri"],
-                    "diagnostics": items,
-                    "version": opened["version"],
-                }
-                log.info("publishing the diagnostics of %s before loading pygls", opened["uri"])
-                _send(stdout, {"method": "textDocument/publishDiagnostics", "params": notification})
-                break
+        if not first.take(raw, message):
+            break
+        if first.done:
+            break
+        if first.items is not None:
             deadline = time.monotonic() + OPEN_WAIT  # for the pull, after the work above
-            continue
-        if method == "textDocument/diagnostic" and opened is not None and items is not None:
-            asked = message.get("params", {}).get("textDocument", {}).get("uri")
-            if asked == opened["uri"] and "id" in message:
-                result_id = f"{opened['version']}.early.{len(opened['text'])}"
-                report = {"kind": "full", "resultId": result_id, "items": items}
-                log.info("answering the diagnostics of %s before loading pygls", opened["uri"])
-                _send(stdout, {"id": message["id"], "result": report})
-                break  # answered: pygls never sees this request
-        kept += raw
-        break
-    return Replay(stdin.consumed + bytes(kept), client)  # type: ignore[arg-type]
+    return Replay(stdin.consumed + first.kept(), client)  # type: ignore[arg-type]
+
+
+class _FirstDocument:
+    """What the messages after ``initialize`` have told so far, and what was sent for them."""
+
+    def __init__(self, stdout: AnsweredOnce) -> None:
+        self.stdout = stdout
+        params = stdout.params
+        self.capabilities: dict[str, Any] = params.get("capabilities", {})
+        text_document = self.capabilities.get("textDocument")
+        self.pull = isinstance(text_document, dict) and text_document.get("diagnostic") is not None
+        workspace = self.capabilities.get("workspace")
+        # Such a client's settings are asked for after ``initialized`` (as the server does): the
+        # document is not judged by the defaults first.
+        self.asks_settings = isinstance(workspace, dict) and bool(workspace.get("configuration"))
+        self.settings_read = not self.asks_settings
+        self.options = params.get("initializationOptions")
+        self.client_settings: Any = None
+        self.initialized = False
+        self.opened: dict[str, Any] | None = None
+        self.items: list[dict[str, Any]] | None = None
+        self.pull_request: tuple[bytes, Any] | None = None  # a pull that came before the settings
+        self.done = False
+        self._kept = bytearray()
+
+    def kept(self) -> bytes:
+        """What pygls is to read: every message taken, but those answered here."""
+        pending = self.pull_request[0] if self.pull_request and not self.done else b""
+        return bytes(self._kept) + pending
+
+    def take(self, raw: bytes, message: Any) -> bool:
+        """Take one message; False to step aside (the message is kept for pygls)."""
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "initialized" and not self.initialized:
+            self.initialized = True
+            self._kept += raw
+            if self.asks_settings:
+                items = [{"section": SECTION}]
+                request = {"id": SETTINGS_REQUEST, "method": "workspace/configuration"}
+                _send(self.stdout, {**request, "params": {"items": items}})
+        elif isinstance(message, dict) and method is None and message.get("id") == SETTINGS_REQUEST:
+            # The answer to the request sent above: not for pygls, which asks for its own.
+            result = message.get("result")
+            self.client_settings = result[0] if isinstance(result, list) and result else None
+            self.settings_read = True
+        elif method == "textDocument/didOpen" and self.opened is None:
+            self._kept += raw
+            self.opened = _opened(message)
+            if self.opened is None:
+                return False
+        elif method == "textDocument/diagnostic" and self._pulls_opened(message):
+            self.pull_request = (raw, message["id"])
+        else:
+            if self.pull_request is not None:  # a held pull goes first, as it came
+                self._kept += self.pull_request[0]
+                self.pull_request = None
+            self._kept += raw
+            return False
+        return self._serve()
+
+    def _pulls_opened(self, message: dict[str, Any]) -> bool:
+        params = message.get("params")
+        document = params.get("textDocument") if isinstance(params, dict) else None
+        uri = document.get("uri") if isinstance(document, dict) else None
+        return (
+            self.pull
+            and self.opened is not None
+            and self.pull_request is None
+            and "id" in message
+            and uri == self.opened["uri"]
+        )
+
+    def _serve(self) -> bool:
+        if self.opened is None or not self.settings_read:
+            return True
+        if self.items is None:
+            self.items = _diagnose(self.opened, self.capabilities, self._settings())
+            if self.items is None:
+                return False
+        uri = self.opened["uri"]
+        if not self.pull:
+            published = {"uri": uri, "diagnostics": self.items, "version": self.opened["version"]}
+            log.info("publishing the diagnostics of %s before loading pygls", uri)
+            _send(self.stdout, {"method": "textDocument/publishDiagnostics", "params": published})
+            self.done = True
+        elif self.pull_request is not None:
+            result_id = f"{self.opened['version']}.early.{len(self.opened['text'])}"
+            report = {"kind": "full", "resultId": result_id, "items": self.items}
+            log.info("answering the diagnostics of %s before loading pygls", uri)
+            _send(self.stdout, {"id": self.pull_request[1], "result": report})
+            self.done = True  # answered: pygls never sees this request
+        return True
+
+    def _settings(self) -> Any:
+        from .configuration import Settings
+
+        # As the server: the initialization options, then the client's answer laid over them.
+        settings = Settings.from_client(self.options)
+        if isinstance(self.client_settings, dict):
+            settings = Settings.from_client(self.client_settings, settings)
+        return settings
 
 
 def _opened(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -171,17 +241,11 @@ def _opened(message: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _diagnose(
-    opened: dict[str, Any], capabilities: dict[str, Any], options: Any
+    opened: dict[str, Any], capabilities: dict[str, Any], settings: Any
 ) -> list[dict[str, Any]] | None:
-    from .configuration import Settings
-
     try:
-        return document_diagnostics(
-            opened["uri"],
-            opened["text"],
-            position_encoding(capabilities),
-            Settings.from_client(options),
-        )
+        encoding = position_encoding(capabilities)
+        return document_diagnostics(opened["uri"], opened["text"], encoding, settings)
     except Exception:  # the server judges it again; its failure is logged there
         log.exception("early diagnostics failed for %s", opened["uri"])
         return None

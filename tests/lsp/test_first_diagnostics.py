@@ -12,6 +12,9 @@ from typing import Any
 
 from raw_lsp import RawLspServer
 
+from workrail_lsp.configuration import SECTION
+from workrail_lsp.first_diagnostics import SETTINGS_REQUEST
+
 REPO = Path(__file__).resolve().parents[2]
 EARLY = "before loading pygls"  # the server's INFO log line when it published or answered early
 COMMAND = [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--log-level", "INFO"]
@@ -115,19 +118,38 @@ def test_a_pull_client_gets_one_answer_equal_to_the_servers_own(tmp_path):
         assert server.close() == 0
 
 
-def test_a_client_that_serves_settings_is_judged_by_the_server_with_them(tmp_path):
-    """A client with ``workspace/configuration``: the document must not be judged by default
-    settings first, so nothing is sent early (one publish, after the settings are read)."""
+def _answer_settings(server: RawLspServer, settings: dict[str, Any], count: int) -> list[Any]:
+    """Answer the server's first ``count`` workspace/configuration requests with ``settings``;
+    their ids."""
+    answered: list[Any] = []
+    deadline = time.monotonic() + 60
+    while len(answered) < count:
+        for message in list(server.seen):
+            if message.get("method") == "workspace/configuration" and message["id"] not in answered:
+                assert message["params"]["items"] == [{"section": SECTION}]
+                server.send({"id": message["id"], "result": [settings]})
+                answered.append(message["id"])
+        assert time.monotonic() < deadline, server.seen
+        time.sleep(0.01)
+    return answered
+
+
+def test_a_client_that_serves_settings_is_asked_for_them_first(tmp_path):
+    """A client with ``workspace/configuration``: the document is judged by the client's settings
+    (here the only ones that make it a workflow), early and by the server alike."""
     server, path = _server(tmp_path)
     try:
         server.initialize({"workspace": {"configuration": True}})
-        uri = server.open(path, path.read_text(encoding="utf-8"))
-        server.call("workspace/symbol", {"query": ""}, timeout=60)  # answers the settings request
-        (published,) = _publishes(server, uri, 1)
-        assert published["diagnostics"]
-        assert EARLY not in "\n".join(
-            line for line in server.stderr_text().splitlines() if "diagnostics" in line
-        )
+        other = server.root / "task.flow.json"
+        value = json.loads(path.read_text(encoding="utf-8"))
+        del value["$schema"]  # which makes any file a workflow
+        other.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        uri = server.open(other, other.read_text(encoding="utf-8"))
+        ids = _answer_settings(server, {"workflowGlobs": ["**/*.flow.json"]}, 2)
+        assert ids[0] == SETTINGS_REQUEST  # the early one; then pygls's own
+        early, again = _publishes(server, uri, 2)
+        assert _no_pygls(_imported_before_the_early_answer(server)) == []
+        assert early == again and {"WR201", "WR106"} <= {d["code"] for d in early["diagnostics"]}
     finally:
         assert server.close() == 0
 
