@@ -145,6 +145,7 @@ class _FirstDocument:
         self.settings_read = not self.asks_settings
         self.options = params.get("initializationOptions")
         self.client_settings: Any = None
+        self.notified: list[Any] = []  # settings sent with workspace/didChangeConfiguration
         self.initialized = False
         self.opened: dict[str, Any] | None = None
         self.items: list[dict[str, Any]] | None = None
@@ -172,6 +173,14 @@ class _FirstDocument:
             result = message.get("result")
             self.client_settings = result[0] if isinstance(result, list) and result else None
             self.settings_read = True
+        elif method == "workspace/didChangeConfiguration" and self.initialized:
+            # Editors send it right after ``initialized`` (Neovim with its ``settings``, VS Code's
+            # ``synchronize.configurationSection``). As the server: a client that serves
+            # ``workspace/configuration`` is asked instead; else its settings are laid over.
+            self._kept += raw
+            params = message.get("params")
+            if not self.asks_settings and isinstance(params, dict):
+                self.notified.append(params.get("settings"))
         elif method == "textDocument/didOpen" and self.opened is None:
             self._kept += raw
             self.opened = _opened(message)
@@ -227,6 +236,8 @@ class _FirstDocument:
         settings = Settings.from_client(self.options)
         if isinstance(self.client_settings, dict):
             settings = Settings.from_client(self.client_settings, settings)
+        for notified in self.notified:
+            settings = Settings.from_client(notified, settings)
         return settings
 
 

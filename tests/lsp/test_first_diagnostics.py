@@ -154,6 +154,28 @@ def test_a_client_that_serves_settings_is_asked_for_them_first(tmp_path):
         assert server.close() == 0
 
 
+def test_settings_sent_with_did_change_configuration_are_read_first(tmp_path):
+    """Neovim and VS Code send ``workspace/didChangeConfiguration`` right after ``initialized``:
+    its settings (the only ones here that make the file a workflow) judge the early diagnostics."""
+    server, path = _server(tmp_path)
+    try:
+        server.initialize()
+        server.notify(
+            "workspace/didChangeConfiguration",
+            {"settings": {"workrail": {"workflowGlobs": ["**/*.flow.json"]}}},
+        )
+        other = server.root / "task.flow.json"
+        value = json.loads(path.read_text(encoding="utf-8"))
+        del value["$schema"]
+        other.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        uri = server.open(other, other.read_text(encoding="utf-8"))
+        early, again = _publishes(server, uri, 2)
+        assert _no_pygls(_imported_before_the_early_answer(server)) == []
+        assert early == again and "WR106" in {d["code"] for d in early["diagnostics"]}
+    finally:
+        assert server.close() == 0
+
+
 def test_a_document_that_is_not_a_workflow_is_left_to_the_server(tmp_path):
     server, _ = _server(tmp_path)
     try:
