@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["ClientStream"]
+__all__ = ["ClientStream", "content_length_header"]
 
 _READ_SIZE = 1 << 16
 
@@ -97,10 +97,17 @@ class ClientStream:
 
 def _content_length(headers: bytes) -> int | None:
     for line in headers.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            try:
-                return int(value.strip())
-            except ValueError:
-                return None
+        if (length := content_length_header(line)) is not None:
+            return length
     return None
+
+
+def content_length_header(line: bytes) -> int | None:
+    """The length a ``Content-Length`` header line gives; None for another line or a bad value."""
+    name, _, value = line.partition(b":")
+    if name.strip().lower() != b"content-length":
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None

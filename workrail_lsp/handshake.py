@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from .client_stream import content_length_header
+
 __all__ = ["AnsweredOnce", "Replay", "answer_initialize"]
 
 log = logging.getLogger(__name__)
@@ -173,16 +175,6 @@ def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _content_length(line: bytes) -> int | None:
-    name, _, value = line.partition(b":")
-    if name.strip().lower() != b"content-length":
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None
-
-
 class Replay:
     """stdin for pygls: the bytes already read from the client, then the client's stream; a
     frame whose body is over ``MAX_MESSAGE_BYTES`` is skipped (pygls never sees it)."""
@@ -206,7 +198,7 @@ class Replay:
     def readline(self) -> bytes:
         while True:
             line = self._readline()
-            length = _content_length(line)
+            length = content_length_header(line)
             if length is None or length <= self._max_message:
                 return line
             self._skip_frame(length)
