@@ -21,6 +21,10 @@ from typing import Any
 __all__ = ["ClientStream", "content_length_header"]
 
 _READ_SIZE = 1 << 16
+# Chunks read ahead of the reader: the pipe holds the rest, so a client that sends faster than
+# the server reads is held back as before (at most 1 MiB here).
+_CHUNKS_AHEAD = 16
+_MAX_HEADERS = 1 << 16  # bytes without the blank line that ends a frame's headers
 
 
 class ClientStream:
@@ -28,7 +32,7 @@ class ClientStream:
     message with a deadline; pygls then reads the same stream through ``readline`` and ``read``."""
 
     def __init__(self, fd: int) -> None:
-        self._chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self._chunks: queue.Queue[bytes] = queue.Queue(maxsize=_CHUNKS_AHEAD)
         self._buffer = bytearray()
         self._ended = False
         threading.Thread(target=self._pump, args=(fd,), daemon=True).start()
@@ -57,15 +61,17 @@ class ClientStream:
         self._buffer += chunk
         return True
 
-    def frame(self, deadline: float) -> tuple[bytes, Any] | None:
-        """The next whole message (its bytes and its decoded body) if it arrives by ``deadline``;
-        None otherwise (what was read stays for ``readline``/``read``). A body that does not
-        decode comes back as None."""
+    def frame(self, deadline: float, max_length: int) -> tuple[bytes, Any] | None:
+        """The next whole message (its bytes and its decoded body) if it arrives by ``deadline``
+        and its body is at most ``max_length`` bytes; None otherwise (what was read stays for
+        ``readline``/``read``). A body that does not decode comes back as None."""
         while True:
             end = self._buffer.find(b"\r\n\r\n")
+            if end < 0 and len(self._buffer) > _MAX_HEADERS:
+                return None
             if end >= 0:
                 length = _content_length(bytes(self._buffer[:end]))
-                if length is None:
+                if length is None or length > max_length:
                     return None
                 total = end + 4 + length
                 if len(self._buffer) >= total:

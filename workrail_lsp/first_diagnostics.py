@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .client_stream import ClientStream
-from .handshake import AnsweredOnce, Replay, position_encoding
+from .handshake import MAX_MESSAGE_BYTES, AnsweredOnce, Replay, position_encoding
 
 __all__ = ["diagnose_first_document", "document_diagnostics"]
 
@@ -118,7 +118,7 @@ def diagnose_first_document(stdin: Replay, stdout: AnsweredOnce) -> Replay:
         return stdin  # a stream that cannot be waited on with a deadline
     first = _FirstDocument(stdout)
     deadline = time.monotonic() + OPEN_WAIT
-    while (read := client.frame(deadline)) is not None:
+    while (read := client.frame(deadline, MAX_MESSAGE_BYTES)) is not None:
         raw, message = read
         if not first.take(raw, message):
             break
