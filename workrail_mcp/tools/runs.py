@@ -27,7 +27,7 @@ from workrail_engine.runs import RunOptions, RunService, resolve_workflow
 from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
 from workrail_mcp.next_action import phrase_run
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
-from workrail_mcp.tools._shapes import ArtifactsArg
+from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
 
@@ -128,7 +128,7 @@ WaitSeconds = Annotated[
 class StepResult(TypedDict):
     step_name: str
     status: str
-    output: Any
+    output: StepOutputValue
     duration: float
 
 
@@ -265,6 +265,7 @@ class ContinueResult(TypedDict, total=False):
     suggestions: list[str]
     follow_ups: list[str]
     answered_step: str
+    message: str
     continue_token: str
     checkpoint_token: str
     kind: str
@@ -283,7 +284,7 @@ class ContinueResult(TypedDict, total=False):
 
 class SessionOutput(TypedDict, total=False):
     notesMarkdown: str
-    artifacts: list[Any]
+    artifacts: list[AnyJson]
 
 
 def continue_workflow(
