@@ -184,9 +184,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing is not None:  # like the CLI: a usage error, exit 2, one line
         print(missing, file=sys.stderr)
         return 2
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="workrail-mcp: %(levelname)s %(message)s"
-    )
+    # stderr keeps warnings and worse even when a client asks for debug log messages (which
+    # lowers our loggers' levels so that those records are made at all).
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(logging.Formatter("workrail-mcp: %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[stderr])
     try:
         return serve(args)
     except KeyboardInterrupt:

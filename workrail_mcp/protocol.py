@@ -31,6 +31,7 @@ from workrail_engine.limits import MAX_NESTING, nesting_exceeded
 from workrail_engine.problems import pointer_join
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.error_mapping import (
     INTERNAL_ERROR,
@@ -97,12 +98,15 @@ def _dump_tool_result(
     return _finish(wire, ctx, server_info)
 
 
-def _advertise_list_changes(result: Any) -> Any:
+def _advertise(result: Any, *, logging: bool) -> Any:
+    """List changes of prompts and resources, and logging when this server forwards its logs."""
     capabilities = result.get("capabilities") if isinstance(result, dict) else None
     if isinstance(capabilities, dict):
         for key in ("prompts", "resources"):
             if isinstance(capabilities.get(key), dict):
                 capabilities[key]["listChanged"] = True
+        if logging:
+            capabilities.setdefault("logging", {})
     return result
 
 
@@ -146,8 +150,11 @@ class ProtocolMiddleware:
         list_tool_names: Callable[[], Awaitable[list[str]]],
         server_info: dict[str, Any],
         roots: ClientRoots | None = None,
+        *,
+        logs: ClientLogs | None = None,
     ) -> None:
         self.server_info = server_info
+        self.logs = logs
         self.roots = roots
         self.registry = registry
         self.content = content
@@ -191,7 +198,10 @@ class ProtocolMiddleware:
         if method == "initialize":
             check_initialize(ctx.params)
             default_client_info(ctx.params)
-            return _advertise_list_changes(await call_next(ctx))
+            return _advertise(await call_next(ctx), logging=self.logs is not None)
+        if method == "logging/setLevel" and self.logs is not None and not _is_modern(ctx):
+            _require_initialized(ctx)
+            return self.logs.set_level(ctx, ctx.params)
         if method in self.registry:
             _require_initialized(ctx)
             arguments = ctx.params

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from mcp.server import MCPServer
+from mcp_types import Completion, CompletionArgument, CompletionContext
 
 from workrail_engine import __version__
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
+from workrail_mcp.completions import Completions
 from workrail_mcp.protocol import ProtocolMiddleware
 from workrail_mcp.tools import ALL_SPECS, ToolEnv, ToolRegistry
 from workrail_mcp.tools.runs import RecoveryKick, RunsState
@@ -56,6 +62,13 @@ def create_server(
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in ALL_SPECS]
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)
+    logs = ClientLogs()
+
+    @asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        async with notices.running(), logs.forwarding():
+            yield {}
+
     server: MCPServer = MCPServer(
         SERVER_NAME,
         title=SERVER_TITLE,
@@ -64,9 +77,25 @@ def create_server(
         version=__version__,
         tools=tools,
         subscriptions=notices.bus,
-        lifespan=notices.running,
+        lifespan=lifespan,
         log_level="WARNING",
     )
+
+    completions = Completions(catalog)
+
+    @server.completion()
+    async def complete(
+        ref: Any, argument: CompletionArgument, context: CompletionContext | None
+    ) -> Completion:
+        chosen = (context.arguments if context is not None else None) or {}
+        found = await anyio.to_thread.run_sync(
+            completions.complete,
+            ref.model_dump(by_alias=True),
+            argument.name,
+            argument.value,
+            chosen,
+        )
+        return Completion.model_validate(found)
 
     async def tool_names() -> list[str]:
         return [tool.name for tool in await server.list_tools()]
@@ -79,7 +108,9 @@ def create_server(
     }
     roots = ClientRoots(catalog) if use_client_roots else None
     server.middleware.append(
-        ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots)
+        ProtocolMiddleware(
+            registry, CatalogContent(catalog), notices, tool_names, info, roots, logs=logs
+        )
     )
     server.middleware.append(RecoveryKick(runs))
     return server
