@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +55,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="let run_workflow execute command steps (off by default)",
     )
     parser.add_argument(
+        "--tools",
+        choices=("default", "upstream"),
+        default=os.environ.get("WORKRAIL_TOOLS") or "default",
+        help="tool edition: default (the specs' tools, runs and sessions) or upstream (upstream "
+        "WorkRail 3.x's session tools, for agents configured for it); env WORKRAIL_TOOLS",
+    )
+    parser.add_argument(
         "--allowed-host",
         metavar="NAME",
         action="append",
@@ -69,6 +77,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "by default only the server's own",
     )
     return parser.parse_args(argv)
+
+
+def unknown_edition(args: argparse.Namespace) -> str | None:
+    """The one line for a WORKRAIL_TOOLS that names no edition (argparse checks only --tools)."""
+    if args.tools in ("default", "upstream"):
+        return None
+    return (
+        f"workrail-mcp: error: WORKRAIL_TOOLS: {args.tools!r} is not an edition (default, upstream)"
+    )
 
 
 def missing_directory(args: argparse.Namespace) -> str | None:
@@ -137,6 +154,7 @@ def serve(args: argparse.Namespace) -> int:
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
         run_service=service,
+        tools_edition=args.tools,
     )
     if args.transport == "http":
         from workrail_mcp.dashboard import build_dashboard
@@ -180,7 +198,7 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    missing = missing_directory(args)
+    missing = unknown_edition(args) or missing_directory(args)
     if missing is not None:  # like the CLI: a usage error, exit 2, one line
         print(missing, file=sys.stderr)
         return 2

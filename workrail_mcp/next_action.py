@@ -50,7 +50,7 @@ def phrase_run(snap: dict[str, Any]) -> dict[str, Any]:
         return snap
     line = (
         f"When this step is done, call continue_workflow with workflow_id "
-        f"{json.dumps(snap.get('workflow_id'))} and your output (plus any context variables the "
-        "step asked you to set)."
+        f"{json.dumps(snap.get('workflow_id'))}, step_key {json.dumps(waiting.get('step_key'))} "
+        "and your output (plus any context variables the step asked you to set)."
     )
     return {**snap, "waiting": {**waiting, "guidance": _with_line(waiting["guidance"], line)}}

@@ -17,10 +17,10 @@ from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.completions import Completions
 from workrail_mcp.protocol import ProtocolMiddleware
-from workrail_mcp.tools import ALL_SPECS, ToolEnv, ToolRegistry
+from workrail_mcp.tools import EDITIONS, ToolEnv, ToolRegistry
 from workrail_mcp.tools.runs import RecoveryKick, RunsState
 
-__all__ = ["SERVER_NAME", "SERVER_TITLE", "create_server"]
+__all__ = ["SERVER_NAME", "SERVER_TITLE", "TOOL_EDITIONS", "create_server"]
 
 SERVER_NAME = "workflowlookup"  # the source specs' identifier
 SERVER_TITLE = "WorkRail"
@@ -36,8 +36,20 @@ _INSTRUCTIONS = (
     "and answer with continue_workflow; get_workflow_run and cancel_workflow take that run id, "
     "never a workflow id. Errors carry a code and data: -32001 unknown workflow (data.closest "
     "lists similar ids), -32002 invalid workflow file (data.diagnostics), -32003 unknown step, "
-    "-32008 unknown run, -32602 bad arguments (data.details; data.closest for a misspelt name)."
+    "-32008 unknown run, -32602 bad arguments (data.details; data.closest for a misspelt name). "
+    "(3) as a session, kept by the server across conversations: start_workflow returns the first "
+    "step and a continueToken, continue_workflow {continueToken, output: {notesMarkdown}} answers "
+    "it; checkpoint_workflow and resume_session pick a session up from another conversation."
 )
+_UPSTREAM_INSTRUCTIONS = (
+    "WorkRail serves step-by-step workflows as sessions kept by the server. list_workflows shows "
+    "them; start_workflow {workflowId, workspacePath, goal} returns the first pending step and a "
+    "continueToken; do the step, then continue_workflow {continueToken, output: {notesMarkdown}} "
+    "until isComplete. A blocked answer lists what to fix; send it again with retryContinueToken. "
+    "To continue in another conversation: checkpoint_workflow, then resume_session and "
+    "continue_workflow {continueToken: resumeToken, intent: rehydrate}."
+)
+TOOL_EDITIONS = tuple(EDITIONS)
 
 
 def create_server(
@@ -47,6 +59,7 @@ def create_server(
     poll_seconds: float = 1.0,
     use_client_roots: bool = False,
     run_service: Any = None,
+    tools_edition: str = "default",
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
@@ -55,12 +68,14 @@ def create_server(
     changed workflow files, to tell clients their prompt and resource lists changed.
     ``use_client_roots`` takes the project directories from the client's roots (for a server
     with one client, i.e. stdio without an explicit project). ``run_service``: the process's
-    `RunService`, when the dashboard shares it (one is made otherwise).
+    `RunService`, when the dashboard shares it (one is made otherwise). ``tools_edition``:
+    ``default`` or ``upstream`` (upstream WorkRail 3.x's session tools, names and shapes).
     """
+
     runs = RunsState(catalog, allow_commands, service=run_service)
     env = ToolEnv(catalog=catalog, allow_commands=allow_commands, runs=runs)
     registry = ToolRegistry(env)
-    tools = [registry.add(spec) for spec in ALL_SPECS]
+    tools = [registry.add(spec) for spec in EDITIONS[tools_edition]]
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)
     logs = ClientLogs()
 
@@ -73,7 +88,7 @@ def create_server(
         SERVER_NAME,
         title=SERVER_TITLE,
         description="WorkRail workflows for AI coding agents (Workflow Orchestration System MCP server)",
-        instructions=_INSTRUCTIONS,
+        instructions=_UPSTREAM_INSTRUCTIONS if tools_edition == "upstream" else _INSTRUCTIONS,
         version=__version__,
         tools=tools,
         subscriptions=notices.bus,

@@ -271,7 +271,7 @@ def test_continue_answers_a_waiting_run_from_the_terminal(tmp_path):
     assert out.returncode == 0, out.stderr
     run_id = out.stderr.split("started ", 1)[1].split()[0]
     assert "- Be brief" in out.stdout  # the run path's guidance carries the metaGuidance
-    assert f"run: workrail continue {run_id} --output TEXT|@FILE" in out.stdout
+    assert f"run: workrail continue {run_id} --step question --output TEXT|@FILE" in out.stdout
     assert "continue_workflow" not in out.stdout  # the CLI speaks of its own commands
 
     blocked = workrail(project, tmp_path, "continue", run_id, "--output", "no plan")

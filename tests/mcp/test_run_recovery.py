@@ -147,3 +147,51 @@ def test_server_ends_at_eof_with_a_run_waiting_and_the_next_one_continues_it(tmp
     finally:
         second.kill()
     assert done["status"] == "success" and done["outcome"] == "accepted"
+
+
+def test_a_server_that_ends_mid_step_hands_its_run_to_a_worker(tmp_path):
+    """Issue 20: stdin closed while a command step runs — the server exits at once, and a worker
+    it started takes the run over (nobody opens the store again)."""
+    project = tmp_path / "project"
+    log = project / "log"
+    step = "import sys, time; open(sys.argv[1], 'a').write('start\\n'); time.sleep(2)"
+    write_workflow(
+        project / "workflows",
+        {
+            "id": "long-flow",
+            "name": "Long",
+            "description": "one long step",
+            "version": "1.0.0",
+            "steps": [
+                {
+                    "id": "long",
+                    "title": "long",
+                    "run": {"command": [sys.executable, "-c", step, str(log)]},
+                },
+            ],
+        },
+    )
+    server = StdioSession(project, tmp_path)
+    run_id = server.tool("run_workflow", {"workflow_name": "long-flow", "wait_seconds": 0})[
+        "workflow_id"
+    ]
+    deadline = time.monotonic() + 60
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.proc.stdin.close()
+    server.proc.wait(timeout=15)
+    server.proc.stdout.close()
+    from workrail_engine.runs.history import RunHistory
+
+    history = RunHistory(home=Path(server_env(tmp_path)["WORKRAIL_HOME"]) / "runs")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = history.run(run_id)
+            if found and found["status"] == "success":
+                break
+            time.sleep(0.5)
+        assert found and found["status"] == "success", found
+    finally:
+        history.close()
+    assert log.read_text().split() == ["start", "start"]  # killed with the server, run again

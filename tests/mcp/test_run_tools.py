@@ -171,8 +171,8 @@ async def test_waiting_continue_blocked_continue_success(run_project, tmp_path):
         )
         run_id = body["workflow_id"]
         assert body["waiting"]["guidance"]["prompt"].endswith(
-            f'call continue_workflow with workflow_id "{run_id}" and your output (plus any '
-            "context variables the step asked you to set)."
+            f'call continue_workflow with workflow_id "{run_id}", step_key "plan" and your output '
+            "(plus any context variables the step asked you to set)."
         )
         blocked = await c.call_tool(
             "continue_workflow", {"workflow_id": run_id, "output": "some thoughts"}

@@ -50,10 +50,20 @@ def _parameters(workflow: dict[str, Any], pairs: tuple[str, ...]) -> dict[str, A
     return values
 
 
-def _service(settings: Settings, sandbox: bool = False) -> RunService:
+def _service(
+    settings: Settings, sandbox: bool = False, *, executes: bool = True, store: Path | None = None
+) -> RunService:
+    """``executes=False`` for the commands that only look at or answer runs: they execute none
+    (a run that needs a process is handed to a worker, `workrail worker`)."""
     from workrail_engine.runs import RunService
 
-    return RunService(Path(settings.project).resolve(), allow_commands=True, sandbox=sandbox)
+    return RunService(
+        Path(settings.project).resolve(),
+        allow_commands=True,
+        sandbox=sandbox,
+        executes=executes,
+        home=store,
+    )
 
 
 def _explaining_run_ids(settings: Settings) -> Any:
@@ -86,13 +96,25 @@ def _print_result(snap: dict[str, Any], fmt: str) -> None:
         f"in {snap['execution_time']:.2f}s"
         + (f"; {snap['error_message']}" if snap.get("error_message") else "")
     )
+    if snap.get("session"):
+        session = snap["session"]
+        click.echo(
+            f"session of {snap.get('workflow_name')} pinned at {session['workflow_hash'][:19]}"
+            + (f"; goal: {session['goal']}" if session.get("goal") else "")
+        )
+    if snap.get("answered_step") and snap["status"] == "running":
+        click.echo(
+            f"the answer to step {snap['answered_step']!r} was accepted; the run goes on "
+            f"(follow it: workrail run-status {snap['workflow_id']})"
+        )
     if snap.get("waiting"):
         waiting = snap["waiting"]
         guidance = (waiting.get("guidance") or {}).get("prompt") or waiting["step"].get("prompt")
         click.echo(f"waiting for the agent at step {waiting['step']['id']!r}:\n\n{guidance}\n")
+        key = waiting.get("step_key")
         click.echo(
             f"When this step is done, run: workrail continue {snap['workflow_id']} "
-            "--output TEXT|@FILE [--context KEY=VALUE]"
+            f"--step {key} --output TEXT|@FILE [--context KEY=VALUE]"
         )
 
 
@@ -268,12 +290,28 @@ def _leave(code: int) -> None:
 @click.option("--running", is_flag=True, help="Only runs in progress (running or waiting).")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option(
+    "--search",
+    metavar="TEXT",
+    help="Find sessions by words of their goal and notes, workflow id and this project's git "
+    "branch and HEAD (at most 5, best first).",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.pass_obj
-def runs_command(settings: Settings, running: bool, limit: int, fmt: str) -> None:
-    """List recent runs, newest first."""
-    runs = _service(settings).list(running_only=running, limit=limit)
+def runs_command(
+    settings: Settings, running: bool, limit: int, search: str | None, fmt: str
+) -> None:
+    """List recent runs and sessions, newest first (or find sessions with --search)."""
+    if search is not None:
+        _print_candidates(
+            _service(settings, executes=False).sessions.resume(
+                workspace=str(Path(settings.project).resolve()), query=search
+            ),
+            fmt,
+        )
+        return
+    runs = _service(settings, executes=False).list(running_only=running, limit=limit)
     if fmt == "json":
         click.echo(json.dumps(runs, indent=2))
         return
@@ -303,7 +341,7 @@ def runs_command(settings: Settings, running: bool, limit: int, fmt: str) -> Non
 def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
     """Show a run: status and step results."""
     with _explaining_run_ids(settings):
-        _print_result(_service(settings).get(run_id), fmt)
+        _print_result(_service(settings, executes=False).get(run_id), fmt)
 
 
 @click.command("cancel", short_help="Cancel a run and stop its processes.")
@@ -313,7 +351,7 @@ def run_status_command(settings: Settings, run_id: str, fmt: str) -> None:
 def cancel_command(settings: Settings, run_id: str, reason: str | None) -> None:
     """Cancel a run; its running processes are stopped within seconds."""
     with _explaining_run_ids(settings):
-        result = _service(settings).cancel(run_id, reason)
+        result = _service(settings, executes=False).cancel(run_id, reason)
     click.echo(
         result.get("message")
         or f"{run_id}: cancelled after {result['steps_completed']} completed step(s)"
@@ -335,13 +373,21 @@ def _output_text(value: str) -> str:
         ) from None
 
 
-@click.command("continue", short_help="Answer the step a run waits on.")
+@click.command("continue", short_help="Answer the step a run or session waits on.")
 @click.argument("run_id", metavar="RUN_ID")
 @click.option(
     "--output",
     required=True,
     metavar="TEXT|@FILE",
-    help="What was produced for the waiting step; @FILE reads a file (@- standard input).",
+    help="What was produced for the waiting step (a session's notes); @FILE reads a file "
+    "(@- standard input).",
+)
+@click.option(
+    "--step",
+    "step_key",
+    metavar="KEY",
+    help="The step attempt answered (waiting.step_key, as printed): an answer meant for a step "
+    "the run has left is refused instead of being applied to the next one.",
 )
 @click.option(
     "--context",
@@ -353,9 +399,9 @@ def _output_text(value: str) -> str:
 @click.option(
     "--wait",
     type=click.FloatRange(min=0),
-    default=30,
-    show_default=True,
-    help="Seconds to follow the run before printing its state.",
+    default=None,
+    help="Follow the run at most this many seconds (default: to its next wait or its end); "
+    "the run goes on either way.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -365,20 +411,40 @@ def continue_command(
     settings: Settings,
     run_id: str,
     output: str,
+    step_key: str | None,
     context_items: tuple[str, ...],
-    wait: float,
+    wait: float | None,
     fmt: str,
 ) -> None:
-    """Submit the output of the step a run waits on; the run goes on when it passes the step's
-    checks (exit 1 when it does not: the run stays at the step)."""
+    """Submit the output of the step a run (or session) waits on, and follow the run to its next
+    wait or end. The answer is applied exactly once: the same answer again is a replay (exit
+    0); an answer refused — another answer was applied first, the run is not waiting on that
+    step, the output fails the step's checks — exits 1 and says what the run waits on now.
+    Ctrl-C or the end of --wait stops following; the run goes on in the process executing it."""
     from workrail_engine.cli.navigate import parse_context
 
     try:
         context = parse_context(context_items)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--context") from None
-    with _explaining_run_ids(settings):
-        result = _service(settings).continue_run(run_id, _output_text(output), context, wait)
+    service = _service(settings, executes=False)
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    try:
+        with _explaining_run_ids(settings):
+            result = service.continue_run(
+                run_id, _output_text(output), context, 0, step_key=step_key
+            )
+            if result.get("outcome") in ("accepted", "replayed"):
+                after = service.wait(
+                    run_id,
+                    10**9 if wait is None else wait,
+                    leave_waiting=result.get("answered_step"),
+                    stop=interrupted,
+                )
+                result = {**after, "outcome": result["outcome"]}
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if result.get("outcome") == "blocked":
         if fmt == "json":
             click.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -386,12 +452,59 @@ def continue_command(
             click.echo(f"{run_id}: the output does not pass the step's checks; the run still waits")
             for issue in result.get("issues", []):
                 click.echo(f"  - {issue}")
-        _leave(1)
         click.get_current_context().exit(1)
+    if result.get("outcome") == "replayed" and fmt == "text":
+        click.echo(f"{run_id}: this answer was applied before; nothing was sent again", err=True)
     _print_result(result, fmt)
-    code = _EXIT.get(result["status"], 1)
-    _leave(code)
-    click.get_current_context().exit(code)
+    if interrupted.is_set():
+        click.echo(
+            f"stopped following {run_id}; it goes on (workrail run-status {run_id})", err=True
+        )
+        click.get_current_context().exit(130)
+    click.get_current_context().exit(_EXIT.get(result["status"], 1))
+
+
+def _print_candidates(found: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    if not found["candidates"]:
+        click.echo("No session matches.", err=True)
+        return
+    for c in found["candidates"]:
+        age = _age(c["ageSeconds"])
+        step = c["pendingStepId"] or ("complete" if c["isComplete"] else c["status"])
+        click.echo(f"{c['runId']}  {c['workflowId']}  at {step}  ({age} ago)  {c['goal'] or ''}")
+        if c.get("lastNotes"):
+            click.echo("    " + c["lastNotes"].strip().splitlines()[0][:100])
+    click.echo(
+        "Continue one: workrail continue RUN_ID --output TEXT (workrail run-status RUN_ID shows "
+        "the step it waits on)"
+    )
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit}"
+    return f"{int(seconds)} s"
+
+
+@click.command("worker", short_help="Execute runs handed over, until none is left.")
+@click.option(
+    "--store",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The run store's directory (default: runs/ in WORKRAIL_HOME).",
+)
+@click.pass_obj
+def worker_command(settings: Settings, store: Path | None) -> None:
+    """Take over the runs that need a process — answered runs whose process is gone, runs of
+    processes that died or stopped — execute them to their next wait or end, and exit when
+    nothing is left. The CLI's `continue`, `runs`, `run-status` and a server that shuts down
+    start one by themselves (see docs/runs.md, "No run left behind")."""
+    service = _service(settings, store=store)
+    service.work()
+    _leave(0)
 
 
 def register(cli: click.Group) -> None:
@@ -401,5 +514,6 @@ def register(cli: click.Group) -> None:
         run_status_command,
         continue_command,
         cancel_command,
+        worker_command,
     ):
         cli.add_command(command)

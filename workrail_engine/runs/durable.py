@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,14 @@ from ..declared import declared_secrets
 from . import run_logs
 from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt
-from .executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
+from .executors import (
+    ExecutorLock,
+    InFlight,
+    dead_executors,
+    executor_locked,
+    forget,
+    stop_orphans,
+)
 from .journal import Journal
 from .model import run_input, step_result
 from .plan import has_commands
@@ -89,9 +97,19 @@ def running() -> DurableRuntime | None:
     return _current
 
 
-def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> DurableRuntime:
+def launch(
+    home: Path,
+    database_url: str | None,
+    settings: AttemptSettings,
+    *,
+    executes: bool = True,
+    answered: Callable[[str, str], bool] | None = None,
+) -> DurableRuntime:
     """Start DBOS in this process and recover the runs of executors that died.
 
+    ``executes=False``: this process only reads and answers runs (it takes none from a queue);
+    a run that needs an executor is handed to a worker (`hand_over`, `worker.spawn_worker`).
+    ``answered(run_id, step_key)``: whether the answers table holds an answer to that step.
     DBOS is one per process: a second launch on the same store returns the same runtime (with the
     newer settings); on another store it raises `RuntimeError`.
     """
@@ -102,7 +120,9 @@ def launch(home: Path, database_url: str | None, settings: AttemptSettings) -> D
                 raise RuntimeError(f"this process already uses the run store {_current.home}")
             _current.settings = settings
             return _current
-        runtime = DurableRuntime(home, database_url, settings)
+        runtime = DurableRuntime(home, database_url, settings, executes=executes)
+        if answered is not None:
+            runtime.answered = answered
         runtime.launch()
         _current = runtime
         if "cleanup" not in _exit_hooks:
@@ -125,8 +145,19 @@ class DurableRuntime:
     liveness, and the runs live here (what a waiter here watches instead of reading the run from
     the database again and again)."""
 
-    def __init__(self, home: Path, database_url: str | None, settings: AttemptSettings) -> None:
+    def __init__(
+        self,
+        home: Path,
+        database_url: str | None,
+        settings: AttemptSettings,
+        *,
+        executes: bool = True,
+    ) -> None:
         self.home = home
+        self.database_url = database_url
+        self.executes = executes
+        self.waiting: set[str] = set()  # runs of this process waiting for the agent
+        self.answered: Callable[[str, str], bool] = lambda _run, _step: False
         self.url = database_url or f"sqlite:///{home / DATABASE}"
         self.settings = settings
         self.watch = CancelWatch(self.cancelled)
@@ -177,7 +208,9 @@ class DurableRuntime:
                 "notification_listener_polling_interval_sec": 0.1,
             }
         )
-        if not self.settings.allow_commands:
+        if not self.executes:
+            DBOS.listen_queues([])  # it executes no run: a worker does (see `hand_over`)
+        elif not self.settings.allow_commands:
             # leave command steps to processes allowed to run them
             DBOS.listen_queues([RECOVERED_AGENT_RUNS])
         _mask_logs()
@@ -199,9 +232,13 @@ class DurableRuntime:
             stop_orphans(self.home, dead)
             forget(self.home, dead)
             self._watch_postgres(lock.executor_id)
-        elif dead:
+        elif dead and self.executes:
             self.recover(dead)
+        # (A process that executes nothing leaves them to the worker it starts below: handing
+        # back a run that only waits for the agent would have a worker replay it for nothing.)
         self.executor_lock = lock
+        if not self.executes and self.needs_worker():
+            self.start_worker()
 
     def _watch_postgres(self, executor_id: str) -> None:
         """Register this executor as alive in the shared store, and watch for dead ones
@@ -274,6 +311,77 @@ class DurableRuntime:
         ):
             return RECOVERED_AGENT_RUNS
         return RECOVERED_RUNS
+
+    # --- no run left behind (worker.py) ------------------------------------------------------
+
+    def executor_alive(self, executor_id: str | None) -> bool:
+        """Whether the process of ``executor_id`` lives (its lock file is locked on SQLite, its
+        advisory lock held on Postgres)."""
+        if not executor_id:
+            return False
+        if self.executor_lock is not None and executor_id == self.executor_id:
+            return True
+        if self.journal.postgres:
+            from .pg_liveness import lock_key
+
+            return self.journal.advisory_lock_held(lock_key(executor_id))
+        return executor_locked(self.home, executor_id)
+
+    def recover_dead_now(self) -> None:
+        """SQLite: take over the runs of processes that died since the last look (a server that
+        just handed its runs over, say); Postgres watches its executors by itself."""
+        if not self.journal.postgres:
+            dead = set(dead_executors(self.home, self.executor_id))
+            # and processes gone so long ago that their lock file went too
+            dead |= {
+                executor_id
+                for executor_id in self.journal.pending_executors()
+                if not self.executor_alive(executor_id)
+            }
+            if dead:
+                self.recover(sorted(dead))
+
+    def needs_worker(self) -> bool:
+        """Whether a run waits for a process to take it: on a recovery queue, or pending on a
+        dead process (and not merely waiting for the agent)."""
+        if self.journal.queued_on((RECOVERED_RUNS, RECOVERED_AGENT_RUNS)):
+            return True
+        for executor_id, run_ids in self.journal.pending_executors().items():
+            if self.executor_alive(executor_id):
+                continue
+            for run_id in run_ids:
+                state = DBOS.get_event(run_id, "state", timeout_seconds=0) or {}
+                if state.get("status") != "waiting" or self._answered(run_id, state):
+                    return True
+        return False
+
+    def _answered(self, run_id: str, state: dict[str, Any]) -> bool:
+        waiting = state.get("waiting") or {}
+        return self.answered(run_id, str(waiting.get("step_key")))
+
+    def hand_over(self, run_id: str) -> None:
+        """After an answer to ``run_id``: make sure a live process acts on it — the process it
+        is executing in, or a worker started now."""
+        if run_id in self.live:
+            return
+        placement = self.journal.run_placement(run_id)
+        if placement is None:
+            return
+        status, executor_id, _queue = placement
+        if status == "ENQUEUED" or (status == "PENDING" and not self.executor_alive(executor_id)):
+            self.start_worker()
+
+    def start_worker(self) -> None:
+        from .worker import spawn_worker
+
+        spawn_worker(self.home, self.database_url, self.settings.project)
+
+    def busy(self) -> bool:
+        """Whether this process executes a run that is not just waiting for the agent, or a run
+        waits on a recovery queue (for it, or another worker)."""
+        return any(run_id not in self.waiting for run_id in list(self.live)) or (
+            self.journal.queued_on((RECOVERED_RUNS, RECOVERED_AGENT_RUNS))
+        )
 
     # --- the runs, through DBOS ------------------------------------------------------------
 
@@ -395,6 +503,13 @@ def _exit_if_busy() -> None:
     runtime = _current
     if runtime is None or not runtime.live:
         return
+    if any(run_id not in runtime.waiting for run_id in list(runtime.live)):
+        # Runs in the middle of their steps: a worker takes them over once this process is gone
+        # (the steps killed here run again there), instead of waiting for some later process.
+        try:
+            runtime.start_worker()
+        except OSError as error:
+            logging.getLogger(__name__).warning("could not start a worker: %s", error)
     runtime.kill_in_flight()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -610,6 +725,10 @@ class _Effects:
         self.journal.flush()
         self.status = None
         DBOS.set_event("state", self.masks.mask(state))
+        if state.get("status") == "waiting":
+            self.runtime.waiting.add(self.run_id)
+        else:
+            self.runtime.waiting.discard(self.run_id)
         self.runtime.count(self.run_id, 0)
         self.runtime.notify()
 
@@ -651,6 +770,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         return summary
     finally:
         runtime.live.pop(run_id, None)
+        runtime.waiting.discard(run_id)
         runtime.notify()
 
 

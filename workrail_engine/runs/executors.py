@@ -19,7 +19,14 @@ from pathlib import Path
 
 from . import step_processes
 
-__all__ = ["ExecutorLock", "InFlight", "dead_executors", "forget", "stop_orphans"]
+__all__ = [
+    "ExecutorLock",
+    "InFlight",
+    "dead_executors",
+    "executor_locked",
+    "forget",
+    "stop_orphans",
+]
 
 
 class ExecutorLock:
@@ -55,6 +62,21 @@ def dead_executors(home: Path, own: str) -> list[str]:
             os.close(fd)
         dead.append(executor_id)
     return dead
+
+
+def executor_locked(home: Path, executor_id: str) -> bool:
+    """Whether the process of ``executor_id`` holds its lock file (a missing file: long gone)."""
+    try:
+        fd = os.open(home / "executors" / f"{executor_id}.lock", os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def forget(home: Path, executor_ids: list[str]) -> None:

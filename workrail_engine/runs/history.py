@@ -64,6 +64,10 @@ class _Dialect:
             "events": f"{prefix}workflow_events",
             "input": f"{prefix}workflow_input",
             "journal": "workrail.journal" if postgres else "workrail_journal",
+            "sessions": "workrail.sessions" if postgres else "workrail_sessions",
+            "positions": "workrail.session_positions" if postgres else "workrail_session_positions",
+            "answers": "workrail.answers" if postgres else "workrail_answers",
+            "pinned": "workrail.pinned_workflows" if postgres else "workrail_pinned_workflows",
         }
 
     def field(self, column: str, *path: str | int) -> str:
@@ -187,7 +191,63 @@ class RunHistory:
         offset: int = 0,
         limit: int = 50,
     ) -> RunPage:
-        """Runs newest first, ``limit`` of them from ``offset``, with the total that match."""
+        """Runs and sessions newest first, ``limit`` of them from ``offset``, with the total that
+        match."""
+        sessions = self._session_page(status, workflow, offset + limit)
+        if not sessions.total:
+            return self._run_page(status=status, workflow=workflow, offset=offset, limit=limit)
+        # Both kinds, merged by start: the first offset + limit of each cover the page.
+        runs = self._run_page(status=status, workflow=workflow, offset=0, limit=offset + limit)
+        merged = sorted(runs.rows + sessions.rows, key=lambda r: r.started_at, reverse=True)
+        return RunPage(merged[offset : offset + limit], runs.total + sessions.total, offset, limit)
+
+    def _session_page(self, status: str | None, workflow: str | None, limit: int) -> RunPage:
+        where, args = ["1 = 1"], []
+        if status:
+            where.append("s.status = ?")
+            args.append(status)
+        if workflow:
+            where.append("s.workflow_id = ?")
+            args.append(workflow)
+        condition = " WHERE " + " AND ".join(where)
+        total = self._query("SELECT COUNT(*) FROM {sessions} s" + condition, args)
+        if not total or not total[0][0]:
+            return RunPage([], 0, 0, limit)
+        found = self._query(
+            "SELECT s.run_id, s.workflow_id, s.status, s.created_at, s.updated_at, s.attempt,"
+            " s.workflow_hash FROM {sessions} s"
+            + condition
+            + " ORDER BY s.created_at DESC LIMIT ?",
+            [*args, max(limit, 1)],
+        )
+        rows = []
+        for run_id, workflow_id, kind, created, updated, attempt, digest in found:
+            definition = self._pinned(digest)
+            end = time.time() if kind in ACTIVE else updated
+            rows.append(
+                RunRow(
+                    run_id,
+                    workflow_id,
+                    definition.get("name"),
+                    kind,
+                    created,
+                    max(end - created, 0.0),
+                    int(attempt) - 1,
+                    len(executable_steps(definition)),
+                )
+            )
+        return RunPage(rows, int(total[0][0]), 0, limit)
+
+    def _pinned(self, digest: str) -> dict[str, Any]:
+        key = f"pinned:{digest}"
+        if key not in self._definitions:
+            found = self._query("SELECT definition FROM {pinned} WHERE workflow_hash = ?", [digest])
+            self._definitions[key] = {"workflow": _json(found[0][0]) if found else {}}
+        return self._definitions[key]["workflow"] or {}
+
+    def _run_page(
+        self, *, status: str | None, workflow: str | None, offset: int, limit: int
+    ) -> RunPage:
         where, args = ["ws.name = 'workrail_run'"], []
         if workflow:
             stored = "COALESCE(wi.inputs, ws.inputs)"
@@ -296,6 +356,11 @@ class RunHistory:
 
     def version(self, run_id: str) -> tuple[Any, ...]:
         """Changes whenever the run does (status, state event, journal rows): cheap to poll."""
+        session = self._query(
+            "SELECT status, updated_at, attempt FROM {sessions} WHERE run_id = ?", [run_id]
+        )
+        if session:
+            return ("session", *session[0])
         state = self._query(
             "SELECT ws.status, ws.updated_at, ev.value FROM {status} ws LEFT JOIN {events} ev"
             " ON ev.workflow_uuid = ws.workflow_uuid AND ev.key = 'state'"
@@ -320,7 +385,7 @@ class RunHistory:
             [run_id],
         )
         if not found:
-            return None
+            return self._session(run_id)
         dbos_status, kind, created, updated, state_text, error, inputs, inline, attrs = found[0]
         run = _run_input(inputs or inline)
         self._definitions.setdefault(run_id, run)
@@ -360,6 +425,58 @@ class RunHistory:
             ),
             "steps_total": len(executable_steps(workflow)),
             "waiting": state.get("waiting") if kind == "waiting" else None,
+        }
+
+    def _session(self, run_id: str) -> dict[str, Any] | None:
+        """A session, in the shape of `run`: each answered step with the agent's notes."""
+        found = self._query(
+            "SELECT s.workflow_id, s.workflow_hash, s.status, s.created_at, s.updated_at,"
+            " s.goal, p.pending FROM {sessions} s JOIN {positions} p ON p.run_id = s.run_id"
+            " WHERE s.run_id = ?",
+            [run_id],
+        )
+        if not found:
+            return None
+        workflow_id, digest, kind, created, updated, goal, pending_text = found[0]
+        workflow = self._pinned(digest)
+        sites = _site_of(workflow)
+        steps = []
+        for step_key, step_id, title, notes in self._query(
+            "SELECT step_key, step_id, title, notes FROM {answers}"
+            " WHERE run_id = ? ORDER BY answered_at",
+            [run_id],
+        ):
+            step, group = sites.get(step_id, ({}, None))
+            entry = _blank(f"{step_id}#{step_key}", step_id, step, group)
+            entry.update(status="success", title=title or entry["title"], notes=notes)
+            entry["stdout"], entry["stdout_capped"] = _tail(notes)
+            steps.append(entry)
+        pending = (_json(pending_text) or {}) if kind == "waiting" else {}
+        if pending.get("step"):
+            step_id = pending["step"]["id"]
+            step, group = sites.get(step_id, ({}, None))
+            entry = _blank(step_id, step_id, step, group)
+            entry.update(status="waiting", guidance=pending.get("guidance") or {})
+            entry["guidance_list"] = pending["step"].get("guidance") or []
+            steps.append(entry)
+        ended = None if kind in ACTIVE else updated
+        return {
+            "run_id": run_id,
+            "workflow_id": workflow_id,
+            "workflow_name": workflow.get("name"),
+            "status": kind,
+            "started_at": created,
+            "ended_at": ended,
+            "duration": max((ended or time.time()) - created, 0.0),
+            "error_message": None,
+            "parameters": {"goal": goal} if goal else {},
+            "steps": steps,
+            "steps_done": len({s["step_id"] for s in steps if s["status"] == "success"}),
+            "steps_total": len(executable_steps(workflow)),
+            "waiting": {"step_key": pending["step"]["id"], **pending}
+            if pending.get("step")
+            else None,
+            "session": {"workflow_hash": digest, "goal": goal},
         }
 
 

@@ -19,22 +19,15 @@ would.
 from __future__ import annotations
 
 import json
-import logging
-import os
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
+from .sql_store import SqlStore
 from .sqlite_store import configure_connection
 
 __all__ = ["Journal"]
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
-RECONNECT_FOR = 120.0  # seconds a lost Postgres connection is tried again before a step fails
 
 # One row per attempt; the step's result rides on the row of its last attempt (attempt 0 for a
 # step that has none: skipped, or answered by the agent), so a step costs one INSERT.
@@ -51,43 +44,32 @@ _POSTGRES_TABLES = (
     "CREATE SCHEMA IF NOT EXISTS workrail",
     f"CREATE TABLE IF NOT EXISTS workrail.journal (position BIGSERIAL PRIMARY KEY, {_COLUMNS})",
 )
-_DDL_LOCK = 0x776F726B7261696C  # "workrail": serializes CREATE … IF NOT EXISTS between processes
 _UPSERT = (
     "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (run_id, step_key, attempt) DO UPDATE SET outcome = excluded.outcome, result = excluded.result"
 )
 
 
-class Journal:
+class Journal(SqlStore):
     """One connection per process, shared by its runs' threads under a lock (each use is short)."""
 
+    application_name = "workrail-journal"
+
     def __init__(self, url: str, dbos_schema: str = "dbos") -> None:
-        self.postgres = not url.startswith("sqlite")
-        self._lock = threading.Lock()
         # Attempt outcomes not written yet, by (run id, step key): see `add_attempt`.
         self._pending: dict[tuple[str, str], tuple[int, str]] = {}
-        self._compiled: dict[str, str] = {}
         self._writes = 0
         self._closing = threading.Event()
-        if self.postgres:
-            self._url = url
-            self._conn: Any = self._connect()
-            self._names = {
-                "journal": "workrail.journal",
-                "status": f'"{dbos_schema}".workflow_status',
-            }
-            with self._transaction() as cur:
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
-                for statement in _POSTGRES_TABLES:
-                    cur.execute(statement)
-        else:
-            self._conn = sqlite3.connect(
-                url.removeprefix("sqlite:///"),
-                isolation_level=None,
-                check_same_thread=False,
-                timeout=30,
-            )
-            configure_connection(self._conn)
+        super().__init__(
+            url,
+            {
+                "journal": ("workrail_journal", "workrail.journal"),
+                "status": ("workflow_status", f'"{dbos_schema}".workflow_status'),
+            },
+            _SQLITE_TABLES,
+            _POSTGRES_TABLES,
+        )
+        if not self.postgres:
             self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see `_checkpoints`
             threading.Thread(
                 target=self._checkpoints,
@@ -95,55 +77,6 @@ class Journal:
                 name="workrail-journal-checkpoints",
                 daemon=True,
             ).start()
-            self._names = {"journal": "workrail_journal", "status": "workflow_status"}
-            with self._transaction() as cur:
-                for statement in _SQLITE_TABLES:
-                    cur.execute(statement)
-
-    def _connect(self) -> Any:
-        import psycopg
-
-        from .pg_liveness import connection_parameters
-
-        conn = psycopg.connect(
-            **connection_parameters(self._url, "workrail-journal"), autocommit=True
-        )
-        # As with SQLite's synchronous=NORMAL: a commit is not flushed to disk before it returns,
-        # which survives any crash of our processes (the server has the row) and can only lose
-        # the last commits if the database server itself crashes — never corrupt anything.
-        # Flushing each step's row cost 2–3 ms a step here. WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT=on
-        # flushes every commit.
-        synchronous = os.environ.get("WORKRAIL_POSTGRES_SYNCHRONOUS_COMMIT", "off").lower()
-        conn.execute(
-            "SELECT set_config('synchronous_commit', %s, false)",
-            (synchronous if synchronous in ("on", "off", "local", "remote_write") else "off",),
-        )
-        return conn
-
-    def _again(self, action: Callable[[], T]) -> T:
-        """Postgres: a server restart or a failover ends the session. Connect again and repeat —
-        every write here is an upsert and every read a read, so a repeat is harmless — for up to
-        ``RECONNECT_FOR`` seconds, as DBOS does for its own queries, before giving up."""
-        if not self.postgres:
-            return action()
-        import psycopg
-
-        give_up = time.monotonic() + RECONNECT_FOR
-        pause = 0.2
-        while True:
-            try:
-                return action()
-            except psycopg.OperationalError:
-                if time.monotonic() >= give_up:
-                    raise
-                log.warning("the run store's connection was lost; connecting again")
-                time.sleep(pause)
-                pause = min(pause * 2, 5.0)
-                try:
-                    self._conn.close()
-                    self._conn = self._connect()
-                except psycopg.OperationalError:
-                    continue  # the server is not back yet
 
     def close(self) -> None:
         self._closing.set()
@@ -167,61 +100,6 @@ class Journal:
             pass
         finally:
             conn.close()
-
-    # --- SQL plumbing: `?` placeholders, table names by role -----------------------------------
-
-    def _sql(self, text: str) -> str:
-        compiled = self._compiled.get(text)
-        if compiled is None:
-            compiled = text.format(**self._names)
-            compiled = self._compiled[text] = (
-                compiled.replace("?", "%s") if self.postgres else compiled
-            )
-        return compiled
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        """A write transaction (the caller holds ``_lock``, or nobody else has the connection)."""
-        if self.postgres:
-            with self._conn.transaction(), self._conn.cursor() as cur:
-                yield cur
-            return
-        cur = self._conn.cursor()
-        cur.execute("BEGIN IMMEDIATE")  # take the write lock now: no upgrade deadlock with DBOS
-        try:
-            yield cur
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        cur.execute("COMMIT")
-
-    def _read(self, text: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._fetch(text, args)
-
-    def _fetch(self, text: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        """A query (the caller holds ``_lock``)."""
-        if self.postgres:
-
-            def query() -> list[tuple[Any, ...]]:
-                with self._conn.cursor() as cur:
-                    cur.execute(self._sql(text), args)
-                    return list(cur.fetchall())
-
-            return self._again(query)
-        return list(self._conn.execute(self._sql(text), args).fetchall())
-
-    def _execute(self, text: str, rows: list[tuple[Any, ...]]) -> None:
-        """Write ``rows`` in one transaction (the caller holds ``_lock``)."""
-        if len(rows) == 1 and not self.postgres:
-            self._conn.execute(self._sql(text), rows[0])  # one statement: its own transaction
-            return
-
-        def write() -> None:
-            with self._transaction() as cur:
-                cur.executemany(self._sql(text), rows)
-
-        self._again(write)
 
     def _flush(self) -> None:
         if self._pending:
@@ -313,5 +191,44 @@ class Journal:
         rows = self._read(
             "SELECT 1 FROM {status} WHERE executor_id = ? AND status = 'PENDING' LIMIT 1",
             (executor_id,),
+        )
+        return bool(rows)
+
+    def run_placement(self, run_id: str) -> tuple[str, str | None, str | None] | None:
+        """(DBOS status, executor id, queue name) of a run, or None for an unknown id."""
+        rows = self._read(
+            "SELECT status, executor_id, queue_name FROM {status} WHERE workflow_uuid = ?",
+            (run_id,),
+        )
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def queued_on(self, queues: tuple[str, ...]) -> bool:
+        """Whether a run waits on one of ``queues`` for a process to take it."""
+        marks = ", ".join("?" * len(queues))
+        rows = self._read(
+            f"SELECT 1 FROM {{status}} WHERE status = 'ENQUEUED' AND queue_name IN ({marks})"
+            " LIMIT 1",
+            queues,
+        )
+        return bool(rows)
+
+    def pending_executors(self) -> dict[str, list[str]]:
+        """Executor id → the runs pending on it (every process's, this one's included)."""
+        rows = self._read(
+            "SELECT executor_id, workflow_uuid FROM {status} WHERE status = 'PENDING'"
+            " AND executor_id IS NOT NULL",
+            (),
+        )
+        found: dict[str, list[str]] = {}
+        for executor_id, run_id in rows:
+            found.setdefault(executor_id, []).append(run_id)
+        return found
+
+    def advisory_lock_held(self, key: int) -> bool:
+        """Postgres: whether some session holds the advisory lock ``key`` (a living executor)."""
+        rows = self._read(
+            "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1"
+            " AND ((classid::bigint << 32) | objid::bigint) = ?",
+            (key,),
         )
         return bool(rows)

@@ -7,6 +7,7 @@ DBOS is imported and launched on first need (`start()`), never at import, so a s
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -15,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contracts import check_step_artifacts
 from ..declared import declared_secrets
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
-from ..rules import validate_output
+from ..step_checks import check_answer
 from ..steps import find_step
 from .commands import AttemptSettings
 from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
@@ -30,6 +30,7 @@ from .walker import condition_context
 from .workspace import check_sandbox
 
 if TYPE_CHECKING:
+    from ..sessions.service import SessionService, SessionStep
     from .durable import DurableRuntime
 
 __all__ = ["RunOptions", "RunService"]
@@ -59,9 +60,13 @@ class RunService:
         home: Path | None = None,
         database: str | None = None,
         server: bool = False,
+        executes: bool = True,
     ) -> None:
         """``server``: this process serves clients and should end promptly when asked to, even
-        with runs in flight (see `DurableRuntime.exit_promptly_on_shutdown`)."""
+        with runs in flight (see `DurableRuntime.exit_promptly_on_shutdown`). ``executes``:
+        false for a process that only reads and answers runs (the CLI's `runs`, `run-status`,
+        `continue`, `cancel`): it executes none, and hands a run that needs an executor to a
+        worker (`runs/worker.py`)."""
         self.project = project
         self.settings = AttemptSettings(
             project=project, allow_commands=allow_commands, sandbox=sandbox
@@ -69,10 +74,12 @@ class RunService:
         self.home = home
         self.database = database
         self.server = server
+        self.executes = executes
         # DBOS in this process and everything the runs share; every DBOS call goes through it.
         self.runtime: DurableRuntime | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._sessions: SessionService | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -84,12 +91,56 @@ class RunService:
 
                 home = self.home or store_home()
                 try:
-                    runtime = durable.launch(home, self.database or database_url(), self.settings)
+                    runtime = durable.launch(
+                        home,
+                        self.database or database_url(),
+                        self.settings,
+                        executes=self.executes,
+                        answered=self._answered,
+                    )
                 except RuntimeError as exc:  # DBOS is one per process, on one store
                     raise StorageError(str(exc)) from None
                 if self.server:
                     runtime.exit_promptly_on_shutdown()
                 self.runtime = runtime
+
+    @property
+    def sessions(self) -> SessionService:
+        """Sessions live in the same store (their own tables; no DBOS), and the answers table
+        there is what makes an answer to a run's waiting step exactly-once. Made on first use
+        (sessions import the navigator: not needed to execute a run)."""
+        if self._sessions is None:
+            from ..sessions.service import SessionService  # sessions import runs' modules
+
+            self._sessions = SessionService(home=self.home, database=self.database)
+        return self._sessions
+
+    def _answered(self, run_id: str, step_key: str) -> bool:
+        return self.sessions.store.answer(run_id, step_key) is not None
+
+    def work(self, *, linger: float = 2.0) -> None:
+        """Be a worker: execute the runs handed over (recovered from dead processes, answered,
+        queued) until none is left for ``linger`` seconds, then return (`workrail worker`)."""
+        runtime = self._runtime()
+        started = time.monotonic()
+        postgres = runtime.journal.postgres
+        # On Postgres a dead process is claimed two liveness checks after it died: stay for them.
+        interval = float(os.environ.get("WORKRAIL_LIVENESS_INTERVAL", "5")) if postgres else 0.0
+        quiet_since: float | None = None
+        while True:
+            runtime.recover_dead_now()
+            now = time.monotonic()
+            if runtime.busy() or (postgres and runtime.needs_worker()):
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            if (
+                quiet_since is not None
+                and now - quiet_since >= linger
+                and now - started >= 3 * interval + linger
+            ):
+                return
+            time.sleep(0.25)
 
     def close(self) -> None:
         """Stop the durable layer of this process (tests, embedding); `start()` may follow."""
@@ -173,7 +224,11 @@ class RunService:
     # --- reading -------------------------------------------------------------------------
 
     def get(self, run_id: str) -> dict[str, Any]:
-        """The run as the spec shapes it (status, workflow_id, steps_completed, step_results, ...)."""
+        """The run as the spec shapes it (status, workflow_id, steps_completed, step_results, ...);
+        a session's too."""
+        session = self.sessions.get(run_id)
+        if session is not None:
+            return session
         return _public(self._raw(run_id))
 
     def _raw(self, run_id: str) -> dict[str, Any]:
@@ -189,16 +244,31 @@ class RunService:
             )
         if cached is None:  # a run's input never changes: read its definition once
             cached = self._inputs[run_id] = run_input(status)
-        return _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
+        snap = _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
+        waiting = snap.get("waiting")
+        if waiting and self.sessions.store.answer(run_id, waiting["step_key"]) is not None:
+            # Answered, not yet acted on: the run is not waiting for the agent any more.
+            snap["status"] = "running"
+            snap["answered_step"] = snap.pop("waiting")["step_key"]
+        return snap
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
         runtime = self._runtime()
         statuses = runtime.list_runs(running_only=running_only, limit=limit)
         # An in-flight run may be waiting for the agent: its state event says so, as in get().
-        return [
+        runs = [
             _summary(s, runtime.events(s.workflow_id) if s.status in _IN_FLIGHT else {})
             for s in statuses
         ]
+        answered = self.sessions.store.answered_keys(
+            [r["workflow_id"] for r in runs if r.get("_waiting_on")]
+        )
+        for run in runs:
+            if (run["workflow_id"], run.pop("_waiting_on", None)) in answered:
+                run["status"] = "running"
+        runs += self.sessions.list(limit=limit, active_only=running_only)
+        runs.sort(key=lambda r: r["started_at"], reverse=True)
+        return runs[:limit]
 
     def wait(
         self,
@@ -211,10 +281,21 @@ class RunService:
         """The run once it ends or waits for the agent, or as it is when ``seconds`` are up
         (or when ``stop`` is set)."""
         end = time.monotonic() + max(seconds, 0.0)
+        session = self.sessions.get(run_id)
+        if session is not None:  # a session moves only when the agent answers
+            if on_change is not None:
+                on_change(session)
+            return session
         seen = None
+        handed = time.monotonic()
         while True:
             mark_before = self._runtime().change_mark(run_id)
             snap = self.get(run_id)
+            if snap.get("answered_step") and time.monotonic() - handed > 2.0:
+                # Answered and not acted on yet: the process it was handed to may have ended
+                # right then; hand it over again (a no-op while its executor lives).
+                handed = time.monotonic()
+                self._runtime().hand_over(run_id)
             mark = (snap["status"], len(snap["step_results"]))
             if on_change is not None and mark != seen:
                 on_change(snap)
@@ -235,6 +316,8 @@ class RunService:
     # --- acting on a run -----------------------------------------------------------------
 
     def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
+        if self.sessions.get(run_id) is not None:
+            return self.sessions.cancel(run_id, reason)
         raw = self._raw(run_id)
         snap = _public(raw)
         if snap["status"] not in ACTIVE:
@@ -257,45 +340,147 @@ class RunService:
         context: dict[str, Any] | None = None,
         wait_seconds: float = 10.0,
         artifacts: Sequence[Any] | None = None,
+        step_key: str | None = None,
     ) -> dict[str, Any]:
+        """Answer the step a run (or a session) waits on, exactly once.
+
+        ``step_key`` names the step attempt answered (``waiting.step_key``). The same answer
+        again returns the run's state with ``outcome: replayed``; another answer to a step
+        already answered raises `AnswerNotApplied`; an answer that fails the step's checks
+        returns ``outcome: blocked`` and the run stays at the step. Without ``step_key`` the
+        answer is for the step waiting now, and one identical to the last applied answer counts
+        as its replay."""
+        from ..sessions.service import answer_digest
+        from ..sessions.store import Answer
+
+        if self.sessions.store.get(run_id) is not None:
+            return self._continue_session(run_id, output, context, artifacts, step_key)
         snap = self._raw(run_id)
-        if snap["status"] != "waiting":
+        masks = _secrets_of(snap["_workflow"])
+        body = masks.mask(
+            {"output": output, "context": context or {}, "artifacts": artifacts or []}
+        )
+        digest = answer_digest(body["output"], body["artifacts"], body["context"])
+        waiting = snap.get("waiting") if snap["status"] == "waiting" else None
+        key = step_key or (waiting["step_key"] if waiting else snap.get("answered_step"))
+        replay = self._earlier_answer(run_id, snap, key, digest, explicit=step_key is not None)
+        if replay is not None:
+            return replay
+        if waiting is None or waiting["step_key"] != key:
+            answers = self.sessions.store.answers(run_id)
             raise InvalidRunState(
-                f"run {run_id} is {snap['status']}, not waiting for the agent",
+                f"answer not applied: run {run_id} is {snap['status']}, not waiting for an answer "
+                "to "
+                + (f"step {key!r}" if key else "any step")
+                + (f"; it waits on step {waiting['step_key']!r}" if waiting else "")
+                + (
+                    f" (the last step answered, {answers[-1].step_key!r}, got another answer)"
+                    if answers and not waiting
+                    else ""
+                ),
                 runId=run_id,
                 status=snap["status"],
+                state=_public(snap),
             )
-        waiting = snap["waiting"]
         step = find_step(snap["_workflow"], waiting["step"]["id"])
         values = {
             "parameters": snap["_parameters"],
-            "context": {**waiting.get("context", {}), **(context or {})},
+            "context": {**waiting.get("context", {}), **body["context"]},
             "steps": {},
         }
-        checked = validate_output(step.get("validationCriteria"), output, condition_context(values))
-        handed = check_step_artifacts(snap["_workflow"], step, artifacts or [])
-        masks = _secrets_of(snap["_workflow"])
-        if not checked.valid or not handed.valid:
+        checked = check_answer(
+            snap["_workflow"], step, body["output"], body["artifacts"], condition_context(values)
+        )
+        if not checked.valid:
             blocked: dict[str, Any] = {
                 **_public(snap),
                 "outcome": "blocked",
-                "issues": [*checked.issues, *handed.issues],
-                "suggestions": [*checked.suggestions, *handed.suggestions],
+                "issues": checked.issues,
+                "suggestions": checked.suggestions,
             }
-            if handed.followups:
-                blocked["follow_ups"] = handed.followups
+            if checked.followups:
+                blocked["follow_ups"] = checked.followups
             return masks.mask(blocked)  # type: ignore[no-any-return]
-        message: dict[str, Any] = {
-            "step_key": waiting["step_key"],
-            "output": output,
-            "context": context or {},
-        }
-        if artifacts:
-            message["artifacts"] = list(artifacts)
+        record = Answer(key, digest, step["id"], None, None, None, time.time())
+        claim = self.sessions.store.claim(run_id, record)
+        if not claim.applied:
+            return self._earlier_answer(run_id, self._raw(run_id), key, digest, explicit=True) or {}
+        message: dict[str, Any] = {"step_key": key, **body}
+        if not body["artifacts"]:
+            message.pop("artifacts")
         # DBOS stores the message (and the run's receipt of it): masked before it is sent.
-        self._runtime().send(run_id, masks.mask(message))
-        after = self.wait(run_id, wait_seconds, leave_waiting=waiting["step_key"])
-        return {**after, "outcome": "accepted"}
+        runtime = self._runtime()
+        runtime.send(run_id, message)
+        runtime.hand_over(run_id)
+        after = self.wait(run_id, wait_seconds, leave_waiting=key)
+        return {**after, "outcome": "accepted", "answered_step": key}
+
+    def _earlier_answer(
+        self, run_id: str, snap: dict[str, Any], key: str | None, digest: str, *, explicit: bool
+    ) -> dict[str, Any] | None:
+        """The run's state as a replay when this very answer was applied before; `AnswerNotApplied`
+        when another answer to that step was; None when the step has no answer yet."""
+        from ..sessions.service import AnswerNotApplied
+
+        store = self.sessions.store
+        recorded = store.answer(run_id, key) if key else None
+        if recorded is None and not explicit:
+            answers = store.answers(run_id)
+            last = answers[-1] if answers else None
+            if last is not None and last.digest == digest:
+                recorded = last  # the agent resent its last answer: a replay
+            else:
+                return None
+        if recorded is None:
+            return None
+        if recorded.digest == digest:
+            return {**_public(snap), "outcome": "replayed", "answered_step": recorded.step_key}
+        raise AnswerNotApplied(
+            f"answer not applied: step {recorded.step_key!r} of run {run_id} was already answered "
+            "with another answer, which was applied; the run is now " + _state_words(snap),
+            runId=run_id,
+            reason="ANSWER_NOT_APPLIED",
+            state=_public(snap),
+        )
+
+    def _continue_session(
+        self,
+        run_id: str,
+        output: str,
+        context: dict[str, Any] | None,
+        artifacts: Sequence[Any] | None,
+        step_key: str | None,
+    ) -> dict[str, Any]:
+        attempt = int(step_key) if step_key and step_key.isdigit() else None
+        if step_key is not None and attempt is None:
+            raise InvalidParams(
+                f"step_key {step_key!r}: a session's step attempts are numbers (waiting.step_key)",
+                details="step_key",
+            )
+        step = self.sessions.answer(
+            run_id, attempt, notes=output, artifacts=artifacts, context=context
+        )
+        return session_result(self.sessions.get(run_id) or {}, step)
+
+
+def session_result(snap: dict[str, Any], step: SessionStep) -> dict[str, Any]:
+    """A session's answer as the run tools return it: the run-shaped state plus the outcome,
+    the problems of a blocked answer and the session's tokens."""
+    out = {
+        **snap,
+        "outcome": {"advanced": "accepted"}.get(step.outcome, step.outcome),
+        "continue_token": step.continue_token,
+        "checkpoint_token": step.checkpoint_token,
+    }
+    if step.outcome == "blocked":
+        out.update(issues=step.issues, suggestions=step.suggestions, problems=step.problems)
+    return out
+
+
+def _state_words(snap: dict[str, Any]) -> str:
+    if snap.get("status") == "waiting" and snap.get("waiting"):
+        return f"waiting on step {snap['waiting']['step_key']!r}"
+    return str(snap.get("status"))
 
 
 def _secrets_of(workflow: dict[str, Any]) -> SecretSet:
@@ -361,10 +546,14 @@ _IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
 
 def _summary(status: Any, events: dict[str, Any]) -> dict[str, Any]:
     run = run_input(status)
-    kind = _status_of(status, events.get("state") or {})
-    return {
+    state = events.get("state") or {}
+    kind = _status_of(status, state)
+    summary = {
         "workflow_id": status.workflow_id,
         "workflow_name": (run.get("workflow") or {}).get("id"),
         "status": kind,
         "started_at": (status.created_at or 0) / 1000,
     }
+    if kind == "waiting" and state.get("waiting"):
+        summary["_waiting_on"] = state["waiting"].get("step_key")
+    return summary

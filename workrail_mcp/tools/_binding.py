@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
-from workrail_engine.errors import EngineError, closest
+from workrail_engine.errors import EngineError, InvalidParams, closest
 from workrail_mcp.error_mapping import (
     as_json_text,
     describe_validation_error,
@@ -116,6 +116,9 @@ class ToolSpec:
     # The function takes ``report=(done, total, message)``, called from its worker thread; it is
     # no argument of the tool (the client asks for progress with a token in ``_meta``).
     reports_progress: bool = False
+    # How an anticipated failure is answered to ``tools/call`` (default: our numeric-code
+    # envelope; the upstream edition answers in upstream's shape, `_upstream_errors`).
+    error_result: Callable[[EngineError], CallToolResult] | None = None
 
 
 class _Invoker:
@@ -142,6 +145,8 @@ class _Invoker:
         try:
             result = self.spec.fn(self.env, **arguments)
         except EngineError as error:
+            if self.spec.error_result is not None:
+                return self.spec.error_result(error)
             return error_result(error.code, error.message, error.data or None)
         text = self._shared_text(result)
         if text is None:
@@ -253,6 +258,10 @@ class ToolRegistry:
         try:
             kwargs = self.validate(name, arguments)
         except MCPError as error:
+            shape = self._tools[name].spec.error_result
+            if shape is not None:  # the tool's own error shape, for bad arguments too
+                data = error.error.data if isinstance(error.error.data, dict) else {}
+                return shape(InvalidParams(error.error.message, **data))
             return error_result(error.error.code, error.error.message, error.error.data)
         self._progress(name, kwargs, progress)
         return await anyio.to_thread.run_sync(partial(self._tools[name].invoke, **kwargs))

@@ -17,12 +17,12 @@ import logging
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.errors import EngineError
+from workrail_engine.errors import EngineError, InvalidParams
 from workrail_engine.runs import RunOptions, RunService, resolve_workflow
 from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
 from workrail_mcp.next_action import phrase_run
@@ -147,6 +147,7 @@ class RunResult(TypedDict):
     suggestions: NotRequired[list[str]]
     follow_ups: NotRequired[list[str]]
     groups: NotRequired[list[dict[str, Any]]]
+
     dry_run: NotRequired[bool]
 
 
@@ -246,23 +247,121 @@ def cancel_workflow(
         return _runs(env).service.cancel(workflow_id, reason)  # type: ignore[return-value]
 
 
+class ContinueResult(TypedDict, total=False):
+    """A run's state after an answer (RunResult's fields), or a session's position (the
+    session tools' fields) when a continueToken was passed."""
+
+    status: str
+    workflow_id: str
+    workflow_name: str | None
+    steps_completed: int
+    steps_total: int
+    step_results: list[StepResult]
+    execution_time: float
+    error_message: str | None
+    waiting: dict[str, Any]
+    outcome: str
+    issues: list[str]
+    suggestions: list[str]
+    follow_ups: list[str]
+    answered_step: str
+    continue_token: str
+    checkpoint_token: str
+    kind: str
+    continueToken: str
+    checkpointToken: str
+    isComplete: bool
+    pending: dict[str, Any] | None
+    preferences: dict[str, str]
+    nextIntent: str
+    nextCall: dict[str, Any] | None
+    runId: str
+    blockers: dict[str, Any]
+    retryable: bool
+    retryContinueToken: str
+
+
+class SessionOutput(TypedDict, total=False):
+    notesMarkdown: str
+    artifacts: list[Any]
+
+
 def continue_workflow(
     env: ToolEnv,
-    workflow_id: RunId,
+    workflow_id: Annotated[
+        str | None,
+        Field(
+            description="The run's (or session's) id, \"wf-...\"; or pass continueToken instead.",
+            min_length=1,
+            max_length=200,
+        ),
+    ] = None,
     output: Annotated[
-        str, Field(description="What the agent produced for the step the run waits on.")
-    ],
+        str | SessionOutput | None,
+        Field(
+            description="What you produced for the step: text, or {notesMarkdown, artifacts} "
+            "(a session's notes: what you did, found and decided)."
+        ),
+    ] = None,
     context: Annotated[
         dict[str, Any] | None, Field(description="Context variables to add or change.")
     ] = None,
     wait_seconds: WaitSeconds = 30,
     artifacts: ArtifactsArg = None,
-) -> RunResult:
+    step_key: Annotated[
+        str | None,
+        Field(
+            description="The step attempt you answer (waiting.step_key): an answer for a step "
+            "the run has left is then refused rather than applied to the next one.",
+            max_length=200,
+        ),
+    ] = None,
+    continueToken: Annotated[
+        str | None,
+        Field(
+            description="A session's token (ct_... to advance or re-read, st_... to re-read), "
+            "exactly as returned.",
+            max_length=200,
+        ),
+    ] = None,
+    intent: Annotated[
+        Literal["advance", "rehydrate"] | None,
+        Field(
+            description="With continueToken: advance (the default when output is given) or "
+            "rehydrate (show the pending step again; no output)."
+        ),
+    ] = None,
+    workspacePath: Annotated[
+        str | None, Field(description="Your workspace (accepted; sessions keep theirs).")
+    ] = None,
+) -> ContinueResult:
+    notes, handed = _answer_parts(output, artifacts)
+    if continueToken is not None:
+        from workrail_mcp.tools.sessions import session_response, sessions_of
+
+        step = sessions_of(env).continue_session(
+            continueToken, notes=notes, artifacts=handed, context=context, intent=intent
+        )
+        return session_response(step)  # type: ignore[return-value]
+    if workflow_id is None or notes is None:
+        missing = "workflow_id" if workflow_id is None else "output"
+        raise InvalidParams(
+            f"{missing} is required: pass workflow_id and output (a run), or continueToken "
+            "(a session)",
+            details=f"{missing} is required",
+        )
     with _explaining_run_ids(env):
         result = _runs(env).service.continue_run(
-            workflow_id, output, context, wait_seconds, artifacts
+            workflow_id, notes, context, wait_seconds, handed, step_key=step_key
         )
     return phrase_run(result)  # type: ignore[return-value]
+
+
+def _answer_parts(output: Any, artifacts: list[Any] | None) -> tuple[str | None, list[Any] | None]:
+    """The text and artifacts of an answer, whichever shape it came in."""
+    if isinstance(output, dict):
+        return output.get("notesMarkdown"), artifacts or output.get("artifacts")
+    return output, artifacts
 
 
 SPECS = [
@@ -316,8 +415,12 @@ SPECS = [
         title="Continue a waiting run",
         annotations=writes("Continue a waiting run", destructive=False, idempotent=False),
         description=(
-            "Submit your output for the step a run waits on (status waiting). Pass {workflow_id "
-            "(the run id, wf-...), output, context?, wait_seconds?, artifacts?}. The output is "
+            "Submit your output for the step a run or session waits on. Pass {workflow_id "
+            "(the run id, wf-...), output, step_key? (waiting.step_key), context?, "
+            "wait_seconds?, artifacts?} — or, for a session, {continueToken, output: "
+            "{notesMarkdown, artifacts?}, context?, intent?}. Each answer is applied once: the "
+            "same answer again returns the recorded result (outcome: replayed); an answer to a "
+            "step already answered otherwise is refused (-32005, data.state). The output is "
             "checked against the step's validation criteria, and artifacts against its output "
             "contract and assessments (waiting.guidance names what is required; a loop's "
             'continue/stop decision is {"kind": "wr.loop_control", "decision": ...}): when a check '

@@ -199,9 +199,9 @@ def workflow_validate(
     context: ContextArg = None,
     artifacts: ArtifactsArg = None,
 ) -> Validation:
-    from workrail_engine.contracts import check_step_artifacts
     from workrail_engine.errors import InvalidCriteria
-    from workrail_engine.rules import criteria_problems, validate_output
+    from workrail_engine.rules import criteria_problems
+    from workrail_engine.step_checks import check_answer
 
     definition = env.catalog.served(workflowId)
     step = find_step(definition, stepId, workflowId)
@@ -216,12 +216,11 @@ def workflow_validate(
                 {"pointer": p.pointer, "code": p.code, "message": p.message} for p in problems
             ],
         )
-    result = validate_output(criteria, output, context or {})
-    handed = check_step_artifacts(definition, step, artifacts or [])
+    check = check_answer(definition, step, output, artifacts, context or {})
     return {
-        "valid": result.valid and handed.valid,
-        "issues": [*result.issues, *handed.issues, *handed.followups],
-        "suggestions": [*result.suggestions, *handed.suggestions],
+        "valid": check.valid,
+        "issues": [*check.issues, *check.followups],
+        "suggestions": check.suggestions,
     }
 
 

@@ -192,3 +192,37 @@ def test_a_postgres_store_reads_the_same(postgres_url, tmp_path):
         assert reader.workflow_ids() == ["pg-history"]
     finally:
         reader.close()
+
+
+def test_sessions_are_listed_with_each_steps_notes(service, history):
+    definition = {
+        "id": "noted-session",
+        "name": "Noted session",
+        "steps": [
+            {"id": "look", "title": "Look around", "prompt": "Look"},
+            {"id": "write", "title": "Write it up", "prompt": "Write"},
+        ],
+    }
+    sessions = service.sessions
+    step = sessions.start(definition, goal="find the slow query")
+    sessions.continue_session(step.continue_token, notes="the slow query is in reports.py")
+    page = history.page(limit=200)
+    row = next(r for r in page.rows if r.run_id == step.run_id)
+    assert (row.workflow_id, row.status, row.steps_done, row.steps_total) == (
+        "noted-session",
+        "waiting",
+        1,
+        2,
+    )
+    assert history.page(workflow="noted-session").total == 1
+    view = history.run(step.run_id)
+    assert [(s["step_id"], s["status"]) for s in view["steps"]] == [
+        ("look", "success"),
+        ("write", "waiting"),
+    ]
+    assert view["steps"][0]["notes"] == "the slow query is in reports.py"
+    assert view["session"]["goal"] == "find the slow query"
+    before = history.version(step.run_id)
+    sessions.cancel(step.run_id)
+    assert history.version(step.run_id) != before
+    assert history.run(step.run_id)["status"] == "cancelled"

@@ -1,0 +1,235 @@
+"""Issue 20: no run is left running without a live process, nor waiting on an answered step; an
+answer is applied once or refused with the reason. Real `workrail` processes throughout."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_runs_cli import workrail
+
+pytestmark = pytest.mark.slow
+
+LIVENESS = 5.0  # seconds: the longest a run may be left without a process acting on it
+
+
+def _flow(seconds: float) -> dict:
+    return {
+        "id": "plan-then-build",
+        "name": "Plan then build",
+        "description": "An agent step, then a long command step, then an agent step.",
+        "version": "1.0.0",
+        "steps": [
+            {"id": "plan", "title": "Plan", "prompt": "Write the plan."},
+            {
+                "id": "build",
+                "title": "Build",
+                "run": {
+                    "command": [
+                        sys.executable,
+                        "-c",
+                        "import os, time; open('starts', 'a').write(f'{os.getpid()}\\n'); "
+                        f"time.sleep({seconds}); open('builds', 'a').write('done\\n')",
+                    ]
+                },
+            },
+            {"id": "report", "title": "Report", "prompt": "Report."},
+        ],
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "workflows").mkdir(parents=True)
+    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(4)))
+    return root
+
+
+def _status(project: Path, tmp_path: Path, run_id: str) -> dict:
+    out = workrail(project, tmp_path, "run-status", run_id, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _until(check, seconds: float, what: str):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+def _started_waiting(project: Path, tmp_path: Path) -> str:
+    out = workrail(project, tmp_path, "run", "plan-then-build")
+    assert out.returncode == 0, out.stderr
+    return out.stderr.split("started ", 1)[1].split()[0]
+
+
+def _continue_process(project: Path, tmp_path: Path, run_id: str, text: str, wait: str):
+    """A `workrail continue --step plan` of its own (to race another)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli import main; main()",
+            "--project",
+            str(project),
+            "continue",
+            run_id,
+            "--step",
+            "plan",
+            "--output",
+            text,
+            "--wait",
+            wait,
+        ],
+        cwd=project,
+        env={**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("wait", ["2", "0"])
+def test_continue_with_a_short_wait_leaves_the_run_with_a_live_process(project, tmp_path, wait):
+    run_id = _started_waiting(project, tmp_path)
+    out = workrail(project, tmp_path, "continue", run_id, "--output", "the plan", "--wait", wait)
+    assert out.returncode == 0, out.stderr
+    assert "waiting for the agent at step 'plan'" not in out.stdout  # it was answered
+    assert "Traceback" not in out.stderr and "DBOS" not in out.stderr
+    # Nobody opens the store: the run still gets to its next step, with the build run once.
+    snap = _until(
+        lambda: (
+            (s := _status(project, tmp_path, run_id))["status"] == "waiting"
+            and s["waiting"]["step_key"] == "report"
+            and s
+        ),
+        LIVENESS + 10,
+        "the run reaches the next agent step",
+    )
+    assert [r["step_name"] for r in snap["step_results"]] == ["plan", "build"]
+    assert (project / "starts").read_text().count("\n") == 1  # never killed and run again
+
+
+def test_continue_follows_the_run_to_its_next_wait(project, tmp_path):
+    run_id = _started_waiting(project, tmp_path)
+    out = workrail(project, tmp_path, "continue", run_id, "--output", "the plan")
+    assert out.returncode == 0, out.stderr
+    assert "waiting for the agent at step 'report'" in out.stdout
+    assert "success     build" in out.stdout
+
+
+def test_two_continues_at_once_one_applied_the_other_told(project, tmp_path):
+    run_id = _started_waiting(project, tmp_path)
+    first, second = (
+        _continue_process(project, tmp_path, run_id, text, "1") for text in ("plan A", "plan B")
+    )
+    results = [(p.wait(timeout=120), *p.communicate()) for p in (first, second)]
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 1], results
+    refused = next(err for code, _, err in results if code == 1)
+    assert "answer not applied" in refused and "another answer" in refused
+    applied = next(err for code, _, err in results if code == 0)
+    assert "Traceback" not in applied + refused
+    snap = _until(
+        lambda: (s := _status(project, tmp_path, run_id))["status"] == "waiting" and s,
+        LIVENESS + 10,
+        "the run reaches the next agent step",
+    )
+    plan = snap["step_results"][0]
+    assert plan["step_name"] == "plan" and plan["output"] in ("plan A", "plan B")
+    # the very same answer again is a replay, not an error
+    winner = plan["output"]
+    again = workrail(project, tmp_path, "continue", run_id, "--step", "plan", "--output", winner)
+    assert again.returncode == 0 and "applied before" in again.stderr, again
+
+
+def test_kill_9_of_the_executing_process_then_listing_runs_recovers_it(tmp_path):
+    root = tmp_path / "project"
+    (root / "workflows").mkdir(parents=True)
+    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(20)))
+    run_id = _started_waiting(root, tmp_path)
+    # The answer is executed by a worker; kill that executing process mid-step, as a crash would.
+    out = workrail(root, tmp_path, "continue", run_id, "--output", "plan", "--wait", "0")
+    assert out.returncode == 0, out.stderr
+    starts = root / "starts"
+    _until(lambda: starts.exists(), 20, "the build starts")
+    worker = _until(
+        lambda: subprocess.run(
+            ["pgrep", "-f", f"worker --store {tmp_path / 'home' / 'runs'}"],
+            capture_output=True,
+            text=True,
+        ).stdout.split(),
+        10,
+        "the worker process",
+    )
+    for pid in worker:
+        os.kill(int(pid), signal.SIGKILL)
+    time.sleep(0.5)
+    listed = workrail(root, tmp_path, "runs")
+    assert listed.returncode == 0
+    # within the liveness interval another process executes it (the step runs again)
+    _until(lambda: starts.read_text().count("\n") >= 2, LIVENESS + 10, "the step runs again")
+    snap = _status(root, tmp_path, run_id)
+    assert snap["status"] == "running"
+
+
+def _postgres_fixtures():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "runs_conftest", Path(__file__).parents[1] / "engine" / "runs" / "conftest.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.postgres_server, module.postgres_url
+
+
+postgres_server, postgres_url = _postgres_fixtures()
+
+
+def test_on_postgres_two_continues_and_a_killed_executor(tmp_path, postgres_url, monkeypatch):
+    monkeypatch.setenv("WORKRAIL_DATABASE_URL", postgres_url)
+    monkeypatch.setenv("WORKRAIL_LIVENESS_INTERVAL", "1")
+    root = tmp_path / "project"
+    (root / "workflows").mkdir(parents=True)
+    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(30)))
+    run_id = _started_waiting(root, tmp_path)
+    first, second = (
+        _continue_process(root, tmp_path, run_id, text, "0") for text in ("plan A", "plan B")
+    )
+    results = [(p.wait(timeout=120), *p.communicate()) for p in (first, second)]
+    assert sorted(code for code, _, _ in results) == [0, 1], results
+    assert "answer not applied" in next(err for code, _, err in results if code == 1)
+    starts = root / "starts"
+    _until(lambda: starts.exists(), 30, "a worker starts the build")
+    worker = _until(
+        lambda: subprocess.run(
+            ["pgrep", "-f", f"worker --store {tmp_path / 'home' / 'runs'}"],
+            capture_output=True,
+            text=True,
+        ).stdout.split(),
+        10,
+        "the worker process",
+    )
+    for pid in worker:
+        os.kill(int(pid), signal.SIGKILL)
+    listed = workrail(root, tmp_path, "runs")
+    assert listed.returncode == 0 and run_id in listed.stdout
+    # the liveness check (1 s, claimed two checks later) hands the run to a new worker
+    _until(lambda: starts.read_text().count("\n") >= 2, 25, "the step runs again")
+    assert _status(root, tmp_path, run_id)["status"] == "running"
+    cancelled = workrail(root, tmp_path, "cancel", run_id)
+    assert cancelled.returncode == 0

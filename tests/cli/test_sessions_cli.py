@@ -1,0 +1,72 @@
+"""A session from the terminal: found with `workrail runs --search`, shown by `run-status`,
+answered (exactly once) with `workrail continue`, cancelled with `workrail cancel`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_runs_cli import workrail
+
+pytestmark = pytest.mark.slow
+
+FLOW = {
+    "id": "terminal-session",
+    "name": "Terminal session",
+    "description": "Two agent steps",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "plan",
+            "title": "Plan",
+            "prompt": "Plan it",
+            "validationCriteria": [
+                {"type": "contains", "value": "PLAN", "message": "Start with PLAN"}
+            ],
+        },
+        {"id": "ship", "title": "Ship", "prompt": "Ship it"},
+    ],
+}
+
+
+def test_a_session_is_found_continued_and_cancelled_from_the_terminal(tmp_path, monkeypatch):
+    from workrail_engine.sessions import SessionService
+
+    project = tmp_path / "project"
+    (project / "workflows").mkdir(parents=True)
+    monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path / "home"))
+    sessions = SessionService()
+    started = sessions.start(FLOW, goal="rotate the signing keys", workspace=str(project))
+    sessions.close()
+    run_id = started.run_id
+
+    found = workrail(project, tmp_path, "runs", "--search", "signing keys")
+    assert found.returncode == 0 and run_id in found.stdout and "at plan" in found.stdout
+    listed = workrail(project, tmp_path, "runs", "--format", "json")
+    assert [r["kind"] for r in json.loads(listed.stdout) if r["workflow_id"] == run_id] == [
+        "session"
+    ]
+    status = workrail(project, tmp_path, "run-status", run_id)
+    assert "waiting for the agent at step 'plan'" in status.stdout
+    assert "session of terminal-session pinned at sha256:" in status.stdout  # its version
+    assert f"workrail continue {run_id} --step 1 --output" in status.stdout
+
+    blocked = workrail(project, tmp_path, "continue", run_id, "--step", "1", "--output", "x")
+    assert blocked.returncode == 1 and "Start with PLAN" in blocked.stdout
+    done = workrail(project, tmp_path, "continue", run_id, "--step", "1", "--output", "PLAN: go")
+    assert done.returncode == 0, done.stderr
+    assert "waiting for the agent at step 'ship'" in done.stdout
+    again = workrail(project, tmp_path, "continue", run_id, "--step", "1", "--output", "PLAN: go")
+    assert again.returncode == 0 and "applied before" in again.stderr
+    other = workrail(project, tmp_path, "continue", run_id, "--step", "1", "--output", "PLAN: no")
+    assert other.returncode == 1 and "answer not applied" in other.stderr
+    assert "waits on step 'ship'" in other.stderr
+    cancelled = workrail(project, tmp_path, "cancel", run_id)
+    assert cancelled.returncode == 0 and "cancelled" in cancelled.stdout
+    assert (
+        json.loads(workrail(project, tmp_path, "run-status", run_id, "--format", "json").stdout)[
+            "status"
+        ]
+        == "cancelled"
+    )

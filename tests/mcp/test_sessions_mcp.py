@@ -1,0 +1,146 @@
+"""Sessions through the real server over stdio: start, a blocked and an applied answer, a replay,
+a checkpoint; the server killed; a new server process finds the session by a phrase of its notes
+and finishes it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.mcp.conftest import write_workflow
+from tests.mcp.test_run_recovery import StdioSession
+
+pytestmark = pytest.mark.slow
+
+FLOW = {
+    "id": "session-flow",
+    "name": "Session flow",
+    "description": "Two agent steps",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "plan",
+            "title": "Plan",
+            "prompt": "Plan it",
+            "validationCriteria": [
+                {"type": "contains", "value": "PLAN", "message": "Start with PLAN"}
+            ],
+        },
+        {"id": "ship", "title": "Ship", "prompt": "Ship it"},
+    ],
+}
+
+
+def call(server: StdioSession, tool: str, arguments: dict) -> dict:
+    reply = server.request("tools/call", {"name": tool, "arguments": arguments})
+    result = reply["result"]
+    assert not result.get("isError"), result
+    return result["structuredContent"]
+
+
+def test_a_session_outlives_its_server_and_is_found_by_its_notes(tmp_path):
+    project = tmp_path / "project"
+    write_workflow(project / "workflows", FLOW)
+    server = StdioSession(project, tmp_path)
+    try:
+        started = call(
+            server,
+            "start_workflow",
+            {"workflowId": "session-flow", "workspacePath": str(project), "goal": "ship caching"},
+        )
+        assert started["kind"] == "ok" and started["pending"]["stepId"] == "plan"
+        assert started["nextCall"]["params"]["continueToken"] == started["continueToken"]
+        token = started["continueToken"]
+        blocked = call(
+            server,
+            "continue_workflow",
+            {"continueToken": token, "output": {"notesMarkdown": "no idea"}},
+        )
+        assert blocked["kind"] == "blocked"
+        assert blocked["blockers"]["blockers"][0]["message"] == "Start with PLAN"
+        answer = {"continueToken": token, "output": {"notesMarkdown": "PLAN: use a lru cache"}}
+        moved = call(server, "continue_workflow", answer)
+        assert moved["pending"]["stepId"] == "ship"
+        assert call(server, "continue_workflow", answer)["outcome"] == "replayed"
+        refused = server.request(
+            "tools/call",
+            {
+                "name": "continue_workflow",
+                "arguments": {"continueToken": token, "output": {"notesMarkdown": "PLAN: other"}},
+            },
+        )["result"]
+        assert refused["isError"]
+        assert "answer not applied" in refused["content"][0]["text"]
+        checkpoint = call(
+            server, "checkpoint_workflow", {"checkpointToken": moved["checkpointToken"]}
+        )
+        assert checkpoint["resumeToken"].startswith("st_")
+        status = call(server, "get_workflow_run", {"workflow_id": started["runId"]})
+        assert status["status"] == "waiting" and status["step_results"][0]["notes"].startswith(
+            "PLAN"
+        )
+    finally:
+        server.kill()
+    again = StdioSession(project, tmp_path)
+    try:
+        found = call(again, "resume_session", {"workspacePath": str(project), "query": "lru cache"})
+        first = found["candidates"][0]
+        assert first["runId"] == started["runId"] and first["pendingStepId"] == "ship"
+        assert "matched_notes" in first["whyMatched"]
+        resumed = call(again, "continue_workflow", first["nextCall"]["params"])
+        assert "lru cache" in resumed["pending"]["prompt"]  # the recovery section
+        done = call(
+            again,
+            "continue_workflow",
+            {"continueToken": resumed["continueToken"], "output": {"notesMarkdown": "shipped"}},
+        )
+        assert done["isComplete"] and done["nextIntent"] == "complete"
+        listed = call(again, "list_workflows", {"include_running": True})
+        assert started["runId"] not in json.dumps(listed.get("running", []))
+    finally:
+        again.kill()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_session_over_http_in_both_protocol_eras(project, tmp_path, mode):
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.mcp.test_http import http_server
+
+    write_workflow(project / "workflows", FLOW)
+    with http_server(project, tmp_path, token="tok") as (url, _):
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=30) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as c:
+                names = {tool.name for tool in (await c.list_tools()).tools}
+                assert {"start_workflow", "checkpoint_workflow", "resume_session"} <= names
+                started = await c.call_tool(
+                    "start_workflow",
+                    {"workflowId": "session-flow", "workspacePath": str(project), "goal": "g"},
+                )
+                token = started.structured_content["continueToken"]
+
+                async def answer(text: str):
+                    return await c.call_tool(
+                        "continue_workflow",
+                        {"continueToken": token, "output": {"notesMarkdown": text}},
+                    )
+
+                results: list = []
+
+                async def send(text: str) -> None:
+                    results.append(await answer(text))
+
+                async with anyio.create_task_group() as group:  # two different answers at once
+                    group.start_soon(send, "PLAN: one")
+                    group.start_soon(send, "PLAN: two")
+                assert sorted(r.is_error for r in results) == [False, True]
+                refused = next(r for r in results if r.is_error)
+                assert "answer not applied" in refused.content[0].text
+                applied = next(r for r in results if not r.is_error).structured_content
+                assert applied["pending"]["stepId"] == "ship"
+                status = await c.call_tool("get_workflow_run", {"workflow_id": applied["runId"]})
+                assert len(status.structured_content["step_results"]) == 1

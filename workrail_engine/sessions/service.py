@@ -1,0 +1,580 @@
+"""`SessionService`: sessions — durable runs whose steps an agent answers — on the run store.
+
+A session walks its workflow with the stateless navigator (`navigator.next_step`, the function
+behind the next-step tool), so it serves the same steps and prompts; what the agent would carry
+(completed steps, context, loop positions) is kept in the store instead, and every answer passes
+`step_checks.check_answer` before the session moves. Nothing here imports DBOS: an advance is one
+transaction of ours (see `store.SessionStore.advance`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..declared import declared_secrets
+from ..errors import InvalidRunState, RunNotFound
+from ..navigator import next_step
+from ..runs.model import executable_steps
+from ..runs.resolve import database_url, store_home
+from ..runs.secrets import SecretSet
+from ..runs.sqlite_store import DATABASE, make_private
+from ..step_checks import check_answer
+from ..steps import find_step
+from .git_context import git_context
+from .store import Answer, SessionRow, SessionStore
+from .tokens import SessionTokenError, read_token, sign_token
+
+__all__ = [
+    "AnswerNotApplied",
+    "SessionService",
+    "SessionStep",
+    "answer_digest",
+    "workflow_hash",
+]
+
+RECOVERY_STEPS = 8  # earlier steps shown when a session is resumed
+RECOVERY_NOTE_CHARS = 1200  # of each step's notes
+RECOVERY_CHARS = 6000  # of the whole recovery section
+RESUME_LIMIT = 5
+_WORD = re.compile(r"[\w.#/-]{2,}", re.UNICODE)
+
+
+class AnswerNotApplied(InvalidRunState):
+    """Another answer to the same step was applied first; this one was not. ``data.state`` is
+    the session's (or run's) state now."""
+
+
+def workflow_hash(definition: Mapping[str, Any]) -> str:
+    """The content hash that pins a compiled workflow (canonical JSON, SHA-256)."""
+    text = json.dumps(definition, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def answer_digest(output: Any, artifacts: Any, context: Any) -> str:
+    """What makes two answers the same answer (a replay), whatever their key order."""
+    text = json.dumps(
+        [output, artifacts or [], context or {}], sort_keys=True, ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class SessionStep:
+    """A session's position as an advance, a re-read or a start returns it.
+
+    ``outcome``: started | advanced | blocked (the answer failed a check: ``problems`` say what
+    to send; the same continue token retries) | replayed (this very answer was applied before:
+    its recorded response) | current (a re-read; with ``recovery`` when read by a resume token).
+    ``next`` is the navigator's next step (``step``, ``guidance``, ``isComplete``, ``context``…),
+    exactly what the stateless next-step call returns for the same progress."""
+
+    outcome: str
+    run_id: str
+    workflow_id: str
+    workflow_hash: str
+    status: str  # waiting | success | cancelled
+    attempt: int
+    continue_token: str
+    checkpoint_token: str
+    is_complete: bool
+    next: dict[str, Any]
+    problems: list[dict[str, str]] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)
+    recovery: list[dict[str, Any]] | None = None
+
+    @property
+    def pending(self) -> dict[str, Any] | None:
+        """The step to do now: {stepId, title, prompt, agentRole?} (None once complete)."""
+        step = self.next.get("step")
+        if self.is_complete or not step:
+            return None
+        prompt = (self.next.get("guidance") or {}).get("prompt") or step.get("prompt") or ""
+        if self.recovery:
+            prompt = f"{prompt}\n\n{recovery_text(self.recovery)}"
+        pending = {"stepId": step["id"], "title": step.get("title") or step["id"], "prompt": prompt}
+        if step.get("agentRole"):
+            pending["agentRole"] = step["agentRole"]
+        return pending
+
+    @property
+    def requires_confirmation(self) -> bool:
+        return bool((self.next.get("guidance") or {}).get("requiresConfirmation"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SessionStep:
+        return cls(**dict(data))
+
+
+def recovery_text(recovery: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["## Recovery: where this session stands", ""]
+    for entry in recovery:
+        lines.append(f"### {entry['title']} (`{entry['stepId']}`)")
+        lines.append(entry.get("notes") or "(no notes)")
+        lines.append("")
+    return "\n".join(lines)[:RECOVERY_CHARS]
+
+
+class SessionService:
+    """Sessions in the run store at ``home`` (default: WORKRAIL_HOME's ``runs/``) or in the
+    Postgres database ``database`` (default: WORKRAIL_DATABASE_URL). Thread-safe; the store is
+    opened on first use."""
+
+    def __init__(self, *, home: Path | None = None, database: str | None = None) -> None:
+        self.home = home
+        self.database = database
+        self._store: SessionStore | None = None
+        self._key: bytes | None = None
+
+    # --- the store ----------------------------------------------------------------------------
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is None:
+            url = self.database or database_url()
+            if url is None:
+                home = self.home or store_home()
+                make_private(home, sqlite=True)
+                url = f"sqlite:///{home / DATABASE}"
+            self._store = SessionStore(url)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def _token_key(self) -> bytes:
+        if self._key is None:
+            self._key = self.store.key()
+        return self._key
+
+    def _tokens(self, run_id: str, attempt: int) -> tuple[str, str]:
+        key = self._token_key()
+        return sign_token(key, "continue", run_id, attempt), sign_token(
+            key, "checkpoint", run_id, attempt
+        )
+
+    # --- starting -----------------------------------------------------------------------------
+
+    def start(
+        self,
+        workflow: Mapping[str, Any],
+        *,
+        goal: str,
+        workspace: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        git_branch: str | None = None,
+        git_head: str | None = None,
+    ) -> SessionStep:
+        """Pin ``workflow`` (as served: compiled) and serve its first step. ``goal`` becomes the
+        context variable ``goal``; the workspace's git branch and HEAD are read unless given."""
+        definition = json.loads(json.dumps(workflow))  # pinned: the caller's copy may change
+        masks = _masks(definition)
+        digest = workflow_hash(definition)
+        self.store.pin(digest, definition)
+        ctx = masks.mask({**(context or {}), "goal": goal})
+        found = next_step(definition, [], ctx).to_dict()
+        branch, head = git_context(workspace) if workspace else (None, None)
+        now = time.time()
+        row = SessionRow(
+            run_id=f"wf-{uuid.uuid4().hex[:12]}",
+            workflow_id=str(definition.get("id")),
+            workflow_hash=digest,
+            status="success" if found["isComplete"] else "waiting",
+            attempt=1,
+            state={"completed": [], "context": found["context"]},
+            pending=found,
+            goal=masks.mask(goal),
+            workspace=workspace,
+            git_branch=git_branch or branch,
+            git_head=git_head or head,
+            last_notes=None,
+            created_at=now,
+            updated_at=now,
+        )
+        self.store.create(row, _search_text(row.workflow_id, row.goal))
+        return self._step("started", row)
+
+    # --- advancing ----------------------------------------------------------------------------
+
+    def continue_session(
+        self,
+        token: str,
+        *,
+        notes: str | None = None,
+        artifacts: Sequence[Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        intent: str | None = None,
+    ) -> SessionStep:
+        """Advance with a continue token (``intent`` advance, the default when notes or artifacts
+        are given), or re-read the session (``intent`` rehydrate; a resume token may only
+        re-read, and then the pending step comes with the recovery section)."""
+        parsed = read_token(self._token_key(), token)
+        advancing = intent == "advance" or (
+            intent is None and (notes is not None or artifacts is not None)
+        )
+        if parsed.kind == "checkpoint":
+            raise SessionTokenError(
+                "a checkpoint token only makes a checkpoint: pass it to the checkpoint call, "
+                "and the continue token to continue",
+                reason="TOKEN_SCOPE_MISMATCH",
+            )
+        if not advancing:
+            return self.rehydrate(parsed.run_id, recovery=parsed.kind == "resume")
+        if parsed.kind == "resume":
+            raise SessionTokenError(
+                "a resume token can re-read a session (intent rehydrate) but not advance it: "
+                "re-read it first and advance with the continue token that returns",
+                reason="TOKEN_SCOPE_MISMATCH",
+            )
+        return self.answer(
+            parsed.run_id, parsed.attempt, notes=notes, artifacts=artifacts, context=context
+        )
+
+    def answer(
+        self,
+        run_id: str,
+        attempt: int | None,
+        *,
+        notes: str | None,
+        artifacts: Sequence[Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> SessionStep:
+        """Apply an answer to step attempt ``attempt`` of session ``run_id`` exactly once.
+
+        The same answer again returns the recorded response (``replayed``); another answer to an
+        attempt already answered raises `AnswerNotApplied` with the session's state. Without an
+        ``attempt`` the answer is for the step pending now, and one identical to the last applied
+        answer counts as its replay (an agent resending after a lost reply)."""
+        row = self._row(run_id)
+        definition = self.store.pinned(row.workflow_hash)
+        masks = _masks(definition)
+        notes_m, artifacts_m, context_m = masks.mask([notes, list(artifacts or []), context or {}])
+        digest = answer_digest(notes_m, artifacts_m, context_m)
+        if attempt is None:
+            replay = self._replay_of_last(row, digest)
+            if replay is not None:
+                return replay
+            attempt = row.attempt
+        if attempt != row.attempt or row.status != "waiting":
+            return self._answered_before(row, attempt, digest)
+        pending = row.pending or {}
+        step = find_step(definition, pending["step"]["id"], row.workflow_id)
+        ctx = {**row.state["context"], **context_m}
+        checked = check_answer(definition, step, notes_m, artifacts_m, ctx, require_notes=True)
+        if not checked.valid:
+            blocked = self._step("blocked", row)
+            blocked.problems, blocked.issues = checked.problems, checked.issues + checked.followups
+            blocked.suggestions = checked.suggestions
+            return blocked
+        completed = [*row.state["completed"], step["id"]]
+        found = next_step(definition, completed, ctx, artifacts=artifacts_m).to_dict()
+        moved = SessionRow(
+            **{
+                **asdict(row),
+                "status": "success" if found["isComplete"] else "waiting",
+                "attempt": attempt + 1,
+                "state": {"completed": completed, "context": found["context"]},
+                "pending": found,
+                "last_notes": notes_m or None,
+                "updated_at": time.time(),
+            }
+        )
+        response = self._step("advanced", moved)
+        record = Answer(
+            str(attempt),
+            digest,
+            step["id"],
+            pending["step"].get("title") or step["id"],
+            notes_m,
+            response.to_dict(),
+            moved.updated_at,
+        )
+        claim = self.store.advance(moved, attempt, record, " " + _words_of(notes_m))
+        if claim.applied:
+            return response
+        return self._answered_before(self._row(run_id), attempt, digest)
+
+    def _replay_of_last(self, row: SessionRow, digest: str) -> SessionStep | None:
+        if row.attempt <= 1:
+            return None
+        last = self.store.answer(row.run_id, str(row.attempt - 1))
+        if last is None or last.digest != digest or last.response is None:
+            return None
+        return SessionStep.from_dict({**last.response, "outcome": "replayed"})
+
+    def _answered_before(self, row: SessionRow, attempt: int, digest: str) -> SessionStep:
+        recorded = self.store.answer(row.run_id, str(attempt))
+        if recorded is not None and recorded.digest == digest and recorded.response is not None:
+            return SessionStep.from_dict({**recorded.response, "outcome": "replayed"})
+        now = self._step("current", row)
+        if recorded is not None:
+            reason = (
+                f"step attempt {attempt} ({recorded.step_id!r}) was already answered with another "
+                "answer, which was applied; this answer was not"
+            )
+        elif row.status != "waiting":
+            reason = f"the session is {row.status}; it waits on nothing"
+        else:
+            reason = f"step attempt {attempt} is not the session's current step"
+        raise AnswerNotApplied(
+            f"answer not applied: {reason}. The session now "
+            + (
+                f"waits on step {now.pending['stepId']!r} (attempt {row.attempt})"
+                if now.pending and row.status == "waiting"
+                else f"is {row.status}"
+            ),
+            runId=row.run_id,
+            reason="ANSWER_NOT_APPLIED",
+            state=_public_state(now),
+        )
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def rehydrate(self, run_id: str, *, recovery: bool = False) -> SessionStep:
+        row = self._row(run_id)
+        step = self._step("current", row)
+        if recovery:
+            step.recovery = self._recovery(run_id)
+        return step
+
+    def checkpoint(self, token: str) -> dict[str, Any]:
+        """A resume token for the session a checkpoint (or continue) token names; idempotent."""
+        parsed = read_token(self._token_key(), token)
+        if parsed.kind == "resume":
+            raise SessionTokenError(
+                "pass the checkpoint token (ck_…) of the latest response, not a resume token",
+                reason="TOKEN_SCOPE_MISMATCH",
+            )
+        row = self._row(parsed.run_id)
+        key = self._token_key()
+        return {
+            "runId": row.run_id,
+            "attempt": parsed.attempt,
+            "resumeToken": sign_token(key, "resume", row.run_id, parsed.attempt),
+            "continueToken": sign_token(key, "continue", row.run_id, row.attempt),
+        }
+
+    def resume(
+        self,
+        *,
+        workspace: str | None = None,
+        query: str | None = None,
+        run_id: str | None = None,
+        git_branch: str | None = None,
+        git_head: str | None = None,
+        same_workspace_only: bool = False,
+        limit: int = RESUME_LIMIT,
+    ) -> dict[str, Any]:
+        """Sessions ranked for resuming: {candidates: [...], totalEligible}. Each candidate has
+        the session's id, workflow, current step, last notes, age, why it matched and a resume
+        token. An exact ``run_id`` is the only candidate."""
+        branch, head = git_context(workspace) if workspace else (None, None)
+        signals = {
+            "workspace": workspace,
+            "git_branch": git_branch or branch,
+            "git_head": git_head or head,
+        }
+        if run_id is not None:
+            row = self.store.get(run_id)
+            return {
+                "candidates": [self._candidate(row, 0, 0, ["matched_exact_id"])] if row else [],
+                "totalEligible": 1 if row else 0,
+            }
+        words = _query_words(query)
+        found, total = self.store.search(words, signals, limit, same_workspace_only)
+        candidates = [
+            self._candidate(row, matched, signal, _why(row, words, matched, signal))
+            for row, matched, signal in found
+        ]
+        return {"candidates": candidates, "totalEligible": total}
+
+    def _candidate(
+        self, row: SessionRow, matched: int, signal: int, why: list[str]
+    ) -> dict[str, Any]:
+        pending = (row.pending or {}).get("step") if row.status == "waiting" else None
+        return {
+            "runId": row.run_id,
+            "workflowId": row.workflow_id,
+            "workflowHash": row.workflow_hash,
+            "status": row.status,
+            "isComplete": row.status == "success",
+            "goal": row.goal,
+            "workspace": row.workspace,
+            "gitBranch": row.git_branch,
+            "gitHead": row.git_head,
+            "pendingStepId": pending["id"] if pending else None,
+            "pendingStepTitle": (pending.get("title") or pending["id"]) if pending else None,
+            "lastNotes": (row.last_notes or "")[:RECOVERY_NOTE_CHARS] or None,
+            "updatedAt": row.updated_at,
+            "ageSeconds": round(max(time.time() - row.updated_at, 0.0), 1),
+            "whyMatched": why,
+            "resumeToken": sign_token(self._token_key(), "resume", row.run_id, row.attempt),
+        }
+
+    def _recovery(self, run_id: str) -> list[dict[str, Any]]:
+        answers = [a for a in self.store.answers(run_id) if a.step_id][-RECOVERY_STEPS:]
+        return [
+            {
+                "stepId": a.step_id,
+                "title": a.title or a.step_id,
+                "notes": (a.notes or "")[:RECOVERY_NOTE_CHARS],
+            }
+            for a in answers
+        ]
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        """The session as a run (the shape `RunService.get` returns), or None if no session has
+        that id: status, step results with each step's notes, the step it waits on."""
+        row = self.store.get(run_id)
+        if row is None:
+            return None
+        definition = self.store.pinned(row.workflow_hash)
+        answers = self.store.answers(run_id)
+        results = [
+            {
+                "step_name": a.step_id,
+                "status": "success",
+                "output": a.notes,
+                "duration": 0.0,
+                "notes": a.notes,
+                "step_attempt": int(a.step_key),
+            }
+            for a in answers
+            if a.step_id
+        ]
+        snap: dict[str, Any] = {
+            "status": row.status,
+            "workflow_id": row.run_id,
+            "steps_completed": len({r["step_name"] for r in results}),
+            "steps_total": len(executable_steps(definition)),
+            "step_results": results,
+            "execution_time": round(row.updated_at - row.created_at, 3),
+            "error_message": None,
+            "workflow_name": row.workflow_id,
+            "session": self._session_facts(row),
+        }
+        if row.status == "waiting" and row.pending and row.pending.get("step"):
+            snap["waiting"] = {
+                "step_key": str(row.attempt),
+                "step": row.pending["step"],
+                "guidance": row.pending.get("guidance") or {},
+            }
+        return snap
+
+    def _session_facts(self, row: SessionRow) -> dict[str, Any]:
+        return {
+            "goal": row.goal,
+            "workspace": row.workspace,
+            "git_branch": row.git_branch,
+            "git_head": row.git_head,
+            "workflow_hash": row.workflow_hash,
+            "step_attempt": row.attempt,
+        }
+
+    def list(self, *, limit: int = 50, active_only: bool = False) -> list[dict[str, Any]]:
+        """Recent sessions as run summaries ({workflow_id, workflow_name, status, started_at,
+        kind: session})."""
+        return [
+            {
+                "workflow_id": row.run_id,
+                "workflow_name": row.workflow_id,
+                "status": row.status,
+                "started_at": row.created_at,
+                "kind": "session",
+            }
+            for row in self.store.recent(limit, active_only=active_only)
+        ]
+
+    def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
+        row = self._row(run_id)
+        cancelled = self.store.set_status(run_id, "cancelled", only_from="waiting")
+        done = len({a.step_id for a in self.store.answers(run_id) if a.step_id})
+        if not cancelled:
+            return {
+                "status": row.status,
+                "steps_completed": done,
+                "message": f"session {run_id} had already finished ({row.status}); nothing to cancel",
+            }
+        out: dict[str, Any] = {"status": "cancelled", "steps_completed": done}
+        if reason:
+            out["reason"] = reason
+        return out
+
+    # --- shared -------------------------------------------------------------------------------
+
+    def _row(self, run_id: str) -> SessionRow:
+        row = self.store.get(run_id)
+        if row is None:
+            raise RunNotFound(run_id, [r.run_id for r in self.store.recent(10)])
+        return row
+
+    def _step(self, outcome: str, row: SessionRow) -> SessionStep:
+        continue_token, checkpoint_token = self._tokens(row.run_id, row.attempt)
+        found = row.pending or {"step": None, "guidance": {}, "isComplete": True, "context": {}}
+        return SessionStep(
+            outcome=outcome,
+            run_id=row.run_id,
+            workflow_id=row.workflow_id,
+            workflow_hash=row.workflow_hash,
+            status=row.status,
+            attempt=row.attempt,
+            continue_token=continue_token,
+            checkpoint_token=checkpoint_token,
+            is_complete=row.status == "success",
+            next=found,
+        )
+
+
+def _masks(definition: Mapping[str, Any]) -> SecretSet:
+    return SecretSet.from_environment(declared_secrets(definition))
+
+
+def _public_state(step: SessionStep) -> dict[str, Any]:
+    return {
+        "runId": step.run_id,
+        "status": step.status,
+        "attempt": step.attempt,
+        "pending": step.pending,
+        "continueToken": step.continue_token,
+        "isComplete": step.is_complete,
+    }
+
+
+def _words_of(text: str | None) -> str:
+    return " ".join(w.lower() for w in _WORD.findall(text or ""))
+
+
+def _search_text(workflow_id: str, goal: str | None) -> str:
+    return f"{workflow_id.lower()} {_words_of(goal)}"[:4096]
+
+
+def _query_words(query: str | None) -> list[str]:
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query or "")))
+    return words[:12]
+
+
+def _why(row: SessionRow, words: list[str], matched: int, signal: int) -> list[str]:
+    why = []
+    if words and matched == len(words):
+        why.append("matched_notes")
+    elif matched:
+        why.append("matched_notes_partial")
+    if row.workflow_id.lower() in words:
+        why.append("matched_workflow_id")
+    for bit, name in ((4, "matched_head_sha"), (2, "matched_branch"), (1, "matched_repo_root")):
+        if signal & bit:
+            why.append(name)
+    return why or ["recency_fallback"]

@@ -1,0 +1,467 @@
+"""The session tables in the run store: sessions, their answers, pinned workflows, the token key.
+
+Sessions live in the run store's database (SQLite ``runs.sqlite`` under ``WORKRAIL_HOME/runs``, or
+Postgres in the schema ``workrail``), next to the runs. Every advance is one write transaction
+here: the answer's row (unique per session and step attempt — the exactly-once guarantee) and the
+session's new position, guarded by the attempt it answers.
+
+The ``answers`` table is also what makes an answer to a *run*'s waiting step exactly-once
+(`RunService.continue_run`): one row per (run id, step key), the first answer wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..runs.sql_store import SqlStore
+
+__all__ = ["Answer", "Claim", "SessionRow", "SessionStore"]
+
+_SESSION_COLUMNS = (
+    # Narrow: what a search scans. The big JSON (position, pending step, last notes) lives in
+    # `positions`, so that a scan of 10,000 sessions reads a few hundred pages, not thousands.
+    "run_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, workflow_hash TEXT NOT NULL,"
+    " status TEXT NOT NULL, attempt INTEGER NOT NULL, goal TEXT, workspace TEXT,"
+    " git_branch TEXT, git_head TEXT, created_at DOUBLE PRECISION NOT NULL,"
+    " updated_at DOUBLE PRECISION NOT NULL, search TEXT NOT NULL"
+)
+_POSITION_COLUMNS = "run_id TEXT PRIMARY KEY, state TEXT NOT NULL, pending TEXT, last_notes TEXT"
+_ANSWER_COLUMNS = (
+    "run_id TEXT NOT NULL, step_key TEXT NOT NULL, digest TEXT NOT NULL, step_id TEXT,"
+    " title TEXT, notes TEXT, response TEXT, answered_at DOUBLE PRECISION NOT NULL,"
+    " PRIMARY KEY (run_id, step_key)"
+)
+_NAMES = {
+    "sessions": ("workrail_sessions", "workrail.sessions"),
+    "positions": ("workrail_session_positions", "workrail.session_positions"),
+    "answers": ("workrail_answers", "workrail.answers"),
+    "pinned": ("workrail_pinned_workflows", "workrail.pinned_workflows"),
+    "keys": ("workrail_store_keys", "workrail.store_keys"),
+    # SQLite only: a full-text index of each session's words (goal, workflow id, notes), so that
+    # a search reads the few sessions holding a word instead of scanning them all.
+    "words": ("workrail_session_words", "workrail.session_words"),
+}
+_COMMON = (
+    "CREATE TABLE IF NOT EXISTS {sessions} (" + _SESSION_COLUMNS + ")",
+    "CREATE INDEX IF NOT EXISTS {sessions_updated} ON {sessions} (updated_at)",
+    "CREATE TABLE IF NOT EXISTS {positions} (" + _POSITION_COLUMNS + ")",
+    "CREATE TABLE IF NOT EXISTS {answers} (" + _ANSWER_COLUMNS + ")",
+    "CREATE TABLE IF NOT EXISTS {pinned} (workflow_hash TEXT PRIMARY KEY, definition TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {keys} (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+def _ddl(postgres: bool) -> tuple[str, ...]:
+    names = {role: pair[1 if postgres else 0] for role, pair in _NAMES.items()}
+    names["sessions_updated"] = "workrail_sessions_updated"
+    statements = tuple(s.format(**names) for s in _COMMON)
+    if postgres:
+        return ("CREATE SCHEMA IF NOT EXISTS workrail", *statements)
+    return (
+        *statements,
+        "CREATE VIRTUAL TABLE IF NOT EXISTS workrail_session_words USING fts5("
+        "run_id UNINDEXED, words)",
+    )
+
+
+@dataclass
+class SessionRow:
+    run_id: str
+    workflow_id: str
+    workflow_hash: str
+    status: str  # waiting | success | cancelled
+    attempt: int
+    state: dict[str, Any]  # {completed: [...], context: {...}}
+    pending: dict[str, Any] | None  # the navigator's next step as served
+    goal: str | None
+    workspace: str | None
+    git_branch: str | None
+    git_head: str | None
+    last_notes: str | None
+    created_at: float
+    updated_at: float
+
+
+_ROW = (
+    "s.run_id, s.workflow_id, s.workflow_hash, s.status, s.attempt, p.state, p.pending, s.goal,"
+    " s.workspace, s.git_branch, s.git_head, p.last_notes, s.created_at, s.updated_at"
+)
+_FROM = "{sessions} s JOIN {positions} p ON p.run_id = s.run_id"
+
+
+def _row(values: Sequence[Any]) -> SessionRow:
+    (run_id, workflow_id, digest, status, attempt, state, pending, *rest) = values
+    return SessionRow(
+        run_id,
+        workflow_id,
+        digest,
+        status,
+        int(attempt),
+        json.loads(state),
+        json.loads(pending) if pending else None,
+        *rest,
+    )
+
+
+@dataclass
+class Answer:
+    step_key: str
+    digest: str
+    step_id: str | None
+    title: str | None
+    notes: str | None
+    response: dict[str, Any] | None
+    answered_at: float
+
+
+@dataclass
+class Claim:
+    """The outcome of offering an answer: ``applied`` (this one), or the one recorded before."""
+
+    applied: bool
+    recorded: Answer | None = None
+
+
+class SessionStore(SqlStore):
+    application_name = "workrail-sessions"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, _NAMES, _ddl(False), _ddl(True))
+        self._pinned: dict[str, dict[str, Any]] = {}
+
+    # --- the token key ---------------------------------------------------------------------
+
+    def key(self) -> bytes:
+        """The store's signing key: made once (the first process to need it wins), kept in the
+        store's database (a 0600 file on SQLite; the database's own access rules on Postgres)."""
+        fresh = os.urandom(32).hex()
+        with self._lock:
+            self._execute(
+                "INSERT INTO {keys} (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                [("session-tokens", fresh)],
+            )
+            rows = self._fetch("SELECT value FROM {keys} WHERE name = ?", ("session-tokens",))
+        return bytes.fromhex(rows[0][0])
+
+    # --- pinned workflows --------------------------------------------------------------------
+
+    def pin(self, workflow_hash: str, definition: dict[str, Any]) -> None:
+        if workflow_hash in self._pinned:
+            return
+        with self._lock:
+            self._execute(
+                "INSERT INTO {pinned} (workflow_hash, definition) VALUES (?, ?)"
+                " ON CONFLICT (workflow_hash) DO NOTHING",
+                [(workflow_hash, json.dumps(definition, ensure_ascii=False))],
+            )
+        self._pinned[workflow_hash] = definition
+
+    def pinned(self, workflow_hash: str) -> dict[str, Any]:
+        found = self._pinned.get(workflow_hash)
+        if found is None:
+            rows = self._read(
+                "SELECT definition FROM {pinned} WHERE workflow_hash = ?", (workflow_hash,)
+            )
+            found = self._pinned[workflow_hash] = json.loads(rows[0][0])
+        return found
+
+    # --- sessions ----------------------------------------------------------------------------
+
+    def create(self, row: SessionRow, search: str) -> None:
+        def steps(run: Any) -> None:
+            run(
+                "INSERT INTO {sessions} (run_id, workflow_id, workflow_hash, status, attempt, goal,"
+                " workspace, git_branch, git_head, created_at, updated_at, search)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.run_id,
+                    row.workflow_id,
+                    row.workflow_hash,
+                    row.status,
+                    row.attempt,
+                    row.goal,
+                    row.workspace,
+                    row.git_branch,
+                    row.git_head,
+                    row.created_at,
+                    row.updated_at,
+                    search,
+                ),
+            )
+            run(
+                "INSERT INTO {positions} (run_id, state, pending, last_notes) VALUES (?, ?, ?, ?)",
+                (row.run_id, *_position(row)),
+            )
+            if not self.postgres:
+                run("INSERT INTO {words} (run_id, words) VALUES (?, ?)", (row.run_id, search))
+
+        self._atomically(steps)
+
+    def get(self, run_id: str) -> SessionRow | None:
+        rows = self._read(f"SELECT {_ROW} FROM {_FROM} WHERE s.run_id = ?", (run_id,))
+        return _row(rows[0]) if rows else None
+
+    def recent(self, limit: int, *, active_only: bool = False) -> list[SessionRow]:
+        where = "WHERE s.status = 'waiting' " if active_only else ""
+        rows = self._read(
+            f"SELECT {_ROW} FROM {_FROM} {where}ORDER BY s.updated_at DESC LIMIT ?", (limit,)
+        )
+        return [_row(r) for r in rows]
+
+    def set_status(self, run_id: str, status: str, *, only_from: str) -> bool:
+        with self._lock:
+            found = self._fetch(
+                "UPDATE {sessions} SET status = ?, updated_at = ? WHERE run_id = ? AND status = ?"
+                " RETURNING run_id",
+                (status, time.time(), run_id, only_from),
+            )
+        return bool(found)
+
+    def advance(self, row: SessionRow, answered: int, answer: Answer, search_more: str) -> Claim:
+        """Record ``answer`` for attempt ``answered`` and move the session to ``row`` — both or
+        neither, in one transaction. When another answer to that attempt is recorded already
+        (a replay, or a concurrent answer), nothing changes and that answer is returned."""
+
+        def steps(run: Any) -> Claim:
+            inserted = run(
+                "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
+                " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key",
+                (row.run_id, *_answer_values(answer)),
+            ).fetchall()
+            if not inserted:
+                return Claim(False)
+            moved = run(
+                "UPDATE {sessions} SET status = ?, attempt = ?, updated_at = ?,"
+                " search = substr(search || ?, 1, 4096)"
+                " WHERE run_id = ? AND attempt = ? AND status = 'waiting' RETURNING run_id",
+                (row.status, row.attempt, row.updated_at, search_more, row.run_id, answered),
+            ).fetchall()
+            if not moved:
+                raise _Moved()
+            run(
+                "UPDATE {positions} SET state = ?, pending = ?,"
+                " last_notes = COALESCE(?, last_notes) WHERE run_id = ?",
+                (*_position(row), row.run_id),
+            )
+            if not self.postgres and search_more.strip():
+                run("INSERT INTO {words} (run_id, words) VALUES (?, ?)", (row.run_id, search_more))
+            return Claim(True)
+
+        try:
+            claim = self._atomically(steps)
+        except _Moved:
+            claim = Claim(False)
+        if not claim.applied:
+            claim.recorded = self.answer(row.run_id, answer.step_key)
+        return claim
+
+    # --- answers (sessions and runs) ----------------------------------------------------------
+
+    def claim(self, run_id: str, answer: Answer) -> Claim:
+        """A run's answer to its waiting step: recorded if it is the first for that step."""
+        with self._lock:
+            inserted = self._fetch(
+                "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
+                " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key",
+                (run_id, *_answer_values(answer)),
+            )
+        if inserted:
+            return Claim(True)
+        return Claim(False, self.answer(run_id, answer.step_key))
+
+    def answer(self, run_id: str, step_key: str) -> Answer | None:
+        rows = self._read(
+            "SELECT step_key, digest, step_id, title, notes, response, answered_at FROM {answers}"
+            " WHERE run_id = ? AND step_key = ?",
+            (run_id, step_key),
+        )
+        return _answer(rows[0]) if rows else None
+
+    def answers(self, run_id: str) -> list[Answer]:
+        rows = self._read(
+            "SELECT step_key, digest, step_id, title, notes, response, answered_at FROM {answers}"
+            " WHERE run_id = ? ORDER BY answered_at",
+            (run_id,),
+        )
+        return [_answer(r) for r in rows]
+
+    def answered_keys(self, run_ids: Sequence[str]) -> set[tuple[str, str]]:
+        if not run_ids:
+            return set()
+        marks = ", ".join("?" * len(run_ids))
+        rows = self._read(
+            f"SELECT run_id, step_key FROM {{answers}} WHERE run_id IN ({marks})", tuple(run_ids)
+        )
+        return {(r, k) for r, k in rows}
+
+    # --- search --------------------------------------------------------------------------------
+
+    def _by_index(
+        self,
+        words: list[str],
+        signals: dict[str, str | None],
+        limit: int,
+        scope: str,
+        scope_args: list[Any],
+    ) -> tuple[list[tuple[Any, ...]], int]:
+        """SQLite: the sessions holding a query word, found through the word index, ranked here
+        exactly as the scan would rank them (words found as substrings, then signals, waiting
+        first, recency)."""
+        query = _fts_query(words)
+        if query is None:
+            return [], 0
+        ids = [
+            r[0]
+            for r in self._read(
+                "SELECT DISTINCT run_id FROM {words} WHERE {words} MATCH ? LIMIT ?",
+                (query, _CANDIDATES),
+            )
+        ]
+        if not ids:
+            return [], 0
+        marks = ", ".join("?" * len(ids))
+        rows = self._read(
+            "SELECT run_id, search, workspace, git_branch, git_head, status, updated_at"
+            f" FROM {{sessions}} WHERE run_id IN ({marks}) AND {scope}",
+            (*ids, *scope_args),
+        )
+        scored = []
+        for run_id, text, workspace, branch, head, status, updated in rows:
+            matched = sum(1 for word in words if word in text)
+            if not matched:
+                continue
+            signal = (
+                (1 if workspace and workspace == signals.get("workspace") else 0)
+                + (2 if branch and branch == signals.get("git_branch") else 0)
+                + (4 if head and head == signals.get("git_head") else 0)
+            )
+            scored.append((run_id, matched, signal, status != "waiting", -updated))
+        scored.sort(key=lambda r: (-r[1], -r[2], r[3], r[4]))
+        return [r[:3] for r in scored[:limit]], len(scored)
+
+    def search(
+        self, words: list[str], signals: dict[str, str | None], limit: int, same_workspace: bool
+    ) -> tuple[list[tuple[SessionRow, int, int]], int]:
+        """Sessions ranked by how many of ``words`` their goal, notes and workflow id hold, then
+        by the workspace and git signals, then waiting before finished, then recency:
+        [(row, words matched, signal bits)], and how many sessions are eligible (matching a word;
+        without words, matching a signal — or all). Ranked on narrow columns only, in the
+        database: the sessions matching a word (one filtered scan), then, to fill the list, the
+        most recent ones (the ``updated_at`` index)."""
+        likes, like_args = [], []
+        for word in words:
+            likes.append("CASE WHEN search LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END")
+            like_args.append("%" + _like(word) + "%")
+        bits, bit_args = [], []
+        # weights: the same commit says most, then the branch, then the workspace
+        for column, weight in (("workspace", 1), ("git_branch", 2), ("git_head", 4)):
+            value = signals.get(column)
+            if value:
+                bits.append(f"CASE WHEN {column} = ? THEN {weight} ELSE 0 END")
+                bit_args.append(value)
+        signal = " + ".join(bits) if bits else "0"
+        scope, scope_args = "1 = 1", []
+        if same_workspace and signals.get("workspace"):
+            scope, scope_args = "workspace = ?", [signals["workspace"]]
+        order = (
+            " ORDER BY matched DESC, signal DESC,"
+            " CASE WHEN status = 'waiting' THEN 0 ELSE 1 END, updated_at DESC"
+        )
+        ranked: list[tuple[Any, ...]] = []
+        if words and not self.postgres:
+            ranked, total = self._by_index(words, signals, limit, scope, scope_args)
+        elif words:
+            any_word = " OR ".join(["search LIKE ? ESCAPE '\\'"] * len(words))
+            ranked = self._read(
+                f"SELECT run_id, ({' + '.join(likes)}) AS matched, ({signal}) AS signal"
+                f" FROM {{sessions}} WHERE ({any_word}) AND {scope}{order} LIMIT ?",
+                (*like_args, *bit_args, *like_args, *scope_args, limit),
+            )
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE ({any_word}) AND {scope}",
+                (*like_args, *scope_args),
+            )[0][0]
+        elif bits:
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE ({signal}) > 0 AND {scope}",
+                (*bit_args, *scope_args),
+            )[0][0]
+        else:
+            total = self._read(
+                f"SELECT COUNT(*) FROM {{sessions}} WHERE {scope}", tuple(scope_args)
+            )[0][0]
+        if len(ranked) < limit:
+            seen = {r[0] for r in ranked}
+            recent = self._read(
+                f"SELECT run_id, 0 AS matched, ({signal}) AS signal FROM ("
+                f"SELECT * FROM {{sessions}} WHERE {scope} ORDER BY updated_at DESC LIMIT ?"
+                f") AS recent{order}",
+                (*bit_args, *scope_args, _RECENT_POOL),
+            )
+            ranked += [r for r in recent if r[0] not in seen][: limit - len(ranked)]
+        found = []
+        for run_id, hits, bits_found in ranked:
+            row = self.get(run_id)
+            if row is not None:
+                found.append((row, int(hits), int(bits_found)))
+        return found, int(total)
+
+
+_RECENT_POOL = 500  # the most recent sessions ranked by signal when too few match a word
+_CANDIDATES = 5000  # sessions read for a word search (SQLite): the most a query word selects
+
+
+def _fts_query(words: list[str]) -> str | None:
+    """An FTS5 query matching any of ``words`` as a token prefix (tokens as FTS5 splits them)."""
+    terms = []
+    for word in words:
+        tokens = _TOKEN.findall(word)
+        if tokens:
+            terms.append('"' + " ".join(tokens) + '"*')
+    return " OR ".join(terms) or None
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+class _Moved(Exception):
+    """The session left the attempt between the read and the write (a concurrent answer)."""
+
+
+def _like(word: str) -> str:
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _position(row: SessionRow) -> tuple[Any, ...]:
+    return (
+        json.dumps(row.state, ensure_ascii=False),
+        json.dumps(row.pending, ensure_ascii=False) if row.pending else None,
+        row.last_notes,
+    )
+
+
+def _answer_values(answer: Answer) -> tuple[Any, ...]:
+    return (
+        answer.step_key,
+        answer.digest,
+        answer.step_id,
+        answer.title,
+        answer.notes,
+        json.dumps(answer.response, ensure_ascii=False) if answer.response is not None else None,
+        answer.answered_at,
+    )
+
+
+def _answer(values: Sequence[Any]) -> Answer:
+    key, digest, step_id, title, notes, response, at = values
+    return Answer(
+        key, digest, step_id, title, notes, json.loads(response) if response else None, at
+    )

@@ -1,0 +1,71 @@
+"""The checks an agent's answer to a step must pass: one function for every path that takes one.
+
+Checking a step's output (``workflow_validate``), answering a run's waiting step and advancing a
+session all call `check_answer`: notes (required unless the step says ``notesOptional``), the
+step's ``validationCriteria`` on the output text, and its output contract and assessments on the
+artifacts handed over. Each problem says what to send instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .contracts import check_step_artifacts
+from .rules import validate_output
+
+__all__ = ["AnswerCheck", "check_answer", "notes_required"]
+
+
+@dataclass
+class AnswerCheck:
+    issues: list[str] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)
+    followups: list[str] = field(default_factory=list)  # assessment consequences that fired
+    # One entry per problem: {kind: notes | criteria | artifacts | followup, message}
+    problems: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def notes_required(step: Mapping[str, Any]) -> bool:
+    return step.get("notesOptional") is not True
+
+
+def check_answer(
+    workflow: Mapping[str, Any],
+    step: Mapping[str, Any],
+    output: str | None,
+    artifacts: Any,
+    context: Mapping[str, Any],
+    *,
+    require_notes: bool = False,
+) -> AnswerCheck:
+    """``output`` (the text, or the notes of a session step) and ``artifacts`` checked against
+    ``step``; ``context`` is what criteria conditions see. ``require_notes``: an empty output is
+    a problem unless the step's notes are optional (sessions; a stateless check asks no notes)."""
+    check = AnswerCheck()
+    if require_notes and notes_required(step) and not (output or "").strip():
+        message = (
+            f"step {step.get('id')!r} needs notes: a short recap of what was done, found and "
+            "decided (markdown)"
+        )
+        check.issues.append(message)
+        check.suggestions.append("send notes describing this step's work with the same answer")
+        check.problems.append({"kind": "notes", "message": message})
+    criteria = step.get("validationCriteria")
+    if criteria is not None:
+        validated = validate_output(criteria, output or "", dict(context))
+        check.issues += validated.issues
+        check.suggestions += validated.suggestions
+        check.problems += [{"kind": "criteria", "message": m} for m in validated.issues]
+    handed = check_step_artifacts(workflow, step, artifacts or [])
+    check.issues += handed.issues
+    check.suggestions += handed.suggestions
+    check.followups += handed.followups
+    check.problems += [{"kind": "artifacts", "message": m} for m in handed.issues]
+    check.problems += [{"kind": "followup", "message": m} for m in handed.followups]
+    return check

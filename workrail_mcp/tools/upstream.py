@@ -1,0 +1,212 @@
+"""The ``--tools upstream`` edition: upstream WorkRail 3.x's six session tools, on our sessions.
+
+An agent or client configured for upstream (tool names, arguments, result and error shapes as
+observed from v3.121.0, tests/fixtures/upstream_sessions/) works unchanged: ``list_workflows``,
+``inspect_workflow``, ``start_workflow``, ``continue_workflow``, ``checkpoint_workflow``,
+``resume_session``. Four are the shared session tools (`tools.sessions`); the two here differ from
+the default edition's tools of the same names (the orchestrator's ``list_workflows`` and the run
+tool ``continue_workflow``, which also takes tokens). Every tool of the edition answers errors in
+upstream's shape (`_upstream_errors`). Upstream's ``manage_workflow_source``, onboarding step,
+console and daemon are not part of it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from workrail_engine.errors import InvalidParams
+from workrail_engine.sessions import SessionStep
+from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
+from workrail_mcp.tools._upstream_errors import upstream_error
+from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
+from workrail_mcp.tools.sessions import (
+    WorkspacePath,
+    session_response,
+    sessions_of,
+    source_visibility,
+)
+
+__all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    summary = entry.summary()
+    return {
+        "workflowId": entry.id,
+        "name": summary.get("name") or entry.id,
+        "description": summary.get("description") or "",
+        "version": summary.get("version") or "",
+        # The hash a session pins is of the compiled workflow; compiling every workflow to list
+        # them took 6 s for 2,000. inspect_workflow gives it, per workflow.
+        "workflowHash": None,
+        "kind": "workflow",
+        "tags": list(entry.definition.get("tags") or []),
+        "visibility": source_visibility(entry),
+    }
+
+
+def _listing(entries: list[Any]) -> dict[str, Any]:
+    workflows = [_entry(e) for e in entries]
+    counts = Counter(tag for w in workflows for tag in w["tags"])
+    summary = [
+        {
+            "id": tag,
+            "displayName": tag,
+            "count": count,
+            "examples": [w["workflowId"] for w in workflows if tag in w["tags"]][:3],
+        }
+        for tag, count in sorted(counts.items())
+    ]
+    return {"workflows": workflows, "tagSummary": summary}
+
+
+def list_session_workflows(
+    env: ToolEnv,
+    workspacePath: WorkspacePath,
+    includeSources: Annotated[
+        bool | None, Field(description="Accepted for compatibility; every entry names its source.")
+    ] = None,
+    tags: Annotated[
+        list[str] | None,
+        Field(description="Optional: only workflows carrying one of these tags (see tagSummary)."),
+    ] = None,
+) -> dict[str, Any]:
+    listing = env.catalog_view("upstream_list", _listing)
+    if not tags:
+        return listing
+    wanted = set(tags)
+    chosen = [w for w in listing["workflows"] if wanted & set(w["tags"])]
+    return {"workflows": chosen, "tagSummary": listing["tagSummary"]}
+
+
+Output = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description=(
+            "Your answer to the pending step: {notesMarkdown: what you did, decided and produced "
+            "(markdown; required unless the step says notes are optional), artifacts?: [objects "
+            "whose kind names them, e.g. wr.loop_control]}."
+        ),
+        json_schema_extra={
+            "properties": {
+                "notesMarkdown": {"type": "string", "minLength": 1},
+                "artifacts": {"type": "array", "items": {}},
+            },
+            "additionalProperties": False,
+        },
+    ),
+]
+
+
+def _answer(output: dict[str, Any] | None, notes: str | None, artifacts: Any) -> tuple[Any, Any]:
+    output = dict(output or {})
+    unknown = sorted(set(output) - {"notesMarkdown", "artifacts"})
+    if unknown:
+        raise InvalidParams(
+            f"output accepts notesMarkdown and artifacts, not {', '.join(unknown)}",
+            details=f"unexpected output keys: {', '.join(unknown)}",
+        )
+    return output.get("notesMarkdown", notes), output.get("artifacts", artifacts)
+
+
+def continue_session(
+    env: ToolEnv,
+    continueToken: Annotated[
+        str,
+        Field(
+            description=(
+                "A continueToken (ct_...) from the latest start_workflow / continue_workflow "
+                "answer: advances or re-reads the session; or a resumeToken (st_...) from "
+                "resume_session / checkpoint_workflow: re-reads only. Pass it exactly as received."
+            ),
+            min_length=1,
+        ),
+    ],
+    intent: Annotated[
+        Literal["advance", "rehydrate"] | None,
+        Field(description="advance (the default when output is given) or rehydrate (re-read)."),
+    ] = None,
+    output: Output = None,
+    context: Annotated[
+        dict[str, Any] | None,
+        Field(description="Optional: context variables to add or change (conditions read them)."),
+    ] = None,
+    workspacePath: Annotated[
+        str | None, Field(description="Optional: the workspace you work in.")
+    ] = None,
+    contextVariables: Annotated[
+        dict[str, Any] | None, Field(description="Older name of context.")
+    ] = None,
+    notes: Annotated[str | None, Field(description="Older name of output.notesMarkdown.")] = None,
+    artifacts: Annotated[
+        list[Any] | None, Field(description="Older name of output.artifacts.")
+    ] = None,
+) -> dict[str, Any]:
+    answer_notes, answer_artifacts = _answer(output, notes, artifacts)
+    if intent is None and output is not None:
+        intent = "advance"
+    step = sessions_of(env).continue_session(
+        continueToken,
+        notes=answer_notes,
+        artifacts=answer_artifacts,
+        context=context if context is not None else contextVariables,
+        intent=intent,
+    )
+    return upstream_step(step)
+
+
+def upstream_step(step: SessionStep) -> dict[str, Any]:
+    """The shared session shape as upstream answers ``continue_workflow``: a replay is the very
+    answer recorded (no ``outcome`` saying it is one), a re-read says ``rehydrate_only``."""
+    body = session_response(step)
+    del body["outcome"]
+    if step.outcome == "current" and not step.is_complete:
+        body["nextIntent"] = "rehydrate_only"
+    return body
+
+
+_LIST = ToolSpec(
+    list_session_workflows,
+    name="list_workflows",
+    title="List workflows",
+    annotations=read_only("List workflows"),
+    error_result=upstream_error,
+    description=(
+        "The workflows you can start a session of (start_workflow): {workflows: [{workflowId, "
+        "name, description, version, tags, visibility}], tagSummary: [{id, count, examples}]}. "
+        "Pass {workspacePath, tags?} — tags narrows the list. workflowHash is null here: "
+        "inspect_workflow gives the hash a session pins."
+    ),
+)
+_CONTINUE = ToolSpec(
+    continue_session,
+    name="continue_workflow",
+    title="Answer or re-read a session step",
+    annotations=writes("Answer or re-read a session step", destructive=False, idempotent=True),
+    error_result=upstream_error,
+    description=(
+        "Answer the pending step of a session, or re-read it. Advance: {continueToken, output: "
+        "{notesMarkdown, artifacts?}, context?}; the answer is checked (notes, validation "
+        "criteria, output contract, assessments) and applied exactly once — kind ok with the next "
+        "pending step and new tokens, or kind blocked with blockers and the retryContinueToken to "
+        "send the corrected answer with. The same token sent again returns the recorded answer; "
+        "a different answer to a step already answered is refused with where the session is now. "
+        "Re-read: {continueToken, intent: rehydrate}, or a resumeToken (which cannot advance)."
+    ),
+)
+
+_SHARED = {spec.name: replace(spec, error_result=upstream_error) for spec in SESSION_SPECS}
+
+# Upstream's order of its tools/list.
+UPSTREAM_SPECS: list[ToolSpec] = [
+    _LIST,
+    _SHARED["inspect_workflow"],
+    _SHARED["start_workflow"],
+    _CONTINUE,
+    _SHARED["checkpoint_workflow"],
+    _SHARED["resume_session"],
+]
