@@ -33,6 +33,7 @@ from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
+from workrail_mcp.confirmation import person_of
 from workrail_mcp.error_mapping import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -210,7 +211,7 @@ class ProtocolMiddleware:
             ):  # `_meta` is the envelope (progress token, version), not an argument
                 arguments = {k: v for k, v in arguments.items() if k != "_meta"}
             return await self.registry.call_direct(
-                method, arguments, progress=ctx.session.report_progress
+                method, arguments, progress=ctx.session.report_progress, person=person_of(ctx)
             )
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
@@ -255,7 +256,10 @@ class ProtocolMiddleware:
         if name in self.registry:
             return _dump_tool_result(
                 await self.registry.call_tool(
-                    name, params.get("arguments"), progress=ctx.session.report_progress
+                    name,
+                    params.get("arguments"),
+                    progress=ctx.session.report_progress,
+                    person=person_of(ctx),
                 ),
                 ctx,
                 self.server_info,

@@ -24,6 +24,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
 from workrail_engine.errors import EngineError, InvalidParams, closest
+from workrail_mcp.confirmation import Person
 from workrail_mcp.error_mapping import (
     as_json_text,
     describe_validation_error,
@@ -116,6 +117,9 @@ class ToolSpec:
     # The function takes ``report=(done, total, message)``, called from its worker thread; it is
     # no argument of the tool (the client asks for progress with a token in ``_meta``).
     reports_progress: bool = False
+    # The function takes ``confirm`` (the engine's way to ask a person to confirm a step), made
+    # from the client's elicitation capability; None when the client cannot ask anyone.
+    asks_person: bool = False
     # How an anticipated failure is answered to ``tools/call`` (default: our numeric-code
     # envelope; the upstream edition answers in upstream's shape, `_upstream_errors`).
     error_result: Callable[[EngineError], CallToolResult] | None = None
@@ -171,10 +175,14 @@ class _Bound:
     invoke: _Invoker
 
 
+# Parameters the server fills, not the client: progress reports, a person to confirm steps.
+_SERVER_SIDE = ("report", "confirm")
+
+
 def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
     signature = inspect.signature(spec.fn, eval_str=True)
     # The first is `env`; `report` (progress) is the server's, not the client's.
-    parameters = [p for p in list(signature.parameters.values())[1:] if p.name != "report"]
+    parameters = [p for p in list(signature.parameters.values())[1:] if p.name not in _SERVER_SIDE]
 
     def run(**arguments: Any) -> CallToolResult:
         return invoke(**arguments)
@@ -247,8 +255,16 @@ class ToolRegistry:
 
         kwargs["report"] = report
 
+    def _person(self, name: str, kwargs: dict[str, Any], person: Person | None) -> None:
+        if self._tools[name].spec.asks_person:
+            kwargs["confirm"] = None if person is None else person.confirm_from_thread()
+
     async def call_tool(
-        self, name: str, arguments: Any, progress: Progress | None = None
+        self,
+        name: str,
+        arguments: Any,
+        progress: Progress | None = None,
+        person: Person | None = None,
     ) -> CallToolResult:
         """A ``tools/call`` answered here, without the SDK's per-call conversions.
 
@@ -264,14 +280,20 @@ class ToolRegistry:
                 return shape(InvalidParams(error.error.message, **data))
             return error_result(error.error.code, error.error.message, error.error.data)
         self._progress(name, kwargs, progress)
+        self._person(name, kwargs, person)
         return await anyio.to_thread.run_sync(partial(self._tools[name].invoke, **kwargs))
 
     async def call_direct(
-        self, name: str, arguments: Any, progress: Progress | None = None
+        self,
+        name: str,
+        arguments: Any,
+        progress: Progress | None = None,
+        person: Person | None = None,
     ) -> dict[str, Any]:
         """The bare result, or `MCPError` with the spec code (the direct-method path)."""
         kwargs = self.validate(name, arguments)
         self._progress(name, kwargs, progress)
+        self._person(name, kwargs, person)
         try:
             return await anyio.to_thread.run_sync(
                 partial(self._tools[name].invoke.direct, **kwargs)

@@ -34,6 +34,7 @@ _BLOCKER_CODES = {
     "criteria": "INVALID_REQUIRED_OUTPUT",
     "artifacts": "MISSING_REQUIRED_OUTPUT",
     "followup": "ASSESSMENT_FOLLOWUP_REQUIRED",
+    "confirmation": "USER_ONLY_DEPENDENCY",
 }
 PREFERENCES = {"autonomy": "guided", "riskPolicy": "conservative"}
 
@@ -96,6 +97,8 @@ def session_response(step: SessionStep) -> dict[str, Any]:
         "runId": step.run_id,
         "outcome": step.outcome,
     }
+    if step.confirmation is not None:  # the person's reply to the step's confirmation
+        out["confirmation"] = step.confirmation
     if step.outcome == "blocked":
         out["blockers"] = _blockers(step)
         out["retryable"] = True

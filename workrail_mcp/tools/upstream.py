@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from workrail_engine.errors import InvalidParams
-from workrail_engine.sessions import SessionStep
+from workrail_engine.sessions import Confirm, SessionStep
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._upstream_errors import upstream_error
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
@@ -145,6 +145,7 @@ def continue_session(
     artifacts: Annotated[
         list[Any] | None, Field(description="Older name of output.artifacts.")
     ] = None,
+    confirm: Confirm | None = None,
 ) -> dict[str, Any]:
     answer_notes, answer_artifacts = _answer(output, notes, artifacts)
     if intent is None and output is not None:
@@ -155,6 +156,7 @@ def continue_session(
         artifacts=answer_artifacts,
         context=context if context is not None else contextVariables,
         intent=intent,
+        confirm=confirm,
     )
     return upstream_step(step)
 
@@ -186,6 +188,7 @@ _CONTINUE = ToolSpec(
     continue_session,
     name="continue_workflow",
     title="Answer or re-read a session step",
+    asks_person=True,
     annotations=writes("Answer or re-read a session step", destructive=False, idempotent=True),
     error_result=upstream_error,
     description=(
