@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from contextlib import asynccontextmanager
 
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult
@@ -37,7 +38,7 @@ class Person:
 
 
 @asynccontextmanager
-async def connected(project, tmp_path, transport: str, person: Person | None):
+async def connected(project, tmp_path, transport: str, person: Person | None, seen=None):
     callback = {"elicitation_callback": person} if person is not None else {}
     if transport == "stdio":
         params = StdioServerParameters(
@@ -50,6 +51,8 @@ async def connected(project, tmp_path, transport: str, person: Person | None):
             yield client
     else:
         with http_server(project, tmp_path) as (url, _):
+            if seen is not None:
+                seen.append(url.removesuffix("/mcp"))
             async with Client(url, mode="legacy", **callback) as client:
                 yield client
 
@@ -74,7 +77,8 @@ async def _answer(client, token: str, notes: str = NOTES) -> dict:
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_an_approval_moves_on_and_is_recorded_with_the_step(project, tmp_path, transport):
     person = Person({"decision": "approve", "comment": "looks right"})
-    async with connected(project, tmp_path, transport, person) as client:
+    dashboard: list[str] = []
+    async with connected(project, tmp_path, transport, person, dashboard) as client:
         token = await _start(client, project)
         # An answer that fails its checks is not put to the person.
         blocked = await _answer(client, token, "short")
@@ -95,6 +99,11 @@ async def test_an_approval_moves_on_and_is_recorded_with_the_step(project, tmp_p
         recorded = run.structured_content["step_results"][0]
         assert recorded["step_name"] == "understand"
         assert recorded["confirmation"]["action"] == "approve" and recorded["confirmation"]["at"]
+        if dashboard:  # the HTTP server's dashboard shows it on the run's page
+            page = httpx2.get(f"{dashboard[0]}/runs/{moved['runId']}", timeout=10)
+            assert page.status_code == 200
+            assert "Confirmed: approve by the user of mcp" in page.text
+            assert "looks right" in page.text
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
