@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workrail_engine import __version__
+from workrail_engine.sessions.model_answers import ModelLimits
 
 __all__ = ["main", "parse_args", "serve"]
 
@@ -53,6 +54,35 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--allow-commands",
         action="store_true",
         help="let run_workflow execute command steps (off by default)",
+    )
+    parser.add_argument(
+        "--sampling",
+        action="store_true",
+        help="let the client's model answer a session's prompt steps (sampling/createMessage; "
+        "off by default; the client must offer sampling)",
+    )
+    parser.add_argument(
+        "--sampling-calls",
+        type=int,
+        default=ModelLimits.calls_per_run,
+        metavar="N",
+        help=f"with --sampling: model calls per run (default {ModelLimits.calls_per_run})",
+    )
+    parser.add_argument(
+        "--sampling-tokens",
+        type=int,
+        default=ModelLimits.tokens_per_run,
+        metavar="N",
+        help=f"with --sampling: tokens per run, counted as each call's maxTokens "
+        f"(default {ModelLimits.tokens_per_run})",
+    )
+    parser.add_argument(
+        "--sampling-max-tokens",
+        type=int,
+        default=ModelLimits.max_tokens,
+        metavar="N",
+        help=f"with --sampling: maxTokens of a call when the step sets none "
+        f"(default {ModelLimits.max_tokens})",
     )
     parser.add_argument(
         "--tools",
@@ -148,9 +178,19 @@ def serve(args: argparse.Namespace) -> int:
 
         # One per process, shared by the run tools and the dashboard (DBOS is one per process).
         service = RunService(project_of(catalog), allow_commands=args.allow_commands, server=True)
+    limits = (
+        ModelLimits(
+            calls_per_run=args.sampling_calls,
+            tokens_per_run=args.sampling_tokens,
+            max_tokens=args.sampling_max_tokens,
+        )
+        if args.sampling
+        else None
+    )
     server = create_server(
         catalog,
         allow_commands=args.allow_commands,
+        model_limits=limits,
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
         run_service=service,

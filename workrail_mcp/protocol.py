@@ -32,6 +32,7 @@ from workrail_engine.problems import pointer_join
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs
+from workrail_mcp.client_model import model_of
 from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.confirmation import person_of
 from workrail_mcp.error_mapping import (
@@ -44,6 +45,7 @@ from workrail_mcp.error_mapping import (
 )
 from workrail_mcp.handshake import check_initialize, default_client_info
 from workrail_mcp.tools import ToolRegistry
+from workrail_mcp.tools._binding import ClientPeer
 
 __all__ = ["ProtocolMiddleware"]
 
@@ -58,6 +60,10 @@ _STRUCTURED_SINCE = "2025-06-18"  # structuredContent and outputSchema exist fro
 _NOT_INITIALIZED = (
     "the server is not initialized: send initialize (and notifications/initialized) first"
 )
+
+
+def _peer(ctx: Any) -> ClientPeer:
+    return ClientPeer(person=person_of(ctx), model=model_of(ctx))
 
 
 def _is_modern(ctx: Any) -> bool:
@@ -211,7 +217,7 @@ class ProtocolMiddleware:
             ):  # `_meta` is the envelope (progress token, version), not an argument
                 arguments = {k: v for k, v in arguments.items() if k != "_meta"}
             return await self.registry.call_direct(
-                method, arguments, progress=ctx.session.report_progress, person=person_of(ctx)
+                method, arguments, progress=ctx.session.report_progress, peer=_peer(ctx)
             )
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
@@ -259,7 +265,7 @@ class ProtocolMiddleware:
                     name,
                     params.get("arguments"),
                     progress=ctx.session.report_progress,
-                    person=person_of(ctx),
+                    peer=_peer(ctx),
                 ),
                 ctx,
                 self.server_info,

@@ -11,6 +11,7 @@ from mcp.server import MCPServer
 from mcp_types import Completion, CompletionArgument, CompletionContext
 
 from workrail_engine import __version__
+from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs
@@ -60,6 +61,7 @@ def create_server(
     use_client_roots: bool = False,
     run_service: Any = None,
     tools_edition: str = "default",
+    model_limits: ModelLimits | None = None,
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
@@ -73,7 +75,10 @@ def create_server(
     """
 
     runs = RunsState(catalog, allow_commands, service=run_service)
-    env = ToolEnv(catalog=catalog, allow_commands=allow_commands, runs=runs)
+    # model_limits (--sampling): a session's steps may be answered by the client's model.
+    env = ToolEnv(
+        catalog=catalog, allow_commands=allow_commands, runs=runs, model_limits=model_limits
+    )
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in EDITIONS[tools_edition]]
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)

@@ -114,6 +114,8 @@ class SessionStep:
     # On an advance: the person's confirmation of the step just answered ({action, comment, by,
     # at}); on a blocked answer: the refusal that keeps the step pending.
     confirmation: dict[str, Any] | None = None
+    # On an advance whose answer a model gave: the run's model usage so far (calls, tokens).
+    model_usage: dict[str, Any] | None = None
 
     @property
     def pending(self) -> dict[str, Any] | None:
@@ -282,6 +284,7 @@ class SessionService:
         artifacts: Sequence[Any] | None = None,
         context: Mapping[str, Any] | None = None,
         confirm: Confirm | None = None,
+        model_usage: Mapping[str, Any] | None = None,
     ) -> SessionStep:
         """Apply an answer to step attempt ``attempt`` of session ``run_id`` exactly once.
 
@@ -333,6 +336,7 @@ class SessionService:
         )
         response = self._step("advanced", moved)
         response.confirmation = confirmation
+        response.model_usage = dict(model_usage) if model_usage is not None else None
         record = Answer(
             str(attempt),
             digest,
@@ -528,6 +532,7 @@ class SessionService:
                 "notes": a.notes,
                 "step_attempt": int(a.step_key),
                 "confirmation": (a.response or {}).get("confirmation"),
+                "model_usage": (a.response or {}).get("model_usage"),
             }
             for a in answers
             if a.step_id

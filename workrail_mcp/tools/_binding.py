@@ -24,6 +24,8 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
 from workrail_engine.errors import EngineError, InvalidParams, closest
+from workrail_engine.sessions.model_answers import ModelLimits, ModelUsage
+from workrail_mcp.client_model import ClientModel
 from workrail_mcp.confirmation import Person
 from workrail_mcp.error_mapping import (
     as_json_text,
@@ -82,6 +84,10 @@ class ToolEnv:
     allow_commands: bool = False
     # The run tools' state (`workrail_mcp.tools.runs.RunsState`); None in a server without runs.
     runs: Any = None
+    # --sampling: the bounds of what a run may ask of the client's model (None: never asked).
+    model_limits: ModelLimits | None = None
+    # What each run has asked of the model in this process (answers sent back included).
+    model_usage: dict[str, ModelUsage] = field(default_factory=dict, repr=False)
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:
@@ -106,6 +112,14 @@ class ToolEnv:
 
 
 @dataclass(frozen=True)
+class ClientPeer:
+    """What a request's client offers to ask on the server's behalf (None: it cannot)."""
+
+    person: Person | None = None
+    model: ClientModel | None = None
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     fn: Callable[..., dict[str, Any]]
     name: str
@@ -120,6 +134,9 @@ class ToolSpec:
     # The function takes ``confirm`` (the engine's way to ask a person to confirm a step), made
     # from the client's elicitation capability; None when the client cannot ask anyone.
     asks_person: bool = False
+    # The function takes ``sample`` (the engine's way to ask the client's model), made when the
+    # server runs with --sampling and the client offers sampling; None otherwise.
+    samples: bool = False
     # How an anticipated failure is answered to ``tools/call`` (default: our numeric-code
     # envelope; the upstream edition answers in upstream's shape, `_upstream_errors`).
     error_result: Callable[[EngineError], CallToolResult] | None = None
@@ -175,8 +192,9 @@ class _Bound:
     invoke: _Invoker
 
 
-# Parameters the server fills, not the client: progress reports, a person to confirm steps.
-_SERVER_SIDE = ("report", "confirm")
+# Parameters the server fills, not the client: progress reports, a person to confirm steps, the
+# client's model.
+_SERVER_SIDE = ("report", "confirm", "sample")
 
 
 def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
@@ -255,16 +273,22 @@ class ToolRegistry:
 
         kwargs["report"] = report
 
-    def _person(self, name: str, kwargs: dict[str, Any], person: Person | None) -> None:
-        if self._tools[name].spec.asks_person:
+    def _peer(self, name: str, kwargs: dict[str, Any], peer: ClientPeer | None) -> None:
+        """Hand the tool what it may ask of the client's side: a person, a model."""
+        spec = self._tools[name].spec
+        if spec.asks_person:
+            person = peer.person if peer is not None else None
             kwargs["confirm"] = None if person is None else person.confirm_from_thread()
+        if spec.samples:
+            model = peer.model if peer is not None and self.env.model_limits else None
+            kwargs["sample"] = None if model is None else model.ask_from_thread()
 
     async def call_tool(
         self,
         name: str,
         arguments: Any,
         progress: Progress | None = None,
-        person: Person | None = None,
+        peer: ClientPeer | None = None,
     ) -> CallToolResult:
         """A ``tools/call`` answered here, without the SDK's per-call conversions.
 
@@ -280,7 +304,7 @@ class ToolRegistry:
                 return shape(InvalidParams(error.error.message, **data))
             return error_result(error.error.code, error.error.message, error.error.data)
         self._progress(name, kwargs, progress)
-        self._person(name, kwargs, person)
+        self._peer(name, kwargs, peer)
         return await anyio.to_thread.run_sync(partial(self._tools[name].invoke, **kwargs))
 
     async def call_direct(
@@ -288,12 +312,12 @@ class ToolRegistry:
         name: str,
         arguments: Any,
         progress: Progress | None = None,
-        person: Person | None = None,
+        peer: ClientPeer | None = None,
     ) -> dict[str, Any]:
         """The bare result, or `MCPError` with the spec code (the direct-method path)."""
         kwargs = self.validate(name, arguments)
         self._progress(name, kwargs, progress)
-        self._person(name, kwargs, person)
+        self._peer(name, kwargs, peer)
         try:
             return await anyio.to_thread.run_sync(
                 partial(self._tools[name].invoke.direct, **kwargs)

@@ -26,6 +26,7 @@ from workrail_engine.errors import EngineError, InvalidParams
 from workrail_engine.runs import RunOptions, RunService, resolve_workflow
 from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
 from workrail_engine.sessions import Confirm
+from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.next_action import phrase_run
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import ArtifactsArg
@@ -274,6 +275,7 @@ class ContinueResult(TypedDict, total=False):
     isComplete: bool
     pending: dict[str, Any] | None
     confirmation: dict[str, Any] | None
+    sampling: dict[str, Any]
     preferences: dict[str, str]
     nextIntent: str
     nextCall: dict[str, Any] | None
@@ -337,10 +339,11 @@ def continue_workflow(
         str | None, Field(description="Your workspace (accepted; sessions keep theirs).")
     ] = None,
     confirm: Confirm | None = None,
+    sample: AskModel | None = None,
 ) -> ContinueResult:
     notes, handed = _answer_parts(output, artifacts)
     if continueToken is not None:
-        from workrail_mcp.tools.sessions import session_response, sessions_of
+        from workrail_mcp.tools.sessions import session_response, sessions_of, with_model
 
         step = sessions_of(env).continue_session(
             continueToken,
@@ -350,7 +353,7 @@ def continue_workflow(
             intent=intent,
             confirm=confirm,
         )
-        return session_response(step)  # type: ignore[return-value]
+        return session_response(with_model(env, step, sample, confirm))  # type: ignore[return-value]
     if workflow_id is None or notes is None:
         missing = "workflow_id" if workflow_id is None else "output"
         raise InvalidParams(
@@ -422,6 +425,7 @@ SPECS = [
         name="continue_workflow",
         title="Continue a waiting run",
         asks_person=True,
+        samples=True,
         annotations=writes("Continue a waiting run", destructive=False, idempotent=False),
         description=(
             "Submit your output for the step a run or session waits on. Pass {workflow_id "
