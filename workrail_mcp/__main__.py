@@ -61,29 +61,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="let the client's model answer a session's prompt steps (sampling/createMessage; "
         "off by default; the client must offer sampling)",
     )
-    parser.add_argument(
-        "--sampling-calls",
-        type=int,
-        default=ModelLimits.calls_per_run,
-        metavar="N",
-        help=f"with --sampling: model calls per run (default {ModelLimits.calls_per_run})",
-    )
-    parser.add_argument(
-        "--sampling-tokens",
-        type=int,
-        default=ModelLimits.tokens_per_run,
-        metavar="N",
-        help=f"with --sampling: tokens per run, counted as each call's maxTokens "
-        f"(default {ModelLimits.tokens_per_run})",
-    )
-    parser.add_argument(
-        "--sampling-max-tokens",
-        type=int,
-        default=ModelLimits.max_tokens,
-        metavar="N",
-        help=f"with --sampling: maxTokens of a call when the step sets none "
-        f"(default {ModelLimits.max_tokens})",
-    )
+    for option, setting, what in (
+        ("--sampling-calls", "calls_per_run", "model calls per run"),
+        ("--sampling-tokens", "tokens_per_run", "tokens per run (each call counts its maxTokens)"),
+        ("--sampling-max-tokens", "max_tokens", "maxTokens of a call when the step sets none"),
+    ):
+        default = getattr(ModelLimits, setting)
+        parser.add_argument(
+            option,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"with --sampling: {what} (default {default})",
+        )
     parser.add_argument(
         "--tools",
         choices=("default", "upstream"),

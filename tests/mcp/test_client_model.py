@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from contextlib import asynccontextmanager
 
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CreateMessageResult, TextContent
@@ -60,7 +61,9 @@ class Model:
 
 
 @asynccontextmanager
-async def connected(project, tmp_path, model: Model, *options: str, transport: str = "stdio"):
+async def connected(
+    project, tmp_path, model: Model, *options: str, transport: str = "stdio", seen=None
+):
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable,
@@ -72,6 +75,8 @@ async def connected(project, tmp_path, model: Model, *options: str, transport: s
             yield client
     else:
         with http_server(project, tmp_path, *options) as (url, _):
+            if seen is not None:
+                seen.append(url.removesuffix("/mcp"))
             async with Client(url, mode="legacy", sampling_callback=model) as client:
                 yield client
 
@@ -89,7 +94,10 @@ async def _start(client, project, workflow: str = "sampled-flow") -> dict:
 async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tmp_path, transport):
     write_workflow(project / "workflows", FLOW)
     model = Model("DRAFT: a plan", "LGTM, good")
-    async with connected(project, tmp_path, model, "--sampling", transport=transport) as client:
+    dashboard: list[str] = []
+    async with connected(
+        project, tmp_path, model, "--sampling", transport=transport, seen=dashboard
+    ) as client:
         started = await _start(client, project)
         assert started["pending"]["stepId"] == "ship"
         assert started["sampling"]["calls"] == 2
@@ -102,6 +110,10 @@ async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tm
         results = run.structured_content["step_results"]
         assert [r["step_name"] for r in results] == ["draft", "review"]
         assert results[1]["model_usage"]["calls"] == 2 and results[1]["notes"] == "LGTM, good"
+        if dashboard:  # the run's page on the HTTP server's dashboard
+            page = httpx2.get(f"{dashboard[0]}/runs/{started['runId']}", timeout=10)
+            assert "Answered by the client's model (scripted)" in page.text
+            assert "the run has used 2 calls, 2300 tokens" in page.text
 
 
 async def test_an_answer_that_fails_a_check_is_sent_back_once(project, tmp_path):

@@ -450,7 +450,9 @@ class RunHistory:
             entry = _blank(f"{step_id}#{step_key}", step_id, step, group)
             entry.update(status="success", title=title or entry["title"], notes=notes)
             # A person's approval of the step (elicitation), recorded with the answer.
-            entry["confirmation"] = (_json(response) or {}).get("confirmation")
+            recorded = _json(response) or {}
+            entry["confirmation"] = recorded.get("confirmation")
+            entry["model_usage"] = recorded.get("model_usage")  # answered by the client's model
             entry["stdout"], entry["stdout_capped"] = _tail(notes)
             steps.append(entry)
         pending = (_json(pending_text) or {}) if kind == "waiting" else {}
