@@ -95,7 +95,7 @@ def parse_and_lint_held(threshold: int) -> tuple[float, float]:
 
 
 def whole_text_scans(text: str, runs: int) -> dict[str, float]:
-    from workrail_engine._json_text import _RAW_SURROGATE, _has_raw_surrogate
+    from workrail_engine._syntax import RAW_SURROGATE, has_raw_surrogate
     from workrail_engine.document import LineIndex
 
     accented = text.replace("careful", "cäreful")  # not ASCII: the UTF-8 encode runs
@@ -106,13 +106,13 @@ def whole_text_scans(text: str, runs: int) -> dict[str, float]:
             lambda: LineIndex(crlf), runs
         ),
         "lone-surrogate check, ASCII text (isascii)": _median_ms(
-            lambda: _has_raw_surrogate(text), runs
+            lambda: has_raw_surrogate(text), runs
         ),
         "lone-surrogate check, accented text (UTF-8 encode)": _median_ms(
-            lambda: _has_raw_surrogate(accented), runs
+            lambda: has_raw_surrogate(accented), runs
         ),
         "lone-surrogate check, accented text (character-class search, before)": _median_ms(
-            lambda: _RAW_SURROGATE.search(accented), runs
+            lambda: RAW_SURROGATE.search(accented), runs
         ),
     }
 

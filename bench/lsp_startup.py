@@ -10,8 +10,13 @@ Processes started in turns so that load changes hit them alike, each timed from 
   ``workrail_lsp/handshake.py``): the same two times;
 - with ``--earlier DIR`` (a checkout of an earlier commit, e.g. ``git worktree add DIR COMMIT``),
   that checkout's ``python -m workrail_lsp``: the same two times.
+- with ``--large-root``, ``python -m workrail_lsp`` (and the earlier checkout's) with a workspace
+  root: one holding only the workflow, and one of 200,000 files (20,000 small JSON and 4,000 YAML
+  files among them, as a JavaScript monorepo's vendored packages hold, made once in a temporary
+  folder); a pull client (``textDocument/diagnostic``) opens the workflow right after
+  ``initialized``: until its first pulled diagnostics (issue 24 §2: the same whatever the root).
 
-    python bench/lsp_startup.py [--runs 7] [--earlier DIR]
+    python bench/lsp_startup.py [--runs 7] [--earlier DIR] [--large-root]
 
 Prints medians and bests, and the differences that the goal is about (within 0.1 s of the floor).
 """
@@ -21,9 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,6 +55,70 @@ def _read(stdout) -> dict:
     return json.loads(stdout.read(length))
 
 
+def spawn(command: list[str], code: Path | None = None) -> subprocess.Popen[bytes]:
+    """The server process on pipes; ``code``: a checkout whose packages it imports instead."""
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=code,  # ``-m`` puts the working directory first on sys.path
+        env={**os.environ, "PYTHONPATH": str(code)} if code else None,
+    )
+
+
+def make_large_root(root: Path, files: int = 200_000) -> None:
+    """``files`` files in folders of 100 (one JSON and one in six a YAML file of every ten), and
+    the workflow under ``workflows/``."""
+    (root / "workflows").mkdir(parents=True)
+    shutil.copy(WORKFLOW, root / "workflows" / WORKFLOW.name)
+    for n in range(files):
+        folder = root / "vendor" / f"pkg-{n // 100:04d}"
+        if n % 100 == 0:
+            folder.mkdir(parents=True)
+        if n % 10 == 0:
+            (folder / f"package-{n}.json").write_text(f'{{"name": "pkg-{n}", "version": "1.0.0"}}')
+        elif n % 50 == 1:
+            (folder / f"config-{n}.yaml").write_text(f"name: pkg-{n}\nversion: 1.0.0\n")
+        else:
+            (folder / f"module-{n}.js").write_text("module.exports = {};\n")
+
+
+def pulled(
+    command: list[str], root: Path, code: Path | None = None
+) -> tuple[float, float | None, float]:
+    """Seconds from spawn to the ``initialize`` answer and to the first pulled diagnostics of the
+    workflow under ``root``, opened right after ``initialized``; and the CPU seconds used."""
+    began = time.perf_counter()
+    process = spawn(command, code)
+    assert process.stdin is not None and process.stdout is not None
+    capabilities = {"textDocument": {"diagnostic": {}}}
+    params = {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities}
+    process.stdin.write(
+        _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    )
+    process.stdin.flush()
+    assert _read(process.stdout).get("id") == 1
+    initialized = time.perf_counter() - began
+    path = root / "workflows" / WORKFLOW.name
+    document = {"uri": path.as_uri(), "languageId": "json", "version": 1, "text": path.read_text()}
+    for message in (
+        {"method": "initialized", "params": {}},
+        {"method": "textDocument/didOpen", "params": {"textDocument": document}},
+        {"id": 2, "method": "textDocument/diagnostic", "params": {"textDocument": document}},
+    ):
+        process.stdin.write(_frame({"jsonrpc": "2.0", **message}))
+    process.stdin.flush()
+    while True:
+        message = _read(process.stdout)
+        if message.get("id") == 2 and "method" not in message:
+            assert "result" in message, message
+            break
+    diagnosed = time.perf_counter() - began
+    process.kill()
+    return initialized, diagnosed, _cpu_seconds(process)
+
+
 def session(
     command: list[str], open_document: bool, code: Path | None = None
 ) -> tuple[float, float | None, float]:
@@ -56,14 +127,7 @@ def session(
     (the process is idle once it has answered, until it is killed). ``code``: a checkout whose
     packages the server is imported from instead of this one's."""
     began = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=code,  # ``-m`` puts the working directory first on sys.path
-        env={**os.environ, "PYTHONPATH": str(code)} if code else None,
-    )
+    process = spawn(command, code)
     assert process.stdin is not None and process.stdout is not None
     params = {"processId": None, "rootUri": None, "capabilities": {}}
     process.stdin.write(
@@ -115,16 +179,32 @@ EARLIER = "the earlier checkout"
 INITIALIZED, DIAGNOSED = "→ initialize", "→ first diagnostics"
 
 
-def main(runs: int, earlier: Path | None) -> None:
+SMALL_ROOT = "root holding only the workflow"
+LARGE_ROOT = "root of 200,000 files"
+
+
+def main(runs: int, earlier: Path | None, large_root: Path | None) -> None:
     python = sys.executable
+    server = [python, "-m", "workrail_lsp"]
     cases = {
         FLOOR: lambda: until_exit([python, "-c", "import lsprotocol.types"]),
         BARE: lambda: session([python, "-c", BARE_PYGLS], open_document=False),
-        OURS: lambda: session([python, "-m", "workrail_lsp"], open_document=True),
+        OURS: lambda: session(server, open_document=True),
         WITHOUT: lambda: session([python, "-c", WITHOUT_EARLY_ANSWER], open_document=True),
     }
     if earlier is not None:
-        cases[EARLIER] = lambda: session([python, "-m", "workrail_lsp"], True, earlier.resolve())
+        cases[EARLIER] = lambda: session(server, True, earlier.resolve())
+    if large_root is not None:
+        small = large_root.parent / "small-root"
+        if not small.exists():
+            (small / "workflows").mkdir(parents=True)
+            shutil.copy(WORKFLOW, small / "workflows" / WORKFLOW.name)
+        cases[f"{OURS}, pulled, {SMALL_ROOT}"] = lambda: pulled(server, small)
+        cases[f"{OURS}, pulled, {LARGE_ROOT}"] = lambda: pulled(server, large_root)
+        if earlier is not None:
+            code = earlier.resolve()
+            cases[f"{EARLIER}, pulled, {SMALL_ROOT}"] = lambda: pulled(server, small, code)
+            cases[f"{EARLIER}, pulled, {LARGE_ROOT}"] = lambda: pulled(server, large_root, code)
     wall: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
     for _ in range(runs):
@@ -183,6 +263,20 @@ def main(runs: int, earlier: Path | None) -> None:
                 f"{EARLIER} {DIAGNOSED}",
             ),
         ]
+    if large_root is not None:
+        for name in (OURS, EARLIER) if earlier is not None else (OURS,):
+            lines += [
+                (
+                    f"first pulled diagnostics ({name}), {LARGE_ROOT} − {SMALL_ROOT}",
+                    f"{name}, pulled, {LARGE_ROOT} {DIAGNOSED}",
+                    f"{name}, pulled, {SMALL_ROOT} {DIAGNOSED}",
+                ),
+                (
+                    f"first pulled diagnostics ({name}), {LARGE_ROOT} − lsprotocol alone",
+                    f"{name}, pulled, {LARGE_ROOT} {DIAGNOSED}",
+                    FLOOR,
+                ),
+            ]
     print(
         "\nmedians of the rounds' wall-time differences (goal: answering initialize ≤ +100 ms over lsprotocol alone):"
     )
@@ -194,5 +288,17 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--earlier", type=Path, help="a checkout of an earlier commit to compare")
+    parser.add_argument(
+        "--large-root",
+        action="store_true",
+        help="also open the workflow in a root of 200,000 files",
+    )
     arguments = parser.parse_args()
-    main(arguments.runs, arguments.earlier)
+    with tempfile.TemporaryDirectory(prefix="workrail-bench-root-") as folder:
+        root = None
+        if arguments.large_root:
+            root = Path(folder) / "large-root"
+            began = time.perf_counter()
+            make_large_root(root)
+            print(f"made {root} in {time.perf_counter() - began:.0f} s")
+        main(arguments.runs, arguments.earlier, root)

@@ -105,7 +105,9 @@ def repo(tmp_path: Path) -> Path:
     return work
 
 
-def try_repo(repo: Path, *files: str) -> subprocess.CompletedProcess[str]:
+def try_repo(
+    repo: Path, *files: str, hook: str = "workrail-validate"
+) -> subprocess.CompletedProcess[str]:
     env = dict(
         os.environ,
         PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"),
@@ -118,7 +120,7 @@ def try_repo(repo: Path, *files: str) -> subprocess.CompletedProcess[str]:
         str(PRE_COMMIT),
         "try-repo",
         str(ROOT),
-        "workrail-validate",
+        hook,
         "--verbose",
         "--color",
         "never",
@@ -145,3 +147,25 @@ def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path) -> None:
     output = good.stdout + good.stderr
     assert good.returncode == 0, output
     assert "1 file passed" in output, output
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_hooks_honour_the_project_configuration_and_format(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.workrail]\nignore = ["WR101"]\n')
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        validated = pool.submit(try_repo, repo)
+        formatted = pool.submit(try_repo, repo, hook="workrail-format")
+        result, format_result = validated.result(), formatted.result()
+
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output  # bad.json's only problem is a WR101, ignored here
+    assert "All 2 files passed" in output, output
+
+    output = format_result.stdout + format_result.stderr
+    assert format_result.returncode == 1, output  # pre-commit fails a hook that changed files
+    assert "1 file reformatted, 1 file left unchanged" in output, output
+    assert (repo / "workflows" / "bad.json").read_text() == BAD_TEXT.replace(
+        '{"id": "only", "title": 42, "prompt": "Do the thing."}',
+        '{\n      "id": "only",\n      "title": 42,\n      "prompt": "Do the thing."\n    }',
+    )

@@ -11,7 +11,7 @@ import h11._connection
 import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
-from workrail_engine import limits, navigator
+from workrail_engine import limits, navigator, regexes
 from workrail_engine.runs import executor, walker
 from workrail_engine.schema import schema_path
 from workrail_lsp import disk_files
@@ -48,6 +48,14 @@ EXPECTED = {
     "_RESULT_NESTING": f"{protocol._RESULT_NESTING} levels",
     "limits.MAX_DOCUMENT_BYTES": f"{limits.MAX_DOCUMENT_BYTES // MIB} MiB",
     "limits.MAX_YAML_ALIAS_NODES": f"{limits.MAX_YAML_ALIAS_NODES:,} nodes",
+    "limits.MAX_FINDINGS_PER_FILE": f"{limits.MAX_FINDINGS_PER_FILE:,} diagnostics",
+    "limits.MAX_COMPILED_STEP_CHARS": f"{limits.MAX_COMPILED_STEP_CHARS:,} characters",
+    "limits.MAX_COMPILED_WORKFLOW_CHARS": f"{limits.MAX_COMPILED_WORKFLOW_CHARS:,} characters",
+    "MAX_BACKTRACKING_PATTERN_SIZE": f"{regexes.MAX_BACKTRACKING_PATTERN_SIZE:,} elements",
+    "MAX_BACKTRACKING_SECONDS_PER_CALL": (
+        f"{regexes.MAX_BACKTRACKING_SECONDS_PER_CALL:g} s for all the fallback matches of one "
+        f"call (each also at most {regexes.BACKTRACKING_TIMEOUT_SECONDS:g} s"
+    ),
     "MAX_LINE_BYTES": f"{stdio.MAX_LINE_BYTES // MIB} MiB",
     "DEFAULT_MAX_REQUEST_BODY_SIZE": f"{DEFAULT_MAX_REQUEST_BODY_SIZE // MIB} MiB",
     "DEFAULT_MAX_INCOMPLETE_EVENT_SIZE": (

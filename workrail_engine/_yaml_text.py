@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from ._syntax import SyntaxProblem
+from ._syntax import RAW_SURROGATE, UNPAIRED_SURROGATE, SyntaxProblem, has_raw_surrogate
 from .json_pointer import escape_token
 from .limits import MAX_NESTING, MAX_YAML_ALIAS_NODES, TOO_DEEP
 
@@ -169,6 +169,9 @@ def _first_too_deep(root: yaml.Node) -> yaml.Node:
 def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
     if not text.strip():
         return None, SyntaxProblem("The file is empty: a workflow is a mapping", 0, 0, "WR006")
+    if has_raw_surrogate(text):  # libyaml cannot even read such text (an editor's buffer)
+        at = RAW_SURROGATE.search(text).start()  # type: ignore[union-attr]
+        return None, SyntaxProblem(UNPAIRED_SURROGATE, at, at + 1)
     try:
         node = yaml.compose(text, Loader=_Loader)
         if node is None:

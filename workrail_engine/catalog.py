@@ -244,7 +244,7 @@ class Catalog:
             found = self._compiled.get(workflow_id)
             if found is None:
                 overrides = project_bindings(self._project_dir(), workflow_id)
-                found = compile_workflow(entry.definition, self._routine, overrides)
+                found = compile_workflow(entry.definition, self.routine, overrides)
                 self._compiled[workflow_id] = found
         return found
 
@@ -258,12 +258,14 @@ class Catalog:
         """A workflow read from a file outside the catalog, compiled against the catalog's routines."""
         workflow_id = str(definition.get("id", ""))
         compiled = compile_workflow(
-            definition, self._routine, project_bindings(self._project_dir(), workflow_id)
+            definition, self.routine, project_bindings(self._project_dir(), workflow_id)
         )
         _raise_problems(workflow_id, compiled)
         return compiled.definition
 
-    def _routine(self, name: str) -> dict[str, Any] | None:
+    def routine(self, name: str) -> dict[str, Any] | None:
+        """The definition of the workflow ``name`` as a routine to inject; None when absent
+        (looked up in the catalog as last scanned, as the compile step does)."""
         entry = self._entries.get(name)
         return entry.definition if entry is not None else None
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from .errors import closest
 from .problems import Problem, json_type_name, pointer_join
-from .regexes import RegexError, compile_regex
+from .regexes import RegexError, backtracking_budget, compile_regex
 
 __all__ = [
     "MISSING",
@@ -292,7 +292,8 @@ def evaluate(
         raise ValueError(
             f"A condition is evaluated against an object, not {json_type_name(context)}."
         )
-    return _evaluate(condition, context, notes)
+    with backtracking_budget():  # the caller's, when it opened one (a whole next step)
+        return _evaluate(condition, context, notes)
 
 
 def _evaluate(node: Mapping[str, Any], context: Mapping[str, Any], notes: list[str] | None) -> bool:

@@ -48,13 +48,20 @@ class TextEdit:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
-    """A quick fix a front end may offer: a title and the edits that make it."""
+    """A quick fix a front end may offer: a title and the edits that make it.
+
+    ``safe``: the edit keeps what the author meant (a trailing comma removed, a YAML number quoted
+    back to the text it was written as), so ``workrail validate --fix`` applies it unasked. A
+    guess (the closest key name, a placeholder value, a renamed id) is unsafe: offered in the
+    editor, applied by the command line only with ``--unsafe-fixes``.
+    """
 
     title: str
     edits: tuple[TextEdit, ...]
+    safe: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "edits": [e.to_dict() for e in self.edits]}
+        return {"title": self.title, "edits": [e.to_dict() for e in self.edits], "safe": self.safe}
 
 
 @dataclass(frozen=True, slots=True)

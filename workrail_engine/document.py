@@ -175,7 +175,11 @@ class WorkflowDocument(PointerSpans):
         tolerant_document); the strict value, when there is one, is its value."""
         from .tolerant_document import parse_tolerant
 
-        return parse_tolerant(self.text, self.format, self.value, self.path)
+        return parse_tolerant(self.text, self.format, self.value, self.path, self._yaml_spans)
+
+    @property
+    def _yaml_spans(self) -> dict[str, tuple[tuple[int, int] | None, tuple[int, int]]] | None:
+        return self._yaml.spans if self._yaml is not None else None
 
     @property
     def ok(self) -> bool:
@@ -219,7 +223,9 @@ class WorkflowDocument(PointerSpans):
             document.__dict__["line_index"] = self.line_index.edited(text, start, end, new_text)
         if "tolerant" in self.__dict__:  # an incremental re-parse (~1 ms) instead of a full one
             tree = self.tolerant.edited(start, end, new_text)
-            document.__dict__["tolerant"] = tree.with_strict_value(document.value)
+            document.__dict__["tolerant"] = tree.with_strict_value(
+                document.value, document._yaml_spans
+            )
         return document
 
     def _splice(self, start: int, end: int, text: str, delta: int) -> WorkflowDocument | None:
@@ -317,7 +323,7 @@ _BOM_WARNING = Diagnostic(
     "The file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without BOM",
     "",
     Span(0, 1),
-    fixes=(Fix("Remove the byte-order mark", (TextEdit(Span(0, 1), ""),)),),
+    fixes=(Fix("Remove the byte-order mark", (TextEdit(Span(0, 1), ""),), safe=True),),
 )
 
 
@@ -328,7 +334,7 @@ def _parse_json(text: str, name: str | None, bom: bool) -> WorkflowDocument:
         error = _syntax(json_error.code, json_error.message, json_error.start, json_error.end)
         if json_error.fix_title is not None:
             edit = TextEdit(Span(json_error.fix_start, json_error.fix_end), json_error.fix_text)
-            error = replace(error, fixes=(Fix(json_error.fix_title, (edit,)),))
+            error = replace(error, fixes=(Fix(json_error.fix_title, (edit,), safe=True),))
         return WorkflowDocument(text, name, "json", None, [error])
     json_text = JsonText(parsed_text)
     if _could_exceed_nesting(text):

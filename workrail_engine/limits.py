@@ -8,14 +8,22 @@ keeps the table and says how each one is tested.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 __all__ = [
+    "MAX_COMPILED_STEP_CHARS",
+    "MAX_COMPILED_WORKFLOW_CHARS",
     "MAX_DOCUMENT_BYTES",
+    "MAX_FINDINGS_PER_FILE",
     "MAX_NESTING",
     "MAX_YAML_ALIAS_NODES",
+    "MAX_YAML_BLOCK_LEVELS",
+    "MAX_YAML_TREE_LINES",
     "TOO_DEEP",
+    "NestingTooDeep",
     "nesting_exceeded",
+    "parse_json_within_nesting",
 ]
 
 MAX_NESTING = 64
@@ -46,6 +54,47 @@ Each use of an alias repeats every node of its anchor: seven levels of ten alias
 into 10 million nodes (the "billion laughs"). A real workflow repeats a few blocks; the nodes
 written out in the text are bounded by the document size instead.
 """
+
+MAX_COMPILED_STEP_CHARS = 1024 * 1024
+"""The most text one served step may hold once compiled (its strings, in characters).
+
+The compile step multiplies text (routine arguments, bindings, refs), so a small file can ask for
+a gigabyte prompt. The largest compiled step of upstream WorkRail's own workflows is ~24,000
+characters; a million is forty times that, and more than any model reads in one prompt.
+"""
+
+MAX_COMPILED_WORKFLOW_CHARS = 8 * 1024 * 1024
+"""The most text the steps of one compiled workflow may hold in all (characters).
+
+Upstream's largest compiled workflow is ~143,000 characters; 8 Mi is more than any file within
+the 5 MiB document limit holds as written, so only what the compile step adds can reach it.
+"""
+
+MAX_FINDINGS_PER_FILE = 1000
+"""How many diagnostics one file reports; one more (WR009) says how many were left out.
+
+The worst bundled or upstream workflow has a few dozen findings while it is being written; a
+thousand is already more than anyone reads, and an editor slows down when it is handed tens of
+thousands of markers for one document.
+"""
+
+MAX_YAML_BLOCK_LEVELS = 100
+"""How many YAML block indentation levels may be open at once before tree-sitter parses the text.
+
+tree-sitter-yaml's scanner saves its stack of indentation levels (4 bytes each, at most two per
+column: a mapping and a sequence written at its keys' column) into tree-sitter's 1,024-byte
+buffer without checking the size: at 254 levels it writes past the buffer and the process dies
+(a segmentation fault, not an exception: a 46 KB file took the language server down). Levels are
+counted from the text alone by ``tolerant_document.yaml_block_levels``, which never counts fewer
+than the scanner holds; 100 leaves room for 64 levels of nesting (``MAX_NESTING``) and the
+indentation inside block scalars. Past it the editor's tree is built from the strict parse (or
+is absent), never by tree-sitter.
+"""
+
+MAX_YAML_TREE_LINES = 32_767
+"""The most lines of YAML tree-sitter's grammar can place: its scanner keeps rows in 16 bits, so
+the parse of a longer text stops at row 32,767 with an error (an empty outline, no hover). Longer
+YAML gets the tree built from the strict parse instead."""
 
 
 # Exactly the container types JSON and YAML parsers (and the JSON-RPC layer) build; comparing
@@ -87,3 +136,23 @@ def _path_to_depth(value: Any, depth: int) -> list[str | int]:
             if type(child) in _CONTAINERS:
                 stack.append((child, [*path, key]))
     return []
+
+
+class NestingTooDeep(ValueError):
+    """A JSON value from a client nests deeper than `MAX_NESTING`."""
+
+
+def parse_json_within_nesting(text: str) -> Any:
+    """JSON ``text`` from a client (a form field, a command-line value) as a value.
+
+    Raises `NestingTooDeep` past `MAX_NESTING` levels (also for text too deep for Python's
+    parser, which would otherwise raise RecursionError), and ValueError for text that is not JSON.
+    """
+    too_deep = f"the JSON value is nested deeper than {MAX_NESTING} levels"
+    try:
+        value = json.loads(text)
+    except RecursionError:  # deeper than Python's parser goes: far past the limit
+        raise NestingTooDeep(too_deep) from None
+    if nesting_exceeded(value) is not None:
+        raise NestingTooDeep(too_deep)
+    return value

@@ -20,6 +20,7 @@ from .conditions import MISSING, evaluate, resolve
 from .contracts import check_step_artifacts, loop_decision
 from .errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
 from .loop_source import artifact_source, loop_condition
+from .regexes import backtracking_budget
 from .step_prompt import is_delegation, render_step
 from .steps import step_kind, walk_steps
 
@@ -74,15 +75,17 @@ def next_step(
     of ``completedSteps``): checked against that step's output contract and assessments, and read
     by a loop that decides from a loop-control artifact. When they fail the check, that step is
     not complete: it comes back with ``blocked`` (issues, suggestions, follow-ups) to redo.
+    Every `matches` condition on the way shares one budget of backtracking time.
     """
-    plan = _Plan(workflow)
-    completed = _completed(completed_steps)
-    ctx = _context(context)
-    _check_known(plan, completed, current_step)
-    blocked = _blocked(plan, completed, artifacts)
-    if blocked is not None:
-        completed = completed[:-1]
-    found = _Walk(plan, completed, ctx, artifacts).run()
+    with backtracking_budget():
+        plan = _Plan(workflow)
+        completed = _completed(completed_steps)
+        ctx = _context(context)
+        _check_known(plan, completed, current_step)
+        blocked = _blocked(plan, completed, artifacts)
+        if blocked is not None:
+            completed = completed[:-1]
+        found = _Walk(plan, completed, ctx, artifacts).run()
     found.blocked = blocked
     return found
 

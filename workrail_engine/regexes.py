@@ -11,21 +11,38 @@ pattern RE2 rejects only for lookaround or backreferences therefore falls back t
 (``BACKTRACKING_TIMEOUT_SECONDS``): a match that runs out of time counts as no match, so a hostile
 pattern still cannot hang the server. Such a pattern carries a ``notice`` that the linter shows
 as a warning (WR405). Any other pattern RE2 rejects is an error, with a message that says why.
+
+The fallback is bounded twice more. Its compilation expands counted repetitions (``(?:a{1000}){1000}``
+is a million copies), so a pattern whose expansion, read from its text (``_regex_size``), passes
+``MAX_BACKTRACKING_PATTERN_SIZE`` is refused before it is compiled. And the per-match limit alone
+lets 200 rules cost 20 s, so one call — a validation of one output, one next step, one condition —
+shares ``MAX_BACKTRACKING_SECONDS_PER_CALL`` among all its fallback matches
+(`backtracking_budget`); once that is spent, the call's remaining fallback matches count as no
+match without running.
 """
 
 from __future__ import annotations
 
 import functools
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import re2
 
+from ._regex_size import expanded_size
+
 __all__ = [
     "BACKTRACKING_TIMEOUT_SECONDS",
     "FLAGS",
+    "MAX_BACKTRACKING_PATTERN_SIZE",
+    "MAX_BACKTRACKING_SECONDS_PER_CALL",
     "CompiledRegex",
     "RegexError",
+    "backtracking_budget",
     "compile_regex",
 ]
 
@@ -35,6 +52,35 @@ FLAGS = "ims"
 # what a hostile pattern can cost a validation of agent output. The `regex` engine checks its
 # clock periodically, so a loaded machine may overshoot it a few times.
 BACKTRACKING_TIMEOUT_SECONDS = 0.1
+# All the fallback matches of one call together (see the module's docstring): ten matches that
+# each run out of time, where a real pattern takes microseconds.
+MAX_BACKTRACKING_SECONDS_PER_CALL = 1.0
+# The expanded size (atoms once counted repetitions are multiplied out) a fallback pattern may
+# have: compiling 10,000 takes ~15 ms and ~3 MB here; a million took 1 s and 280 MB.
+MAX_BACKTRACKING_PATTERN_SIZE = 10_000
+
+_call_deadline: ContextVar[float | None] = ContextVar("workrail_regex_deadline", default=None)
+
+
+@contextmanager
+def backtracking_budget(seconds: float = MAX_BACKTRACKING_SECONDS_PER_CALL) -> Iterator[None]:
+    """One call's fallback matches share ``seconds``; inside another budget, that one holds."""
+    if _call_deadline.get() is not None:
+        yield
+        return
+    token = _call_deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _call_deadline.reset(token)
+
+
+def _match_timeout() -> float:
+    """How long the next fallback match may take: its own limit, or what is left of the call's."""
+    deadline = _call_deadline.get()
+    if deadline is None:
+        return BACKTRACKING_TIMEOUT_SECONDS
+    return min(BACKTRACKING_TIMEOUT_SECONDS, deadline - time.monotonic())
 
 
 class RegexError(ValueError):
@@ -60,8 +106,11 @@ class CompiledRegex:
     def search(self, text: str) -> bool:
         """True when the pattern matches somewhere in ``text`` (unanchored, like JS ``test``)."""
         if self.backtracking:
+            timeout = _match_timeout()
+            if timeout <= 0:
+                return False  # the call's time for backtracking is spent
             try:
-                found = self._regex.search(text, timeout=BACKTRACKING_TIMEOUT_SECONDS)
+                found = self._regex.search(text, timeout=timeout)
             except TimeoutError:
                 return False  # bounded: a pattern that backtracks too long matches nothing
             return found is not None
@@ -95,7 +144,10 @@ def _hint(pattern: str, reason: str) -> str:
     if reason == "invalid escape sequence: \\Z":
         return " RE2 spells end-of-text \\z."
     if reason.startswith("invalid repetition size"):
-        return " RE2 allows counted repetitions up to {1000}."
+        return (
+            " RE2 allows counted repetitions up to {1000}, and nested ones whose counts "
+            "multiply to at most 1000."
+        )
     return ""
 
 
@@ -150,6 +202,15 @@ def _backtracking(pattern: str, flags: str, feature: str) -> CompiledRegex:
         options |= backtracking_engine.MULTILINE
     if "s" in flags:
         options |= backtracking_engine.DOTALL
+    if expanded_size(pattern, MAX_BACKTRACKING_PATTERN_SIZE) > MAX_BACKTRACKING_PATTERN_SIZE:
+        shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+        raise RegexError(
+            f"The regular expression {shown!r} uses {feature}, which only the backtracking engine "
+            "runs, and it is too large for that engine: with its counted repetitions ({n}) "
+            f"multiplied out, it expands past {MAX_BACKTRACKING_PATTERN_SIZE:,} elements "
+            "(characters, classes, groups). Use smaller counts, or drop the lookaround so that "
+            "RE2 runs it."
+        )
     try:
         compiled = backtracking_engine.compile(pattern, options)
     except backtracking_engine.error as error:

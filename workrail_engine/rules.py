@@ -19,7 +19,7 @@ from ._json_output import json_schema_problems, parse_json_output, schema_errors
 from .conditions import condition_problems, describe, evaluate
 from .errors import InvalidCriteria, InvalidParams
 from .problems import Problem, pointer_join
-from .regexes import FLAGS, RegexError, compile_regex
+from .regexes import FLAGS, RegexError, backtracking_budget, compile_regex
 
 __all__ = [
     "RULE_TYPES",
@@ -292,7 +292,8 @@ def validate_output(
         if output.strip():
             return OutputValidation(True)
         return OutputValidation(False, ["The output is empty."], ["Give the step's output."])
-    outcome = _outcome(criteria, output, context or {})
+    with backtracking_budget():  # all the rules of one validation share it
+        outcome = _outcome(criteria, output, context or {})
     if not outcome.applies or outcome.passed:
         return OutputValidation(True, [], _double_encoding_note(criteria, output))
     return OutputValidation(False, outcome.issues, list(dict.fromkeys(outcome.suggestions)))

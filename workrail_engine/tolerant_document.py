@@ -28,9 +28,18 @@ from typing import Any
 
 from .diagnostics import Span
 from .document import PointerSpans
-from .json_pointer import unescape_token
+from .json_pointer import escape_token, unescape_token
+from .limits import MAX_YAML_BLOCK_LEVELS, MAX_YAML_TREE_LINES
 
-__all__ = ["CursorContext", "Member", "Node", "TolerantDocument", "parse_tolerant"]
+__all__ = [
+    "CursorContext",
+    "Member",
+    "Node",
+    "TolerantDocument",
+    "parse_tolerant",
+    "tree_sitter_refusal",
+    "yaml_block_levels",
+]
 
 _ABSENT: Any = object()
 
@@ -50,6 +59,75 @@ def _parser(fmt: str) -> Any:
 
 
 _PARSERS: dict[str, Any] = {}
+
+# A YAML line's indentation, then the block indicators that open a collection on the same line
+# ("- - x", "? - x", ": - x").
+_YAML_LINE_START = re.compile(r"( *)((?:[-?:](?: +|$))*)")
+_YAML_INDICATOR = re.compile(r"[-?:](?: +|$)")
+# Every character a line's indentation and indicators can be made of, from each line's start.
+_YAML_LINE_PREFIX = re.compile(r"^[ ?:-]*", re.MULTILINE)
+
+
+def yaml_block_levels(text: str) -> int:
+    """The most block indentation levels open at once in a YAML text, never fewer than
+    tree-sitter-yaml's scanner holds (see ``limits.MAX_YAML_BLOCK_LEVELS``).
+
+    The levels open at once sit at different columns, each one where a line's indentation or one
+    of its leading block indicators ends; so the number of such columns in the whole text bounds
+    them, and it is found from the text's few distinct line prefixes (~1 ms on 30,000 lines).
+    Only when that bound is over the limit are the lines walked: each non-blank line closes the
+    levels deeper than its indentation and opens one at its indentation and one after each
+    indicator it starts with. Lines inside block scalars, quoted strings and flow collections
+    count as structure: they can only raise the figure, never hide a level the scanner opens.
+    """
+    if "\r" in text:  # YAML's other line breaks, as the scanner reads them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    columns: set[int] = set()
+    for prefix in set(_YAML_LINE_PREFIX.findall(text)):
+        columns.update(_opened_columns(prefix))
+    if len(columns) <= MAX_YAML_BLOCK_LEVELS:
+        return len(columns)
+    open_columns: list[int] = []
+    deepest = 0
+    for line in text.split("\n"):
+        start = _YAML_LINE_START.match(line)
+        assert start is not None  # the pattern matches the empty string
+        rest = line[start.end() :].lstrip()
+        if not start.group(2) and (not rest or rest.startswith("#")):
+            continue  # blank and comment lines leave the levels as they are
+        indent, *opened = _opened_columns(line)
+        while open_columns and open_columns[-1] > indent:
+            open_columns.pop()
+        if not open_columns or open_columns[-1] < indent:
+            open_columns.append(indent)
+        open_columns.extend(opened)
+        deepest = max(deepest, len(open_columns))
+    return deepest
+
+
+def _opened_columns(line: str) -> list[int]:
+    """The columns where a line's indentation and each of its leading block indicators end."""
+    start = _YAML_LINE_START.match(line)
+    assert start is not None
+    indent = len(start.group(1))
+    return [indent, *(indent + m.end() for m in _YAML_INDICATOR.finditer(start.group(2)))]
+
+
+def tree_sitter_refusal(text: str, fmt: str) -> str | None:
+    """Why tree-sitter must not parse this text (None: it may). Only YAML is ever refused:
+    tree-sitter-yaml crashes the process past ``MAX_YAML_BLOCK_LEVELS`` and loses its place past
+    ``MAX_YAML_TREE_LINES``."""
+    if fmt != "yaml":
+        return None
+    lines = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    if lines > MAX_YAML_TREE_LINES:
+        return (
+            f"{lines:,} lines (tree-sitter's YAML grammar places at most {MAX_YAML_TREE_LINES:,})"
+        )
+    levels = yaml_block_levels(text)
+    if levels > MAX_YAML_BLOCK_LEVELS:
+        return f"{levels} indentation levels open at once (the limit is {MAX_YAML_BLOCK_LEVELS})"
+    return None
 
 
 class _Offsets:
@@ -229,9 +307,14 @@ class CursorContext:
         return out
 
 
+_Spans = dict[str, tuple[tuple[int, int] | None, tuple[int, int]]]
+
+
 class TolerantDocument(PointerSpans):
     """The tolerant tree of one text version. ``strict_value``: the strict parse's value, if any
-    (it is the recovered value then, so valid documents decode once)."""
+    (it is the recovered value then, so valid documents decode once). ``strict_spans``: the
+    strict YAML parse's key and value span of every pointer, from which the tree is built when
+    tree-sitter must not parse the text (``refusal`` says why; ``tree`` is then None)."""
 
     def __init__(
         self,
@@ -240,18 +323,25 @@ class TolerantDocument(PointerSpans):
         strict_value: Any = _ABSENT,
         tree: Any = None,
         path: str | None = None,
+        strict_spans: _Spans | None = None,
     ) -> None:
         self.text = text
         self.path = path
         self.format = fmt
         self.data = text.encode("utf-8", "surrogatepass")
         self.offsets = _Offsets(text, self.data)
-        self.tree = tree if tree is not None else _parser(fmt).parse(self.data)
+        self.refusal = None if tree is not None else tree_sitter_refusal(text, fmt)
+        if tree is None and self.refusal is None:
+            tree = _parser(fmt).parse(self.data)
+        self.tree = tree
         self._strict_value = strict_value
+        self._strict_spans = strict_spans
 
     # -- the tree -------------------------------------------------------------------------------
     @cached_property
     def root(self) -> Node | None:
+        if self.tree is None:
+            return self._strict_root()
         top = self.tree.root_node
         if self.format == "yaml":
             return self._yaml_root(top)
@@ -269,7 +359,7 @@ class TolerantDocument(PointerSpans):
     @property
     def has_errors(self) -> bool:
         """tree-sitter found something to recover from (not a judge of validity: see module doc)."""
-        return bool(self.tree.root_node.has_error)
+        return self.tree is not None and bool(self.tree.root_node.has_error)
 
     @cached_property
     def value(self) -> Any:
@@ -281,6 +371,11 @@ class TolerantDocument(PointerSpans):
     def edited(self, start: int, end: int, new_text: str) -> TolerantDocument:
         """This tree after ``text[start:end]`` was replaced by ``new_text``: an incremental re-parse."""
         text = self.text[:start] + new_text + self.text[end:]
+        if self.tree is None or (
+            self._may_change_levels(start, end, new_text)
+            and tree_sitter_refusal(text, self.format) is not None
+        ):
+            return TolerantDocument(text, self.format, path=self.path)
         start_byte, old_end_byte = self.offsets.byte(start), self.offsets.byte(end)
         start_point, old_end_point = self.offsets.point(start), self.offsets.point(end)
         added = new_text.encode("utf-8", "surrogatepass")
@@ -303,11 +398,72 @@ class TolerantDocument(PointerSpans):
         tree = _parser(self.format).parse(data, old)
         return TolerantDocument(text, self.format, tree=tree, path=self.path)
 
-    def with_strict_value(self, value: Any) -> TolerantDocument:
-        """The same tree, told the strict parse's value (when the text turned out to be valid)."""
+    def _may_change_levels(self, start: int, end: int, new_text: str) -> bool:
+        """Whether an edit can change what ``tree_sitter_refusal`` counts: the lines, or a line's
+        indentation and indicators (typing inside a value changes neither, and skips the count)."""
+        if self.format != "yaml":
+            return False
+        breaks = ("\n", "\r")
+        if any(b in new_text for b in breaks) or any(b in self.text[start:end] for b in breaks):
+            return True
+        line_start = max(self.text.rfind(b, 0, start) for b in breaks) + 1
+        return not self.text[line_start:start].strip(" ?:-")
+
+    def with_strict_value(self, value: Any, spans: _Spans | None = None) -> TolerantDocument:
+        """The same tree, told the strict parse's value (when the text turned out to be valid)
+        and, for YAML, its spans."""
         if value is not None and "value" not in self.__dict__:
             self._strict_value = value
+        if spans is not None and "root" not in self.__dict__:
+            self._strict_spans = spans
         return self
+
+    # -- the tree from the strict parse (YAML that tree-sitter must not parse) ----------------
+    def _strict_root(self) -> Node | None:
+        value, spans = self._strict_value, self._strict_spans
+        if value is _ABSENT or value is None or not spans or "" not in spans:
+            return None
+        return self._strict_node(value, "", spans)
+
+    def _strict_node(self, value: Any, pointer: str, spans: _Spans) -> Node:
+        start, end = spans[pointer][1]
+        text = self.text
+        if end < len(text):  # PyYAML ends a block where the next token starts; tree-sitter before
+            while end > start and text[end - 1] in " \t\r\n":
+                end -= 1
+        column = start - (text.rfind("\n", 0, start) + 1)
+        if isinstance(value, dict):
+            members = []
+            for key, child in value.items():
+                at = f"{pointer}/{escape_token(str(key))}"
+                key_span = spans[at][0] if at in spans else None
+                if key_span is None:
+                    continue  # a key PyYAML wrote differently (``yes`` read as True)
+                colon = self.text.find(":", key_span[1], spans[at][1][0] + 1)
+                node = self._strict_node(child, at, spans)
+                members.append(Member(str(key), *key_span, node, colon + 1 if colon >= 0 else None))
+            return Node(
+                "object", start, end, column=column, _members=members, _items=[], _value=value
+            )
+        if isinstance(value, list):
+            items = [
+                self._strict_node(child, f"{pointer}/{index}", spans)
+                for index, child in enumerate(value)
+                if f"{pointer}/{index}" in spans
+            ]
+            return Node("array", start, end, column=column, _members=[], _items=items, _value=value)
+        kind = (
+            "boolean"
+            if isinstance(value, bool)
+            else "number"
+            if isinstance(value, int | float)
+            else "string"
+            if isinstance(value, str)
+            else "null"
+            if value is None
+            else "other"
+        )
+        return Node(kind, start, end, True, start, end, False, _value=value)
 
     # -- pointers -------------------------------------------------------------------------------
     def locate(self, pointer: str) -> tuple[Member | None, Node] | None:
@@ -760,9 +916,13 @@ def _yaml_children(ts: Any) -> Iterator[Any]:
 
 
 def parse_tolerant(
-    text: str, fmt: str = "json", strict_value: Any = _ABSENT, path: str | None = None
+    text: str,
+    fmt: str = "json",
+    strict_value: Any = _ABSENT,
+    path: str | None = None,
+    strict_spans: _Spans | None = None,
 ) -> TolerantDocument:
-    return TolerantDocument(text, fmt, strict_value, path=path)
+    return TolerantDocument(text, fmt, strict_value, path=path, strict_spans=strict_spans)
 
 
 # -- JSON recovery: a stack machine over the tokens tree-sitter could not fit ---------------------

@@ -3,6 +3,11 @@
 Precedence: defaults, then the client's ``initializationOptions``, then ``workspace/configuration``
 (section ``workrail``) whenever the client offers it. A bad value is logged and replaced by its
 default, so a typo in an editor's settings never takes the server down.
+
+The project's own configuration (``[tool.workrail]`` in ``pyproject.toml`` or
+``.workrail/config.toml``, read by ``workrail_engine.project_config`` as ``workrail validate``
+reads it) applies on top: its ``workflow-dirs`` hold workflows too, and its
+``select``/``ignore``/``per-file-ignores`` decide which diagnostics a document shows.
 """
 
 from __future__ import annotations
@@ -13,9 +18,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workrail_engine.workflow_files import is_workflow_path, names_workrail_schema
+
+if TYPE_CHECKING:  # the server answers `initialize` before loading the engine's models
+    from workrail_engine.diagnostics import Diagnostic
+    from workrail_engine.project_config import ProjectConfig
 
 # The server's commands (workspace/executeCommand): named here, where the server's start-up
 # reads them without importing the features behind them.
@@ -23,10 +32,19 @@ VALIDATE_WORKSPACE = "workrail.server.validateWorkspace"
 IS_WORKFLOW = "workrail.server.isWorkflow"
 """Arguments ``(uri, text)``; answers whether the server treats that document as a workflow."""
 PREVIEW_STEPS = "workrail.server.previewSteps"
+FIX_ALL_KIND = "source.fixAll.workrail"
+"""The code action kind of "fix every safe problem" (what ``workrail validate --fix`` does)."""
 # Semantic token types, by index: a ``{{ }}`` reference's namespace, then its name.
 SEMANTIC_TOKEN_TYPES = ["namespace", "variable"]
 
-__all__ = ["DEFAULT_GLOBS", "SECTION", "Settings", "glob_pattern"]
+__all__ = [
+    "DEFAULT_GLOBS",
+    "SECTION",
+    "Settings",
+    "glob_pattern",
+    "project_config",
+    "reported",
+]
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +91,34 @@ class Settings:
                     return True
             elif any(glob_pattern(g).search(posix) for g in self.workflow_globs):
                 return True
-            if any(_inside(path, d) for d in self.extra_workflow_dirs) and path.endswith(
-                (".json", ".yaml", ".yml")
+            if path.endswith((".json", ".yaml", ".yml")) and (
+                any(_inside(path, d) for d in self.extra_workflow_dirs)
+                or project_config(path).contains_workflow(path)
             ):
                 return True
         return names_workrail_schema(text)
+
+
+def project_config(path: str | None) -> ProjectConfig:
+    """The project configuration that applies to a document (the defaults when it has no path, or
+    the file is broken: logged, as a bad editor setting is)."""
+    from workrail_engine.project_config import ConfigError, ProjectConfig, find_config
+
+    if path is None:
+        return ProjectConfig()
+    try:
+        return find_config(path)
+    except ConfigError as error:
+        log.warning("ignoring the project configuration: %s", error)
+        return ProjectConfig()
+
+
+def reported(diagnostics: list[Diagnostic], path: str | None) -> list[Diagnostic]:
+    """The diagnostics the project's select/ignore/per-file-ignores keep for ``path``."""
+    if path is None:
+        return diagnostics
+    selection = project_config(path).selection_for(path)
+    return [d for d in diagnostics if selection.enabled(d.code)]
 
 
 def _inside(path: str, directory: str) -> bool:

@@ -22,6 +22,7 @@ from workrail_engine.diagnostics import Diagnostic, Severity
 from workrail_engine.document import LineIndex, WorkflowDocument, read_document
 from workrail_engine.lint import duplicate_workflow_ids
 
+from .configuration import reported
 from .disk_files import ReadTimedOut, bounded_read, read_unopened
 from .documents import DocumentState
 from .positions import Positions
@@ -134,5 +135,5 @@ class DiagnosticsStore:
             *(_editor_document(s) for s in opened.values() if s is not None),
             *_read_documents([path for path, s in opened.items() if s is None]),
         ]
-        found = duplicate_workflow_ids(documents).get(state.path, [])
+        found = reported(duplicate_workflow_ids(documents).get(state.path, []), state.path)
         return [lsp_diagnostic(d, state) for d in found]

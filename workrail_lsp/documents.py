@@ -19,7 +19,7 @@ from workrail_engine.document import LineIndex, WorkflowDocument, detect_format,
 from workrail_engine.lint import lint_document
 from workrail_engine.tolerant_document import Node, TolerantDocument
 
-from .configuration import Settings
+from .configuration import Settings, reported
 from .positions import Positions
 
 __all__ = ["DocumentState", "DocumentStates"]
@@ -50,7 +50,7 @@ class DocumentState:
         if not self.is_workflow:
             return []
         # Never raises: a checker bug comes back as one WR000 diagnostic (lint_document).
-        return lint_document(self.document)
+        return reported(lint_document(self.document), self.path)
 
     @cached_property
     def line_index(self) -> LineIndex:

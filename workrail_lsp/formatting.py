@@ -1,57 +1,44 @@
-"""Formatting: 2-space JSON, keys in their written order, scalars exactly as written.
+"""Formatting: the engine's one layout (``workrail_engine.formatting``, what ``workrail format``
+writes), as one edit of the whole document; a range is formatted as its smallest JSON container.
 
-Only a document that parses strictly is formatted (a broken one is left alone). The text is
-re-emitted token by token rather than through ``json.dumps`` so numbers like ``1.0`` or ``1e3``
-and string escapes stay as the author wrote them.
+A document that does not parse is left alone (no edits), and so is a YAML document over
+``MAX_YAML_FORMAT_CHARS``: ruamel.yaml's round trip is pure Python (about 4 s per MB on a quiet
+core, bench/format_and_fix.py), and the server answers nothing else meanwhile; `workrail format`
+formats any size.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import logging
 
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
+from workrail_engine.formatting import format_json, format_text
 
 from .documents import DocumentState
 
-__all__ = ["format_document", "format_json"]
+__all__ = ["MAX_YAML_FORMAT_CHARS", "format_document", "format_range"]
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
-
-
-def format_json(text: str, indent: str = "  ") -> str:
-    out: list[str] = []
-    depth = 0
-    tokens = _TOKEN.findall(text)
-    for position, token in enumerate(tokens):
-        following = tokens[position + 1] if position + 1 < len(tokens) else ""
-        if token in "{[" and len(token) == 1:
-            if following in ("}", "]"):
-                out.append(token)  # the closer follows right away: "{}" / "[]"
-                continue
-            depth += 1
-            out.append(token + "\n" + indent * depth)
-        elif token in "}]" and len(token) == 1:
-            previous = tokens[position - 1] if position else ""
-            if previous not in ("{", "["):
-                depth -= 1
-                out.append("\n" + indent * depth)
-            out.append(token)
-        elif token == ",":
-            out.append(",\n" + indent * depth)
-        elif token == ":":
-            out.append(": ")
-        else:
-            out.append(token)
-    return "".join(out) + "\n"
+log = logging.getLogger(__name__)
+MAX_YAML_FORMAT_CHARS = 128 * 1024
 
 
 def format_document(state: DocumentState) -> list[types.TextEdit] | None:
-    if not state.is_json or state.document.value is None or state.document.syntax_errors:
+    if not (state.is_workflow or state.is_json):  # any JSON, as before YAML was formatted
         return None
-    formatted = format_json(state.text)
+    if state.is_yaml and len(state.text) > MAX_YAML_FORMAT_CHARS:
+        log.warning(
+            "not formatting %s in the editor: %d characters of YAML (over %d); run `workrail format`",
+            state.uri,
+            len(state.text),
+            MAX_YAML_FORMAT_CHARS,
+        )
+        return None
+    formatted = format_text(state.text, state.path, state.document.format)
+    if formatted is None:
+        return None
     if formatted == state.text:
         return []
     whole = Span(0, len(state.text))
@@ -59,9 +46,9 @@ def format_document(state: DocumentState) -> list[types.TextEdit] | None:
 
 
 def format_range(state: DocumentState, requested: types.Range) -> list[types.TextEdit] | None:
-    """Format the smallest object or array that holds the whole range (JSON; YAML is not
-    formatted, so its comments and layout are never touched). The container must be valid JSON
-    on its own, even if the rest of the document is still broken."""
+    """Format the smallest object or array that holds the whole range (JSON; a YAML range is not
+    formatted: only the whole document's round trip knows where its comments go). The container
+    must be valid JSON on its own, even if the rest of the document is still broken."""
     if not state.is_json or not state.is_workflow:
         return None
     span = state.positions.span(requested)

@@ -36,6 +36,17 @@ DEFAULT_POSITION_ENCODING = "utf-16"
 # An ``initialize`` request is a few kilobytes (VS Code's: ~10 KB); a larger first message is
 # left to pygls rather than held in memory here.
 MAX_EARLY_MESSAGE = 1 << 20
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+"""The largest message body the server reads (its ``Content-Length``).
+
+pygls allocates a buffer of whatever size a frame declares: ``Content-Length: 60000000000`` ended
+the process with MemoryError. The largest message a real client sends is a document's whole
+text, and a document is refused past 5 MiB anyway (``limits.MAX_DOCUMENT_BYTES``); even written
+with every character escaped as ``\\u00XX`` (6 bytes each) that text fits in 30 MiB. A larger
+frame is read and thrown away in 1 MiB pieces (the stream stays in step with the client, and the
+server keeps serving the other documents) and the refusal is logged on stderr.
+"""
+_DISCARD_CHUNK = 1 << 20
 # The parts of the client's capabilities that change pygls's answer (each on its own; the
 # template records what each changes, ``python -m workrail_lsp.handshake`` checks they combine).
 CLIENT_SWITCHES = (
@@ -162,14 +173,55 @@ def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-class Replay:
-    """stdin for pygls: the bytes already read from the client, then the client's stream."""
+def _content_length(line: bytes) -> int | None:
+    name, _, value = line.partition(b":")
+    if name.strip().lower() != b"content-length":
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
 
-    def __init__(self, consumed: bytes, stream: BinaryIO) -> None:
+
+class Replay:
+    """stdin for pygls: the bytes already read from the client, then the client's stream; a
+    frame whose body is over ``MAX_MESSAGE_BYTES`` is skipped (pygls never sees it)."""
+
+    def __init__(
+        self, consumed: bytes, stream: BinaryIO, max_message: int = MAX_MESSAGE_BYTES
+    ) -> None:
         self._consumed = consumed
         self._stream = stream
+        self._max_message = max_message
 
     def readline(self) -> bytes:
+        while True:
+            line = self._readline()
+            length = _content_length(line)
+            if length is None or length <= self._max_message:
+                return line
+            self._skip_frame(length)
+
+    def _skip_frame(self, length: int) -> None:
+        """Throw away the rest of a frame's headers and its body, never holding more than
+        ``_DISCARD_CHUNK`` bytes (a client that declares more than it sends is waited for until
+        it closes the stream, as for any frame)."""
+        while (line := self._readline()).strip():
+            pass
+        log.warning(
+            "refused a message of %s bytes (the limit is %s bytes, MAX_MESSAGE_BYTES); "
+            "its body is skipped and the server goes on serving",
+            f"{length:,}",
+            f"{self._max_message:,}",
+        )
+        left = length if line else 0
+        while left > 0:
+            chunk = self.read(min(left, _DISCARD_CHUNK))
+            if not chunk:
+                return
+            left -= len(chunk)
+
+    def _readline(self) -> bytes:
         if not self._consumed:
             return self._stream.readline()
         end = self._consumed.find(b"\n") + 1

@@ -3,6 +3,7 @@ its bound, after ``{{steps.x.output}}`` the title of the step that produces it."
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,21 @@ def inlay_hints(state: DocumentState, requested: types.Range) -> list[types.Inla
     if not state.is_workflow or not isinstance(value, Mapping):
         return None
     span = state.positions.span(requested)
+    # Found once per version: an editor asks for each range it scrolls to.
+    hints: list[tuple[int, str]] = state.memo("inlay_hints", lambda: _hints(state, value))
+    first, last = bisect_left(hints, (span.start, "")), bisect_right(hints, (span.end, "\uffff"))
+    return [
+        types.InlayHint(
+            position=state.positions.position(at),
+            label=label,
+            padding_left=True,
+            kind=types.InlayHintKind.Parameter,
+        )
+        for at, label in hints[first:last]
+    ]
+
+
+def _hints(state: DocumentState, value: Mapping[str, Any]) -> list[tuple[int, str]]:
     hints: list[tuple[int, str]] = []
     for site in walk_steps(value):
         step = site.step
@@ -33,7 +49,7 @@ def inlay_hints(state: DocumentState, requested: types.Range) -> list[types.Inla
             if text and end is not None:
                 hints.append((end, text))
         bound = _loop_bound(step.get("loop"))
-        end = _end(state, f"{site.pointer}/loop")
+        end = _end(state, f"{site.pointer}/loop") if bound else None
         if bound and end is not None:
             hints.append((end, bound))
     facts = facts_of(value)
@@ -44,16 +60,7 @@ def inlay_hints(state: DocumentState, requested: types.Range) -> list[types.Inla
         title = facts.steps[found.name].get("title")
         if closing >= 0 and isinstance(title, str):
             hints.append((closing + 2, f"← {title}"))
-    return [
-        types.InlayHint(
-            position=state.positions.position(at),
-            label=label,
-            padding_left=True,
-            kind=types.InlayHintKind.Parameter,
-        )
-        for at, label in sorted(hints)
-        if span.start <= at <= span.end
-    ]
+    return sorted(hints)
 
 
 def _end(state: DocumentState, pointer: str) -> int | None:

@@ -23,6 +23,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from .configuration import (
+    FIX_ALL_KIND,
     IS_WORKFLOW,
     PREVIEW_STEPS,
     SECTION,
@@ -61,6 +62,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _PUSH_DELAY = 0.05  # coalesces a burst of edits in push mode only; pull is never delayed
 _PRIME_DELAY = 0.5
 _SETTINGS_WAIT = 2.0  # a client that never answers workspace/configuration delays diagnostics once
+_IDLE_SCAN_DELAY = 2.0
 
 
 class WorkrailLanguageServer(LanguageServer):
@@ -94,6 +96,8 @@ class WorkrailLanguageServer(LanguageServer):
 
         index = WorkspaceIndex()
         index.configure(self._roots(), self.states.settings)
+        # Its scans run beside the requests; what they find reaches the open documents after.
+        index.on_change = self.refresh_all
         return index
 
     @functools.cached_property
@@ -262,6 +266,9 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
             await _fetch_configuration(ls)
         finally:
             ls.settings_read.set()
+        # Scan the workspace while the editor is idle, so that the first document opened later
+        # is judged with the workspace's ids already known (one opened sooner starts the scan).
+        asyncio.get_running_loop().call_later(_IDLE_SCAN_DELAY, lambda: ls.index.refresh())
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(
@@ -428,7 +435,7 @@ def _register_features(server: WorkrailLanguageServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
     )
     @guarded
     def on_code_action(
@@ -443,7 +450,6 @@ def _register_features(server: WorkrailLanguageServer) -> None:
 _WHOLE_DOCUMENT: list[tuple[str, Any, str, str]] = [
     (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, "symbols", "document_symbols"),
     (types.TEXT_DOCUMENT_FORMATTING, None, "formatting", "format_document"),
-    (types.TEXT_DOCUMENT_FOLDING_RANGE, None, "folding", "folding_ranges"),
     (types.TEXT_DOCUMENT_CODE_LENS, None, "code_lens", "code_lenses"),
     (
         types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
@@ -471,13 +477,30 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
     for method, options, module, function in _WHOLE_DOCUMENT:
         server.feature(method, options)(guarded(_whole_document_handler(module, function)))
 
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded
-    def on_links(
+    def on_folding_ranges(
+        ls: WorkrailLanguageServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange] | None:
+        text_document = ls.client_capabilities.text_document
+        folding = text_document and text_document.folding_range
+        return feature("folding").folding_ranges(
+            ls.state(params.text_document.uri), folding.range_limit if folding else None
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def on_links(
         ls: WorkrailLanguageServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink] | None:
-        state = ls.state(params.text_document.uri)
-        return feature("links").document_links(state, ls.index.ids())
+        try:  # a link to a routine's file needs the workspace's ids: waits for a running scan
+            ids = await ls.index.settled_ids()
+            links: list[types.DocumentLink] | None = feature("links").document_links(
+                ls.state(params.text_document.uri), ids
+            )
+        except Exception:
+            log.exception("on_links failed")
+            return None
+        return links
 
     @server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
     @guarded

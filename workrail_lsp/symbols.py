@@ -4,6 +4,10 @@ Walked on the tolerant tree's nodes (not through pointers from the root): the ou
 the author types (broken JSON) and in YAML. A top-level step whose text and starting position are
 unchanged since the previous outline of the document reuses its symbol: typing in one step of a
 2,800-step document rebuilds one symbol, not 2,800.
+
+Bounded: at most ``MAX_OUTLINE_SYMBOLS`` symbols, steps in document order; what is left out is
+one last symbol that says how many steps it stands for (a 5 MB document had 24,000 symbols and
+took seconds to build and send).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from workrail_engine.tolerant_document import Node
 
 from .documents import DocumentState
 
-__all__ = ["document_symbols"]
+__all__ = ["MAX_OUTLINE_SYMBOLS", "document_symbols"]
+
+MAX_OUTLINE_SYMBOLS = 5000
 
 _KINDS = {
     "prompt": types.SymbolKind.Event,
@@ -44,13 +50,18 @@ def document_symbols(state: DocumentState) -> list[types.DocumentSymbol] | None:
     kept: dict[_StepKey, types.DocumentSymbol] = {}
     steps = root.member("steps")
     children: list[types.DocumentSymbol] = []
+    budget = [MAX_OUTLINE_SYMBOLS]  # symbols still to give, spent by _step
     if steps is not None and steps.node is not None and steps.node.kind == "array":
-        for item in steps.node.items:
-            if item.kind != "object":
-                continue
+        items = [item for item in steps.node.items if item.kind == "object"]
+        for shown, item in enumerate(items):
+            if budget[0] <= 0:
+                children.append(_left_out(state, items[shown:]))
+                break
             start = state.positions.position(item.start)
             key = (start.line, start.character, state.text[item.start : item.end])
-            symbol = known.get(key) or _step(state, item)
+            symbol = known.get(key) or _step(state, item, budget)
+            if key in known:
+                budget[0] -= _count(symbol)
             kept[key] = symbol
             children.append(symbol)
     _previous[state.uri] = kept
@@ -73,23 +84,48 @@ def _scalar(node: Node, key: str) -> object:
     return member.node.value if member is not None and member.node is not None else None
 
 
-def _steps(state: DocumentState, steps: Node | None) -> list[types.DocumentSymbol]:
+def _left_out(state: DocumentState, items: list[Node]) -> types.DocumentSymbol:
+    where = state.positions.range(Span(items[0].start, items[-1].end))
+    return types.DocumentSymbol(
+        name=f"… {len(items):,} more steps",
+        detail=f"the outline shows at most {MAX_OUTLINE_SYMBOLS:,} symbols",
+        kind=types.SymbolKind.Null,
+        range=where,
+        selection_range=state.positions.range(Span(items[0].start, items[0].start + 1)),
+    )
+
+
+def _count(symbol: types.DocumentSymbol) -> int:
+    return 1 + sum(_count(child) for child in symbol.children or [])
+
+
+def _steps(
+    state: DocumentState, steps: Node | None, budget: list[int]
+) -> list[types.DocumentSymbol]:
     if steps is None or steps.kind != "array":
         return []
-    return [_step(state, item) for item in steps.items if item.kind == "object"]
+    items = [item for item in steps.items if item.kind == "object"]
+    out = []
+    for shown, item in enumerate(items):
+        if budget[0] <= 0:
+            out.append(_left_out(state, items[shown:]))
+            break
+        out.append(_step(state, item, budget))
+    return out
 
 
-def _step(state: DocumentState, node: Node) -> types.DocumentSymbol:
+def _step(state: DocumentState, node: Node, budget: list[int]) -> types.DocumentSymbol:
+    budget[0] -= 1
     step = node.value if isinstance(node.value, Mapping) else {}
     kind = step_kind(step)
     children: list[types.DocumentSymbol] = []
     if kind == "parallel":
         inner = node.member("steps")
-        children = _steps(state, inner.node if inner else None)
+        children = _steps(state, inner.node if inner else None, budget)
     elif kind == "loop":
         body = node.member("body")
         if body is not None and body.node is not None and body.node.kind == "array":
-            children = _steps(state, body.node)
+            children = _steps(state, body.node, budget)
         elif body is not None and body.node is not None and isinstance(step.get("body"), str):
             where = state.positions.range(Span(body.node.start, body.node.end))
             children = [

@@ -2,15 +2,24 @@
 
 Files on disk are read once per (size, mtime); an open document's text replaces its file's.
 Ids are read with ``json.loads`` (a few ms per MB) rather than a full lint: only ``id`` matters.
+
+The disk is scanned on a thread of its own, never while a request waits: a document's own
+diagnostics are answered from what is known (nothing, at first), and when a scan finds that the
+ids changed, ``on_change`` is called on the server's loop (which publishes again, or asks a pull
+client to pull again). A scan is bounded in files (``MAX_SCAN_FILES``) and time
+(``MAX_SCAN_SECONDS``), and a newer configuration cancels the one running.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
 import os
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from workrail_engine.document import parse_document
@@ -19,7 +28,13 @@ from workrail_engine.regular_files import UnreadableFile, read_regular_file
 from .configuration import Settings
 from .disk_files import ReadTimedOut, bounded_read
 
-__all__ = ["WorkspaceIndex", "candidate_files", "workflow_id_of"]
+__all__ = [
+    "MAX_SCAN_FILES",
+    "MAX_SCAN_SECONDS",
+    "WorkspaceIndex",
+    "candidate_files",
+    "workflow_id_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +49,17 @@ _SKIP_DIRS = {
     "dist",
     "build",
 }
-_MAX_FILES = 5000
-_RESCAN_SECONDS = 2.0
+MAX_SCAN_FILES = 5000
+"""JSON and YAML files one walk of the workspace collects (the workspace index, workspace
+symbols, ``validateWorkspace``); the rest are left out, with a warning in the log."""
+MAX_SCAN_SECONDS = 10.0
+"""How long one scan of the workspace index may walk and read before it stops with what it has
+(a root of 200,000 files took ~1 s here; a network mount can take much longer)."""
+_RESCAN_SECONDS = 2.0  # the least time between the end of one scan and the start of the next
+_RESCAN_FACTOR = 5  # ... and at least this many times as long as the last scan took
+# A scan asked for while a request is being answered starts this much later, so that the answer
+# (the first diagnostics of a document) is not slowed by a thread walking the disk.
+_SCAN_START_DELAY = 0.05
 
 
 def workflow_id_of(text: str, path: str) -> str | None:
@@ -50,22 +74,73 @@ def workflow_id_of(text: str, path: str) -> str | None:
     return workflow_id if isinstance(workflow_id, str) else None
 
 
+class _Scan:
+    """One walk of the workspace on its own thread; ``cancel()`` stops it at the next file."""
+
+    def __init__(self, roots: list[Path], settings: Settings, known: dict[str, _Entry]) -> None:
+        self.roots, self.settings, self.known = roots, settings, known
+        self.found: dict[str, _Entry] = {}
+        self.cancelled = threading.Event()
+        self.seconds = 0.0
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+    def run(self) -> None:
+        began = time.monotonic()
+        deadline = began + MAX_SCAN_SECONDS
+
+        def stop() -> bool:
+            if time.monotonic() > deadline:
+                log.warning(
+                    "the workspace scan stopped after %g s (MAX_SCAN_SECONDS); files not reached "
+                    "are not checked for duplicate ids",
+                    MAX_SCAN_SECONDS,
+                )
+                return True
+            return self.cancelled.is_set()
+
+        for path in candidate_files(self.roots, self.settings, stop):
+            if stop():
+                break
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            key = (stat.st_size, stat.st_mtime)
+            known = self.known.get(path)
+            if known is not None and known[0] == key:
+                self.found[path] = known
+            else:
+                self.found[path] = (key, _read_id(path, self.settings))
+        self.seconds = time.monotonic() - began
+
+
+_Entry = tuple[tuple[int, float], str | None]
+
+
 class WorkspaceIndex:
     def __init__(self) -> None:
         self.roots: list[Path] = []
         self.settings = Settings()
-        self._disk: dict[str, tuple[tuple[int, float], str | None]] = {}
+        self._disk: dict[str, _Entry] = {}
         self._open: dict[str, str | None] = {}
-        self._scanned_at = 0.0
+        self._next_scan = 0.0  # time.monotonic() from which a scan is due
+        self._scan: _Scan | None = None  # the one running
         self.generation = 0
+        # Called (on the loop that asked for the scan) when a scan changed the ids.
+        self.on_change: Callable[[], None] = lambda: None
 
     def configure(self, roots: list[Path], settings: Settings) -> None:
         self.roots, self.settings = roots, settings
-        self._scanned_at = 0.0
+        if self._scan is not None:
+            self._scan.cancel()  # it walks what no longer is the workspace
+            self._scan = None
+        self._next_scan = 0.0
 
     def files_changed(self) -> None:
         """The client saw files change on disk: read them again at the next look-up."""
-        self._scanned_at = 0.0
+        self._next_scan = 0.0
 
     def set_open(self, path: str, workflow_id: str | None, is_open: bool = True) -> None:
         """Record an open document's id (its parsed value's; ``is_open=False`` when it closes)."""
@@ -79,14 +154,56 @@ class WorkspaceIndex:
             self.generation += 1
 
     def refresh(self) -> None:
-        """Re-read the disk if the last scan is old enough (bumps ``generation`` on change)."""
-        self._rescan_if_due()
+        """Start a scan of the disk if one is due; never waits for it (``on_change`` tells)."""
+        if self._scan is not None or time.monotonic() < self._next_scan:
+            return
+        scan = self._scan = _Scan(self.roots, self.settings, dict(self._disk))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no server loop (a command-line caller): scan here and now
+            scan.run()
+            self._finish(scan)
+            return
+
+        def on_thread() -> None:
+            try:
+                scan.run()
+            finally:
+                loop.call_soon_threadsafe(self._finish, scan)
+
+        thread = threading.Thread(target=on_thread, name="workrail-workspace-scan", daemon=True)
+        loop.call_later(_SCAN_START_DELAY, thread.start)
+
+    def scanning(self) -> bool:
+        return self._scan is not None
+
+    def _finish(self, scan: _Scan) -> None:
+        if scan is not self._scan:
+            return  # cancelled by a new configuration: its findings are not this workspace's
+        self._scan = None
+        self._next_scan = time.monotonic() + max(_RESCAN_SECONDS, _RESCAN_FACTOR * scan.seconds)
+        if {p: w for p, (_, w) in scan.found.items()} == {p: w for p, (_, w) in self._disk.items()}:
+            self._disk = scan.found
+            return
+        self._disk = scan.found
+        self.generation += 1
+        self.on_change()
 
     def ids(self) -> dict[str, str | None]:
-        self._rescan_if_due()
+        """The ids known now: the last scan's, with open documents' over them."""
+        self.refresh()
         merged = {path: wid for path, (_, wid) in self._disk.items()}
         merged.update(self._open)
         return merged
+
+    async def settled_ids(self) -> dict[str, str | None]:
+        """The ids once a due scan has ended, for a feature that looks ids up (a link to a
+        routine's file) rather than reports on them: it is asked once, not again when a scan
+        ends. Bounded by the scan's own bounds."""
+        self.refresh()
+        while self._scan is not None:
+            await asyncio.sleep(0.02)
+        return self.ids()
 
     def others_with_id(self, path: str, workflow_id: str) -> list[str]:
         # Files under examples/ are not served (the catalog skips them, as upstream does), so an
@@ -99,54 +216,36 @@ class WorkspaceIndex:
             if wid == workflow_id and _served(p) and not _same_file(p, path)
         )
 
-    def _rescan_if_due(self) -> None:
-        now = time.monotonic()
-        if now - self._scanned_at < _RESCAN_SECONDS:
-            return
-        self._scanned_at = now
-        seen: dict[str, tuple[tuple[int, float], str | None]] = {}
-        for path in self._candidate_files():
-            try:
-                stat = os.stat(path)
-            except OSError:
-                continue
-            key = (stat.st_size, stat.st_mtime)
-            known = self._disk.get(path)
-            if known is not None and known[0] == key:
-                seen[path] = known
-                continue
-            seen[path] = (key, self._read_id(path))
-        if {p: w for p, (_, w) in seen.items()} != {p: w for p, (_, w) in self._disk.items()}:
-            self.generation += 1
-        self._disk = seen
 
-    def _read_id(self, path: str) -> str | None:
-        try:  # regular files only, bounded in size and time: a FIFO named x.json is not read
-            text = bounded_read(functools.partial(read_regular_file, path)).decode("utf-8")
-        except (UnreadableFile, ReadTimedOut, UnicodeDecodeError):
-            return None
-        return workflow_id_of(text, path) if self.settings.is_workflow(path, text) else None
-
-    def _candidate_files(self) -> list[str]:
-        return candidate_files(self.roots, self.settings)
+def _read_id(path: str, settings: Settings) -> str | None:
+    try:  # regular files only, bounded in size and time: a FIFO named x.json is not read
+        text = bounded_read(functools.partial(read_regular_file, path)).decode("utf-8")
+    except (UnreadableFile, ReadTimedOut, UnicodeDecodeError):
+        return None
+    return workflow_id_of(text, path) if settings.is_workflow(path, text) else None
 
 
-def candidate_files(roots: list[Path], settings: Settings) -> list[str]:
-    """JSON and YAML files under the roots and the extra workflow folders (vendored folders skipped)."""
+def candidate_files(
+    roots: list[Path], settings: Settings, stop: Callable[[], bool] = lambda: False
+) -> list[str]:
+    """JSON and YAML files under the roots and the extra workflow folders (vendored folders
+    skipped), at most ``MAX_SCAN_FILES``; ``stop()`` is asked at each folder and ends the walk."""
     found: list[str] = []
     for root in [*roots, *(Path(d) for d in settings.extra_workflow_dirs)]:
         for folder, dirs, files in os.walk(root):
+            if stop():
+                return found
             dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
             found.extend(
                 os.path.join(folder, f) for f in files if f.endswith((".json", ".yaml", ".yml"))
             )
-            if len(found) > _MAX_FILES:
+            if len(found) > MAX_SCAN_FILES:
                 log.warning(
-                    "more than %d JSON/YAML files under %s; the rest are not checked",
-                    _MAX_FILES,
+                    "more than %d JSON/YAML files under %s (MAX_SCAN_FILES); the rest are not checked",
+                    MAX_SCAN_FILES,
                     root,
                 )
-                return found
+                return found[:MAX_SCAN_FILES]
     return found
 
 

@@ -13,7 +13,7 @@ from workrail_engine.lint import LintResult, lint_path
 from workrail_engine.lint.report import FileReport, Summary, add_cross_file_diagnostics, report_json
 from workrail_engine.workflow_files import read_head
 
-from .configuration import IS_WORKFLOW, VALIDATE_WORKSPACE, Settings
+from .configuration import IS_WORKFLOW, VALIDATE_WORKSPACE, Settings, reported
 from .disk_files import READ_TIMEOUT_SECONDS, ReadTimedOut, bounded_read
 from .workspace_index import candidate_files
 
@@ -48,4 +48,6 @@ def validate_workspace(roots: list[Path], settings: Settings) -> dict[str, Any]:
         if result is not None:
             reports.append(FileReport(os.fspath(path), result.document, list(result.diagnostics)))
     add_cross_file_diagnostics(reports)
+    for report in reports:
+        report.diagnostics = reported(report.diagnostics, report.path)
     return report_json(reports, Summary.of(reports))

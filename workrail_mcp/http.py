@@ -15,8 +15,11 @@ import anyio
 import anyio.abc
 import h11
 from mcp.server import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from workrail_mcp.http_screen import RequestScreen, limited
+from workrail_mcp.http_sessions import MAX_SESSIONS, SESSION_IDLE_SECONDS, SessionAdmission
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
@@ -170,7 +173,16 @@ def build_http_app(
     token), the dashboard at every other path."""
     security = _security(host, port, allowed_hosts, allowed_origins)
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=security
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=security,
+        session_idle_timeout=SESSION_IDLE_SECONDS,
+        # a backstop only: SessionAdmission keeps to MAX_SESSIONS and makes room by eviction
+        max_sessions=2 * MAX_SESSIONS,
+    )
+    # bounded here too: the screen reads the body before the SDK's own cap would
+    app = SessionAdmission(
+        limited(RequestScreen(app, security), DEFAULT_MAX_REQUEST_BODY_SIZE), MCP_PATH
     )
     mcp = BearerTokenGate(app, token) if token else app
     return mcp if dashboard is None else PathDispatch(mcp, dashboard(security, token))

@@ -14,7 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Screened", "error_response", "is_response", "screen_line"]
+__all__ = [
+    "Screened",
+    "error_response",
+    "is_response",
+    "may_be_unrepresentable",
+    "screen_line",
+    "unrepresentable",
+]
 
 _PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
@@ -51,8 +58,16 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _BIG_EXPONENT = re.compile(rb"[eE][+]?0*[1-9][0-9]{2,}")
 
 
-def _unrepresentable(line: bytes, value: Any) -> str | None:
-    """Why ``value`` cannot be taken as it stands, for text that parsed as JSON: None if it can."""
+def may_be_unrepresentable(text: bytes) -> bool:
+    """Whether JSON ``text`` could hold what `unrepresentable` refuses (a scan, no parse)."""
+    return bool(_SURROGATE_ESCAPE.search(text) or _BIG_EXPONENT.search(text))
+
+
+def unrepresentable(line: bytes, value: Any) -> str | None:
+    """Why ``value`` cannot be taken as it stands, for text that parsed as JSON: None if it can.
+
+    Shared by both transports: stdio screens each line, HTTP each request body.
+    """
     if _SURROGATE_ESCAPE.search(line) and _has_lone_surrogate(value):
         return "a string holds a lone surrogate escape (\\uD800–\\uDFFF), which is not Unicode text"
     if _BIG_EXPONENT.search(line) and _has_infinity(value):
@@ -176,7 +191,7 @@ def screen_line(line: bytes) -> Screened:
                 None, _INVALID_REQUEST, "Invalid Request", "a request must be a JSON object"
             )
         )
-    problem = _unrepresentable(line, value)
+    problem = unrepresentable(line, value)
     if problem is not None:
         if is_response(value) or "id" not in value:
             return Screened()  # neither a response nor a notification is ever answered

@@ -65,7 +65,10 @@ def test_text_format_shows_position_frame_and_summary() -> None:
     ]
     assert "  = note: the file is named here (wf/démo.json:1:1)" in lines
     assert "  = help: Rename the id" in lines
-    assert lines[-1] == "Found 1 error and 1 warning in 1 file (2 files checked)"
+    assert lines[-2:] == [
+        "Found 1 error and 1 warning in 1 file (2 files checked)",
+        "1 unsafe fix available with `--fix --unsafe-fixes`.",
+    ]
 
 
 def test_text_colour_when_asked() -> None:

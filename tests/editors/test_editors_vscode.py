@@ -87,3 +87,38 @@ def test_a_missing_server_is_reported_clearly(built: Path):
     assert found == str(Path(sys.executable).parent / "workrail-lsp")
     message = node_eval(built, "s.missingServerMessage('workrail-lsp')")
     assert "Install WorkRail Kit" in message and "workrail.server.pythonPath" in message
+
+
+SERVER_SETTINGS = ("workrail.server.path", "workrail.server.pythonPath", "workrail.server.args")
+
+
+def test_a_workspace_cannot_choose_the_program_the_extension_starts(built: Path):
+    """Issue 25 item 15: a repository's `.vscode/settings.json` set `workrail.server.path` (or
+    `pythonPath`, `args`), and opening the trusted workspace ran its command. Application scope
+    makes VS Code ignore workspace values of them (machine scope would too, but in a remote
+    window, code-server's included, it ignores the user's settings as well: the server was not
+    found); the extension reads only the user's value or the
+    default (`userValue` over `inspect()`), and waits for trust before it starts anything."""
+    with zipfile.ZipFile(built / "workrail.vsix") as vsix:
+        manifest = json.loads(vsix.read("extension/package.json"))
+    settings = manifest["contributes"]["configuration"]["properties"]
+    assert {name: settings[name].get("scope") for name in SERVER_SETTINGS} == dict.fromkeys(
+        SERVER_SETTINGS, "application"
+    )
+    # The other settings (globs, folders) stay per workspace: they choose files, not programs.
+    assert "scope" not in settings["workrail.workflowGlobs"]
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] is False
+    hostile = {
+        "defaultValue": "workrail-lsp",
+        "workspaceValue": "/tmp/evil",
+        "workspaceFolderValue": "/tmp/evil",
+    }
+    assert node_eval(built, f"s.userValue({json.dumps(hostile)})") == "workrail-lsp"
+    mine = {**hostile, "globalValue": "/opt/workrail-lsp"}
+    assert node_eval(built, f"s.userValue({json.dumps(mine)})") == "/opt/workrail-lsp"
+    source = (built / "src" / "extension.ts").read_text()
+    for name in SERVER_SETTINGS:
+        key = name.removeprefix("workrail.")
+        assert "userValue(settings.inspect<" in source and f'("{key}")' in source
+        assert f'settings.get<string>("{key}")' not in source
+        assert f'settings.get<string[]>("{key}")' not in source

@@ -182,6 +182,17 @@ def test_unpaired_surrogates_are_syntax_errors(text, on):
         assert doc.text[error.span.start : error.span.end] == on
 
 
+def test_a_lone_surrogate_in_yaml_is_a_syntax_error_at_it():
+    """An editor's buffer can hold one (LSP text arrives as JSON with "\\ud800"); libyaml
+    cannot even read such text, so it is refused before, where it is."""
+    text = "id: a\nname: x\ud800y\n"
+    doc = parse_document(text, "flow.yaml")
+    assert doc.value is None
+    [error] = doc.syntax_errors
+    assert error.code == "WR001" and "surrogate" in error.message
+    assert doc.text[error.span.start : error.span.end] == "\ud800"
+
+
 def test_paired_surrogate_escapes_are_fine():
     doc = parse_document('{"name": "\\ud83d\\ude00 and \\\\ud800 as text"}')
     assert doc.value == {"name": "😀 and \\ud800 as text"}

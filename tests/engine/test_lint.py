@@ -510,6 +510,7 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
         "WR005",
         "WR006",
         "WR008",
+        "WR009",
         "WR603",
         "WR703",
         "WR709",  # needs the catalog, like WR703: tests/upstream/test_upstream_cases.py
@@ -633,3 +634,30 @@ def test_the_file_name_fix_is_offered_only_when_the_name_is_an_id():
     assert differs.code == "WR601" and differs.fixes == ()
     [fixable] = lint(workflow, "bug-investigation.json").diagnostics
     assert fixable.fixes and fixable.fixes[0].edits[0].new_text == '"bug-investigation"'
+
+
+def test_findings_past_the_cap_are_one_wr009_that_keeps_the_worst_severity():
+    from workrail_engine.limits import MAX_FINDINGS_PER_FILE as CAP
+
+    # CAP hints (info, {{a b}} is no reference) come first in the text, 5 errors after them
+    prompt = "{{a b}} " * CAP + "{{parameters.nope}} " * 5
+    result = lint(mutate(_set(["steps", 0, "prompt"], prompt)))
+    *shown, summary = result.diagnostics
+    assert len(shown) == CAP and {d.code for d in shown} == {"WR306"}
+    assert (summary.code, summary.severity.value) == ("WR009", "error")
+    assert summary.message.startswith("5 more findings") and "WR303" in summary.message
+    assert summary.data == {"notShown": 5}
+    assert result.document.text[summary.span.start : summary.span.end] == "{{parameters.nope}}"
+
+    # at the cap exactly: every finding listed, no WR009
+    exact = lint(mutate(_set(["steps", 0, "prompt"], "{{a b}} " * (CAP - 1) + "{{x y}}")))
+    assert len(exact.diagnostics) == CAP and "WR009" not in {d.code for d in exact.diagnostics}
+
+
+def test_many_findings_in_one_string_are_each_placed_on_their_own_text():
+    """One offset table per string (it used to be rebuilt per finding): spans stay exact."""
+    prompt = " ".join(f"{{{{parameters.nope{i}}}}} \u00e9" for i in range(50))
+    result = lint(mutate(_set(["steps", 0, "prompt"], json.loads(f'"{prompt}"'))))
+    text = result.document.text
+    placed = [text[d.span.start : d.span.end] for d in result.diagnostics if d.code == "WR303"]
+    assert placed == [f"{{{{parameters.nope{i}}}}}" for i in range(50)]

@@ -142,3 +142,58 @@ def test_a_hostile_fallback_pattern_is_stopped_by_its_time_limit():
     # The engine checks its clock periodically; on a loaded machine it overshoots a few times.
     assert elapsed < 40 * BACKTRACKING_TIMEOUT_SECONDS, f"took {elapsed:.2f} s"
     assert hostile.search("aab") is True
+
+
+# -- bounds on the backtracking fallback (issue 25) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "size"),
+    [
+        pytest.param("a{1000}", 1000, id="counted"),
+        pytest.param("(a|b){3}", 9, id="group-times-count"),
+        pytest.param("a{,5}", 5, id="upper-bound-only"),
+        pytest.param("a{2,}", 3, id="open-ended"),
+        pytest.param(r"\d{3}", 3, id="escape-then-count"),
+        pytest.param(r"\p{L}{5}", 5, id="braced-escape-is-one-atom"),
+        pytest.param("[a{1000}]", 1, id="braces-in-a-class"),
+        pytest.param("[]{99}]", 1, id="leading-bracket-in-a-class"),
+        pytest.param(r"\{1000}", 6, id="escaped-brace-is-literal"),
+        pytest.param("(?#{1000000})a", 1, id="comment"),
+        pytest.param("x{2}{3}", 6, id="stacked-counts-multiply"),
+        pytest.param("(?:(?:a{1000}){1000}){1000}", 10_001, id="nested-past-the-limit"),
+        pytest.param("a{99999999999999999999}", 10_001, id="huge-count"),
+        pytest.param("(?=a)a{" + "9" * 5000 + "}", 10_001, id="count-of-5000-digits"),
+    ],
+)
+def test_the_expanded_size_is_read_from_the_pattern_text(pattern: str, size: int) -> None:
+    from workrail_engine._regex_size import expanded_size
+
+    assert expanded_size(pattern, 10_000) == size
+
+
+def test_a_fallback_pattern_that_would_expand_too_far_is_refused_before_compiling() -> None:
+    from workrail_engine.regexes import MAX_BACKTRACKING_PATTERN_SIZE
+
+    with pytest.raises(RegexError) as refused:
+        compile_regex("(?!x)(?:(?:a{1000}){1000}){1000}")
+    assert f"expands past {MAX_BACKTRACKING_PATTERN_SIZE:,} elements" in refused.value.message
+    # the same counts that RE2 runs itself are fine, and a real lookahead pattern too
+    assert not compile_regex("a{1000}").backtracking
+    assert compile_regex("^(?!.*TODO).{0,2000}$").backtracking
+
+
+def test_one_calls_fallback_matches_share_a_budget() -> None:
+    """A spent budget makes a fallback match count as no match without running; a budget
+    opened inside another does not renew it; RE2 patterns are not affected."""
+    from workrail_engine.regexes import backtracking_budget
+
+    lookahead, linear = compile_regex("(?=a)a"), compile_regex("a")
+    assert lookahead.search("a")
+    with backtracking_budget(0.0):
+        assert not lookahead.search("a")
+        with backtracking_budget(10.0):
+            assert not lookahead.search("a")
+        assert linear.search("a")
+    with backtracking_budget(10.0):
+        assert lookahead.search("a")

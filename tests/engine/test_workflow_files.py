@@ -40,10 +40,13 @@ def test_is_workflow_path(path: str, expected: bool) -> None:
 
 @pytest.mark.parametrize(("path", "expected"), PATH_CASES)
 def test_the_pre_commit_hook_selects_the_same_paths(path: str, expected: bool) -> None:
-    # One rule: the hook's files/exclude patterns (tests/test_pre_commit.py checks the hook itself).
-    (hook,) = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
-    selected = bool(re.search(hook["files"], path)) and not re.search(hook["exclude"], path)
-    assert selected is expected
+    # One rule: each hook's files/exclude patterns (workrail-validate and workrail-format;
+    # tests/test_pre_commit.py checks the hooks themselves).
+    hooks = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
+    assert [hook["id"] for hook in hooks] == ["workrail-validate", "workrail-format"]
+    for hook in hooks:
+        selected = bool(re.search(hook["files"], path)) and not re.search(hook["exclude"], path)
+        assert selected is expected, hook["id"]
 
 
 @pytest.mark.parametrize(

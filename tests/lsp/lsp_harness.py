@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,29 @@ class Session:
             assert report.kind == "full"
             return list(report.items)
         return await asyncio.wait_for(self._published(uri, version), timeout)
+
+    async def diagnostics_until(
+        self, uri: str, found: Callable[[list[types.Diagnostic]], bool], timeout: float = 20
+    ) -> list[types.Diagnostic]:
+        """The diagnostics for ``uri`` once ``found(items)`` holds. Workspace findings (duplicate
+        ids) follow a document's own diagnostics when the workspace scan is done: pushed again,
+        or on a later pull (as an editor pulls on its next change)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            if self.pull:
+                items = await self.diagnostics(uri)
+                if found(items):
+                    return items
+            else:
+                version = self._sent_versions.get(uri)
+                for params in self.published[self._marks.get(uri, 0) :]:
+                    if params.uri != uri or (params.version or 0) < (version or 0):
+                        continue
+                    if found(list(params.diagnostics)):
+                        return list(params.diagnostics)
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"no diagnostics for {uri} as expected within {timeout} s")
+            await asyncio.sleep(0.05)
 
     async def _published(self, uri: str, version: int | None) -> list[types.Diagnostic]:
         """The first publish for ``uri`` since the last open/change/close of it."""

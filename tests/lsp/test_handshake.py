@@ -229,3 +229,57 @@ def test_initialize_params_pygls_refuses_deeper_stop_the_server_with_the_reason(
     assert answer["id"] == 1 and "result" in answer
     assert code == 1
     assert "answered, then refused by pygls" in stderr and "positionEncodings" in stderr
+
+
+# -- frames over MAX_MESSAGE_BYTES (issue 25 item 13) ---------------------------------------------
+
+
+def test_replay_skips_a_frame_over_the_limit_and_gives_the_next_one():
+    after = frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    limit = len(after)  # the next frame's body is within it
+    big = b"Content-Type: x\r\nContent-Length: %d\r\n\r\n" % (limit + 1) + b"x" * (limit + 1)
+    replay = Replay(b"", io.BytesIO(big + after), max_message=limit)
+    assert replay.readline() == b"Content-Type: x\r\n"  # pygls ignores a lone header line
+    header, _, body = after.partition(b"\r\n\r\n")
+    assert replay.readline() == header + b"\r\n"
+    assert replay.readline() == b"\r\n"
+    assert replay.read(len(body)) == body
+
+
+def test_a_frame_declaring_sixty_gigabytes_is_refused_without_reading_it(tmp_path):
+    """pygls alone allocated the declared size and the process died of MemoryError; now the
+    frame is skipped, and a client that never sends the body only makes the server wait for it:
+    at the end of input it exits 0 with the reason on stderr. A 1 GiB address space shows that
+    nothing near the declared size is allocated."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    server = RawLspServer(root, memory_limit=1024**3)
+    try:
+        server.initialize()
+        assert server.process.stdin is not None
+        server.process.stdin.write(b"Content-Length: 60000000000\r\n\r\n{}")
+        server.process.stdin.close()
+        code = server.process.wait(timeout=30)
+    finally:
+        server.close()
+    stderr = server.stderr_text()
+    assert code == 0, stderr[-2000:]
+    assert "MemoryError" not in stderr
+    assert "refused a message of 60,000,000,000 bytes" in stderr
+
+
+def test_the_server_keeps_serving_after_an_oversized_frame(tmp_path):
+    root = tmp_path / "ws"
+    (root / "workflows").mkdir(parents=True)
+    server = RawLspServer(root)
+    try:
+        server.initialize()
+        server.send_bytes(b" " * (handshake.MAX_MESSAGE_BYTES + 1))
+        text = '{"id": "after", "steps": []}'
+        uri = server.open(root / "workflows" / "after.json", text)
+        symbols = server.call("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+        assert symbols["result"][0]["detail"] == "after", symbols
+    finally:
+        code = server.close()
+    assert code == 0
+    assert f"refused a message of {handshake.MAX_MESSAGE_BYTES + 1:,} bytes" in server.stderr_text()

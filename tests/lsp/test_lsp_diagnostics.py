@@ -158,7 +158,8 @@ async def test_duplicate_workflow_ids_across_the_workspace(session):
         indent=2,
     )
     uri = session.open("second.workflow.json", text)
-    items = [d for d in await session.diagnostics(uri) if d.code == "WR603"]
+    found = await session.diagnostics_until(uri, lambda ds: any(d.code == "WR603" for d in ds))
+    items = [d for d in found if d.code == "WR603"]
     assert len(items) == 1
     related = items[0].related_information
     assert related and related[0].location.uri == on_disk.as_uri()

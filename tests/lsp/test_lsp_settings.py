@@ -1,13 +1,10 @@
-"""Settings parsing, workflow detection and the formatter, as plain functions."""
+"""Settings parsing and workflow detection, as plain functions."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
 from workrail_lsp.configuration import DEFAULT_GLOBS, Settings, glob_pattern
-from workrail_lsp.formatting import format_json
 
 
 @pytest.mark.parametrize(
@@ -54,22 +51,6 @@ def test_is_workflow_by_path_folder_and_schema(tmp_path):
         "/p/any.json", '{"$schema": "https://workrail.dev/schema/workflow.schema.json"}'
     )
     assert settings.is_workflow(None, '{\n  "$schema": "../schema/workflow.schema.json"}')
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        '{"a":[],"b":{},"c":[1,2.50,1e3],"d":"x\\u00e9\\"y","e":{"f":[{"g":null}]}}',
-        "[]",
-        '"just a string"',
-    ],
-)
-def test_format_json_keeps_values_order_and_spelling(text):
-    formatted = format_json(text)
-    assert json.loads(formatted) == json.loads(text)
-    assert formatted.endswith("\n")
-    assert "2.50" in formatted or "2.50" not in text
-    assert format_json(formatted) == formatted  # idempotent
 
 
 @pytest.mark.parametrize(

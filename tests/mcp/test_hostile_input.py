@@ -168,18 +168,24 @@ def _answer(response: httpx2.Response) -> dict:
     return response.json()
 
 
+def http_session(http: httpx2.Client, url: str) -> dict[str, str]:
+    """Initialize an MCP session over HTTP; the headers its later requests send."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    started = http.post(url, content=json.dumps(INITIALIZE), headers=headers)
+    assert started.status_code == 200
+    session = started.headers.get("mcp-session-id")
+    if session:
+        headers["mcp-session-id"] = session
+    headers["mcp-protocol-version"] = INITIALIZE["params"]["protocolVersion"]
+    http.post(url, content=json.dumps(INITIALIZED), headers=headers)
+    return headers
+
+
 def test_deep_context_over_http_is_refused_and_the_server_keeps_serving(project, tmp_path):
     process, url = _http_server(project, tmp_path)
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     try:
         with httpx2.Client(timeout=20) as http:
-            started = http.post(url, content=json.dumps(INITIALIZE), headers=headers)
-            assert started.status_code == 200
-            session = started.headers.get("mcp-session-id")
-            if session:
-                headers["mcp-session-id"] = session
-            headers["mcp-protocol-version"] = INITIALIZE["params"]["protocolVersion"]
-            http.post(url, content=json.dumps(INITIALIZED), headers=headers)
+            headers = http_session(http, url)
 
             # 100 levels: within what the SDK's JSON parser takes, so our limit answers
             for request in (

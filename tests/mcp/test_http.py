@@ -29,7 +29,8 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "appl
 def http_server(
     project, tmp_path, *options: str, token: str | None = None
 ) -> Iterator[tuple[str, list[str]]]:
-    """`workrail-mcp --transport http --port 0`; yields its URL (read from the banner) and banner."""
+    """`workrail-mcp --transport http --port 0`; yields its URL (read from the banner) and its
+    log: the banner, then every later line of its stderr (complete once the block has exited)."""
     extra = {"WORKRAIL_HTTP_TOKEN": token} if token else {}
     process = subprocess.Popen(
         server_command(project, "--transport", "http", "--port", "0", *options),
@@ -40,6 +41,9 @@ def http_server(
         text=True,
     )
     banner: list[str] = []
+    drain = threading.Thread(
+        target=lambda: banner.extend(line.rstrip("\n") for line in process.stderr)
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -50,10 +54,14 @@ def http_server(
                 break
         match = re.search(r"listening on (http://\S+)", "\n".join(banner))
         assert match, banner
+        # drained meanwhile, so that a server that logs much never blocks on a full pipe
+        drain.start()
         yield match.group(1), banner
     finally:
         process.terminate()
         process.wait(timeout=10)
+        if drain.is_alive():
+            drain.join(10)
         process.stderr.close()
 
 

@@ -113,6 +113,60 @@ def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> N
     ctx.obj = Settings(project, workflow_dirs)
 
 
+def _selectors(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
+    """``--select WR1,WR601 --select WR7`` → ("WR1", "WR601", "WR7"); None when not given."""
+    from workrail_engine.project_config import ConfigError, parse_selectors
+
+    if not value:
+        return None if param.name == "select" else ()
+    try:
+        return parse_selectors(value, f"--{(param.name or '').replace('_', '-')}")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[1]) from None
+
+
+SELECTOR_OPTION: dict[str, Any] = {"multiple": True, "metavar": "CODES", "callback": _selectors}
+STDIN_FILENAME_HELP = (
+    "Read standard input (as PATHS '-'), reported under this name; its suffix "
+    "(.json/.yaml/.yml) says the file type, its directory where configuration is found."
+)
+
+
+def _run_rewriting(
+    run: Any, paths: tuple[str, ...], options: Any, settings: Settings, color: str
+) -> None:
+    """Run `validate` or `format`; paths that do not exist and bad configuration are usage errors."""
+    from workrail_engine.cli.discovery import MissingPath
+    from workrail_engine.project_config import ConfigError
+
+    if "-" in paths and len(paths) > 1:
+        raise click.BadParameter(
+            "'-' (standard input) cannot be mixed with paths", param_hint="PATHS"
+        )
+    try:
+        code = run(
+            paths,
+            options,
+            console=Console.detect(color),
+            project=settings.project,
+            extra_dirs=settings.workflow_dirs,
+        )
+    except MissingPath as exc:
+        raise click.BadParameter(str(exc), param_hint="PATHS") from None
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    _finish(code)
+
+
+COLOR_OPTION = click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text output (auto: only on a terminal, never with NO_COLOR set).",
+)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, metavar="[PATHS]...")
 @click.option(
@@ -125,39 +179,74 @@ def cli(ctx: click.Context, project: Path, workflow_dirs: tuple[Path, ...]) -> N
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the run too (exit 1).")
 @click.option(
-    "--color",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
-    show_default=True,
-    help="Colour the text output (auto: only on a terminal, never with NO_COLOR set).",
+    "--fix", is_flag=True, help="Apply the safe fixes in place (as the editor's quick fixes)."
 )
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix or --diff, apply unsafe fixes too (guesses: closest names, placeholders).",
+)
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff instead of writing them (exit 1 if any).",
+)
+@click.option(
+    "--select",
+    **SELECTOR_OPTION,
+    help="Report only these codes or prefixes (comma-separated, repeatable); replaces the configured select.",
+)
+@click.option("--extend-select", **SELECTOR_OPTION, help="Report these codes or prefixes too.")
+@click.option("--ignore", **SELECTOR_OPTION, help="Never report these codes or prefixes.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the diagnostics and nothing else.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found.")
+@click.option(
+    "--statistics", is_flag=True, help="Print how many diagnostics of each code, instead of them."
+)
+@click.option("--stdin-filename", metavar="PATH", help=STDIN_FILENAME_HELP)
+@COLOR_OPTION
 @catalog_options
 @click.pass_obj
-def validate(
-    settings: Settings, paths: tuple[str, ...], fmt: str, strict: bool, color: str
-) -> None:
-    """Check workflow files (schema and semantic checks).
+def validate(settings: Settings, /, paths: tuple[str, ...], color: str, **options: Any) -> None:
+    """Check and fix workflow files (schema and semantic checks).
 
     PATHS are files (always checked), glob patterns or directories, searched for workflow files:
     those under a workflows/ directory, *.workflow.json|yaml|yml, and JSON/YAML whose $schema is
-    WorkRail's. Without PATHS, every JSON/YAML file of the project's ./workflows and
-    ./.workrail/workflows. Exit status: 0 clean (or warnings only), 1 problems found, 2 usage error.
+    WorkRail's. '-' reads standard input. Without PATHS, every JSON/YAML file of the project's
+    ./workflows and ./.workrail/workflows (and the configured workflow-dirs). Settings come from
+    [tool.workrail] in pyproject.toml or .workrail/config.toml. Exit status: 0 clean (or
+    warnings only), 1 problems found, 2 usage error.
     """
-    from workrail_engine.cli.discovery import MissingPath
-    from workrail_engine.cli.validate import run_validate
+    from workrail_engine.cli.validate import ValidateOptions, run_validate
 
-    try:
-        code = run_validate(
-            paths,
-            fmt=fmt,
-            strict=strict,
-            console=Console.detect(color),
-            project=settings.project,
-            extra_dirs=settings.workflow_dirs,
-        )
-    except MissingPath as exc:
-        raise click.BadParameter(str(exc), param_hint="PATHS") from None
-    _finish(code)
+    _run_rewriting(run_validate, paths, ValidateOptions(**options), settings, color)
+
+
+@cli.command("format")
+@click.argument("paths", nargs=-1, metavar="[PATHS]...")
+@click.option(
+    "--check", is_flag=True, help="Change nothing; exit 1 if a file would be reformatted."
+)
+@click.option(
+    "--diff", is_flag=True, help="Print the changes as a unified diff instead (exit 1 if any)."
+)
+@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@click.option("--stdin-filename", metavar="PATH", help=STDIN_FILENAME_HELP)
+@COLOR_OPTION
+@catalog_options
+@click.pass_obj
+def format_command(
+    settings: Settings, /, paths: tuple[str, ...], color: str, **options: Any
+) -> None:
+    """Lay out workflow files as the language server formats them.
+
+    JSON: two-space indentation, one member per line, keys and scalars as written. YAML: comments,
+    quoting and key order kept, nested blocks indented by two. A file that does not parse is left
+    alone (exit 2). PATHS as for validate; '-' formats standard input to standard output.
+    """
+    from workrail_engine.cli.reformat import FormatOptions, run_format
+
+    _run_rewriting(run_format, paths, FormatOptions(**options), settings, color)
 
 
 @cli.command("list")

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
-from workrail_engine.limits import MAX_NESTING, nesting_exceeded
+from workrail_engine.limits import NestingTooDeep, parse_json_within_nesting
 
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog
@@ -33,16 +33,12 @@ def json_or_text(raw: str) -> Any:
 
     JSON nested deeper than the engine's limit is refused (ValueError), as it is from any client.
     """
-    too_deep = f"the JSON value is nested deeper than {MAX_NESTING} levels"
     try:
-        value = json.loads(raw)
+        return parse_json_within_nesting(raw)
+    except NestingTooDeep:
+        raise
     except ValueError:
         return raw
-    except RecursionError:  # deeper than Python's parser goes: far past the limit
-        raise ValueError(too_deep) from None
-    if nesting_exceeded(value) is not None:
-        raise ValueError(too_deep)
-    return value
 
 
 def parse_context(items: Iterable[str]) -> dict[str, Any]:

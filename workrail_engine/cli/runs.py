@@ -20,6 +20,8 @@ import click
 
 from workrail_engine.cli.navigate import json_or_text
 from workrail_engine.cli.settings import Settings
+from workrail_engine.limits import MAX_DOCUMENT_BYTES
+from workrail_engine.regular_files import UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
     from workrail_engine.runs import RunService
@@ -359,18 +361,24 @@ def cancel_command(settings: Settings, run_id: str, reason: str | None) -> None:
 
 
 def _output_text(value: str) -> str:
-    """``--output TEXT`` or ``--output @FILE`` (``@-``: standard input)."""
+    """``--output TEXT`` or ``--output @FILE`` (``@-``: standard input).
+
+    A file is read like a workflow file (a regular file of at most 5 MiB): ``@/dev/zero`` used to
+    grow until MemoryError and ``@FIFO`` to wait for a writer forever."""
     if not value.startswith("@"):
         return value
     name = value[1:]
-    if name == "-":
-        return sys.stdin.read()
     try:
-        return Path(name).read_text(encoding="utf-8")
-    except OSError as error:
-        raise click.BadParameter(
-            f"cannot read {name!r}: {error.strerror}", param_hint="--output"
-        ) from None
+        if name == "-":
+            data = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
+            if len(data) > MAX_DOCUMENT_BYTES:
+                raise UnreadableFile(f"more than {MAX_DOCUMENT_BYTES // 1_048_576} MiB")
+        else:
+            data = read_regular_file(name)
+        return data.decode("utf-8")
+    except (UnreadableFile, UnicodeDecodeError) as error:
+        why = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error)
+        raise click.BadParameter(f"cannot read {name!r}: {why}", param_hint="--output") from None
 
 
 @click.command("continue", short_help="Answer the step a run or session waits on.")
@@ -427,14 +435,13 @@ def continue_command(
         context = parse_context(context_items)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--context") from None
+    text = _output_text(output)  # before the run store is opened: a bad file costs nothing
     service = _service(settings, executes=False)
     interrupted = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     try:
         with _explaining_run_ids(settings):
-            result = service.continue_run(
-                run_id, _output_text(output), context, 0, step_key=step_key
-            )
+            result = service.continue_run(run_id, text, context, 0, step_key=step_key)
             if result.get("outcome") in ("accepted", "replayed"):
                 after = service.wait(
                     run_id,

@@ -1,15 +1,37 @@
-"""`workrail validate`: lint every file asked for, render the reports, return the exit code."""
+"""`workrail validate`: lint every file asked for (or standard input), apply fixes when asked,
+render the reports, return the exit code.
+
+Which codes are reported comes from the project's configuration (``project_config``: the file
+nearest each checked file) and then ``--select``/``--extend-select``/``--ignore``; ``strict`` and
+extra workflow directories from the configuration nearest the project directory.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
-from workrail_engine.lint.report import Summary, lint_files
+from workrail_engine.cli.rewrites import (
+    STDIN,
+    Rewrite,
+    read_source,
+    read_stdin,
+    unified_diff,
+    write_atomically,
+)
+from workrail_engine.lint.report import FileReport, Summary, lint_files
 
-__all__ = ["run_validate"]
+if TYPE_CHECKING:
+    from workrail_engine.catalog import Catalog
+    from workrail_engine.project_config import ProjectConfig, RuleSelection
+
+__all__ = ["ValidateOptions", "run_validate"]
 
 WORKFLOW_FILE_RULE = (
     " (a directory's workflow files are those under a workflows/ directory, *.workflow.json|yaml|yml,"
@@ -17,13 +39,63 @@ WORKFLOW_FILE_RULE = (
 )
 
 
-def _catalog_ids(project: Path, extra_dirs: Sequence[Path]) -> Callable[[], list[str]]:
-    def ids() -> list[str]:
+@dataclass(frozen=True, slots=True)
+class ValidateOptions:
+    """The options of `workrail validate`, as plain values."""
+
+    fmt: str = "text"
+    strict: bool = False
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    quiet: bool = False
+    exit_zero: bool = False
+    statistics: bool = False
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    stdin_filename: str | None = None
+
+
+class _Selections:
+    """Each file's rule selection: its nearest configuration's, then the command line's."""
+
+    def __init__(self, options: ValidateOptions) -> None:
+        self.options = options
+        self._configs: dict[Path, ProjectConfig] = {}
+
+    def config(self, path: str | Path) -> ProjectConfig:
+        from workrail_engine.project_config import find_config
+
+        directory = Path(path).resolve()
+        directory = directory if directory.is_dir() else directory.parent
+        if directory not in self._configs:
+            self._configs[directory] = find_config(directory)
+        return self._configs[directory]
+
+    def for_path(self, path: str) -> RuleSelection:
+        o = self.options
+        return self.config(path).selection_for(path).then(o.select, o.extend_select, o.ignore)
+
+
+class _LazyCatalog:
+    """The catalog, built only if a file checked needs it (building one reads every source)."""
+
+    def __init__(self, project: Path, extra_dirs: Sequence[Path]) -> None:
+        self._project, self._extra_dirs = project, extra_dirs
+
+    @functools.cached_property
+    def _catalog(self) -> Catalog:
         from workrail_engine.catalog import Catalog
 
-        return Catalog.default(project, extra_dirs).ids()
+        return Catalog.default(self._project, self._extra_dirs)
 
-    return ids
+    def ids(self) -> list[str]:
+        return self._catalog.ids()
+
+    def routine(self, workflow_id: str) -> dict[str, Any] | None:
+        self._catalog.refresh()
+        return self._catalog.routine(workflow_id)
 
 
 def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) -> list[str] | None:
@@ -37,32 +109,177 @@ def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) 
     return [str(d) for d in directories]
 
 
+def _fix_file(path: str, selection: RuleSelection, options: ValidateOptions) -> tuple[Rewrite, int]:
+    from workrail_engine.lint.fixes import fix_text
+
+    text = read_source(path)
+    if text is None:  # unreadable: the report below says why
+        return Rewrite(path, "", None), 0
+    outcome = fix_text(
+        text, path, unsafe=options.unsafe_fixes, enabled=lambda d: selection.enabled(d.code)
+    )
+    return Rewrite(path, text, outcome.text), outcome.fixed_count
+
+
+def _statistics(reports: Sequence[FileReport], fmt: str, unsafe: bool) -> str:
+    """One line per code, most frequent first: count, code, ``[*]`` when --fix fixes them all,
+    severity (ruff prints its rule's name there; ours have codes only)."""
+    import json
+
+    from workrail_engine.lint.fixes import fixable
+
+    counts: Counter[str] = Counter()
+    fixes: Counter[str] = Counter()
+    severity: dict[str, str] = {}
+    for report in reports:
+        for d in report.diagnostics:
+            counts[d.code] += 1
+            fixes[d.code] += fixable(d, unsafe=unsafe) is not None
+            severity[d.code] = d.severity.value
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if fmt == "json":
+        return json.dumps(
+            [
+                {"code": c, "count": n, "fixable": fixes[c] == n, "severity": severity[c]}
+                for c, n in rows
+            ],
+            indent=2,
+        )
+    width = len(str(rows[0][1])) if rows else 1
+    return "\n".join(
+        f"{n:>{width}}\t{c}\t{'[*] ' if fixes[c] == n else ''}{severity[c]}" for c, n in rows
+    )
+
+
+def _render(
+    reports: list[FileReport],
+    summary: Summary,
+    options: ValidateOptions,
+    console: Console,
+    to_stderr: bool = False,
+) -> None:
+    from workrail_engine.cli.formatters import formatter_class
+
+    if options.statistics:
+        output = _statistics(reports, options.fmt, options.unsafe_fixes)
+        output = output + "\n" if output else ""
+    else:
+        formatter = formatter_class(options.fmt)(color=console.color, quiet=options.quiet)
+        output = formatter.render(reports, summary)
+    if output and to_stderr:
+        console.err(output.rstrip("\n"))
+    elif output:
+        console.out(output, nl=False)
+
+
+def _exit_code(summary: Summary, options: ValidateOptions) -> int:
+    return 0 if options.exit_zero else summary.exit_code
+
+
+def _filter(reports: list[FileReport], selections: _Selections) -> None:
+    for report in reports:
+        selection = selections.for_path(report.path)
+        report.diagnostics = [d for d in report.diagnostics if selection.enabled(d.code)]
+
+
+def _run_stdin(
+    options: ValidateOptions,
+    console: Console,
+    selections: _Selections,
+    catalog: _LazyCatalog,
+    strict: bool,
+) -> int:
+    from workrail_engine.document import parse_document
+    from workrail_engine.lint import lint_document
+    from workrail_engine.lint.fixes import fix_text
+    from workrail_engine.lint.report import add_cross_file_diagnostics
+
+    name = options.stdin_filename or STDIN
+    path = options.stdin_filename
+    selection = selections.for_path(name if path else ".")
+    text = read_stdin()
+    fixed = 0
+    if options.fix or options.diff:
+        outcome = fix_text(
+            text, path, unsafe=options.unsafe_fixes, enabled=lambda d: selection.enabled(d.code)
+        )
+        rewrite, fixed = Rewrite(name, text, outcome.text), outcome.fixed_count
+        if options.diff:
+            return _show_diffs([rewrite], fixed, options, console)
+        # ruff's habit: the fixed text on stdout, the report on stderr.
+        console.out(outcome.text, nl=False)
+        text = outcome.text
+    document = parse_document(text, path)
+    report = FileReport(name, document, lint_document(document))
+    add_cross_file_diagnostics([report], catalog.ids, catalog.routine)
+    report.diagnostics = [d for d in report.diagnostics if selection.enabled(d.code)]
+    summary = Summary.of([report], strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
+    _render([report], summary, options, console, to_stderr=options.fix)
+    return _exit_code(summary, options)
+
+
+def _show_diffs(
+    rewrites: Sequence[Rewrite], fixed: int, options: ValidateOptions, console: Console
+) -> int:
+    """``--diff``: the fixes as unified diffs on stdout, "Would fix N problems." on stderr."""
+    diffs = "".join(unified_diff(r) for r in rewrites)
+    if diffs:
+        console.out(diffs, nl=False)
+    if not options.quiet:
+        noun = "problem" if fixed == 1 else "problems"
+        console.err(f"Would fix {fixed} {noun}." if fixed else "No problems would be fixed.")
+    return 1 if diffs and not options.exit_zero else 0
+
+
 def run_validate(
     paths: Sequence[str],
+    options: ValidateOptions,
     *,
-    fmt: str,
-    strict: bool,
     console: Console,
     project: Path,
     extra_dirs: Sequence[Path] = (),
 ) -> int:
     """Check ``paths`` (or the project's workflow directories); 0 clean, 1 problems.
 
-    Paths that do not exist raise :class:`~workrail_engine.cli.discovery.MissingPath`, which
-    the command line turns into a usage error (exit 2) before any file is read.
+    Paths that do not exist raise :class:`~workrail_engine.cli.discovery.MissingPath`, and a bad
+    configuration :class:`~workrail_engine.project_config.ConfigError`, which the command line
+    turns into usage errors (exit 2) before any file is read or written.
     """
-    from workrail_engine.cli.formatters import formatter_class
-
-    arguments = list(paths) or _default_paths(project, extra_dirs, console)
+    selections = _Selections(options)
+    project_config = selections.config(project)
+    strict = options.strict or project_config.strict
+    extra_dirs = [*extra_dirs, *project_config.workflow_dirs]
+    catalog = _LazyCatalog(project, extra_dirs)
+    if list(paths) == [STDIN] or (not paths and options.stdin_filename):  # as ruff reads it
+        return _run_stdin(options, console, selections, catalog, strict)
+    notes = _Silent() if options.quiet else console
+    arguments = list(paths) or _default_paths(project, extra_dirs, notes)
     if arguments is None:
         return 0
     files = collect_files(arguments, sources=not paths)
     if not files:
-        console.warning("no workflow files found in " + ", ".join(arguments) + WORKFLOW_FILE_RULE)
-    reports = lint_files(files, _catalog_ids(project, extra_dirs))
-    summary = Summary.of(reports, strict=strict)
-    formatter = formatter_class(fmt)(color=console.color)
-    output = formatter.render(reports, summary)
-    if output:
-        console.out(output, nl=False)
-    return summary.exit_code
+        notes.warning("no workflow files found in " + ", ".join(arguments) + WORKFLOW_FILE_RULE)
+    for path in files:  # configuration errors first: nothing is written under a bad one
+        selections.for_path(path)
+    fixed = 0
+    if options.fix or options.diff:
+        done = [_fix_file(path, selections.for_path(path), options) for path in files]
+        fixed = sum(count for _, count in done)
+        if options.diff:
+            return _show_diffs([rewrite for rewrite, _ in done], fixed, options, console)
+        for rewrite, _ in done:
+            if rewrite.changed:
+                assert rewrite.new is not None
+                write_atomically(rewrite.path, rewrite.new)
+    reports = lint_files(files, catalog.ids, catalog.routine)
+    _filter(reports, selections)
+    summary = Summary.of(reports, strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
+    _render(reports, summary, options, console)
+    return _exit_code(summary, options)
+
+
+class _Silent(Console):
+    """``--quiet``: no warnings about the run either."""
+
+    def err(self, text: str) -> None:
+        pass

@@ -13,6 +13,9 @@ order upstream WorkRail 3.x applies them (``workflow-compiler.ts``):
 5. ``prompt_blocks`` — ``promptBlocks`` rendered into the step's ``prompt`` (markdown sections);
 6. a final scan: anything left in the ``{{wr.…}}`` namespace is a problem, never silent text.
 
+Every stage that makes text longer asks a `CompileBudget` first (``_budget.py``): a step or a
+workflow that would compile past its limit (``limits.py``) is WR811, and the text is not built.
+
 (Bindings run right after templates, as upstream's compiler does; its documentation lists them
 last. Either order gives the same text: bindings only rewrite strings that no later stage adds.)
 
@@ -31,6 +34,7 @@ from typing import Any
 from ..loop_source import derive_artifact_sources
 from ..problems import Problem
 from . import bindings, features, prompt_blocks, refs, templates
+from ._budget import CompileBudget
 from ._sites import StepVisitor, visit_steps
 
 __all__ = ["CompiledWorkflow", "RoutineLookup", "compile_workflow"]
@@ -60,13 +64,17 @@ def compile_workflow(
     steps = definition.get("steps")
     if not isinstance(steps, list):
         return CompiledWorkflow(definition)
-    definition["steps"] = templates.expand(steps, routines or (lambda _name: None), problems)
-    used = bindings.resolve(definition, project_bindings or {}, problems)
+    budget = CompileBudget(problems)
+    budget.count(steps)
+    definition["steps"] = templates.expand(
+        steps, routines or (lambda _name: None), problems, budget
+    )
+    used = bindings.resolve(definition, project_bindings or {}, problems, budget)
     derive_artifact_sources(definition["steps"])  # as upstream's compiler does for such loops
     stages: list[StepVisitor] = [
-        features.applier(definition.get("features"), problems),
-        refs.resolver(problems, definition.get("references")),
-        prompt_blocks.renderer(problems),
+        features.applier(definition.get("features"), problems, budget),
+        refs.resolver(problems, definition.get("references"), budget),
+        prompt_blocks.renderer(problems, budget),
         _sentinel(problems),
     ]
     for stage in stages:
@@ -79,11 +87,16 @@ def compile_workflow(
 _AGENT_TEXT = ("prompt", "title")
 
 
+def _list(value: Any) -> list[Any]:
+    # a file being typed (the editor's hover compiles it) may hold anything where a list belongs
+    return value if isinstance(value, list) else []
+
+
 def _sentinel(problems: list[Problem]) -> StepVisitor:
     def scan(step: dict[str, Any], pointer: str) -> None:
         texts = [(key, step.get(key)) for key in _AGENT_TEXT]
-        texts += [(f"guidance/{i}", g) for i, g in enumerate(step.get("guidance") or [])]
-        for index, fragment in enumerate(step.get("promptFragments") or []):
+        texts += [(f"guidance/{i}", g) for i, g in enumerate(_list(step.get("guidance")))]
+        for index, fragment in enumerate(_list(step.get("promptFragments"))):
             if isinstance(fragment, Mapping):
                 texts.append((f"promptFragments/{index}/text", fragment.get("text")))
         reported = {problem.pointer for problem in problems}

@@ -13,8 +13,9 @@ StepVisitor = Callable[[dict[str, Any], str], None]
 def visit_steps(steps: list[Any], visit: StepVisitor, pointer: str = "/steps") -> None:
     """Call ``visit(step, pointer)`` on each step object, containers before their members.
 
-    The pointer names the step in the compiled form; for steps injected by a template it is the
-    calling step's pointer (where the author can do something about it), kept in ``_origin``.
+    The pointer names the step in the file as written, kept in ``_origin`` by the templates
+    stage (so that steps injected before it do not shift it); for steps injected by a template it
+    is the calling step's pointer, where the author can do something about it.
     """
     for index, step in enumerate(steps):
         if not isinstance(step, dict):

@@ -10,15 +10,20 @@ the string values of ``promptBlocks``.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..problems import Problem
+from ..regular_files import UnreadableFile, read_regular_file
+from ._budget import CompileBudget
 from ._sites import visit_steps
 
 __all__ = ["project_bindings", "resolve"]
+
+log = logging.getLogger(__name__)
 
 _TOKEN = re.compile(r"\{\{\s*wr\.bindings\.([^\s{}]+)\s*\}\}")
 
@@ -26,12 +31,19 @@ _TOKEN = re.compile(r"\{\{\s*wr\.bindings\.([^\s{}]+)\s*\}\}")
 def project_bindings(project_dir: Path | None, workflow_id: str) -> dict[str, str]:
     """The overrides ``project_dir/.workrail/bindings.json`` declares for ``workflow_id``.
 
-    A missing or malformed file means no overrides (the workflow's defaults apply)."""
+    A missing or malformed file means no overrides (the workflow's defaults apply). It is read
+    the guarded way (a regular file of at most 5 MiB): a repository can hold a symlink to
+    ``/dev/zero`` or a FIFO here, and this runs while the catalog's lock is held."""
     if project_dir is None:
         return {}
+    path = Path(project_dir) / ".workrail" / "bindings.json"
     try:
-        data = json.loads((Path(project_dir) / ".workrail" / "bindings.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular_file(path))
+    except UnreadableFile as error:
+        if path.is_symlink() or path.exists():  # a missing file is the usual case: no word
+            log.warning("%s is not used: %s", path, error)
+        return {}
+    except ValueError:
         return {}
     if not isinstance(data, Mapping):
         return {}
@@ -44,7 +56,10 @@ def project_bindings(project_dir: Path | None, workflow_id: str) -> dict[str, st
 
 
 def resolve(
-    definition: dict[str, Any], overrides: Mapping[str, str], problems: list[Problem]
+    definition: dict[str, Any],
+    overrides: Mapping[str, str],
+    problems: list[Problem],
+    budget: CompileBudget,
 ) -> dict[str, str]:
     """Replace every binding token in place; returns slot → chosen id for the slots used."""
     defaults = {
@@ -54,7 +69,11 @@ def resolve(
     }
     used: dict[str, str] = {}
 
-    def text(value: str, where: str, step_id: Any) -> str:
+    def text(value: str, where: str, step: dict[str, Any]) -> str:
+        if "{{" not in value:
+            return value
+        step_id = step.get("id")
+
         def swap(match: re.Match[str]) -> str:
             slot = match.group(1)
             chosen = overrides.get(slot) or defaults.get(slot)
@@ -72,29 +91,32 @@ def resolve(
             used[slot] = chosen
             return chosen
 
-        return _TOKEN.sub(swap, value) if "{{" in value else value
+        growth = 0
+        for match in _TOKEN.finditer(value):
+            chosen = overrides.get(match.group(1)) or defaults.get(match.group(1))
+            growth += len(chosen) - len(match.group(0)) if chosen is not None else 0
+        if growth > 0 and not budget.grows(step, growth, where):
+            return value
+        return _TOKEN.sub(swap, value)
 
-    def value(item: Any, where: str, step_id: Any) -> Any:
-        return text(item, where, step_id) if isinstance(item, str) else item
+    def value(item: Any, where: str, step: dict[str, Any]) -> Any:
+        return text(item, where, step) if isinstance(item, str) else item
 
     def visit(step: dict[str, Any], pointer: str) -> None:
-        step_id = step.get("id")
         if isinstance(step.get("prompt"), str):
-            step["prompt"] = text(step["prompt"], f"{pointer}/prompt", step_id)
+            step["prompt"] = text(step["prompt"], f"{pointer}/prompt", step)
         blocks = step.get("promptBlocks")
         if not isinstance(blocks, dict):
             return
         at = f"{pointer}/promptBlocks"
         if "goal" in blocks:
-            blocks["goal"] = value(blocks["goal"], f"{at}/goal", step_id)
+            blocks["goal"] = value(blocks["goal"], f"{at}/goal", step)
         for key in ("constraints", "procedure", "verify"):
             if isinstance(blocks.get(key), list):
-                blocks[key] = [
-                    value(v, f"{at}/{key}/{i}", step_id) for i, v in enumerate(blocks[key])
-                ]
+                blocks[key] = [value(v, f"{at}/{key}/{i}", step) for i, v in enumerate(blocks[key])]
         if isinstance(blocks.get("outputRequired"), dict):
             blocks["outputRequired"] = {
-                k: value(v, f"{at}/outputRequired/{k}", step_id)
+                k: value(v, f"{at}/outputRequired/{k}", step)
                 for k, v in blocks["outputRequired"].items()
             }
 

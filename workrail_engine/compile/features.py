@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..problems import Problem
+from ._budget import CompileBudget, text_size
 from ._sites import StepVisitor
 
 __all__ = ["FEATURES", "applier"]
@@ -62,10 +63,10 @@ FEATURES: dict[str, dict[str, list[Any]]] = {
 }
 
 
-def applier(feature_ids: Any, problems: list[Problem]) -> StepVisitor:
+def applier(feature_ids: Any, problems: list[Problem], budget: CompileBudget) -> StepVisitor:
     chosen: list[dict[str, list[Any]]] = []
     for index, feature_id in enumerate(feature_ids if isinstance(feature_ids, list) else []):
-        if feature_id in FEATURES:
+        if isinstance(feature_id, str) and feature_id in FEATURES:
             chosen.append(FEATURES[feature_id])
         else:
             problems.append(
@@ -76,9 +77,13 @@ def applier(feature_ids: Any, problems: list[Problem]) -> StepVisitor:
                 )
             )
 
-    def apply(step: dict[str, Any], _pointer: str) -> None:
+    added = text_size(chosen)
+
+    def apply(step: dict[str, Any], pointer: str) -> None:
         blocks = step.get("promptBlocks")
         if not chosen or not isinstance(blocks, dict):
+            return
+        if not budget.grows(step, added, f"{pointer}/promptBlocks"):
             return
         for feature in chosen:
             for key, items in feature.items():

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..problems import Problem
+from ._budget import CompileBudget
 from ._sites import StepVisitor
 
 __all__ = ["render_blocks", "renderer"]
@@ -56,7 +57,21 @@ def render_blocks(blocks: Mapping[str, Any]) -> str:
     return "\n\n".join(sections)
 
 
-def renderer(problems: list[Problem]) -> StepVisitor:
+def _layout_size(blocks: Mapping[str, Any]) -> int:
+    """At least the characters rendering adds around the blocks' own text (headings, bullets,
+    numbers, separators), counted before the prompt is built."""
+    size = 100  # the five headings and the blank lines between them
+    for key in ("constraints", "procedure", "verify"):
+        items = blocks.get(key)
+        if isinstance(items, list):
+            size += len(items) * (len(str(len(items))) + 4)
+    required = blocks.get("outputRequired")
+    if isinstance(required, Mapping):
+        size += len(required) * 10
+    return size
+
+
+def renderer(problems: list[Problem], budget: CompileBudget) -> StepVisitor:
     def render(step: dict[str, Any], pointer: str) -> None:
         blocks = step.get("promptBlocks")
         if not isinstance(blocks, Mapping):
@@ -69,6 +84,8 @@ def renderer(problems: list[Problem]) -> StepVisitor:
                     f"Step {step.get('id')!r} has both prompt and promptBlocks; write one of them.",
                 )
             )
+            return
+        if not budget.grows(step, _layout_size(blocks), f"{pointer}/promptBlocks"):
             return
         text = render_blocks(blocks)
         if not text:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..problems import Problem
+from ._budget import CompileBudget
 from ._sites import StepVisitor
 
 __all__ = ["SNIPPETS", "leftover_token", "resolver"]
@@ -104,7 +105,17 @@ def _pointer_line(reference: Mapping[str, Any]) -> str:
     return line
 
 
-def resolver(problems: list[Problem], references: Any = None) -> StepVisitor:
+def _part_text(part: Any, declared: Mapping[str, str]) -> str | None:
+    """The text a ``{"kind": "ref"}`` part becomes, or None."""
+    if not isinstance(part, Mapping) or part.get("kind") != "ref":
+        return None
+    ref_id = part.get("refId")
+    if not isinstance(ref_id, str):
+        return None
+    return SNIPPETS.get(ref_id) or declared.get(ref_id)
+
+
+def resolver(problems: list[Problem], references: Any, budget: CompileBudget) -> StepVisitor:
     declared = {
         r["id"]: _pointer_line(r)
         for r in (references if isinstance(references, list) else [])
@@ -129,21 +140,31 @@ def resolver(problems: list[Problem], references: Any = None) -> StepVisitor:
                 unknown(match.group(1), where)
                 return match.group(0)
 
-            return _TOKEN.sub(swap, value) if "{{" in value else value
+            if "{{" not in value:
+                return value
+            growth = sum(
+                len(SNIPPETS[match.group(1)]) - len(match.group(0))
+                for match in _TOKEN.finditer(value)
+                if match.group(1) in SNIPPETS
+            )
+            if growth > 0 and not budget.grows(step, growth, where):
+                return value
+            return _TOKEN.sub(swap, value)
 
         def value(item: Any, where: str) -> Any:
             if isinstance(item, str):
                 return text(item, where)
             if not isinstance(item, list):
                 return item
+            growth = sum(len(_part_text(part, declared) or "") for part in item)
+            if growth > 0 and not budget.grows(step, growth, where):
+                return item
             parts = []
             for index, part in enumerate(item):
                 if isinstance(part, Mapping) and part.get("kind") == "ref":
-                    if part.get("refId") in SNIPPETS:
-                        parts.append({"kind": "text", "text": SNIPPETS[part["refId"]]})
-                        continue
-                    if part.get("refId") in declared:
-                        parts.append({"kind": "text", "text": declared[part["refId"]]})
+                    resolved = _part_text(part, declared)
+                    if resolved is not None:
+                        parts.append({"kind": "text", "text": resolved})
                         continue
                     unknown(part.get("refId"), f"{where}/{index}/refId")
                 parts.append(part)

@@ -19,10 +19,12 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..problems import Problem
 from ..routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
+from ._budget import CompileBudget, text_size
 
 __all__ = ["expand"]
 
@@ -30,43 +32,54 @@ __all__ = ["expand"]
 _ARGUMENT = re.compile(r"(?<!\{)\{([^{}]+)\}(?!\})")
 
 
+@dataclass
+class _Expansion:
+    find: Callable[[str], Mapping[str, Any] | None]
+    problems: list[Problem]
+    budget: CompileBudget
+    seen: set[str] = field(default_factory=set)
+    # id(routine step) → its text size: a routine called 200 times is measured once
+    sizes: dict[int, int] = field(default_factory=dict)
+
+    def size_of(self, routine_step: Mapping[str, Any]) -> int:
+        found = self.sizes.get(id(routine_step))
+        if found is None:
+            found = self.sizes[id(routine_step)] = text_size(routine_step)
+        return found
+
+
 def expand(
-    steps: list[Any], find: Callable[[str], Mapping[str, Any] | None], problems: list[Problem]
+    steps: list[Any],
+    find: Callable[[str], Mapping[str, Any] | None],
+    problems: list[Problem],
+    budget: CompileBudget,
 ) -> list[Any]:
+    run = _Expansion(find, problems, budget)
     out: list[Any] = []
-    seen: set[str] = set()
     for index, step in enumerate(steps):
         pointer = f"/steps/{index}"
         if isinstance(step, dict) and isinstance(step.get("body"), list):
-            step["body"] = _expand_list(step["body"], f"{pointer}/body", find, problems, seen)
+            step["body"] = _expand_list(step["body"], f"{pointer}/body", run)
         if isinstance(step, dict) and isinstance(step.get("steps"), list):
-            step["steps"] = _expand_list(step["steps"], f"{pointer}/steps", find, problems, seen)
-        out.extend(_expand_one(step, pointer, find, problems, seen))
+            step["steps"] = _expand_list(step["steps"], f"{pointer}/steps", run)
+        out.extend(_expand_one(step, pointer, run))
     return out
 
 
-def _expand_list(
-    steps: list[Any],
-    pointer: str,
-    find: Callable[[str], Mapping[str, Any] | None],
-    problems: list[Problem],
-    seen: set[str],
-) -> list[Any]:
+def _expand_list(steps: list[Any], pointer: str, run: _Expansion) -> list[Any]:
     out: list[Any] = []
     for index, step in enumerate(steps):
-        out.extend(_expand_one(step, f"{pointer}/{index}", find, problems, seen))
+        out.extend(_expand_one(step, f"{pointer}/{index}", run))
     return out
 
 
-def _expand_one(
-    step: Any,
-    pointer: str,
-    find: Callable[[str], Mapping[str, Any] | None],
-    problems: list[Problem],
-    seen: set[str],
-) -> list[Any]:
+def _expand_one(step: Any, pointer: str, run: _Expansion) -> list[Any]:
+    find, problems, seen = run.find, run.problems, run.seen
     call = step.get("templateCall") if isinstance(step, dict) else None
     if not isinstance(call, Mapping):
+        if isinstance(step, dict):
+            # later stages report at the step as written, whatever injected steps come before
+            step["_origin"] = pointer
         _note_id(step, pointer, problems, seen)
         return [step]
     where = f"{pointer}/templateCall"
@@ -84,7 +97,7 @@ def _expand_one(
         return []
     given = call.get("args")
     args: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-    injected = _inject(step, routine, args, where, problems)
+    injected = _inject(step, routine, args, where, run)
     for member in injected:
         member["_origin"] = pointer
         _note_id(member, pointer, problems, seen)
@@ -108,8 +121,11 @@ def _inject(
     routine: Mapping[str, Any],
     args: Mapping[str, Any],
     where: str,
-    problems: list[Problem],
+    run: _Expansion,
 ) -> list[dict[str, Any]]:
+    problems = run.problems
+    if run.budget.full:
+        return []  # WR811 is reported: measuring more calls would only cost time
     routine_id = routine.get("id")
     steps = [s for s in routine.get("steps") or [] if isinstance(s, Mapping)]
     nested = [s.get("id") for s in steps if "templateCall" in s]
@@ -124,9 +140,17 @@ def _inject(
         )
         return []
     meta = [g for g in routine.get("metaGuidance") or [] if isinstance(g, str)]
+    inherited = caller.get("runCondition")
+    # what every injected step adds besides its own text: the id prefix, guidance, condition
+    extra = len(str(caller.get("id"))) + 1 + text_size(meta)
     injected = []
     missing: dict[str, None] = {}  # every argument the call lacks, in order of first use
     for routine_step in steps:
+        size = run.size_of(routine_step) + extra + _fill_growth(routine_step, args)
+        if inherited is not None and "runCondition" not in routine_step:
+            size += text_size(inherited)
+        if not run.budget.admits(size, where, caller.get("id")):
+            return []
         step = copy.deepcopy(dict(routine_step))
         step["id"] = f"{caller.get('id')}.{routine_step.get('id')}"
         for key in ("prompt", "title"):
@@ -136,6 +160,7 @@ def _inject(
             step["guidance"] = [*(step.get("guidance") or []), *meta]
         if caller.get("runCondition") is not None and "runCondition" not in step:
             step["runCondition"] = copy.deepcopy(caller["runCondition"])
+        run.budget.adopt(step, size)
         injected.append(step)
     if missing:
         names = ", ".join(f"'{name}'" for name in missing)
@@ -148,6 +173,30 @@ def _inject(
             )
         )
     return injected
+
+
+def _fill_growth(routine_step: Mapping[str, Any], args: Mapping[str, Any]) -> int:
+    """How many characters filling the ``{arg}`` placeholders of a step's prompt and title adds,
+    from the arguments' lengths: the filled text is built only once it is known to fit."""
+    growth = 0
+    for key in ("prompt", "title"):
+        text = routine_step.get(key)
+        if not isinstance(text, str):
+            continue
+        for match in _ARGUMENT.finditer(text):
+            value = _argument_text(args.get(match.group(1)))
+            if value is not None:
+                growth += len(value) - len(match.group(0))
+    return growth
+
+
+def _argument_text(value: Any) -> str | None:
+    """The text an argument fills a placeholder with; None for one that cannot fill it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
 
 
 def _fill(
@@ -163,11 +212,9 @@ def _fill(
         if name not in args:
             missing[name] = None  # reported once per call, naming them all
             return match.group(0)
-        value = args[name]
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, (str, int, float)):
-            return str(value)
+        value = _argument_text(args[name])
+        if value is not None:
+            return value
         problems.append(
             Problem(
                 f"{where}/args/{name}",

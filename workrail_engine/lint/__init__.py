@@ -9,11 +9,16 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Related, Severity, Span
 from ..document import WorkflowDocument, parse_document, read_document
+from ..limits import MAX_FINDINGS_PER_FILE
 from ..steps import walk_steps
 from ..tolerant_document import TolerantDocument
+
+if TYPE_CHECKING:
+    from ..compile import RoutineLookup
 
 __all__ = [
     "WORKFLOW_SUFFIXES",
@@ -44,13 +49,16 @@ class LintResult:
 
 
 def lint_document(
-    doc: WorkflowDocument, workflow_ids: Iterable[str] | None = None
+    doc: WorkflowDocument,
+    workflow_ids: Iterable[str] | None = None,
+    routines: RoutineLookup | None = None,
 ) -> list[Diagnostic]:
     """All diagnostics for one document, sorted by position. Never raises for any document.
 
     ``workflow_ids``: the ids of the catalog the document will join, when the caller knows
     them; a `templateCall` naming none of their routines is then WR703, a delegation naming
-    none of them WR709.
+    none of them WR709. ``routines``: that catalog's routine lookup, when known; a document
+    that would compile too large is then WR811.
     """
     found = list(doc.syntax_errors)
     # A document that parsed to null (a file holding just `null`) is checked like any value: the
@@ -65,6 +73,10 @@ def lint_document(
                 known = {*workflow_ids, *([own] if isinstance(own, str) else [])}
                 for check in (template_call_diagnostics, delegation_diagnostics):
                     found.extend(check([doc], known).get(doc.path or "", []))
+            if routines is not None:
+                from .compiled_size import compiled_size_diagnostics
+
+                found.extend(compiled_size_diagnostics([doc], routines).get(doc.path or "", []))
         except RecursionError:
             found.append(
                 Diagnostic("WR005", Severity.ERROR, "Nesting too deep to check", "", doc.span(""))
@@ -73,7 +85,33 @@ def lint_document(
             log.exception("checking %s failed", doc.path or "a document")
             found.append(checker_failed(doc, error))
     found.sort(key=Diagnostic.sort_key)
-    return _without_superseded(found)
+    return _capped(_without_superseded(found))
+
+
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def _capped(found: list[Diagnostic], limit: int = MAX_FINDINGS_PER_FILE) -> list[Diagnostic]:
+    """The first ``limit`` findings by position, then one WR009 standing for the rest.
+
+    A file with 20,000 copies of one mistake is one mistake to its author; listing them all only
+    floods an editor and a terminal. WR009 takes the highest severity of what it stands for, so
+    a file whose errors are all past the cap still fails `workrail validate`.
+    """
+    if len(found) <= limit:
+        return found
+    rest = found[limit:]
+    severity = max((d.severity for d in rest), key=_SEVERITY_RANK.__getitem__)
+    codes = sorted({d.code for d in rest})
+    message = (
+        f"{len(rest)} more findings from here on are not shown (the first {limit} in this file "
+        f"are): {', '.join(codes)}"
+    )
+    first = rest[0]
+    summary = Diagnostic(
+        "WR009", severity, message, first.pointer, first.span, data={"notShown": len(rest)}
+    )
+    return [*found[:limit], summary]
 
 
 def checker_failed(doc: WorkflowDocument, error: BaseException) -> Diagnostic:

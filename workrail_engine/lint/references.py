@@ -14,7 +14,7 @@ from ..json_pointer import escape_token
 from ..steps import StepSite
 from ..templates import NAMESPACES, TemplateLiteral, TemplateRef
 from .finding import StepFindings
-from .strings import span_in_string
+from .strings import StringSpans
 
 __all__ = ["is_rendered", "reference_diagnostics", "template_strings"]
 
@@ -58,18 +58,22 @@ def reference_diagnostics(
     for site, step_found in zip(sites, found, strict=False):
         for relative, refs, literals in step_found.templates:
             pointer = site.pointer + relative
+            spans = None
             for ref in refs:
                 problem = _problem(ref, site, by_id, declared)
                 if problem:
                     code, message = problem
-                    span = span_in_string(doc, pointer, ref.span.start, ref.span.end)
+                    spans = spans or StringSpans(doc, pointer)
+                    span = spans.span(ref.span.start, ref.span.end)
                     severity = Severity.WARNING if ref.bare else Severity.ERROR
                     out.append(
                         Diagnostic(
                             code, severity, message, pointer, span, data={"reference": ref.text}
                         )
                     )
-            out.extend(_literal_hints(doc, pointer, literals))
+            if literals:
+                spans = spans or StringSpans(doc, pointer)
+                out.extend(_literal_hints(spans, pointer, literals))
     return out
 
 
@@ -79,12 +83,12 @@ def is_rendered(relative: str) -> bool:
 
 
 def _literal_hints(
-    doc: WorkflowDocument, pointer: str, literals: tuple[TemplateLiteral, ...]
+    spans: StringSpans, pointer: str, literals: tuple[TemplateLiteral, ...]
 ) -> list[Diagnostic]:
     out = []
     for literal in literals:
         shown = "{{" + literal.text + "}}"
-        span = span_in_string(doc, pointer, literal.span.start, literal.span.end)
+        span = spans.span(literal.span.start, literal.span.end)
         head = literal.text.split(".", 1)[0].strip()
         if head in NAMESPACES and "." in literal.text:
             # {{steps.}} or {{parameters. x}}: meant as a reference, written so it cannot be one.

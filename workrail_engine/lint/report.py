@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
 
 if TYPE_CHECKING:
+    from workrail_engine.compile import RoutineLookup
     from workrail_engine.document import WorkflowDocument
 
 __all__ = [
@@ -59,7 +60,11 @@ class FileReport:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """Totals over every file checked; ``strict`` makes warnings fail the run."""
+    """Totals over every file checked; ``strict`` makes warnings fail the run.
+
+    ``fixed``: diagnostics ``--fix`` removed before these reports were made; ``fixable`` and
+    ``unsafe_fixable``: remaining diagnostics ``--fix`` (or only ``--unsafe-fixes``) would fix.
+    """
 
     files_checked: int
     files_with_problems: int
@@ -67,16 +72,34 @@ class Summary:
     warnings: int
     infos: int
     strict: bool = False
+    fixed: int = 0
+    fixable: int = 0
+    unsafe_fixable: int = 0
 
     @classmethod
-    def of(cls, reports: list[FileReport], *, strict: bool = False) -> Summary:
+    def of(
+        cls,
+        reports: list[FileReport],
+        *,
+        strict: bool = False,
+        fixed: int = 0,
+        unsafe_fixes: bool = False,
+    ) -> Summary:
+        """``unsafe_fixes``: unsafe fixes count as fixable (``--unsafe-fixes`` was given)."""
+        from .fixes import fixable
+
         errors = sum(r.count(Severity.ERROR) for r in reports)
         warnings = sum(r.count(Severity.WARNING) for r in reports)
         infos = sum(r.count(Severity.INFO) for r in reports)
         with_problems = sum(
             1 for r in reports if r.count(Severity.ERROR) or r.count(Severity.WARNING)
         )
-        return cls(len(reports), with_problems, errors, warnings, infos, strict)
+        every = [d for r in reports for d in r.diagnostics]
+        safe = sum(1 for d in every if fixable(d, unsafe=unsafe_fixes))
+        unsafe = sum(1 for d in every if fixable(d, unsafe=True)) - safe
+        return cls(
+            len(reports), with_problems, errors, warnings, infos, strict, fixed, safe, unsafe
+        )
 
     @property
     def failed(self) -> bool:
@@ -88,7 +111,9 @@ class Summary:
 
 
 def lint_files(
-    paths: Sequence[str], catalog_ids: Callable[[], Iterable[str]] | None = tuple
+    paths: Sequence[str],
+    catalog_ids: Callable[[], Iterable[str]] | None = tuple,
+    catalog_routine: RoutineLookup | None = None,
 ) -> list[FileReport]:
     """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
     from . import lint_path
@@ -98,22 +123,30 @@ def lint_files(
         FileReport(path, result.document, list(result.diagnostics))
         for path, result in ((path, lint_path(path)) for path in paths)
     ]
-    add_cross_file_diagnostics(reports, catalog_ids)
+    add_cross_file_diagnostics(reports, catalog_ids, catalog_routine)
     return reports
 
 
 def add_cross_file_diagnostics(
-    reports: Sequence[FileReport], catalog_ids: Callable[[], Iterable[str]] | None = None
+    reports: Sequence[FileReport],
+    catalog_ids: Callable[[], Iterable[str]] | None = None,
+    catalog_routine: RoutineLookup | None = None,
 ) -> None:
     """WR603 where two of the files share a workflow id, WR710 where their delegations form a
     cycle and, given ``catalog_ids``, WR703 where a `templateCall` names a routine and WR709
     where a delegation names a workflow that is neither among the files nor in ``catalog_ids()``
-    (asked only when the files alone do not answer: building a catalog reads every source)."""
+    (asked only when the files alone do not answer: building a catalog reads every source).
+    WR811 where a file would compile past the size limits, with the routines among the files,
+    then ``catalog_routine``'s."""
     from . import duplicate_workflow_ids
+    from .compiled_size import compiled_size_diagnostics
     from .upstream import delegation_diagnostics, template_call_diagnostics
 
     documents = [r.document for r in reports]
-    extras = [duplicate_workflow_ids(documents)]
+    extras = [
+        duplicate_workflow_ids(documents),
+        compiled_size_diagnostics(documents, catalog_routine),
+    ]
     if catalog_ids is None:
         extras.append(delegation_diagnostics(documents))  # cycles among the files
     else:

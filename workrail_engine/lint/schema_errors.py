@@ -163,7 +163,7 @@ def _wrong_type(
         span = doc.span(pointer)
         raw = doc.text[span.start : span.end]
         message += f' (YAML reads {raw} as {json_type_name(value)}; quote it: "{raw}")'
-        fix = Fix(f"Quote {raw}", (TextEdit(span, json.dumps(raw)),))
+        fix = Fix(f"Quote {raw}", (TextEdit(span, json.dumps(raw)),), safe=True)
     return _on_value(doc, "WR101", message, pointer, fix)
 
 

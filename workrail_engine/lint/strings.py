@@ -1,4 +1,4 @@
-"""Map an index inside a decoded string value back to an offset in the document's text."""
+"""Map indexes inside a decoded string value back to offsets in the document's text."""
 
 from __future__ import annotations
 
@@ -7,30 +7,39 @@ import json
 from ..diagnostics import Span
 from ..document import WorkflowDocument
 
-__all__ = ["span_in_string"]
+__all__ = ["StringSpans"]
 
 _ESCAPE_LENGTH = {"u": 6}
 
 
-def span_in_string(doc: WorkflowDocument, pointer: str, start: int, end: int) -> Span:
-    """The text span of characters ``start..end`` of the string at ``pointer``.
+class StringSpans:
+    """The text spans of characters of the string at ``pointer``, for any number of findings.
 
+    The raw text is decoded into an offset table once: a prompt holding thousands of findings
+    used to rebuild it for each one (quadratic: 2,000 findings in one string took 7 s).
     Falls back to the whole value when the raw text cannot be mapped character by character
     (YAML block scalars, say).
     """
-    whole = doc.span(pointer)
-    raw = doc.text[whole.start : whole.end]
-    if doc.format == "json" and raw.startswith('"'):
-        offsets = _json_offsets(raw)
-        if len(offsets) != len(json.loads(raw)) + 1:  # an escape we did not expect: stay safe
-            return whole
-    elif raw and raw[0] in "'\"" or "\n" in raw:
-        return whole
-    else:
-        offsets = list(range(len(raw) + 1))
-    if end >= len(offsets):
-        return whole
-    return Span(whole.start + offsets[start], whole.start + offsets[end])
+
+    def __init__(self, doc: WorkflowDocument, pointer: str) -> None:
+        self._whole = doc.span(pointer)
+        raw = doc.text[self._whole.start : self._whole.end]
+        self._offsets: list[int] | range | None
+        if doc.format == "json" and raw.startswith('"'):
+            offsets = _json_offsets(raw)
+            # an escape we did not expect: stay safe
+            self._offsets = offsets if len(offsets) == len(json.loads(raw)) + 1 else None
+        elif raw and raw[0] in "'\"" or "\n" in raw:
+            self._offsets = None
+        else:
+            self._offsets = range(len(raw) + 1)
+
+    def span(self, start: int, end: int) -> Span:
+        """The text span of characters ``start..end`` of the decoded string."""
+        offsets = self._offsets
+        if offsets is None or end >= len(offsets):
+            return self._whole
+        return Span(self._whole.start + offsets[start], self._whole.start + offsets[end])
 
 
 def _json_offsets(raw: str) -> list[int]:

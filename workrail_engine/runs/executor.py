@@ -238,7 +238,7 @@ def run_command(
         proc.wait()
         stopper.finish(proc)
     finally:
-        step_processes.ended(proc.pid)
+        step_processes.ended(proc.pid, spec.grace)
     if on_end is not None:
         on_end(proc.pid)
     outcome.duration = time.monotonic() - started

@@ -17,6 +17,7 @@ import threading
 import uuid
 from pathlib import Path
 
+from ..regular_files import UnreadableFile, read_regular_file
 from . import step_processes
 
 __all__ = [
@@ -150,12 +151,19 @@ def _live_groups(log: str) -> dict[int, str]:
     return live
 
 
+# Two short lines per command step an executor ran: room for about a million steps.
+_MAX_JOURNAL_BYTES = 64 * 1024 * 1024
+
+
 def stop_orphans(home: Path, executor_ids: list[str]) -> None:
     """Kill what a dead executor's steps left running (they were started in own sessions, and
     some may have left those)."""
     for executor_id in executor_ids:
         path = home / "executors" / f"{executor_id}.pgids"
-        if not path.exists():
+        try:
+            # the guarded reader like every other file: a FIFO here must not stall recovery
+            journal = read_regular_file(path, _MAX_JOURNAL_BYTES)
+        except UnreadableFile:
             continue
-        _kill(_live_groups(path.read_text()))
+        _kill(_live_groups(journal.decode("utf-8", "replace")))
         path.unlink(missing_ok=True)

@@ -19,9 +19,16 @@ Why not a cgroup per step: putting a child in a cgroup before it runs needs ``cl
 ``CLONE_INTO_CGROUP`` (not in ``subprocess``), a ``preexec_fn`` (which can deadlock a threaded
 server) or a wrapper process per step; and CI containers often have no writable cgroup v2 tree
 (the machine this was written on mounts cgroup v1 controllers and an empty unified hierarchy).
-The token and the subreaper need nothing but ``/proc``. What they cannot find: a process that
-both cleared its environment and lost its parent before anyone looked — the executor then stops
-waiting for the pipes it may hold once the grace period is over, so the step still ends.
+The token and the subreaper need nothing but ``/proc``.
+
+A process that both cleared its environment and lost its parent before anyone looked
+(``env -i sh -c '(setsid sleep 1000 &)'``) carries nothing of its step, but it is re-parented
+here, and the kernel records when it started. Each step is remembered as the interval from its
+main process's start to its end; when a step ends, every live process re-parented to the engine
+(in a session other than the engine's own) that started inside that interval, and inside no step
+still running, is stopped with its descendants. One that started during a step still running as
+well waits for that step's end; one that started outside every step (a database server a caller
+of the engine started, say) is left alone.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = [
     "ENV_NAME",
@@ -70,8 +77,9 @@ def become_subreaper() -> bool:
         return _subreaper
 
 
-def _stat(pid: int | str) -> tuple[str, int, int, int] | None:
-    """(state, parent, process group, session) of a process, None when it is gone."""
+def _stat(pid: int | str) -> tuple[str, int, int, int, int] | None:
+    """(state, parent, process group, session, start time in clock ticks since boot) of a
+    process, None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             text = f.read()
@@ -80,7 +88,13 @@ def _stat(pid: int | str) -> tuple[str, int, int, int] | None:
     # the command name may hold spaces and parentheses: the fields follow the last ')'
     fields = text[text.rfind(b")") + 2 :].split()
     try:
-        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+        return (
+            fields[0].decode(),
+            int(fields[1]),
+            int(fields[2]),
+            int(fields[3]),
+            int(fields[19]),
+        )
     except (IndexError, ValueError):
         return None
 
@@ -98,11 +112,15 @@ def _entry(token: str) -> bytes:
     return f"{ENV_NAME}={token}".encode()
 
 
-def step_processes(tokens: Iterable[str], groups: Iterable[int] = ()) -> set[int]:
+def step_processes(
+    tokens: Iterable[str], groups: Iterable[int] = (), roots: Iterable[int] = ()
+) -> set[int]:
     """Every live process of the given steps: members of their groups, holders of their tokens,
-    and the descendants of those. Scans /proc (milliseconds): for timeouts, cancels, escapes."""
+    the ``roots``, and the descendants of those. Scans /proc (milliseconds): for timeouts,
+    cancels, escapes."""
     entries = {_entry(token) for token in tokens}
     groups = set(groups)
+    roots = set(roots)
     own = os.getpid()
     parents: dict[int, int] = {}
     found: set[int] = set()
@@ -114,7 +132,11 @@ def step_processes(tokens: Iterable[str], groups: Iterable[int] = ()) -> set[int
             continue
         pid = int(name)
         parents[pid] = stat[1]
-        if stat[2] in groups or (entries and any(_has_token(name, e) for e in entries)):
+        if (
+            pid in roots
+            or stat[2] in groups
+            or (entries and any(_has_token(name, e) for e in entries))
+        ):
             found.add(pid)
     # descendants: walk up each process's parents until a found one (or the top)
     for pid in parents:
@@ -142,12 +164,20 @@ def _children() -> list[int]:
         ]
 
 
+def _now_ticks() -> int:
+    """Now, in the clock of a process's start time in ``/proc/<pid>/stat`` (rounded up)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * ticks) + 1
+
+
 # Reaping a child here takes its exit status away from whoever waits for it. The children this
 # process started itself are the steps' main processes (registered in `spawning` before anything
 # else can see them) and the subprocesses other code runs in the process's own session; everything
 # else among its children was re-parented to it as a subreaper, and nobody else will reap it.
 _mains: set[int] = set()
 _mains_lock = threading.Lock()
+# each running step's main process -> when it started (clock ticks since boot)
+_began: dict[int, int] = {}
 
 
 class spawning:
@@ -162,12 +192,39 @@ class spawning:
 
     def started(self, pid: int) -> None:
         _mains.add(pid)
+        stat = _stat(pid)
+        _began[pid] = stat[4] if stat is not None else _now_ticks()
 
 
-def ended(pid: int) -> None:
-    """The step's main process has been waited for."""
+def ended(pid: int, grace: float = 2.0) -> None:
+    """The step's main process has been waited for (and what it left in its group stopped):
+    stop the processes re-parented here that only this step can have started (see the module's
+    docstring)."""
     with _mains_lock:
         _mains.discard(pid)
+        began = _began.pop(pid, None)
+        if began is None:
+            return
+        orphans = _orphans_of(began, _now_ticks(), min(_began.values(), default=None))
+    if orphans:
+        _stop_found(lambda: step_processes((), (), orphans), grace)
+
+
+def _orphans_of(began: int, end: int, earliest_running: int | None) -> set[int]:
+    """Live processes re-parented here that started within [began, end] and before every step
+    still running started (so no running step can have started them). Under ``_mains_lock``."""
+    own_session = _own_session()
+    found = set()
+    for pid in _children():
+        if pid in _mains:
+            continue
+        stat = _stat(pid)
+        if stat is None or stat[0] == "Z" or stat[3] == own_session:
+            continue
+        started = stat[4]
+        if began <= started <= end and (earliest_running is None or started < earliest_running):
+            found.add(pid)
+    return found
 
 
 def reap_orphans() -> None:
@@ -217,7 +274,12 @@ def stop_all(tokens: Iterable[str], groups: Iterable[int] = (), grace: float = 2
     """SIGTERM every process of the steps, SIGKILL what is left after ``grace`` (looking again,
     so that what they started meanwhile goes too), and reap what was re-parented here."""
     tokens, groups = list(tokens), list(groups)
-    pids = step_processes(tokens, groups)
+    _stop_found(lambda: step_processes(tokens, groups), grace)
+
+
+def _stop_found(find: Callable[[], set[int]], grace: float) -> None:
+    """SIGTERM what ``find`` finds, SIGKILL what it still finds after ``grace``; reap."""
+    pids = find()
     if not pids:
         return
     signal_all(pids, signal.SIGTERM)
@@ -225,10 +287,10 @@ def stop_all(tokens: Iterable[str], groups: Iterable[int] = (), grace: float = 2
     while time.monotonic() < end:
         time.sleep(0.02)
         reap_orphans()
-        if not step_processes(tokens, groups):
+        if not find():
             return
     for _ in range(50):  # SIGKILL cannot be ignored; what is left was forked meanwhile
-        pids = step_processes(tokens, groups)
+        pids = find()
         if not pids:
             break
         signal_all(pids, signal.SIGKILL)

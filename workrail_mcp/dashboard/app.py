@@ -22,12 +22,18 @@ from workrail_engine.runs.history import RunHistory
 from workrail_mcp.dashboard import run as run_views
 from workrail_mcp.dashboard import runs as runs_views
 from workrail_mcp.dashboard import workflows as workflow_views
+from workrail_mcp.dashboard.invalid_files import InvalidFilesListing
 from workrail_mcp.dashboard.rendering import Pages
-from workrail_mcp.dashboard.security import SECURITY_HEADERS, Access
+from workrail_mcp.dashboard.security import SECURITY_HEADERS, SIGNIN_WINDOW_SECONDS, Access
+from workrail_mcp.http_screen import limited
+from workrail_mcp.http_sessions import client_key
 
-__all__ = ["build_dashboard"]
+__all__ = ["MAX_FORM_BYTES", "build_dashboard"]
 
 _OPEN_PATHS = ("/signin",)
+# The largest request body any dashboard route takes (a form with a workflow's parameters);
+# larger is 413 before anything parses it, signed in or not.
+MAX_FORM_BYTES = 1024 * 1024
 
 
 async def signin_form(request: Request) -> Response:
@@ -54,6 +60,13 @@ def _next(target: str | None) -> str:
 
 async def signin(request: Request) -> Response:
     access: Access = request.app.state.access
+    client = client_key(request.scope)
+    if access.token is not None and not access.signin_attempt(client):
+        return Response(
+            "too many failed sign-ins from this address; try again in a minute",
+            status_code=429,
+            headers={"retry-after": str(int(SIGNIN_WINDOW_SECONDS))},
+        )
     form = await request.form()
     if request.headers.get("sec-fetch-site") == "cross-site":
         return Response("cross-site sign-in refused", status_code=403)
@@ -71,6 +84,7 @@ async def signin(request: Request) -> Response:
             next=target,
             problem="That token is not the one this server was started with.",
         )
+    access.signin_succeeded(client)
     response = RedirectResponse(target, status_code=303)
     access.session_cookie(response)
     return response
@@ -81,7 +95,7 @@ async def signout(request: Request) -> Response:
     if not await request.app.state.access.csrf_ok(request, form):
         return Response("CSRF check failed", status_code=403)
     response = RedirectResponse("/signin", status_code=303)
-    response.delete_cookie("workrail_session", path="/", httponly=True, samesite="strict")
+    request.app.state.access.sign_out(request, response)
     return response
 
 
@@ -159,9 +173,10 @@ def build_dashboard(
         url=getattr(service, "database", None), home=getattr(service, "home", None)
     )
     app.state.pages = Pages()
+    app.state.invalid_files = InvalidFilesListing()
     app.state.access = access
     app.state.allow_commands = allow_commands
-    return _Headers(_Gate(app, access))
+    return _Headers(limited(_Gate(app, access), MAX_FORM_BYTES))
 
 
 class _Headers:

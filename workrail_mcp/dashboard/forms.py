@@ -1,7 +1,8 @@
 """A form for a workflow's ``parameters`` JSON Schema, and the values a submitted form means.
 
 One field per top-level property: a text box for strings, a list for enums, a checkbox for
-booleans, a number box for numbers, a JSON text area for anything else. An empty field is left
+booleans, a number box for numbers, a JSON text area for anything else (nested at most as deep as
+any client's JSON may be, `MAX_NESTING`). An empty field is left
 out, so the schema's default applies; the run's own check (`check_parameters`) judges the rest.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+
+from workrail_engine.limits import NestingTooDeep, parse_json_within_nesting
 
 __all__ = ["parameter_fields", "parameters_from_form"]
 
@@ -97,7 +100,9 @@ def parameters_from_form(schema: Any, form: Any) -> dict[str, Any]:
             values[name] = raw
         else:
             try:
-                values[name] = json.loads(raw)
+                values[name] = parse_json_within_nesting(raw)
+            except NestingTooDeep as error:  # as deep as no client may send, through any door
+                raise ValueError(f"{name}: {error}") from None
             except ValueError:
                 raise ValueError(f"{name}: not valid JSON") from None
     return values

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import time
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -102,7 +102,9 @@ async def run_page(request: Request) -> Response:
         version=await anyio.to_thread.run_sync(_marker, request, run_id),
         live_url=f"/live/runs/{run_id}",
         active=view["status"] in ACTIVE,
-        notice=request.query_params.get("notice", "")[:200],
+        notice=state.access.issued_notice(
+            f"/runs/{run_id}", request.query_params.get("notice"), request.query_params.get("n")
+        )[:200],
     )
 
 
@@ -136,4 +138,6 @@ async def cancel_run(request: Request) -> Response:
         notice = result.get("message") or "cancelled"
     except EngineError as error:
         notice = error.message
-    return RedirectResponse(f"/runs/{run_id}?notice={quote(notice)}", status_code=303)
+    page = f"/runs/{run_id}"
+    query = urlencode({"notice": notice, "n": state.access.notice_mark(page, notice)})
+    return RedirectResponse(f"{quote(page)}?{query}", status_code=303)

@@ -17,14 +17,15 @@ from workrail_engine.runs import RUN_STATUSES
 __all__ = ["runs_fragment", "runs_page"]
 
 PAGE_SIZE = 50
+MAX_PAGE = 1_000_000  # 50 million runs; a larger ?page= is clamped (its offset overflowed SQL)
 
 
 def _filters(request: Request) -> dict[str, Any]:
     params = request.query_params
     status = params.get("status", "")
     try:
-        page = max(int(params.get("page", "1")), 1)
-    except ValueError:
+        page = min(max(int(params.get("page", "1")), 1), MAX_PAGE)
+    except ValueError:  # not a number (or more digits than Python converts)
         page = 1
     return {
         "status": status if status in RUN_STATUSES else "",

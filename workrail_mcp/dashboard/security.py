@@ -4,8 +4,13 @@
   server listens as (`workrail_mcp.http.transport_security`), checked by the SDK's own checker.
 - With ``WORKRAIL_HTTP_TOKEN`` set, nothing but the sign-in form and the static files (public
   code, no data) is served without the token: either ``Authorization: Bearer <token>`` or the
-  session cookie the sign-in form sets (HttpOnly, SameSite=Strict). The cookie holds an HMAC of
-  the token, never the token, and the token is never taken from a URL.
+  session cookie the sign-in form sets (HttpOnly, SameSite=Strict). The cookie holds a random
+  value drawn at each sign-in and known only to this process's memory, never the token: signing
+  out, or restarting the server, revokes it. The token is never taken from a URL.
+- Sign-in attempts are limited per client address (`SIGNIN_FAILURES` failures per
+  `SIGNIN_WINDOW_SECONDS`): the form's delay slows one guesser, not many guesses in parallel.
+- A notice shown on a page (``?notice=``) is one this server issued: it carries a mark (an HMAC
+  with the process's key, bound to the page) that nobody else can make.
 - Every state-changing request (POST) carries a CSRF token bound to the session, and a
   cross-site ``Sec-Fetch-Site`` is refused.
 - Every response forbids inline script and framing (`SECURITY_HEADERS`).
@@ -16,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
+from collections import OrderedDict, deque
 from typing import Any
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -24,9 +31,22 @@ from starlette.responses import Response
 
 from workrail_mcp.http import bearer_authorized
 
-__all__ = ["COOKIE", "SECURITY_HEADERS", "Access"]
+__all__ = [
+    "COOKIE",
+    "MAX_SIGNED_IN",
+    "SECURITY_HEADERS",
+    "SESSION_SECONDS",
+    "SIGNIN_FAILURES",
+    "SIGNIN_WINDOW_SECONDS",
+    "Access",
+]
 
 COOKIE = "workrail_session"
+SESSION_SECONDS = 86400 * 30  # a sign-in lasts this long (the cookie's max-age)
+MAX_SIGNED_IN = 1000  # sign-ins remembered at once; past it the oldest is signed out
+SIGNIN_FAILURES = 10  # failed sign-ins one address may make in SIGNIN_WINDOW_SECONDS
+SIGNIN_WINDOW_SECONDS = 60.0
+_TRACKED_ADDRESSES = 10_000  # addresses whose failures are remembered; the oldest go first
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
 SECURITY_HEADERS = {
@@ -49,11 +69,9 @@ class Access:
     def __init__(self, settings: TransportSecuritySettings, token: str | None) -> None:
         self._hosts = TransportSecurityMiddleware(settings)
         self.token = token
-        self._session = (
-            hmac.new(token.encode(), b"workrail-dashboard-session", hashlib.sha256).hexdigest()
-            if token
-            else None
-        )
+        # cookie value -> when it expires (monotonic); in memory only, so a restart signs all out
+        self._sessions: OrderedDict[str, float] = OrderedDict()
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
         self._csrf_key = secrets.token_bytes(32)  # per process: a restart signs forms anew
 
     async def refused_host(self, request: Request) -> Response | None:
@@ -67,18 +85,63 @@ class Access:
             request.headers.get("authorization", "").encode(), self.token.encode()
         ):
             return True
-        cookie = request.cookies.get(COOKIE, "")
-        assert self._session is not None
-        return hmac.compare_digest(cookie.encode(), self._session.encode())
+        # a dict look-up, not a comparison: the random values are not derived from anything an
+        # attacker could approach byte by byte
+        expires = self._sessions.get(request.cookies.get(COOKIE, ""))
+        return expires is not None and expires > time.monotonic()
 
     def token_matches(self, given: str) -> bool:
         return self.token is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
     def session_cookie(self, response: Response) -> None:
-        assert self._session is not None
+        """Sign in: a new random cookie value, remembered until it expires or is signed out."""
+        value = secrets.token_urlsafe(32)
+        self._sessions[value] = time.monotonic() + SESSION_SECONDS
+        while len(self._sessions) > MAX_SIGNED_IN:
+            self._sessions.popitem(last=False)
         response.set_cookie(
-            COOKIE, self._session, httponly=True, samesite="strict", path="/", max_age=86400 * 30
+            COOKIE, value, httponly=True, samesite="strict", path="/", max_age=SESSION_SECONDS
         )
+
+    def sign_out(self, request: Request, response: Response) -> None:
+        self._sessions.pop(request.cookies.get(COOKIE, ""), None)
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+
+    def signin_attempt(self, client: str) -> bool:
+        """Whether ``client`` (an address) may try a token now; if so the try counts as a
+        failure until `signin_succeeded` says otherwise. Checking and counting happen together,
+        so guesses sent in parallel cannot all pass the check before any is counted."""
+        failures = self._failures.get(client)
+        if failures is not None:
+            cutoff = time.monotonic() - SIGNIN_WINDOW_SECONDS
+            while failures and failures[0] < cutoff:
+                failures.popleft()
+            if len(failures) >= SIGNIN_FAILURES:
+                return False
+        self._failures.setdefault(client, deque()).append(time.monotonic())
+        self._failures.move_to_end(client)
+        while len(self._failures) > _TRACKED_ADDRESSES:
+            self._failures.popitem(last=False)
+        return True
+
+    def signin_succeeded(self, client: str) -> None:
+        failures = self._failures.get(client)
+        if failures:
+            failures.pop()
+        if not failures:
+            self._failures.pop(client, None)
+
+    def notice_mark(self, where: str, notice: str) -> str:
+        """The mark that shows ``notice`` on the page at ``where`` was issued by this server."""
+        message = f"notice\0{where}\0{notice}".encode()
+        return hmac.new(self._csrf_key, message, hashlib.sha256).hexdigest()[:32]
+
+    def issued_notice(self, where: str, notice: str | None, mark: str | None) -> str:
+        """``notice`` if ``mark`` is this server's for it on ``where``, else nothing."""
+        if not notice or not mark:
+            return ""
+        expected = self.notice_mark(where, notice)
+        return notice if hmac.compare_digest(mark.encode(), expected.encode()) else ""
 
     def csrf_token(self, request: Request) -> str:
         """Bound to the session (the cookie, or "anonymous" without a token)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -23,14 +22,6 @@ __all__ = ["workflow_page", "workflows_page", "dry_run", "start_run"]
 
 
 SHOWN_AT_MOST = 200  # cards on one page; a catalog of 10,000 is searched, not scrolled
-
-
-def _line_of(path: Path, offset: int) -> int:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return 1
-    return text.count("\n", 0, max(offset, 0)) + 1
 
 
 def _matches(entry: Any, query: str) -> bool:
@@ -62,23 +53,7 @@ async def workflows_page(request: Request) -> Response:
             and (not category or e.definition.get("category") == category)
             and (not source or e.source.kind == source)
         ]
-        invalid = [
-            {
-                "path": str(f.path),
-                "source": f.source.kind,
-                "problems": [
-                    {
-                        "line": _line_of(f.path, d.span.start),
-                        "code": d.code,
-                        "severity": d.severity.value,
-                        "message": d.message,
-                    }
-                    for d in f.diagnostics
-                    if d.is_error
-                ],
-            }
-            for f in state.catalog.invalid_files()
-        ]
+        invalid = state.invalid_files.listing(state.catalog.invalid_files())
         return {
             "workflows": [
                 {

@@ -51,7 +51,9 @@ def workflow_lint(
     if definition is not None:
         text, format = json.dumps(definition, indent=2, ensure_ascii=False) + "\n", "json"
     # The catalog's ids let a templateCall be checked against the routines the agent can use.
-    diagnostics = lint_document(parse_document(text or "", fmt=format or "json"), env.catalog.ids())
+    # and its routines let it be compiled, as it will be when served (WR811: too large).
+    document = parse_document(text or "", fmt=format or "json")
+    diagnostics = lint_document(document, env.catalog.ids(), env.catalog.routine)
     errors = sum(1 for d in diagnostics if d.is_error)
     return {
         "valid": errors == 0,

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.catalog import user_directory
+from workrail_engine.catalog import Catalog, user_directory
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
 from workrail_engine.ids import (
     ID_MAX_LENGTH,
@@ -104,11 +104,12 @@ def _serialize(name: str, definition: dict[str, Any]) -> str:
     return json.dumps(definition, indent=2, ensure_ascii=False) + "\n"
 
 
-def _lint(text: str, path: str, workflow_ids: list[str]) -> list[Any]:
+def _lint(text: str, path: str, catalog: Catalog) -> list[Any]:
     from workrail_engine.document import parse_document
     from workrail_engine.lint import lint_document
 
-    diagnostics = lint_document(parse_document(text, path=path, fmt="json"), workflow_ids)
+    document = parse_document(text, path=path, fmt="json")
+    diagnostics = lint_document(document, catalog.ids(), catalog.routine)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise InvalidWorkflow(
@@ -142,7 +143,7 @@ def create_workflow(
     from_project = location == "project" and directory != user_directory()
     project = directory.parent if from_project else None
     target = target_path(directory, name, inside=project)
-    warnings = _lint(text, str(target), env.catalog.ids())
+    warnings = _lint(text, str(target), env.catalog)
     existing = existing_workflow_file(directory, name)
     if existing is not None and not overwrite:
         raise InvalidParams(

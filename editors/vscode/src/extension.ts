@@ -8,7 +8,7 @@
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 
-import { findExecutable, missingServerMessage, serverCommand } from "./serverCommand";
+import { findExecutable, missingServerMessage, serverCommand, userValue } from "./serverCommand";
 
 // The server's own command id (a different id from the VS Code command: vscode-languageclient
 // registers every server command as a VS Code command itself).
@@ -82,9 +82,9 @@ export function deactivate(): Thenable<void> | undefined {
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const settings = vscode.workspace.getConfiguration("workrail");
   const { command, args } = serverCommand({
-    path: settings.get<string>("server.path"),
-    pythonPath: settings.get<string>("server.pythonPath"),
-    args: settings.get<string[]>("server.args"),
+    path: userValue(settings.inspect<string>("server.path")),
+    pythonPath: userValue(settings.inspect<string>("server.pythonPath")),
+    args: userValue(settings.inspect<string[]>("server.args")),
   });
   const executable = findExecutable(command);
   if (executable === undefined) {

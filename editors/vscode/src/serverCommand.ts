@@ -14,6 +14,23 @@ export interface ServerCommand {
   args: string[];
 }
 
+/** What `WorkspaceConfiguration.inspect` returns for a setting (the parts read here). */
+export interface InspectedSetting<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * The value of a setting that chooses the program to run: the user's own, else the default.
+ * A workspace's value is never used, even from a VS Code that would let it override an application-scoped
+ * setting: a repository's `.vscode/settings.json` must not choose what opening it runs.
+ */
+export function userValue<T>(inspected: InspectedSetting<T> | undefined): T | undefined {
+  return inspected?.globalValue ?? inspected?.defaultValue;
+}
+
 export const SERVER_MODULE = "workrail_lsp";
 export const DEFAULT_EXECUTABLE = "workrail-lsp";
 

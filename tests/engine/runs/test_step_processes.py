@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,26 +25,31 @@ ESCAPE = ["sh", "-c", "setsid sleep 1000 & wait"]  # the escapee holds stdout an
 CLI = [sys.executable, "-c", "from workrail_engine.cli import main; main()"]
 
 
-def marked(mark: str) -> list[int]:
-    """Live (not zombie) processes whose environment holds MARK=<mark>."""
-    entry = f"MARK={mark}".encode()
+def live_processes(file: str, holds: Callable[[bytes], bool]) -> list[int]:
+    """Live (not zombie) processes whose ``/proc/<pid>/<file>`` ``holds`` what is looked for."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            environ = Path(f"/proc/{name}/environ").read_bytes()
+            content = Path(f"/proc/{name}/{file}").read_bytes()
             state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
-        if entry in environ.split(b"\0") and state != b"Z":
+        if holds(content) and state != b"Z":
             found.append(int(name))
     return found
 
 
-def gone_within(mark: str, seconds: float) -> list[int]:
+def marked(mark: str) -> list[int]:
+    """Live processes whose environment holds MARK=<mark>."""
+    entry = f"MARK={mark}".encode()
+    return live_processes("environ", lambda environ: entry in environ.split(b"\0"))
+
+
+def gone_within(mark: str, seconds: float, find: Callable[[str], list[int]] = marked) -> list[int]:
     end = time.monotonic() + seconds
-    while (left := marked(mark)) and time.monotonic() < end:
+    while (left := find(mark)) and time.monotonic() < end:
         time.sleep(0.05)
     return left
 
@@ -251,3 +257,81 @@ def test_after_kill_9_of_workrail_run_the_next_process_kills_the_escapee_and_end
     assert result["status"] == "failed", result
     assert result["step_results"][0]["output"]["timed_out"] is True, result
     assert gone_within(mark, 1.0) == []
+
+
+# --- a process that cleared its environment and lost its parent ---------------------------------
+
+
+def sleeping(duration: str) -> list[int]:
+    """Live processes running ``sleep <duration>`` (a duration no other test uses)."""
+    wanted = f"sleep\0{duration}\0".encode()
+    return live_processes("cmdline", wanted.__eq__)
+
+
+@pytest.fixture
+def duration():
+    """A unique `sleep` duration that names the test's escapee; killed afterwards if it lives."""
+    value = f"1000.{uuid.uuid4().int % 10**9:09d}"
+    yield value
+    for pid in sleeping(value):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _cleared(duration: str) -> list[str]:
+    """A step whose escapee carries no token (env -i) and whose parent is gone at once."""
+    return ["env", "-i", "sh", "-c", f"(setsid sleep {duration} &)"]
+
+
+def test_an_escapee_with_a_cleared_environment_does_not_outlive_its_step(tmp_path, duration):
+    out = _run(CommandSpec(_cleared(duration), tmp_path, {"PATH": os.environ["PATH"]}, grace=0.5))
+    assert out.exit_code == 0 and not out.timed_out, out
+    assert gone_within(duration, 2.0, sleeping) == []
+
+
+def test_an_escapee_during_a_parallel_step_goes_when_the_last_step_that_may_own_it_ends(
+    tmp_path, duration
+):
+    env = {"PATH": os.environ["PATH"]}
+    slow = threading.Thread(
+        target=_run, args=(CommandSpec(["sleep", "1.5"], tmp_path, env, grace=0.5),)
+    )
+    slow.start()
+    time.sleep(0.3)
+    out = _run(CommandSpec(_cleared(duration), tmp_path, env, grace=0.5))
+    assert out.exit_code == 0, out
+    slow.join(10)
+    assert gone_within(duration, 2.0, sleeping) == []
+
+
+def test_a_process_re_parented_here_that_predates_the_step_is_left_alone(tmp_path, duration):
+    """A daemon the engine's caller started (a database server, say) is not a step's."""
+    from workrail_engine.runs import step_processes
+
+    assert step_processes.become_subreaper()
+    subprocess.run(["sh", "-c", f"(setsid sleep {duration} &)"], check=True)
+    assert len(sleeping(duration)) == 1
+    time.sleep(0.05)  # the next step starts at least a clock tick later
+    out = _run(CommandSpec(["true"], tmp_path, {"PATH": os.environ["PATH"]}, grace=0.5))
+    assert out.exit_code == 0
+    assert len(sleeping(duration)) == 1
+
+
+def test_workrail_run_leaves_no_escapee_with_a_cleared_environment(tmp_path, duration):
+    project = tmp_path / "project"
+    project.mkdir()
+    wf = {
+        "id": "cleared",
+        "name": "Cleared",
+        "steps": [{"id": "escapes", "title": "escapes", "run": {"command": _cleared(duration)}}],
+    }
+    path = project / "cleared.json"
+    path.write_text(json.dumps(wf))
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+    proc = _run_cli(project, env, "run", str(path), "--format", "json")
+    out, err = _finish(proc, 60)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["status"] == "success"
+    assert gone_within(duration, 2.0, sleeping) == []

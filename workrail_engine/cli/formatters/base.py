@@ -15,14 +15,15 @@ __all__ = ["Formatter"]
 class Formatter(abc.ABC):
     """Turns the reports of one run into the text written to stdout.
 
-    ``color`` is decided by the caller (terminal, ``NO_COLOR``, ``--color``); machine formats
-    ignore it.
+    ``color`` is decided by the caller (terminal, ``NO_COLOR``, ``--color``); ``quiet``
+    (``--quiet``) leaves out everything but the diagnostics. Machine formats ignore both.
     """
 
     name: ClassVar[str]
 
-    def __init__(self, *, color: bool = False) -> None:
+    def __init__(self, *, color: bool = False, quiet: bool = False) -> None:
         self.color = color
+        self.quiet = quiet
 
     @abc.abstractmethod
     def render(self, reports: Sequence[FileReport], summary: Summary) -> str:

@@ -11,7 +11,7 @@ from workrail_engine.cli.formatters.codeframe import code_frame, printable, prin
 from workrail_engine.diagnostics import Diagnostic, Related, Severity
 from workrail_engine.lint.report import FileReport, Summary
 
-__all__ = ["TextFormatter", "summary_line"]
+__all__ = ["TextFormatter", "fixable_line", "summary_line"]
 
 COLORS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
 
@@ -25,7 +25,12 @@ def _and_join(parts: list[str]) -> str:
 
 
 def summary_line(summary: Summary) -> str:
-    """ "Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed" ("1 file passed" for one)."""
+    """ "Found 3 errors and 1 warning in 2 files (5 files checked)" or "All 5 files passed" ("1 file passed" for one);
+    after ``--fix`` fixed some, "Found 4 problems (3 fixed, 1 remaining)" as ruff says it."""
+    if summary.fixed:
+        remaining = summary.errors + summary.warnings
+        total = _plural(summary.fixed + remaining, "problem")
+        return f"Found {total} ({summary.fixed} fixed, {remaining} remaining)"
     if summary.files_checked == 0:
         return "No workflow files found"
     if summary.errors == 0 and summary.warnings == 0:
@@ -41,6 +46,16 @@ def summary_line(summary: Summary) -> str:
     )
 
 
+def fixable_line(summary: Summary) -> str | None:
+    """ruff's hint: "[*] 2 fixable with `--fix` (1 unsafe fix available with `--fix
+    --unsafe-fixes`)."; "1 unsafe fix available with `--fix --unsafe-fixes`." without safe ones."""
+    n = summary.unsafe_fixable
+    unsafe = f"{n} unsafe fix{'' if n == 1 else 'es'} available with `--fix --unsafe-fixes`"
+    if not summary.fixable:
+        return f"{unsafe}." if n else None
+    return f"[*] {summary.fixable} fixable with `--fix`" + (f" ({unsafe})." if n else ".")
+
+
 class TextFormatter(Formatter):
     name = "text"
 
@@ -50,12 +65,20 @@ class TextFormatter(Formatter):
     def render(self, reports: Sequence[FileReport], summary: Summary) -> str:
         by_path = {r.path: r for r in reports}  # to place notes that point into other files
         blocks = [self._diagnostic(r, d, by_path) for r in reports for d in r.diagnostics]
+        if self.quiet:
+            return "".join(block + "\n\n" for block in blocks)
         tail = summary_line(summary)
         if summary.failed:
             tail = self._style(tail, fg="red", bold=True)
         elif not (summary.errors or summary.warnings):
             tail = self._style(tail, fg="green")
-        return "".join(block + "\n\n" for block in blocks) + tail + "\n"
+        hint = fixable_line(summary)
+        return (
+            "".join(block + "\n\n" for block in blocks)
+            + tail
+            + "\n"
+            + (hint + "\n" if hint else "")
+        )
 
     def _diagnostic(
         self, report: FileReport, diagnostic: Diagnostic, by_path: Mapping[str, FileReport]

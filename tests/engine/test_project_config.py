@@ -1,0 +1,112 @@
+"""Project configuration: where it is found, what it selects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workrail_engine.project_config import (
+    ConfigError,
+    ProjectConfig,
+    RuleSelection,
+    find_config,
+    parse_selectors,
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "workflows" / "sub").mkdir(parents=True)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("layers", "code", "on"),
+    [
+        pytest.param([], "WR101", True, id="everything-by-default"),
+        pytest.param([(["WR1"], [], [])], "WR601", False, id="select-narrows"),
+        pytest.param([(["WR1"], [], ["WR101"])], "WR101", False, id="longer-ignore-wins"),
+        pytest.param([(["WR101"], [], ["WR1"])], "WR101", True, id="longer-select-wins"),
+        pytest.param(
+            [(None, [], ["WR1"]), (["WR101"], [], [])], "WR101", True, id="cli-select-resets"
+        ),
+        pytest.param(
+            [(None, [], ["WR6"]), (None, ["WR601"], [])], "WR601", True, id="extend-select"
+        ),
+        pytest.param([(["ALL"], [], ["WR6"])], "WR602", False, id="all-then-ignore"),
+        pytest.param([(["WR6"], [], ["WR6"])], "WR601", False, id="tie-ignore-wins"),
+    ],
+)
+def test_rule_selection(layers, code, on):
+    selection = RuleSelection()
+    for select, extend, ignore in layers:
+        selection = selection.then(select, extend, ignore)
+    assert selection.enabled(code) is on
+
+
+def test_selectors_split_on_commas_and_refuse_nonsense():
+    assert parse_selectors(["wr1, WR601", "WR"], "--select") == ("WR1", "WR601", "WR")
+    with pytest.raises(ConfigError, match="'E501' is no code"):
+        parse_selectors(["E501"], "--select")
+
+
+def test_dot_workrail_config_wins_over_pyproject_in_the_same_directory(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.workrail]\nignore = ["WR1"]\n')
+    (repo / ".workrail").mkdir()
+    (repo / ".workrail" / "config.toml").write_text('ignore = ["WR6"]\nstrict = true\n')
+    config = find_config(repo / "workflows" / "sub" / "a.json")
+    assert config.path == repo / ".workrail" / "config.toml" and config.strict
+    assert config.root == repo
+    assert not config.selection.enabled("WR601") and config.selection.enabled("WR101")
+
+
+def test_pyproject_without_the_table_is_passed_over(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.workrail]\nignore = ["WR6"]\n')
+    (repo / "workflows" / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert find_config(repo / "workflows" / "a.json").path == repo / "pyproject.toml"
+
+
+def test_the_search_stops_at_the_repository_root(repo: Path) -> None:
+    (repo.parent / ".workrail").mkdir(exist_ok=True)
+    outside = repo.parent / ".workrail" / "config.toml"
+    outside.write_text('ignore = ["WR1"]\n')
+    try:
+        assert find_config(repo / "workflows" / "a.json") == ProjectConfig()
+    finally:
+        outside.unlink()
+
+
+def test_per_file_ignores_and_workflow_dirs_are_relative_to_the_config(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text(
+        '[tool.workrail]\nworkflow-dirs = ["ops/flows"]\n'
+        '[tool.workrail.per-file-ignores]\n"workflows/sub/*" = ["WR601"]\n"*.draft.json" = ["WR1"]\n'
+    )
+    config = find_config(repo)
+    assert config.workflow_dirs == (repo / "ops" / "flows",)
+    assert config.contains_workflow(repo / "ops" / "flows" / "x.json")
+    assert not config.selection_for(repo / "workflows" / "sub" / "a.json").enabled("WR601")
+    assert config.selection_for(repo / "workflows" / "a.json").enabled("WR601")
+    assert not config.selection_for(repo / "elsewhere" / "b.draft.json").enabled("WR102")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("[tool.workrail]\nselct = []\n", "unknown key 'selct'", id="unknown-key"),
+        pytest.param(
+            '[tool.workrail]\nignore = "WR1"\n', "'ignore' must be a list", id="not-a-list"
+        ),
+        pytest.param(
+            '[tool.workrail]\nstrict = "yes"\n', "'strict' must be true", id="strict-bool"
+        ),
+        pytest.param("[tool.workrail\n", "cannot be read as TOML", id="bad-toml"),
+        pytest.param('[tool.workrail]\nselect = ["X1"]\n', "'X1' is no code", id="bad-code"),
+    ],
+)
+def test_bad_configuration_is_an_error_naming_the_file(repo: Path, text: str, message: str) -> None:
+    (repo / "pyproject.toml").write_text(text)
+    with pytest.raises(ConfigError, match=message) as raised:
+        find_config(repo)
+    assert str(repo / "pyproject.toml") in str(raised.value)

@@ -1,0 +1,83 @@
+"""Hostile workflows of issue 25, built once for the CLI, MCP and language-server tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def many_findings_workflow(count: int, workflow_id: str = "many-findings") -> dict[str, Any]:
+    """One prompt holding ``count`` references to an undeclared parameter."""
+    prompt = " ".join(["{{parameters.nope}}"] * count)
+    return {
+        "id": workflow_id,
+        "name": "Many findings",
+        "description": "One prompt with thousands of undeclared parameters",
+        "steps": [{"id": "only", "title": "Only", "prompt": prompt}],
+    }
+
+
+BOUND_FLOW: dict[str, Any] = {
+    "id": "bound-flow",
+    "name": "Bound",
+    "description": "A binding slot with a default",
+    "extensionPoints": [{"slotId": "checker", "purpose": "p", "default": "team-check"}],
+    "steps": [{"id": "only", "title": "Only", "prompt": "Ask {{wr.bindings.checker}}."}],
+}
+
+
+# A 30 KB routine whose prompt holds 10,000 {a} placeholders, called with a 100 KB argument:
+# 1 GB of prompt once compiled (issue 25 item 1).
+AMPLIFIER_ROUTINE: dict[str, Any] = {
+    "id": "routine-amplify",
+    "name": "Amplify",
+    "description": "A routine whose prompt repeats its argument",
+    "steps": [{"id": "say", "title": "Say", "prompt": "{a}" * 10_000}],
+}
+AMPLIFIED_CALLER: dict[str, Any] = {
+    "id": "amplified",
+    "name": "Amplified",
+    "description": "Calls the amplifying routine with a long argument",
+    "steps": [
+        {
+            "id": "call",
+            "title": "Call",
+            "templateCall": {
+                "templateId": "wr.templates.routine.amplify",
+                "args": {"a": "x" * 100_000},
+            },
+        }
+    ],
+}
+
+
+# 36 bytes: RE2 refuses the lookahead, and the backtracking engine's compilation of the counted
+# repetitions allocated without limit (issue 25 item 3).
+REGEX_COMPILE_BOMB = "(?!x)(?:(?:a{1000}){1000}){1000}"
+# Exponential backtracking on "a" * 30: each match runs until its own time limit.
+BACKTRACKING = "(?!z)(a|aa)*[bc]"
+SLOW_TEXT = "a" * 30
+
+
+def regex_rules_workflow(pattern: str, rules: int = 1, workflow_id: str = "regex-rules") -> dict:
+    """One prompt step whose validationCriteria are ``rules`` regex rules of ``pattern``, then
+    ``rules`` steps that each run only when ``context.x`` matches ``pattern``."""
+    criteria = [{"type": "regex", "pattern": pattern, "message": f"rule {i}"} for i in range(rules)]
+    guarded = [
+        {
+            "id": f"guarded-{i}",
+            "title": "Guarded",
+            "prompt": "p",
+            "runCondition": {"var": "x", "matches": pattern},
+        }
+        for i in range(rules)
+    ]
+    return {
+        "id": workflow_id,
+        "name": "Regex rules",
+        "description": "Backtracking regexes in rules and conditions",
+        "steps": [
+            {"id": "answer", "title": "Answer", "prompt": "p", "validationCriteria": criteria},
+            *guarded,
+            {"id": "last", "title": "Last", "prompt": "p"},
+        ],
+    }

@@ -1,0 +1,119 @@
+"""`workrail format`: lay workflow files out the one way (``workrail_engine.formatting``, the code
+the language server formats with), in place, or only check (``--check``) or show (``--diff``).
+
+As ``ruff format``: exit 0 when done (or, checking, when nothing would change), 1 when ``--check``
+or ``--diff`` finds a file to reformat, 2 when a file could not be formatted (it does not parse,
+or cannot be read) — such a file is left as it is and named on stderr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from workrail_engine.cli.console import Console
+from workrail_engine.cli.discovery import collect_files, project_directories
+from workrail_engine.cli.formatters.codeframe import printable_path
+from workrail_engine.cli.rewrites import (
+    STDIN,
+    Rewrite,
+    read_source,
+    read_stdin,
+    unified_diff,
+    write_atomically,
+)
+
+__all__ = ["FormatOptions", "run_format"]
+
+
+@dataclass(frozen=True, slots=True)
+class FormatOptions:
+    check: bool = False
+    diff: bool = False
+    quiet: bool = False
+    stdin_filename: str | None = None
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} file {what}" if n == 1 else f"{n} files {what}"
+
+
+def _format_file(name: str, text: str | None, path: str | None) -> Rewrite:
+    """``path``: where the file type comes from (None for standard input without a name: JSON)."""
+    from workrail_engine.formatting import format_text
+
+    if text is None:
+        return Rewrite(name, "", None)
+    return Rewrite(name, text, format_text(text, path))
+
+
+def _run_stdin(options: FormatOptions, console: Console) -> int:
+    name = options.stdin_filename or STDIN
+    rewrite = _format_file(name, read_stdin(), options.stdin_filename)
+    if rewrite.new is None:
+        console.error(f"{printable_path(name)}: not formatted: it does not parse")
+        return 2
+    if options.diff:
+        console.out(unified_diff(rewrite), nl=False)
+    elif not options.check:
+        console.out(rewrite.new, nl=False)
+    elif rewrite.changed and not options.quiet:
+        console.out(f"Would reformat: {printable_path(name)}")
+    return 1 if (options.check or options.diff) and rewrite.changed else 0
+
+
+def run_format(
+    paths: Sequence[str],
+    options: FormatOptions,
+    *,
+    console: Console,
+    project: Path,
+    extra_dirs: Sequence[Path] = (),
+) -> int:
+    """Format ``paths`` (or the project's workflow directories and the configured ones)."""
+    from workrail_engine.project_config import find_config
+
+    if list(paths) == [STDIN] or (not paths and options.stdin_filename):  # as ruff reads it
+        return _run_stdin(options, console)
+    extra = [*extra_dirs, *find_config(project).workflow_dirs]
+    arguments = list(paths) or [str(d) for d in project_directories(project, extra)]
+    files = collect_files(arguments, sources=not paths)
+    rewrites = [_format_file(path, read_source(path), path) for path in files]
+    failed = [r for r in rewrites if r.new is None]
+    changed = [r for r in rewrites if r.changed]
+    for rewrite in failed:
+        console.error(
+            f"{printable_path(rewrite.path)}: not formatted: it does not parse or cannot be read"
+            " (`workrail validate` says why)"
+        )
+    if options.diff:
+        console.out("".join(unified_diff(r) for r in changed), nl=False)
+    elif options.check:
+        for rewrite in changed:
+            console.out(f"Would reformat: {printable_path(rewrite.path)}")
+    else:
+        for rewrite in changed:
+            assert rewrite.new is not None
+            write_atomically(rewrite.path, rewrite.new)
+    if not options.quiet:
+        _summary(len(changed), len(rewrites) - len(changed) - len(failed), options, console)
+    if failed:
+        return 2
+    return 1 if (options.check or options.diff) and changed else 0
+
+
+def _summary(changed: int, unchanged: int, options: FormatOptions, console: Console) -> None:
+    """ruff's words: "1 file reformatted, 2 files left unchanged"; checking, "1 file would be
+    reformatted, 2 files already formatted"."""
+    if options.check or options.diff:
+        parts = [_plural(changed, "would be reformatted")] if changed else []
+        parts += [_plural(unchanged, "already formatted")] if unchanged or not changed else []
+    else:
+        parts = [_plural(changed, "reformatted")] if changed else []
+        parts += [_plural(unchanged, "left unchanged")] if unchanged or not changed else []
+    line = ", ".join(parts)
+    if options.diff:
+        console.err(line)
+    else:
+        console.out(line)

@@ -1,0 +1,59 @@
+"""WR811 where a file checked would compile past the size limits (see ``compile/_budget.py``).
+
+The compile step runs when a workflow is served, so a file whose routine calls, bindings or refs
+expand to a gigabyte used to pass `workrail validate` and then fail (or worse) when served. The
+check compiles each file that can grow — against the routines among the files checked, then the
+catalog's — and reports the compile step's size problems; its other problems have lint codes of
+their own (WR703 for a missing routine) or appear when the workflow is served.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..compile import RoutineLookup, compile_workflow
+from ..diagnostics import Diagnostic, Severity
+from ..document import WorkflowDocument
+
+__all__ = ["compiled_size_diagnostics"]
+
+log = logging.getLogger(__name__)
+
+# Only these make the compile step add text; a file without any of them compiles to itself.
+_GROWS = ("templateCall", "{{wr.", "features", "promptBlocks", '"ref"', "kind: ref")
+
+
+def compiled_size_diagnostics(
+    documents: Iterable[WorkflowDocument], catalog_routine: RoutineLookup | None = None
+) -> dict[str, list[Diagnostic]]:
+    """WR811 for each file that would compile past a size limit, keyed by path."""
+    documents = list(documents)
+    own = {
+        doc.value["id"]: doc.value
+        for doc in documents
+        if isinstance(doc.value, dict) and isinstance(doc.value.get("id"), str)
+    }
+
+    def routine(name: str) -> Mapping[str, Any] | None:
+        found = own.get(name)
+        return found if found is not None or catalog_routine is None else catalog_routine(name)
+
+    out: dict[str, list[Diagnostic]] = {}
+    for doc in documents:
+        if not isinstance(doc.value, dict) or not any(mark in doc.text for mark in _GROWS):
+            continue
+        try:
+            problems = compile_workflow(doc.value, routine).problems
+        except Exception:  # noqa: BLE001 - a compile bug must not cost the other files their report
+            log.exception("compiling %s to measure it failed", doc.path or "a document")
+            continue
+        found = [
+            Diagnostic("WR811", Severity.ERROR, p.message, p.pointer, doc.span(p.pointer))
+            for p in problems
+            if p.code == "WR811"
+        ]
+        if found:
+            out[doc.path or ""] = found
+    return out

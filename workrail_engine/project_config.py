@@ -1,0 +1,247 @@
+"""A project's own WorkRail settings: ``[tool.workrail]`` in ``pyproject.toml``, or
+``.workrail/config.toml``. ``workrail validate`` (and so the pre-commit hook) and the language
+server read them through this module alone.
+
+The file is found from the checked file's directory upwards, stopping at the repository root (the
+first directory holding ``.git``): in each directory ``.workrail/config.toml`` is looked for first,
+then a ``pyproject.toml`` that has a ``[tool.workrail]`` table (one without is passed over, as ruff
+does). The nearest one wins whole; settings are not merged across files.
+
+Keys (kebab-case, as ruff spells its own)::
+
+    [tool.workrail]
+    select = ["WR"]                 # codes or prefixes to report (default: every code)
+    extend-select = []              # added to select
+    ignore = ["WR601"]              # codes or prefixes never reported
+    per-file-ignores = {"drafts/*" = ["WR5"]}   # glob (relative to this file's directory) -> codes
+    workflow-dirs = ["ops/flows"]   # more workflow directories (relative to this file's directory)
+    strict = false                  # warnings fail `workrail validate` too
+
+A code is on when the longest selector matching it (``WR1`` < ``WR10`` < ``WR101``) is a select;
+at equal length an ignore wins. ``ALL`` selects every code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CONFIG_FILES",
+    "ConfigError",
+    "ProjectConfig",
+    "RuleSelection",
+    "find_config",
+    "parse_selectors",
+]
+
+CONFIG_FILES = (os.path.join(".workrail", "config.toml"), "pyproject.toml")
+_SELECTOR = re.compile(r"^(ALL|WR\d{0,3})$")
+_KEYS = frozenset(
+    {"select", "extend-select", "ignore", "per-file-ignores", "workflow-dirs", "strict"}
+)
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be read, or a value in it (or on the command line) that
+    is not what its key takes. The command line reports it as a usage error (exit 2), the
+    language server logs it and carries on with the defaults."""
+
+
+def parse_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
+    """``["WR1", "WR601,WR602"]`` → ``("WR1", "WR601", "WR602")``; a bad selector is a ConfigError."""
+    out = []
+    for value in values:
+        for part in value.split(","):
+            selector = part.strip().upper()
+            if not selector:
+                continue
+            if not _SELECTOR.match(selector):
+                raise ConfigError(
+                    f"{where}: {part.strip()!r} is no code or code prefix (WR101, WR1, WR or ALL)"
+                )
+            out.append(selector)
+    return tuple(out)
+
+
+def _matches(selector: str, code: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSelection:
+    """Which codes are reported: layers applied in order (a configuration file, then the command
+    line); a layer with ``select`` starts again from nothing, one without it amends the last."""
+
+    layers: tuple[tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]], ...] = ()
+    """Each layer: (select or None, extend-select, ignore)."""
+
+    def then(
+        self,
+        select: Sequence[str] | None = None,
+        extend_select: Sequence[str] = (),
+        ignore: Sequence[str] = (),
+    ) -> RuleSelection:
+        layer = (tuple(select) if select is not None else None, tuple(extend_select), tuple(ignore))
+        return RuleSelection((*self.layers, layer))
+
+    def enabled(self, code: str) -> bool:
+        on = True  # every code, until a layer says otherwise
+        for select, extend, ignore in self.layers:
+            if select is not None:
+                on = False
+            # (specificity, is_ignore): the longest selector decides, an ignore at equal length.
+            best: tuple[int, int] | None = None
+            for selectors, is_ignore in (((*(select or ()), *extend), 0), (ignore, 1)):
+                for selector in selectors:
+                    if _matches(selector, code):
+                        key = (_specificity(selector), is_ignore)
+                        best = key if best is None or key > best else best
+            if best is not None:
+                on = not best[1]
+        return on
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectConfig:
+    """The settings of one configuration file (or the defaults when there is none)."""
+
+    path: Path | None = None
+    """The file these settings come from."""
+    selection: RuleSelection = field(default_factory=RuleSelection)
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    workflow_dirs: tuple[Path, ...] = ()
+    """Absolute: resolved against the configuration file's directory."""
+    strict: bool = False
+
+    @property
+    def root(self) -> Path | None:
+        """The directory the file's relative paths and globs start from."""
+        return _root(self.path) if self.path is not None else None
+
+    def ignored_for(self, path: str | os.PathLike[str] | None) -> tuple[str, ...]:
+        """The per-file ignores whose glob matches ``path`` (relative to :attr:`root`, or its
+        name alone for a glob without ``/``)."""
+        if path is None or not self.per_file_ignores:
+            return ()
+        absolute = Path(os.path.abspath(path))
+        root = self.root
+        relative = (
+            absolute.relative_to(root).as_posix()
+            if root and absolute.is_relative_to(root)
+            else absolute.as_posix()
+        )
+        return tuple(
+            code
+            for pattern, codes in self.per_file_ignores
+            if fnmatch.fnmatchcase(relative, pattern)
+            or ("/" not in pattern and fnmatch.fnmatchcase(absolute.name, pattern))
+            for code in codes
+        )
+
+    def selection_for(self, path: str | os.PathLike[str] | None) -> RuleSelection:
+        ignored = self.ignored_for(path)
+        return self.selection.then(ignore=ignored) if ignored else self.selection
+
+    def contains_workflow(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` lies in one of :attr:`workflow_dirs`."""
+        absolute = Path(os.path.abspath(path))
+        return any(absolute.is_relative_to(directory) for directory in self.workflow_dirs)
+
+
+def _root(config_file: Path) -> Path:
+    parent = config_file.parent
+    return parent.parent if parent.name == ".workrail" else parent
+
+
+def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of strings")
+    return tuple(value)
+
+
+def _from_table(table: Mapping[str, Any], path: Path) -> ProjectConfig:
+    where = str(path)
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})"
+        )
+    select = _strings(table, "select", where)
+    selection = RuleSelection().then(
+        parse_selectors(select, where) if select is not None else None,
+        parse_selectors(_strings(table, "extend-select", where) or (), where),
+        parse_selectors(_strings(table, "ignore", where) or (), where),
+    )
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{where}: 'per-file-ignores' must be a table of glob = [codes]")
+    ignores = tuple(
+        (glob, parse_selectors(_strings(per_file, glob, where) or (), where)) for glob in per_file
+    )
+    strict = table.get("strict", False)
+    if not isinstance(strict, bool):
+        raise ConfigError(f"{where}: 'strict' must be true or false")
+    root = _root(path)
+    dirs = _strings(table, "workflow-dirs", where) or ()
+    absolute = tuple(Path(os.path.abspath(root / os.path.expanduser(d))) for d in dirs)
+    return ProjectConfig(path, selection, ignores, absolute, strict)
+
+
+@lru_cache(maxsize=64)
+def _load(path: Path, _stamp: tuple[int, int]) -> ProjectConfig | None:
+    """The settings in ``path``; None for a pyproject.toml without ``[tool.workrail]``. Cached
+    per (path, mtime, size): a language server notices an edited file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path}: cannot be read as TOML: {error}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("workrail")
+        if table is None:
+            return None
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.workrail] must be a table")
+        return _from_table(table, path)
+    return _from_table(data, path)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size)
+
+
+def find_config(start: str | os.PathLike[str]) -> ProjectConfig:
+    """The settings that apply to ``start`` (a file or a directory): the nearest configuration
+    file from there up to the repository root; the defaults when there is none."""
+    directory = Path(os.path.abspath(start))
+    if not directory.is_dir():
+        directory = directory.parent
+    for folder in (directory, *directory.parents):
+        for name in CONFIG_FILES:
+            candidate = folder / name
+            stamp = _stamp(candidate)
+            if stamp is not None:
+                found = _load(candidate, stamp)
+                if found is not None:
+                    return found
+        if (folder / ".git").exists():
+            break
+    return ProjectConfig()

@@ -1,0 +1,103 @@
+"""Request bodies over HTTP: bounded before anything parses them, and screened like stdio lines.
+
+The SDK's own parser reads ``1e999`` as infinity, which the answer then writes as ``null``, and a
+lone surrogate escape as a string no answer can hold; over stdio `line_screen` refuses both with
+−32602 before the SDK sees them. `RequestScreen` does the same for each POST body of ``/mcp``.
+`limited` caps a body's size (the SDK's middleware: a declared length past the cap is refused
+before a byte is read, a chunked body as soon as it passes it), for ``/mcp`` and every dashboard
+route alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+from mcp.server.transport_security import (
+    RequestBodyLimitMiddleware,
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+)
+from starlette.requests import Request
+
+from workrail_mcp.line_screen import error_response, may_be_unrepresentable, unrepresentable
+
+__all__ = ["RequestScreen", "limited"]
+
+_INVALID_PARAMS = -32602
+
+
+def limited(app: Any, max_bytes: int) -> Any:
+    """``app`` behind a request-body cap: past ``max_bytes``, 413 and the app never runs."""
+    return RequestBodyLimitMiddleware(app, max_bytes)
+
+
+async def _read_body(receive: Any) -> tuple[bytes, deque[Any]]:
+    """The whole body (already bounded by `limited`) and the messages to replay to the app."""
+    chunks: list[bytes] = []
+    replay: deque[Any] = deque()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            replay.append(message)
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    replay.appendleft({"type": "http.request", "body": body, "more_body": False})
+    return body, replay
+
+
+def _refusal(body: bytes) -> tuple[int, bytes] | None:
+    """(HTTP status, JSON body) for a body holding what no answer can hold; None to pass it on."""
+    if not may_be_unrepresentable(body):
+        return None
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON: the SDK answers it
+        return None
+    if not isinstance(value, dict):
+        return None
+    problem = unrepresentable(body, value)
+    if problem is None:
+        return None
+    request_id = value.get("id")
+    if "method" not in value or not isinstance(request_id, (str, int)) or request_id is True:
+        return 202, b""  # a notification or a response: accepted, never answered
+    reply = error_response(request_id, _INVALID_PARAMS, "Invalid params", problem)
+    # ASCII escapes: an id holding a lone surrogate is echoed as the client sent it
+    return 200, json.dumps(reply).encode()
+
+
+class RequestScreen:
+    """ASGI: a POST whose JSON holds an infinite number or a lone surrogate is answered −32602
+    under its own id (as on stdio); every other request goes to the app with its body intact.
+    A request from a Host or Origin that is not ours goes to the app too, which refuses it."""
+
+    def __init__(self, app: Any, security: TransportSecuritySettings) -> None:
+        self.app = app
+        self._hosts = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            return await self.app(scope, receive, send)
+        body, replay = await _read_body(receive)
+        refused = _refusal(body)
+        if refused is not None and await self._ours(scope):
+            status, content = refused
+            headers = [(b"content-length", str(len(content)).encode())]
+            if content:
+                headers.append((b"content-type", b"application/json"))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": content})
+            return None
+
+        async def replayed() -> Any:
+            return replay.popleft() if replay else await receive()
+
+        return await self.app(scope, replayed, send)
+
+    async def _ours(self, scope: Any) -> bool:
+        return await self._hosts.validate_request(Request(scope), is_post=True) is None
