@@ -44,6 +44,7 @@ from workrail_mcp.error_mapping import (
     invalid_params,
 )
 from workrail_mcp.handshake import check_initialize, default_client_info
+from workrail_mcp.tool_tasks import TASK_TOOLS, TASKS_SINCE, ToolTasks
 from workrail_mcp.tools import ToolRegistry
 from workrail_mcp.tools._binding import ClientPeer
 
@@ -106,15 +107,25 @@ def _dump_tool_result(
 
 
 def _advertise(result: Any, *, logging: bool) -> Any:
-    """List changes of prompts and resources, and logging when this server forwards its logs."""
+    """List changes of prompts and resources, logging when this server forwards its logs, and
+    task-augmented tools/call on the revision that has tasks."""
     capabilities = result.get("capabilities") if isinstance(result, dict) else None
     if isinstance(capabilities, dict):
+        if result.get("protocolVersion") == TASKS_SINCE:
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         for key in ("prompts", "resources"):
             if isinstance(capabilities.get(key), dict):
                 capabilities[key]["listChanged"] = True
         if logging:
             capabilities.setdefault("logging", {})
     return result
+
+
+def _offer_tasks(result: Any) -> None:
+    """The run tools may be called as tasks (2025-11-25): ``execution.taskSupport``."""
+    for tool in result.get("tools", []) if isinstance(result, dict) else []:
+        if isinstance(tool, dict) and tool.get("name") in TASK_TOOLS:
+            tool["execution"] = {"taskSupport": "optional"}
 
 
 def _bounded(result: Any, method: str) -> Any:
@@ -159,9 +170,11 @@ class ProtocolMiddleware:
         roots: ClientRoots | None = None,
         *,
         logs: ClientLogs | None = None,
+        tasks: ToolTasks | None = None,
     ) -> None:
         self.server_info = server_info
         self.logs = logs
+        self.tasks = tasks
         self.roots = roots
         self.registry = registry
         self.content = content
@@ -219,6 +232,10 @@ class ProtocolMiddleware:
             return await self.registry.call_direct(
                 method, arguments, progress=ctx.session.report_progress, peer=_peer(ctx)
             )
+        if self.tasks is not None and ctx.protocol_version == TASKS_SINCE:
+            answered = await self._task_method(ctx, method, params)
+            if answered is not None:
+                return answered
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
             return screened if screened is not None else await call_next(ctx)
@@ -234,7 +251,36 @@ class ProtocolMiddleware:
             )
             return _finish(prompt, ctx, self.server_info)
         result = await call_next(ctx)
+        if (
+            method == "tools/list"
+            and self.tasks is not None
+            and ctx.protocol_version == TASKS_SINCE
+        ):
+            _offer_tasks(result)
         return await self._extend_list(method, result)
+
+    async def _task_method(self, ctx: Any, method: str, params: dict[str, Any]) -> Any:
+        """tasks/* and a task-augmented tools/call of a run tool; None for anything else."""
+        assert self.tasks is not None
+        if method == "tools/call" and "task" in params and params.get("name") in TASK_TOOLS:
+            _require_initialized(ctx)
+            arguments = params.get("arguments") or {}
+            self.registry.validate(params["name"], arguments)  # bad arguments: no task
+            return self.tasks.start(ctx, params["name"], arguments, params["task"])
+        if not method.startswith("tasks/"):
+            return None
+        _require_initialized(ctx)
+        answers = {
+            "tasks/get": lambda: self.tasks.get(params),  # type: ignore[union-attr]
+            "tasks/list": self.tasks.list,
+        }
+        if method in answers:
+            return answers[method]()
+        if method == "tasks/result":
+            return await self.tasks.result(params)
+        if method == "tasks/cancel":
+            return await self.tasks.cancel(params)
+        return None
 
     async def _extend_list(self, method: str, result: Any) -> Any:
         key, extra = {

@@ -18,6 +18,7 @@ from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.completions import Completions
 from workrail_mcp.protocol import ProtocolMiddleware
+from workrail_mcp.tool_tasks import ToolTasks
 from workrail_mcp.tools import EDITIONS, ToolEnv, ToolRegistry
 from workrail_mcp.tools.runs import RecoveryKick, RunsState
 
@@ -84,9 +85,15 @@ def create_server(
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)
     logs = ClientLogs()
 
+    async def call_for_task(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await registry.call_tool(name, arguments)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    tasks = ToolTasks(call_for_task)
+
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
-        async with notices.running(), logs.forwarding():
+        async with notices.running(), logs.forwarding(), tasks.running():
             yield {}
 
     server: MCPServer = MCPServer(
@@ -129,7 +136,14 @@ def create_server(
     roots = ClientRoots(catalog) if use_client_roots else None
     server.middleware.append(
         ProtocolMiddleware(
-            registry, CatalogContent(catalog), notices, tool_names, info, roots, logs=logs
+            registry,
+            CatalogContent(catalog),
+            notices,
+            tool_names,
+            info,
+            roots,
+            logs=logs,
+            tasks=tasks,
         )
     )
     server.middleware.append(RecoveryKick(runs))
