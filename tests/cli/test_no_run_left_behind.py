@@ -69,6 +69,21 @@ def _until(check, seconds: float, what: str):
     raise AssertionError(f"not within {seconds} s: {what}")
 
 
+def _kill_9_the_worker(tmp_path: Path) -> None:
+    """kill -9 the worker executing the run (started by `continue`), as a crash would."""
+    worker = _until(
+        lambda: subprocess.run(
+            ["pgrep", "-f", f"worker --store {tmp_path / 'home' / 'runs'}"],
+            capture_output=True,
+            text=True,
+        ).stdout.split(),
+        10,
+        "the worker process",
+    )
+    for pid in worker:
+        os.kill(int(pid), signal.SIGKILL)
+
+
 def _started_waiting(project: Path, tmp_path: Path) -> str:
     out = workrail(project, tmp_path, "run", "plan-then-build")
     assert out.returncode == 0, out.stderr
@@ -165,17 +180,7 @@ def test_kill_9_of_the_executing_process_then_listing_runs_recovers_it(tmp_path)
     assert out.returncode == 0, out.stderr
     starts = root / "starts"
     _until(lambda: starts.exists(), 20, "the build starts")
-    worker = _until(
-        lambda: subprocess.run(
-            ["pgrep", "-f", f"worker --store {tmp_path / 'home' / 'runs'}"],
-            capture_output=True,
-            text=True,
-        ).stdout.split(),
-        10,
-        "the worker process",
-    )
-    for pid in worker:
-        os.kill(int(pid), signal.SIGKILL)
+    _kill_9_the_worker(tmp_path)
     time.sleep(0.5)
     listed = workrail(root, tmp_path, "runs")
     assert listed.returncode == 0
@@ -215,17 +220,7 @@ def test_on_postgres_two_continues_and_a_killed_executor(tmp_path, postgres_url,
     assert "answer not applied" in next(err for code, _, err in results if code == 1)
     starts = root / "starts"
     _until(lambda: starts.exists(), 30, "a worker starts the build")
-    worker = _until(
-        lambda: subprocess.run(
-            ["pgrep", "-f", f"worker --store {tmp_path / 'home' / 'runs'}"],
-            capture_output=True,
-            text=True,
-        ).stdout.split(),
-        10,
-        "the worker process",
-    )
-    for pid in worker:
-        os.kill(int(pid), signal.SIGKILL)
+    _kill_9_the_worker(tmp_path)
     listed = workrail(root, tmp_path, "runs")
     assert listed.returncode == 0 and run_id in listed.stdout
     # the liveness check (1 s, claimed two checks later) hands the run to a new worker

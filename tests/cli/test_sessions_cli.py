@@ -8,26 +8,9 @@ import json
 import pytest
 
 from tests.cli.test_runs_cli import workrail
+from tests.mcp.test_sessions_mcp import FLOW
 
 pytestmark = pytest.mark.slow
-
-FLOW = {
-    "id": "terminal-session",
-    "name": "Terminal session",
-    "description": "Two agent steps",
-    "version": "1.0.0",
-    "steps": [
-        {
-            "id": "plan",
-            "title": "Plan",
-            "prompt": "Plan it",
-            "validationCriteria": [
-                {"type": "contains", "value": "PLAN", "message": "Start with PLAN"}
-            ],
-        },
-        {"id": "ship", "title": "Ship", "prompt": "Ship it"},
-    ],
-}
 
 
 def test_a_session_is_found_continued_and_cancelled_from_the_terminal(tmp_path, monkeypatch):
@@ -49,7 +32,7 @@ def test_a_session_is_found_continued_and_cancelled_from_the_terminal(tmp_path, 
     ]
     status = workrail(project, tmp_path, "run-status", run_id)
     assert "waiting for the agent at step 'plan'" in status.stdout
-    assert "session of terminal-session pinned at sha256:" in status.stdout  # its version
+    assert "session of session-flow pinned at sha256:" in status.stdout  # its version
     assert f"workrail continue {run_id} --step 1 --output" in status.stdout
 
     blocked = workrail(project, tmp_path, "continue", run_id, "--step", "1", "--output", "x")

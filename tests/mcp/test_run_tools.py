@@ -208,3 +208,39 @@ def test_creating_the_server_imports_no_dbos(run_project, tmp_path):
         check=True,
     )
     assert out.stdout.strip() == "False"
+
+
+TWO_QUESTIONS = {
+    "id": "two-questions",
+    "name": "Two questions",
+    "description": "two agent steps",
+    "version": "1.0.0",
+    "steps": [
+        {"id": "first", "title": "First", "prompt": "Answer one"},
+        {"id": "second", "title": "Second", "prompt": "Answer two"},
+    ],
+}
+
+
+async def test_a_resent_answer_is_not_applied_to_the_next_step(tmp_path):
+    """Issue 19/20: the same continue_workflow {workflow_id, output} sent twice (a retry after a
+    lost reply) used to answer the next step as well."""
+    project = tmp_path / "project"
+    write_workflow(project / "workflows", TWO_QUESTIONS)
+    async with client(project, tmp_path) as c:
+        started = await c.call_tool("run_workflow", {"workflow_name": "two-questions"})
+        run_id = started.structured_content["workflow_id"]
+        answer = {"workflow_id": run_id, "output": "forty-two", "wait_seconds": 10}
+        first = (await c.call_tool("continue_workflow", answer)).structured_content
+        assert first["outcome"] == "accepted" and first["waiting"]["step_key"] == "second"
+        again = (await c.call_tool("continue_workflow", answer)).structured_content
+        assert again["outcome"] == "replayed" and again["waiting"]["step_key"] == "second"
+        assert "pass step_key 'second'" in again["message"]
+        assert [r["step_name"] for r in again["step_results"]] == ["first"]
+        keyed = {**answer, "step_key": "second"}
+        done = (await c.call_tool("continue_workflow", keyed)).structured_content
+        assert done["outcome"] == "accepted" and done["status"] == "success"
+        stale = await c.call_tool(
+            "continue_workflow", {**answer, "step_key": "first", "output": "x"}
+        )
+        assert stale.is_error and "answer not applied" in stale.content[0].text

@@ -366,6 +366,7 @@ async def walk_run(c: Client, workflow: str, context: dict) -> tuple[list[dict],
         seen.append(_seen(waiting["step"], waiting["guidance"]))
         args: dict[str, Any] = {
             "workflow_id": state["workflow_id"],
+            "step_key": waiting["step_key"],  # as the guidance asks: the same text each step
             "output": "done",
             "wait_seconds": 30,
         }

@@ -288,7 +288,7 @@ def _leave(code: int) -> None:
         os._exit(code)
 
 
-@click.command("runs")
+@click.command("runs", short_help="List recent runs and sessions, or find sessions.")
 @click.option("--running", is_flag=True, help="Only runs in progress (running or waiting).")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option(

@@ -434,7 +434,15 @@ class RunService:
         if recorded is None:
             return None
         if recorded.digest == digest:
-            return {**_public(snap), "outcome": "replayed", "answered_step": recorded.step_key}
+            replayed = {**_public(snap), "outcome": "replayed", "answered_step": recorded.step_key}
+            waiting = snap.get("waiting") if snap.get("status") == "waiting" else None
+            if waiting and waiting["step_key"] != recorded.step_key:
+                replayed["message"] = (
+                    f"this answer was applied to step {recorded.step_key!r} before; nothing was "
+                    f"applied now. The run waits on step {waiting['step_key']!r}: to answer it "
+                    f"with the same text, pass step_key {waiting['step_key']!r}"
+                )
+            return replayed
         raise AnswerNotApplied(
             f"answer not applied: step {recorded.step_key!r} of run {run_id} was already answered "
             "with another answer, which was applied; the run is now " + _state_words(snap),

@@ -312,19 +312,41 @@ class SessionStore(SqlStore):
         scope: str,
         scope_args: list[Any],
     ) -> tuple[list[tuple[Any, ...]], int]:
-        """SQLite: the sessions holding a query word, found through the word index, ranked here
-        exactly as the scan would rank them (words found as substrings, then signals, waiting
-        first, recency)."""
-        query = _fts_query(words)
-        if query is None:
-            return [], 0
-        ids = [
-            r[0]
-            for r in self._read(
-                "SELECT DISTINCT run_id FROM {words} WHERE {words} MATCH ? LIMIT ?",
-                (query, _CANDIDATES),
-            )
-        ]
+        """SQLite: the candidates are the sessions holding one of the query's *distinctive*
+        words (each found through the word index in at most ``_CANDIDATES`` sessions; a word
+        most sessions hold selects nothing, as it tells them apart from nothing), or, when every
+        word is that common, the ``_RECENT_POOL`` most recent sessions. Candidates are ranked
+        here as the scan ranks them: every query word found as a substring counts, then the
+        signals, waiting first, recency."""
+        distinctive = []
+        for word in words:
+            query = _fts_query([word])
+            if query is None:
+                continue
+            found = self._read(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT run_id FROM {words} WHERE {words} MATCH ?"
+                " LIMIT ?) AS hits",
+                (query, _CANDIDATES + 1),
+            )[0][0]
+            if 0 < found <= _CANDIDATES:
+                distinctive.append(word)
+        if distinctive:
+            ids = [
+                r[0]
+                for r in self._read(
+                    "SELECT DISTINCT run_id FROM {words} WHERE {words} MATCH ?",
+                    (_fts_query(distinctive),),
+                )
+            ]
+        else:
+            ids = [
+                r[0]
+                for r in self._read(
+                    f"SELECT run_id FROM {{sessions}} WHERE {scope}"
+                    " ORDER BY updated_at DESC LIMIT ?",
+                    (*scope_args, _RECENT_POOL),
+                )
+            ]
         if not ids:
             return [], 0
         marks = ", ".join("?" * len(ids))
@@ -416,7 +438,7 @@ class SessionStore(SqlStore):
 
 
 _RECENT_POOL = 500  # the most recent sessions ranked by signal when too few match a word
-_CANDIDATES = 5000  # sessions read for a word search (SQLite): the most a query word selects
+_CANDIDATES = 300  # sessions a word may select through the index and still tell them apart
 
 
 def _fts_query(words: list[str]) -> str | None:

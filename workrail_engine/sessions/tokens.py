@@ -63,7 +63,7 @@ def read_token(key: bytes, token: str) -> SessionToken:
     if kind is None or not _BODY.match(body):
         raise SessionTokenError(
             "this is not a session token (ct_…, ck_… or st_… as a session tool returned it); "
-            "pass the token exactly as received, or find the session with resume_session",
+            "pass the token exactly as received, or search for the session to resume it",
             reason="TOKEN_INVALID_FORMAT",
         )
     try:
@@ -75,7 +75,7 @@ def read_token(key: bytes, token: str) -> SessionToken:
         raise SessionTokenError(
             "this token's signature does not match: it was altered, or issued by another run "
             "store (another WORKRAIL_HOME or database). Pass the token exactly as received, or "
-            "find the session again with resume_session",
+            "search for the session again to resume it",
             reason="TOKEN_BAD_SIGNATURE",
         )
     if payload[0] != _KIND_BYTE[kind]:

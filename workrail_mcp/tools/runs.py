@@ -267,6 +267,7 @@ class ContinueResult(TypedDict, total=False):
     suggestions: list[str]
     follow_ups: list[str]
     answered_step: str
+    message: str
     continue_token: str
     checkpoint_token: str
     kind: str
