@@ -24,6 +24,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 __all__ = ["FORM", "AskPerson", "Person", "person_of"]
 
+MAX_COMMENT_CHARS = 2000  # what the form lets the person write
+MAX_NOTES_CHARS = 4000  # of the agent's notes shown in the form
+
 AskPerson = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Sends one form to the person (message, requested schema); returns the client's `ElicitResult`."""
 
@@ -41,7 +44,7 @@ FORM: dict[str, Any] = {
             "type": "string",
             "title": "Comment",
             "description": "Optional: what the agent should know (why you reject, what to change).",
-            "maxLength": 2000,
+            "maxLength": MAX_COMMENT_CHARS,
         },
     },
     "required": ["decision"],
@@ -92,8 +95,8 @@ def person_of(ctx: Any) -> Person | None:
 
 def _message(step: Mapping[str, Any]) -> str:
     notes = str(step.get("notes") or "(no notes)")
-    if len(notes) > 4000:
-        notes = notes[:4000] + " …"
+    if len(notes) > MAX_NOTES_CHARS:
+        notes = notes[:MAX_NOTES_CHARS] + " …"
     return (
         f'Confirm the step "{step["title"]}" ({step["stepId"]}) before the workflow moves on.\n\n'
         f"The agent's notes:\n{notes}"
