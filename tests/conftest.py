@@ -1,8 +1,20 @@
 """Settings shared by the whole suite."""
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # CI runs on a 2-core machine alongside real server processes: generation speed is not what the
 # property tests check, so a slow moment must not fail them.
 settings.register_profile("workrail", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("workrail")
+
+
+@pytest.fixture(autouse=True)
+def _a_workrail_home_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads or writes the real ~/.workrail: an in-process server finding a run store
+    there would open it (DBOS is one per process, so a later test's own store would then be
+    refused), and whether one exists depends on the machine and on the order tests run in."""
+    monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path_factory.mktemp("workrail-home")))
+    monkeypatch.delenv("WORKRAIL_DATABASE_URL", raising=False)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from system_packages import require
 
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
@@ -85,6 +85,7 @@ def git(cwd: Path, *args: str) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
+    require("git")
     work = tmp_path / "project"
     (work / "workflows").mkdir(parents=True)
     (work / "workflows" / "good.json").write_text(json.dumps(GOOD, indent=2) + "\n")
@@ -130,7 +131,6 @@ def try_repo(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path) -> None:
     # Both runs install the project into their own throw-away environment; run them side by side.
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -150,7 +150,6 @@ def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_hooks_honour_the_project_configuration_and_format(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[tool.workrail]\nignore = ["WR101"]\n')
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -169,3 +168,53 @@ def test_hooks_honour_the_project_configuration_and_format(repo: Path) -> None:
         '{"id": "only", "title": 42, "prompt": "Do the thing."}',
         '{\n      "id": "only",\n      "title": 42,\n      "prompt": "Do the thing."\n    }',
     )
+
+
+def readme_config() -> str:
+    """The `.pre-commit-config.yaml` the README shows, as written there."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"```yaml\n(# \.pre-commit-config\.yaml\n.*?)```", readme, re.S)
+    assert found, "the README shows no .pre-commit-config.yaml"
+    return found.group(1)
+
+
+def test_the_readmes_config_selects_what_the_manifest_does() -> None:
+    manifest = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = [h for h in manifest if h["id"] == "workrail-validate"]
+    (repo,) = yaml.safe_load(readme_config())["repos"]
+    (local,) = repo["hooks"]
+    assert repo["repo"] == "local" and "rev" not in repo  # no tag to name: the repo has none
+    assert {k: local[k] for k in ("id", "entry", "files", "exclude")} == {
+        k: hook[k] for k in ("id", "entry", "files", "exclude")
+    }
+
+
+@pytest.mark.slow
+def test_the_readmes_config_works_as_written(repo: Path) -> None:
+    (repo / ".pre-commit-config.yaml").write_text(readme_config(), encoding="utf-8")
+    git(repo, "add", ".pre-commit-config.yaml")
+    env = dict(
+        os.environ,
+        PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"),
+        NO_COLOR="1",
+        # `workrail` on PATH, as after `pipx install .`: this environment's.
+        PATH=f"{PRE_COMMIT.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
+
+    def pre_commit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PRE_COMMIT), "run", "--color", "never", *args],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    both = pre_commit("--all-files")
+    output = both.stdout + both.stderr
+    assert both.returncode == 1, output
+    assert re.search(r"^workflows/bad\.json:5:29: WR1\d\d ", output, re.M), output
+    good = pre_commit("--files", "workflows/good.json")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "workrail validate" in good.stdout and "Passed" in good.stdout, good.stdout

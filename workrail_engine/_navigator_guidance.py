@@ -11,7 +11,7 @@ The run path renders a waiting step with this same function.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from .rules import describe_criteria
@@ -129,7 +129,9 @@ def _loop_line(loop: Mapping[str, Any]) -> str:
     return line
 
 
-def next_action(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> dict[str, Any]:
+def next_action(
+    step: Mapping[str, Any], loop: Mapping[str, Any] | None, read_outputs: Set[str] = frozenset()
+) -> dict[str, Any]:
     """What the agent reports once ``step`` is done, as data for a front end to phrase.
 
     ``complete``: the id to append to the completed-steps log (``completeEach``: for a parallel
@@ -137,7 +139,9 @@ def next_action(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> dict
     back unchanged (the loop bookkeeping); ``repeatsPerIteration``: inside a loop, the id is
     appended once per iteration even when listed already; ``checkOutput``: a command step's output
     should be checked against its criteria first; ``artifacts``: the step's output contract or
-    assessments ask for artifacts, handed over with the report that completes it.
+    assessments ask for artifacts, handed over with the report that completes it; ``outputTo``:
+    the context paths where the agent puts the output of this step (or of a parallel group's
+    members) because a step of the workflow reads it (``read_outputs``: the ids of those steps).
     """
     action: dict[str, Any] = {"complete": step["id"], "passContext": True}
     kind = step_kind(step)
@@ -147,6 +151,10 @@ def next_action(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> dict
         action["artifacts"] = True
     if kind == "command":
         action["checkOutput"] = True
+    produced = [step["id"], *action.get("completeEach", [])]
+    read = [f"steps.{step_id}.output" for step_id in produced if step_id in read_outputs]
+    if read:
+        action["outputTo"] = read
     if loop:
         action["repeatsPerIteration"] = True
         action["keepContext"] = ["_loops"]

@@ -6,10 +6,11 @@ may be half-typed; malformed declarations read as "nothing declared" (the schema
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["declared_parameters", "declared_secrets"]
+__all__ = ["declared_parameters", "declared_secrets", "with_parameter_defaults"]
 
 
 def declared_parameters(workflow: Any) -> dict[str, Mapping[str, Any]]:
@@ -23,6 +24,16 @@ def declared_parameters(workflow: Any) -> dict[str, Mapping[str, Any]]:
         for name, spec in properties.items()
         if isinstance(name, str)
     }
+
+
+def with_parameter_defaults(workflow: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` plus the ``default`` of each declared parameter it leaves out (as Prefect and
+    GitHub Actions do): what a run starts with, and what the next step is rendered with."""
+    values = dict(given)
+    for name, spec in declared_parameters(workflow).items():
+        if name not in values and "default" in spec:
+            values[name] = copy.deepcopy(spec["default"])
+    return values
 
 
 def declared_secrets(workflow: Any) -> list[str]:

@@ -18,11 +18,13 @@ from typing import Any
 from ._navigator_guidance import completion_guidance, next_action, step_guidance
 from .conditions import MISSING, evaluate, resolve
 from .contracts import check_step_artifacts, loop_decision
+from .declared import with_parameter_defaults
 from .errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
 from .loop_source import artifact_source, loop_condition
 from .regexes import backtracking_budget
 from .step_prompt import is_delegation, render_step
 from .steps import step_kind, walk_steps
+from .templates import referenced_step_ids
 
 __all__ = ["LOOPS_KEY", "NextStep", "next_step"]
 
@@ -80,7 +82,7 @@ def next_step(
     with backtracking_budget():
         plan = _Plan(workflow)
         completed = _completed(completed_steps)
-        ctx = _context(context)
+        ctx = _with_parameter_defaults(workflow, _context(context))
         _check_known(plan, completed, current_step)
         blocked = _blocked(plan, completed, artifacts)
         if blocked is not None:
@@ -172,6 +174,17 @@ def _completed(completed_steps: Any) -> list[str]:
             details=f"not a string: {wrong[0]!r}",
         )
     return list(completed_steps)
+
+
+def _with_parameter_defaults(workflow: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    """The context with ``parameters`` completed by the declared defaults, as a run would start:
+    a step shows (and a condition reads) ``path`` = "." rather than an unfilled template."""
+    given = ctx.get("parameters", {})
+    if isinstance(given, Mapping):
+        filled = with_parameter_defaults(workflow, given)
+        if filled:
+            ctx["parameters"] = filled
+    return ctx
 
 
 def _context(context: Any) -> dict[str, Any]:
@@ -278,7 +291,7 @@ class _Walk:
             self._skipped(),
             loop,
             self.notes,
-            next_action(step, loop),
+            next_action(step, loop, referenced_step_ids(self.plan.steps)),
         )
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:

@@ -32,6 +32,7 @@ __all__ = [
     "find_references",
     "find_templates",
     "lookup",
+    "referenced_step_ids",
     "render",
     "render_for_agent",
 ]
@@ -231,3 +232,22 @@ def _as_agent_text(value: Any) -> str:
     if value is None:
         return "null"
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def referenced_step_ids(node: Any) -> set[str]:
+    """Ids of the steps whose outputs ``node`` reads: ``{{steps.X.output}}`` in any string, or a
+    condition's ``var`` naming ``steps.X…``, anywhere in a (JSON-like) value."""
+    found: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, str):
+            found.update(ref.step_id for ref in find_references(current) if ref.step_id)
+        elif isinstance(current, Mapping):
+            var = current.get("var")
+            if isinstance(var, str) and var.startswith("steps.") and len(var.split(".")) > 1:
+                found.add(var.split(".")[1])
+            pending.extend(current.values())
+        elif isinstance(current, list):
+            pending.extend(current)
+    return found

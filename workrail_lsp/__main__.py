@@ -5,10 +5,8 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import argparse
+from types import SimpleNamespace
+from typing import Any
 
 __all__ = ["main"]
 
@@ -22,41 +20,47 @@ __all__ = ["main"]
 YOUNG_GENERATION_THRESHOLD = 50_000
 
 
-def _parser() -> argparse.ArgumentParser:
-    import argparse
+def _parse(argv: list[str]) -> SimpleNamespace:
+    """The options, read by click as every `workrail` command's are (help, usage errors, exit 2)."""
+    import click
 
-    parser = argparse.ArgumentParser(
-        prog="workrail-lsp",
-        description="WorkRail language server (LSP over stdio) for workflow files.",
+    from workrail_engine.server_command_line import HELP_SETTINGS, parse_command_line
+
+    from . import __version__
+
+    @click.command(
+        "workrail-lsp",
+        context_settings=HELP_SETTINGS,
+        help="WorkRail language server (LSP over stdio) for workflow files.",
     )
-    parser.add_argument(
+    @click.version_option(
+        __version__, "-V", "--version", prog_name="workrail-lsp", message="%(prog)s %(version)s"
+    )
+    @click.option(
         "--stdio",
-        action="store_true",
-        help="talk LSP over stdin/stdout (the default; accepted for editors that pass it)",
+        is_flag=True,
+        help="Talk LSP over stdin/stdout (the default; accepted for editors that pass it).",
     )
-    parser.add_argument(
+    @click.option(
         "--log-level",
+        type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
         default="WARNING",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="log level (logs go to stderr)",
+        show_default=True,
+        help="Log level (logs go to stderr).",
     )
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
-    return parser
+    def command_line(**options: Any) -> SimpleNamespace:
+        return SimpleNamespace(**options)
+
+    return parse_command_line(command_line, argv, "workrail-lsp")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    # Editors start the server with no arguments or with --stdio; argparse (and the gettext and
-    # shutil it loads, ~10 ms) is left out of that start-up, which the editor waits for.
+    # Editors start the server with no arguments or with --stdio; click (and what it loads) is
+    # left out of that start-up, which the editor waits for.
     log_level = "WARNING"
     if argv not in ([], ["--stdio"]):
-        args = _parser().parse_args(argv)
-        if args.version:
-            from . import __version__
-
-            print(f"workrail-lsp {__version__}")
-            return 0
-        log_level = args.log_level
+        log_level = _parse(argv).log_level
     logging.basicConfig(
         stream=sys.stderr,
         level=log_level,

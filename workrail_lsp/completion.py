@@ -62,6 +62,22 @@ class _Builder:
         )
 
 
+def on_the_cursor_line(text: str, span: Span, offset: int) -> Span:
+    """``span`` cut to the line of ``offset``: LSP requires a completion edit's range on one line,
+    holding the cursor, and VS Code drops every item whose range is not ("No suggestions."). A
+    string not closed yet (`"` typed where the quote is not auto-closed) reads as a token up to
+    the next quote, on a later line."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    if line_end == -1:
+        line_end = len(text)
+    if line_end > line_start and text[line_end - 1] == "\r":
+        line_end -= 1
+    start = min(max(span.start, line_start), offset)
+    end = max(min(span.end, line_end), offset)
+    return span if (start, end) == (span.start, span.end) else Span(start, end)
+
+
 def instance_of(context: CursorContext) -> Any:
     """The object around the cursor as far as it can be read (containers as empty stand-ins)."""
     if context.container != "object":
@@ -81,6 +97,7 @@ def complete(
     context.path = tuple(-1 if isinstance(p, int) else p for p in context.path)
     context.index = -1
     span = Span(*context.token) if context.token else Span(offset, offset)
+    span = on_the_cursor_line(state.text, span, offset)
     if context.in_string and not context.in_key:
         items = _in_template(state, context, offset, snippets)
         if items is not None:

@@ -2,105 +2,108 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import click
+
 from workrail_engine import __version__
+from workrail_engine.server_command_line import HELP_SETTINGS, parse_command_line
 from workrail_engine.sessions.model_answers import ModelLimits
+from workrail_mcp.command_options import shared_server_options
 
 __all__ = ["main", "parse_args", "serve"]
 
 REQUEST_RESCAN_SECONDS = 2.0
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="workrail-mcp",
-        description="Serve WorkRail workflows to AI agents over the Model Context Protocol.",
-    )
-    parser.add_argument("--version", action="version", version=f"workrail-mcp {__version__}")
-    parser.add_argument(
-        "--transport",
-        choices=("stdio", "http"),
-        default="stdio",
-        help="stdio (what agent clients launch; the default) or Streamable HTTP",
-    )
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)"
-    )
-    parser.add_argument(
-        "--workflows",
-        metavar="DIR",
-        action="append",
-        default=[],
-        type=Path,
-        help="an extra workflow directory (repeatable)",
-    )
-    parser.add_argument(
-        "--project",
-        metavar="DIR",
-        type=Path,
-        default=None,
-        help="project directory whose ./workflows and ./.workrail/workflows are served "
-        "(default: the client's roots over stdio, else the working directory)",
-    )
-    parser.add_argument(
-        "--allow-commands",
-        action="store_true",
-        help="let run_workflow execute command steps (off by default)",
-    )
-    parser.add_argument(
-        "--sampling",
-        action="store_true",
-        help="let the client's model answer a session's prompt steps (sampling/createMessage; "
-        "off by default; the client must offer sampling)",
-    )
-    for option, setting, what in (
-        ("--sampling-calls", "calls_per_run", "model calls per run"),
-        ("--sampling-tokens", "tokens_per_run", "tokens per run (each call counts its maxTokens)"),
-        ("--sampling-max-tokens", "max_tokens", "maxTokens of a call when the step sets none"),
-    ):
-        default = getattr(ModelLimits, setting)
-        parser.add_argument(
-            option,
-            type=int,
-            default=default,
-            metavar="N",
-            help=f"with --sampling: {what} (default {default})",
-        )
-    parser.add_argument(
-        "--tools",
-        choices=("default", "upstream"),
-        default=os.environ.get("WORKRAIL_TOOLS") or "default",
-        help="tool edition: default (the specs' tools, runs and sessions) or upstream (upstream "
-        "WorkRail 3.x's session tools, for agents configured for it); env WORKRAIL_TOOLS",
-    )
-    parser.add_argument(
-        "--allowed-host",
-        metavar="NAME",
-        action="append",
-        default=[],
-        help="another Host name HTTP clients may use (DNS-rebinding protection)",
-    )
-    parser.add_argument(
-        "--allowed-origin",
-        metavar="ORIGIN",
-        action="append",
-        default=[],
-        help="another browser Origin (scheme://host:port) allowed to call the HTTP server; "
-        "by default only the server's own",
-    )
-    return parser.parse_args(argv)
+@click.command(
+    "workrail-mcp",
+    context_settings=HELP_SETTINGS,
+    help="Serve WorkRail workflows to AI agents over the Model Context Protocol.",
+)
+@click.version_option(
+    __version__, "-V", "--version", prog_name="workrail-mcp", message="%(prog)s %(version)s"
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio (what agent clients launch) or Streamable HTTP.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option(
+    "--port", type=int, default=8765, show_default=True, help="HTTP port (0 picks a free one)."
+)
+@click.option(
+    "--project",
+    metavar="DIR",
+    type=click.Path(path_type=Path),
+    help="Project directory whose ./workflows and ./.workrail/workflows are served "
+    "(default: the client's roots over stdio, else the working directory).",
+)
+@click.option(
+    "--allow-commands",
+    is_flag=True,
+    help="Let run_workflow execute command steps (off by default).",
+)
+@click.option(
+    "--tools",
+    type=click.Choice(["default", "upstream"]),
+    help="Tool edition: default (the specs' tools, runs and sessions) or upstream (upstream "
+    "WorkRail 3.x's session tools, for agents configured for it).  [default: $WORKRAIL_TOOLS, "
+    "else default]",
+)
+@click.option(
+    "--sampling",
+    is_flag=True,
+    help="Let the client's model answer a session's prompt steps (sampling/createMessage; off "
+    "by default; the client must offer sampling).",
+)
+@click.option(
+    "--sampling-calls",
+    type=click.IntRange(min=0),
+    default=ModelLimits.calls_per_run,
+    show_default=True,
+    metavar="N",
+    help="With --sampling: model calls per run.",
+)
+@click.option(
+    "--sampling-tokens",
+    type=click.IntRange(min=0),
+    default=ModelLimits.tokens_per_run,
+    show_default=True,
+    metavar="N",
+    help="With --sampling: tokens per run (each call counts its maxTokens).",
+)
+@click.option(
+    "--sampling-max-tokens",
+    type=click.IntRange(min=1),
+    default=ModelLimits.max_tokens,
+    show_default=True,
+    metavar="N",
+    help="With --sampling: maxTokens of a call when the step sets none.",
+)
+@shared_server_options
+def _command_line(**options: Any) -> SimpleNamespace:
+    return SimpleNamespace(**options)
 
 
-def unknown_edition(args: argparse.Namespace) -> str | None:
-    """The one line for a WORKRAIL_TOOLS that names no edition (argparse checks only --tools)."""
+def parse_args(argv: Sequence[str] | None = None) -> SimpleNamespace:
+    args = parse_command_line(_command_line, argv, "workrail-mcp")
+    if args.tools is None:  # the environment's edition is checked by unknown_edition
+        args.tools = os.environ.get("WORKRAIL_TOOLS") or "default"
+    return args
+
+
+def unknown_edition(args: SimpleNamespace) -> str | None:
+    """The one line for a WORKRAIL_TOOLS that names no edition (click checks only --tools)."""
     if args.tools in ("default", "upstream"):
         return None
     return (
@@ -108,7 +111,7 @@ def unknown_edition(args: argparse.Namespace) -> str | None:
     )
 
 
-def missing_directory(args: argparse.Namespace) -> str | None:
+def missing_directory(args: SimpleNamespace) -> str | None:
     """The one line for a --project or --workflows directory that does not exist, if any."""
     named = [("--project", args.project)] if args.project is not None else []
     named += [("--workflows", directory) for directory in args.workflows]
@@ -135,7 +138,7 @@ def log_invalid_file(invalid: Any) -> None:
     log.warning("left out invalid workflow file %s: %s%s", invalid.path, problem, more)
 
 
-def serve(args: argparse.Namespace) -> int:
+def serve(args: SimpleNamespace) -> int:
     import threading
 
     import anyio
@@ -206,8 +209,8 @@ def serve(args: argparse.Namespace) -> int:
                     catalog,
                     host=args.host,
                     port=args.port,
-                    allowed_hosts=args.allowed_host,
-                    allowed_origins=args.allowed_origin,
+                    allowed_hosts=list(args.allowed_host),
+                    allowed_origins=list(args.allowed_origin),
                     dashboard=dashboard,
                 )
             )

@@ -20,6 +20,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from workrail_mcp.http_screen import RequestScreen, limited
 from workrail_mcp.http_sessions import MAX_SESSIONS, SESSION_IDLE_SECONDS, SessionAdmission
+from workrail_mcp.server import SERVER_NAME
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
@@ -249,7 +250,10 @@ def _banner(
     dashboard_url: str | None = None,
 ) -> None:
     workflows, invalid = len(catalog.entries()), len(catalog.invalid_files())
-    lines = [f"WorkRail MCP server (workflowlookup) listening on {url}"]
+    lines = [
+        f"WorkRail MCP server listening on {url} (clients see it as {SERVER_NAME!r}, "
+        "the server name of the WorkRail API spec)"
+    ]
     if dashboard_url:
         lines.append(f"Dashboard (runs and workflows in a browser): {dashboard_url}")
     line = f"Loaded {workflows} workflow{'s' if workflows != 1 else ''}"
@@ -265,7 +269,7 @@ def _banner(
     header = f' --header "Authorization: Bearer ${TOKEN_ENV}"' if token else ""
     lines.append(f"Connect Claude Code:  claude mcp add --transport http workrail {url}{header}")
     lines.append(
-        f"Or try it:            npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list"
+        f"Or try it:            npx @modelcontextprotocol/inspector --cli {url} --transport http{header} --method tools/list"
     )
     if token:
         lines.append(f"Clients must send the bearer token from {TOKEN_ENV}.")

@@ -30,9 +30,20 @@ def _next_line(action: dict[str, Any]) -> str:
     if action.get("keepContext"):
         line += f": it carries the loop position in {', '.join(action['keepContext'])}"
     line += "."
+    if action.get("outputTo"):
+        line += f" {_output_line(action['outputTo'])}"
     if action.get("checkOutput"):
         line = "Submit the command's output to workflow_validate first. " + line
     return line
+
+
+def _output_line(paths: list[str]) -> str:
+    """Where the output goes: the context's ``steps`` object, as a later step's prompt reads it."""
+    example = {"steps": {path.split(".")[1]: {"output": "<your output>"} for path in paths}}
+    return (
+        f"A later step reads this output: put it in that context as {' and '.join(paths)}, "
+        f"e.g. {json.dumps(example)} merged into it."
+    )
 
 
 def phrase_next(result: dict[str, Any]) -> dict[str, Any]:

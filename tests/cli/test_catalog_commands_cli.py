@@ -209,6 +209,18 @@ def test_next_command_line_is_printed_with_an_empty_context(invoke, project: Pat
     )
 
 
+def test_next_says_how_to_pass_an_output_a_later_step_reads(invoke, tmp_path: Path) -> None:
+    out = invoke(["--project", str(tmp_path), "next", "coding-task"]).stdout.splitlines()
+    assert out[-2] == (
+        "When this step is done, run (a later step reads it) with "
+        "--context steps.analyze-task.output=… (your output):"
+    )
+    answer = "The parser lives in cli.py."
+    argv = ["next", "coding-task", "--completed", "analyze-task"]
+    shown = invoke([*argv, "--context", f"steps.analyze-task.output={answer}"]).stdout
+    assert answer in shown and "[unset:" not in shown
+
+
 def test_next_command_quotes_for_a_posix_shell() -> None:
     from workrail_engine.cli.navigate import next_command
 

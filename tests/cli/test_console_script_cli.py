@@ -90,7 +90,19 @@ def test_server_commands_forward_every_argument(command: str, server: str) -> No
         [str(WORKRAIL.with_name(server)), "--help"], capture_output=True, text=True, timeout=60
     )
     assert ours.returncode == theirs.returncode == 0, (ours, theirs)
-    assert ours.stdout == theirs.stdout and ours.stdout.startswith("usage:")
+    assert ours.stdout == theirs.stdout and ours.stdout.startswith(f"Usage: {server} [OPTIONS]")
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "mcp", "lsp", "dashboard"])
+def test_every_command_speaks_one_help_and_usage_style(command: str) -> None:
+    shown = run(command, "--help")
+    assert shown.returncode == 0, shown
+    assert shown.stdout.startswith("Usage: "), shown.stdout
+    assert "\nOptions:\n" in shown.stdout and "-h, --help" in shown.stdout, shown.stdout
+    wrong = run(command, "--no-such-option")
+    assert wrong.returncode == 2, wrong
+    assert wrong.stderr.startswith("Usage: ") and "Try '" in wrong.stderr, wrong.stderr
+    assert "Error: No such option '--no-such-option'" in wrong.stderr, wrong.stderr
 
 
 def test_help_lists_every_command_with_a_whole_summary() -> None:

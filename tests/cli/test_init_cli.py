@@ -46,8 +46,28 @@ def test_init_never_overwrites(invoke, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["My_Flow", "ab", "x" * 65, "../escape", "with space", "dir/name"])
 def test_init_rejects_names_that_are_not_workflow_ids(invoke, tmp_path: Path, name: str) -> None:
     result = invoke(["--project", str(tmp_path), "init", name], expect=2)
-    assert "is not a workflow id" in result.stderr
+    assert "is not a name for a new workflow" in result.stderr
     assert not (tmp_path / "workflows").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "suggested"),
+    [
+        pytest.param("my_flow", "my-flow", id="underscore"),
+        pytest.param("team.flow", "team-flow", id="namespaced"),
+        pytest.param("Release Checklist", "release-checklist", id="words"),
+    ],
+)
+def test_init_refuses_what_docs_do_not_allow_and_suggests_a_name(
+    invoke, tmp_path: Path, name: str, suggested: str
+) -> None:
+    result = invoke(["--project", str(tmp_path), "init", name], expect=2)
+    assert f"(did you mean {suggested!r}?)" in result.stderr
+    assert "lower-case letters, digits and '-', 3-64 characters" in result.stderr
+    assert not (tmp_path / "workflows").exists()
+    invoke(["init", suggested, "--project", str(tmp_path)])  # --project after the command too
+    written = json.loads((tmp_path / "workflows" / f"{suggested}.json").read_text())
+    assert written["name"] == suggested.replace("-", " ").capitalize()
 
 
 def test_init_does_not_create_a_missing_dir(invoke, tmp_path: Path) -> None:

@@ -76,6 +76,44 @@ def workrail(project: Path, tmp_path: Path, *args: str, **kw) -> subprocess.Comp
     )
 
 
+def test_a_misspelt_parameter_is_refused_with_the_declared_ones(cli_project, tmp_path):
+    done = workrail(
+        cli_project, tmp_path, "run", "cli-flow", "--param", "name=x", "--param", "npa=1"
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "'npa' (did you mean 'nap'?)" in done.stderr
+    assert "its parameters: name, nap" in done.stderr
+    assert "started" not in done.stderr and not (cli_project / "x").exists()
+
+
+def test_project_and_workflows_go_after_the_runs_commands_too(cli_project, tmp_path):
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "extra-flow.json").write_text(json.dumps({**FLOW, "id": "extra-flow"}))
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
+    run = [sys.executable, "-c", "from workrail_engine.cli import main; main()"]
+    planned = subprocess.run(
+        [*run, "run", "extra-flow", "--param", "name=x", "--dry-run",
+         "--project", str(cli_project), "--workflows", str(extra)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    assert "1. make: touch x" in planned.stdout
+    listed = subprocess.run(
+        [*run, "runs", "--project", str(cli_project)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+
+
+def test_the_bundled_quality_gate_refuses_pth_for_path(cli_project, tmp_path):
+    done = workrail(
+        cli_project, tmp_path, "run", "python-quality-gate", "--param", "pth=pkg", "--dry-run"
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "has no parameter 'pth' (did you mean 'path'?)" in done.stderr
+
+
 def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
     text = workrail(
         cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run"

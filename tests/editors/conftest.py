@@ -1,11 +1,14 @@
-"""The VS Code extension built once per test session."""
+"""The VS Code extension built once per test session, whichever pytest-xdist worker asks first."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
+from system_packages import require
 from vscode_build import EXTENSION, NPM_CACHE, run
 
 
@@ -13,11 +16,23 @@ from vscode_build import EXTENSION, NPM_CACHE, run
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of editors/vscode with `npm ci` and `npm run package` done: `workrail.vsix` inside.
 
-    If the npm registry cannot be reached this fails: it does not skip."""
+    Built once per run: pytest-xdist's workers share the parent of their temporary directories
+    (without xdist the run's own one is used), and the first one to take the lock builds there (`npm ci` + `npm run package` is ~a minute on a busy
+    machine). Without npm the tests skip (fail under CI=true); if the npm registry cannot be
+    reached this fails."""
+    require("npm")
     npm = shutil.which("npm")
-    assert npm, "npm is required to build the VS Code extension"
-    copy = tmp_path_factory.mktemp("vscode") / "extension"
-    shutil.copytree(EXTENSION, copy, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix"))
-    run([npm, "ci", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)], copy)
-    run([npm, "run", "package"], copy)
+    assert npm
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    copy = shared / "vscode-extension"
+    with FileLock(shared / "vscode-extension.lock"):
+        if not (copy / "workrail.vsix").exists():
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(
+                EXTENSION, copy, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix")
+            )
+            run([npm, "ci", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)], copy)
+            run([npm, "run", "package"], copy)
     return copy

@@ -129,3 +129,20 @@ async def test_an_empty_condition_offers_compositions_and_comparisons(session):
     )
     found = await items_at(session, "emptycond.workflow.json", text)
     assert {"and", "or", "not", "var", "equals"} <= set(found)
+
+
+async def test_a_quote_not_closed_yet_gets_ranges_on_the_cursor_line(session):
+    # The unclosed string reads as a token up to the next quote, a line below; LSP wants each
+    # item's range on the cursor's line (VS Code drops the others: "No suggestions.").
+    text = (
+        WORKFLOW_HEAD
+        + '    {\n      "id": "build",\n      "|\n      "prompt": "Build it"\n    }\n  ]\n}\n'
+    )
+    clean, position = session.position(text)
+    uri = session.open("unclosed.workflow.json", clean)
+    items = await session.completion(uri, position)
+    assert "validationCriteria" in {item.label for item in items}
+    for item in items:
+        edit = item.text_edit
+        assert edit.range.start.line == edit.range.end.line == position.line, item
+        assert edit.range.start.character <= position.character <= edit.range.end.character, item

@@ -57,7 +57,7 @@ def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported():
     assert [
         m for m in before if m.split(".")[0] in ("lsprotocol", "pygls", "cattrs", "asyncio")
     ] == []
-    assert "argparse" in before  # --log-level; an editor's command line (none, or --stdio) skips it
+    assert "click" in before  # --log-level; an editor's command line (none, or --stdio) skips it
     after = _modules(lines[answered:])
     assert "lsprotocol.types" in after and "pygls.lsp.server" in after
 

@@ -2,7 +2,8 @@
 
 Installed by the tests themselves into /tmp/workrail-npm/<name>-<version> (kept between runs so
 reruns are fast), with HOME and the npm cache pointed there too: nothing lands in the real home.
-If npm or the registry is unreachable, the test fails: these clients are part of what we test.
+Without npm the test skips (fails under CI=true: tests/system_packages.py); if the registry is
+unreachable, the test fails: these clients are part of what we test.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+
+from system_packages import require
 
 __all__ = ["INSPECTOR", "CONFORMANCE", "NODE22", "node_env", "npm_install"]
 
@@ -34,8 +37,9 @@ def node_env(extra_path: Path | None = None) -> dict[str, str]:
 def npm_install(package: tuple[str, str]) -> Path:
     """The prefix holding ``package@version``'s node_modules (installed once, under a lock)."""
     name, version = package
+    require("npm")
     npm = shutil.which("npm")
-    assert npm, "npm is required for this test (Node.js with npm on PATH)"
+    assert npm
     prefix = CACHE / f"{name.replace('@', '').replace('/', '-')}-{version}"
     marker = prefix / ".installed"
     CACHE.mkdir(parents=True, exist_ok=True)

@@ -29,10 +29,10 @@ SCENARIOS = [
 ]
 
 
-def inspector(project, tmp_path, *arguments: str) -> dict:
+def run_inspector(project, tmp_path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """The Inspector's CLI on a real stdio server of ``project``."""
     prefix = npm_install(INSPECTOR)
-    env = {**server_env(tmp_path), **node_env()}
-    done = subprocess.run(
+    return subprocess.run(
         [
             str(prefix / "node_modules/.bin/mcp-inspector"),
             "--cli",
@@ -42,16 +42,17 @@ def inspector(project, tmp_path, *arguments: str) -> dict:
             "--project",
             str(project),
             *arguments,
-            "--format",
-            "json",
-            "-q",
         ],
         capture_output=True,
         text=True,
-        env=env,
+        env={**server_env(tmp_path), **node_env()},
         cwd=tmp_path,
         timeout=180,
     )
+
+
+def inspector(project, tmp_path, *arguments: str) -> dict:
+    done = run_inspector(project, tmp_path, *arguments, "--format", "json", "-q")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return json.loads(done.stdout)
 
@@ -107,3 +108,29 @@ def test_conformance_suite_over_http(project, tmp_path):
             )
             output = done.stdout + done.stderr
             assert done.returncode == 0 and " 0 failed" in output, f"{scenario}:\n{output[-3000:]}"
+
+
+def test_the_banners_inspector_line_works_as_written_with_a_token(project, tmp_path):
+    """The line a person copies from the start banner, run by a shell as they would (the
+    Inspector that `npx` would fetch is this test's pinned one)."""
+    prefix = npm_install(INSPECTOR)
+    with http_server(project, tmp_path, token="s3cret-token") as (_, banner):
+        (line,) = [line for line in banner if line.startswith("Or try it:")]
+        command = line.removeprefix("Or try it:").strip()
+        assert '--header "Authorization: Bearer $WORKRAIL_HTTP_TOKEN"' in command, command
+        command = command.replace(
+            "npx @modelcontextprotocol/inspector", str(prefix / "node_modules/.bin/mcp-inspector")
+        )
+        env = {**node_env(), "WORKRAIL_HTTP_TOKEN": "s3cret-token"}
+        done = subprocess.run(
+            ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=180
+        )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "workflow_next" in done.stdout
+
+
+def test_inspector_strict_finds_no_schema_problem(project, tmp_path):
+    done = run_inspector(project, tmp_path, "--method", "tools/list", "--strict")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Warning:" not in done.stderr and "Error:" not in done.stderr, done.stderr
+    assert len(json.loads(done.stdout)["tools"]) > 10

@@ -108,6 +108,14 @@ async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project
             error_of(bad)["code"] == -32602
             and "parameters.topic" in error_of(bad)["data"]["details"]
         )
+        misspelt = await c.call_tool(
+            "run_workflow",
+            {"workflow_name": "agent-flow", "parameters": {"topik": "x"}, "dry_run": True},
+        )
+        refusal = error_of(misspelt)
+        assert refusal["code"] == -32602, refusal
+        assert "'topik' (did you mean 'topic'?)" in refusal["message"], refusal
+        assert refusal["data"]["declared"] == ["topic"] and refusal["data"]["closest"] == ["topic"]
         missing = await c.call_tool("get_workflow_run", {"workflow_id": "wf-nope"})
         assert error_of(missing)["code"] == -32008
         outside = tmp_path / "outside.json"

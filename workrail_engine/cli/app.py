@@ -357,6 +357,7 @@ def schema() -> None:
     help="An existing directory to write NAME.json in (default: the project's ./workflows, "
     "created when missing).",
 )
+@catalog_options
 @click.pass_obj
 def init(settings: Settings, name: str, directory: Path | None) -> None:
     """Write a new workflow NAME.json to start from.
@@ -418,7 +419,7 @@ def dashboard(argv: tuple[str, ...]) -> None:
 
 
 # The runs commands (run, runs, run-status, cancel) live with the runs engine's owner.
-runs.register(cli)
+runs.register(cli, catalog_options)
 
 
 def main(argv: list[str] | None = None) -> None:

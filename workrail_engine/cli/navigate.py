@@ -160,5 +160,8 @@ def render_next(payload: Mapping[str, Any], follow_up: str | None = None) -> str
     lines += _field("Validation criteria", criteria)
     lines += _field("Notes", payload.get("notes"))
     if follow_up:
-        lines += ["", "When this step is done, run:", f"Next: {follow_up}"]
+        outputs = (payload.get("nextAction") or {}).get("outputTo") or []
+        with_output = "".join(f" with --context {path}=… (your output)" for path in outputs)
+        reason = " (a later step reads it)" if outputs else ""
+        lines += ["", f"When this step is done, run{reason}{with_output}:", f"Next: {follow_up}"]
     return "\n".join(lines).rstrip()

@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,13 @@ def _parameters(workflow: dict[str, Any], pairs: tuple[str, ...]) -> dict[str, A
         if not sep or not name:
             raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="--param")
         values[name] = _param_value(workflow.get("parameters"), name, text)
+    from workrail_engine.errors import InvalidParams
+    from workrail_engine.runs import refuse_undeclared
+
+    try:
+        refuse_undeclared(workflow, values)
+    except InvalidParams as exc:
+        raise click.BadParameter(exc.message, param_hint="--param") from None
     return values
 
 
@@ -514,7 +522,8 @@ def worker_command(settings: Settings, store: Path | None) -> None:
     _leave(0)
 
 
-def register(cli: click.Group) -> None:
+def register(cli: click.Group, catalog_options: Callable[[click.Command], click.Command]) -> None:
+    """Add the runs commands, each taking ``--project``/``--workflows`` after its name too."""
     for command in (
         run_command,
         runs_command,
@@ -523,4 +532,4 @@ def register(cli: click.Group) -> None:
         cancel_command,
         worker_command,
     ):
-        cli.add_command(command)
+        cli.add_command(catalog_options(command))

@@ -10,22 +10,34 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from workrail_engine.cli.console import Console
 
-__all__ = ["check_name", "current_umask", "run_init", "starter_workflow"]
+__all__ = ["INIT_NAME_RULE", "check_name", "current_umask", "run_init", "starter_workflow"]
+
+
+# The names `init` writes: the plain kebab-case form of a workflow id. Ids with '_' or a namespace
+# ('team.release') are valid in a file written by hand, as upstream writes them; a new file starts
+# plain, so that its name, id and title ("Release checklist") all read the same.
+_INIT_NAME = re.compile(r"[a-z0-9-]+")
+INIT_NAME_RULE = "lower-case letters, digits and '-', 3-64 characters"
 
 
 def check_name(name: str) -> str | None:
-    """Why ``name`` cannot be a workflow id, or None when it can."""
-    from workrail_engine.ids import WORKFLOW_ID_RULE, is_workflow_id
+    """Why ``name`` cannot name a new workflow, with the name to use instead; None when it can."""
+    from workrail_engine.ids import ID_MAX_LENGTH, ID_MIN_LENGTH
 
-    if is_workflow_id(name):
+    if ID_MIN_LENGTH <= len(name) <= ID_MAX_LENGTH and _INIT_NAME.fullmatch(name):
         return None
-    return f"{name!r} is not a workflow id: use {WORKFLOW_ID_RULE} (e.g. 'release-checklist')"
+    problem = f"{name!r} is not a name for a new workflow: use {INIT_NAME_RULE}"
+    suggestion = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:ID_MAX_LENGTH].strip("-")
+    if len(suggestion) >= ID_MIN_LENGTH and suggestion != name:
+        return f"{problem} (did you mean {suggestion!r}?)"
+    return f"{problem} (e.g. 'release-checklist')"
 
 
 def starter_workflow(name: str) -> dict[str, Any]:

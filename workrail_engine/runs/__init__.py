@@ -6,7 +6,7 @@ time; the durable layer is loaded when the first run is started or read.
 
 from .executor import CommandOutcome, CommandSpec, run_command
 from .model import ACTIVE, RUN_STATUSES, STEP_STATUSES, TERMINAL
-from .params import check_parameters
+from .params import check_parameters, refuse_undeclared
 from .plan import plan_run
 from .resolve import resolve_workflow, store_home
 from .secrets import MASK, SecretSet
@@ -36,6 +36,7 @@ __all__ = [
     "check_parameters",
     "durable_runs_in_progress",
     "plan_run",
+    "refuse_undeclared",
     "resolve_workflow",
     "run_command",
     "store_home",

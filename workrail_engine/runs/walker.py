@@ -20,7 +20,7 @@ from ..loop_source import artifact_source, loop_condition
 from ..navigator import DEFAULT_MAX_ITERATIONS  # one loop bound for runs and the next step
 from ..step_prompt import is_delegation, render_step
 from ..steps import step_kind
-from ..templates import find_references, render_for_agent
+from ..templates import referenced_step_ids, render_for_agent
 from .commands import retry_policy
 from .model import step_result
 
@@ -59,26 +59,10 @@ def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _referenced_steps(node: Any, found: set[str]) -> set[str]:
-    """Ids of the steps whose outputs a step reads (templates, or condition vars ``steps.X...``)."""
-    if isinstance(node, str):
-        found.update(ref.step_id for ref in find_references(node) if ref.step_id)
-    elif isinstance(node, Mapping):
-        var = node.get("var")
-        if isinstance(var, str) and var.startswith("steps."):
-            found.add(var.split(".")[1])
-        for value in node.values():
-            _referenced_steps(value, found)
-    elif isinstance(node, list):
-        for value in node:
-            _referenced_steps(value, found)
-    return found
-
-
 def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
     """The values an attempt needs: every earlier output would make each stored attempt input
     grow with the run (quadratic for a long run); only the outputs it reads are passed."""
-    wanted = _referenced_steps([step.get("run"), step.get("validationCriteria")], set())
+    wanted = referenced_step_ids([step.get("run"), step.get("validationCriteria")])
     steps = values["steps"]
     return {**values, "steps": {k: steps[k] for k in wanted if k in steps}}
 

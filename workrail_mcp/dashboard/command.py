@@ -7,7 +7,6 @@ MCP server's HTTP transport.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
@@ -15,54 +14,47 @@ import threading
 import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+import click
+
+from workrail_engine.server_command_line import HELP_SETTINGS, parse_command_line
+from workrail_mcp.command_options import shared_server_options
 
 __all__ = ["main"]
 
 DEFAULT_PORT = 8766  # next to the MCP server's 8765, so both can run at once
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="workrail dashboard",
-        description="Serve the WorkRail dashboard (workflows and runs, live) on a local URL.",
-    )
-    parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks one)"
-    )
-    parser.add_argument("--open", action="store_true", help="open the dashboard in a browser")
-    parser.add_argument(
-        "--project", metavar="DIR", type=Path, default=None, help="project directory (default .)"
-    )
-    parser.add_argument(
-        "--workflows",
-        metavar="DIR",
-        action="append",
-        default=[],
-        type=Path,
-        help="an extra workflow directory (repeatable)",
-    )
-    parser.add_argument(
-        "--allow-commands",
-        action="store_true",
-        help="allow starting runs (with command steps) from the dashboard",
-    )
-    parser.add_argument(
-        "--allowed-host",
-        metavar="NAME",
-        action="append",
-        default=[],
-        help="another Host name browsers may use (DNS-rebinding protection)",
-    )
-    parser.add_argument(
-        "--allowed-origin",
-        metavar="ORIGIN",
-        action="append",
-        default=[],
-        help="another Origin whose pages may call this server (e.g. https://dash.example.org)",
-    )
-    return parser.parse_args(argv)
+@click.command(
+    "workrail dashboard",
+    context_settings=HELP_SETTINGS,
+    help="Serve the WorkRail dashboard (workflows and runs, live) on a local URL.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address.")
+@click.option(
+    "--port", type=int, default=DEFAULT_PORT, show_default=True, help="Port (0 picks a free one)."
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the dashboard in a browser.")
+@click.option(
+    "--project",
+    metavar="DIR",
+    type=click.Path(path_type=Path),
+    help="Project directory (default: the working directory).",
+)
+@click.option(
+    "--allow-commands",
+    is_flag=True,
+    help="Allow starting runs (with command steps) from the dashboard.",
+)
+@shared_server_options
+def _command_line(**options: Any) -> SimpleNamespace:
+    return SimpleNamespace(**options)
+
+
+def parse_args(argv: Sequence[str] | None) -> SimpleNamespace:
+    return parse_command_line(_command_line, argv, "workrail dashboard")
 
 
 def _open_quietly(service: Any) -> None:
@@ -72,7 +64,7 @@ def _open_quietly(service: Any) -> None:
         logging.getLogger(__name__).exception("could not open the run store")
 
 
-async def _serve(args: argparse.Namespace) -> int:
+async def _serve(args: SimpleNamespace) -> int:
     import anyio
 
     from workrail_engine.catalog import Catalog
@@ -101,7 +93,10 @@ async def _serve(args: argparse.Namespace) -> int:
         catalog,
         service,
         security=_security(
-            args.host, listener.getsockname()[1], args.allowed_host, args.allowed_origin
+            args.host,
+            listener.getsockname()[1],
+            list(args.allowed_host),
+            list(args.allowed_origin),
         ),
         token=token,
         allow_commands=args.allow_commands,
@@ -119,7 +114,7 @@ async def _serve(args: argparse.Namespace) -> int:
             lines.append(f"Sign in with the token from {TOKEN_ENV}.")
         lines.append("Press Ctrl+C to stop.")
         print("\n".join(lines), file=sys.stderr, flush=True)
-        if args.open:
+        if args.open_browser:
             await anyio.to_thread.run_sync(webbrowser.open, url)
     service.close()
     return 0

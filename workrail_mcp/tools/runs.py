@@ -29,7 +29,7 @@ from workrail_engine.sessions import Confirm
 from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.next_action import phrase_run
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
-from workrail_mcp.tools._shapes import ArtifactsArg
+from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
 
@@ -130,7 +130,7 @@ WaitSeconds = Annotated[
 class StepResult(TypedDict):
     step_name: str
     status: str
-    output: Any
+    output: StepOutputValue
     duration: float
 
 
@@ -288,7 +288,7 @@ class ContinueResult(TypedDict, total=False):
 
 class SessionOutput(TypedDict, total=False):
     notesMarkdown: str
-    artifacts: list[Any]
+    artifacts: list[AnyJson]
 
 
 def continue_workflow(

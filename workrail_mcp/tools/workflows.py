@@ -10,6 +10,7 @@ from workrail_engine.steps import find_step
 from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import (
+    AnyJson,
     ArtifactsArg,
     ContextArg,
     StepId,
@@ -71,7 +72,7 @@ class LoopPosition(TypedDict):
     index: int
     maxIterations: int
     total: NotRequired[int]
-    item: NotRequired[Any]
+    item: NotRequired[Annotated[AnyJson, Field(description="The current item of a forEach loop.")]]
 
 
 class NextStep(TypedDict):
@@ -125,7 +126,8 @@ class NextStep(TypedDict):
             Field(
                 description="What to report once the step is done, as data: complete (the id to "
                 "append to completedSteps), completeEach?, repeatsPerIteration?, keepContext?, "
-                "checkOutput? (the guidance says the same in words)."
+                "checkOutput?, outputTo? (the context paths, steps.ID.output, where a later step "
+                "reads this step's output) (the guidance says the same in words)."
             ),
         ]
     ]
@@ -158,7 +160,8 @@ NextContext = Annotated[
         description=(
             "The context returned by your previous workflow_next call, passed back as it came (it holds "
             "loop progress under _loops), plus any variables the steps asked you to set, e.g. "
-            '{"taskScope": "large"}. Omit or {} on the first call.'
+            '{"taskScope": "large"}, and the output of each finished step that a later step reads, '
+            'under steps: {"steps": {"plan": {"output": "..."}}}. Omit or {} on the first call.'
         ),
     ),
 ]
@@ -262,7 +265,10 @@ SPECS = [
             "order ([] at the start; append, never reorder or deduplicate: a loop's body steps are appended "
             "once per iteration); context is the context returned by your previous call, passed back "
             "unchanged plus any variables the steps asked you to set (they decide which conditional steps "
-            "run). Returns {step, guidance: {prompt, modelHint, requiresConfirmation, validationCriteria}, "
+            "run). A step's prompt may show what an earlier step produced ({{steps.ID.output}}): put each "
+            'finished step\'s output in the context as steps.ID.output, e.g. {"steps": {"analyze-task": '
+            '{"output": "..."}}} (nextAction.outputTo names the paths a later step reads), and the '
+            "workflow's parameters under parameters (declared defaults are filled in). Returns {step, guidance: {prompt, modelHint, requiresConfirmation, validationCriteria}, "
             "isComplete, context, skipped, loop?, notes?, nextAction?, blocked?}. Do the step, append its id to completedSteps and "
             "call again with the returned context, until isComplete is true. If requiresConfirmation is "
             "true, ask the user before moving on. When the guidance names a required artifact (an output "

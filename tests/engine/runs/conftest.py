@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from system_packages import require
 
 from workrail_engine.runs import RunService
 
@@ -37,9 +38,8 @@ def service(run_home, project):
 
 
 def _pg_bin() -> Path:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    assert found, "PostgreSQL is not installed (Debian package 'postgresql'; .ci/run installs it)"
-    return found[-1].parent
+    require("postgresql")
+    return sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))[-1].parent
 
 
 def _free_port() -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from runs_support import command, py, workflow
+from system_packages import require
 
 from workrail_engine.errors import InvalidParams
 from workrail_engine.runs import RunOptions
@@ -294,6 +295,7 @@ def test_agent_step_waits_blocks_then_advances(service):
 
 
 def test_sandboxed_step_cannot_write_outside_the_project(service, project):
+    require("bubblewrap")
     outside = Path("/tmp") / f"workrail-escape-{os.urandom(4).hex()}"
     inside = project / f"inside-{os.urandom(4).hex()}"
     wf = workflow(

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from system_packages import chromium
 
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -267,9 +267,8 @@ def dashboard_url(project, home) -> Iterator[str]:
 def browser():
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "chromium is not installed (Debian package 'chromium')"
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         try:
             yield launched
         finally:

@@ -1,0 +1,75 @@
+"""A test whose system package is missing skips, naming the package; under CI=true it fails.
+
+Run through a real pytest process on a small test file, with the package hidden both ways a fresh
+machine hides it: not on PATH, and named in WORKRAIL_TESTS_WITHOUT."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from system_packages import PACKAGES, missing
+
+HERE = Path(__file__).resolve().parent
+NEEDS_BWRAP = """
+from system_packages import require
+
+def test_sandbox():
+    require("bubblewrap")
+"""
+
+
+def pytest_on(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_needs_bwrap.py").write_text(NEEDS_BWRAP, encoding="utf-8")
+    environment = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
+    environment.update(PYTHONPATH=str(HERE), **env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", "-p", "no:xdist", "."],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+HIDDEN = [
+    pytest.param({"WORKRAIL_TESTS_WITHOUT": "bubblewrap"}, id="named"),
+    pytest.param({"PATH": "/nonexistent"}, id="not-on-path"),
+]
+
+
+@pytest.mark.parametrize("hidden", HIDDEN)
+def test_a_missing_package_skips_with_the_package_to_install(tmp_path, hidden):
+    done = pytest_on(tmp_path, **hidden)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 skipped" in done.stdout, done.stdout
+    assert "apt-get install bubblewrap" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("hidden", HIDDEN)
+def test_under_ci_a_missing_package_fails_the_run(tmp_path, hidden):
+    done = pytest_on(tmp_path, CI="true", **hidden)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed" in done.stdout and "skipped" not in done.stdout, done.stdout
+    assert "CI=true and a system package is missing" in done.stdout, done.stdout
+    assert "apt-get install bubblewrap" in done.stdout, done.stdout
+
+
+def test_a_present_package_runs_the_test(tmp_path):
+    if missing("bubblewrap"):
+        pytest.skip("this machine has no bubblewrap to find")  # the CI run has it: see above
+    done = pytest_on(tmp_path, CI="true")
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+
+
+def test_every_package_names_what_apt_installs_and_ci_installs_it():
+    ci = (HERE.parent / ".ci" / "run").read_text(encoding="utf-8")
+    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
+    for package in PACKAGES.values():
+        for name in package.apt.split():
+            assert f"missing+=({name}" in ci or f" {name})" in ci, name
+            assert f"`{name}`" in readme, name
