@@ -19,7 +19,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from workrail_engine.errors import InvalidParams
-from workrail_engine.sessions import SessionStep
+from workrail_engine.sessions import Confirm, SessionStep
+from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._upstream_errors import upstream_error
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
@@ -28,6 +29,7 @@ from workrail_mcp.tools.sessions import (
     session_response,
     sessions_of,
     source_visibility,
+    with_model,
 )
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
@@ -145,6 +147,8 @@ def continue_session(
     artifacts: Annotated[
         list[Any] | None, Field(description="Older name of output.artifacts.")
     ] = None,
+    confirm: Confirm | None = None,
+    sample: AskModel | None = None,
 ) -> dict[str, Any]:
     answer_notes, answer_artifacts = _answer(output, notes, artifacts)
     if intent is None and output is not None:
@@ -155,8 +159,9 @@ def continue_session(
         artifacts=answer_artifacts,
         context=context if context is not None else contextVariables,
         intent=intent,
+        confirm=confirm,
     )
-    return upstream_step(step)
+    return upstream_step(with_model(env, step, sample, confirm))
 
 
 def upstream_step(step: SessionStep) -> dict[str, Any]:
@@ -186,6 +191,8 @@ _CONTINUE = ToolSpec(
     continue_session,
     name="continue_workflow",
     title="Answer or re-read a session step",
+    asks_person=True,
+    samples=True,
     annotations=writes("Answer or re-read a session step", destructive=False, idempotent=True),
     error_result=upstream_error,
     description=(
