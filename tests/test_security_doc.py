@@ -14,8 +14,9 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from workrail_engine import limits, navigator, regexes
 from workrail_engine.runs import executor, walker
 from workrail_engine.schema import schema_path
+from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
-from workrail_mcp import http, protocol, stdio
+from workrail_mcp import client_logs, completions, confirmation, http, protocol, stdio, tool_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 KIB = 1024
@@ -72,6 +73,19 @@ EXPECTED = {
     ),
     "STDOUT_CAP": f"{executor.STDOUT_CAP // MIB} MiB",
     "STDERR_TAIL": f"{executor.STDERR_TAIL // KIB} KiB",
+    "ModelLimits.calls_per_run": f"{ModelLimits.calls_per_run} (`--sampling-calls`)",
+    "ModelLimits.tokens_per_run": (
+        f"{ModelLimits.tokens_per_run:,} (`--sampling-tokens`), each request counting its "
+        f"`maxTokens` ({ModelLimits.max_tokens:,} or"
+    ),
+    "retries_per_step": f"{ModelLimits.retries_per_step} per step",
+    "MAX_TASKS": f"{tool_tasks.MAX_TASKS:,} per server process",
+    "_QUEUE_SIZE": f"{client_logs._QUEUE_SIZE:,}",
+    "MAX_VALUES": f"{completions.MAX_VALUES} per answer",
+    "MAX_COMMENT_CHARS": (
+        f"{confirmation.MAX_COMMENT_CHARS:,} characters (asked of the client); the notes shown "
+        f"in the form: {confirmation.MAX_NOTES_CHARS:,} characters"
+    ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {navigator.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"
     ),

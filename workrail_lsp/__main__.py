@@ -68,9 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     gc.set_threshold(YOUNG_GENERATION_THRESHOLD)  # the older generations' thresholds are kept
     # The editor waits for the answer to ``initialize``; it is given before pygls is loaded.
-    from .handshake import answer_initialize
+    from .client_stream import ClientStream
+    from .handshake import AnsweredOnce, answer_initialize
 
-    stdin, stdout = answer_initialize(sys.stdin.buffer, sys.stdout.buffer)
+    client = ClientStream(sys.stdin.fileno())
+    stdin, stdout = answer_initialize(client, sys.stdout.buffer)  # type: ignore[arg-type]
+    if isinstance(stdout, AnsweredOnce):
+        # So is the first opened workflow's own diagnostics (pygls takes ~0.5 s to load).
+        from .first_diagnostics import diagnose_first_document
+
+        stdin = diagnose_first_document(stdin, stdout)
     from .server import create_language_server
 
     create_language_server().start_io(stdin, stdout)  # type: ignore[arg-type]

@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from .client_stream import content_length_header
+
 __all__ = ["AnsweredOnce", "Replay", "answer_initialize"]
 
 log = logging.getLogger(__name__)
@@ -173,16 +175,6 @@ def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _content_length(line: bytes) -> int | None:
-    name, _, value = line.partition(b":")
-    if name.strip().lower() != b"content-length":
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None
-
-
 class Replay:
     """stdin for pygls: the bytes already read from the client, then the client's stream; a
     frame whose body is over ``MAX_MESSAGE_BYTES`` is skipped (pygls never sees it)."""
@@ -194,10 +186,19 @@ class Replay:
         self._stream = stream
         self._max_message = max_message
 
+    @property
+    def consumed(self) -> bytes:
+        """The bytes read from the client that pygls has not been given yet."""
+        return self._consumed
+
+    @property
+    def stream(self) -> BinaryIO:
+        return self._stream
+
     def readline(self) -> bytes:
         while True:
             line = self._readline()
-            length = _content_length(line)
+            length = content_length_header(line)
             if length is None or length <= self._max_message:
                 return line
             self._skip_frame(length)
@@ -242,11 +243,23 @@ class AnsweredOnce:
     """stdout for pygls: everything it writes, except its own answer to the ``initialize``
     request that was answered early."""
 
-    def __init__(self, stream: BinaryIO, request_id: int | str, sent: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        request_id: int | str,
+        sent: dict[str, Any],
+        params: dict[str, Any] | None = None,
+    ) -> None:
         self._stream = stream
         self._request_id = request_id
         self._sent = sent
+        self.params = params or {}  # the client's initialize params
         self.waiting = True
+
+    @property
+    def raw(self) -> BinaryIO:
+        """The client's stream itself, for what is sent before pygls is loaded."""
+        return self._stream
 
     def write(self, data: bytes) -> int:
         if self.waiting and self._is_pygls_answer(data):
@@ -315,7 +328,9 @@ def answer_initialize(stdin: BinaryIO, stdout: BinaryIO) -> tuple[Replay, Binary
     stdout.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     stdout.flush()
     log.info("answered initialize before loading pygls")
-    return Replay(first.raw, stdin), AnsweredOnce(stdout, first.message["id"], result)
+    return Replay(first.raw, stdin), AnsweredOnce(
+        stdout, first.message["id"], result, first.message["params"]
+    )
 
 
 # -- recording the template (development only: imports pygls and the whole server) ---------------

@@ -138,6 +138,9 @@ class WorkrailLanguageServer(LanguageServer):
         generation = self.index.generation
         if state.path is not None and state.is_workflow:
             self.index.set_open(state.path, state.workflow_id)
+            # A due scan starts now, not at the next pull: the first one may have been answered
+            # before pygls loaded (first_diagnostics.py). It runs beside; on_change tells.
+            self.index.refresh()
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)
         if not self.pull:

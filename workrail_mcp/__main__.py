@@ -14,6 +14,7 @@ import click
 
 from workrail_engine import __version__
 from workrail_engine.server_command_line import HELP_SETTINGS, parse_command_line
+from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_mcp.command_options import shared_server_options
 
 __all__ = ["main", "parse_args", "serve"]
@@ -58,6 +59,36 @@ REQUEST_RESCAN_SECONDS = 2.0
     help="Tool edition: default (the specs' tools, runs and sessions) or upstream (upstream "
     "WorkRail 3.x's session tools, for agents configured for it).  [default: $WORKRAIL_TOOLS, "
     "else default]",
+)
+@click.option(
+    "--sampling",
+    is_flag=True,
+    help="Let the client's model answer a session's prompt steps (sampling/createMessage; off "
+    "by default; the client must offer sampling).",
+)
+@click.option(
+    "--sampling-calls",
+    type=click.IntRange(min=0),
+    default=ModelLimits.calls_per_run,
+    show_default=True,
+    metavar="N",
+    help="With --sampling: model calls per run.",
+)
+@click.option(
+    "--sampling-tokens",
+    type=click.IntRange(min=0),
+    default=ModelLimits.tokens_per_run,
+    show_default=True,
+    metavar="N",
+    help="With --sampling: tokens per run (each call counts its maxTokens).",
+)
+@click.option(
+    "--sampling-max-tokens",
+    type=click.IntRange(min=1),
+    default=ModelLimits.max_tokens,
+    show_default=True,
+    metavar="N",
+    help="With --sampling: maxTokens of a call when the step sets none.",
 )
 @shared_server_options
 def _command_line(**options: Any) -> SimpleNamespace:
@@ -140,9 +171,19 @@ def serve(args: SimpleNamespace) -> int:
 
         # One per process, shared by the run tools and the dashboard (DBOS is one per process).
         service = RunService(project_of(catalog), allow_commands=args.allow_commands, server=True)
+    limits = (
+        ModelLimits(
+            calls_per_run=args.sampling_calls,
+            tokens_per_run=args.sampling_tokens,
+            max_tokens=args.sampling_max_tokens,
+        )
+        if args.sampling
+        else None
+    )
     server = create_server(
         catalog,
         allow_commands=args.allow_commands,
+        model_limits=limits,
         # One stdio client may tell us its project; an HTTP server is shared, so it keeps its own.
         use_client_roots=args.transport == "stdio" and args.project is None,
         run_service=service,
@@ -194,9 +235,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing is not None:  # like the CLI: a usage error, exit 2, one line
         print(missing, file=sys.stderr)
         return 2
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="workrail-mcp: %(levelname)s %(message)s"
-    )
+    # stderr keeps warnings and worse even when a client asks for debug log messages (which
+    # lowers our loggers' levels so that those records are made at all).
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(logging.Formatter("workrail-mcp: %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[stderr])
     try:
         return serve(args)
     except KeyboardInterrupt:

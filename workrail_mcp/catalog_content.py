@@ -12,11 +12,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from workrail_engine.errors import WorkflowNotFound
+from workrail_engine.steps import find_step
 from workrail_mcp.error_mapping import invalid_params
 
-__all__ = ["SCHEMA_URI", "WORKFLOW_URI_PREFIX", "CatalogContent"]
+__all__ = [
+    "SCHEMA_URI",
+    "STEP_TEMPLATE",
+    "WORKFLOW_TEMPLATE",
+    "WORKFLOW_URI_PREFIX",
+    "CatalogContent",
+    "declared_parameters",
+]
 
 WORKFLOW_URI_PREFIX = "workrail://workflows/"
+WORKFLOW_TEMPLATE = WORKFLOW_URI_PREFIX + "{id}"
+_STEPS_PART = "/steps/"
+STEP_TEMPLATE = WORKFLOW_TEMPLATE + _STEPS_PART + "{step}"
 SCHEMA_URI = "workrail://schema/workflow"
 _JSON = "application/json"
 
@@ -27,7 +38,34 @@ _TASK_ARGUMENT = {
 }
 
 
-def _start_text(entry: Any, task: str | None) -> str:
+def declared_parameters(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """The workflow's declared parameters (name → schema), except one named like our ``task``."""
+    parameters = definition.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return {}
+    return {
+        name: schema
+        for name, schema in properties.items()
+        if isinstance(name, str) and name != _TASK_ARGUMENT["name"]
+    }
+
+
+def _parameter_arguments(definition: Mapping[str, Any]) -> list[dict[str, Any]]:
+    arguments = []
+    for name, schema in declared_parameters(definition).items():
+        described = schema.get("description") if isinstance(schema, Mapping) else None
+        arguments.append(
+            {
+                "name": name,
+                "description": described or f"The workflow's parameter {name!r}.",
+                "required": False,
+            }
+        )
+    return arguments
+
+
+def _start_text(entry: Any, task: str | None, given: Mapping[str, str] | None = None) -> str:
     summary = entry.summary()
     lines = [
         f'Follow the WorkRail workflow "{summary.get("name") or entry.id}" (id: {entry.id}).',
@@ -36,6 +74,8 @@ def _start_text(entry: Any, task: str | None) -> str:
         lines.append(str(summary["description"]))
     if task:
         lines.append(f"Task: {task}")
+    if given:
+        lines.append(f"Parameters: {json.dumps(dict(given), ensure_ascii=False)}")
     lines.append(
         f'Call workflow_next with {{"workflowId": "{entry.id}", "completedSteps": []}} to get the first '
         "step. Do the step, check its output with workflow_validate when it lists validation criteria, "
@@ -75,12 +115,19 @@ class CatalogContent:
     def templates(self) -> list[dict[str, Any]]:
         return [
             {
-                "uriTemplate": WORKFLOW_URI_PREFIX + "{id}",
+                "uriTemplate": WORKFLOW_TEMPLATE,
                 "name": "workflow",
                 "title": "A workflow by id",
                 "description": "The workflow definition as JSON (ids from workflow_list).",
                 "mimeType": _JSON,
-            }
+            },
+            {
+                "uriTemplate": STEP_TEMPLATE,
+                "name": "workflow-step",
+                "title": "One step of a workflow",
+                "description": "A step of the served workflow as JSON (loop bodies and groups too).",
+                "mimeType": _JSON,
+            },
         ]
 
     def owns_uri(self, uri: Any) -> bool:
@@ -94,6 +141,10 @@ class CatalogContent:
                 json.dumps(load_schema(), indent=2, ensure_ascii=False),
                 "application/schema+json",
             )
+        elif _STEPS_PART in uri[len(WORKFLOW_URI_PREFIX) :]:
+            workflow_id, _, step_id = uri[len(WORKFLOW_URI_PREFIX) :].partition(_STEPS_PART)
+            step = find_step(self.catalog.served(workflow_id), step_id, workflow_id)
+            text, mime = json.dumps(step, indent=2, ensure_ascii=False), _JSON
         else:
             entry = self.catalog.get(uri[len(WORKFLOW_URI_PREFIX) :])
             text, mime = json.dumps(entry.definition, indent=2, ensure_ascii=False), _JSON
@@ -109,7 +160,7 @@ class CatalogContent:
                     "name": entry.id,
                     "title": summary.get("name") or entry.id,
                     "description": f"Start the workflow: {summary.get('description') or summary.get('name') or entry.id}",
-                    "arguments": [dict(_TASK_ARGUMENT)],
+                    "arguments": [dict(_TASK_ARGUMENT), *_parameter_arguments(entry.definition)],
                 }
             )
         return listed
@@ -121,8 +172,11 @@ class CatalogContent:
             raise invalid_params(
                 f"Unknown prompt {name!r}", closest=error.data.get("closest", [])
             ) from None
-        task = (arguments or {}).get("task")
-        text = _start_text(entry, task if isinstance(task, str) else None)
+        arguments = arguments or {}
+        task = arguments.get("task")
+        declared = declared_parameters(entry.definition)
+        given = {k: v for k, v in arguments.items() if k in declared and isinstance(v, str)}
+        text = _start_text(entry, task if isinstance(task, str) else None, given)
         return {
             "description": f"Start the workflow {entry.id}",
             "messages": [{"role": "user", "content": {"type": "text", "text": text}}],

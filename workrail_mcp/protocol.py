@@ -31,7 +31,10 @@ from workrail_engine.limits import MAX_NESTING, nesting_exceeded
 from workrail_engine.problems import pointer_join
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.client_logs import ClientLogs
+from workrail_mcp.client_model import model_of
 from workrail_mcp.client_roots import ClientRoots
+from workrail_mcp.confirmation import person_of
 from workrail_mcp.error_mapping import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -41,7 +44,9 @@ from workrail_mcp.error_mapping import (
     invalid_params,
 )
 from workrail_mcp.handshake import check_initialize, default_client_info
+from workrail_mcp.tool_tasks import TASK_TOOLS, TASKS_SINCE, ToolTasks
 from workrail_mcp.tools import ToolRegistry
+from workrail_mcp.tools._binding import ClientPeer
 
 __all__ = ["ProtocolMiddleware"]
 
@@ -56,6 +61,10 @@ _STRUCTURED_SINCE = "2025-06-18"  # structuredContent and outputSchema exist fro
 _NOT_INITIALIZED = (
     "the server is not initialized: send initialize (and notifications/initialized) first"
 )
+
+
+def _peer(ctx: Any) -> ClientPeer:
+    return ClientPeer(person=person_of(ctx), model=model_of(ctx))
 
 
 def _is_modern(ctx: Any) -> bool:
@@ -97,13 +106,26 @@ def _dump_tool_result(
     return _finish(wire, ctx, server_info)
 
 
-def _advertise_list_changes(result: Any) -> Any:
+def _advertise(result: Any, *, logging: bool) -> Any:
+    """List changes of prompts and resources, logging when this server forwards its logs, and
+    task-augmented tools/call on the revision that has tasks."""
     capabilities = result.get("capabilities") if isinstance(result, dict) else None
     if isinstance(capabilities, dict):
+        if result.get("protocolVersion") == TASKS_SINCE:
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         for key in ("prompts", "resources"):
             if isinstance(capabilities.get(key), dict):
                 capabilities[key]["listChanged"] = True
+        if logging:
+            capabilities.setdefault("logging", {})
     return result
+
+
+def _offer_tasks(result: Any) -> None:
+    """The run tools may be called as tasks (2025-11-25): ``execution.taskSupport``."""
+    for tool in result.get("tools", []) if isinstance(result, dict) else []:
+        if isinstance(tool, dict) and tool.get("name") in TASK_TOOLS:
+            tool["execution"] = {"taskSupport": "optional"}
 
 
 def _bounded(result: Any, method: str) -> Any:
@@ -146,8 +168,13 @@ class ProtocolMiddleware:
         list_tool_names: Callable[[], Awaitable[list[str]]],
         server_info: dict[str, Any],
         roots: ClientRoots | None = None,
+        *,
+        logs: ClientLogs | None = None,
+        tasks: ToolTasks | None = None,
     ) -> None:
         self.server_info = server_info
+        self.logs = logs
+        self.tasks = tasks
         self.roots = roots
         self.registry = registry
         self.content = content
@@ -191,7 +218,10 @@ class ProtocolMiddleware:
         if method == "initialize":
             check_initialize(ctx.params)
             default_client_info(ctx.params)
-            return _advertise_list_changes(await call_next(ctx))
+            return _advertise(await call_next(ctx), logging=self.logs is not None)
+        if method == "logging/setLevel" and self.logs is not None and not _is_modern(ctx):
+            _require_initialized(ctx)
+            return self.logs.set_level(ctx, ctx.params)
         if method in self.registry:
             _require_initialized(ctx)
             arguments = ctx.params
@@ -200,8 +230,12 @@ class ProtocolMiddleware:
             ):  # `_meta` is the envelope (progress token, version), not an argument
                 arguments = {k: v for k, v in arguments.items() if k != "_meta"}
             return await self.registry.call_direct(
-                method, arguments, progress=ctx.session.report_progress
+                method, arguments, progress=ctx.session.report_progress, peer=_peer(ctx)
             )
+        if self.tasks is not None and ctx.protocol_version == TASKS_SINCE:
+            answered = await self._task_method(ctx, method, params)
+            if answered is not None:
+                return answered
         if method == "tools/call":
             screened = await self._screen_tool_call(ctx, params)
             return screened if screened is not None else await call_next(ctx)
@@ -217,7 +251,36 @@ class ProtocolMiddleware:
             )
             return _finish(prompt, ctx, self.server_info)
         result = await call_next(ctx)
+        if (
+            method == "tools/list"
+            and self.tasks is not None
+            and ctx.protocol_version == TASKS_SINCE
+        ):
+            _offer_tasks(result)
         return await self._extend_list(method, result)
+
+    async def _task_method(self, ctx: Any, method: str, params: dict[str, Any]) -> Any:
+        """tasks/* and a task-augmented tools/call of a run tool; None for anything else."""
+        assert self.tasks is not None
+        if method == "tools/call" and "task" in params and params.get("name") in TASK_TOOLS:
+            _require_initialized(ctx)
+            arguments = params.get("arguments") or {}
+            self.registry.validate(params["name"], arguments)  # bad arguments: no task
+            return self.tasks.start(ctx, params["name"], arguments, params["task"])
+        if not method.startswith("tasks/"):
+            return None
+        _require_initialized(ctx)
+        answers = {
+            "tasks/get": lambda: self.tasks.get(params),  # type: ignore[union-attr]
+            "tasks/list": self.tasks.list,
+        }
+        if method in answers:
+            return answers[method]()
+        if method == "tasks/result":
+            return await self.tasks.result(params)
+        if method == "tasks/cancel":
+            return await self.tasks.cancel(params)
+        return None
 
     async def _extend_list(self, method: str, result: Any) -> Any:
         key, extra = {
@@ -245,7 +308,10 @@ class ProtocolMiddleware:
         if name in self.registry:
             return _dump_tool_result(
                 await self.registry.call_tool(
-                    name, params.get("arguments"), progress=ctx.session.report_progress
+                    name,
+                    params.get("arguments"),
+                    progress=ctx.session.report_progress,
+                    peer=_peer(ctx),
                 ),
                 ctx,
                 self.server_info,

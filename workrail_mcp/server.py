@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from mcp.server import MCPServer
+from mcp_types import Completion, CompletionArgument, CompletionContext
 
 from workrail_engine import __version__
+from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
+from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
+from workrail_mcp.completions import Completions
 from workrail_mcp.protocol import ProtocolMiddleware
+from workrail_mcp.tool_tasks import ToolTasks
 from workrail_mcp.tools import EDITIONS, ToolEnv, ToolRegistry
 from workrail_mcp.tools.runs import RecoveryKick, RunsState
 
@@ -54,6 +62,7 @@ def create_server(
     use_client_roots: bool = False,
     run_service: Any = None,
     tools_edition: str = "default",
+    model_limits: ModelLimits | None = None,
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
@@ -67,10 +76,26 @@ def create_server(
     """
 
     runs = RunsState(catalog, allow_commands, service=run_service)
-    env = ToolEnv(catalog=catalog, allow_commands=allow_commands, runs=runs)
+    # model_limits (--sampling): a session's steps may be answered by the client's model.
+    env = ToolEnv(
+        catalog=catalog, allow_commands=allow_commands, runs=runs, model_limits=model_limits
+    )
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in EDITIONS[tools_edition]]
     notices = ChangeNotices(catalog, poll_seconds=poll_seconds)
+    logs = ClientLogs()
+
+    async def call_for_task(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await registry.call_tool(name, arguments)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    tasks = ToolTasks(call_for_task)
+
+    @asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        async with notices.running(), logs.forwarding(), tasks.running():
+            yield {}
+
     server: MCPServer = MCPServer(
         SERVER_NAME,
         title=SERVER_TITLE,
@@ -79,9 +104,25 @@ def create_server(
         version=__version__,
         tools=tools,
         subscriptions=notices.bus,
-        lifespan=notices.running,
+        lifespan=lifespan,
         log_level="WARNING",
     )
+
+    completions = Completions(catalog)
+
+    @server.completion()
+    async def complete(
+        ref: Any, argument: CompletionArgument, context: CompletionContext | None
+    ) -> Completion:
+        chosen = (context.arguments if context is not None else None) or {}
+        found = await anyio.to_thread.run_sync(
+            completions.complete,
+            ref.model_dump(by_alias=True),
+            argument.name,
+            argument.value,
+            chosen,
+        )
+        return Completion.model_validate(found)
 
     async def tool_names() -> list[str]:
         return [tool.name for tool in await server.list_tools()]
@@ -94,7 +135,16 @@ def create_server(
     }
     roots = ClientRoots(catalog) if use_client_roots else None
     server.middleware.append(
-        ProtocolMiddleware(registry, CatalogContent(catalog), notices, tool_names, info, roots)
+        ProtocolMiddleware(
+            registry,
+            CatalogContent(catalog),
+            notices,
+            tool_names,
+            info,
+            roots,
+            logs=logs,
+            tasks=tasks,
+        )
     )
     server.middleware.append(RecoveryKick(runs))
     return server

@@ -36,14 +36,17 @@ def frame(message: dict[str, Any]) -> bytes:
 
 
 class RawLspServer:
-    def __init__(self, root: Path, memory_limit: int | None = None) -> None:
+    def __init__(
+        self, root: Path, memory_limit: int | None = None, command: list[str] | None = None
+    ) -> None:
         """``memory_limit``: the process's address space in bytes, so that a server that reads
-        without end fails its test with MemoryError instead of taking the machine's memory."""
+        without end fails its test with MemoryError instead of taking the machine's memory;
+        ``command``: the server's command line, if not ``SERVER``."""
         self.root = root
         self.stderr_path = root.parent / f"{root.name}-lsp-stderr.log"
         self._stderr = self.stderr_path.open("wb")
         self.process = subprocess.Popen(
-            SERVER,
+            command or SERVER,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

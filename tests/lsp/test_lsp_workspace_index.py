@@ -67,7 +67,12 @@ def test_push_the_documents_own_diagnostics_first_then_the_duplicate_id(tmp_path
 
         first = _next_frame(server, published)
         assert "WR603" not in _codes(first["params"]["diagnostics"])
-        again = _next_frame(server, published)
+        # The document's own diagnostics may come twice (sent before pygls loads, then by the
+        # server: first_diagnostics.py); then again with the duplicate id, once the scan found it.
+        for _ in range(2):
+            again = _next_frame(server, published)
+            if again["params"]["diagnostics"] != first["params"]["diagnostics"]:
+                break
         assert "WR603" in _codes(again["params"]["diagnostics"]), again
     finally:
         assert server.close() == 0
@@ -87,8 +92,13 @@ def test_pull_answers_at_once_then_asks_the_client_to_pull_again(tmp_path):
         request = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
         first = _next_frame(server, lambda m: m.get("id") == request)
         assert "WR603" not in _codes(first["result"]["items"])
-        _next_frame(server, lambda m: m.get("method") == "workspace/diagnostic/refresh")
-        again = server.call("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+        # The first answer may come before pygls loads (first_diagnostics.py): the server's own
+        # handling of the open then asks for a pull too, before the scan's finding does.
+        for _ in range(2):
+            _next_frame(server, lambda m: m.get("method") == "workspace/diagnostic/refresh")
+            again = server.call("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+            if "WR603" in _codes(again["result"]["items"]):
+                break
         assert "WR603" in _codes(again["result"]["items"]), again
     finally:
         assert server.close() == 0

@@ -24,6 +24,8 @@ SCENARIOS = [
     "prompts-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    "completion-complete",
+    "logging-set-level",
 ]
 
 

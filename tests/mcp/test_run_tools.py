@@ -200,17 +200,13 @@ async def test_waiting_continue_blocked_continue_success(run_project, tmp_path):
         assert error_of(finished)["code"] == -32005
 
 
-@pytest.mark.parametrize("edition", ["default", "upstream"])
-def test_creating_the_server_imports_no_dbos_nor_sqlalchemy(run_project, tmp_path, edition):
-    """The run store (DBOS, SQLAlchemy) loads on the first run or session, not at start-up: it was
-    ~0.4 s of the server's cold start once the sessions tools imported it (issue 24 §3)."""
+def test_creating_the_server_imports_no_dbos(run_project, tmp_path):
     code = (
         "import sys; from pathlib import Path\n"
         "from workrail_engine.catalog import Catalog\n"
         "from workrail_mcp.server import create_server\n"
-        f"create_server(Catalog.default(Path({str(run_project)!r})), allow_commands=True,"
-        f" tools_edition={edition!r})\n"
-        "print('dbos' in sys.modules or 'sqlalchemy' in sys.modules)\n"
+        f"create_server(Catalog.default(Path({str(run_project)!r})), allow_commands=True)\n"
+        "print('dbos' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],

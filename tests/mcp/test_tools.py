@@ -383,7 +383,13 @@ async def test_resources_and_prompts(connect):
         uris = {str(resource.uri) for resource in (await client.list_resources()).resources}
         assert {"workrail://schema/workflow", "workrail://workflows/test-flow"} <= uris
         templates = (await client.list_resource_templates()).resource_templates
-        assert [t.uri_template for t in templates] == ["workrail://workflows/{id}"]
+        assert [t.uri_template for t in templates] == [
+            "workrail://workflows/{id}",
+            "workrail://workflows/{id}/steps/{step}",
+        ]
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("workrail://workflows/test-flow/steps/implment")
+        assert raised.value.error.code == -32003
         schema = await client.read_resource("workrail://schema/workflow")
         assert json.loads(schema.contents[0].text)["title"]
         with pytest.raises(MCPError) as raised:

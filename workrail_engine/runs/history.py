@@ -441,14 +441,18 @@ class RunHistory:
         workflow = self._pinned(digest)
         sites = _site_of(workflow)
         steps = []
-        for step_key, step_id, title, notes in self._query(
-            "SELECT step_key, step_id, title, notes FROM {answers}"
+        for step_key, step_id, title, notes, response in self._query(
+            "SELECT step_key, step_id, title, notes, response FROM {answers}"
             " WHERE run_id = ? ORDER BY answered_at",
             [run_id],
         ):
             step, group = sites.get(step_id, ({}, None))
             entry = _blank(f"{step_id}#{step_key}", step_id, step, group)
             entry.update(status="success", title=title or entry["title"], notes=notes)
+            # A person's approval of the step (elicitation), recorded with the answer.
+            recorded = _json(response) or {}
+            entry["confirmation"] = recorded.get("confirmation")
+            entry["model_usage"] = recorded.get("model_usage")  # answered by the client's model
             entry["stdout"], entry["stdout_capped"] = _tail(notes)
             steps.append(entry)
         pending = (_json(pending_text) or {}) if kind == "waiting" else {}

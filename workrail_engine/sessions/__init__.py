@@ -31,12 +31,20 @@ TOKEN_INVALID_FORMAT | TOKEN_BAD_SIGNATURE | TOKEN_SCOPE_MISMATCH). docs/session
 """
 
 from .git_context import git_context
-from .service import AnswerNotApplied, SessionService, SessionStep, answer_digest, workflow_hash
+from .service import (
+    AnswerNotApplied,
+    Confirm,
+    SessionService,
+    SessionStep,
+    answer_digest,
+    workflow_hash,
+)
 from .store import SessionStore
 from .tokens import SessionTokenError
 
 __all__ = [
     "AnswerNotApplied",
+    "Confirm",
     "SessionService",
     "SessionStep",
     "SessionStore",

@@ -14,7 +14,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ from .tokens import SessionTokenError, read_token, sign_token
 
 __all__ = [
     "AnswerNotApplied",
+    "Confirm",
+    "HUMAN_CONFIRMATION_ACTIONS",
     "SessionService",
     "SessionStep",
     "answer_digest",
@@ -50,6 +52,25 @@ _WORD = re.compile(r"[\w.#/-]{2,}", re.UNICODE)
 class AnswerNotApplied(InvalidRunState):
     """Another answer to the same step was applied first; this one was not. ``data.state`` is
     the session's (or run's) state now."""
+
+
+# What a person may answer when asked to confirm a step: approve moves on; anything else keeps
+# the step pending (declined / cancelled: the person closed the question without an answer).
+HUMAN_CONFIRMATION_ACTIONS = ("approve", "reject", "declined", "cancelled")
+
+Confirm = Callable[[Mapping[str, Any]], "Mapping[str, Any] | None"]
+"""Asks a person to confirm a step: given ``{stepId, title, notes}``, returns the reply
+``{action, comment?, by?}`` (``action`` one of `HUMAN_CONFIRMATION_ACTIONS`), or None when nobody
+can be asked (the step then moves on as it would without a confirmation)."""
+
+
+def asks_a_person(guidance: Mapping[str, Any]) -> bool:
+    """A step whose confirmation is a person's: ``requireConfirmation`` true or ``human_approval``
+    (a ``coordinator_eval`` confirmation is the coordinating agent's, not a person's)."""
+    return bool(guidance.get("requiresConfirmation")) and guidance.get("confirmationKind") in (
+        None,
+        "human_approval",
+    )
 
 
 def workflow_hash(definition: Mapping[str, Any]) -> str:
@@ -90,6 +111,11 @@ class SessionStep:
     issues: list[str] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
     recovery: list[dict[str, Any]] | None = None
+    # On an advance: the person's confirmation of the step just answered ({action, comment, by,
+    # at}); on a blocked answer: the refusal that keeps the step pending.
+    confirmation: dict[str, Any] | None = None
+    # On an advance whose answer a model gave: the run's model usage so far (calls, tokens).
+    model_usage: dict[str, Any] | None = None
 
     @property
     def pending(self) -> dict[str, Any] | None:
@@ -217,6 +243,7 @@ class SessionService:
         artifacts: Sequence[Any] | None = None,
         context: Mapping[str, Any] | None = None,
         intent: str | None = None,
+        confirm: Confirm | None = None,
     ) -> SessionStep:
         """Advance with a continue token (``intent`` advance, the default when notes or artifacts
         are given), or re-read the session (``intent`` rehydrate; a resume token may only
@@ -240,7 +267,12 @@ class SessionService:
                 reason="TOKEN_SCOPE_MISMATCH",
             )
         return self.answer(
-            parsed.run_id, parsed.attempt, notes=notes, artifacts=artifacts, context=context
+            parsed.run_id,
+            parsed.attempt,
+            notes=notes,
+            artifacts=artifacts,
+            context=context,
+            confirm=confirm,
         )
 
     def answer(
@@ -251,8 +283,15 @@ class SessionService:
         notes: str | None,
         artifacts: Sequence[Any] | None = None,
         context: Mapping[str, Any] | None = None,
+        confirm: Confirm | None = None,
+        model_usage: Mapping[str, Any] | None = None,
     ) -> SessionStep:
         """Apply an answer to step attempt ``attempt`` of session ``run_id`` exactly once.
+
+        ``confirm``: how to ask a person, for a step whose confirmation is a person's; asked
+        only once the answer has passed its checks, never for a replay. A reply other than
+        approve keeps the step pending (``blocked``, with the comment); an approval is recorded
+        with the step's answer.
 
         The same answer again returns the recorded response (``replayed``); another answer to an
         attempt already answered raises `AnswerNotApplied` with the session's state. Without an
@@ -279,6 +318,9 @@ class SessionService:
             blocked.problems, blocked.issues = checked.problems, checked.issues + checked.followups
             blocked.suggestions = checked.suggestions
             return blocked
+        confirmation = self._confirmation(pending, step, notes_m, confirm)
+        if confirmation is not None and confirmation["action"] != "approve":
+            return self._refused(row, confirmation)
         completed = [*row.state["completed"], step["id"]]
         found = next_step(definition, completed, ctx, artifacts=artifacts_m).to_dict()
         moved = SessionRow(
@@ -293,6 +335,8 @@ class SessionService:
             }
         )
         response = self._step("advanced", moved)
+        response.confirmation = confirmation
+        response.model_usage = dict(model_usage) if model_usage is not None else None
         record = Answer(
             str(attempt),
             digest,
@@ -306,6 +350,42 @@ class SessionService:
         if claim.applied:
             return response
         return self._answered_before(self._row(run_id), attempt, digest)
+
+    @staticmethod
+    def _confirmation(
+        pending: Mapping[str, Any], step: Mapping[str, Any], notes: Any, confirm: Confirm | None
+    ) -> dict[str, Any] | None:
+        if confirm is None or not asks_a_person(pending.get("guidance") or {}):
+            return None
+        reply = confirm(
+            {"stepId": step["id"], "title": step.get("title") or step["id"], "notes": notes}
+        )
+        if reply is None:
+            return None
+        action = reply.get("action")
+        comment = reply.get("comment")
+        return {
+            "action": action if action in HUMAN_CONFIRMATION_ACTIONS else "declined",
+            "comment": comment if isinstance(comment, str) and comment else None,
+            "by": str(reply.get("by") or "a person"),
+            "at": time.time(),
+        }
+
+    def _refused(self, row: SessionRow, confirmation: dict[str, Any]) -> SessionStep:
+        """The step stays pending: the person rejected it (or closed the question)."""
+        blocked = self._step("blocked", row)
+        said = f": {confirmation['comment']}" if confirmation["comment"] else ""
+        message = (
+            f"the step was rejected by {confirmation['by']}{said}"
+            if confirmation["action"] == "reject"
+            else f"the confirmation was {confirmation['action']} by {confirmation['by']}; "
+            "the step waits for it"
+        )
+        blocked.problems = [{"kind": "confirmation", "message": message}]
+        blocked.issues = [message]
+        blocked.suggestions = ["Address the comment, then answer the step again."]
+        blocked.confirmation = confirmation
+        return blocked
 
     def _replay_of_last(self, row: SessionRow, digest: str) -> SessionStep | None:
         if row.attempt <= 1:
@@ -451,6 +531,8 @@ class SessionService:
                 "duration": 0.0,
                 "notes": a.notes,
                 "step_attempt": int(a.step_key),
+                "confirmation": (a.response or {}).get("confirmation"),
+                "model_usage": (a.response or {}).get("model_usage"),
             }
             for a in answers
             if a.step_id

@@ -24,6 +24,9 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
 from workrail_engine.errors import EngineError, InvalidParams, closest
+from workrail_engine.sessions.model_answers import ModelLimits, ModelUsage
+from workrail_mcp.client_model import ClientModel
+from workrail_mcp.confirmation import Person
 from workrail_mcp.error_mapping import (
     as_json_text,
     describe_validation_error,
@@ -81,6 +84,10 @@ class ToolEnv:
     allow_commands: bool = False
     # The run tools' state (`workrail_mcp.tools.runs.RunsState`); None in a server without runs.
     runs: Any = None
+    # --sampling: the bounds of what a run may ask of the client's model (None: never asked).
+    model_limits: ModelLimits | None = None
+    # What each run has asked of the model in this process (answers sent back included).
+    model_usage: dict[str, ModelUsage] = field(default_factory=dict, repr=False)
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:
@@ -105,6 +112,14 @@ class ToolEnv:
 
 
 @dataclass(frozen=True)
+class ClientPeer:
+    """What a request's client offers to ask on the server's behalf (None: it cannot)."""
+
+    person: Person | None = None
+    model: ClientModel | None = None
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     fn: Callable[..., dict[str, Any]]
     name: str
@@ -116,6 +131,12 @@ class ToolSpec:
     # The function takes ``report=(done, total, message)``, called from its worker thread; it is
     # no argument of the tool (the client asks for progress with a token in ``_meta``).
     reports_progress: bool = False
+    # The function takes ``confirm`` (the engine's way to ask a person to confirm a step), made
+    # from the client's elicitation capability; None when the client cannot ask anyone.
+    asks_person: bool = False
+    # The function takes ``sample`` (the engine's way to ask the client's model), made when the
+    # server runs with --sampling and the client offers sampling; None otherwise.
+    samples: bool = False
     # How an anticipated failure is answered to ``tools/call`` (default: our numeric-code
     # envelope; the upstream edition answers in upstream's shape, `_upstream_errors`).
     error_result: Callable[[EngineError], CallToolResult] | None = None
@@ -171,10 +192,15 @@ class _Bound:
     invoke: _Invoker
 
 
+# Parameters the server fills, not the client: progress reports, a person to confirm steps, the
+# client's model.
+_SERVER_SIDE = ("report", "confirm", "sample")
+
+
 def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
     signature = inspect.signature(spec.fn, eval_str=True)
     # The first is `env`; `report` (progress) is the server's, not the client's.
-    parameters = [p for p in list(signature.parameters.values())[1:] if p.name != "report"]
+    parameters = [p for p in list(signature.parameters.values())[1:] if p.name not in _SERVER_SIDE]
 
     def run(**arguments: Any) -> CallToolResult:
         return invoke(**arguments)
@@ -247,8 +273,22 @@ class ToolRegistry:
 
         kwargs["report"] = report
 
+    def _peer(self, name: str, kwargs: dict[str, Any], peer: ClientPeer | None) -> None:
+        """Hand the tool what it may ask of the client's side: a person, a model."""
+        spec = self._tools[name].spec
+        if spec.asks_person:
+            person = peer.person if peer is not None else None
+            kwargs["confirm"] = None if person is None else person.confirm_from_thread()
+        if spec.samples:
+            model = peer.model if peer is not None and self.env.model_limits else None
+            kwargs["sample"] = None if model is None else model.ask_from_thread()
+
     async def call_tool(
-        self, name: str, arguments: Any, progress: Progress | None = None
+        self,
+        name: str,
+        arguments: Any,
+        progress: Progress | None = None,
+        peer: ClientPeer | None = None,
     ) -> CallToolResult:
         """A ``tools/call`` answered here, without the SDK's per-call conversions.
 
@@ -264,14 +304,20 @@ class ToolRegistry:
                 return shape(InvalidParams(error.error.message, **data))
             return error_result(error.error.code, error.error.message, error.error.data)
         self._progress(name, kwargs, progress)
+        self._peer(name, kwargs, peer)
         return await anyio.to_thread.run_sync(partial(self._tools[name].invoke, **kwargs))
 
     async def call_direct(
-        self, name: str, arguments: Any, progress: Progress | None = None
+        self,
+        name: str,
+        arguments: Any,
+        progress: Progress | None = None,
+        peer: ClientPeer | None = None,
     ) -> dict[str, Any]:
         """The bare result, or `MCPError` with the spec code (the direct-method path)."""
         kwargs = self.validate(name, arguments)
         self._progress(name, kwargs, progress)
+        self._peer(name, kwargs, peer)
         try:
             return await anyio.to_thread.run_sync(
                 partial(self._tools[name].invoke.direct, **kwargs)

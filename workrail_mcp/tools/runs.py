@@ -25,6 +25,8 @@ from typing_extensions import TypedDict
 from workrail_engine.errors import EngineError, InvalidParams
 from workrail_engine.runs import RunOptions, RunService, resolve_workflow
 from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
+from workrail_engine.sessions import Confirm
+from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.next_action import phrase_run
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
@@ -273,6 +275,8 @@ class ContinueResult(TypedDict, total=False):
     checkpointToken: str
     isComplete: bool
     pending: dict[str, Any] | None
+    confirmation: dict[str, Any] | None
+    sampling: dict[str, Any]
     preferences: dict[str, str]
     nextIntent: str
     nextCall: dict[str, Any] | None
@@ -335,15 +339,22 @@ def continue_workflow(
     workspacePath: Annotated[
         str | None, Field(description="Your workspace (accepted; sessions keep theirs).")
     ] = None,
+    confirm: Confirm | None = None,
+    sample: AskModel | None = None,
 ) -> ContinueResult:
     notes, handed = _answer_parts(output, artifacts)
     if continueToken is not None:
-        from workrail_mcp.tools.sessions import session_response, sessions_of
+        from workrail_mcp.tools.sessions import session_response, sessions_of, with_model
 
         step = sessions_of(env).continue_session(
-            continueToken, notes=notes, artifacts=handed, context=context, intent=intent
+            continueToken,
+            notes=notes,
+            artifacts=handed,
+            context=context,
+            intent=intent,
+            confirm=confirm,
         )
-        return session_response(step)  # type: ignore[return-value]
+        return session_response(with_model(env, step, sample, confirm))  # type: ignore[return-value]
     if workflow_id is None or notes is None:
         missing = "workflow_id" if workflow_id is None else "output"
         raise InvalidParams(
@@ -414,6 +425,8 @@ SPECS = [
         continue_workflow,
         name="continue_workflow",
         title="Continue a waiting run",
+        asks_person=True,
+        samples=True,
         annotations=writes("Continue a waiting run", destructive=False, idempotent=False),
         description=(
             "Submit your output for the step a run or session waits on. Pass {workflow_id "

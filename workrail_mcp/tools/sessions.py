@@ -16,17 +16,16 @@ is −32005 with ``data.reason: ANSWER_NOT_APPLIED`` and ``data.state``.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError, InvalidParams
+from workrail_engine.sessions import Confirm, SessionService, SessionStep, workflow_hash
+from workrail_engine.sessions.model_answers import AskModel, answer_with_model
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
-
-if TYPE_CHECKING:  # the sessions engine pulls in the run store (SQLAlchemy): ~0.4 s of start-up
-    from workrail_engine.sessions import SessionService, SessionStep
 
 __all__ = ["SPECS", "candidate_response", "session_response", "sessions_of", "source_visibility"]
 
@@ -36,7 +35,9 @@ _BLOCKER_CODES = {
     "criteria": "INVALID_REQUIRED_OUTPUT",
     "artifacts": "MISSING_REQUIRED_OUTPUT",
     "followup": "ASSESSMENT_FOLLOWUP_REQUIRED",
+    "confirmation": "USER_ONLY_DEPENDENCY",
 }
+_MODEL_USAGE_RUNS = 10_000
 PREFERENCES = {"autonomy": "guided", "riskPolicy": "conservative"}
 
 
@@ -98,6 +99,10 @@ def session_response(step: SessionStep) -> dict[str, Any]:
         "runId": step.run_id,
         "outcome": step.outcome,
     }
+    if step.model_usage is not None:  # --sampling: what the run has asked of the client's model
+        out["sampling"] = step.model_usage
+    if step.confirmation is not None:  # the person's reply to the step's confirmation
+        out["confirmation"] = step.confirmation
     if step.outcome == "blocked":
         out["blockers"] = _blockers(step)
         out["retryable"] = True
@@ -169,6 +174,8 @@ class SessionResult(TypedDict):
     blockers: NotRequired[dict[str, Any]]
     retryable: NotRequired[bool]
     retryContinueToken: NotRequired[str]
+    sampling: NotRequired[dict[str, Any]]
+    confirmation: NotRequired[dict[str, Any]]
 
 
 def start_workflow(
@@ -188,10 +195,27 @@ def start_workflow(
         Literal["lightweight", "mid", "heavy"] | None,
         Field(description="The model tier you run on (recorded; it changes nothing here)."),
     ] = None,
+    confirm: Confirm | None = None,
+    sample: AskModel | None = None,
 ) -> SessionResult:
     workspace = _workspace(workspacePath)
     step = sessions_of(env).start(env.catalog.served(workflowId), goal=goal, workspace=workspace)
-    return session_response(step)  # type: ignore[return-value]
+    return session_response(with_model(env, step, sample, confirm))  # type: ignore[return-value]
+
+
+def with_model(
+    env: ToolEnv, step: SessionStep, sample: AskModel | None, confirm: Confirm | None
+) -> SessionStep:
+    """The session after the client's model answered what it may (--sampling), else ``step``."""
+    if sample is None or env.model_limits is None or step.outcome == "replayed":
+        return step
+    if len(env.model_usage) >= _MODEL_USAGE_RUNS:  # the oldest run's count falls back to the store
+        env.model_usage.pop(next(iter(env.model_usage)))
+    moved, usage = answer_with_model(
+        sessions_of(env), step, sample, env.model_limits, confirm, env.model_usage
+    )
+    moved.model_usage = usage.to_dict()
+    return moved
 
 
 class CheckpointResult(TypedDict):
@@ -299,8 +323,6 @@ def inspect_workflow(
         if mode == "preview"
         else {k: served[k] for k in ("id", "name", "description", "version") if k in served}
     )
-    from workrail_engine.sessions import workflow_hash
-
     return {
         "workflowId": workflowId,
         "workflowHash": workflow_hash(served),
@@ -321,6 +343,8 @@ SPECS = [
         start_workflow,
         name="start_workflow",
         title="Start a session",
+        asks_person=True,
+        samples=True,
         annotations=writes("Start a session", destructive=False, idempotent=False),
         description=(
             "Start a session: the server keeps your place in a workflow of prompt steps across "

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from workrail_engine.errors import InvalidParams
+from workrail_engine.sessions import Confirm, SessionStep
+from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._upstream_errors import upstream_error
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
@@ -27,10 +29,8 @@ from workrail_mcp.tools.sessions import (
     session_response,
     sessions_of,
     source_visibility,
+    with_model,
 )
-
-if TYPE_CHECKING:  # the sessions engine loads the run store (SQLAlchemy) on first use only
-    from workrail_engine.sessions import SessionStep
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
 
@@ -147,6 +147,8 @@ def continue_session(
     artifacts: Annotated[
         list[Any] | None, Field(description="Older name of output.artifacts.")
     ] = None,
+    confirm: Confirm | None = None,
+    sample: AskModel | None = None,
 ) -> dict[str, Any]:
     answer_notes, answer_artifacts = _answer(output, notes, artifacts)
     if intent is None and output is not None:
@@ -157,8 +159,9 @@ def continue_session(
         artifacts=answer_artifacts,
         context=context if context is not None else contextVariables,
         intent=intent,
+        confirm=confirm,
     )
-    return upstream_step(step)
+    return upstream_step(with_model(env, step, sample, confirm))
 
 
 def upstream_step(step: SessionStep) -> dict[str, Any]:
@@ -188,6 +191,8 @@ _CONTINUE = ToolSpec(
     continue_session,
     name="continue_workflow",
     title="Answer or re-read a session step",
+    asks_person=True,
+    samples=True,
     annotations=writes("Answer or re-read a session step", destructive=False, idempotent=True),
     error_result=upstream_error,
     description=(

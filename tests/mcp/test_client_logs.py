@@ -1,0 +1,70 @@
+"""`logging/setLevel` over the real stdio process: the server's log records reach the client."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import MCPError
+from mcp_types import EmptyResult, Request
+
+from tests.mcp.test_stdio_sdk_client import stdio_client
+
+pytestmark = [
+    pytest.mark.slow,
+    # The SDK's client warns that 2026-07-28 deprecates logging; handshake-era clients still use it.
+    pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
+]
+
+
+async def _left_out_file_logged(project, tmp_path, level: str) -> list:
+    """The log messages a client at ``level`` gets while a broken workflow file is left out."""
+    received: list = []
+
+    async def on_log(params) -> None:
+        received.append(params)
+
+    client = stdio_client(project, tmp_path, "legacy")
+    client.logging_callback = on_log
+    async with client:
+        assert client.server_capabilities.logging is not None
+        await client.set_logging_level(level)
+        (project / "workflows" / "broken.json").write_text('{"id": "broken", "steps": [')
+        with anyio.move_on_after(8):  # re-scans come at most every 2 s
+            while not any("broken" in str(p.data) for p in received):
+                await client.call_tool("workflow_list", {})
+                await anyio.sleep(0.3)
+        # The file was read and left out (so its warning was logged), whatever reached us.
+        refused = await client.call_tool("workflow_get", {"id": "broken"})
+        assert refused.is_error and "-32002" in refused.content[0].text
+        await anyio.sleep(0.5)
+    return received
+
+
+async def test_a_warning_reaches_a_client_that_asked_for_warnings(project, tmp_path):
+    received = await _left_out_file_logged(project, tmp_path, "warning")
+    left_out = [p for p in received if "left out invalid workflow file" in str(p.data)]
+    assert left_out, received
+    assert left_out[0].level == "warning" and left_out[0].logger == "workrail_mcp"
+    assert "broken.json" in left_out[0].data
+
+
+async def test_a_client_at_error_level_gets_no_warnings(project, tmp_path):
+    received = await _left_out_file_logged(project, tmp_path, "error")
+    assert [p for p in received if p.level == "warning"] == []
+
+
+async def test_a_level_that_does_not_exist_is_refused(project, tmp_path):
+    async with stdio_client(project, tmp_path, "legacy") as client:
+        with pytest.raises(MCPError) as raised:
+            await client.session.send_request(
+                Request(method="logging/setLevel", params={"level": "loud"}), EmptyResult
+            )
+        assert raised.value.error.code == -32602
+
+
+async def test_the_stateless_revision_has_no_set_level(project, tmp_path):
+    async with stdio_client(project, tmp_path, "2026-07-28") as client:
+        assert client.server_capabilities.logging is None
+        with pytest.raises(MCPError) as raised:
+            await client.set_logging_level("debug")
+        assert raised.value.error.code == -32601

@@ -1,0 +1,170 @@
+"""--sampling: a session's prompt steps answered by the client's model (`sampling/createMessage`).
+
+The real server process over stdio and HTTP; the SDK client's sampling callback is a scripted
+"model" whose answers pass, fail a check once, or never pass.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import CreateMessageResult, TextContent
+
+from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.test_http import http_server
+
+pytestmark = pytest.mark.slow
+
+FLOW = {
+    "id": "sampled-flow",
+    "name": "Sampled",
+    "description": "Two steps a model may do, one it may not",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "draft",
+            "title": "Draft",
+            "prompt": "Write a draft.",
+            "validationCriteria": [
+                {"type": "contains", "value": "DRAFT", "message": "Start with DRAFT"}
+            ],
+            "sampling": {"maxTokens": 300},
+        },
+        {
+            "id": "review",
+            "title": "Review",
+            "prompt": "Review the draft.",
+            "validationCriteria": [{"type": "contains", "value": "LGTM", "message": "Say LGTM"}],
+        },
+        {"id": "ship", "title": "Ship", "prompt": "Push the change.", "sampling": False},
+    ],
+}
+
+
+class Model:
+    """Answers each request with the next of ``answers``; keeps the requests."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.requests: list = []
+
+    async def __call__(self, _context, params) -> CreateMessageResult:
+        self.requests.append(params)
+        text = self.answers.pop(0) if self.answers else "nothing"
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text=text), model="scripted"
+        )
+
+
+@asynccontextmanager
+async def connected(
+    project, tmp_path, model: Model, *options: str, transport: str = "stdio", seen=None
+):
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "workrail_mcp", "--project", str(project), *options],
+            env=server_env(tmp_path),
+            cwd=str(tmp_path),
+        )
+        async with Client(params, mode="legacy", sampling_callback=model) as client:
+            yield client
+    else:
+        with http_server(project, tmp_path, *options) as (url, _):
+            if seen is not None:
+                seen.append(url.removesuffix("/mcp"))
+            async with Client(url, mode="legacy", sampling_callback=model) as client:
+                yield client
+
+
+async def _start(client, project, workflow: str = "sampled-flow") -> dict:
+    started = await client.call_tool(
+        "start_workflow",
+        {"workflowId": workflow, "workspacePath": str(project), "goal": "let the model work"},
+    )
+    assert not started.is_error, started.content[0].text
+    return started.structured_content
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tmp_path, transport):
+    write_workflow(project / "workflows", FLOW)
+    model = Model("DRAFT: a plan", "LGTM, good")
+    dashboard: list[str] = []
+    async with connected(
+        project, tmp_path, model, "--sampling", transport=transport, seen=dashboard
+    ) as client:
+        started = await _start(client, project)
+        assert started["pending"]["stepId"] == "ship"
+        assert started["sampling"]["calls"] == 2
+        assert started["sampling"]["tokens"] == 300 + 2000  # the step's maxTokens, the default
+        assert "sampling: false" in started["sampling"]["stopped"]
+        first = model.requests[0]
+        assert first.max_tokens == 300 and "Write a draft." in first.messages[0].content.text
+        assert "validation criteria" in first.system_prompt
+        run = await client.call_tool("get_workflow_run", {"workflow_id": started["runId"]})
+        results = run.structured_content["step_results"]
+        assert [r["step_name"] for r in results] == ["draft", "review"]
+        assert results[1]["model_usage"]["calls"] == 2 and results[1]["notes"] == "LGTM, good"
+        if dashboard:  # the run's page on the HTTP server's dashboard
+            page = httpx2.get(f"{dashboard[0]}/runs/{started['runId']}", timeout=10)
+            assert "Answered by the client's model (scripted)" in page.text
+            assert "the run has used 2 calls, 2300 tokens" in page.text
+
+
+async def test_an_answer_that_fails_a_check_is_sent_back_once(project, tmp_path):
+    write_workflow(project / "workflows", FLOW)
+    model = Model("a plan", "DRAFT: a plan", "LGTM")
+    async with connected(project, tmp_path, model, "--sampling") as client:
+        started = await _start(client, project)
+        assert started["pending"]["stepId"] == "ship" and started["sampling"]["calls"] == 3
+        retry = model.requests[1].messages[0].content.text
+        assert "sent back" in retry and "Start with DRAFT" in retry
+
+
+async def test_answers_that_never_pass_leave_the_step_to_the_agent(project, tmp_path):
+    write_workflow(project / "workflows", FLOW)
+    model = Model("no", "still no", "LGTM")
+    async with connected(project, tmp_path, model, "--sampling") as client:
+        started = await _start(client, project)
+        assert started["pending"]["stepId"] == "draft"
+        assert started["sampling"]["calls"] == 2  # one answer and one retry, no more
+        assert "failed its checks" in started["sampling"]["stopped"]
+        assert len(model.requests) == 2
+        # The agent answers as today; the model is asked again for the next step, and the run's
+        # count goes on from the answers sent back.
+        moved = await client.call_tool(
+            "continue_workflow",
+            {
+                "continueToken": started["continueToken"],
+                "output": {"notesMarkdown": "DRAFT by the agent"},
+            },
+        )
+        assert moved.structured_content["pending"]["stepId"] == "ship"
+        assert moved.structured_content["sampling"]["calls"] == 3
+
+
+async def test_limits_and_opt_outs(project, tmp_path):
+    write_workflow(project / "workflows", FLOW)
+    write_workflow(project / "workflows", {**FLOW, "id": "kept-flow", "sampling": False})
+    model = Model("DRAFT", "LGTM")
+    async with connected(project, tmp_path, model, "--sampling", "--sampling-calls", "1") as client:
+        started = await _start(client, project)
+        assert started["pending"]["stepId"] == "review" and started["sampling"]["calls"] == 1
+        assert "limit" in started["sampling"]["stopped"]
+        kept = await _start(client, project, "kept-flow")
+        assert kept["pending"]["stepId"] == "draft" and kept["sampling"]["calls"] == 0
+        assert len(model.requests) == 1
+
+
+async def test_nothing_is_sampled_without_the_flag(project, tmp_path):
+    write_workflow(project / "workflows", FLOW)
+    model = Model("DRAFT", "LGTM")
+    async with connected(project, tmp_path, model) as client:
+        started = await _start(client, project)
+        assert started["pending"]["stepId"] == "draft" and "sampling" not in started
+        assert model.requests == []

@@ -1,0 +1,136 @@
+"""A session step's confirmation asked of the person through `elicitation/create`.
+
+The real server process, over stdio and over HTTP, with the SDK client's elicitation callback
+standing in for the person (it approves, rejects with a comment, or is not there at all).
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import ElicitResult
+
+from tests.mcp.conftest import server_env
+from tests.mcp.test_http import http_server
+
+pytestmark = pytest.mark.slow
+
+NOTES = "I read the requirements and listed them."
+
+
+class Person:
+    """A scripted person: answers each form with the next of ``replies``; keeps what was asked."""
+
+    def __init__(self, *replies: dict) -> None:
+        self.replies = list(replies)
+        self.asked: list = []
+
+    async def __call__(self, _context, params) -> ElicitResult:
+        self.asked.append(params)
+        reply = self.replies.pop(0)
+        if reply.get("action") in ("decline", "cancel"):
+            return ElicitResult(action=reply["action"])
+        return ElicitResult(action="accept", content=reply)
+
+
+@asynccontextmanager
+async def connected(project, tmp_path, transport: str, person: Person | None, seen=None):
+    callback = {"elicitation_callback": person} if person is not None else {}
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "workrail_mcp", "--project", str(project)],
+            env=server_env(tmp_path),
+            cwd=str(tmp_path),
+        )
+        async with Client(params, mode="legacy", **callback) as client:
+            yield client
+    else:
+        with http_server(project, tmp_path) as (url, _):
+            if seen is not None:
+                seen.append(url.removesuffix("/mcp"))
+            async with Client(url, mode="legacy", **callback) as client:
+                yield client
+
+
+async def _start(client, project) -> str:
+    started = await client.call_tool(
+        "start_workflow",
+        {"workflowId": "test-flow", "workspacePath": str(project), "goal": "confirm steps"},
+    )
+    assert started.structured_content["pending"]["stepId"] == "understand"
+    return started.structured_content["continueToken"]
+
+
+async def _answer(client, token: str, notes: str = NOTES) -> dict:
+    answered = await client.call_tool(
+        "continue_workflow", {"continueToken": token, "output": {"notesMarkdown": notes}}
+    )
+    assert not answered.is_error, answered.content[0].text
+    return answered.structured_content
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_an_approval_moves_on_and_is_recorded_with_the_step(project, tmp_path, transport):
+    person = Person({"decision": "approve", "comment": "looks right"})
+    dashboard: list[str] = []
+    async with connected(project, tmp_path, transport, person, dashboard) as client:
+        token = await _start(client, project)
+        # An answer that fails its checks is not put to the person.
+        blocked = await _answer(client, token, "short")
+        assert blocked["kind"] == "blocked" and person.asked == []
+        moved = await _answer(client, token)
+        assert moved["pending"]["stepId"] == "implement"  # deep-dive's condition is false
+        assert moved["confirmation"]["action"] == "approve"
+        assert moved["confirmation"]["comment"] == "looks right"
+        assert moved["confirmation"]["by"] == "the user of mcp"
+        assert len(person.asked) == 1
+        asked = person.asked[0]
+        assert "Understand the task" in asked.message and NOTES in asked.message
+        assert asked.requested_schema["properties"]["decision"]["enum"] == ["approve", "reject"]
+        # The same answer again is its replay: the person is not asked twice.
+        assert (await _answer(client, token))["outcome"] == "replayed"
+        assert len(person.asked) == 1
+        run = await client.call_tool("get_workflow_run", {"workflow_id": moved["runId"]})
+        recorded = run.structured_content["step_results"][0]
+        assert recorded["step_name"] == "understand"
+        assert recorded["confirmation"]["action"] == "approve" and recorded["confirmation"]["at"]
+        if dashboard:  # the HTTP server's dashboard shows it on the run's page
+            page = httpx2.get(f"{dashboard[0]}/runs/{moved['runId']}", timeout=10)
+            assert page.status_code == 200
+            assert "Confirmed: approve by the user of mcp" in page.text
+            assert "looks right" in page.text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_rejection_keeps_the_step_pending_with_the_comment(project, tmp_path, transport):
+    person = Person(
+        {"decision": "reject", "comment": "you missed the security requirement"},
+        {"action": "decline"},
+        {"decision": "approve"},
+    )
+    async with connected(project, tmp_path, transport, person) as client:
+        token = await _start(client, project)
+        rejected = await _answer(client, token)
+        assert rejected["kind"] == "blocked" and rejected["pending"]["stepId"] == "understand"
+        blocker = rejected["blockers"]["blockers"][0]
+        assert blocker["code"] == "USER_ONLY_DEPENDENCY"
+        assert "you missed the security requirement" in blocker["message"]
+        assert rejected["confirmation"]["action"] == "reject"
+        declined = await _answer(client, token, NOTES + " Also security.")
+        assert declined["kind"] == "blocked" and declined["confirmation"]["action"] == "declined"
+        moved = await _answer(client, token, NOTES + " Also security, really.")
+        assert moved["pending"]["stepId"] == "implement"
+        assert len(person.asked) == 3
+
+
+async def test_without_the_capability_the_step_moves_on_as_before(project, tmp_path):
+    async with connected(project, tmp_path, "stdio", None) as client:
+        token = await _start(client, project)
+        moved = await _answer(client, token)
+        assert moved["pending"]["stepId"] == "implement"
+        assert "confirmation" not in moved

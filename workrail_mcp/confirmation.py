@@ -1,0 +1,103 @@
+"""A step's confirmation asked of the person through `elicitation/create` (a form).
+
+When a session's pending step needs a person's confirmation (``requireConfirmation`` true or
+``human_approval``) and the client declared the elicitation capability, the answer that would
+move past it is first put to the person: approve, or reject with a comment. The engine decides
+when to ask (after the answer's checks, never for a replay) and records the reply; this module
+only carries the question to the client and the reply back.
+
+Handshake-era connections only (2025-06-18 onwards have elicitation): on 2026-07-28 a server
+cannot send a request of its own (the SDK's input-required round trip would be the way; see
+docs/mcp.md), so the step moves on as it does without the capability.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import anyio.from_thread
+from mcp_types import ClientCapabilities, ElicitationCapability
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+__all__ = ["FORM", "AskPerson", "Person", "person_of"]
+
+MAX_COMMENT_CHARS = 2000  # what the form lets the person write
+MAX_NOTES_CHARS = 4000  # of the agent's notes shown in the form
+
+AskPerson = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Sends one form to the person (message, requested schema); returns the client's `ElicitResult`."""
+
+FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "decision": {
+            "type": "string",
+            "title": "Decision",
+            "description": "approve: the step is done and the workflow moves on; reject: the "
+            "agent must do it again (say why in the comment).",
+            "enum": ["approve", "reject"],
+        },
+        "comment": {
+            "type": "string",
+            "title": "Comment",
+            "description": "Optional: what the agent should know (why you reject, what to change).",
+            "maxLength": MAX_COMMENT_CHARS,
+        },
+    },
+    "required": ["decision"],
+}
+
+
+@dataclass(frozen=True)
+class Person:
+    """The person behind a request's client: how to ask them, and the words that name them."""
+
+    ask: AskPerson
+    by: str
+
+    def confirm_from_thread(self) -> Callable[[Mapping[str, Any]], dict[str, Any] | None]:
+        """The engine's ``confirm`` callable, for a tool running on a worker thread."""
+
+        def confirm(step: Mapping[str, Any]) -> dict[str, Any] | None:
+            result = anyio.from_thread.run(partial(self.ask, _message(step), FORM))
+            if result.action != "accept":
+                action = "declined" if result.action == "decline" else "cancelled"
+                return {"action": action, "by": self.by}
+            content = result.content or {}
+            decision = content.get("decision")
+            return {
+                "action": decision if decision in ("approve", "reject") else "declined",
+                "comment": content.get("comment"),
+                "by": self.by,
+            }
+
+        return confirm
+
+
+def person_of(ctx: Any) -> Person | None:
+    """Who can be asked through this request's client, if anyone."""
+    session = ctx.session
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or not session.check_client_capability(
+        ClientCapabilities(elicitation=ElicitationCapability())
+    ):
+        return None
+
+    async def ask(message: str, schema: dict[str, Any]) -> Any:
+        return await session.elicit_form(message, schema, related_request_id=ctx.request_id)
+
+    info = getattr(session.client_params, "client_info", None)
+    name = getattr(info, "name", None)
+    return Person(ask, f"the user of {name}" if name else "the user")
+
+
+def _message(step: Mapping[str, Any]) -> str:
+    notes = str(step.get("notes") or "(no notes)")
+    if len(notes) > MAX_NOTES_CHARS:
+        notes = notes[:MAX_NOTES_CHARS] + " …"
+    return (
+        f'Confirm the step "{step["title"]}" ({step["stepId"]}) before the workflow moves on.\n\n'
+        f"The agent's notes:\n{notes}"
+    )
