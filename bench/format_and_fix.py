@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import yaml
 
-from workrail_engine.formatting import format_text
 from workrail_engine.lint.fixes import fix_text
+from workrail_engine.text.formatting import format_text
 
 
 def _workflow(steps: int) -> dict[str, object]:

@@ -61,8 +61,8 @@ def lint_case(runs: int) -> None:
 
 
 def regex_time_case(runs: int) -> None:
-    from workrail_engine.navigator import next_step
-    from workrail_engine.rules import validate_output
+    from workrail_engine.evaluation.rules import validate_output
+    from workrail_engine.serving.navigator import next_step
 
     flow = regex_rules_workflow(BACKTRACKING, rules=200)
     criteria = flow["steps"][0]["validationCriteria"]
@@ -86,7 +86,7 @@ def compile_case(runs: int) -> None:
 
 
 def regex_compile_case(runs: int) -> None:
-    from workrail_engine.regexes import RegexError, compile_regex
+    from workrail_engine.evaluation.regexes import RegexError, compile_regex
 
     def refuse() -> None:  # a refusal is never cached: each run measures it again
         try:

@@ -42,7 +42,7 @@ def incremental_change(text: str, runs: int) -> dict[str, float]:
     from lsprotocol import types
     from pygls.workspace import TextDocument
 
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text.document import LineIndex
     from workrail_lsp.text_documents import EditedTextDocument
 
     line, column = LineIndex(text).position(text.index("list the risks", len(text) // 2))
@@ -72,7 +72,7 @@ _PARSE_AND_LINT = """
 import gc, json, statistics, sys, time
 sys.path.insert(0, {bench!r})
 from lsp_vs_json_ls import big_workflow
-from workrail_engine.document import parse_document
+from workrail_engine.text.document import parse_document
 from workrail_engine.lint import lint_document
 gc.set_threshold({threshold})
 text, held, times = big_workflow(), [], []
@@ -95,8 +95,8 @@ def parse_and_lint_held(threshold: int) -> tuple[float, float]:
 
 
 def whole_text_scans(text: str, runs: int) -> dict[str, float]:
-    from workrail_engine._syntax import RAW_SURROGATE, has_raw_surrogate
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text._syntax import RAW_SURROGATE, has_raw_surrogate
+    from workrail_engine.text.document import LineIndex
 
     accented = text.replace("careful", "cäreful")  # not ASCII: the UTF-8 encode runs
     crlf = text.replace("\n", "\r\n")

@@ -27,9 +27,9 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from workrail_engine.document import LineIndex
 from workrail_engine.lint import lint_text
 from workrail_engine.schema import schema_path
+from workrail_engine.text.document import LineIndex
 
 JSON_LS_VERSION = "4.10.0"
 JSON_LS_PREFIX = Path(f"/tmp/workrail-bench-json-ls-{JSON_LS_VERSION}")

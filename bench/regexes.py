@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/regexes.py [--runs N]
 
 Times `(a+)+$` against "a" * n + "b" (no match, the worst case for backtracking). RE2 is timed
-for n up to 1,000,000 through workrail_engine.regexes; Python's `re` only for small n, because
+for n up to 1,000,000 through workrail_engine.evaluation.regexes; Python's `re` only for small n, because
 each extra character doubles its work.
 """
 
@@ -14,7 +14,7 @@ import re
 import statistics
 import time
 
-from workrail_engine.regexes import compile_regex
+from workrail_engine.evaluation.regexes import compile_regex
 
 PATTERN = "(a+)+$"
 # other classic catastrophic-backtracking shapes, each against "a" * n + "!"

@@ -11,9 +11,11 @@ import h11._connection
 import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
-from workrail_engine import limits, navigator, regexes
+from workrail_engine import limits
+from workrail_engine.evaluation import regexes
 from workrail_engine.runs import executor, walker
 from workrail_engine.schema import schema_path
+from workrail_engine.serving import navigator
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import client_logs, completions, confirmation, http, protocol, stdio, tool_tasks

@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
-from workrail_engine.navigator import next_step
+from workrail_engine.serving.navigator import next_step
 
 from .configuration import PREVIEW_STEPS, VALIDATE_WORKSPACE
 from .documents import DocumentState

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workrail_engine.workflow_files import is_workflow_path, names_workrail_schema
+from workrail_engine.text.workflow_files import is_workflow_path, names_workrail_schema
 
 if TYPE_CHECKING:  # the server answers `initialize` before loading the engine's models
     from workrail_engine.diagnostics import Diagnostic
@@ -83,7 +83,7 @@ class Settings:
         """Whether a document is a workflow: by its path, its folder, or its ``$schema``.
 
         With the default globs this is the rule ``workrail validate`` and the pre-commit hook use
-        (``workrail_engine.workflow_files``; GitHub Actions' ``.github/workflows`` excluded)."""
+        (``workrail_engine.text.workflow_files``; GitHub Actions' ``.github/workflows`` excluded)."""
         if path is not None:
             posix = Path(path).as_posix()
             if self.workflow_globs == DEFAULT_GLOBS:

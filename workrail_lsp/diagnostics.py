@@ -19,8 +19,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from workrail_engine.diagnostics import Diagnostic, Severity
-from workrail_engine.document import LineIndex, WorkflowDocument, read_document
 from workrail_engine.lint import duplicate_workflow_ids
+from workrail_engine.text.document import LineIndex, WorkflowDocument, read_document
 
 from .configuration import reported
 from .disk_files import ReadTimedOut, bounded_read, read_unopened

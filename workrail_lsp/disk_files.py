@@ -1,6 +1,6 @@
 """Files the client has not opened, read from disk without ever blocking the server.
 
-The engine's reader (`workrail_engine.regular_files`) reads only regular files, never past
+The engine's reader (`workrail_engine.text.regular_files`) reads only regular files, never past
 `MAX_DOCUMENT_BYTES`, and opens without blocking on a FIFO. What it cannot bound is a regular
 file whose open or read itself stalls (a hung network or FUSE mount): every disk read of the
 server therefore runs on a read thread and is waited for at most `READ_TIMEOUT_SECONDS`. A read
@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from workrail_engine.regular_files import UnreadableFile, read_regular_file
+from workrail_engine.text.regular_files import UnreadableFile, read_regular_file
 
 __all__ = ["READ_TIMEOUT_SECONDS", "ReadTimedOut", "bounded_read", "read_unopened"]
 

@@ -62,8 +62,8 @@ def document_diagnostics(
 ) -> list[dict[str, Any]] | None:
     """The document's own diagnostics in LSP's JSON form, as the server would give them; None when
     it is not a workflow or a diagnostic refers to another file (left to the server)."""
-    from workrail_engine.document import parse_document
     from workrail_engine.lint import lint_document
+    from workrail_engine.text.document import parse_document
 
     from .configuration import reported
 

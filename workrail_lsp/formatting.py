@@ -1,4 +1,4 @@
-"""Formatting: the engine's one layout (``workrail_engine.formatting``, what ``workrail format``
+"""Formatting: the engine's one layout (``workrail_engine.text.formatting``, what ``workrail format``
 writes), as one edit of the whole document; a range is formatted as its smallest JSON container.
 
 A document that does not parse is left alone (no edits), and so is a YAML document over
@@ -15,7 +15,7 @@ import logging
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
-from workrail_engine.formatting import format_json, format_text
+from workrail_engine.text.formatting import format_json, format_text
 
 from .documents import DocumentState
 

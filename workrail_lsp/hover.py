@@ -11,10 +11,10 @@ from typing import Any
 from lsprotocol import types
 
 from workrail_engine.compile import compile_workflow
-from workrail_engine.conditions import describe
 from workrail_engine.diagnostics import Span
-from workrail_engine.templates import find_references
-from workrail_engine.tolerant_document import CursorContext
+from workrail_engine.evaluation.conditions import describe
+from workrail_engine.evaluation.templates import find_references
+from workrail_engine.text.tolerant_document import CursorContext
 
 from .completion import instance_of
 from .documents import DocumentState

@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from workrail_engine.steps import walk_steps
+from workrail_engine.definition.steps import walk_steps
 
 from .documents import DocumentState
 from .hover import condition_text

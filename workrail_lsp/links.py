@@ -10,10 +10,10 @@ from typing import Any
 
 from lsprotocol import types
 
+from workrail_engine.definition.routine_templates import routine_ids_for
+from workrail_engine.definition.steps import walk_steps
 from workrail_engine.diagnostics import Span
-from workrail_engine.routine_templates import routine_ids_for
-from workrail_engine.steps import walk_steps
-from workrail_engine.tolerant_document import Node
+from workrail_engine.text.tolerant_document import Node
 
 from .documents import DocumentState
 from .workflow_facts import facts_of

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from workrail_engine.declared import declared_parameters
+from workrail_engine.definition.declared import declared_parameters
+from workrail_engine.definition.steps import walk_steps
 from workrail_engine.diagnostics import Span
-from workrail_engine.json_pointer import escape_token
-from workrail_engine.steps import walk_steps
-from workrail_engine.templates import find_references
+from workrail_engine.evaluation.templates import find_references
+from workrail_engine.text.json_pointer import escape_token
 
 from .documents import DocumentState
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 
 if TYPE_CHECKING:  # the engine's modules are not needed to answer ``initialize``
     from workrail_engine.diagnostics import Span
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text.document import LineIndex
 
 __all__ = ["Positions", "encoding_name"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from workrail_engine.ids import is_step_id
+from workrail_engine.definition.ids import is_step_id
 
 from .documents import DocumentState
 from .occurrences import occurrence_at, occurrences

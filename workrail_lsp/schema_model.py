@@ -14,8 +14,8 @@ from typing import Any
 
 import jsonschema_rs
 
-from workrail_engine.json_pointer import unescape_token
 from workrail_engine.schema import load_schema
+from workrail_engine.text.json_pointer import unescape_token
 
 __all__ = ["UNKNOWN", "SchemaModel", "schema_model", "value_at"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from workrail_engine.templates import find_references
+from workrail_engine.evaluation.templates import find_references
 
 from .documents import DocumentState
 

@@ -35,7 +35,7 @@ from .disk_files import read_unopened
 from .protocol import AnsweringProtocol
 
 if TYPE_CHECKING:
-    from workrail_engine.document import WorkflowDocument
+    from workrail_engine.text.document import WorkflowDocument
 
     from .diagnostics import DiagnosticsStore
     from .documents import DocumentState, DocumentStates

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 
 from lsprotocol import types
 
+from workrail_engine.definition.steps import step_kind
 from workrail_engine.diagnostics import Span
-from workrail_engine.steps import step_kind
-from workrail_engine.tolerant_document import Node
+from workrail_engine.text.tolerant_document import Node
 
 from .documents import DocumentState
 

@@ -21,7 +21,7 @@ from pygls.workspace import TextDocument, Workspace
 from .positions import encoding_name
 
 if TYPE_CHECKING:  # the engine's document model loads with the first edit, not at start-up
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text.document import LineIndex
 
 __all__ = ["EditedTextDocument", "use_edited_documents"]
 
@@ -37,7 +37,7 @@ class EditedTextDocument(TextDocument):
             super().apply_change(change)
             self._index = None
             return
-        from workrail_engine.document import LineIndex
+        from workrail_engine.text.document import LineIndex
 
         text = self.source
         index = self._index if self._index is not None and self._index.text is text else None

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workrail_engine.declared import declared_parameters, declared_secrets
-from workrail_engine.steps import walk_steps
-from workrail_engine.templates import find_references
+from workrail_engine.definition.declared import declared_parameters, declared_secrets
+from workrail_engine.definition.steps import walk_steps
+from workrail_engine.evaluation.templates import find_references
 
 __all__ = ["WorkflowFacts", "facts_of"]
 

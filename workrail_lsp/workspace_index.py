@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from workrail_engine.document import parse_document
-from workrail_engine.regular_files import UnreadableFile, read_regular_file
+from workrail_engine.text.document import parse_document
+from workrail_engine.text.regular_files import UnreadableFile, read_regular_file
 
 from .configuration import Settings
 from .disk_files import ReadTimedOut, bounded_read

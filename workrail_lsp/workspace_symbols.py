@@ -8,8 +8,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from workrail_engine.document import LineIndex, read_document
-from workrail_engine.steps import walk_steps
+from workrail_engine.definition.steps import walk_steps
+from workrail_engine.text.document import LineIndex, read_document
 
 from .configuration import Settings
 from .documents import DocumentStates

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
-from workrail_engine.document import parse_document
 from workrail_engine.lint import LintResult, lint_path
 from workrail_engine.lint.report import FileReport, Summary, add_cross_file_diagnostics, report_json
-from workrail_engine.workflow_files import read_head
+from workrail_engine.text.document import parse_document
+from workrail_engine.text.workflow_files import read_head
 
 from .configuration import IS_WORKFLOW, VALIDATE_WORKSPACE, Settings, reported
 from .disk_files import READ_TIMEOUT_SECONDS, ReadTimedOut, bounded_read

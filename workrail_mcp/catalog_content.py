@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from workrail_engine.definition.steps import find_step
 from workrail_engine.errors import WorkflowNotFound
-from workrail_engine.steps import find_step
 from workrail_mcp.error_mapping import invalid_params
 
 __all__ = [

@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from workrail_engine.definition.steps import step_ids
 from workrail_engine.errors import EngineError
-from workrail_engine.steps import step_ids
 from workrail_mcp.catalog_content import STEP_TEMPLATE, WORKFLOW_TEMPLATE, declared_parameters
 
 __all__ = ["MAX_VALUES", "Completions"]

@@ -1,6 +1,6 @@
 """The engine's next-action data, phrased as MCP tool calls.
 
-The engine says what to report once a step is done (`workrail_engine.navigator.NextStep`'s
+The engine says what to report once a step is done (`workrail_engine.serving.navigator.NextStep`'s
 ``nextAction``, a run's ``waiting``); an agent on MCP reads it as the tool call to make. The CLI
 phrases the same data as command lines.
 """

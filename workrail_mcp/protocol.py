@@ -27,8 +27,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from workrail_engine.errors import EngineError, closest
+from workrail_engine.evaluation.problems import pointer_join
 from workrail_engine.limits import MAX_NESTING, nesting_exceeded
-from workrail_engine.problems import pointer_join
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs

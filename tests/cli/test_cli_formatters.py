@@ -11,8 +11,8 @@ from workrail_engine.cli.formatters.github import GithubFormatter
 from workrail_engine.cli.formatters.sarif import SarifFormatter
 from workrail_engine.cli.formatters.text import TextFormatter, summary_line
 from workrail_engine.diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
-from workrail_engine.document import parse_document
 from workrail_engine.lint.report import FileReport, Summary
+from workrail_engine.text.document import parse_document
 
 TEXT = '{\n  "id": "démo-flow",\n  "name": 5,\n  "steps": []\n}\n'
 

@@ -11,9 +11,9 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
+from workrail_engine.definition.steps import walk_steps
+from workrail_engine.evaluation.templates import find_references
 from workrail_engine.schema import SCHEMA_ID, load_schema
-from workrail_engine.steps import walk_steps
-from workrail_engine.templates import find_references
 
 WORKFLOWS = Path(__file__).parent.parent.parent / "workflows"
 EXPECTED_IDS = {
@@ -172,7 +172,7 @@ def _rules(workflows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_together_they_use_every_condition_operator():
-    from workrail_engine.conditions import OPERATORS
+    from workrail_engine.evaluation.conditions import OPERATORS
 
     used = {key for c in _conditions(all_workflows()) for key in c if key != "var"}
     assert used == set(OPERATORS)
@@ -337,7 +337,7 @@ SAMPLES = [
 
 @pytest.mark.parametrize(("workflow_id", "step_id", "context", "good", "bad"), SAMPLES)
 def test_output_rules_accept_good_and_reject_bad_output(workflow_id, step_id, context, good, bad):
-    from workrail_engine.rules import validate_output
+    from workrail_engine.evaluation.rules import validate_output
 
     criteria = _criteria(workflow_id, step_id)
     accepted = validate_output(criteria, good, context)

@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from workrail_engine.document import parse_document
 from workrail_engine.limits import (
     MAX_DOCUMENT_BYTES,
     MAX_NESTING,
@@ -15,6 +14,7 @@ from workrail_engine.limits import (
     nesting_exceeded,
 )
 from workrail_engine.lint import lint_text
+from workrail_engine.text.document import parse_document
 
 
 def nested_condition(levels: int) -> dict:

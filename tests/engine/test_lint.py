@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from workrail_engine.document import parse_document
 from workrail_engine.lint import duplicate_workflow_ids, lint_text
+from workrail_engine.text.document import parse_document
 
 BASE = {
     "id": "demo",

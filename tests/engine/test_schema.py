@@ -100,7 +100,7 @@ def test_importing_the_schema_module_does_not_import_a_validator():
 
 
 def test_condition_operators_match_the_evaluator():
-    from workrail_engine.conditions import OPERATORS
+    from workrail_engine.evaluation.conditions import OPERATORS
 
     comparison = load_schema()["$defs"]["comparison"]
     assert set(comparison["properties"]) - {"var"} == set(OPERATORS)

@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from workrail_engine.document import LineIndex
+from workrail_engine.text.document import LineIndex
 
 SERVER = [sys.executable, "-m", "workrail_lsp"]
 CLIENTS = {"vscode": "visual-studio-code", "neovim": "neovim@v0.11.0"}

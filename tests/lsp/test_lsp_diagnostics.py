@@ -8,8 +8,8 @@ import json
 import pytest
 from lsprotocol import types
 
-from workrail_engine.document import LineIndex
 from workrail_engine.lint import lint_text
+from workrail_engine.text.document import LineIndex
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -7,8 +7,8 @@ import json
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from workrail_engine.document import parse_document
 from workrail_engine.lint import lint_document
+from workrail_engine.text.document import parse_document
 from workrail_lsp.documents import DocumentStates
 
 URI = "file:///tmp/ws/edit.workflow.json"

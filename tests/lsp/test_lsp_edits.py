@@ -26,7 +26,7 @@ BROKEN = """{
 
 
 async def actions_on(session, uri, text, needle):
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text.document import LineIndex
 
     index = LineIndex(text)
     start = index.position(text.index(needle), session.encoding)

@@ -36,7 +36,7 @@ def cursor_before(session, marker):
 
 
 def text_of(range_, encoding):
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text.document import LineIndex
 
     index = LineIndex(WORKFLOW)
     return WORKFLOW[
@@ -149,7 +149,7 @@ async def test_definition_of_parameters_and_secrets(session, marker, line, name)
         types.DefinitionParams(text_document=ident(uri), position=position)
     )
     assert location.range.start.line == line
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text.document import LineIndex
 
     index = LineIndex(PARAMETERS)
     start = index.offset(

@@ -20,7 +20,7 @@ def codes(items):
 
 def engine_codes(text, path):
     """What ``workrail validate`` reports for the same text."""
-    from workrail_engine.document import LineIndex
+    from workrail_engine.text.document import LineIndex
 
     index = LineIndex(text)
     return [(d.code, index.position(d.span.start)[0]) for d in lint_text(text, path).diagnostics]

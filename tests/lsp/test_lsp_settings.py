@@ -76,7 +76,7 @@ def test_is_workflow_by_path_folder_and_schema(tmp_path):
     ],
 )
 def test_default_rule_is_the_one_validate_and_pre_commit_use(path, text, expected):
-    from workrail_engine.workflow_files import is_workflow_path, names_workrail_schema
+    from workrail_engine.text.workflow_files import is_workflow_path, names_workrail_schema
 
     assert Settings().is_workflow(path, text) is expected
     assert (is_workflow_path(path) or names_workrail_schema(text)) is expected

@@ -78,9 +78,9 @@ def test_handling_initialize_imports_no_engine_document_or_checker():
         m
         for m in (
             *HEAVY,
-            "workrail_engine.document",
+            "workrail_engine.text.document",
             "workrail_engine.diagnostics",
-            "workrail_engine.tolerant_document",
+            "workrail_engine.text.tolerant_document",
             "workrail_lsp.documents",
             "workrail_lsp.workspace_index",
         )

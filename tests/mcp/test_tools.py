@@ -9,7 +9,7 @@ import pytest
 from mcp import Client, MCPError
 
 from tests.mcp.conftest import TEST_FLOW
-from workrail_engine.ids import WORKFLOW_ID_PATTERN
+from workrail_engine.definition.ids import WORKFLOW_ID_PATTERN
 from workrail_mcp import create_server
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.formatters.codeframe import printable_path
-from workrail_engine.declared import declared_parameters
+from workrail_engine.definition.declared import declared_parameters
 
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog, WorkflowEntry
@@ -82,7 +82,7 @@ def run_list(catalog: Catalog, *, category: str | None, fmt: str, console: Conso
 
 
 def _when(step: Mapping[str, Any]) -> str:
-    from workrail_engine.conditions import describe
+    from workrail_engine.evaluation.conditions import describe
 
     condition = step.get("runCondition")
     return f" (only when {describe(condition)})" if isinstance(condition, Mapping) else ""

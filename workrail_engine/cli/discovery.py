@@ -2,7 +2,7 @@
 
 A path that does not exist (or a glob that matches nothing) is a usage error, reported before
 anything is checked. Files named on the command line are always checked. Directories are walked
-for the files that are workflows by the engine's one rule (:mod:`workrail_engine.workflow_files`:
+for the files that are workflows by the engine's one rule (:mod:`workrail_engine.text.workflow_files`:
 under a ``workflows/`` directory, ``*.workflow.json|yaml|yml``, or a ``$schema`` naming ours), so
 ``workrail validate .`` in a repository skips its ``package.json``; a directory that is a
 ``workflows`` directory (or lies in one, as spelled relative to here) has all its JSON/YAML files
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from workrail_engine.cli.formatters.codeframe import printable_path
-from workrail_engine.workflow_files import (
+from workrail_engine.text.workflow_files import (
     SUFFIXES,
     is_workflow_path,
     is_workflows_directory,

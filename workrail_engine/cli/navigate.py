@@ -71,7 +71,7 @@ def run_next(
     options: Sequence[str] = (),
 ) -> int:
     """Print the next step; ``options`` (``--project DIR`` …) are repeated in the command to run next."""
-    from workrail_engine.navigator import next_step
+    from workrail_engine.serving.navigator import next_step
 
     result = next_step(catalog.served(workflow_id), completed, context, current_step=current_step)
     payload = result.to_dict()

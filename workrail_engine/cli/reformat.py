@@ -1,4 +1,4 @@
-"""`workrail format`: lay workflow files out the one way (``workrail_engine.formatting``, the code
+"""`workrail format`: lay workflow files out the one way (``workrail_engine.text.formatting``, the code
 the language server formats with), in place, or only check (``--check``) or show (``--diff``).
 
 As ``ruff format``: exit 0 when done (or, checking, when nothing would change), 1 when ``--check``
@@ -41,7 +41,7 @@ def _plural(n: int, what: str) -> str:
 
 def _format_file(name: str, text: str | None, path: str | None) -> Rewrite:
     """``path``: where the file type comes from (None for standard input without a name: JSON)."""
-    from workrail_engine.formatting import format_text
+    from workrail_engine.text.formatting import format_text
 
     if text is None:
         return Rewrite(name, "", None)

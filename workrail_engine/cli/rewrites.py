@@ -35,7 +35,7 @@ class Rewrite:
 
 def read_source(path: str) -> str | None:
     """A file's text, or None when it cannot be read as UTF-8 text (validate reports why)."""
-    from workrail_engine.regular_files import UnreadableFile, read_regular_file
+    from workrail_engine.text.regular_files import UnreadableFile, read_regular_file
 
     try:
         return read_regular_file(path).decode("utf-8")

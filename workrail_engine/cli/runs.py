@@ -22,7 +22,7 @@ import click
 from workrail_engine.cli.navigate import json_or_text
 from workrail_engine.cli.settings import Settings
 from workrail_engine.limits import MAX_DOCUMENT_BYTES
-from workrail_engine.regular_files import UnreadableFile, read_regular_file
+from workrail_engine.text.regular_files import UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
     from workrail_engine.runs import RunService

@@ -29,7 +29,7 @@ INIT_NAME_RULE = "lower-case letters, digits and '-', 3-64 characters"
 
 def check_name(name: str) -> str | None:
     """Why ``name`` cannot name a new workflow, with the name to use instead; None when it can."""
-    from workrail_engine.ids import ID_MAX_LENGTH, ID_MIN_LENGTH
+    from workrail_engine.definition.ids import ID_MAX_LENGTH, ID_MIN_LENGTH
 
     if ID_MIN_LENGTH <= len(name) <= ID_MAX_LENGTH and _INIT_NAME.fullmatch(name):
         return None

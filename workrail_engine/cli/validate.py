@@ -189,10 +189,10 @@ def _run_stdin(
     catalog: _LazyCatalog,
     strict: bool,
 ) -> int:
-    from workrail_engine.document import parse_document
     from workrail_engine.lint import lint_document
     from workrail_engine.lint.fixes import fix_text
     from workrail_engine.lint.report import add_cross_file_diagnostics
+    from workrail_engine.text.document import parse_document
 
     name = options.stdin_filename or STDIN
     path = options.stdin_filename

@@ -31,8 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..loop_source import derive_artifact_sources
-from ..problems import Problem
+from ..evaluation.problems import Problem
+from ..serving.loop_source import derive_artifact_sources
 from . import bindings, features, prompt_blocks, refs, templates
 from ._budget import CompileBudget
 from ._sites import StepVisitor, visit_steps

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..evaluation.problems import Problem
 from ..limits import MAX_COMPILED_STEP_CHARS, MAX_COMPILED_WORKFLOW_CHARS
-from ..problems import Problem
 from ._sites import visit_steps
 
 __all__ = ["CompileBudget", "text_size"]

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..problems import Problem
-from ..regular_files import UnreadableFile, read_regular_file
+from ..evaluation.problems import Problem
+from ..text.regular_files import UnreadableFile, read_regular_file
 from ._budget import CompileBudget
 from ._sites import visit_steps
 

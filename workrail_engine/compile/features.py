@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..problems import Problem
+from ..evaluation.problems import Problem
 from ._budget import CompileBudget, text_size
 from ._sites import StepVisitor
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..problems import Problem
+from ..evaluation.problems import Problem
 from ._budget import CompileBudget
 from ._sites import StepVisitor
 

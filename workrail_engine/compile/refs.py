@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..problems import Problem
+from ..evaluation.problems import Problem
 from ._budget import CompileBudget
 from ._sites import StepVisitor
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..problems import Problem
-from ..routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
+from ..definition.routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
+from ..evaluation.problems import Problem
 from ._budget import CompileBudget, text_size
 
 __all__ = ["expand"]

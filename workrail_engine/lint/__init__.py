@@ -11,11 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..definition.steps import walk_steps
 from ..diagnostics import Diagnostic, Related, Severity, Span
-from ..document import WorkflowDocument, parse_document, read_document
 from ..limits import MAX_FINDINGS_PER_FILE
-from ..steps import walk_steps
-from ..tolerant_document import TolerantDocument
+from ..text.document import WorkflowDocument, parse_document, read_document
+from ..text.tolerant_document import TolerantDocument
 
 if TYPE_CHECKING:
     from ..compile import RoutineLookup

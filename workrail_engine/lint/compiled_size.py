@@ -15,7 +15,7 @@ from typing import Any
 
 from ..compile import RoutineLookup, compile_workflow
 from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
+from ..text.document import WorkflowDocument
 
 __all__ = ["compiled_size_diagnostics"]
 

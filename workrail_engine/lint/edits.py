@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from ..diagnostics import Fix, Span, TextEdit
-from ..document import WorkflowDocument
+from ..text.document import WorkflowDocument
 
 __all__ = ["insert_property", "kebab_case", "placeholder_for", "replace_key", "replace_value"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..conditions import MALFORMED, condition_problems
 from ..diagnostics import Severity
-from ..problems import Problem, pointer_join
-from ..regexes import RegexError, compile_regex
-from ..rules import OPERANDS, criteria_problems
+from ..evaluation.conditions import MALFORMED, condition_problems
+from ..evaluation.problems import Problem, pointer_join
+from ..evaluation.regexes import RegexError, compile_regex
+from ..evaluation.rules import OPERANDS, criteria_problems
 from .finding import Finding
 
 __all__ = ["expression_findings"]

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
-from ..templates import TemplateLiteral, TemplateRef
+from ..evaluation.templates import TemplateLiteral, TemplateRef
+from ..text.document import WorkflowDocument
 
 __all__ = ["Finding", "StepFindings"]
 

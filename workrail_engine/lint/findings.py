@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..steps import StepSite
-from ..templates import find_templates
+from ..definition.steps import StepSite
+from ..evaluation.templates import find_templates
 from .commands import command_findings
 from .expressions import expression_findings
 from .finding import StepFindings

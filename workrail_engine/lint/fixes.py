@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Fix, TextEdit
-from ..document import WorkflowDocument, parse_document
+from ..text.document import WorkflowDocument, parse_document
 from . import lint_document
 
 __all__ = ["FixOutcome", "apply_edits", "fix_text", "fixable"]

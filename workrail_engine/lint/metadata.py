@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from pathlib import PurePath
 
+from ..definition.ids import is_workflow_id
 from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
-from ..ids import is_workflow_id
+from ..text.document import WorkflowDocument
 from . import edits
 
 __all__ = ["expected_id", "metadata_diagnostics"]

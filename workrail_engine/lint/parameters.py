@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .._json_output import json_schema_problems
 from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
+from ..evaluation._json_output import json_schema_problems
+from ..text.document import WorkflowDocument
 
 __all__ = ["parameters_diagnostics"]
 

@@ -6,13 +6,13 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..declared import declared_parameters, declared_secrets
+from ..definition.declared import declared_parameters, declared_secrets
+from ..definition.steps import StepSite
 from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
 from ..errors import closest
-from ..json_pointer import escape_token
-from ..steps import StepSite
-from ..templates import NAMESPACES, TemplateLiteral, TemplateRef
+from ..evaluation.templates import NAMESPACES, TemplateLiteral, TemplateRef
+from ..text.document import WorkflowDocument
+from ..text.json_pointer import escape_token
 from .finding import StepFindings
 from .strings import StringSpans
 

@@ -15,7 +15,7 @@ from workrail_engine.diagnostics import Diagnostic, Severity, Span
 
 if TYPE_CHECKING:
     from workrail_engine.compile import RoutineLookup
-    from workrail_engine.document import WorkflowDocument
+    from workrail_engine.text.document import WorkflowDocument
 
 __all__ = [
     "FileReport",

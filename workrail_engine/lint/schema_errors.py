@@ -11,13 +11,13 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from ..definition.ids import STEP_ID_PATTERN, WORKFLOW_ID_PATTERN, WORKFLOW_ID_RULE
 from ..diagnostics import Diagnostic, Fix, Severity, TextEdit
-from ..document import WorkflowDocument
 from ..errors import closest
-from ..ids import STEP_ID_PATTERN, WORKFLOW_ID_PATTERN, WORKFLOW_ID_RULE
-from ..json_pointer import escape_token
-from ..problems import json_type_name
+from ..evaluation.problems import json_type_name
 from ..schema import load_schema
+from ..text.document import WorkflowDocument
+from ..text.json_pointer import escape_token
 from . import edits
 
 __all__ = ["schema_diagnostics"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..diagnostics import Span
-from ..document import WorkflowDocument
+from ..text.document import WorkflowDocument
 
 __all__ = ["StringSpans"]
 

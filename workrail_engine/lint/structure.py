@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ..definition.steps import StepSite
 from ..diagnostics import Diagnostic, Related, Severity
-from ..document import WorkflowDocument
 from ..errors import closest
-from ..loop_source import body_decides
-from ..steps import StepSite
+from ..serving.loop_source import body_decides
+from ..text.document import WorkflowDocument
 from . import edits
 
 __all__ = ["structure_diagnostics"]

@@ -28,11 +28,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..definition.routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
+from ..definition.steps import StepSite
 from ..diagnostics import Diagnostic, Severity
-from ..document import WorkflowDocument
 from ..errors import closest
-from ..routine_templates import ROUTINE_TEMPLATE_PREFIX, routine_ids_for
-from ..steps import StepSite
+from ..text.document import WorkflowDocument
 
 __all__ = [
     "KNOWN_CONTRACTS",
@@ -341,7 +341,7 @@ def template_call_diagnostics(
     ``known_ids`` are the workflow ids the caller can see: the catalog's, plus the files checked
     together (a routine and the workflow calling it are often checked in one run).
     """
-    from ..steps import walk_steps
+    from ..definition.steps import walk_steps
 
     known = set(known_ids)
     out: dict[str, list[Diagnostic]] = defaultdict(list)
@@ -382,7 +382,7 @@ def delegation_diagnostics(
     """WR709 for each delegation naming none of ``known_ids`` (when given), and WR710 for each
     delegation that leads back to its own workflow through the ``documents`` (a cycle of two or
     more; a workflow delegating to itself is WR710 of the file alone), keyed by path."""
-    from ..steps import walk_steps
+    from ..definition.steps import walk_steps
 
     documents = list(documents)
     sites = {

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SecurityViolation
-from ..rules import validate_output
-from ..templates import TemplateError, render
+from ..evaluation.rules import validate_output
+from ..evaluation.templates import TemplateError, render
 from .executor import CommandOutcome, CommandSpec, run_command
 from .secrets import SecretSet
 from .workspace import bubblewrap_argv, check_sandbox, minimal_environment, resolve_cwd

@@ -35,7 +35,7 @@ from typing import Any
 from dbos import DBOS, DBOSPortableJSONSerializer, SetWorkflowID
 from dbos._error import DBOSWorkflowCancelledError  # what DBOS itself catches as "cancelled"
 
-from ..declared import declared_secrets
+from ..definition.declared import declared_secrets
 from . import run_logs
 from .cancel_watch import CancelWatch
 from .commands import AttemptSettings, run_attempt

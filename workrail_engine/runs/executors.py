@@ -17,7 +17,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from ..regular_files import UnreadableFile, read_regular_file
+from ..text.regular_files import UnreadableFile, read_regular_file
 from . import step_processes
 
 __all__ = [

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..conditions import describe
-from ..steps import step_kind
+from ..definition.steps import step_kind
+from ..evaluation.conditions import describe
 from .model import ACTIVE, executable_steps
 from .resolve import database_url, store_home
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..steps import step_kind
+from ..definition.steps import step_kind
 
 __all__ = [
     "ACTIVE",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._json_output import compiled_schema, json_schema_problems
-from ..declared import with_parameter_defaults
+from ..definition.declared import with_parameter_defaults
 from ..errors import InvalidParams, InvalidWorkflow, closest
+from ..evaluation._json_output import compiled_schema, json_schema_problems
 
 __all__ = ["check_parameters", "refuse_undeclared"]
 

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..conditions import evaluate
-from ..declared import declared_secrets
+from ..definition.declared import declared_secrets
+from ..definition.steps import step_kind, walk_steps
 from ..errors import SecurityViolation
-from ..step_prompt import render_step
-from ..steps import step_kind, walk_steps
-from ..templates import TemplateError, find_references, render
+from ..evaluation.conditions import evaluate
+from ..evaluation.templates import TemplateError, find_references, render
+from ..serving.step_prompt import render_step
 from .commands import retry_policy
 from .walker import condition_context
 from .workspace import resolve_cwd

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..definition.ids import is_workflow_id
 from ..errors import InvalidWorkflow, RunNotFound, SecurityViolation
 from ..home import workrail_home
-from ..ids import is_workflow_id
 
 __all__ = [
     "database_url",

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..declared import declared_secrets
+from ..definition.declared import declared_secrets
+from ..definition.steps import find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
-from ..step_checks import check_answer
-from ..steps import find_step
+from ..evaluation.step_checks import check_answer
 from .commands import AttemptSettings
 from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters

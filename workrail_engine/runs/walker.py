@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from .._navigator_guidance import step_guidance
-from ..conditions import MISSING, evaluate, resolve
-from ..contracts import loop_decision
-from ..loop_source import artifact_source, loop_condition
-from ..navigator import DEFAULT_MAX_ITERATIONS  # one loop bound for runs and the next step
-from ..step_prompt import is_delegation, render_step
-from ..steps import step_kind
-from ..templates import referenced_step_ids, render_for_agent
+from ..definition.steps import step_kind
+from ..evaluation.conditions import MISSING, evaluate, resolve
+from ..evaluation.contracts import loop_decision
+from ..evaluation.templates import referenced_step_ids, render_for_agent
+from ..serving._navigator_guidance import step_guidance
+from ..serving.loop_source import artifact_source, loop_condition
+from ..serving.navigator import DEFAULT_MAX_ITERATIONS  # one loop bound for runs and the next step
+from ..serving.step_prompt import is_delegation, render_step
 from .commands import retry_policy
 from .model import step_result
 

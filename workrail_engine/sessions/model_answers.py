@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..steps import find_step
+from ..definition.steps import find_step
 from .service import Confirm, SessionService, SessionStep, asks_a_person
 
 __all__ = ["AskModel", "ModelLimits", "ModelUsage", "answer_with_model", "model_may_answer"]

@@ -19,15 +19,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..declared import declared_secrets
+from ..definition.declared import declared_secrets
+from ..definition.steps import find_step
 from ..errors import InvalidRunState, RunNotFound
-from ..navigator import next_step
+from ..evaluation.step_checks import check_answer
 from ..runs.model import executable_steps
 from ..runs.resolve import database_url, store_home
 from ..runs.secrets import SecretSet
 from ..runs.sqlite_store import DATABASE, make_private
-from ..step_checks import check_answer
-from ..steps import find_step
+from ..serving.navigator import next_step
 from .git_context import git_context
 from .store import Answer, SessionRow, SessionStore
 from .tokens import SessionTokenError, read_token, sign_token

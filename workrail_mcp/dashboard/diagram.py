@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from workrail_engine.conditions import describe
-from workrail_engine.steps import step_kind
+from workrail_engine.definition.steps import step_kind
+from workrail_engine.evaluation.conditions import describe
 
 __all__ = ["condition_words", "loop_words", "workflow_svg"]
 

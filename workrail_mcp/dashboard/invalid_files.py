@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workrail_engine.limits import MAX_DOCUMENT_BYTES
-from workrail_engine.regular_files import read_head
+from workrail_engine.text.regular_files import read_head
 
 __all__ = ["MAX_FILES_SHOWN", "MAX_PROBLEMS_SHOWN", "InvalidFilesListing"]
 

@@ -11,10 +11,10 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from workrail_engine.definition.steps import walk_steps
 from workrail_engine.errors import EngineError, InvalidWorkflow, WorkflowNotFound
+from workrail_engine.evaluation.templates import find_references
 from workrail_engine.runs import MASK, RunOptions, SecretSet
-from workrail_engine.steps import walk_steps
-from workrail_engine.templates import find_references
 from workrail_mcp.dashboard.diagram import condition_words, loop_words, workflow_svg
 from workrail_mcp.dashboard.forms import parameter_fields, parameters_from_form
 

@@ -5,7 +5,7 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
 
-from workrail_engine.ids import (
+from workrail_engine.definition.ids import (
     ID_MAX_LENGTH,
     ID_MIN_LENGTH,
     SERVED_STEP_ID_MAX_LENGTH,

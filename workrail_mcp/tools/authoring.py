@@ -43,8 +43,8 @@ def workflow_lint(
         Literal["json", "yaml"] | None, Field(description="The format of text (default: json).")
     ] = None,
 ) -> LintReport:
-    from workrail_engine.document import parse_document
     from workrail_engine.lint import lint_document
+    from workrail_engine.text.document import parse_document
 
     if (definition is None) == (text is None):
         raise InvalidParams("Give exactly one of definition or text")

@@ -10,13 +10,13 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.catalog import Catalog, user_directory
-from workrail_engine.errors import InvalidParams, InvalidWorkflow
-from workrail_engine.ids import (
+from workrail_engine.definition.ids import (
     ID_MAX_LENGTH,
     ID_MIN_LENGTH,
     WORKFLOW_ID_PATTERN,
     WORKFLOW_ID_RULE,
 )
+from workrail_engine.errors import InvalidParams, InvalidWorkflow
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
 from workrail_mcp.tools._shapes import WorkflowSummary
@@ -105,8 +105,8 @@ def _serialize(name: str, definition: dict[str, Any]) -> str:
 
 
 def _lint(text: str, path: str, catalog: Catalog) -> list[Any]:
-    from workrail_engine.document import parse_document
     from workrail_engine.lint import lint_document
+    from workrail_engine.text.document import parse_document
 
     document = parse_document(text, path=path, fmt="json")
     diagnostics = lint_document(document, catalog.ids(), catalog.routine)

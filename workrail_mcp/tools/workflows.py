@@ -5,8 +5,12 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.ids import ID_MIN_LENGTH, SERVED_STEP_ID_MAX_LENGTH, SERVED_STEP_ID_PATTERN
-from workrail_engine.steps import find_step
+from workrail_engine.definition.ids import (
+    ID_MIN_LENGTH,
+    SERVED_STEP_ID_MAX_LENGTH,
+    SERVED_STEP_ID_PATTERN,
+)
+from workrail_engine.definition.steps import find_step
 from workrail_mcp.next_action import phrase_next
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import (
@@ -175,7 +179,7 @@ def workflow_next(
     context: NextContext = None,
     artifacts: ArtifactsArg = None,
 ) -> NextStep:
-    from workrail_engine.navigator import next_step
+    from workrail_engine.serving.navigator import next_step
 
     definition = env.catalog.served(workflowId)
     found = next_step(
@@ -203,8 +207,8 @@ def workflow_validate(
     artifacts: ArtifactsArg = None,
 ) -> Validation:
     from workrail_engine.errors import InvalidCriteria
-    from workrail_engine.rules import criteria_problems
-    from workrail_engine.step_checks import check_answer
+    from workrail_engine.evaluation.rules import criteria_problems
+    from workrail_engine.evaluation.step_checks import check_answer
 
     definition = env.catalog.served(workflowId)
     step = find_step(definition, stepId, workflowId)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workrail_engine.navigator import next_step
 from workrail_engine.runs.walker import waiting_view
+from workrail_engine.serving.navigator import next_step
 
 WORKFLOW = {
     "id": "guided",

@@ -16,7 +16,7 @@ import pytest
 
 from workrail_engine.catalog import Catalog, default_sources
 from workrail_engine.errors import RunNotFound
-from workrail_engine.navigator import next_step
+from workrail_engine.serving.navigator import next_step
 from workrail_engine.sessions import (
     AnswerNotApplied,
     SessionService,
