@@ -162,6 +162,10 @@ def go_to(page: Page, line: int, column: int) -> None:
     page.keyboard.press("Control+g")
     page.keyboard.type(f"{line}:{column}")
     page.keyboard.press("Enter")
+    # Keys pressed before the go-to box has closed and the cursor has moved land in the box (an
+    # Enter swallowed there put the typed quote on the wrong line): wait for both.
+    expect(page.locator(".quick-input-widget")).to_be_hidden()
+    expect(page.get_by_role("button", name=f"Ln {line}, Col {column}")).to_be_visible()
 
 
 def run_command(page: Page, title: str) -> None:
