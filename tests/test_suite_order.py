@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from conftest import LONGEST_MODULES
+from suite_order import LONGEST_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 
