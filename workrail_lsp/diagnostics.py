@@ -2,8 +2,10 @@
 
 The items are exactly ``lint_document``'s for the document's text (what ``workrail validate``
 prints), plus the engine's workspace-level check (``duplicate_workflow_ids``, WR603) against the
-other workflow files of the workspace, found by the workspace index. Result ids are ``version.generation`` (the workspace
-index's generation), so a pull for an unchanged document is answered "unchanged" without work.
+other workflow files of the workspace, found by the workspace index. Result ids are
+``version.generation.length.config`` (the workspace index's generation; how many project
+configuration changes the server has seen), so a pull for an unchanged document is answered
+"unchanged" without work.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ class DiagnosticsStore:
 
     def result_id(self, state: DocumentState) -> str:
         self.index.refresh()
-        return f"{state.version}.{self.index.generation}.{len(state.text)}"
+        return f"{state.version}.{self.index.generation}.{len(state.text)}.{state.config_serial}"
 
     def report(self, state: DocumentState) -> _Report:
         result_id = self.result_id(state)

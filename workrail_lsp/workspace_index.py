@@ -78,7 +78,8 @@ class _Scan:
     """One walk of the workspace on its own thread; ``cancel()`` stops it at the next file."""
 
     def __init__(self, roots: list[Path], settings: Settings, known: dict[str, _Entry]) -> None:
-        self.roots, self.settings, self.known = roots, settings, known
+        # The project configuration's workflow folders as they are when the scan starts.
+        self.roots, self.settings, self.known = roots, settings.frozen(), known
         self.found: dict[str, _Entry] = {}
         self.cancelled = threading.Event()
         self.seconds = 0.0
@@ -228,10 +229,11 @@ def _read_id(path: str, settings: Settings) -> str | None:
 def candidate_files(
     roots: list[Path], settings: Settings, stop: Callable[[], bool] = lambda: False
 ) -> list[str]:
-    """JSON and YAML files under the roots and the extra workflow folders (vendored folders
-    skipped), at most ``MAX_SCAN_FILES``; ``stop()`` is asked at each folder and ends the walk."""
+    """JSON and YAML files under the roots and the workflow folders of the settings and of the
+    project configuration (vendored folders skipped), at most ``MAX_SCAN_FILES``; ``stop()`` is
+    asked at each folder and ends the walk."""
     found: list[str] = []
-    for root in [*roots, *(Path(d) for d in settings.extra_workflow_dirs)]:
+    for root in [*roots, *(Path(d) for d in settings.workflow_dirs())]:
         for folder, dirs, files in os.walk(root):
             if stop():
                 return found
