@@ -231,3 +231,50 @@ async def test_the_server_asks_a_client_that_can_to_watch_configuration_files(se
         assert {"**/pyproject.toml", "**/.workrail/config.toml"} <= set(watched)
     else:  # Neovim 0.11 on Linux: false, so nothing is asked of it
         assert watched == []
+
+
+TWO_LISTS = """\
+# Owned by the release team.
+id: ranges
+name: Ranges   # kept
+version: "1.0.0"
+tags:
+- a
+- b
+steps:
+- id: one
+  title: One
+  prompt: Do it.
+"""
+
+
+async def range_format(session, uri: str, start: int, end: int) -> list[types.TextEdit]:
+    return await session.client.text_document_range_formatting_async(
+        types.DocumentRangeFormattingParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(start, 0), types.Position(end, 0)),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+        )
+    )
+
+
+async def test_yaml_range_formatting_is_workrail_format_on_the_range(session):
+    root = project(session, f"range-{session.encoding}", "[tool.workrail]\n")
+    path = root / "workflows" / "ranges.yaml"
+    uri = opened(session, path, TWO_LISTS)
+    cli = await workrail("format", "-", "--stdin-filename", str(path), stdin=TWO_LISTS, cwd=root)
+    assert cli.returncode == 0, cli.stderr
+    whole = cli.stdout
+    assert "  - a\n" in whole and "  - id: one\n    title: One\n" in whole
+    # Lines 8-10 (the steps' items): only they change, as `workrail format` changes them.
+    steps_only = apply_edits(TWO_LISTS, await range_format(session, uri, 8, 11), session.encoding)
+    assert steps_only == TWO_LISTS.replace(
+        "- id: one\n  title: One\n  prompt: Do it.\n",
+        "  - id: one\n    title: One\n    prompt: Do it.\n",
+    )
+    assert "\n- a\n- b\n" in steps_only  # the tags, outside the range, as they were
+    # The whole document as a range: what `workrail format` writes.
+    every = apply_edits(TWO_LISTS, await range_format(session, uri, 0, 11), session.encoding)
+    assert every == whole
+    # A range with nothing to change: no edits.
+    assert list(await range_format(session, uri, 0, 3)) == []
