@@ -260,9 +260,11 @@ def _read_table(path: Path, stamp: tuple[int, int]) -> Mapping[str, Any] | None:
     return table
 
 
-def _load(path: Path, chain: tuple[Path, ...] = ()) -> ProjectConfig | None:
-    """The settings in ``path``, with those it extends under them."""
-    stamp = _stamp(path)
+def _load(path: Path, read: list[str], chain: tuple[Path, ...] = ()) -> ProjectConfig | None:
+    """The settings in ``path``, with those it extends under them; every file read is added to
+    ``read`` (what a cached answer depends on)."""
+    read.append(str(path))
+    stamp = _stamp(str(path))
     if stamp is None:
         raise ConfigError(f"{chain[-1]}: 'extend' names {path}, which cannot be read")
     table = _read_table(path, stamp)
@@ -280,31 +282,64 @@ def _load(path: Path, chain: tuple[Path, ...] = ()) -> ProjectConfig | None:
             raise ConfigError(f"{path}: 'extend' makes a cycle through {target}")
         if len(chain) >= MAX_EXTEND_DEPTH:
             raise ConfigError(f"{path}: 'extend' chain longer than {MAX_EXTEND_DEPTH} files")
-        base = _load(target, (*chain, path)) or base
+        base = _load(target, read, (*chain, path)) or base
     return _from_table(table, path, base)
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: str) -> tuple[int, int] | None:
     try:
-        status = path.stat()
+        status = os.stat(path)
     except OSError:
         return None
     return (status.st_mtime_ns, status.st_size)
 
 
+# Per directory looked up: the files the answer depends on (with their stamps, None for "not
+# there") and the answer, a configuration or the error. A language server asks for every request
+# it serves; while no stamp changed, the answer costs a stat per file looked at.
+_Answer = tuple[tuple[tuple[str, tuple[int, int] | None], ...], "ProjectConfig | ConfigError"]
+_ANSWERS: dict[str, _Answer] = {}
+_MAX_ANSWERS = 4096
+
+
 def find_config(start: str | os.PathLike[str]) -> ProjectConfig:
     """The settings that apply to ``start`` (a file or a directory): the nearest configuration
     file from there up to the repository root; the defaults when there is none."""
-    directory = Path(os.path.abspath(start))
-    if not directory.is_dir():
-        directory = directory.parent
+    directory = os.path.abspath(start)
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    known = _ANSWERS.get(directory)
+    if known is None or any(_stamp(path) != stamp for path, stamp in known[0]):
+        known = _search(directory)
+        if len(_ANSWERS) >= _MAX_ANSWERS:
+            _ANSWERS.clear()
+        _ANSWERS[directory] = known
+    if isinstance(known[1], ConfigError):
+        raise known[1]
+    return known[1]
+
+
+def _search(directory: str) -> _Answer:
+    looked: list[str] = []
+    answer: ProjectConfig | ConfigError = ProjectConfig()
+    try:
+        answer = _nearest(Path(directory), looked)
+    except ConfigError as error:
+        answer = error
+    return tuple((path, _stamp(path)) for path in dict.fromkeys(looked)), answer
+
+
+def _nearest(directory: Path, looked: list[str]) -> ProjectConfig:
     for folder in (directory, *directory.parents):
         for name in CONFIG_FILES:
             candidate = folder / name
-            if _stamp(candidate) is not None:
-                found = _load(candidate)
+            looked.append(str(candidate))
+            if _stamp(str(candidate)) is not None:
+                found = _load(candidate, looked)
                 if found is not None:
                     return found
-        if (folder / ".git").exists():
+        git = folder / ".git"
+        looked.append(str(git))
+        if git.exists():
             break
     return ProjectConfig()

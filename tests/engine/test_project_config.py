@@ -197,3 +197,19 @@ def test_bad_extend_is_an_error(repo: Path, files: dict[str, str], message: str)
         (repo / name).write_text(text)
     with pytest.raises(ConfigError, match=message):
         find_config(repo)
+
+
+def test_a_cached_answer_notices_new_fixed_and_removed_files(repo: Path) -> None:
+    workflows = repo / "workflows"
+    assert find_config(workflows) == ProjectConfig()
+    (workflows / ".workrail").mkdir()
+    nearer = workflows / ".workrail" / "config.toml"
+    nearer.write_text("strict = maybe\n")
+    with pytest.raises(ConfigError, match="cannot be read as TOML"):
+        find_config(workflows)
+    with pytest.raises(ConfigError):  # the error is the answer until the file changes
+        find_config(workflows / "a.json")
+    nearer.write_text("strict = true\n")
+    assert find_config(workflows).strict
+    nearer.unlink()
+    assert find_config(workflows) == ProjectConfig()
