@@ -101,7 +101,8 @@ def _yaml_range(state: DocumentState, requested: types.Range) -> list[types.Text
     first = requested.start.line
     # A range ending at column 0 of a line does not take that line (an editor's selection of
     # whole lines ends there).
-    last = requested.end.line - (requested.end.character == 0 and requested.end.line > first)
+    whole_lines = requested.end.character == 0 and requested.end.line > first
+    last = requested.end.line - 1 if whole_lines else requested.end.line
     blocks = [
         (i1, i2, "".join(new[j1:j2]))
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(

@@ -326,8 +326,9 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
         return ls.states.settings.is_workflow(path, text)
 
 
-CONFIG_WATCHERS = ("**/pyproject.toml", "**/.workrail/config.toml", "**/*.toml")
-"""Files whose change may change the project configuration (``extend`` names any TOML file)."""
+CONFIG_WATCHERS = ("**/*.toml",)
+"""Files whose change may change the project configuration: ``pyproject.toml``,
+``.workrail/config.toml``, and any TOML file, since ``extend`` may name one."""
 
 
 def _watch_project_configuration(ls: WorkrailLanguageServer) -> None:
