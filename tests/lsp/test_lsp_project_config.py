@@ -278,3 +278,52 @@ async def test_yaml_range_formatting_is_workrail_format_on_the_range(session):
     assert every == whole
     # A range with nothing to change: no edits.
     assert list(await range_format(session, uri, 0, 3)) == []
+
+
+async def test_delegations_and_routines_are_checked_against_the_catalog_as_the_cli_does(session):
+    """WR709 for a delegation to a workflow nobody has, none for one to a bundled workflow
+    (coding-task) or to one in the workspace; WR703 for a routine template nobody has."""
+    root = project(session, f"targets-{session.encoding}", "[tool.workrail]\n")
+    (root / "workflows" / "helper.json").write_text(
+        json.dumps({"id": "helper", "name": "H", "version": "1.0.0", "steps": STEPS}, indent=2)
+    )
+    delegating = {
+        "id": "delegating",
+        "name": "D",
+        "version": "1.0.0",
+        "steps": [
+            {
+                "id": "fan-out",
+                "title": "Fan out",
+                "type": "parallel",
+                "parallelDelegations": [
+                    {"workflowId": "coding-task"},
+                    {"workflowId": "helper"},
+                    {"workflowId": "nobody-has-this"},
+                ],
+            },
+            {
+                "id": "call",
+                "title": "Call",
+                "templateCall": {"templateId": "wr.templates.routine.absent"},
+            },
+        ],
+    }
+    text = json.dumps(delegating, indent=2)
+    path = root / "workflows" / "delegating.json"
+    path.write_text(text)
+    uri = session.open(str(path.relative_to(session.root)), text)
+    cli = await workrail("validate", "--format", "json", stdin="", cwd=root)
+    by_path = {f["path"]: f["diagnostics"] for f in json.loads(cli.stdout)["files"]}
+    expected = sorted((d["code"], d["pointer"]) for d in by_path["workflows/delegating.json"])
+    assert expected == [
+        ("WR703", "/steps/1/templateCall/templateId"),
+        ("WR709", "/steps/0/parallelDelegations/2/workflowId"),
+    ]
+
+    def found(items) -> list[tuple[str, str]]:
+        return sorted((str(d.code), d.data["pointer"]) for d in items)
+
+    # Until a scan has read helper.json (written just now), `helper` is unknown too: an editor
+    # learns of the new file from its watcher, or at the next scan (2 s apart at the least).
+    await session.diagnostics_until(uri, lambda items: found(items) == expected)
