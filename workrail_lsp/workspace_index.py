@@ -81,8 +81,13 @@ class _Scan:
     """One walk of the workspace on its own thread; ``cancel()`` stops it at the next file."""
 
     def __init__(self, roots: list[Path], settings: Settings, known: dict[str, _Entry]) -> None:
-        # The project configuration's workflow folders as they are when the scan starts.
+        # The project configuration's workflow folders as they are when the scan starts, and the
+        # catalog's folders: read here, on the server's thread, so that the scan's thread imports
+        # nothing (an import under way when the server exits aborts the interpreter).
+        from workrail_engine.catalog import SKIPPED_FOLDERS
+
         self.roots, self.settings, self.known = roots, settings.frozen(), known
+        self.catalog_dirs, self.skipped = catalog_directories(), SKIPPED_FOLDERS
         self.found: dict[str, _Entry] = {}
         self.elsewhere: dict[str, _Entry] = {}
         self.cancelled = threading.Event()
@@ -106,7 +111,7 @@ class _Scan:
             return self.cancelled.is_set()
 
         self._read(candidate_files(self.roots, self.settings, stop), self.found, stop)
-        self._read(candidate_files(catalog_directories(), Settings(), stop), self.elsewhere, stop)
+        self._read(candidate_files(self.catalog_dirs, Settings(), stop), self.elsewhere, stop)
         self.seconds = time.monotonic() - began
 
     def _read(self, paths: list[str], into: dict[str, _Entry], stop: Callable[[], bool]) -> None:
@@ -123,7 +128,7 @@ class _Scan:
                 into[path] = known
             elif into is self.found:
                 into[path] = (key, _read_id(path, self.settings))
-            elif _served(path):  # a catalog source: every JSON/YAML file in it is a workflow
+            elif _served(path, self.skipped):  # a catalog source: its JSON/YAML files are workflows
                 into[path] = (key, _read_id(path, None))
 
 
@@ -289,7 +294,7 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
-def _served(path: str) -> bool:
-    from workrail_engine.catalog import SKIPPED_FOLDERS
-
-    return not SKIPPED_FOLDERS.intersection(Path(path).parts[:-1])
+def _served(path: str, skipped: frozenset[str] | None = None) -> bool:
+    if skipped is None:
+        from workrail_engine.catalog import SKIPPED_FOLDERS as skipped
+    return not skipped.intersection(Path(path).parts[:-1])

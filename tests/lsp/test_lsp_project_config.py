@@ -159,15 +159,18 @@ def severities(items) -> dict[str, types.DiagnosticSeverity | None]:
     return {str(d.code): d.severity for d in items}
 
 
-async def config_changed(session, uri: str, config: Path) -> None:
-    """What an editor does when a configuration file changes: VS Code tells the server (it
-    watches the files the server registered); Neovim 0.11 on Linux watches nothing and pulls
-    again at its next edit."""
+async def config_changed(session, uri: str, *changed: Path) -> None:
+    """What an editor does when files change on disk: VS Code tells the server (it watches the
+    workflow files and the configuration files the server registered); Neovim 0.11 on Linux
+    watches nothing and pulls again at its next edit."""
     if not session.pull:
         session._mark(uri)  # the publish wanted is the one after this
         session.client.workspace_did_change_watched_files(
             types.DidChangeWatchedFilesParams(
-                [types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]
+                [
+                    types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Changed)
+                    for p in changed
+                ]
             )
         )
 
@@ -324,6 +327,7 @@ async def test_delegations_and_routines_are_checked_against_the_catalog_as_the_c
     def found(items) -> list[tuple[str, str]]:
         return sorted((str(d.code), d.data["pointer"]) for d in items)
 
-    # Until a scan has read helper.json (written just now), `helper` is unknown too: an editor
-    # learns of the new file from its watcher, or at the next scan (2 s apart at the least).
+    # Until a scan has read helper.json (written just now), `helper` is unknown too: VS Code's
+    # watcher tells the server of the new files; a pull client's next pull finds a scan due.
+    await config_changed(session, uri, root / "workflows" / "helper.json", path)
     await session.diagnostics_until(uri, lambda items: found(items) == expected)
