@@ -148,6 +148,28 @@ async def test_answers_that_never_pass_leave_the_step_to_the_agent(project, tmp_
         assert moved.structured_content["sampling"]["calls"] == 3
 
 
+async def test_calls_of_answers_sent_back_are_counted_across_restarts(project, tmp_path):
+    write_workflow(project / "workflows", FLOW)
+    async with connected(project, tmp_path, Model("no", "still no"), "--sampling") as client:
+        started = await _start(client, project)
+        assert started["pending"]["stepId"] == "draft" and started["sampling"]["calls"] == 2
+    # A new server process: the two calls whose answers were sent back still count.
+    model = Model("LGTM")
+    async with connected(project, tmp_path, model, "--sampling") as client:
+        run = await client.call_tool("get_workflow_run", {"workflow_id": started["runId"]})
+        assert run.structured_content["sampling"] == {"calls": 2, "tokens": 600}
+        moved = await client.call_tool(
+            "continue_workflow",
+            {
+                "continueToken": started["continueToken"],
+                "output": {"notesMarkdown": "DRAFT by the agent"},
+            },
+        )
+        assert moved.structured_content["pending"]["stepId"] == "ship"
+        assert moved.structured_content["sampling"]["calls"] == 3
+        assert moved.structured_content["sampling"]["tokens"] == 600 + 2000
+
+
 async def test_limits_and_opt_outs(project, tmp_path):
     write_workflow(project / "workflows", FLOW)
     write_workflow(project / "workflows", {**FLOW, "id": "kept-flow", "sampling": False})

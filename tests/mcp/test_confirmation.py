@@ -113,7 +113,8 @@ async def test_a_rejection_keeps_the_step_pending_with_the_comment(project, tmp_
         {"action": "decline"},
         {"decision": "approve"},
     )
-    async with connected(project, tmp_path, transport, person) as client:
+    dashboard: list[str] = []
+    async with connected(project, tmp_path, transport, person, dashboard) as client:
         token = await _start(client, project)
         rejected = await _answer(client, token)
         assert rejected["kind"] == "blocked" and rejected["pending"]["stepId"] == "understand"
@@ -121,11 +122,27 @@ async def test_a_rejection_keeps_the_step_pending_with_the_comment(project, tmp_
         assert blocker["code"] == "USER_ONLY_DEPENDENCY"
         assert "you missed the security requirement" in blocker["message"]
         assert rejected["confirmation"]["action"] == "reject"
+        # The refusal is recorded with the step that stays pending.
+        run = await client.call_tool("get_workflow_run", {"workflow_id": rejected["runId"]})
+        pending = run.structured_content["waiting"]["confirmations"]
+        assert [(c["action"], c["comment"]) for c in pending] == [
+            ("reject", "you missed the security requirement")
+        ]
+        assert pending[0]["by"] == "the user of mcp" and pending[0]["at"] > 0
         declined = await _answer(client, token, NOTES + " Also security.")
         assert declined["kind"] == "blocked" and declined["confirmation"]["action"] == "declined"
         moved = await _answer(client, token, NOTES + " Also security, really.")
         assert moved["pending"]["stepId"] == "implement"
         assert len(person.asked) == 3
+        # Every reply shows in the step's history, oldest first.
+        run = await client.call_tool("get_workflow_run", {"workflow_id": moved["runId"]})
+        replies = run.structured_content["step_results"][0]["confirmations"]
+        assert [c["action"] for c in replies] == ["reject", "declined", "approve"]
+        if dashboard:
+            page = httpx2.get(f"{dashboard[0]}/runs/{moved['runId']}", timeout=10).text
+            assert "Rejected by the user of mcp" in page
+            assert "you missed the security requirement" in page
+            assert "Confirmation declined by the user of mcp" in page
 
 
 async def test_without_the_capability_the_step_moves_on_as_before(project, tmp_path):

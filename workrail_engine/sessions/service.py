@@ -29,7 +29,7 @@ from ..runs.secrets import SecretSet
 from ..runs.sqlite_store import DATABASE, make_private
 from ..serving.navigator import next_step
 from .git_context import git_context
-from .store import Answer, SessionRow, SessionStore
+from .store import Answer, SessionRow, SessionStore, confirmations_of
 from .tokens import SessionTokenError, read_token, sign_token
 
 __all__ = [
@@ -637,19 +637,6 @@ class SessionService:
             is_complete=row.status == "success",
             next=found,
         )
-
-
-def confirmations_of(
-    refusals: Sequence[Mapping[str, Any]], step_key: str, approval: Mapping[str, Any] | None
-) -> list[dict[str, Any]]:
-    """Every reply a person gave to the confirmation of the step at ``step_key``, oldest first:
-    the refusals that kept it pending, then the approval that let it move on."""
-    shown = [
-        {k: v for k, v in r.items() if k != "step_key"}
-        for r in refusals
-        if r["step_key"] == step_key
-    ]
-    return shown + ([dict(approval)] if approval else [])
 
 
 def answer_facts(answer: Answer, refusals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -15,13 +15,13 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..runs.sql_store import SqlStore
 
-__all__ = ["Answer", "Claim", "SessionRow", "SessionStore"]
+__all__ = ["Answer", "Claim", "SessionRow", "SessionStore", "confirmations_of", "refusal_of"]
 
 _SESSION_COLUMNS = (
     # Narrow: what a search scans. The big JSON (position, pending step, last notes) lives in
@@ -553,6 +553,19 @@ def refusal_of(values: Sequence[Any]) -> dict[str, Any]:
         "by": by,
         "at": float(at),
     }
+
+
+def confirmations_of(
+    refusals: Sequence[Mapping[str, Any]], step_key: str, approval: Mapping[str, Any] | None
+) -> list[dict[str, Any]]:
+    """Every reply a person gave to the confirmation of the step at ``step_key``, oldest first:
+    the refusals that kept it pending, then the approval that let it move on."""
+    shown = [
+        {k: v for k, v in r.items() if k != "step_key"}
+        for r in refusals
+        if r["step_key"] == step_key
+    ]
+    return shown + ([dict(approval)] if approval else [])
 
 
 def _answer(values: Sequence[Any]) -> Answer:

@@ -1,0 +1,291 @@
+"""A `run_workflow` run's prompt steps answered by the client's model (--sampling) and confirmed
+by the person (`elicitation/create`).
+
+The real server process over stdio and Streamable HTTP; the SDK client's sampling callback is a
+scripted "model" (answers that pass, fail a check once, never pass) and its elicitation callback
+a scripted person (approve, reject with a comment, decline).
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.test_client_model import Model
+from tests.mcp.test_confirmation import Person
+from tests.mcp.test_http import http_server
+
+pytestmark = pytest.mark.slow
+
+# A prompt step the model may do, a command, a prompt step it may do, one kept for the agent.
+RUN_FLOW = {
+    "id": "sampled-run",
+    "name": "Sampled run",
+    "description": "Steps a model may do around a command, and one it may not",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "draft",
+            "title": "Draft",
+            "prompt": "Write a draft about {{parameters.topic}}.",
+            "validationCriteria": [
+                {"type": "contains", "value": "DRAFT", "message": "Start with DRAFT"}
+            ],
+            "sampling": {"maxTokens": 300},
+        },
+        {"id": "count", "title": "Count", "run": {"command": ["echo", "{{steps.draft.output}}"]}},
+        {
+            "id": "review",
+            "title": "Review",
+            "prompt": "Review the draft.",
+            "validationCriteria": [{"type": "contains", "value": "LGTM", "message": "Say LGTM"}],
+        },
+        {"id": "ship", "title": "Ship", "prompt": "Push the change.", "sampling": False},
+    ],
+    "parameters": {
+        "type": "object",
+        "required": ["topic"],
+        "properties": {"topic": {"type": "string"}},
+    },
+}
+# A prompt step whose confirmation is a person's, then one more.
+CONFIRMED_FLOW = {
+    "id": "confirmed-run",
+    "name": "Confirmed run",
+    "description": "A step the user must confirm",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "plan",
+            "title": "Plan the change",
+            "prompt": "Write the plan.",
+            "requireConfirmation": True,
+            "validationCriteria": [
+                {"type": "contains", "value": "PLAN", "message": "Start with PLAN"}
+            ],
+        },
+        {"id": "build", "title": "Build", "prompt": "Build it."},
+    ],
+}
+PLAN = "PLAN: change the parser."
+
+
+@pytest.fixture
+def run_project(tmp_path):
+    root = tmp_path / "project"
+    for flow in (RUN_FLOW, CONFIRMED_FLOW, {**RUN_FLOW, "id": "kept-run", "sampling": False}):
+        write_workflow(root / "workflows", flow)
+    return root
+
+
+@asynccontextmanager
+async def connected(project, tmp_path, *options, model=None, person=None, transport="stdio"):
+    """A client of the real server; yields it and the dashboard's base URL (HTTP only)."""
+    callbacks = {}
+    if model is not None:
+        callbacks["sampling_callback"] = model
+    if person is not None:
+        callbacks["elicitation_callback"] = person
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "workrail_mcp", "--project", str(project), *options],
+            env=server_env(tmp_path),
+            cwd=str(tmp_path),
+        )
+        async with Client(params, mode="legacy", **callbacks) as client:
+            yield client, None
+    else:
+        with http_server(project, tmp_path, *options) as (url, _):
+            async with Client(url, mode="legacy", **callbacks) as client:
+                yield client, url.removesuffix("/mcp")
+
+
+async def _call(client, tool: str, arguments: dict) -> dict:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+async def _run(client, workflow: str = "sampled-run") -> dict:
+    arguments = {"workflow_name": workflow, "wait_seconds": 20}
+    if workflow != "confirmed-run":
+        arguments["parameters"] = {"topic": "caching"}
+    return await _call(client, "run_workflow", arguments)
+
+
+SAMPLING = ("--sampling", "--allow-commands")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_the_model_does_a_runs_steps_and_stops_before_ship(run_project, tmp_path, transport):
+    model = Model("DRAFT: cache the index", "LGTM, good")
+    async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
+        client,
+        dashboard,
+    ):
+        run = await _run(client)
+        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "ship"
+        assert run["sampling"]["calls"] == 2
+        assert run["sampling"]["tokens"] == 300 + 2000  # the step's maxTokens, the default
+        assert "sampling: false" in run["sampling"]["stopped"]
+        first = model.requests[0]
+        assert first.max_tokens == 300
+        assert "Write a draft about caching." in first.messages[0].content.text
+        assert "validation criteria" in first.system_prompt
+        # The command between the two ran with the model's draft.
+        assert [r["step_name"] for r in run["step_results"]] == ["draft", "count", "review"]
+        assert run["step_results"][1]["output"]["stdout"] == "DRAFT: cache the index\n"
+        got = await _call(client, "get_workflow_run", {"workflow_id": run["workflow_id"]})
+        assert got["sampling"] == {"calls": 2, "tokens": 2300}
+        review = got["step_results"][2]
+        assert review["model_usage"] == {"calls": 2, "tokens": 2300, "model": "scripted"}
+        assert got["step_results"][0]["model_usage"]["calls"] == 1
+        if dashboard:  # the run's page on the HTTP server's dashboard
+            page = httpx2.get(f"{dashboard}/runs/{run['workflow_id']}", timeout=10).text
+            assert "Answered by the client's model (scripted)" in page
+            assert "2 calls, 2300 tokens" in page
+
+
+async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(run_project, tmp_path):
+    model = Model("a plan", "DRAFT: a plan", "LGTM")
+    async with connected(run_project, tmp_path, *SAMPLING, model=model) as (client, _):
+        run = await _run(client)
+        assert run["waiting"]["step_key"] == "ship" and run["sampling"]["calls"] == 3
+        retry = model.requests[1].messages[0].content.text
+        assert "sent back" in retry and "Start with DRAFT" in retry
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
+    run_project, tmp_path, transport
+):
+    model = Model("no", "still no", "LGTM")
+    async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
+        client,
+        _,
+    ):
+        run = await _run(client)
+        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "draft"
+        assert run["sampling"]["calls"] == 2  # one answer and one retry, no more
+        assert "failed its checks" in run["sampling"]["stopped"]
+        run_id = run["workflow_id"]
+        # The agent answers as today; the model does the next step it may, and the run's count
+        # goes on from the answers sent back.
+        moved = await _call(
+            client,
+            "continue_workflow",
+            {"workflow_id": run_id, "output": "DRAFT by the agent", "wait_seconds": 20},
+        )
+        assert moved["outcome"] == "accepted" and moved["waiting"]["step_key"] == "ship"
+        assert moved["sampling"]["calls"] == 3
+    # Counted in the store: a new server process reads the same count.
+    async with connected(run_project, tmp_path, *SAMPLING, model=Model()) as (client, _):
+        got = await _call(client, "get_workflow_run", {"workflow_id": run_id})
+        assert got["sampling"] == {"calls": 3, "tokens": 300 + 300 + 2000}
+        assert "model_usage" not in got["step_results"][0]  # the agent's answer
+
+
+async def test_a_runs_limits_and_opt_outs(run_project, tmp_path):
+    model = Model("DRAFT", "LGTM")
+    async with connected(
+        run_project, tmp_path, *SAMPLING, "--sampling-calls", "1", model=model
+    ) as (client, _):
+        run = await _run(client)
+        assert run["waiting"]["step_key"] == "review" and run["sampling"]["calls"] == 1
+        assert "limit" in run["sampling"]["stopped"]
+        kept = await _run(client, "kept-run")
+        assert kept["waiting"]["step_key"] == "draft" and kept["sampling"]["calls"] == 0
+        assert len(model.requests) == 1
+
+
+async def test_nothing_of_a_run_is_sampled_without_the_flag(run_project, tmp_path):
+    model = Model("DRAFT", "LGTM")
+    async with connected(run_project, tmp_path, "--allow-commands", model=model) as (client, _):
+        run = await _run(client)
+        assert run["waiting"]["step_key"] == "draft" and "sampling" not in run
+        assert model.requests == []
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_runs_confirmation_goes_to_the_person_and_every_reply_is_kept(
+    run_project, tmp_path, transport
+):
+    person = Person(
+        {"decision": "reject", "comment": "add the rollback plan"},
+        {"action": "decline"},
+        {"decision": "approve", "comment": "good now"},
+    )
+    async with connected(run_project, tmp_path, person=person, transport=transport) as (
+        client,
+        dashboard,
+    ):
+        run = await _run(client, "confirmed-run")
+        run_id = run["workflow_id"]
+        answer = {"workflow_id": run_id, "wait_seconds": 20}
+        # An answer that fails its checks is not put to the person.
+        blocked = await _call(client, "continue_workflow", {**answer, "output": "a plan"})
+        assert blocked["outcome"] == "blocked" and person.asked == []
+        rejected = await _call(client, "continue_workflow", {**answer, "output": PLAN})
+        assert rejected["outcome"] == "blocked" and rejected["status"] == "waiting"
+        assert rejected["confirmation"]["action"] == "reject"
+        assert "add the rollback plan" in rejected["issues"][0]
+        asked = person.asked[0]
+        assert "Plan the change" in asked.message and PLAN in asked.message
+        got = await _call(client, "get_workflow_run", {"workflow_id": run_id})
+        pending = got["waiting"]["confirmations"]
+        assert [(c["action"], c["comment"]) for c in pending] == [
+            ("reject", "add the rollback plan")
+        ]
+        assert pending[0]["by"] == "the user of mcp" and pending[0]["at"] > 0
+        declined = await _call(
+            client, "continue_workflow", {**answer, "output": PLAN + " With a rollback."}
+        )
+        assert declined["outcome"] == "blocked"
+        assert declined["confirmation"]["action"] == "declined"
+        moved = await _call(
+            client, "continue_workflow", {**answer, "output": PLAN + " With a rollback, really."}
+        )
+        assert moved["outcome"] == "accepted" and moved["waiting"]["step_key"] == "build"
+        assert len(person.asked) == 3
+        plan = moved["step_results"][0]
+        assert plan["confirmation"]["action"] == "approve"
+        assert [c["action"] for c in plan["confirmations"]] == ["reject", "declined", "approve"]
+        assert plan["confirmations"][0]["comment"] == "add the rollback plan"
+        if dashboard:
+            page = httpx2.get(f"{dashboard}/runs/{run_id}", timeout=10).text
+            assert "Rejected by the user of mcp" in page and "add the rollback plan" in page
+            assert "Confirmation declined by the user of mcp" in page
+            assert "Confirmed: approve by the user of mcp" in page and "good now" in page
+
+
+async def test_the_model_answers_and_the_person_confirms_a_runs_step(run_project, tmp_path):
+    model = Model(PLAN, "Built.")
+    person = Person({"decision": "approve"})
+    async with connected(run_project, tmp_path, "--sampling", model=model, person=person) as (
+        client,
+        _,
+    ):
+        run = await _run(client, "confirmed-run")
+        assert run["status"] == "success" and run["sampling"]["calls"] == 2
+        assert len(person.asked) == 1 and PLAN in person.asked[0].message
+        assert run["step_results"][0]["confirmation"]["action"] == "approve"
+
+
+async def test_without_a_person_the_model_stops_at_a_confirmed_step(run_project, tmp_path):
+    model = Model(PLAN)
+    async with connected(run_project, tmp_path, "--sampling", model=model) as (client, _):
+        run = await _run(client, "confirmed-run")
+        assert run["waiting"]["step_key"] == "plan" and model.requests == []
+        assert "needs a person's confirmation" in run["sampling"]["stopped"]
+        moved = await _call(
+            client,
+            "continue_workflow",
+            {"workflow_id": run["workflow_id"], "output": PLAN, "wait_seconds": 20},
+        )  # without the capability the step moves on as before
+        assert moved["outcome"] == "accepted" and "confirmation" not in moved["step_results"][0]
