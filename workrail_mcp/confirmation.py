@@ -1,6 +1,6 @@
 """A step's confirmation asked of the person through `elicitation/create` (a form).
 
-When a session's pending step needs a person's confirmation (``requireConfirmation`` true or
+When a session's or a run's waiting step needs a person's confirmation (``requireConfirmation`` true or
 ``human_approval``) and the client declared the elicitation capability, the answer that would
 move past it is first put to the person: approve, or reject with a comment. The engine decides
 when to ask (after the answer's checks, never for a replay) and records the reply; this module
