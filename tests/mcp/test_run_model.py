@@ -8,50 +8,27 @@ a scripted person (approve, reject with a comment, decline).
 
 from __future__ import annotations
 
-import sys
-from contextlib import asynccontextmanager
-
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
 
-from tests.mcp.conftest import server_env, write_workflow
-from tests.mcp.test_client_model import Model
-from tests.mcp.test_confirmation import Person
-from tests.mcp.test_http import http_server
+from tests.mcp.conftest import write_workflow
+from tests.mcp.scripted_peer import Model, Person, connected
+from tests.mcp.test_client_model import FLOW
 
 pytestmark = pytest.mark.slow
 
-# A prompt step the model may do, a command, a prompt step it may do, one kept for the agent.
+# The sessions' flow with a command between its first two steps: a prompt step the model may
+# do, a command, a prompt step it may do, one kept for the agent.
+DRAFT, *REST = FLOW["steps"]
 RUN_FLOW = {
+    **FLOW,
     "id": "sampled-run",
-    "name": "Sampled run",
-    "description": "Steps a model may do around a command, and one it may not",
-    "version": "1.0.0",
     "steps": [
-        {
-            "id": "draft",
-            "title": "Draft",
-            "prompt": "Write a draft about {{parameters.topic}}.",
-            "validationCriteria": [
-                {"type": "contains", "value": "DRAFT", "message": "Start with DRAFT"}
-            ],
-            "sampling": {"maxTokens": 300},
-        },
+        {**DRAFT, "prompt": "Write a draft about {{parameters.topic}}."},
         {"id": "count", "title": "Count", "run": {"command": ["echo", "{{steps.draft.output}}"]}},
-        {
-            "id": "review",
-            "title": "Review",
-            "prompt": "Review the draft.",
-            "validationCriteria": [{"type": "contains", "value": "LGTM", "message": "Say LGTM"}],
-        },
-        {"id": "ship", "title": "Ship", "prompt": "Push the change.", "sampling": False},
+        *REST,
     ],
-    "parameters": {
-        "type": "object",
-        "required": ["topic"],
-        "properties": {"topic": {"type": "string"}},
-    },
+    "parameters": {"type": "object", "properties": {"topic": {"type": "string"}}},
 }
 # A prompt step whose confirmation is a person's, then one more.
 CONFIRMED_FLOW = {
@@ -81,29 +58,6 @@ def run_project(tmp_path):
     for flow in (RUN_FLOW, CONFIRMED_FLOW, {**RUN_FLOW, "id": "kept-run", "sampling": False}):
         write_workflow(root / "workflows", flow)
     return root
-
-
-@asynccontextmanager
-async def connected(project, tmp_path, *options, model=None, person=None, transport="stdio"):
-    """A client of the real server; yields it and the dashboard's base URL (HTTP only)."""
-    callbacks = {}
-    if model is not None:
-        callbacks["sampling_callback"] = model
-    if person is not None:
-        callbacks["elicitation_callback"] = person
-    if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), *options],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
-        async with Client(params, mode="legacy", **callbacks) as client:
-            yield client, None
-    else:
-        with http_server(project, tmp_path, *options) as (url, _):
-            async with Client(url, mode="legacy", **callbacks) as client:
-                yield client, url.removesuffix("/mcp")
 
 
 async def _call(client, tool: str, arguments: dict) -> dict:
