@@ -103,7 +103,7 @@ async def test_the_model_does_a_runs_steps_and_stops_before_ship(run_project, tm
         if dashboard:  # the run's page on the HTTP server's dashboard
             page = httpx2.get(f"{dashboard}/runs/{run['workflow_id']}", timeout=10).text
             assert "Answered by the client's model (scripted)" in page
-            assert "2 calls, 2300 tokens" in page
+            assert '<dd class="sampling">2 calls, 2300 tokens</dd>' in page  # the run's totals
 
 
 async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(run_project, tmp_path):
@@ -122,7 +122,7 @@ async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
     model = Model("no", "still no", "LGTM")
     async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
         client,
-        _,
+        dashboard,
     ):
         run = await _run(client)
         assert run["status"] == "waiting" and run["waiting"]["step_key"] == "draft"
@@ -138,6 +138,9 @@ async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
         )
         assert moved["outcome"] == "accepted" and moved["waiting"]["step_key"] == "ship"
         assert moved["sampling"]["calls"] == 3
+        if dashboard:  # the calls whose answers were sent back count on the run's page too
+            page = httpx2.get(f"{dashboard}/runs/{run_id}", timeout=10).text
+            assert '<dd class="sampling">3 calls, 2600 tokens</dd>' in page
     # Counted in the store: a new server process reads the same count.
     async with connected(run_project, tmp_path, *SAMPLING, model=Model()) as (client, _):
         got = await _call(client, "get_workflow_run", {"workflow_id": run_id})

@@ -23,7 +23,7 @@ from ..evaluation.step_checks import check_answer
 from .commands import AttemptSettings
 from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters
-from .plan import has_commands, plan_run, sandbox_wanted
+from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
 from .secrets import SecretSet
 from .walker import condition_context
@@ -79,6 +79,7 @@ class RunService:
         self.runtime: DurableRuntime | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._prompted: dict[str, bool] = {}  # whether a run's workflow has prompt steps
         self._sessions: SessionService | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -245,6 +246,11 @@ class RunService:
         if cached is None:  # a run's input never changes: read its definition once
             cached = self._inputs[run_id] = run_input(status)
         snap = _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
+        prompted = self._prompted.get(run_id)
+        if prompted is None:
+            prompted = self._prompted[run_id] = has_prompts(snap["_workflow"])
+        if not prompted:
+            return snap  # commands only: no answers, confirmations or model calls to read
         answers = {a.step_key: a for a in self.sessions.store.answers(run_id)}
         waiting = snap.get("waiting")
         if waiting and waiting["step_key"] in answers:
@@ -267,7 +273,10 @@ class RunService:
 
     def workflow_of(self, run_id: str) -> dict[str, Any]:
         """The workflow a run runs (as it was started: its input never changes)."""
-        workflow: dict[str, Any] = self._raw(run_id)["_workflow"]
+        cached = self._inputs.get(run_id)
+        workflow: dict[str, Any] = (
+            cached.get("workflow") or {} if cached is not None else self._raw(run_id)["_workflow"]
+        )
         return workflow
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
@@ -428,7 +437,9 @@ class RunService:
             if checked.followups:
                 blocked["follow_ups"] = checked.followups
             return masks.mask(blocked)  # type: ignore[no-any-return]
-        confirmation = self._confirmation(run_id, key, waiting, step, body["output"], confirm)
+        confirmation = self._confirmation(
+            run_id, key, waiting, step, body["output"], confirm, masks
+        )
         if confirmation is not None and confirmation["action"] != "approve":
             return self._refused(run_id, confirmation)
         response = {"confirmation": confirmation, "model_usage": model_usage}
@@ -462,6 +473,7 @@ class RunService:
         step: Mapping[str, Any],
         output: Any,
         confirm: Confirm | None,
+        masks: SecretSet,
     ) -> dict[str, Any] | None:
         """The person's reply to the waiting step's confirmation (masked); a refusal is recorded."""
         from ..sessions.service import ask_confirmation
@@ -470,7 +482,7 @@ class RunService:
         reply = ask_confirmation(waiting.get("guidance") or {}, shown, output, confirm)
         if reply is None:
             return None
-        confirmation: dict[str, Any] = self._masks(run_id).mask(reply)
+        confirmation: dict[str, Any] = masks.mask(reply)
         if confirmation["action"] != "approve":
             self.sessions.store.refuse(run_id, key, step["id"], confirmation)
         return confirmation
@@ -486,9 +498,6 @@ class RunService:
             "suggestions": [REFUSAL_SUGGESTION],
             "confirmation": confirmation,
         }
-
-    def _masks(self, run_id: str) -> SecretSet:
-        return _secrets_of(self.workflow_of(run_id))
 
     def _earlier_answer(
         self, run_id: str, snap: dict[str, Any], key: str | None, digest: str, *, explicit: bool
