@@ -85,6 +85,7 @@ async def test_the_model_does_a_runs_steps_and_stops_before_ship(run_project, tm
     ):
         run = await _run(client)
         assert run["status"] == "waiting" and run["waiting"]["step_key"] == "ship"
+        assert "outcome" not in run  # a start, as without sampling
         assert run["sampling"]["calls"] == 2
         assert run["sampling"]["tokens"] == 300 + 2000  # the step's maxTokens, the default
         assert "sampling: false" in run["sampling"]["stopped"]
@@ -137,6 +138,7 @@ async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
             {"workflow_id": run_id, "output": "DRAFT by the agent", "wait_seconds": 20},
         )
         assert moved["outcome"] == "accepted" and moved["waiting"]["step_key"] == "ship"
+        assert moved["answered_step"] == "draft"  # the agent's answer; the model did review
         assert moved["sampling"]["calls"] == 3
         if dashboard:  # the calls whose answers were sent back count on the run's page too
             page = httpx2.get(f"{dashboard}/runs/{run_id}", timeout=10).text

@@ -247,7 +247,13 @@ def _with_model(
         confirm=confirm,
         wait_seconds=wait_seconds,
     )
-    return {**moved, "sampling": usage.to_dict()}
+    # The outcome stays that of the caller's own answer (none for run_workflow), not the model's.
+    answered = {k: state[k] for k in _ANSWER_KEYS if k in state}
+    shown = {k: v for k, v in moved.items() if k not in _ANSWER_KEYS}
+    return {**shown, **answered, "sampling": usage.to_dict()}
+
+
+_ANSWER_KEYS = ("outcome", "answered_step", "message")
 
 
 def get_workflow_run(
