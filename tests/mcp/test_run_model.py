@@ -202,6 +202,9 @@ async def test_a_runs_confirmation_goes_to_the_person_and_every_reply_is_kept(
             ("reject", "add the rollback plan")
         ]
         assert pending[0]["by"] == "the user of mcp" and pending[0]["at"] > 0
+        if dashboard:  # under the step that still waits
+            page = httpx2.get(f"{dashboard}/runs/{run_id}", timeout=10).text
+            assert "Waiting for the agent" in page and "add the rollback plan" in page
         declined = await _call(
             client, "continue_workflow", {**answer, "output": PLAN + " With a rollback."}
         )
