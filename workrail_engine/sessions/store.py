@@ -65,6 +65,7 @@ _COMMON = (
     "CREATE TABLE IF NOT EXISTS {pinned} (workflow_hash TEXT PRIMARY KEY, definition TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {keys} (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {refusals} (" + _REFUSAL_COLUMNS + ")",
+    "CREATE INDEX IF NOT EXISTS {refusals_run} ON {refusals} (run_id)",
     "CREATE TABLE IF NOT EXISTS {model_usage} (run_id TEXT PRIMARY KEY,"
     " calls INTEGER NOT NULL, tokens INTEGER NOT NULL)",
 )
@@ -73,6 +74,7 @@ _COMMON = (
 def _ddl(postgres: bool) -> tuple[str, ...]:
     names = {role: pair[1 if postgres else 0] for role, pair in _NAMES.items()}
     names["sessions_updated"] = "workrail_sessions_updated"
+    names["refusals_run"] = "workrail_confirmation_refusals_run"
     statements = tuple(s.format(**names) for s in _COMMON)
     if postgres:
         return ("CREATE SCHEMA IF NOT EXISTS workrail", *statements)
