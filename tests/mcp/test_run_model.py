@@ -107,9 +107,13 @@ async def test_the_model_does_a_runs_steps_and_stops_before_ship(run_project, tm
             assert '<dd class="sampling">2 calls, 2300 tokens</dd>' in page  # the run's totals
 
 
-async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(run_project, tmp_path):
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(run_project, tmp_path, transport):
     model = Model("a plan", "DRAFT: a plan", "LGTM")
-    async with connected(run_project, tmp_path, *SAMPLING, model=model) as (client, _):
+    async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
+        client,
+        _,
+    ):
         run = await _run(client)
         assert run["waiting"]["step_key"] == "ship" and run["sampling"]["calls"] == 3
         retry = model.requests[1].messages[0].content.text
