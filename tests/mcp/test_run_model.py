@@ -52,10 +52,23 @@ CONFIRMED_FLOW = {
 PLAN = "PLAN: change the parser."
 
 
+# The model's draft, then a command longer than the call waits.
+SLOW_FLOW = {
+    **RUN_FLOW,
+    "id": "slow-run",
+    "steps": [
+        RUN_FLOW["steps"][0],
+        {"id": "nap", "title": "Nap", "run": {"command": ["sleep", "60"]}},
+        *REST,
+    ],
+}
+
+
 @pytest.fixture
 def run_project(tmp_path):
     root = tmp_path / "project"
-    for flow in (RUN_FLOW, CONFIRMED_FLOW, {**RUN_FLOW, "id": "kept-run", "sampling": False}):
+    flows = (RUN_FLOW, CONFIRMED_FLOW, SLOW_FLOW, {**RUN_FLOW, "id": "kept-run", "sampling": False})
+    for flow in flows:
         write_workflow(root / "workflows", flow)
     return root
 
@@ -165,6 +178,16 @@ async def test_a_runs_limits_and_opt_outs(run_project, tmp_path):
         kept = await _run(client, "kept-run")
         assert kept["waiting"]["step_key"] == "draft" and kept["sampling"]["calls"] == 0
         assert len(model.requests) == 1
+
+
+async def test_a_run_still_running_when_the_wait_ends_is_left_to_the_agent(run_project, tmp_path):
+    model = Model("DRAFT: nap first", "LGTM")
+    async with connected(run_project, tmp_path, *SAMPLING, model=model) as (client, _):
+        arguments = {"workflow_name": "slow-run", "wait_seconds": 15}
+        run = await _call(client, "run_workflow", {**arguments, "parameters": {"topic": "naps"}})
+        assert run["status"] == "running" and run["sampling"]["calls"] == 1
+        assert "still running" in run["sampling"]["stopped"]
+        await _call(client, "cancel_workflow", {"workflow_id": run["workflow_id"]})
 
 
 async def test_nothing_of_a_run_is_sampled_without_the_flag(run_project, tmp_path):

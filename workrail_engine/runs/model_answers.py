@@ -88,4 +88,9 @@ def answer_run_with_model(
     usage = answer_with_model(
         target, service.sessions.store, ask, limits, can_confirm=confirm is not None
     )
+    if usage.stopped is None and target.state.get("status") == "running":
+        usage.stopped = (
+            "the run was still running when the wait ended; a prompt step it reaches later "
+            "waits for the agent"
+        )
     return target.state, usage
