@@ -114,3 +114,13 @@ async def test_without_the_capability_the_step_moves_on_as_before(project, tmp_p
         moved = await _answer(client, token)
         assert moved["pending"]["stepId"] == "implement"
         assert "confirmation" not in moved
+
+
+async def test_a_comment_longer_than_the_form_allows_is_cut_before_it_is_stored(project, tmp_path):
+    person = Person({"decision": "reject", "comment": "x" * 5000})
+    async with connected(project, tmp_path, person=person) as (client, _):
+        rejected = await _answer(client, await _start(client, project))
+        assert len(rejected["confirmation"]["comment"]) == 2000
+        run = await client.call_tool("get_workflow_run", {"workflow_id": rejected["runId"]})
+        stored = run.structured_content["waiting"]["confirmations"][0]["comment"]
+        assert stored == "x" * 2000
