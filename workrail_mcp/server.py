@@ -89,7 +89,7 @@ def create_server(
         result = await registry.call_tool(name, arguments)
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    tasks = ToolTasks(call_for_task)
+    tasks = ToolTasks(call_for_task, lambda: runs.service)
 
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
