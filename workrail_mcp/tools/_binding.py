@@ -242,6 +242,11 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def asks_client(self, name: str) -> bool:
+        """Whether the tool may ask the client's side something (a person, a model)."""
+        spec = self._tools[name].spec
+        return spec.asks_person or spec.samples
+
     def validate(self, name: str, arguments: Any) -> dict[str, Any]:
         """Validated keyword arguments, or `MCPError(-32602)` with readable details."""
         if arguments is None:
