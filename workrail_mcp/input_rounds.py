@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -46,6 +45,7 @@ from pydantic import BaseModel, ValidationError
 from workrail_mcp.client_model import SAMPLING_TIMEOUT_SECONDS, ClientModel
 from workrail_mcp.confirmation import Person, person_named
 from workrail_mcp.error_mapping import invalid_params
+from workrail_mcp.request_outliving import OutlivesRequests
 from workrail_mcp.tools._binding import ClientPeer
 
 __all__ = ["MAX_WAITING", "ROUND_TIMEOUT_SECONDS", "InputRounds"]
@@ -145,29 +145,18 @@ def _client_name(ctx: Any) -> str | None:
     return getattr(info, "name", None)
 
 
-class InputRounds:
+class InputRounds(OutlivesRequests):
     """The tool calls of this process waiting for the client's next round (2026-07-28)."""
 
     def __init__(self, sampling: bool) -> None:
         """``sampling``: the server was started with ``--sampling``."""
         self._sampling = sampling
         self._waiting: dict[str, _WaitingCall] = {}
-        self._group: anyio.abc.TaskGroup | None = None
 
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """The server's lifespan: a call outlives the round that started it, not the server."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            try:
-                yield
-            finally:
-                group.cancel_scope.cancel()
-
-    def may_ask(self, ctx: Any) -> bool:
-        """Whether this request's client can be asked anything a tool may ask."""
-        peer = self._peer(ctx, _WaitingCall())
-        return peer.model is not None or peer.person is not None
+    def _offered(self, ctx: Any) -> tuple[bool, bool]:
+        """Whether this request's client may be asked for its model, and for a person."""
+        model = self._sampling and _offers(ctx, ClientCapabilities(sampling=SamplingCapability()))
+        return model, _offers(ctx, ClientCapabilities(elicitation=ElicitationCapability()))
 
     async def call(
         self, ctx: Any, params: Mapping[str, Any], run_tool: RunTool
@@ -176,10 +165,15 @@ class InputRounds:
         call asks nothing of its client (it is then called as usual)."""
         state = params.get("requestState")
         if state is None:
-            if self._group is None or len(self._waiting) >= MAX_WAITING or not self.may_ask(ctx):
+            model, person = self._offered(ctx)
+            if not self.serving or len(self._waiting) >= MAX_WAITING or not (model or person):
                 return None
             call = _WaitingCall()
-            self._group.start_soon(self._run, call, run_tool, self._peer(ctx, call))
+            peer = ClientPeer(
+                person=Person(call.elicit, person_named(_client_name(ctx))) if person else None,
+                model=ClientModel(call.sample) if model else None,
+            )
+            self.start_soon(self._run, call, run_tool, peer)
         else:
             found = self._waiting.pop(state, None) if isinstance(state, str) else None
             if found is None or found.question is None:
@@ -205,11 +199,3 @@ class InputRounds:
     async def _run(self, call: _WaitingCall, run_tool: RunTool, peer: ClientPeer) -> None:
         await call.run(run_tool, peer)
         self._waiting.pop(call.state, None)  # one its client left: nobody comes for it
-
-    def _peer(self, ctx: Any, call: _WaitingCall) -> ClientPeer:
-        model = person = None
-        if self._sampling and _offers(ctx, ClientCapabilities(sampling=SamplingCapability())):
-            model = ClientModel(call.sample)
-        if _offers(ctx, ClientCapabilities(elicitation=ElicitationCapability())):
-            person = Person(call.elicit, person_named(_client_name(ctx)))
-        return ClientPeer(person=person, model=model)

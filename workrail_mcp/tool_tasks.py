@@ -23,8 +23,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from mcp import MCPError
 from mcp_types import TaskStatusNotification, TaskStatusNotificationParams
 
 from workrail_mcp.error_mapping import invalid_params
+from workrail_mcp.request_outliving import OutlivesRequests
 
 if TYPE_CHECKING:
     from workrail_engine.runs.service import RunService
@@ -93,27 +93,16 @@ def _structured(result: Mapping[str, Any]) -> dict[str, Any]:
         return {}
 
 
-class ToolTasks:
+class ToolTasks(OutlivesRequests):
     def __init__(self, call_tool: CallTool, runs: Callable[[], RunService]) -> None:
         """``call_tool``: the server's tools by name; ``runs``: the run service (step events)."""
         self._call_tool = call_tool
         self._runs = runs
         self._entries: dict[str, _Entry] = {}
-        self._group: Any = None
-
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """The server's lifespan: tasks outlive the request that started them, not the server."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            try:
-                yield
-            finally:
-                group.cancel_scope.cancel()
 
     # --- tools/call with a task -------------------------------------------------------------
     def start(self, ctx: Any, name: str, arguments: dict[str, Any], meta: Any) -> dict[str, Any]:
-        if self._group is None:
+        if not self.serving:
             raise MCPError(code=-32603, message="Internal error", data={"details": "no tasks"})
         ttl = meta.get("ttl") if isinstance(meta, Mapping) else None
         if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:
@@ -134,7 +123,7 @@ class ToolTasks:
         entry.expires = time.monotonic() + entry.task["ttl"] / 1000
         self._forget_old()
         self._entries[entry.task["taskId"]] = entry
-        self._group.start_soon(self._follow, entry, name, dict(arguments))
+        self.start_soon(self._follow, entry, name, dict(arguments))
         return {"task": dict(entry.task)}
 
     async def _follow(self, entry: _Entry, name: str, arguments: dict[str, Any]) -> None:

@@ -6,15 +6,14 @@ The real server process over stdio and HTTP; the SDK client's sampling callback 
 
 from __future__ import annotations
 
-import sys
 from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp_types import CreateMessageResult, TextContent
 
-from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.conftest import stdio_parameters, write_workflow
 from tests.mcp.test_http import http_server
 
 pytestmark = pytest.mark.slow
@@ -65,12 +64,7 @@ async def connected(
     project, tmp_path, model: Model, *options: str, transport: str = "stdio", seen=None
 ):
     if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), *options],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
+        params = stdio_parameters(project, tmp_path, *options)
         async with Client(params, mode="legacy", sampling_callback=model) as client:
             yield client
     else:

@@ -9,14 +9,13 @@ and the same outcomes: the same checks, limits and records.
 
 from __future__ import annotations
 
-import sys
 from contextlib import asynccontextmanager
 
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
 from mcp_types import CreateMessageResult, InputRequiredResult, TextContent
 
-from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.conftest import stdio_parameters, write_workflow
 from tests.mcp.test_client_model import FLOW, Model
 from tests.mcp.test_confirmation import NOTES, Person
 from tests.mcp.test_http import http_server
@@ -30,12 +29,7 @@ TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
 @asynccontextmanager
 async def connected(project, tmp_path, transport: str, *options: str, **callbacks):
     if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), *options],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
+        params = stdio_parameters(project, tmp_path, *options)
         async with Client(params, mode=MODERN, **callbacks) as client:
             yield client
     else:

@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.extension import ClientExtension, NotificationBinding
 from mcp_types import (
     CallToolRequest,
@@ -44,7 +44,14 @@ from mcp_types import (
     TaskStatusNotificationParams,
 )
 
-from tests.mcp.conftest import INITIALIZE, INITIALIZED, server_command, server_env, write_workflow
+from tests.mcp.conftest import (
+    INITIALIZE,
+    INITIALIZED,
+    server_command,
+    server_env,
+    stdio_parameters,
+    write_workflow,
+)
 from tests.mcp.test_http import http_server
 
 pytestmark = pytest.mark.slow
@@ -104,12 +111,7 @@ class TaskStatuses(ClientExtension):
 async def _connected(project, tmp_path, transport, statuses: TaskStatuses | None = None):
     extensions = {"extensions": [statuses]} if statuses is not None else {}
     if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), "--allow-commands"],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
+        params = stdio_parameters(project, tmp_path, "--allow-commands")
         async with Client(params, mode="legacy", **extensions) as client:
             yield client
     else:
