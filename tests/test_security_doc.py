@@ -13,12 +13,21 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from workrail_engine import limits
 from workrail_engine.evaluation import regexes
-from workrail_engine.runs import executor, walker
+from workrail_engine.runs import executor, step_events, walker
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import navigator
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
-from workrail_mcp import client_logs, completions, confirmation, http, protocol, stdio, tool_tasks
+from workrail_mcp import (
+    client_logs,
+    completions,
+    confirmation,
+    http,
+    input_rounds,
+    protocol,
+    stdio,
+    tool_tasks,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 KIB = 1024
@@ -82,6 +91,18 @@ EXPECTED = {
     ),
     "retries_per_step": f"{ModelLimits.retries_per_step} per step",
     "MAX_TASKS": f"{tool_tasks.MAX_TASKS:,} per server process",
+    "DEFAULT_TTL_MS": (
+        f"{tool_tasks.DEFAULT_TTL_MS:,} ms when the client asks none; at most "
+        f"{tool_tasks.MAX_TTL_MS:,} ms"
+    ),
+    "MAX_EVENTS_PER_RUN": (
+        f"{step_events.MAX_EVENTS_PER_RUN:,} events (each step's start and end), in this "
+        f"process; the feeds of {step_events.MAX_CLOSED_FEEDS} ended runs"
+    ),
+    "MAX_WAITING": (
+        f"{input_rounds.MAX_WAITING} per server process, each at most "
+        f"{input_rounds.ROUND_TIMEOUT_SECONDS:g} s per round"
+    ),
     "_QUEUE_SIZE": f"{client_logs._QUEUE_SIZE:,}",
     "MAX_VALUES": f"{completions.MAX_VALUES} per answer",
     "MAX_COMMENT_CHARS": (
