@@ -8,7 +8,9 @@ this process stops); every event has a position, so a reader that keeps its curs
 
 The feed is memory of this process only. A run executing in another process (a worker, another
 machine on Postgres) has none here; `RunService.step_events` then reads the steps' ends from the
-journal, which holds them in order too (their starts are not recorded there).
+journal, which holds them in order too (their starts are not recorded there). Likewise the
+members of a parallel group that another process takes from the shared queue (Postgres) are not
+in this process's feed of their run.
 """
 
 from __future__ import annotations
