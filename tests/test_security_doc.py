@@ -7,6 +7,8 @@ import inspect
 import json
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import h11._connection
 import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
@@ -52,6 +54,11 @@ def _loop_bound_maximum() -> int:
     walk(json.loads(schema_path().read_text()))
     assert len(set(found)) == 1, found
     return found[0]
+
+
+async def _tool_threads() -> float:
+    """How many worker threads tool calls share (anyio's default limiter, one per event loop)."""
+    return anyio.to_thread.current_default_thread_limiter().total_tokens
 
 
 # The figure each row must state, keyed by a piece of its "constant" column.
@@ -100,7 +107,9 @@ EXPECTED = {
         f"process; the feeds of {step_events.MAX_CLOSED_FEEDS} ended runs"
     ),
     "MAX_WAITING": (
-        f"{input_rounds.MAX_WAITING} per server process, each at most "
+        f"{input_rounds.MAX_WAITING} per server process (each holds one of the "
+        f"{anyio.run(_tool_threads):g} worker threads tool "
+        "calls run on), each at most "
         f"{input_rounds.ROUND_TIMEOUT_SECONDS:g} s per round"
     ),
     "_QUEUE_SIZE": f"{client_logs._QUEUE_SIZE:,}",

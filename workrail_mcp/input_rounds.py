@@ -15,7 +15,7 @@ answer resumes the waiting call — so the same checks, limits and records apply
 The calls waiting for their next round are held in this process. The SDK seals ``requestState``
 (it binds it to the tool and the arguments of the call, under a key of this process — its
 default), so a round comes back to the call that asked, or is refused. At most ``MAX_WAITING``
-calls wait at a time (a call beyond asks nothing: it goes on as for a client without the
+calls wait at a time (each holds a worker thread) (a call beyond asks nothing: it goes on as for a client without the
 capability), each for at most ``ROUND_TIMEOUT_SECONDS``: one not answered in time gets no answer
 (the model's step waits for the agent, the confirmation counts as cancelled), as a request that
 fails on the handshake revisions, and asks nothing more.
@@ -50,7 +50,9 @@ from workrail_mcp.tools._binding import ClientPeer
 
 __all__ = ["MAX_WAITING", "ROUND_TIMEOUT_SECONDS", "InputRounds"]
 
-MAX_WAITING = 100
+# A waiting call holds one of the worker threads every tool call runs on (anyio's default
+# limiter: 40 at a time): calls left waiting by their clients must leave most of them to others.
+MAX_WAITING = 16
 ROUND_TIMEOUT_SECONDS = SAMPLING_TIMEOUT_SECONDS  # as long as a handshake-era request may take
 
 logger = logging.getLogger(__name__)
@@ -90,8 +92,9 @@ class _WaitingCall:
         self._asked = 0
         self._gave_up = False
         self.question: _Question | None = None
-        # What the call did last: asked a question, ended (its result), or failed.
-        self._send, self._receive = anyio.create_memory_object_stream[_Outcome](1)
+        # What the call did and no round has taken yet: a question, its result, or its failure.
+        self._outcomes: list[_Outcome] = []
+        self._arrived = anyio.Event()
 
     async def run(self, run_tool: RunTool, peer: ClientPeer) -> None:
         outcome: _Outcome
@@ -99,7 +102,11 @@ class _WaitingCall:
             outcome = await run_tool(peer)
         except Exception as error:  # raised to the round that waits for it, as a handler's
             outcome = error
-        self._send.send_nowait(outcome)
+        self._put(outcome)
+
+    def _put(self, outcome: _Outcome) -> None:
+        self._outcomes.append(outcome)
+        self._arrived.set()
 
     async def _ask(self, request: BaseModel, answer_type: type[BaseModel]) -> Any:
         if self._gave_up:
@@ -107,7 +114,7 @@ class _WaitingCall:
         self._asked += 1
         question = _Question(f"q{self._asked}", request, answer_type)
         self.question = question
-        self._send.send_nowait(question)
+        self._put(question)
         with anyio.move_on_after(ROUND_TIMEOUT_SECONDS):
             await question.answered.wait()
         if not question.answered.is_set():
@@ -127,7 +134,10 @@ class _WaitingCall:
 
     async def next(self) -> _Question | dict[str, Any]:
         """Wait for the call's next question, or its result (its failure is raised here)."""
-        outcome = await self._receive.receive()
+        while not self._outcomes:
+            self._arrived = anyio.Event()
+            await self._arrived.wait()
+        outcome = self._outcomes.pop(0)
         if isinstance(outcome, Exception):
             raise outcome
         return outcome

@@ -49,6 +49,7 @@ POLL_MS = 500
 # A task follows its run's step events (`RunService.step_events`); with none for this long it
 # reads the run itself (a run executing in another process, or one that stopped).
 STATUS_CHECK_SECONDS = 2.0
+START_WAIT_SECONDS = 30.0  # how long tasks/cancel waits for the run tool to name its run
 _TERMINAL = ("completed", "failed", "cancelled")
 _RUNNING = ("pending", "running", "enqueued")
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -81,6 +82,7 @@ class _Entry:
     run_id: str | None = None
     result: dict[str, Any] | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
+    started: anyio.Event = field(default_factory=anyio.Event)  # the tool answered: run_id is known
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
 
 
@@ -137,6 +139,7 @@ class ToolTasks(OutlivesRequests):
                     "isError": True,
                 }
                 await self._update(entry, "failed", "internal error")
+        entry.started.set()
         entry.done.set()
 
     async def _follow_run(self, entry: _Entry, name: str, arguments: dict[str, Any]) -> None:
@@ -153,6 +156,7 @@ class ToolTasks(OutlivesRequests):
         result = await self._call_tool(name, arguments)
         state = _structured(result)
         entry.run_id = state.get("workflow_id") if state.get("status") else None
+        entry.started.set()
         running = bool(entry.run_id) and not result.get("isError")
         while running and state.get("status") in _RUNNING:
             read = await self._tell_steps(entry, cursor, STATUS_CHECK_SECONDS)
@@ -216,6 +220,10 @@ class ToolTasks(OutlivesRequests):
 
     async def cancel(self, params: Any) -> dict[str, Any]:
         entry = self._entry(params)
+        # A cancel right after the start: the run may be executing before the tool has said
+        # which run it is; without its id it could not be stopped.
+        with anyio.move_on_after(START_WAIT_SECONDS):
+            await entry.started.wait()
         if entry.task["status"] in _TERMINAL:
             raise invalid_params(f"task {entry.task['taskId']} is already {entry.task['status']}")
         if entry.run_id:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
+import anyio
 import pytest
 from mcp import Client, MCPError
 from mcp_types import CreateMessageResult, InputRequiredResult, TextContent
@@ -19,6 +20,10 @@ from tests.mcp.conftest import stdio_parameters, write_workflow
 from tests.mcp.test_client_model import FLOW, Model
 from tests.mcp.test_confirmation import NOTES, Person
 from tests.mcp.test_http import http_server
+from workrail_engine.catalog import Catalog, Source
+from workrail_engine.runs import RunService
+from workrail_engine.sessions.model_answers import ModelLimits
+from workrail_mcp import create_server, input_rounds
 
 pytestmark = pytest.mark.slow
 
@@ -171,3 +176,58 @@ async def test_a_round_driven_by_hand_and_its_state_used_once(project, tmp_path)
                 allow_input_required=True,
             )
         assert refused.value.error.code == -32602
+
+
+@pytest.fixture
+def in_memory(project, tmp_path):
+    """The server in this process (its limits can be lowered), as a 2026-07-28 client sees it."""
+    write_workflow(project / "workflows", FLOW)
+    service = RunService(project, allow_commands=False, home=tmp_path / "home")
+    server = create_server(
+        Catalog([Source("project", project / "workflows")]),
+        run_service=service,
+        model_limits=ModelLimits(),
+    )
+    return lambda: Client(server, mode=MODERN, sampling_callback=Model())
+
+
+def _start_by_hand(client, project, goal: str):
+    arguments = {"workflowId": "sampled-flow", "workspacePath": str(project), "goal": goal}
+    return client.session.call_tool("start_workflow", arguments, allow_input_required=True)
+
+
+async def test_a_round_not_answered_in_time_is_given_up(in_memory, project, monkeypatch):
+    monkeypatch.setattr(input_rounds, "ROUND_TIMEOUT_SECONDS", 0.3)
+    async with in_memory() as client:
+        first = await _start_by_hand(client, project, "left waiting")
+        assert isinstance(first, InputRequiredResult)
+        await anyio.sleep(1.0)  # the call went on without the answer and ended
+        [(key, _)] = first.input_requests.items()
+        answer = CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text="DRAFT late"), model="late"
+        )
+        with pytest.raises(MCPError) as refused:
+            await client.session.call_tool(
+                "start_workflow",
+                {
+                    "workflowId": "sampled-flow",
+                    "workspacePath": str(project),
+                    "goal": "left waiting",
+                },
+                input_responses={key: answer},
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+        assert refused.value.error.code == -32602
+        assert "no longer waiting" in refused.value.error.data["details"]
+
+
+async def test_calls_beyond_the_waiting_bound_ask_nothing(in_memory, project, monkeypatch):
+    monkeypatch.setattr(input_rounds, "MAX_WAITING", 1)
+    async with in_memory() as client:
+        first = await _start_by_hand(client, project, "waits")
+        assert isinstance(first, InputRequiredResult)
+        second = await _start_by_hand(client, project, "beyond the bound")
+        assert not isinstance(second, InputRequiredResult) and not second.is_error
+        assert second.structured_content["pending"]["stepId"] == "draft"
+        assert "sampling" not in second.structured_content

@@ -290,3 +290,20 @@ def test_status_notifications_per_step(project, tmp_path):
         process.wait()
         process.stdin.close()
         process.stdout.close()
+
+
+async def test_a_task_cancelled_at_once_still_stops_its_run(project, tmp_path):
+    """tasks/cancel before the run tool has even said which run it started."""
+    marker = f"at-once-{os.getpid()}-{time.monotonic_ns()}"
+    write_workflow(project / "workflows", {**_flow(marker, 60, 1), "id": "steps-at-once"})
+    async with _connected(project, tmp_path, "stdio") as client:
+        task_id = await _start_task(client, "steps-at-once")
+        cancelled = await _send(client, "tasks/cancel", {"taskId": task_id}, CancelTaskResult)
+        assert cancelled.status == "cancelled"
+        began = time.monotonic()
+        while time.monotonic() - began < 8:  # long enough for the step to have started
+            assert time.monotonic() - began < 5 or _processes_with(marker) == [], (
+                "the step's process outlived the cancel by 5 s"
+            )
+            await anyio.sleep(0.2)
+        assert _processes_with(marker) == []
