@@ -25,9 +25,9 @@ __all__ = ["MAX_EVENTS_PER_RUN", "MAX_CLOSED_FEEDS", "StepEvents", "StepFeedRead
 
 # A feed keeps its last events only: a reader further behind than this is told how many it missed
 # (a loop of thousands of iterations must not grow the server's memory without bound).
-MAX_EVENTS_PER_RUN = 10_000
+MAX_EVENTS_PER_RUN = 2_000
 # Closed feeds kept for readers that come late (a task that follows a run which just ended).
-MAX_CLOSED_FEEDS = 200
+MAX_CLOSED_FEEDS = 32
 
 
 @dataclass
