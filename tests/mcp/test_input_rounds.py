@@ -121,6 +121,7 @@ async def test_a_confirmation_asked_through_input_rounds(project, tmp_path, tran
         assert moved["pending"]["stepId"] == "implement"
         assert moved["confirmation"]["action"] == "approve"
         assert moved["confirmation"]["comment"] == "looks right"
+        assert moved["confirmation"]["by"] == "the user of mcp"  # the request's clientInfo
         assert len(person.asked) == 2
         assert "Understand the task" in person.asked[0].message
         assert person.asked[0].requested_schema["properties"]["decision"]["enum"] == [
