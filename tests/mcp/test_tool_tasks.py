@@ -307,3 +307,38 @@ async def test_a_task_cancelled_at_once_still_stops_its_run(project, tmp_path):
             )
             await anyio.sleep(0.2)
         assert _processes_with(marker) == []
+
+
+async def test_an_answer_as_a_task_names_the_steps_after_it(project, tmp_path):
+    """continue_workflow as a task: the answered step's end and the steps it lets run, and none
+    of the steps before the answer."""
+    flow = _flow("after", 0, 2)
+    flow["steps"] = [
+        {**flow["steps"][0], "id": "before", "title": "Before"},
+        {"id": "ask", "title": "Ask", "prompt": "Say done."},
+        *flow["steps"],
+    ]
+    write_workflow(project / "workflows", flow)
+    statuses = TaskStatuses()
+    async with _connected(project, tmp_path, "stdio", statuses) as client:
+        waiting = await client.call_tool("run_workflow", {"workflow_name": "steps-after"})
+        assert waiting.structured_content["status"] == "waiting"
+        run_id = waiting.structured_content["workflow_id"]
+        created = await _send(
+            client,
+            "tools/call",
+            {
+                "name": "continue_workflow",
+                "arguments": {"workflow_id": run_id, "output": "done"},
+                "task": {},
+            },
+            CreateTaskResult,
+        )
+        task_id = created.task.task_id
+        result = await _send(client, "tasks/result", {"taskId": task_id}, CallToolResult)
+        assert result.structured_content["status"] == "success"
+        with anyio.fail_after(10):
+            while not statuses.of(task_id) or statuses.of(task_id)[-1].status == "working":
+                await anyio.sleep(0.05)
+    said = [s.status_message for s in statuses.of(task_id)]
+    assert said == ["step ask ended: success", *_expected_messages(2), "run success: 4/4 steps"]
