@@ -16,10 +16,12 @@ import pytest
 from mcp import Client, MCPError
 from mcp_types import CreateMessageResult, InputRequiredResult, TextContent
 
-from tests.mcp.conftest import stdio_parameters, write_workflow
-from tests.mcp.test_client_model import FLOW, Model
-from tests.mcp.test_confirmation import NOTES, Person
-from tests.mcp.test_http import http_server
+from tests.mcp import scripted_peer
+from tests.mcp.conftest import write_workflow
+from tests.mcp.scripted_peer import Model, Person
+from tests.mcp.test_client_model import FLOW
+from tests.mcp.test_confirmation import NOTES
+from tests.mcp.test_run_model import CONFIRMED_FLOW, PLAN, RUN_FLOW
 from workrail_engine.catalog import Catalog, Source
 from workrail_engine.runs import RunService
 from workrail_engine.sessions.model_answers import ModelLimits
@@ -32,15 +34,12 @@ TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
 
 
 @asynccontextmanager
-async def connected(project, tmp_path, transport: str, *options: str, **callbacks):
-    if transport == "stdio":
-        params = stdio_parameters(project, tmp_path, *options)
-        async with Client(params, mode=MODERN, **callbacks) as client:
-            yield client
-    else:
-        with http_server(project, tmp_path, *options) as (url, _):
-            async with Client(url, mode=MODERN, **callbacks) as client:
-                yield client
+async def connected(project, tmp_path, transport: str, *options: str, **peer):
+    """The scripted peer's client, pinned to 2026-07-28."""
+    async with scripted_peer.connected(
+        project, tmp_path, *options, transport=transport, mode=MODERN, **peer
+    ) as (client, _):
+        yield client
 
 
 async def _call(client, tool: str, arguments: dict) -> dict:
@@ -62,9 +61,7 @@ async def test_the_model_answers_through_input_rounds(project, tmp_path, transpo
     write_workflow(project / "workflows", FLOW)
     # The draft fails its check once and is sent back with the problems, then passes.
     model = Model("a plan", "DRAFT: a plan", "LGTM, good")
-    async with connected(
-        project, tmp_path, transport, "--sampling", sampling_callback=model
-    ) as client:
+    async with connected(project, tmp_path, transport, "--sampling", model=model) as client:
         started = await _start(client, project, "sampled-flow")
         assert started["pending"]["stepId"] == "ship"
         assert started["sampling"]["calls"] == 3
@@ -84,13 +81,13 @@ async def test_the_model_stops_at_the_limit_and_without_the_flag(project, tmp_pa
     write_workflow(project / "workflows", FLOW)
     model = Model("DRAFT", "LGTM")
     async with connected(
-        project, tmp_path, "stdio", "--sampling", "--sampling-calls", "1", sampling_callback=model
+        project, tmp_path, "stdio", "--sampling", "--sampling-calls", "1", model=model
     ) as client:
         started = await _start(client, project, "sampled-flow")
         assert started["pending"]["stepId"] == "review" and started["sampling"]["calls"] == 1
         assert "limit" in started["sampling"]["stopped"]
     idle = Model("DRAFT", "LGTM")
-    async with connected(project, tmp_path, "stdio", sampling_callback=idle) as client:
+    async with connected(project, tmp_path, "stdio", model=idle) as client:
         started = await _start(client, project, "sampled-flow")
         assert started["pending"]["stepId"] == "draft" and "sampling" not in started
     assert len(model.requests) == 1 and idle.requests == []
@@ -108,7 +105,7 @@ async def test_a_confirmation_asked_through_input_rounds(project, tmp_path, tran
         {"decision": "reject", "comment": "you missed the security requirement"},
         {"decision": "approve", "comment": "looks right"},
     )
-    async with connected(project, tmp_path, transport, elicitation_callback=person) as client:
+    async with connected(project, tmp_path, transport, person=person) as client:
         token = (await _start(client, project, "test-flow"))["continueToken"]
         blocked = await _answer(client, token, "short")  # fails its checks: nobody is asked
         assert blocked["kind"] == "blocked" and person.asked == []
@@ -147,7 +144,7 @@ async def test_a_round_driven_by_hand_and_its_state_used_once(project, tmp_path)
     state, the answer carried back; the same state again is refused."""
     write_workflow(project / "workflows", FLOW)
     arguments = {"workflowId": "sampled-flow", "workspacePath": str(project), "goal": "by hand"}
-    async with connected(project, tmp_path, "stdio", "--sampling", sampling_callback=Model()) as c:
+    async with connected(project, tmp_path, "stdio", "--sampling", model=Model()) as c:
         first = await c.session.call_tool("start_workflow", arguments, allow_input_required=True)
         assert isinstance(first, InputRequiredResult), first
         [(key, request)] = first.input_requests.items()
@@ -232,3 +229,55 @@ async def test_calls_beyond_the_waiting_bound_ask_nothing(in_memory, project, mo
         assert not isinstance(second, InputRequiredResult) and not second.is_error
         assert second.structured_content["pending"]["stepId"] == "draft"
         assert "sampling" not in second.structured_content
+
+
+# --- a run_workflow run's prompt steps (the same loop and confirmation path as sessions) -------
+
+
+@pytest.fixture
+def run_project(tmp_path):
+    root = tmp_path / "project"
+    for flow in (RUN_FLOW, CONFIRMED_FLOW):
+        write_workflow(root / "workflows", flow)
+    return root
+
+
+@TRANSPORTS
+async def test_a_runs_steps_through_input_rounds(run_project, tmp_path, transport):
+    model = Model("DRAFT: cache the index", "LGTM, good")
+    async with connected(
+        run_project, tmp_path, transport, "--sampling", "--allow-commands", model=model
+    ) as client:
+        run = await _call(
+            client,
+            "run_workflow",
+            {
+                "workflow_name": "sampled-run",
+                "parameters": {"topic": "caching"},
+                "wait_seconds": 20,
+            },
+        )
+        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "ship"
+        assert run["sampling"]["calls"] == 2 and "sampling: false" in run["sampling"]["stopped"]
+        assert "Write a draft about caching." in model.requests[0].messages[0].content.text
+        assert [r["step_name"] for r in run["step_results"]] == ["draft", "count", "review"]
+
+
+async def test_a_runs_confirmation_and_the_model_through_input_rounds(run_project, tmp_path):
+    model = Model(PLAN, "Built.")
+    person = Person({"decision": "reject", "comment": "add the rollback plan"})
+    async with connected(
+        run_project, tmp_path, "stdio", "--sampling", model=model, person=person
+    ) as client:
+        run = await _call(
+            client, "run_workflow", {"workflow_name": "confirmed-run", "wait_seconds": 20}
+        )
+        # The model's plan, put to the person, rejected: the step waits for the agent.
+        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "plan"
+        assert len(person.asked) == 1 and PLAN in person.asked[0].message
+        got = await _call(client, "get_workflow_run", {"workflow_id": run["workflow_id"]})
+        refused = got["waiting"]["confirmations"]
+        assert [(c["action"], c["comment"]) for c in refused] == [
+            ("reject", "add the rollback plan")
+        ]
+        assert refused[0]["by"] == "the user of mcp"
