@@ -584,9 +584,10 @@ class _Effects:
         self.secret_names = secret_names
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
-        self.status: str | None = None  # the run's status read with the last result, not yet used
         # A replay gets these back instead of running them.
-        self.done, self.recorded = self.journal.recorded(run_id, member)
+        self.done, self.recorded, status = self.journal.recorded(run_id, member)
+        # the run's status read with the last result (or with the above), not yet used
+        self.status: str | None = status
 
     def attempt(
         self,

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -217,7 +218,7 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
         text=True,
     )
     try:
-        time.sleep(3)  # the run is under way (DBOS launched, a few naps done)
+        _wait_for_a_recorded_step(postgres_server.url)  # the run is under way (DBOS launched)
         postgres_server.restart()  # every session ends: the journal's, DBOS's, the liveness lock's
         out, err = runner.communicate(timeout=120)
     finally:
@@ -226,3 +227,20 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
     result = json.loads(out)
     assert result["status"] == "success", result
     assert [r["step_name"] for r in result["step_results"]] == [f"nap-{i}" for i in range(8)]
+
+
+def _wait_for_a_recorded_step(url: str) -> None:
+    """Until the journal holds a step's result (a fixed sleep restarted the server during DBOS's
+    launch on a loaded machine, which DBOS does not retry)."""
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                if conn.execute(
+                    "SELECT 1 FROM workrail.journal WHERE result IS NOT NULL LIMIT 1"
+                ).fetchone():
+                    return
+        except psycopg.Error:  # the journal's table is not there yet
+            pass
+        time.sleep(0.1)
+    raise AssertionError("no step of the run was recorded within 60 s")
