@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -36,6 +37,9 @@ elif sys.argv[3] == "start":
     print(run_id, flush=True)
     time.sleep(120)
 elif sys.argv[3] == "status":
+    print(json.dumps(service.wait(sys.argv[4], 60)))
+elif sys.argv[3] == "cancel":
+    service.cancel(sys.argv[4], "the test cancels it")
     print(json.dumps(service.wait(sys.argv[4], 60)))
 else:
     workflow = json.loads(sys.argv[4])
@@ -102,6 +106,103 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
         peak = max(peak, running)
     assert peak == 3
     assert len({o["worker"] for o in outputs}) == 2, "both worker processes should have run steps"
+
+
+def test_a_cancel_from_another_process_ends_a_run_waiting_for_its_queued_members(
+    postgres_url, tmp_path
+):
+    """The run waits for its members by reading the journal, not through DBOS calls that would
+    raise on a cancel: it must still end cancelled, its members' processes killed."""
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url}
+    project = tmp_path / "project"
+    project.mkdir()
+    marks = tmp_path / "marks"
+    token = f"nap-{uuid.uuid4().hex}"
+    nap = f"open({str(marks)!r}, 'a').write('x\\n'); import time; time.sleep(60)  # {token}"
+    workflow = {
+        "id": "pg-cancel",
+        "name": "pg",
+        "steps": [
+            {
+                "id": "group",
+                "title": "g",
+                "type": "parallel",
+                "steps": [
+                    {
+                        "id": f"nap-{i}",
+                        "title": "nap",
+                        "run": {"command": [sys.executable, "-c", nap]},
+                    }
+                    for i in range(4)
+                ],
+            },
+            {"id": "after", "title": "after", "run": {"command": _mark(marks, "after")}},
+        ],
+    }
+    runner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WORKER,
+            str(project),
+            str(tmp_path / "home-a"),
+            "start",
+            json.dumps(workflow),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        run_id = runner.stdout.readline().strip()
+        assert run_id.startswith("wf-"), runner.stderr.read()
+        deadline = time.monotonic() + 60
+        while not (marks.exists() and marks.read_text().count("x") == 4):
+            assert time.monotonic() < deadline, "the members did not all start"
+            time.sleep(0.05)
+        cancelled_at = time.monotonic()
+        status = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                str(project),
+                str(tmp_path / "home-b"),
+                "cancel",
+                run_id,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert status.returncode == 0, status.stderr
+        result = json.loads(status.stdout)
+        while _processes_with(nap) and time.monotonic() < cancelled_at + 20:
+            time.sleep(0.1)
+        assert _processes_with(nap) == []
+        assert result["status"] == "cancelled", json.dumps(result, indent=1)[:3000]
+        assert time.monotonic() - cancelled_at < 30
+        assert "after" not in marks.read_text()
+    finally:
+        runner.kill()
+        runner.communicate()
+        for pid in _processes_with(nap):
+            os.kill(pid, 9)
+
+
+def _processes_with(code: str) -> list[int]:
+    """The processes running ``python -c <code>`` (not the worker whose arguments hold it)."""
+    argument = b"\0-c\0" + code.encode() + b"\0"
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and argument in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
 
 
 def _mark(path: Path, word: str) -> list[str]:
