@@ -67,33 +67,11 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
         "name": "pg",
         "steps": [{"id": "group", "title": "g", "type": "parallel", "steps": members}],
     }
-    helper = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(project), str(homes[1]), "serve", "60"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    helper = _start_worker(env, project, homes[1], "serve", "60")
     try:
         assert helper.stdout.readline().strip() == "ready", helper.stderr.read()
         time.sleep(1.5)  # the helper lists the queues once a second
-        runner = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                WORKER,
-                str(project),
-                str(homes[0]),
-                "run",
-                json.dumps(workflow),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        assert runner.returncode == 0, runner.stderr
-        result = json.loads(runner.stdout)
+        result = _worker_answer(env, project, homes[0], "run", json.dumps(workflow))
     finally:
         helper.kill()
         helper.communicate()
@@ -139,21 +117,7 @@ def test_a_cancel_from_another_process_ends_a_run_waiting_for_its_queued_members
             {"id": "after", "title": "after", "run": {"command": _mark(marks, "after")}},
         ],
     }
-    runner = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            WORKER,
-            str(project),
-            str(tmp_path / "home-a"),
-            "start",
-            json.dumps(workflow),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    runner = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
     try:
         run_id = runner.stdout.readline().strip()
         assert run_id.startswith("wf-"), runner.stderr.read()
@@ -162,23 +126,7 @@ def test_a_cancel_from_another_process_ends_a_run_waiting_for_its_queued_members
             assert time.monotonic() < deadline, "the members did not all start"
             time.sleep(0.05)
         cancelled_at = time.monotonic()
-        status = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                WORKER,
-                str(project),
-                str(tmp_path / "home-b"),
-                "cancel",
-                run_id,
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert status.returncode == 0, status.stderr
-        result = json.loads(status.stdout)
+        result = _worker_answer(env, project, tmp_path / "home-b", "cancel", run_id)
         while _processes_with(nap) and time.monotonic() < cancelled_at + 20:
             time.sleep(0.1)
         assert _processes_with(nap) == []
@@ -227,28 +175,8 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
             {"id": "three", "title": "three", "run": {"command": _mark(marks, "three")}},
         ],
     }
-    other = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-b"), "serve", "90"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    doomed = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            WORKER,
-            str(project),
-            str(tmp_path / "home-a"),
-            "start",
-            json.dumps(workflow),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
+    doomed = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
     try:
         assert other.stdout.readline().strip() == "ready", other.stderr.read()
         run_id = doomed.stdout.readline().strip()
@@ -260,23 +188,7 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
         doomed.kill()  # kill -9
         doomed.wait()
         killed_at = time.monotonic()
-        status = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                WORKER,
-                str(project),
-                str(tmp_path / "home-c"),
-                "status",
-                run_id,
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert status.returncode == 0, status.stderr
-        result = json.loads(status.stdout)
+        result = _worker_answer(env, project, tmp_path / "home-c", "status", run_id)
     finally:
         for worker in (doomed, other):
             worker.kill()
@@ -303,21 +215,7 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
             for i in range(8)
         ],
     }
-    runner = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            WORKER,
-            str(project),
-            str(tmp_path / "home"),
-            "run",
-            json.dumps(workflow),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    runner = _start_worker(env, project, tmp_path / "home", "run", json.dumps(workflow))
     try:
         _wait_for_a_recorded_step(postgres_server.url)  # the run is under way (DBOS launched)
         postgres_server.restart()  # every session ends: the journal's, DBOS's, the liveness lock's
@@ -328,6 +226,35 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
     result = json.loads(out)
     assert result["status"] == "success", result
     assert [r["step_name"] for r in result["step_results"]] == [f"nap-{i}" for i in range(8)]
+
+
+def _worker_argv(project: Path, home: Path, mode: str, argument: str) -> list[str]:
+    return [sys.executable, "-c", WORKER, str(project), str(home), mode, argument]
+
+
+def _start_worker(
+    env: dict[str, str], project: Path, home: Path, mode: str, argument: str
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        _worker_argv(project, home, mode, argument),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _worker_answer(env: dict[str, str], project: Path, home: Path, mode: str, argument: str):
+    """What a worker that runs to its end prints (a run's or a status's JSON)."""
+    done = subprocess.run(
+        _worker_argv(project, home, mode, argument),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def _wait_for_a_recorded_step(url: str) -> None:
