@@ -46,6 +46,8 @@ __all__ = [
     "ENV_NAME",
     "become_subreaper",
     "after_step",
+    "ended_own",
+    "spawning",
     "new_token",
     "reap_orphans",
     "signal_all",
@@ -197,6 +199,17 @@ class spawning:
     def started(self, pid: int) -> None:
         _mains.add(pid)
         _began[pid] = self.began
+
+    def started_own(self, pid: int) -> None:
+        """A process of the engine's own in a session of its own (a worker), not a step's: never
+        taken for a step's escapee — a server that starts a worker as it exits mid-step must not
+        stop it with the step's leftovers. `ended_own` once it has been waited for."""
+        _mains.add(pid)
+
+
+def ended_own(pid: int) -> None:
+    with _mains_lock:
+        _mains.discard(pid)
 
 
 def ended(pid: int, grace: float = 2.0) -> None:
