@@ -23,8 +23,9 @@ from ..errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFou
 from ..evaluation.conditions import MISSING, evaluate, resolve
 from ..evaluation.contracts import check_step_artifacts, loop_decision
 from ..evaluation.regexes import backtracking_budget
+from ..evaluation.rules import require_valid_criteria
 from ..evaluation.templates import referenced_step_ids
-from ._navigator_guidance import completion_guidance, next_action, step_guidance
+from ._navigator_guidance import completion_guidance, next_action, step_criteria, step_guidance
 from .loop_source import artifact_source, loop_condition
 from .step_prompt import is_delegation, render_step
 
@@ -160,6 +161,16 @@ class _Plan:
             if step_kind(step) == "loop" and isinstance(step.get("body"), str)
         }
         self.read_outputs = frozenset(referenced_step_ids(self.steps))
+        self._valid_criteria: set[int] = set()  # ids of criteria objects of this workflow
+
+    def check_criteria(self, step: Mapping[str, Any]) -> None:
+        """Raises InvalidCriteria for broken criteria of ``step``, as describing them would; each
+        criteria object of the workflow is checked once per plan (the plan holds the workflow,
+        so the ids stay its objects')."""
+        for _, criteria in step_criteria(step):
+            if criteria is not None and id(criteria) not in self._valid_criteria:
+                require_valid_criteria(criteria)
+                self._valid_criteria.add(id(criteria))
 
     def body(self, loop: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         body = loop.get("body")
@@ -305,8 +316,15 @@ class _Walk:
         values = served_values(self.ctx)
         rendered = render_step(self.plan.workflow, step, values, loop)
         self.notes.extend(rendered.notes)
+        self.plan.check_criteria(step)
         guidance = step_guidance(
-            self.plan.workflow, step, self.ctx, first=first, loop=loop, rendered=rendered
+            self.plan.workflow,
+            step,
+            self.ctx,
+            first=first,
+            loop=loop,
+            rendered=rendered,
+            criteria_checked=True,
         )
         served = _json_copy(dict(step))  # the definition is shared: the caller gets its own step
         if step_kind(step) != "command":

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workrail_engine.catalog import Catalog, Source
-from workrail_engine.errors import InvalidParams, InvalidRunState, StepNotFound
+from workrail_engine.errors import InvalidCriteria, InvalidParams, InvalidRunState, StepNotFound
 from workrail_engine.serving.navigator import LOOPS_KEY, NextStep, next_step
 
 TASK = {
@@ -820,3 +820,26 @@ def test_the_served_step_is_the_callers_own() -> None:
     again = next_step(workflow, [], {})
     assert again.step["validationCriteria"] == TASK["steps"][0]["validationCriteria"]
     assert again.step["guidance"] == ["Read the tests first."]
+
+
+def test_criteria_are_checked_once_per_definition_and_broken_ones_every_time(monkeypatch) -> None:
+    """Checking a step's criteria was a sixth of a workflow_next call; valid criteria are now
+    checked once per definition, and broken ones still fail every call that serves their step."""
+    import workrail_engine.serving.navigator as navigator
+
+    checked = []
+    real = navigator.require_valid_criteria
+    monkeypatch.setattr(navigator, "require_valid_criteria", lambda c: checked.append(1) or real(c))
+    workflow = copy.deepcopy(TASK)
+    for _ in range(3):
+        found = next_step(workflow, [], {})
+        assert found.guidance["validationCriteria"] == [
+            'Documented assumptions (the output contains "Assumptions")'
+        ]
+    assert len(checked) == 1
+
+    broken = copy.deepcopy(TASK)
+    broken["steps"][0]["validationCriteria"] = [{"type": "regex", "pattern": "("}]
+    for _ in range(2):
+        with pytest.raises(InvalidCriteria):
+            next_step(broken, [], {})
