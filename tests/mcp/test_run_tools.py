@@ -200,10 +200,20 @@ async def test_waiting_continue_blocked_continue_success(run_project, tmp_path):
         assert error_of(finished)["code"] == -32005
 
 
+LOADED_ON_FIRST_USE = (
+    "dbos",
+    "sqlalchemy",
+    "workrail_engine.runs.service",
+    "workrail_engine.runs.executor",
+    "workrail_engine.sessions.service",
+)
+
+
 @pytest.mark.parametrize("edition", ["default", "upstream"])
 def test_creating_the_server_imports_no_dbos_nor_sqlalchemy(run_project, tmp_path, edition):
-    """The run store (DBOS, SQLAlchemy) loads on the first run or session, not at start-up nor
-    to serve a workflow: it was ~0.15-0.35 s of CPU of the server's cold start (issue 24 §3)."""
+    """The run store (DBOS, SQLAlchemy) loads on the first run or session, not at start-up: it
+    was ~0.15-0.35 s of CPU of the server's cold start (issue 24 §3); nor do the run service
+    (planner, walker, executor) and the sessions engine."""
     code = (
         "import sys; from pathlib import Path\n"
         "import anyio\n"
@@ -212,10 +222,10 @@ def test_creating_the_server_imports_no_dbos_nor_sqlalchemy(run_project, tmp_pat
         f"catalog = Catalog.default(Path({str(run_project)!r}))\n"
         "server = create_server(catalog, allow_commands=True,"
         f" tools_edition={edition!r})\n"
-        "print(sorted(m for m in ('dbos', 'sqlalchemy') if m in sys.modules))\n"
+        f"print(sorted(m for m in {LOADED_ON_FIRST_USE!r} if m in sys.modules))\n"
         "catalog.entries()\n"
         "anyio.run(server.list_tools)\n"
-        "print(sorted(m for m in ('dbos', 'sqlalchemy') if m in sys.modules))\n"
+        f"print(sorted(m for m in {LOADED_ON_FIRST_USE!r} if m in sys.modules))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],

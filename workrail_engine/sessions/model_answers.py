@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..definition.steps import find_step
-from .service import Confirm, SessionService, SessionStep, asks_a_person
+
+if TYPE_CHECKING:  # the server reads ModelLimits at start, before any session is served
+    from .service import Confirm, SessionService, SessionStep
 
 __all__ = ["AskModel", "ModelLimits", "ModelUsage", "answer_with_model", "model_may_answer"]
 
@@ -102,6 +104,8 @@ def answer_with_model(
     """Let the model answer from ``step`` on; the session's step where it stopped, and the usage.
 
     ``ledger``: the usage of runs by id, kept by the caller between calls (read, then updated)."""
+    from .service import asks_a_person  # loaded already: ``service`` is one of its objects
+
     known = (ledger or {}).get(step.run_id)
     usage = ModelUsage(known.calls, known.tokens) if known else usage_of(service, step.run_id)
     if ledger is not None:
