@@ -70,3 +70,19 @@ def test_a_bad_configuration_is_a_usage_error_and_nothing_is_written(repo: Path)
     assert f"{repo / 'pyproject.toml'}: 'WR6O1' is no code" in result.stderr
     assert "Traceback" not in result.stderr
     assert (repo / "workflows" / "flow.json").read_text() == before
+
+
+def test_per_file_ignore_star_stays_in_its_folder_and_extend_reads_a_shared_file(
+    repo: Path,
+) -> None:
+    (repo / "shared.toml").write_text(
+        'strict = true\n[per-file-ignores]\n"workflows/*" = ["WR601"]\n'
+    )
+    (repo / ".workrail").mkdir()
+    (repo / ".workrail" / "config.toml").write_text('extend = "../shared.toml"\n')
+    result = run(repo, "validate", "--format", "json", expect=1)  # strict, from shared.toml
+    # `workflows/*` is workflows/flow.json, not workflows/drafts/flow.json (`**` would be both).
+    assert codes_by_file(result) == {
+        "workflows/flow.json": [],
+        "workflows/drafts/flow.json": ["WR601"],
+    }
