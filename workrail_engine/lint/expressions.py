@@ -9,7 +9,7 @@ accepts is exactly what will run; this module only says where in a step they app
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
 
 from ..diagnostics import Severity
@@ -58,34 +58,41 @@ RULE_WITHOUT_OPERAND = "WR408"
 def _rules_without_operand(node: Any, pointer: str) -> list[Finding]:
     """WR408 for each rule without its operand: upstream's schema takes it, no output passes it."""
     out: list[Finding] = []
-    path: list[str | int] = []
-    for rule in _objects(node, ("and", "or", "not"), path):
+
+    def check(rule: Mapping[str, Any], path: list[str | int]) -> None:
         kind = rule.get("type")
         operand = OPERANDS.get(kind) if isinstance(kind, str) else None
         if operand is not None and operand not in rule:
             message = f"This {kind} rule has no {operand!r}, so no output can pass it"
             where = pointer_join(pointer, *path)
             out.append(Finding(where, RULE_WITHOUT_OPERAND, Severity.WARNING, message))
+
+    _visit_objects(node, ("and", "or", "not"), [], check)
     return out
 
 
-def _objects(
-    node: Any, keys: tuple[str, ...], path: list[str | int]
-) -> Iterator[Mapping[str, Any]]:
-    """Each object of a tree of criteria or conditions (lists, and objects holding ``keys``),
-    parents first. While one is looked at, ``path`` says where it is below ``node``: joined into
-    a pointer only for a finding, which most objects have none of."""
+def _visit_objects(
+    node: Any,
+    keys: tuple[str, ...],
+    path: list[str | int],
+    visit: Callable[[Mapping[str, Any], list[str | int]], None],
+) -> None:
+    """``visit(object, path)`` for each object of a tree of criteria or conditions (lists, and
+    objects holding ``keys``), parents first; ``path`` says where it is below the tree's root
+    during the call — joined into a pointer only for a finding, which most objects have none of.
+    (Plain recursion over one shared path: a generator's ``yield from`` at each level, or a new
+    path tuple per object, cost as much as the checks.)"""
     if isinstance(node, list):
         for index, item in enumerate(node):
             path.append(index)
-            yield from _objects(item, keys, path)
+            _visit_objects(item, keys, path, visit)
             path.pop()
     elif _is_object(node):
-        yield node
+        visit(node, path)
         for key in keys:
             if key in node:
                 path.append(key)
-                yield from _objects(node[key], keys, path)
+                _visit_objects(node[key], keys, path, visit)
                 path.pop()
 
 
@@ -102,8 +109,8 @@ def _no_rules() -> Finding:
 def _backtracking_regexes(node: Any, pointer: str) -> list[Finding]:
     """WR405 for each pattern (a regex rule's or a `matches` operand) on the fallback engine."""
     out: list[Finding] = []
-    path: list[str | int] = []
-    for item in _objects(node, ("and", "or", "not", "condition"), path):
+
+    def check(item: Mapping[str, Any], path: list[str | int]) -> None:
         patterns = []
         if item.get("type") == "regex" and isinstance(item.get("pattern"), str):
             flags = item.get("flags", "")
@@ -118,6 +125,8 @@ def _backtracking_regexes(node: Any, pointer: str) -> list[Finding]:
             if compiled.notice:
                 where = pointer_join(pointer, *path, key)
                 out.append(Finding(where, BACKTRACKING_REGEX, Severity.WARNING, compiled.notice))
+
+    _visit_objects(node, ("and", "or", "not", "condition"), [], check)
     return out
 
 
