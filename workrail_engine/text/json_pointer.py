@@ -7,7 +7,10 @@ __all__ = ["escape_token", "pointer_join", "unescape_token"]
 
 def escape_token(token: str | int) -> str:
     """``a/b~c`` → ``a~1b~0c`` ("~" first, so an escaped "/" is not escaped again)."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+    text = token if type(token) is str else str(token)
+    if "~" not in text and "/" not in text:  # most keys: no new string
+        return text
+    return text.replace("~", "~0").replace("/", "~1")
 
 
 def unescape_token(token: str) -> str:
