@@ -63,7 +63,8 @@ REQUEST_RESCAN_SECONDS = 2.0
 @click.option(
     "--sampling",
     is_flag=True,
-    help="Let the client's model answer a session's prompt steps (sampling/createMessage; off "
+    help="Let the client's model answer the prompt steps of sessions and runs "
+    "(sampling/createMessage; off "
     "by default; the client must offer sampling).",
 )
 @click.option(

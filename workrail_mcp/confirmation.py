@@ -1,6 +1,6 @@
 """A step's confirmation asked of the person through `elicitation/create` (a form).
 
-When a session's pending step needs a person's confirmation (``requireConfirmation`` true or
+When a session's or a run's waiting step needs a person's confirmation (``requireConfirmation`` true or
 ``human_approval``) and the client declared the elicitation capability, the answer that would
 move past it is first put to the person: approve, or reject with a comment. The engine decides
 when to ask (after the answer's checks, never for a replay) and records the reply; this module
@@ -26,6 +26,7 @@ __all__ = ["FORM", "AskPerson", "Person", "person_of"]
 
 MAX_COMMENT_CHARS = 2000  # what the form lets the person write
 MAX_NOTES_CHARS = 4000  # of the agent's notes shown in the form
+MAX_CLIENT_NAME_CHARS = 200  # of the client's name, in who replied
 
 AskPerson = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Sends one form to the person (message, requested schema); returns the client's `ElicitResult`."""
@@ -68,9 +69,12 @@ class Person:
                 return {"action": action, "by": self.by}
             content = result.content or {}
             decision = content.get("decision")
+            comment = content.get("comment")
             return {
                 "action": decision if decision in ("approve", "reject") else "declined",
-                "comment": content.get("comment"),
+                # The form asks for at most this much; a client that sends more is cut to it
+                # (the reply is stored with the step).
+                "comment": comment[:MAX_COMMENT_CHARS] if isinstance(comment, str) else None,
                 "by": self.by,
             }
 
@@ -90,6 +94,8 @@ def person_of(ctx: Any) -> Person | None:
 
     info = getattr(session.client_params, "client_info", None)
     name = getattr(info, "name", None)
+    if isinstance(name, str):
+        name = name[:MAX_CLIENT_NAME_CHARS]  # the client's own words, stored with each reply
     return Person(ask, f"the user of {name}" if name else "the user")
 
 

@@ -6,16 +6,11 @@ The real server process over stdio and HTTP; the SDK client's sampling callback 
 
 from __future__ import annotations
 
-import sys
-from contextlib import asynccontextmanager
-
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp_types import CreateMessageResult, TextContent
 
-from tests.mcp.conftest import server_env, write_workflow
-from tests.mcp.test_http import http_server
+from tests.mcp.conftest import write_workflow
+from tests.mcp.scripted_peer import Model, connected
 
 pytestmark = pytest.mark.slow
 
@@ -45,42 +40,6 @@ FLOW = {
 }
 
 
-class Model:
-    """Answers each request with the next of ``answers``; keeps the requests."""
-
-    def __init__(self, *answers: str) -> None:
-        self.answers = list(answers)
-        self.requests: list = []
-
-    async def __call__(self, _context, params) -> CreateMessageResult:
-        self.requests.append(params)
-        text = self.answers.pop(0) if self.answers else "nothing"
-        return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text=text), model="scripted"
-        )
-
-
-@asynccontextmanager
-async def connected(
-    project, tmp_path, model: Model, *options: str, transport: str = "stdio", seen=None
-):
-    if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), *options],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
-        async with Client(params, mode="legacy", sampling_callback=model) as client:
-            yield client
-    else:
-        with http_server(project, tmp_path, *options) as (url, _):
-            if seen is not None:
-                seen.append(url.removesuffix("/mcp"))
-            async with Client(url, mode="legacy", sampling_callback=model) as client:
-                yield client
-
-
 async def _start(client, project, workflow: str = "sampled-flow") -> dict:
     started = await client.call_tool(
         "start_workflow",
@@ -94,10 +53,10 @@ async def _start(client, project, workflow: str = "sampled-flow") -> dict:
 async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tmp_path, transport):
     write_workflow(project / "workflows", FLOW)
     model = Model("DRAFT: a plan", "LGTM, good")
-    dashboard: list[str] = []
-    async with connected(
-        project, tmp_path, model, "--sampling", transport=transport, seen=dashboard
-    ) as client:
+    async with connected(project, tmp_path, "--sampling", model=model, transport=transport) as (
+        client,
+        dashboard,
+    ):
         started = await _start(client, project)
         assert started["pending"]["stepId"] == "ship"
         assert started["sampling"]["calls"] == 2
@@ -111,7 +70,7 @@ async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tm
         assert [r["step_name"] for r in results] == ["draft", "review"]
         assert results[1]["model_usage"]["calls"] == 2 and results[1]["notes"] == "LGTM, good"
         if dashboard:  # the run's page on the HTTP server's dashboard
-            page = httpx2.get(f"{dashboard[0]}/runs/{started['runId']}", timeout=10)
+            page = httpx2.get(f"{dashboard}/runs/{started['runId']}", timeout=10)
             assert "Answered by the client's model (scripted)" in page.text
             assert "the run has used 2 calls, 2300 tokens" in page.text
 
@@ -119,22 +78,28 @@ async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tm
 async def test_an_answer_that_fails_a_check_is_sent_back_once(project, tmp_path):
     write_workflow(project / "workflows", FLOW)
     model = Model("a plan", "DRAFT: a plan", "LGTM")
-    async with connected(project, tmp_path, model, "--sampling") as client:
+    async with connected(project, tmp_path, "--sampling", model=model) as (client, _):
         started = await _start(client, project)
         assert started["pending"]["stepId"] == "ship" and started["sampling"]["calls"] == 3
         retry = model.requests[1].messages[0].content.text
         assert "sent back" in retry and "Start with DRAFT" in retry
 
 
-async def test_answers_that_never_pass_leave_the_step_to_the_agent(project, tmp_path):
+async def test_answers_that_never_pass_leave_the_step_to_the_agent_and_still_count(
+    project, tmp_path
+):
     write_workflow(project / "workflows", FLOW)
     model = Model("no", "still no", "LGTM")
-    async with connected(project, tmp_path, model, "--sampling") as client:
+    async with connected(project, tmp_path, "--sampling", model=model) as (client, _):
         started = await _start(client, project)
         assert started["pending"]["stepId"] == "draft"
         assert started["sampling"]["calls"] == 2  # one answer and one retry, no more
         assert "failed its checks" in started["sampling"]["stopped"]
         assert len(model.requests) == 2
+    # A new server process: the two calls whose answers were sent back still count.
+    async with connected(project, tmp_path, "--sampling", model=model) as (client, _):
+        run = await client.call_tool("get_workflow_run", {"workflow_id": started["runId"]})
+        assert run.structured_content["sampling"] == {"calls": 2, "tokens": 600}
         # The agent answers as today; the model is asked again for the next step, and the run's
         # count goes on from the answers sent back.
         moved = await client.call_tool(
@@ -146,13 +111,17 @@ async def test_answers_that_never_pass_leave_the_step_to_the_agent(project, tmp_
         )
         assert moved.structured_content["pending"]["stepId"] == "ship"
         assert moved.structured_content["sampling"]["calls"] == 3
+        assert moved.structured_content["sampling"]["tokens"] == 600 + 2000
 
 
 async def test_limits_and_opt_outs(project, tmp_path):
     write_workflow(project / "workflows", FLOW)
     write_workflow(project / "workflows", {**FLOW, "id": "kept-flow", "sampling": False})
     model = Model("DRAFT", "LGTM")
-    async with connected(project, tmp_path, model, "--sampling", "--sampling-calls", "1") as client:
+    async with connected(project, tmp_path, "--sampling", "--sampling-calls", "1", model=model) as (
+        client,
+        _,
+    ):
         started = await _start(client, project)
         assert started["pending"]["stepId"] == "review" and started["sampling"]["calls"] == 1
         assert "limit" in started["sampling"]["stopped"]
@@ -164,7 +133,7 @@ async def test_limits_and_opt_outs(project, tmp_path):
 async def test_nothing_is_sampled_without_the_flag(project, tmp_path):
     write_workflow(project / "workflows", FLOW)
     model = Model("DRAFT", "LGTM")
-    async with connected(project, tmp_path, model) as client:
+    async with connected(project, tmp_path, model=model) as (client, _):
         started = await _start(client, project)
         assert started["pending"]["stepId"] == "draft" and "sampling" not in started
         assert model.requests == []

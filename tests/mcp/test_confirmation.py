@@ -6,55 +6,14 @@ standing in for the person (it approves, rejects with a comment, or is not there
 
 from __future__ import annotations
 
-import sys
-from contextlib import asynccontextmanager
-
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp_types import ElicitResult
 
-from tests.mcp.conftest import server_env
-from tests.mcp.test_http import http_server
+from tests.mcp.scripted_peer import Person, connected
 
 pytestmark = pytest.mark.slow
 
 NOTES = "I read the requirements and listed them."
-
-
-class Person:
-    """A scripted person: answers each form with the next of ``replies``; keeps what was asked."""
-
-    def __init__(self, *replies: dict) -> None:
-        self.replies = list(replies)
-        self.asked: list = []
-
-    async def __call__(self, _context, params) -> ElicitResult:
-        self.asked.append(params)
-        reply = self.replies.pop(0)
-        if reply.get("action") in ("decline", "cancel"):
-            return ElicitResult(action=reply["action"])
-        return ElicitResult(action="accept", content=reply)
-
-
-@asynccontextmanager
-async def connected(project, tmp_path, transport: str, person: Person | None, seen=None):
-    callback = {"elicitation_callback": person} if person is not None else {}
-    if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project)],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
-        async with Client(params, mode="legacy", **callback) as client:
-            yield client
-    else:
-        with http_server(project, tmp_path) as (url, _):
-            if seen is not None:
-                seen.append(url.removesuffix("/mcp"))
-            async with Client(url, mode="legacy", **callback) as client:
-                yield client
 
 
 async def _start(client, project) -> str:
@@ -77,8 +36,10 @@ async def _answer(client, token: str, notes: str = NOTES) -> dict:
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_an_approval_moves_on_and_is_recorded_with_the_step(project, tmp_path, transport):
     person = Person({"decision": "approve", "comment": "looks right"})
-    dashboard: list[str] = []
-    async with connected(project, tmp_path, transport, person, dashboard) as client:
+    async with connected(project, tmp_path, transport=transport, person=person) as (
+        client,
+        dashboard,
+    ):
         token = await _start(client, project)
         # An answer that fails its checks is not put to the person.
         blocked = await _answer(client, token, "short")
@@ -100,7 +61,7 @@ async def test_an_approval_moves_on_and_is_recorded_with_the_step(project, tmp_p
         assert recorded["step_name"] == "understand"
         assert recorded["confirmation"]["action"] == "approve" and recorded["confirmation"]["at"]
         if dashboard:  # the HTTP server's dashboard shows it on the run's page
-            page = httpx2.get(f"{dashboard[0]}/runs/{moved['runId']}", timeout=10)
+            page = httpx2.get(f"{dashboard}/runs/{moved['runId']}", timeout=10)
             assert page.status_code == 200
             assert "Confirmed: approve by the user of mcp" in page.text
             assert "looks right" in page.text
@@ -113,7 +74,10 @@ async def test_a_rejection_keeps_the_step_pending_with_the_comment(project, tmp_
         {"action": "decline"},
         {"decision": "approve"},
     )
-    async with connected(project, tmp_path, transport, person) as client:
+    async with connected(project, tmp_path, transport=transport, person=person) as (
+        client,
+        dashboard,
+    ):
         token = await _start(client, project)
         rejected = await _answer(client, token)
         assert rejected["kind"] == "blocked" and rejected["pending"]["stepId"] == "understand"
@@ -121,16 +85,42 @@ async def test_a_rejection_keeps_the_step_pending_with_the_comment(project, tmp_
         assert blocker["code"] == "USER_ONLY_DEPENDENCY"
         assert "you missed the security requirement" in blocker["message"]
         assert rejected["confirmation"]["action"] == "reject"
+        # The refusal is recorded with the step that stays pending.
+        run = await client.call_tool("get_workflow_run", {"workflow_id": rejected["runId"]})
+        pending = run.structured_content["waiting"]["confirmations"]
+        assert [(c["action"], c["comment"]) for c in pending] == [
+            ("reject", "you missed the security requirement")
+        ]
+        assert pending[0]["by"] == "the user of mcp" and pending[0]["at"] > 0
         declined = await _answer(client, token, NOTES + " Also security.")
         assert declined["kind"] == "blocked" and declined["confirmation"]["action"] == "declined"
         moved = await _answer(client, token, NOTES + " Also security, really.")
         assert moved["pending"]["stepId"] == "implement"
         assert len(person.asked) == 3
+        # Every reply shows in the step's history, oldest first.
+        run = await client.call_tool("get_workflow_run", {"workflow_id": moved["runId"]})
+        replies = run.structured_content["step_results"][0]["confirmations"]
+        assert [c["action"] for c in replies] == ["reject", "declined", "approve"]
+        if dashboard:
+            page = httpx2.get(f"{dashboard}/runs/{moved['runId']}", timeout=10).text
+            assert "Rejected by the user of mcp" in page
+            assert "you missed the security requirement" in page
+            assert "Confirmation declined by the user of mcp" in page
 
 
 async def test_without_the_capability_the_step_moves_on_as_before(project, tmp_path):
-    async with connected(project, tmp_path, "stdio", None) as client:
+    async with connected(project, tmp_path) as (client, _):
         token = await _start(client, project)
         moved = await _answer(client, token)
         assert moved["pending"]["stepId"] == "implement"
         assert "confirmation" not in moved
+
+
+async def test_a_comment_longer_than_the_form_allows_is_cut_before_it_is_stored(project, tmp_path):
+    person = Person({"decision": "reject", "comment": "x" * 5000})
+    async with connected(project, tmp_path, person=person) as (client, _):
+        rejected = await _answer(client, await _start(client, project))
+        assert len(rejected["confirmation"]["comment"]) == 2000
+        run = await client.call_tool("get_workflow_run", {"workflow_id": rejected["runId"]})
+        stored = run.structured_content["waiting"]["confirmations"][0]["comment"]
+        assert stored == "x" * 2000

@@ -14,7 +14,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
+from ..sessions.store import confirmations_of, refusal_of
 from .model import ACTIVE, executable_steps
 from .resolve import database_url, store_home
 
@@ -68,6 +69,10 @@ class _Dialect:
             "positions": "workrail.session_positions" if postgres else "workrail_session_positions",
             "answers": "workrail.answers" if postgres else "workrail_answers",
             "pinned": "workrail.pinned_workflows" if postgres else "workrail_pinned_workflows",
+            "refusals": "workrail.confirmation_refusals"
+            if postgres
+            else "workrail_confirmation_refusals",
+            "model_usage": "workrail.model_usage" if postgres else "workrail_model_usage",
         }
 
     def field(self, column: str, *path: str | int) -> str:
@@ -402,6 +407,7 @@ class RunHistory:
             [run_id],
         )
         steps = _steps(workflow, rows, state if kind == "waiting" else {})
+        self._people_and_model(run_id, steps, lambda key, _: key)
         message = state.get("error_message")
         if dbos_status in _FAILED:
             message = str(_json(error) or error or "the run failed")
@@ -425,34 +431,63 @@ class RunHistory:
             ),
             "steps_total": len(executable_steps(workflow)),
             "waiting": state.get("waiting") if kind == "waiting" else None,
+            "sampling": self._model_usage(run_id),
         }
+
+    def _people_and_model(
+        self, run_id: str, steps: list[dict[str, Any]], key_of: Callable[[str, str], str]
+    ) -> None:
+        """Each step entry with what its answer recorded (a person's approval, the model's
+        usage) and every reply a person gave to its confirmation; ``key_of(entry key, status)``
+        is the step key its answer and refusals were stored under."""
+        answers = {
+            key: _json(response) or {}
+            for key, response in self._query(
+                "SELECT step_key, response FROM {answers} WHERE run_id = ?", [run_id]
+            )
+        }
+        refusals = [
+            refusal_of(r)
+            for r in self._query(
+                "SELECT step_key, step_id, action, comment, by_whom, at FROM {refusals}"
+                " WHERE run_id = ? ORDER BY at",
+                [run_id],
+            )
+        ]
+        for entry in steps:
+            key = key_of(entry["key"], entry["status"])
+            recorded = answers.get(key, {})
+            entry["confirmation"] = recorded.get("confirmation")
+            entry["model_usage"] = recorded.get("model_usage")  # answered by the client's model
+            entry["confirmations"] = confirmations_of(refusals, key, None)
+
+    def _model_usage(self, run_id: str) -> dict[str, int] | None:
+        """What the run has asked of the client's model (every call counted), if anything."""
+        found = self._query("SELECT calls, tokens FROM {model_usage} WHERE run_id = ?", [run_id])
+        return {"calls": int(found[0][0]), "tokens": int(found[0][1])} if found else None
 
     def _session(self, run_id: str) -> dict[str, Any] | None:
         """A session, in the shape of `run`: each answered step with the agent's notes."""
         found = self._query(
             "SELECT s.workflow_id, s.workflow_hash, s.status, s.created_at, s.updated_at,"
-            " s.goal, p.pending FROM {sessions} s JOIN {positions} p ON p.run_id = s.run_id"
-            " WHERE s.run_id = ?",
+            " s.goal, p.pending, s.attempt FROM {sessions} s"
+            " JOIN {positions} p ON p.run_id = s.run_id WHERE s.run_id = ?",
             [run_id],
         )
         if not found:
             return None
-        workflow_id, digest, kind, created, updated, goal, pending_text = found[0]
+        workflow_id, digest, kind, created, updated, goal, pending_text, attempt = found[0]
         workflow = self._pinned(digest)
         sites = _site_of(workflow)
         steps = []
-        for step_key, step_id, title, notes, response in self._query(
-            "SELECT step_key, step_id, title, notes, response FROM {answers}"
+        for step_key, step_id, title, notes in self._query(
+            "SELECT step_key, step_id, title, notes FROM {answers}"
             " WHERE run_id = ? ORDER BY answered_at",
             [run_id],
         ):
             step, group = sites.get(step_id, ({}, None))
             entry = _blank(f"{step_id}#{step_key}", step_id, step, group)
             entry.update(status="success", title=title or entry["title"], notes=notes)
-            # A person's approval of the step (elicitation), recorded with the answer.
-            recorded = _json(response) or {}
-            entry["confirmation"] = recorded.get("confirmation")
-            entry["model_usage"] = recorded.get("model_usage")  # answered by the client's model
             entry["stdout"], entry["stdout_capped"] = _tail(notes)
             steps.append(entry)
         pending = (_json(pending_text) or {}) if kind == "waiting" else {}
@@ -463,6 +498,13 @@ class RunHistory:
             entry.update(status="waiting", guidance=pending.get("guidance") or {})
             entry["guidance_list"] = pending["step"].get("guidance") or []
             steps.append(entry)
+        # A session's step keys are its attempts: "<step id>#<attempt>", and the waiting step's
+        # attempt is the session's current one.
+        self._people_and_model(
+            run_id,
+            steps,
+            lambda key, status: str(attempt) if status == "waiting" else key.rpartition("#")[2],
+        )
         ended = None if kind in ACTIVE else updated
         return {
             "run_id": run_id,
@@ -481,6 +523,7 @@ class RunHistory:
             if pending.get("step")
             else None,
             "session": {"workflow_hash": digest, "goal": goal},
+            "sampling": self._model_usage(run_id),
         }
 
 

@@ -31,6 +31,11 @@ def has_commands(workflow: Mapping[str, Any]) -> bool:
     return any(site.kind == "command" for site in walk_steps(workflow))
 
 
+def has_prompts(workflow: Mapping[str, Any]) -> bool:
+    """Whether a run of it may wait for the agent (and so have answers to show)."""
+    return any(site.kind == "prompt" for site in walk_steps(workflow))
+
+
 def sandbox_wanted(workflow: Mapping[str, Any]) -> bool:
     return any(site.kind == "command" and site.step.get("sandbox") for site in walk_steps(workflow))
 

@@ -11,7 +11,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,14 +23,14 @@ from ..evaluation.step_checks import check_answer
 from .commands import AttemptSettings
 from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters
-from .plan import has_commands, plan_run, sandbox_wanted
+from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
 from .secrets import SecretSet
 from .walker import condition_context
 from .workspace import check_sandbox
 
 if TYPE_CHECKING:
-    from ..sessions.service import SessionService, SessionStep
+    from ..sessions.service import Confirm, SessionService, SessionStep
     from .durable import DurableRuntime
 
 __all__ = ["RunOptions", "RunService"]
@@ -79,6 +79,7 @@ class RunService:
         self.runtime: DurableRuntime | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._prompted: dict[str, bool] = {}  # whether a run's workflow has prompt steps
         self._sessions: SessionService | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -245,12 +246,38 @@ class RunService:
         if cached is None:  # a run's input never changes: read its definition once
             cached = self._inputs[run_id] = run_input(status)
         snap = _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
+        prompted = self._prompted.get(run_id)
+        if prompted is None:
+            prompted = self._prompted[run_id] = has_prompts(snap["_workflow"])
+        if not prompted:
+            return snap  # commands only: no answers, confirmations or model calls to read
+        answers = {a.step_key: a for a in self.sessions.store.answers(run_id)}
         waiting = snap.get("waiting")
-        if waiting and self.sessions.store.answer(run_id, waiting["step_key"]) is not None:
+        if waiting and waiting["step_key"] in answers:
             # Answered, not yet acted on: the run is not waiting for the agent any more.
             snap["status"] = "running"
             snap["answered_step"] = snap.pop("waiting")["step_key"]
-        return snap
+        return self._with_answers(snap, answers)
+
+    def _with_answers(self, snap: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+        """Each prompt step's result with what its answer recorded (a person's confirmation,
+        the model's usage), the refusals of the waiting step, the run's model usage."""
+        from ..sessions.service import answer_facts, with_history
+
+        refusals = self.sessions.store.refusals(snap["workflow_id"])
+        for result in snap["step_results"]:
+            answer = answers.get(result["step_name"])
+            if answer is not None and answer.response:
+                result.update(answer_facts(answer, refusals))
+        return with_history(snap, self.sessions.store, refusals)
+
+    def workflow_of(self, run_id: str) -> dict[str, Any]:
+        """The workflow a run runs (as it was started: its input never changes)."""
+        cached = self._inputs.get(run_id)
+        workflow: dict[str, Any] = (
+            cached.get("workflow") or {} if cached is not None else self._raw(run_id)["_workflow"]
+        )
+        return workflow
 
     def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
         runtime = self._runtime()
@@ -341,6 +368,8 @@ class RunService:
         wait_seconds: float = 10.0,
         artifacts: Sequence[Any] | None = None,
         step_key: str | None = None,
+        confirm: Confirm | None = None,
+        model_usage: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Answer the step a run (or a session) waits on, exactly once.
 
@@ -349,12 +378,19 @@ class RunService:
         already answered raises `AnswerNotApplied`; an answer that fails the step's checks
         returns ``outcome: blocked`` and the run stays at the step. Without ``step_key`` the
         answer is for the step waiting now, and one identical to the last applied answer counts
-        as its replay."""
+        as its replay.
+
+        ``confirm``: how to ask a person to confirm a step whose confirmation is a person's,
+        once the answer has passed its checks (a refusal keeps the step waiting, ``outcome:
+        blocked``, and is recorded); ``model_usage``: the answer is the client's model's, and
+        this is the run's usage so far (kept with the answer)."""
         from ..sessions.service import answer_digest
         from ..sessions.store import Answer
 
         if self.sessions.store.get(run_id) is not None:
-            return self._continue_session(run_id, output, context, artifacts, step_key)
+            return self._continue_session(
+                run_id, output, context, artifacts, step_key, confirm, model_usage
+            )
         snap = self._raw(run_id)
         masks = _secrets_of(snap["_workflow"])
         body = masks.mask(
@@ -401,7 +437,21 @@ class RunService:
             if checked.followups:
                 blocked["follow_ups"] = checked.followups
             return masks.mask(blocked)  # type: ignore[no-any-return]
-        record = Answer(key, digest, step["id"], None, None, None, time.time())
+        confirmation = self._confirmation(
+            run_id, key, waiting, step, body["output"], confirm, masks
+        )
+        if confirmation is not None and confirmation["action"] != "approve":
+            return self._refused(run_id, confirmation)
+        response = {"confirmation": confirmation, "model_usage": model_usage}
+        record = Answer(
+            key,
+            digest,
+            step["id"],
+            None,
+            None,
+            {k: v for k, v in response.items() if v is not None} or None,
+            time.time(),
+        )
         claim = self.sessions.store.claim(run_id, record)
         if not claim.applied:
             return self._earlier_answer(run_id, self._raw(run_id), key, digest, explicit=True) or {}
@@ -414,6 +464,40 @@ class RunService:
         runtime.hand_over(run_id)
         after = self.wait(run_id, wait_seconds, leave_waiting=key)
         return {**after, "outcome": "accepted", "answered_step": key}
+
+    def _confirmation(
+        self,
+        run_id: str,
+        key: str,
+        waiting: Mapping[str, Any],
+        step: Mapping[str, Any],
+        output: Any,
+        confirm: Confirm | None,
+        masks: SecretSet,
+    ) -> dict[str, Any] | None:
+        """The person's reply to the waiting step's confirmation (masked); a refusal is recorded."""
+        from ..sessions.service import ask_confirmation
+
+        shown = {**step, "title": waiting["step"].get("title") or step.get("title")}
+        reply = ask_confirmation(waiting.get("guidance") or {}, shown, output, confirm)
+        if reply is None:
+            return None
+        confirmation: dict[str, Any] = masks.mask(reply)
+        if confirmation["action"] != "approve":
+            self.sessions.store.refuse(run_id, key, step["id"], confirmation)
+        return confirmation
+
+    def _refused(self, run_id: str, confirmation: dict[str, Any]) -> dict[str, Any]:
+        """The run stays at the step: the person rejected the answer (or closed the question)."""
+        from ..sessions.service import REFUSAL_SUGGESTION, refusal_message
+
+        return {
+            **self.get(run_id),
+            "outcome": "blocked",
+            "issues": [refusal_message(confirmation)],
+            "suggestions": [REFUSAL_SUGGESTION],
+            "confirmation": confirmation,
+        }
 
     def _earlier_answer(
         self, run_id: str, snap: dict[str, Any], key: str | None, digest: str, *, explicit: bool
@@ -458,6 +542,8 @@ class RunService:
         context: dict[str, Any] | None,
         artifacts: Sequence[Any] | None,
         step_key: str | None,
+        confirm: Confirm | None,
+        model_usage: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         attempt = int(step_key) if step_key and step_key.isdigit() else None
         if step_key is not None and attempt is None:
@@ -466,7 +552,13 @@ class RunService:
                 details="step_key",
             )
         step = self.sessions.answer(
-            run_id, attempt, notes=output, artifacts=artifacts, context=context
+            run_id,
+            attempt,
+            notes=output,
+            artifacts=artifacts,
+            context=context,
+            confirm=confirm,
+            model_usage=model_usage,
         )
         return session_result(self.sessions.get(run_id) or {}, step)
 
@@ -482,6 +574,8 @@ def session_result(snap: dict[str, Any], step: SessionStep) -> dict[str, Any]:
     }
     if step.outcome == "blocked":
         out.update(issues=step.issues, suggestions=step.suggestions, problems=step.problems)
+    if step.confirmation is not None:
+        out["confirmation"] = step.confirmation
     return out
 
 

@@ -1,31 +1,43 @@
-"""A session's prompt steps answered by a model the front end can reach (opt-in, bounded).
+"""Prompt steps answered by a model the front end can reach (opt-in, bounded): sessions and runs.
 
-`answer_with_model` takes a session's current step and, while the next step may be given to the
+`answer_with_model` takes whatever waits for an answer — a session (`SessionForModel`) or a run
+(`workrail_engine.runs.model_answers`) — and, while the step it waits on may be given to the
 model, asks it (the step's prompt and guidance, a system text saying what the engine checks),
-hands its reply to `SessionService.answer` — the same checks as any answer — and moves on. A reply
-that fails a check is sent back once with the problems (``retries_per_step``); if it fails again,
-the step waits for the agent as it would have. It stops at a step that opts out (``"sampling":
-false`` on the workflow or the step), at a step whose confirmation is a person's when no person
-can be asked, when the model gives no reply, and at the run's limits: calls and tokens. Tokens are
-counted as each request's ``maxTokens`` (the most the reply may cost: the reply itself does not
-say what it used), and a call is not made if its ``maxTokens`` would pass the run's bound.
+hands its reply to the same answer path as the agent's — the same checks, the same confirmation —
+and moves on. A reply that fails a check is sent back once with the problems
+(``retries_per_step``); if it fails again, the step waits for the agent as it would have. It
+stops at a step that opts out (``"sampling": false`` on the workflow or the step), at a step whose
+confirmation is a person's when no person can be asked, when the model gives no reply, and at the
+run's limits: calls and tokens. Tokens are counted as each request's ``maxTokens`` (the most the
+reply may cost: the reply itself does not say what it used), and a call is not made if its
+``maxTokens`` would pass the run's bound.
 
-The usage of a run is kept in the store with each answer the model gave (``model_usage``: calls
-and tokens so far), so it survives restarts and shows with the run; calls whose answers were sent
-back are counted by the caller's ``ledger`` (one per server process) until the next answer
-records them.
+Every call is counted in the store before it is made (`SessionStore.count_model_call`), so the
+usage of a run — answers sent back included — survives restarts and shows with the run; each
+answer the model gave also carries the usage so far (``model_usage``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..definition.steps import find_step
 from .service import Confirm, SessionService, SessionStep, asks_a_person
+from .store import SessionStore
 
-__all__ = ["AskModel", "ModelLimits", "ModelUsage", "answer_with_model", "model_may_answer"]
+__all__ = [
+    "AskModel",
+    "ModelLimits",
+    "ModelUsage",
+    "SessionForModel",
+    "StepForModel",
+    "WaitsForAnswer",
+    "answer_with_model",
+    "model_may_answer",
+    "usage_of",
+]
 
 AskModel = Callable[[Mapping[str, Any]], "Mapping[str, Any] | None"]
 """Asks the model: given ``{system, prompt, maxTokens}``, returns ``{text, model}``, or None when
@@ -58,6 +70,31 @@ class ModelUsage:
         return {"calls": self.calls, "tokens": self.tokens, "stopped": self.stopped}
 
 
+@dataclass(frozen=True)
+class StepForModel:
+    """The step something waits on, as the model is asked to do it."""
+
+    step: Mapping[str, Any]  # the workflow's step (its ``sampling`` setting)
+    definition: Mapping[str, Any]  # the workflow (its ``sampling`` setting)
+    title: str
+    prompt: str  # the step's prompt with its guidance, as the agent would read it
+    guidance: Mapping[str, Any]  # the next-step guidance (criteria, confirmation)
+
+
+class WaitsForAnswer(Protocol):
+    """A session or a run, seen by the model's loop."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    def waiting(self) -> StepForModel | None:
+        """The step waiting for an answer now; None when nothing waits."""
+
+    def answer(self, text: str, usage: Mapping[str, Any]) -> list[str] | None:
+        """Apply the model's answer through the agent's path: None when accepted, else the
+        problems it was sent back with (checks failed, or a person refused it)."""
+
+
 def model_may_answer(definition: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
     """Unless the workflow or the step says ``"sampling": false``."""
     return definition.get("sampling") is not False and step.get("sampling") is not False
@@ -70,11 +107,9 @@ def _max_tokens(step: Mapping[str, Any], limits: ModelLimits) -> int:
     return limits.max_tokens
 
 
-def _request(step: SessionStep, max_tokens: int, problems: list[str]) -> dict[str, Any]:
-    pending = step.pending or {}
-    guidance = step.next.get("guidance") or {}
-    parts = [f"# {pending.get('title', '')}", str(pending.get("prompt") or "")]
-    criteria = guidance.get("validationCriteria")
+def _request(turn: StepForModel, max_tokens: int, problems: list[str]) -> dict[str, Any]:
+    parts = [f"# {turn.title}", turn.prompt]
+    criteria = turn.guidance.get("validationCriteria")
     if criteria:
         parts.append(f"Validation criteria: {criteria}")
     if problems:
@@ -82,9 +117,13 @@ def _request(step: SessionStep, max_tokens: int, problems: list[str]) -> dict[st
     return {"system": SYSTEM_TEXT, "prompt": "\n\n".join(parts), "maxTokens": max_tokens}
 
 
-def usage_of(service: SessionService, run_id: str) -> ModelUsage:
-    """The run's usage so far, from the last answer the model gave (zero when none)."""
-    for answer in reversed(service.store.answers(run_id)):
+def usage_of(store: SessionStore, run_id: str) -> ModelUsage:
+    """The run's usage so far: every call counted (zero when none). A store written before the
+    count had its own table knows only the last answer the model gave."""
+    counted = store.model_usage(run_id)
+    if counted is not None:
+        return ModelUsage(*counted)
+    for answer in reversed(store.answers(run_id)):
         recorded = (answer.response or {}).get("model_usage")
         if recorded:
             return ModelUsage(int(recorded["calls"]), int(recorded["tokens"]))
@@ -92,70 +131,97 @@ def usage_of(service: SessionService, run_id: str) -> ModelUsage:
 
 
 def answer_with_model(
-    service: SessionService,
-    step: SessionStep,
+    target: WaitsForAnswer,
+    store: SessionStore,
     ask: AskModel,
     limits: ModelLimits,
-    confirm: Confirm | None = None,
-    ledger: dict[str, ModelUsage] | None = None,
-) -> tuple[SessionStep, ModelUsage]:
-    """Let the model answer from ``step`` on; the session's step where it stopped, and the usage.
-
-    ``ledger``: the usage of runs by id, kept by the caller between calls (read, then updated)."""
-    known = (ledger or {}).get(step.run_id)
-    usage = ModelUsage(known.calls, known.tokens) if known else usage_of(service, step.run_id)
-    if ledger is not None:
-        ledger[step.run_id] = usage
-    while step.status == "waiting" and step.pending is not None:
-        definition = service.store.pinned(step.workflow_hash)
-        found = find_step(definition, step.pending["stepId"], step.workflow_id)
-        guidance = step.next.get("guidance") or {}
-        if not model_may_answer(definition, found):
-            usage.stopped = f"step {found['id']!r} is kept for the agent (sampling: false)"
+    *,
+    can_confirm: bool,
+) -> ModelUsage:
+    """Let the model answer ``target``'s steps from the one waiting now; the usage, with why it
+    stopped. ``can_confirm``: a person can be asked to confirm a step (else such a step stops
+    the model)."""
+    usage = usage_of(store, target.run_id)
+    turn = target.waiting()
+    while turn is not None:
+        if not model_may_answer(turn.definition, turn.step):
+            usage.stopped = f"step {turn.step['id']!r} is kept for the agent (sampling: false)"
             break
-        if asks_a_person(guidance) and confirm is None:
-            usage.stopped = f"step {found['id']!r} needs a person's confirmation"
+        if asks_a_person(turn.guidance) and not can_confirm:
+            usage.stopped = f"step {turn.step['id']!r} needs a person's confirmation"
             break
-        moved = _one_step(service, step, found, ask, limits, usage, confirm)
-        if moved is None:
+        if not _one_step(target, store, turn, ask, limits, usage):
             break
-        step = moved
-    return step, usage
+        turn = target.waiting()
+    return usage
 
 
 def _one_step(
-    service: SessionService,
-    step: SessionStep,
-    found: Mapping[str, Any],
+    target: WaitsForAnswer,
+    store: SessionStore,
+    turn: StepForModel,
     ask: AskModel,
     limits: ModelLimits,
     usage: ModelUsage,
-    confirm: Confirm | None,
-) -> SessionStep | None:
-    """The step after the model's accepted answer; None when the agent must take over."""
+) -> bool:
+    """Whether the model's answer was accepted (else the agent must take over)."""
     problems: list[str] = []
-    budget = _max_tokens(found, limits)
+    budget = _max_tokens(turn.step, limits)
     for _ in range(1 + limits.retries_per_step):
         if usage.calls >= limits.calls_per_run or usage.tokens + budget > limits.tokens_per_run:
             usage.stopped = (
                 f"the run's limit ({limits.calls_per_run} calls, {limits.tokens_per_run} tokens)"
             )
-            return None
-        reply = ask(_request(step, budget, problems))
-        usage.calls += 1
-        usage.tokens += budget
+            return False
+        # Counted before asking: a call whose answer is lost (or sent back) still counts.
+        usage.calls, usage.tokens = store.count_model_call(target.run_id, budget)
+        reply = ask(_request(turn, budget, problems))
         if reply is None or not str(reply.get("text") or "").strip():
             usage.stopped = "the model gave no answer"
-            return None
-        answered = service.answer(
-            step.run_id,
-            step.attempt,
-            notes=str(reply["text"]),
-            confirm=confirm,
-            model_usage=usage.to_dict() | {"model": reply.get("model")},
+            return False
+        sent_back = target.answer(
+            str(reply["text"]),
+            {"calls": usage.calls, "tokens": usage.tokens, "model": reply.get("model")},
         )
-        if answered.outcome != "blocked":
-            return answered
-        problems = answered.issues or [p["message"] for p in answered.problems]
-    usage.stopped = f"step {found['id']!r}: the model's answers failed its checks"
-    return None
+        if sent_back is None:
+            return True
+        problems = sent_back
+    usage.stopped = f"step {turn.step['id']!r}: the model's answers failed its checks"
+    return False
+
+
+class SessionForModel:
+    """A session as the model's loop sees it; ``step`` is where it stands after the loop."""
+
+    def __init__(self, service: SessionService, step: SessionStep, confirm: Confirm | None):
+        self.service, self.step, self.confirm = service, step, confirm
+
+    @property
+    def run_id(self) -> str:
+        return self.step.run_id
+
+    def waiting(self) -> StepForModel | None:
+        pending = self.step.pending
+        if self.step.status != "waiting" or pending is None:
+            return None
+        definition = self.service.store.pinned(self.step.workflow_hash)
+        return StepForModel(
+            step=find_step(definition, pending["stepId"], self.step.workflow_id),
+            definition=definition,
+            title=str(pending.get("title") or ""),
+            prompt=str(pending.get("prompt") or ""),
+            guidance=self.step.next.get("guidance") or {},
+        )
+
+    def answer(self, text: str, usage: Mapping[str, Any]) -> list[str] | None:
+        answered = self.service.answer(
+            self.step.run_id,
+            self.step.attempt,
+            notes=text,
+            confirm=self.confirm,
+            model_usage=usage,
+        )
+        if answered.outcome == "blocked":
+            return answered.issues or [p["message"] for p in answered.problems]
+        self.step = answered
+        return None

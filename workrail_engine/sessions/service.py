@@ -29,16 +29,22 @@ from ..runs.secrets import SecretSet
 from ..runs.sqlite_store import DATABASE, make_private
 from ..serving.navigator import next_step
 from .git_context import git_context
-from .store import Answer, SessionRow, SessionStore
+from .store import Answer, SessionRow, SessionStore, confirmations_of
 from .tokens import SessionTokenError, read_token, sign_token
 
 __all__ = [
     "AnswerNotApplied",
     "Confirm",
     "HUMAN_CONFIRMATION_ACTIONS",
+    "REFUSAL_SUGGESTION",
     "SessionService",
     "SessionStep",
     "answer_digest",
+    "answer_facts",
+    "ask_confirmation",
+    "asks_a_person",
+    "refusal_message",
+    "with_history",
     "workflow_hash",
 ]
 
@@ -70,6 +76,43 @@ def asks_a_person(guidance: Mapping[str, Any]) -> bool:
     return bool(guidance.get("requiresConfirmation")) and guidance.get("confirmationKind") in (
         None,
         "human_approval",
+    )
+
+
+REFUSAL_SUGGESTION = "Address the comment, then answer the step again."
+
+
+def ask_confirmation(
+    guidance: Mapping[str, Any], step: Mapping[str, Any], notes: Any, confirm: Confirm | None
+) -> dict[str, Any] | None:
+    """The person's reply ``{action, comment, by, at}`` to the confirmation of ``step`` (a
+    session's or a run's), asked once its answer passed the checks; None when the step needs no
+    person's confirmation or nobody can be asked."""
+    if confirm is None or not asks_a_person(guidance):
+        return None
+    reply = confirm(
+        {"stepId": step["id"], "title": step.get("title") or step["id"], "notes": notes}
+    )
+    if reply is None:
+        return None
+    action = reply.get("action")
+    comment = reply.get("comment")
+    return {
+        "action": action if action in HUMAN_CONFIRMATION_ACTIONS else "declined",
+        "comment": comment if isinstance(comment, str) and comment else None,
+        "by": str(reply.get("by") or "a person"),
+        "at": time.time(),
+    }
+
+
+def refusal_message(confirmation: Mapping[str, Any]) -> str:
+    """Why a step stays pending after a person's reply other than approve."""
+    said = f": {confirmation['comment']}" if confirmation.get("comment") else ""
+    if confirmation["action"] == "reject":
+        return f"the step was rejected by {confirmation['by']}{said}"
+    return (
+        f"the confirmation was {confirmation['action']} by {confirmation['by']}; "
+        "the step waits for it"
     )
 
 
@@ -318,8 +361,10 @@ class SessionService:
             blocked.problems, blocked.issues = checked.problems, checked.issues + checked.followups
             blocked.suggestions = checked.suggestions
             return blocked
-        confirmation = self._confirmation(pending, step, notes_m, confirm)
+        confirmation = ask_confirmation(pending.get("guidance") or {}, step, notes_m, confirm)
         if confirmation is not None and confirmation["action"] != "approve":
+            confirmation = masks.mask(confirmation)
+            self.store.refuse(row.run_id, str(attempt), step["id"], confirmation)
             return self._refused(row, confirmation)
         completed = [*row.state["completed"], step["id"]]
         found = next_step(definition, completed, ctx, artifacts=artifacts_m).to_dict()
@@ -351,39 +396,13 @@ class SessionService:
             return response
         return self._answered_before(self._row(run_id), attempt, digest)
 
-    @staticmethod
-    def _confirmation(
-        pending: Mapping[str, Any], step: Mapping[str, Any], notes: Any, confirm: Confirm | None
-    ) -> dict[str, Any] | None:
-        if confirm is None or not asks_a_person(pending.get("guidance") or {}):
-            return None
-        reply = confirm(
-            {"stepId": step["id"], "title": step.get("title") or step["id"], "notes": notes}
-        )
-        if reply is None:
-            return None
-        action = reply.get("action")
-        comment = reply.get("comment")
-        return {
-            "action": action if action in HUMAN_CONFIRMATION_ACTIONS else "declined",
-            "comment": comment if isinstance(comment, str) and comment else None,
-            "by": str(reply.get("by") or "a person"),
-            "at": time.time(),
-        }
-
     def _refused(self, row: SessionRow, confirmation: dict[str, Any]) -> SessionStep:
         """The step stays pending: the person rejected it (or closed the question)."""
         blocked = self._step("blocked", row)
-        said = f": {confirmation['comment']}" if confirmation["comment"] else ""
-        message = (
-            f"the step was rejected by {confirmation['by']}{said}"
-            if confirmation["action"] == "reject"
-            else f"the confirmation was {confirmation['action']} by {confirmation['by']}; "
-            "the step waits for it"
-        )
+        message = refusal_message(confirmation)
         blocked.problems = [{"kind": "confirmation", "message": message}]
         blocked.issues = [message]
-        blocked.suggestions = ["Address the comment, then answer the step again."]
+        blocked.suggestions = [REFUSAL_SUGGESTION]
         blocked.confirmation = confirmation
         return blocked
 
@@ -523,6 +542,7 @@ class SessionService:
             return None
         definition = self.store.pinned(row.workflow_hash)
         answers = self.store.answers(run_id)
+        refusals = self.store.refusals(run_id)
         results = [
             {
                 "step_name": a.step_id,
@@ -531,8 +551,7 @@ class SessionService:
                 "duration": 0.0,
                 "notes": a.notes,
                 "step_attempt": int(a.step_key),
-                "confirmation": (a.response or {}).get("confirmation"),
-                "model_usage": (a.response or {}).get("model_usage"),
+                **answer_facts(a, refusals),
             }
             for a in answers
             if a.step_id
@@ -554,7 +573,7 @@ class SessionService:
                 "step": row.pending["step"],
                 "guidance": row.pending.get("guidance") or {},
             }
-        return snap
+        return with_history(snap, self.store, refusals)
 
     def _session_facts(self, row: SessionRow) -> dict[str, Any]:
         return {
@@ -618,6 +637,36 @@ class SessionService:
             is_complete=row.status == "success",
             next=found,
         )
+
+
+def answer_facts(answer: Answer, refusals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a step's result shows of its answer besides the output: the person's approval, every
+    reply to its confirmation, and the model's usage when the client's model gave it."""
+    recorded = answer.response or {}
+    facts: dict[str, Any] = {
+        "confirmation": recorded.get("confirmation"),
+        "model_usage": recorded.get("model_usage"),
+    }
+    replies = confirmations_of(refusals, answer.step_key, recorded.get("confirmation"))
+    if replies:
+        facts["confirmations"] = replies
+    return facts
+
+
+def with_history(
+    snap: dict[str, Any], store: SessionStore, refusals: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """A run-shaped ``snap`` (a session's or a run's) with what a person and a model did that
+    its step results do not hold: the refusals of the waiting step, and the model's usage."""
+    waiting = snap.get("waiting")
+    if waiting:
+        replies = confirmations_of(refusals, waiting["step_key"], None)
+        if replies:
+            waiting["confirmations"] = replies
+    usage = store.model_usage(snap["workflow_id"])
+    if usage is not None:
+        snap["sampling"] = {"calls": usage[0], "tokens": usage[1]}
+    return snap
 
 
 def _masks(definition: Mapping[str, Any]) -> SecretSet:

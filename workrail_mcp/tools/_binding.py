@@ -24,7 +24,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 
 from workrail_engine.errors import EngineError, InvalidParams, closest
-from workrail_engine.sessions.model_answers import ModelLimits, ModelUsage
+from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_mcp.client_model import ClientModel
 from workrail_mcp.confirmation import Person
 from workrail_mcp.error_mapping import (
@@ -86,8 +86,6 @@ class ToolEnv:
     runs: Any = None
     # --sampling: the bounds of what a run may ask of the client's model (None: never asked).
     model_limits: ModelLimits | None = None
-    # What each run has asked of the model in this process (answers sent back included).
-    model_usage: dict[str, ModelUsage] = field(default_factory=dict, repr=False)
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:

@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError, InvalidParams
 from workrail_engine.runs import RunOptions, RunService, resolve_workflow
+from workrail_engine.runs.model_answers import answer_run_with_model
 from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
 from workrail_engine.sessions import Confirm
 from workrail_engine.sessions.model_answers import AskModel
@@ -149,6 +150,8 @@ class RunResult(TypedDict):
     suggestions: NotRequired[list[str]]
     follow_ups: NotRequired[list[str]]
     groups: NotRequired[list[dict[str, Any]]]
+    sampling: NotRequired[dict[str, Any]]
+    confirmation: NotRequired[dict[str, Any]]
 
     dry_run: NotRequired[bool]
 
@@ -212,6 +215,8 @@ def run_workflow(
     ] = None,
     *,
     report: Progress | None = None,
+    confirm: Confirm | None = None,
+    sample: AskModel | None = None,
 ) -> RunResult:
     service = _runs(env).service
     workflow, _ = resolve_workflow(env.catalog, workflow_name, any_path=False, base=service.project)
@@ -219,7 +224,36 @@ def run_workflow(
     if dry_run:
         return service.plan(workflow, parameters, options)  # type: ignore[return-value]
     run_id = service.run(workflow, parameters, options)
-    return phrase_run(service.wait(run_id, wait_seconds, on_change=_on_change(report)))  # type: ignore[return-value]
+    state = service.wait(run_id, wait_seconds, on_change=_on_change(report))
+    return phrase_run(_with_model(env, state, sample, confirm, wait_seconds))  # type: ignore[return-value]
+
+
+def _with_model(
+    env: ToolEnv,
+    state: dict[str, Any],
+    sample: AskModel | None,
+    confirm: Confirm | None,
+    wait_seconds: float,
+) -> dict[str, Any]:
+    """The run after the client's model answered the prompt steps it may (--sampling), with
+    ``sampling: {calls, tokens, stopped}``; ``state`` itself otherwise."""
+    if sample is None or env.model_limits is None or state.get("status") != "waiting":
+        return state
+    moved, usage = answer_run_with_model(
+        _runs(env).service,
+        state,
+        sample,
+        env.model_limits,
+        confirm=confirm,
+        wait_seconds=wait_seconds,
+    )
+    # The outcome stays that of the caller's own answer (none for run_workflow), not the model's.
+    answered = {k: state[k] for k in _ANSWER_KEYS if k in state}
+    shown = {k: v for k, v in moved.items() if k not in _ANSWER_KEYS}
+    return {**shown, **answered, "sampling": usage.to_dict()}
+
+
+_ANSWER_KEYS = ("outcome", "answered_step", "message")
 
 
 def get_workflow_run(
@@ -364,8 +398,10 @@ def continue_workflow(
         )
     with _explaining_run_ids(env):
         result = _runs(env).service.continue_run(
-            workflow_id, notes, context, wait_seconds, handed, step_key=step_key
+            workflow_id, notes, context, wait_seconds, handed, step_key=step_key, confirm=confirm
         )
+    if result.get("outcome") == "accepted":  # not for a replay, nor an answer sent back
+        result = _with_model(env, result, sample, confirm, wait_seconds)
     return phrase_run(result)  # type: ignore[return-value]
 
 
@@ -383,6 +419,8 @@ SPECS = [
         title="Run a workflow",
         annotations=writes("Run a workflow", destructive=True, idempotent=False),
         reports_progress=True,
+        asks_person=True,
+        samples=True,
         description=(
             "Start a server-side run of a workflow: the server keeps its state (steps done, "
             "context, loops), runs its command steps itself (sequential, parallel, conditional, "

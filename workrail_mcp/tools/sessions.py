@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError, InvalidParams
 from workrail_engine.sessions import Confirm, SessionService, SessionStep, workflow_hash
-from workrail_engine.sessions.model_answers import AskModel, answer_with_model
+from workrail_engine.sessions.model_answers import AskModel, SessionForModel, answer_with_model
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
 
@@ -37,7 +37,6 @@ _BLOCKER_CODES = {
     "followup": "ASSESSMENT_FOLLOWUP_REQUIRED",
     "confirmation": "USER_ONLY_DEPENDENCY",
 }
-_MODEL_USAGE_RUNS = 10_000
 PREFERENCES = {"autonomy": "guided", "riskPolicy": "conservative"}
 
 
@@ -209,11 +208,12 @@ def with_model(
     """The session after the client's model answered what it may (--sampling), else ``step``."""
     if sample is None or env.model_limits is None or step.outcome == "replayed":
         return step
-    if len(env.model_usage) >= _MODEL_USAGE_RUNS:  # the oldest run's count falls back to the store
-        env.model_usage.pop(next(iter(env.model_usage)))
-    moved, usage = answer_with_model(
-        sessions_of(env), step, sample, env.model_limits, confirm, env.model_usage
+    service = sessions_of(env)
+    target = SessionForModel(service, step, confirm)
+    usage = answer_with_model(
+        target, service.store, sample, env.model_limits, can_confirm=confirm is not None
     )
+    moved = target.step
     moved.model_usage = usage.to_dict()
     return moved
 
