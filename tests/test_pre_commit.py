@@ -152,7 +152,10 @@ def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path) -> None:
 
 @pytest.mark.slow
 def test_hooks_honour_the_project_configuration_and_format(repo: Path) -> None:
-    (repo / "pyproject.toml").write_text('[tool.workrail]\nignore = ["WR101"]\n')
+    # Through `extend`, a per-file ignore whose `*` (as gitignore's) takes the files of
+    # workflows/ itself.
+    (repo / "pyproject.toml").write_text('[tool.workrail]\nextend = "shared.toml"\n')
+    (repo / "shared.toml").write_text('[per-file-ignores]\n"workflows/*" = ["WR101"]\n')
     # The formatter rewrites files, and pre-commit fails any hook during which a file changed:
     # side by side on one checkout, the validate run would be blamed for the formatter's edit.
     copy = shutil.copytree(repo, repo.parent / "formatted")

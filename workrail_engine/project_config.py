@@ -5,7 +5,7 @@ server read them through this module alone.
 The file is found from the checked file's directory upwards, stopping at the repository root (the
 first directory holding ``.git``): in each directory ``.workrail/config.toml`` is looked for first,
 then a ``pyproject.toml`` that has a ``[tool.workrail]`` table (one without is passed over, as ruff
-does). The nearest one wins whole; settings are not merged across files.
+does). The nearest one wins whole; settings are not merged across files, except through ``extend``.
 
 Keys (kebab-case, as ruff spells its own)::
 
@@ -16,14 +16,25 @@ Keys (kebab-case, as ruff spells its own)::
     per-file-ignores = {"drafts/*" = ["WR5"]}   # glob (relative to this file's directory) -> codes
     workflow-dirs = ["ops/flows"]   # more workflow directories (relative to this file's directory)
     strict = false                  # warnings fail `workrail validate` too
+    extend = "../shared/workrail.toml"  # settings read first; this file's apply on top
 
 A code is on when the longest selector matching it (``WR1`` < ``WR10`` < ``WR101``) is a select;
 at equal length an ignore wins. ``ALL`` selects every code.
+
+Per-file-ignore globs are gitignore's (pathspec): ``*`` and ``?`` stay within one folder, ``**``
+crosses folders, a glob without ``/`` matches a file (or folder) name at any depth, one with ``/``
+is anchored at the directory of the file that holds it; ``!glob`` applies to files the glob does
+not match (ruff's negation).
+
+``extend`` names another configuration file (a ``pyproject.toml`` is read for its
+``[tool.workrail]``, any other file whole), relative to this one. Its settings come first: its
+select/extend-select/ignore are a layer under this file's (a ``select`` here starts again, as on
+the command line), and this file's ``per-file-ignores``, ``workflow-dirs`` and ``strict``, when
+given, replace its. Each file's relative paths and globs stay relative to that file.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import tomllib
@@ -31,11 +42,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pathspec
 
 __all__ = [
     "CONFIG_FILES",
     "ConfigError",
+    "FileIgnore",
     "ProjectConfig",
     "RuleSelection",
     "find_config",
@@ -45,8 +60,10 @@ __all__ = [
 CONFIG_FILES = (os.path.join(".workrail", "config.toml"), "pyproject.toml")
 _SELECTOR = re.compile(r"^(ALL|WR\d{0,3})$")
 _KEYS = frozenset(
-    {"select", "extend-select", "ignore", "per-file-ignores", "workflow-dirs", "strict"}
+    {"select", "extend-select", "ignore", "per-file-ignores", "workflow-dirs", "strict", "extend"}
 )
+MAX_EXTEND_DEPTH = 16
+"""How many files one ``extend`` chain may hold (a cycle is refused before this bound)."""
 
 
 class ConfigError(ValueError):
@@ -114,13 +131,38 @@ class RuleSelection:
 
 
 @dataclass(frozen=True, slots=True)
+class FileIgnore:
+    """One ``per-file-ignores`` entry: a gitignore-style glob, relative to ``root``."""
+
+    root: Path
+    glob: str
+    codes: tuple[str, ...]
+
+    def matches(self, path: Path) -> bool:
+        negated = self.glob.startswith("!")
+        spec = _spec(self.glob[1:] if negated else self.glob)
+        if path.is_relative_to(self.root):
+            relative = path.relative_to(self.root).as_posix()
+        else:  # a file outside the project: only a glob of names alone can match it
+            relative = path.name
+        return spec.match_file(relative) is not negated
+
+
+@lru_cache(maxsize=256)
+def _spec(glob: str) -> pathspec.PathSpec[Any]:
+    import pathspec  # only when a per-file glob is matched
+
+    return pathspec.PathSpec.from_lines("gitignore", [glob])
+
+
+@dataclass(frozen=True, slots=True)
 class ProjectConfig:
     """The settings of one configuration file (or the defaults when there is none)."""
 
     path: Path | None = None
     """The file these settings come from."""
     selection: RuleSelection = field(default_factory=RuleSelection)
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_file_ignores: tuple[FileIgnore, ...] = ()
     workflow_dirs: tuple[Path, ...] = ()
     """Absolute: resolved against the configuration file's directory."""
     strict: bool = False
@@ -131,23 +173,15 @@ class ProjectConfig:
         return _root(self.path) if self.path is not None else None
 
     def ignored_for(self, path: str | os.PathLike[str] | None) -> tuple[str, ...]:
-        """The per-file ignores whose glob matches ``path`` (relative to :attr:`root`, or its
-        name alone for a glob without ``/``)."""
+        """The codes of the per-file ignores whose glob matches ``path``."""
         if path is None or not self.per_file_ignores:
             return ()
         absolute = Path(os.path.abspath(path))
-        root = self.root
-        relative = (
-            absolute.relative_to(root).as_posix()
-            if root and absolute.is_relative_to(root)
-            else absolute.as_posix()
-        )
         return tuple(
             code
-            for pattern, codes in self.per_file_ignores
-            if fnmatch.fnmatchcase(relative, pattern)
-            or ("/" not in pattern and fnmatch.fnmatchcase(absolute.name, pattern))
-            for code in codes
+            for entry in self.per_file_ignores
+            if entry.matches(absolute)
+            for code in entry.codes
         )
 
     def selection_for(self, path: str | os.PathLike[str] | None) -> RuleSelection:
@@ -174,7 +208,8 @@ def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] 
     return tuple(value)
 
 
-def _from_table(table: Mapping[str, Any], path: Path) -> ProjectConfig:
+def _from_table(table: Mapping[str, Any], path: Path, base: ProjectConfig) -> ProjectConfig:
+    """``table``'s settings (from the file ``path``) on top of ``base`` (what it extends)."""
     where = str(path)
     unknown = sorted(set(table) - _KEYS)
     if unknown:
@@ -182,66 +217,129 @@ def _from_table(table: Mapping[str, Any], path: Path) -> ProjectConfig:
             f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})"
         )
     select = _strings(table, "select", where)
-    selection = RuleSelection().then(
+    selection = base.selection.then(
         parse_selectors(select, where) if select is not None else None,
         parse_selectors(_strings(table, "extend-select", where) or (), where),
         parse_selectors(_strings(table, "ignore", where) or (), where),
     )
-    per_file = table.get("per-file-ignores", {})
-    if not isinstance(per_file, dict):
+    root = _root(path)
+    per_file = table.get("per-file-ignores")
+    if per_file is not None and not isinstance(per_file, dict):
         raise ConfigError(f"{where}: 'per-file-ignores' must be a table of glob = [codes]")
-    ignores = tuple(
-        (glob, parse_selectors(_strings(per_file, glob, where) or (), where)) for glob in per_file
-    )
-    strict = table.get("strict", False)
+    ignores = base.per_file_ignores
+    if per_file is not None:
+        ignores = tuple(
+            FileIgnore(root, glob, parse_selectors(_strings(per_file, glob, where) or (), where))
+            for glob in per_file
+        )
+    strict = table.get("strict", base.strict)
     if not isinstance(strict, bool):
         raise ConfigError(f"{where}: 'strict' must be true or false")
-    root = _root(path)
-    dirs = _strings(table, "workflow-dirs", where) or ()
-    absolute = tuple(Path(os.path.abspath(root / os.path.expanduser(d))) for d in dirs)
+    dirs = _strings(table, "workflow-dirs", where)
+    absolute = (
+        base.workflow_dirs
+        if dirs is None
+        else tuple(Path(os.path.abspath(root / os.path.expanduser(d))) for d in dirs)
+    )
     return ProjectConfig(path, selection, ignores, absolute, strict)
 
 
 @lru_cache(maxsize=64)
-def _load(path: Path, _stamp: tuple[int, int]) -> ProjectConfig | None:
-    """The settings in ``path``; None for a pyproject.toml without ``[tool.workrail]``. Cached
-    per (path, mtime, size): a language server notices an edited file."""
+def _read_table(path: Path, stamp: tuple[int, int]) -> Mapping[str, Any] | None:
+    """The settings table of ``path``; None for a pyproject.toml without ``[tool.workrail]``.
+    Cached per (path, mtime, size): a language server notices an edited file."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read as TOML: {error}") from None
-    if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("workrail")
-        if table is None:
-            return None
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [tool.workrail] must be a table")
-        return _from_table(table, path)
-    return _from_table(data, path)
+    if path.name != "pyproject.toml":
+        return data
+    table = data.get("tool", {}).get("workrail")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.workrail] must be a table")
+    return table
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _load(path: Path, read: list[str], chain: tuple[Path, ...] = ()) -> ProjectConfig | None:
+    """The settings in ``path``, with those it extends under them; every file read is added to
+    ``read`` (what a cached answer depends on)."""
+    read.append(str(path))
+    stamp = _stamp(str(path))
+    if stamp is None:
+        raise ConfigError(f"{chain[-1]}: 'extend' names {path}, which cannot be read")
+    table = _read_table(path, stamp)
+    if table is None:
+        if chain:
+            raise ConfigError(f"{chain[-1]}: 'extend' names {path}, which has no [tool.workrail]")
+        return None
+    base = ProjectConfig()
+    extend = table.get("extend")
+    if extend is not None:
+        if not isinstance(extend, str):
+            raise ConfigError(f"{path}: 'extend' must be the path of a configuration file")
+        target = Path(os.path.abspath(path.parent / os.path.expanduser(extend)))
+        if target in (*chain, path):
+            raise ConfigError(f"{path}: 'extend' makes a cycle through {target}")
+        if len(chain) >= MAX_EXTEND_DEPTH:
+            raise ConfigError(f"{path}: 'extend' chain longer than {MAX_EXTEND_DEPTH} files")
+        base = _load(target, read, (*chain, path)) or base
+    return _from_table(table, path, base)
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
     try:
-        status = path.stat()
+        status = os.stat(path)
     except OSError:
         return None
     return (status.st_mtime_ns, status.st_size)
 
 
+# Per directory looked up: the files the answer depends on (with their stamps, None for "not
+# there") and the answer, a configuration or the error. A language server asks for every request
+# it serves; while no stamp changed, the answer costs a stat per file looked at.
+_Answer = tuple[tuple[tuple[str, tuple[int, int] | None], ...], "ProjectConfig | ConfigError"]
+_ANSWERS: dict[str, _Answer] = {}
+_MAX_ANSWERS = 4096
+
+
 def find_config(start: str | os.PathLike[str]) -> ProjectConfig:
     """The settings that apply to ``start`` (a file or a directory): the nearest configuration
     file from there up to the repository root; the defaults when there is none."""
-    directory = Path(os.path.abspath(start))
-    if not directory.is_dir():
-        directory = directory.parent
+    directory = os.path.abspath(start)
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    known = _ANSWERS.get(directory)
+    if known is None or any(_stamp(path) != stamp for path, stamp in known[0]):
+        known = _search(directory)
+        if len(_ANSWERS) >= _MAX_ANSWERS:
+            _ANSWERS.clear()
+        _ANSWERS[directory] = known
+    if isinstance(known[1], ConfigError):
+        raise known[1]
+    return known[1]
+
+
+def _search(directory: str) -> _Answer:
+    looked: list[str] = []
+    answer: ProjectConfig | ConfigError = ProjectConfig()
+    try:
+        answer = _nearest(Path(directory), looked)
+    except ConfigError as error:
+        answer = error
+    return tuple((path, _stamp(path)) for path in dict.fromkeys(looked)), answer
+
+
+def _nearest(directory: Path, looked: list[str]) -> ProjectConfig:
     for folder in (directory, *directory.parents):
         for name in CONFIG_FILES:
             candidate = folder / name
-            stamp = _stamp(candidate)
-            if stamp is not None:
-                found = _load(candidate, stamp)
+            looked.append(str(candidate))
+            if _stamp(str(candidate)) is not None:
+                found = _load(candidate, looked)
                 if found is not None:
                     return found
-        if (folder / ".git").exists():
+        git = folder / ".git"
+        looked.append(str(git))
+        if git.exists():
             break
     return ProjectConfig()

@@ -6,12 +6,19 @@ default, so a typo in an editor's settings never takes the server down.
 
 The project's own configuration (``[tool.workrail]`` in ``pyproject.toml`` or
 ``.workrail/config.toml``, read by ``workrail_engine.project_config`` as ``workrail validate``
-reads it) applies on top: its ``workflow-dirs`` hold workflows too, and its
-``select``/``ignore``/``per-file-ignores`` decide which diagnostics a document shows.
+reads it) applies on top, every key as the command line applies it: its ``workflow-dirs`` (those
+of the file nearest a document, and those of the file nearest each workspace folder, which the
+workspace index scans even outside the workspace) hold workflows too; its
+``select``/``ignore``/``per-file-ignores`` decide which diagnostics a document shows; with
+``strict``, warnings fail `workrail validate`, so the editor shows them as errors. The file is
+read again whenever it changes (``project_config`` keys its cache on the file's mtime and size):
+each look-up of a document compares the configuration that applies to it now with the one its
+state was built under (:meth:`Settings.config_of`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -44,6 +51,7 @@ __all__ = [
     "glob_pattern",
     "project_config",
     "reported",
+    "selected",
 ]
 
 log = logging.getLogger(__name__)
@@ -67,6 +75,10 @@ class Settings:
     extra_workflow_dirs: tuple[str, ...] = field(default_factory=tuple)
     """More folders whose JSON/YAML files are workflows (also scanned for duplicate ids)."""
 
+    project_roots: tuple[str, ...] = field(default_factory=tuple)
+    """The workspace folders (set by the server, not the client): the project configuration
+    nearest each one adds its ``workflow-dirs``."""
+
     @classmethod
     def from_client(cls, raw: Any, base: Settings | None = None) -> Settings:
         """Read ``{"workflowGlobs": [...], "extraWorkflowDirs": [...]}`` (optionally under ``workrail``)."""
@@ -77,7 +89,31 @@ class Settings:
             raw = raw[SECTION]
         globs = _strings(raw, "workflowGlobs", base.workflow_globs)
         dirs = _strings(raw, "extraWorkflowDirs", base.extra_workflow_dirs)
-        return cls(globs, tuple(os.path.expanduser(d) for d in dirs))
+        return dataclasses.replace(
+            base,
+            workflow_globs=globs,
+            extra_workflow_dirs=tuple(os.path.expanduser(d) for d in dirs),
+        )
+
+    def with_roots(self, roots: list[Path]) -> Settings:
+        return dataclasses.replace(self, project_roots=tuple(str(r) for r in roots))
+
+    def workflow_dirs(self) -> list[str]:
+        """The client's extra folders, then the project configuration's (read now)."""
+        configured = (str(d) for r in self.project_roots for d in project_config(r).workflow_dirs)
+        return list(dict.fromkeys([*self.extra_workflow_dirs, *configured]))
+
+    def frozen(self) -> Settings:
+        """These settings with the project configuration's folders read once, for a walk that
+        asks about thousands of files."""
+        return dataclasses.replace(
+            self, extra_workflow_dirs=tuple(self.workflow_dirs()), project_roots=()
+        )
+
+    def config_of(self, path: str | None) -> tuple[ProjectConfig, ...]:
+        """Every project configuration a document's state depends on, as it is now: the one
+        nearest the document and the workspace folders' (their ``workflow-dirs``)."""
+        return tuple(project_config(p) for p in (path, *self.project_roots))
 
     def is_workflow(self, path: str | None, text: str) -> bool:
         """Whether a document is a workflow: by its path, its folder, or its ``$schema``.
@@ -92,7 +128,7 @@ class Settings:
             elif any(glob_pattern(g).search(posix) for g in self.workflow_globs):
                 return True
             if path.endswith((".json", ".yaml", ".yml")) and (
-                any(_inside(path, d) for d in self.extra_workflow_dirs)
+                any(_inside(path, d) for d in self.workflow_dirs())
                 or project_config(path).contains_workflow(path)
             ):
                 return True
@@ -113,12 +149,26 @@ def project_config(path: str | None) -> ProjectConfig:
         return ProjectConfig()
 
 
-def reported(diagnostics: list[Diagnostic], path: str | None) -> list[Diagnostic]:
+def selected(diagnostics: list[Diagnostic], path: str | None) -> list[Diagnostic]:
     """The diagnostics the project's select/ignore/per-file-ignores keep for ``path``."""
     if path is None:
         return diagnostics
     selection = project_config(path).selection_for(path)
     return [d for d in diagnostics if selection.enabled(d.code)]
+
+
+def reported(diagnostics: list[Diagnostic], path: str | None) -> list[Diagnostic]:
+    """What the editor shows for ``path``: the :func:`selected` diagnostics, and under
+    ``strict`` its warnings as errors (they fail `workrail validate` as errors do)."""
+    kept = selected(diagnostics, path)
+    if path is None or not project_config(path).strict:
+        return kept
+    from workrail_engine.diagnostics import Severity
+
+    return [
+        dataclasses.replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d
+        for d in kept
+    ]
 
 
 def _inside(path: str, directory: str) -> bool:

@@ -1,9 +1,13 @@
 """Diagnostics: the engine's lint results in LSP form, kept in one store, pulled or pushed.
 
 The items are exactly ``lint_document``'s for the document's text (what ``workrail validate``
-prints), plus the engine's workspace-level check (``duplicate_workflow_ids``, WR603) against the
-other workflow files of the workspace, found by the workspace index. Result ids are ``version.generation`` (the workspace
-index's generation), so a pull for an unchanged document is answered "unchanged" without work.
+prints), plus the engine's workspace-level checks against the workflows the workspace index
+found: ``duplicate_workflow_ids`` (WR603) against the workspace's other workflow files, and
+WR703/WR709 (a routine template or a delegation naming no workflow) against those and the
+catalog's other sources. Result ids are
+``version.generation.length.config`` (the workspace index's generation; how many project
+configuration changes the server has seen), so a pull for an unchanged document is answered
+"unchanged" without work.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pygls.uris import from_fs_path
 
 from workrail_engine.diagnostics import Diagnostic, Severity
 from workrail_engine.lint import duplicate_workflow_ids
+from workrail_engine.lint.upstream import delegation_diagnostics, template_call_diagnostics
 from workrail_engine.text.document import LineIndex, WorkflowDocument, read_document
 
 from .configuration import reported
@@ -100,7 +105,7 @@ class DiagnosticsStore:
 
     def result_id(self, state: DocumentState) -> str:
         self.index.refresh()
-        return f"{state.version}.{self.index.generation}.{len(state.text)}"
+        return f"{state.version}.{self.index.generation}.{len(state.text)}.{state.config_serial}"
 
     def report(self, state: DocumentState) -> _Report:
         result_id = self.result_id(state)
@@ -119,7 +124,28 @@ class DiagnosticsStore:
             return []
         items = [lsp_diagnostic(d, state) for d in state.diagnostics]
         items.extend(self._duplicate_ids(state))
+        items.extend(self._unknown_targets(state))
         return items
+
+    def _unknown_targets(self, state: DocumentState) -> list[types.Diagnostic]:
+        """WR703 (a routine template) and WR709 (a delegation) naming no workflow the index
+        knows of, as `workrail validate` finds them against its catalog; nothing before the
+        first scan has ended (its end publishes again)."""
+        if state.path is None or not isinstance(state.document.value, dict):
+            return []
+        known = self.index.known_ids()
+        if known is None:
+            return []
+        documents = [state.document]
+        found = [
+            *template_call_diagnostics(documents, known).get(state.path, []),
+            *(
+                d
+                for d in delegation_diagnostics(documents, known).get(state.path, [])
+                if d.code == "WR709"  # WR710 of the file alone is lint_document's
+            ),
+        ]
+        return [lsp_diagnostic(d, state) for d in reported(found, state.path)]
 
     def _duplicate_ids(self, state: DocumentState) -> list[types.Diagnostic]:
         value = state.document.value

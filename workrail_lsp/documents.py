@@ -33,6 +33,10 @@ class DocumentState:
     path: str | None
     is_workflow: bool
     encoding: str
+    config: tuple[Any, ...] = field(default=(), repr=False)
+    """The project configurations this state was built under (``Settings.config_of``)."""
+    config_serial: int = 0
+    """Counts the configuration changes the server has seen: part of the diagnostics' result id."""
     last_good_value: Any = field(default=None, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -130,14 +134,19 @@ class DocumentStates:
         self._states: dict[str, DocumentState] = {}
         self.settings = Settings()
         self.encoding = "utf-16"
+        self.config_serial = 0
 
     def get(self, document: TextDocument, edited: WorkflowDocument | None = None) -> DocumentState:
-        """The state of the document's current version; ``edited`` is its already parsed text."""
+        """The state of the document's current version; ``edited`` is its already parsed text.
+        A state built under another project configuration than today's is built again."""
         text = document.source
         known = self._states.get(document.uri)
-        if known is not None and known.version == document.version and known.text is text:
-            return known
         path = to_fs_path(document.uri) if document.uri.startswith("file:") else None
+        config = self.settings.config_of(path)
+        if known is not None and known.config != config:
+            self.config_serial += 1
+        elif known is not None and known.version == document.version and known.text is text:
+            return known
         state = DocumentState(
             document.uri,
             document.version,
@@ -145,6 +154,8 @@ class DocumentStates:
             path,
             self.settings.is_workflow(path, text),
             self.encoding,
+            config,
+            self.config_serial,
         )
         if known is not None:
             state.last_good_value = (

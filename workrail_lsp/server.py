@@ -87,7 +87,8 @@ class WorkrailLanguageServer(LanguageServer):
         from .documents import DocumentStates
 
         states = DocumentStates()
-        states.encoding, states.settings = self.initial_encoding, self.initial_settings
+        states.encoding = self.initial_encoding
+        states.settings = self.initial_settings.with_roots(self._roots())
         return states
 
     @functools.cached_property
@@ -117,6 +118,7 @@ class WorkrailLanguageServer(LanguageServer):
         return self.states.get(document, edited)
 
     def apply_settings(self, settings: Settings) -> None:
+        settings = settings.with_roots(self._roots())
         self.states.reclassify(settings)
         self.index.configure(self._roots(), settings)
         for uri in [s.uri for s in self.states.open_states()]:
@@ -269,6 +271,7 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
             await _fetch_configuration(ls)
         finally:
             ls.settings_read.set()
+        _watch_project_configuration(ls)
         # Scan the workspace while the editor is idle, so that the first document opened later
         # is judged with the workspace's ids already known (one opened sooner starts the scan).
         asyncio.get_running_loop().call_later(_IDLE_SCAN_DELAY, lambda: ls.index.refresh())
@@ -284,7 +287,7 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
     def folders_changed(
         ls: WorkrailLanguageServer, params: types.DidChangeWorkspaceFoldersParams
     ) -> None:
-        ls.index.configure(ls._roots(), ls.states.settings)
+        ls.apply_settings(ls.states.settings)  # the new folders' project configurations too
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(
@@ -321,6 +324,38 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
             return False
         path = to_fs_path(uri) if uri.startswith("file:") else None
         return ls.states.settings.is_workflow(path, text)
+
+
+CONFIG_WATCHERS = ("**/*.toml",)
+"""Files whose change may change the project configuration: ``pyproject.toml``,
+``.workrail/config.toml``, and any TOML file, since ``extend`` may name one."""
+
+
+def _watch_project_configuration(ls: WorkrailLanguageServer) -> None:
+    """Ask the client to tell (``workspace/didChangeWatchedFiles``) when a configuration file
+    changes, where it can watch files for a server. A client that cannot (Neovim 0.11 on Linux)
+    still gets the new configuration's diagnostics at its next pull or edit: each look-up of a
+    document compares the configuration with the one its state was built under."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace and workspace.did_change_watched_files
+    if not (watched and watched.dynamic_registration):
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=g) for g in CONFIG_WATCHERS]
+    )
+    registration = types.Registration(
+        id="workrail-project-configuration",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+
+    def answered(future: Any) -> None:
+        if future.exception() is not None:
+            log.info("the client does not watch configuration files: %s", future.exception())
+
+    ls.client_register_capability(types.RegistrationParams([registration])).add_done_callback(
+        answered
+    )
 
 
 async def _fetch_configuration(ls: WorkrailLanguageServer) -> bool:

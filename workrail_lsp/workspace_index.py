@@ -1,4 +1,7 @@
-"""The workflow ids of every workflow file in the workspace, for duplicate-id diagnostics.
+"""The workflow ids of every workflow file in the workspace, for duplicate-id diagnostics, and
+the ids of the catalog's other sources (bundled, the user's, ``WORKRAIL_WORKFLOW_PATH``), which a
+delegation or a routine template may name (WR709, WR703) but which never clash with the
+workspace's (the catalog lets the project's shadow them).
 
 Files on disk are read once per (size, mtime); an open document's text replaces its file's.
 Ids are read with ``json.loads`` (a few ms per MB) rather than a full lint: only ``id`` matters.
@@ -78,8 +81,15 @@ class _Scan:
     """One walk of the workspace on its own thread; ``cancel()`` stops it at the next file."""
 
     def __init__(self, roots: list[Path], settings: Settings, known: dict[str, _Entry]) -> None:
-        self.roots, self.settings, self.known = roots, settings, known
+        # The project configuration's workflow folders as they are when the scan starts, and the
+        # catalog's folders: read here, on the server's thread, so that the scan's thread imports
+        # nothing (an import under way when the server exits aborts the interpreter).
+        from workrail_engine.catalog import SKIPPED_FOLDERS
+
+        self.roots, self.settings, self.known = roots, settings.frozen(), known
+        self.catalog_dirs, self.skipped = catalog_directories(), SKIPPED_FOLDERS
         self.found: dict[str, _Entry] = {}
+        self.elsewhere: dict[str, _Entry] = {}
         self.cancelled = threading.Event()
         self.seconds = 0.0
 
@@ -100,7 +110,12 @@ class _Scan:
                 return True
             return self.cancelled.is_set()
 
-        for path in candidate_files(self.roots, self.settings, stop):
+        self._read(candidate_files(self.roots, self.settings, stop), self.found, stop)
+        self._read(candidate_files(self.catalog_dirs, Settings(), stop), self.elsewhere, stop)
+        self.seconds = time.monotonic() - began
+
+    def _read(self, paths: list[str], into: dict[str, _Entry], stop: Callable[[], bool]) -> None:
+        for path in paths:
             if stop():
                 break
             try:
@@ -110,10 +125,11 @@ class _Scan:
             key = (stat.st_size, stat.st_mtime)
             known = self.known.get(path)
             if known is not None and known[0] == key:
-                self.found[path] = known
-            else:
-                self.found[path] = (key, _read_id(path, self.settings))
-        self.seconds = time.monotonic() - began
+                into[path] = known
+            elif into is self.found:
+                into[path] = (key, _read_id(path, self.settings))
+            elif _served(path, self.skipped):  # a catalog source: its JSON/YAML files are workflows
+                into[path] = (key, _read_id(path, None))
 
 
 _Entry = tuple[tuple[int, float], str | None]
@@ -124,6 +140,8 @@ class WorkspaceIndex:
         self.roots: list[Path] = []
         self.settings = Settings()
         self._disk: dict[str, _Entry] = {}
+        self._elsewhere: dict[str, _Entry] = {}
+        self._scanned = False  # whether a scan has ended: until then no id is known missing
         self._open: dict[str, str | None] = {}
         self._next_scan = 0.0  # time.monotonic() from which a scan is due
         self._scan: _Scan | None = None  # the one running
@@ -157,7 +175,7 @@ class WorkspaceIndex:
         """Start a scan of the disk if one is due; never waits for it (``on_change`` tells)."""
         if self._scan is not None or time.monotonic() < self._next_scan:
             return
-        scan = self._scan = _Scan(self.roots, self.settings, dict(self._disk))
+        scan = self._scan = _Scan(self.roots, self.settings, {**self._elsewhere, **self._disk})
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no server loop (a command-line caller): scan here and now
@@ -182,12 +200,11 @@ class WorkspaceIndex:
             return  # cancelled by a new configuration: its findings are not this workspace's
         self._scan = None
         self._next_scan = time.monotonic() + max(_RESCAN_SECONDS, _RESCAN_FACTOR * scan.seconds)
-        if {p: w for p, (_, w) in scan.found.items()} == {p: w for p, (_, w) in self._disk.items()}:
-            self._disk = scan.found
-            return
-        self._disk = scan.found
-        self.generation += 1
-        self.on_change()
+        before = (self._scanned, _ids(self._disk), _ids(self._elsewhere))
+        self._disk, self._elsewhere, self._scanned = scan.found, scan.elsewhere, True
+        if before != (True, _ids(self._disk), _ids(self._elsewhere)):
+            self.generation += 1
+            self.on_change()
 
     def ids(self) -> dict[str, str | None]:
         """The ids known now: the last scan's, with open documents' over them."""
@@ -195,6 +212,15 @@ class WorkspaceIndex:
         merged = {path: wid for path, (_, wid) in self._disk.items()}
         merged.update(self._open)
         return merged
+
+    def known_ids(self) -> set[str] | None:
+        """Every workflow id a delegation or a routine template may name: the workspace's (open
+        documents included) and the catalog's other sources'; None until a scan has ended."""
+        if not self._scanned:
+            self.refresh()
+            return None
+        ids = {*self.ids().values(), *(w for _, w in self._elsewhere.values())}
+        return {i for i in ids if i is not None}
 
     async def settled_ids(self) -> dict[str, str | None]:
         """The ids once a due scan has ended, for a feature that looks ids up (a link to a
@@ -217,21 +243,36 @@ class WorkspaceIndex:
         )
 
 
-def _read_id(path: str, settings: Settings) -> str | None:
+def _ids(entries: dict[str, _Entry]) -> dict[str, str | None]:
+    return {path: workflow_id for path, (_, workflow_id) in entries.items()}
+
+
+def _read_id(path: str, settings: Settings | None) -> str | None:
+    """``settings``: those that decide whether the file is a workflow (None: it is)."""
     try:  # regular files only, bounded in size and time: a FIFO named x.json is not read
         text = bounded_read(functools.partial(read_regular_file, path)).decode("utf-8")
     except (UnreadableFile, ReadTimedOut, UnicodeDecodeError):
         return None
-    return workflow_id_of(text, path) if settings.is_workflow(path, text) else None
+    if settings is not None and not settings.is_workflow(path, text):
+        return None
+    return workflow_id_of(text, path)
+
+
+def catalog_directories() -> list[Path]:
+    """The catalog's sources that are not the project's: bundled, the user's, the environment's."""
+    from workrail_engine.catalog import default_sources
+
+    return [s.directory for s in default_sources() if s.kind in ("bundled", "user", "env")]
 
 
 def candidate_files(
     roots: list[Path], settings: Settings, stop: Callable[[], bool] = lambda: False
 ) -> list[str]:
-    """JSON and YAML files under the roots and the extra workflow folders (vendored folders
-    skipped), at most ``MAX_SCAN_FILES``; ``stop()`` is asked at each folder and ends the walk."""
+    """JSON and YAML files under the roots and the workflow folders of the settings and of the
+    project configuration (vendored folders skipped), at most ``MAX_SCAN_FILES``; ``stop()`` is
+    asked at each folder and ends the walk."""
     found: list[str] = []
-    for root in [*roots, *(Path(d) for d in settings.extra_workflow_dirs)]:
+    for root in [*roots, *(Path(d) for d in settings.workflow_dirs())]:
         for folder, dirs, files in os.walk(root):
             if stop():
                 return found
@@ -253,7 +294,7 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
-def _served(path: str) -> bool:
-    from workrail_engine.catalog import SKIPPED_FOLDERS
-
-    return not SKIPPED_FOLDERS.intersection(Path(path).parts[:-1])
+def _served(path: str, skipped: frozenset[str] | None = None) -> bool:
+    if skipped is None:
+        from workrail_engine.catalog import SKIPPED_FOLDERS as skipped
+    return not skipped.intersection(Path(path).parts[:-1])

@@ -26,6 +26,7 @@ def workspace_symbols(
 ) -> list[types.WorkspaceSymbol]:
     wanted = query.lower()
     out: list[types.WorkspaceSymbol] = []
+    settings = settings.frozen()  # the project configuration read once for the walk
     for path in candidate_files(roots, settings):
         state = states.by_path(path)
         if state is not None:

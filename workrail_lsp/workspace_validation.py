@@ -13,7 +13,7 @@ from workrail_engine.lint.report import FileReport, Summary, add_cross_file_diag
 from workrail_engine.text.document import parse_document
 from workrail_engine.text.workflow_files import read_head
 
-from .configuration import IS_WORKFLOW, VALIDATE_WORKSPACE, Settings, reported
+from .configuration import IS_WORKFLOW, VALIDATE_WORKSPACE, Settings, project_config, selected
 from .disk_files import READ_TIMEOUT_SECONDS, ReadTimedOut, bounded_read
 from .workspace_index import candidate_files
 
@@ -37,7 +37,9 @@ def _timed_out(path: str) -> FileReport:
 
 
 def validate_workspace(roots: list[Path], settings: Settings) -> dict[str, Any]:
-    """Every workflow file's diagnostics, in the shape of ``workrail validate --format json``."""
+    """Every workflow file's diagnostics, in the shape of ``workrail validate --format json``:
+    ``passed`` is false on a warning too when a workspace folder's configuration is strict."""
+    settings = settings.frozen()
     reports = []
     for path in candidate_files(roots, settings):
         try:
@@ -49,5 +51,6 @@ def validate_workspace(roots: list[Path], settings: Settings) -> dict[str, Any]:
             reports.append(FileReport(os.fspath(path), result.document, list(result.diagnostics)))
     add_cross_file_diagnostics(reports)
     for report in reports:
-        report.diagnostics = reported(report.diagnostics, report.path)
-    return report_json(reports, Summary.of(reports))
+        report.diagnostics = selected(report.diagnostics, report.path)
+    strict = any(project_config(str(root)).strict for root in roots)
+    return report_json(reports, Summary.of(reports, strict=strict))

@@ -87,6 +87,8 @@ def test_json_format_is_complete_and_one_based() -> None:
         "warnings": 1,
         "infos": 0,
         "passed": False,
+        "fixable": 0,
+        "unsafeFixable": 1,  # the WR601's "Rename the id"
     }
     assert [f["path"] for f in data["files"]] == ["wf/démo.json", "wf/ok.json"]
     error = data["files"][0]["diagnostics"][1]

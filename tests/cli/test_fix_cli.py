@@ -146,6 +146,81 @@ def test_quiet_exit_zero_and_statistics(project: Path) -> None:
     quiet = run(project, "validate", "--quiet", "--exit-zero", expect=0)
     assert "WR001" in quiet.stdout and "Found" not in quiet.stdout and "fixable" not in quiet.stdout
     stats = run(project, "validate", "--statistics", expect=1)
-    assert stats.stdout == "1\tWR001\t[*] error\n1\tWR101\t[*] error\n"
+    assert stats.stdout == (
+        "1\tWR001\t[*] syntax-error\n1\tWR101\t[*] wrong-type\n"
+        "Found 2 errors in 2 files (2 files checked)\n[*] 2 fixable with `--fix`.\n"
+    )
     stats_json = json.loads(run(project, "validate", "--statistics", "--format", "json").stdout)
-    assert stats_json[0] == {"code": "WR001", "count": 1, "fixable": True, "severity": "error"}
+    assert stats_json[0] == {
+        "code": "WR001",
+        "name": "syntax-error",
+        "count": 1,
+        "fixable": True,
+        "fixable_count": 1,
+        "severity": "error",
+    }
+
+
+def test_statistics_sorted_by_count_with_names_and_unfixable_marks(project: Path) -> None:
+    (project / "workflows" / "broken.json").write_text(JSON_TEXT.replace(",],}", "]}"))
+    (project / "workflows" / "other.json").write_text(
+        JSON_TEXT.replace(",],}", "]}").replace('"broken"', '"other-broken"')
+    )
+    stats = run(project, "validate", "--statistics", "-q", expect=1).stdout.splitlines()
+    # WR102 `promt` twice (its fix, a guess, is unsafe: `[ ]` without --unsafe-fixes), then
+    # the rest by count and code.
+    assert stats[0] == "2\tWR102\t[ ] unknown-property"
+    assert [line.split("\t")[0] for line in stats] == sorted(
+        (line.split("\t")[0] for line in stats), key=lambda n: -int(n)
+    )
+    assert (
+        "1\tWR101\t[*] wrong-type" in stats and "1\tWR601\t[ ] id-differs-from-file-name" in stats
+    )
+    unsafe = run(project, "validate", "--statistics", "-q", "--unsafe-fixes", expect=1)
+    assert unsafe.stdout.splitlines()[0] == "2\tWR102\t[*] unknown-property"
+
+
+def promt_file(project: Path) -> str:
+    """A file whose only fixes are unsafe: the misspelt `promt` (commas gone, it parses)."""
+    (project / "workflows" / "promt.json").write_text(
+        JSON_TEXT.replace(",],}", "]}").replace('"broken"', '"promt"')
+    )
+    return "workflows/promt.json"
+
+
+def test_json_and_sarif_say_which_fix_applies_and_how_safe(project: Path) -> None:
+    text = (project / "workflows" / "broken.json").read_text()
+    promt = promt_file(project)
+    args = ("validate", "workflows/broken.json", promt)
+    data = json.loads(run(project, *args, "--format", "json").stdout)
+    by_code = {d["code"]: d for f in data["files"] for d in f["diagnostics"]}
+    comma = by_code["WR001"]
+    assert comma["name"] == "syntax-error" and comma["fix"]["applicability"] == "safe"
+    (edit,) = comma["fix"]["edits"]
+    assert edit["content"] == "" and edit["location"]["row"] == 1
+    assert text[edit["location"]["column"] - 1 : edit["end_location"]["column"] - 1] == ","
+    rename = by_code["WR102"]["fix"]
+    assert rename["applicability"] == "unsafe" and "prompt" in rename["message"]
+    assert data["summary"]["fixable"] == 1 and data["summary"]["unsafeFixable"] >= 1
+    sarif = json.loads(run(project, *args, "--format", "sarif").stdout)
+    (sarif_run,) = sarif["runs"]
+    by_rule = {r["ruleId"]: r for r in sarif_run["results"]}
+    (fix,) = by_rule["WR001"]["fixes"]
+    assert fix["properties"]["applicability"] == "safe"
+    ((replacement,),) = [c["replacements"] for c in fix["artifactChanges"]]
+    region = replacement["deletedRegion"]
+    assert text[region["charOffset"] : region["charOffset"] + region["charLength"]] == ","
+    assert "insertedContent" not in replacement  # a deletion, as ruff writes one
+    assert by_rule["WR102"]["fixes"][0]["properties"]["applicability"] == "unsafe"
+    assert {"id": "WR102", "name": "unknown-property"} in sarif_run["tool"]["driver"]["rules"]
+
+
+def test_text_marks_what_fix_would_fix(project: Path) -> None:
+    promt = promt_file(project)
+    heads = [
+        line
+        for line in run(project, "validate", "workflows/broken.json", promt).stdout.splitlines()
+        if line.startswith("workflows/")
+    ]
+    assert any(": WR001 [*] " in line for line in heads)
+    assert any(": WR102 " in line and "[*]" not in line for line in heads)  # unsafe

@@ -90,3 +90,19 @@ def test_a_symlinked_file_takes_the_configuration_of_the_directory_it_resolves_t
     # a plain file in a symlinked directory: the configuration of the directory linked to
     found = codes_by_file(run(repo, "validate", "--format", "json", "ops/drafts/flow.json"))
     assert found == {"ops/drafts/flow.json": []}
+
+
+def test_per_file_ignore_star_stays_in_its_folder_and_extend_reads_a_shared_file(
+    repo: Path,
+) -> None:
+    (repo / "shared.toml").write_text(
+        'strict = true\n[per-file-ignores]\n"workflows/*" = ["WR601"]\n'
+    )
+    (repo / ".workrail").mkdir()
+    (repo / ".workrail" / "config.toml").write_text('extend = "../shared.toml"\n')
+    result = run(repo, "validate", "--format", "json", expect=1)  # strict, from shared.toml
+    # `workflows/*` is workflows/flow.json, not workflows/drafts/flow.json (`**` would be both).
+    assert codes_by_file(result) == {
+        "workflows/flow.json": [],
+        "workflows/drafts/flow.json": ["WR601"],
+    }

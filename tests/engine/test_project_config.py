@@ -110,3 +110,106 @@ def test_bad_configuration_is_an_error_naming_the_file(repo: Path, text: str, me
     with pytest.raises(ConfigError, match=message) as raised:
         find_config(repo)
     assert str(repo / "pyproject.toml") in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "ignored"),
+    [
+        pytest.param("workflows/*", "workflows/a.json", True, id="star-within-a-folder"),
+        pytest.param("workflows/*", "workflows/sub/a.json", False, id="star-stops-at-slash"),
+        pytest.param("workflows/**", "workflows/sub/a.json", True, id="double-star-crosses"),
+        pytest.param("**/drafts/*.json", "x/y/drafts/a.json", True, id="leading-double-star"),
+        pytest.param("*.draft.json", "workflows/sub/b.draft.json", True, id="name-any-depth"),
+        pytest.param("sub/*.json", "workflows/sub/a.json", False, id="slash-anchors-at-root"),
+        pytest.param("!workflows/sub/*", "workflows/a.json", True, id="negated-other-file"),
+        pytest.param("!workflows/sub/*", "workflows/sub/a.json", False, id="negated-match"),
+    ],
+)
+def test_per_file_ignore_globs_are_gitignore_globs(
+    repo: Path, glob: str, path: str, ignored: bool
+) -> None:
+    (repo / "pyproject.toml").write_text(
+        f'[tool.workrail.per-file-ignores]\n"{glob}" = ["WR601"]\n'
+    )
+    assert (find_config(repo).ignored_for(repo / path) == ("WR601",)) is ignored
+
+
+def test_globs_are_relative_to_the_config_file_not_the_working_directory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "workflows" / ".workrail").mkdir()
+    (repo / "workflows" / ".workrail" / "config.toml").write_text(
+        '[per-file-ignores]\n"sub/*" = ["WR6"]\n'
+    )
+    monkeypatch.chdir(repo / "workflows" / "sub")
+    config = find_config("a.json")
+    assert config.ignored_for("a.json") == ("WR6",)
+    assert config.ignored_for(repo / "workflows" / "a.json") == ()
+
+
+def test_extend_layers_the_other_file_under_this_one(repo: Path) -> None:
+    shared = repo / "shared"
+    shared.mkdir()
+    (shared / "base.toml").write_text(
+        'ignore = ["WR6"]\nstrict = true\nworkflow-dirs = ["flows"]\n'
+        '[per-file-ignores]\n"*.draft.json" = ["WR1"]\n'
+    )
+    (repo / "pyproject.toml").write_text(
+        '[tool.workrail]\nextend = "shared/base.toml"\nextend-select = ["WR601"]\n'
+    )
+    config = find_config(repo / "workflows" / "a.json")
+    assert config.path == repo / "pyproject.toml"
+    assert config.selection.enabled("WR601") and not config.selection.enabled("WR602")
+    assert config.strict and config.workflow_dirs == (shared / "flows",)
+    # The extended file's globs stay relative to its own directory.
+    assert config.ignored_for(repo / "workflows" / "x.draft.json") == ("WR1",)
+
+
+def test_extend_a_select_here_starts_again_and_given_keys_replace(repo: Path) -> None:
+    (repo / "base.toml").write_text('ignore = ["WR6"]\nstrict = true\n')
+    (repo / "pyproject.toml").write_text(
+        '[tool.workrail]\nextend = "base.toml"\nselect = ["WR"]\nstrict = false\n'
+    )
+    config = find_config(repo)
+    assert config.selection.enabled("WR601") and not config.strict
+
+
+def test_extend_notices_an_edit_of_the_extended_file(repo: Path) -> None:
+    base = repo / "base.toml"
+    base.write_text('ignore = ["WR6"]\n')
+    (repo / "pyproject.toml").write_text('[tool.workrail]\nextend = "base.toml"\n')
+    assert not find_config(repo).selection.enabled("WR601")
+    base.write_text('ignore = ["WR1"]\n# longer now\n')
+    assert find_config(repo).selection.enabled("WR601")
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        pytest.param({"a.toml": 'extend = "pyproject.toml"\n'}, "cycle", id="cycle"),
+        pytest.param({}, "which cannot be read", id="missing"),
+        pytest.param({"a.toml": "extend = 3\n"}, "'extend' must be the path", id="not-a-path"),
+    ],
+)
+def test_bad_extend_is_an_error(repo: Path, files: dict[str, str], message: str) -> None:
+    (repo / "pyproject.toml").write_text('[tool.workrail]\nextend = "a.toml"\n')
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        find_config(repo)
+
+
+def test_a_cached_answer_notices_new_fixed_and_removed_files(repo: Path) -> None:
+    workflows = repo / "workflows"
+    assert find_config(workflows) == ProjectConfig()
+    (workflows / ".workrail").mkdir()
+    nearer = workflows / ".workrail" / "config.toml"
+    nearer.write_text("strict = maybe\n")
+    with pytest.raises(ConfigError, match="cannot be read as TOML"):
+        find_config(workflows)
+    with pytest.raises(ConfigError):  # the error is the answer until the file changes
+        find_config(workflows / "a.json")
+    nearer.write_text("strict = true\n")
+    assert find_config(workflows).strict
+    nearer.unlink()
+    assert find_config(workflows) == ProjectConfig()

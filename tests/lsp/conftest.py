@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import pytest
 import pytest_lsp
-from lsp_harness import CLIENTS, SERVER, Session, initialize_params, record_publications
+from lsp_harness import (
+    CLIENTS,
+    SERVER,
+    Session,
+    answer_registrations,
+    initialize_params,
+    record_publications,
+)
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 
@@ -21,8 +28,10 @@ async def lsp(
 ):
     root = tmp_path_factory.mktemp(f"ws-{request.param}")
     published = record_publications(lsp_client)
+    registrations = answer_registrations(lsp_client)
     await lsp_client.initialize_session(initialize_params(request.param, root))
-    lsp_client.workrail_session = Session(lsp_client, request.param, root, published)  # type: ignore[attr-defined]
+    session = Session(lsp_client, request.param, root, published, registrations)
+    lsp_client.workrail_session = session  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
 

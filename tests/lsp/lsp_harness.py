@@ -6,7 +6,7 @@ import asyncio
 import itertools
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ class Session:
     name: str
     root: Path
     published: list[types.PublishDiagnosticsParams]
+    registrations: list[types.Registration] = field(default_factory=list)
+    """What the server registered with the client (``answer_registrations``)."""
     _versions = itertools.count(1)
 
     def __post_init__(self) -> None:
@@ -185,6 +187,18 @@ def record_publications(client: LanguageClient) -> list[types.PublishDiagnostics
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
     return published
+
+
+def answer_registrations(client: LanguageClient) -> list[types.Registration]:
+    """Answer ``client/registerCapability`` as VS Code does (its captured capabilities say it
+    registers dynamically); returns the registrations, in the order they came."""
+    registrations: list[types.Registration] = []
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        registrations.extend(params.registrations)
+
+    return registrations
 
 
 def apply_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:

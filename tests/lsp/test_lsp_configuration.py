@@ -6,7 +6,13 @@ import json
 import sys
 
 import pytest
-from lsp_harness import CLIENTS, Session, initialize_params, record_publications
+from lsp_harness import (
+    CLIENTS,
+    Session,
+    answer_registrations,
+    initialize_params,
+    record_publications,
+)
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 pytestmark = pytest.mark.asyncio
@@ -21,6 +27,7 @@ async def started(name, root, options=None, configuration=None) -> tuple[Languag
     if configuration is not None:
         client.set_configuration(configuration, section="workrail")
     published = record_publications(client)
+    answer_registrations(client)
     await client.initialize_session(initialize_params(name, root, options))
     return client, Session(client, name, root, published)
 
@@ -74,6 +81,7 @@ async def test_debug_logging_goes_to_stderr_and_stdout_stays_protocol(tmp_path, 
     )
     client = await config.start()
     published = record_publications(client)
+    answer_registrations(client)
     try:
         result = await client.initialize_session(initialize_params("vscode", tmp_path))
         assert result.server_info.name == "workrail-lsp"

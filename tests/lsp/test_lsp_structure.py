@@ -130,7 +130,9 @@ async def test_range_formatting_formats_the_enclosing_object_even_in_a_broken_do
     session.close(uri)
 
 
-async def test_no_range_formatting_in_yaml(session):
+async def test_range_formatting_leaves_a_formatted_yaml_document_alone(session):
+    """YAML ranges are formatted as `workrail format` would (test_lsp_project_config.py); this
+    document already is: no edits."""
     uri, text, _ = open_at(session, "yaml", "steps")
     edits = await session.client.text_document_range_formatting_async(
         types.DocumentRangeFormattingParams(

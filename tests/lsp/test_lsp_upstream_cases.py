@@ -2,9 +2,10 @@
 the same error codes as ``workrail validate`` and ``workflow_lint`` (tests/upstream), over the
 real protocol with VS Code's and Neovim's capabilities.
 
-Left out: the cases that need the catalog (WR709, a delegation to an unknown workflow) or other
-files checked together (a delegation cycle through another workflow): the language server checks
-one document at a time, as documented for WR703 and WR709.
+Left out: the cases that need the catalog (WR709, a delegation to an unknown workflow: the
+language server reports it once its workspace scan has ended, not in a document's first
+diagnostics; test_lsp_project_config.py checks it against the CLI) or other files checked together
+(a delegation cycle through another workflow).
 """
 
 from __future__ import annotations

@@ -144,12 +144,15 @@ def _fix_file(path: str, selection: RuleSelection, options: ValidateOptions) -> 
     return Rewrite(path, text, outcome.text), outcome.fixed_count
 
 
-def _statistics(reports: Sequence[FileReport], fmt: str, unsafe: bool) -> str:
-    """One line per code, most frequent first: count, code, ``[*]`` when --fix fixes them all,
-    severity (ruff prints its rule's name there; ours have codes only)."""
+def _statistics(reports: Sequence[FileReport], summary: Summary, options: ValidateOptions) -> str:
+    """ruff's table: one line per code, most frequent first (then by code): count, code, ``[*]``
+    when ``--fix`` fixes some of them (``[ ]`` otherwise), the rule's name; then, unless quiet,
+    the summary lines. JSON: ``[{code, name, count, fixable, fixable_count, severity}]``."""
     import json
 
+    from workrail_engine.cli.formatters.text import fixable_line, summary_line
     from workrail_engine.lint.fixes import fixable
+    from workrail_engine.lint.rule_names import rule_name
 
     counts: Counter[str] = Counter()
     fixes: Counter[str] = Counter()
@@ -157,21 +160,28 @@ def _statistics(reports: Sequence[FileReport], fmt: str, unsafe: bool) -> str:
     for report in reports:
         for d in report.diagnostics:
             counts[d.code] += 1
-            fixes[d.code] += fixable(d, unsafe=unsafe) is not None
+            fixes[d.code] += fixable(d, unsafe=options.unsafe_fixes) is not None
             severity[d.code] = d.severity.value
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    if fmt == "json":
-        return json.dumps(
-            [
-                {"code": c, "count": n, "fixable": fixes[c] == n, "severity": severity[c]}
-                for c, n in rows
-            ],
-            indent=2,
-        )
+    if options.fmt == "json":
+        table = [
+            {
+                "code": c,
+                "name": rule_name(c),
+                "count": n,
+                "fixable": fixes[c] > 0,
+                "fixable_count": fixes[c],
+                "severity": severity[c],
+            }
+            for c, n in rows
+        ]
+        return json.dumps(table, indent=2)
     width = len(str(rows[0][1])) if rows else 1
-    return "\n".join(
-        f"{n:>{width}}\t{c}\t{'[*] ' if fixes[c] == n else ''}{severity[c]}" for c, n in rows
-    )
+    lines = [f"{n:>{width}}\t{c}\t{'[*]' if fixes[c] else '[ ]'} {rule_name(c)}" for c, n in rows]
+    if not options.quiet:
+        hint = fixable_line(summary)
+        lines += [summary_line(summary), *([hint] if hint else [])]
+    return "\n".join(lines)
 
 
 def _render(
@@ -184,7 +194,7 @@ def _render(
     from workrail_engine.cli.formatters import formatter_class
 
     if options.statistics:
-        output = _statistics(reports, options.fmt, options.unsafe_fixes)
+        output = _statistics(reports, summary, options)
         output = output + "\n" if output else ""
     else:
         formatter = formatter_class(options.fmt)(color=console.color, quiet=options.quiet)

@@ -22,6 +22,7 @@ __all__ = [
     "Location",
     "Summary",
     "add_cross_file_diagnostics",
+    "fix_json",
     "lint_files",
     "report_json",
 ]
@@ -75,6 +76,8 @@ class Summary:
     fixed: int = 0
     fixable: int = 0
     unsafe_fixable: int = 0
+    unsafe_fixes: bool = False
+    """``--unsafe-fixes`` was given: ``--fix`` applies unsafe fixes too."""
 
     @classmethod
     def of(
@@ -98,7 +101,16 @@ class Summary:
         safe = sum(1 for d in every if fixable(d, unsafe=unsafe_fixes))
         unsafe = sum(1 for d in every if fixable(d, unsafe=True)) - safe
         return cls(
-            len(reports), with_problems, errors, warnings, infos, strict, fixed, safe, unsafe
+            len(reports),
+            with_problems,
+            errors,
+            warnings,
+            infos,
+            strict,
+            fixed,
+            safe,
+            unsafe,
+            unsafe_fixes,
         )
 
     @property
@@ -171,17 +183,46 @@ def add_cross_file_diagnostics(
                 )
 
 
+def fix_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any] | None:
+    """The fix ``--fix`` would apply (with ``--unsafe-fixes`` when it is unsafe), as ruff's JSON
+    gives it: ``{applicability: safe|unsafe, message, edits: [{content, location: {row,
+    column}, end_location}]}`` with 1-based rows and columns; None when there is none."""
+    from .fixes import fixable
+
+    fix = fixable(diagnostic, unsafe=True)
+    if fix is None:
+        return None
+    edits = []
+    for edit in fix.edits:
+        loc = report.locate(edit.span)
+        edits.append(
+            {
+                "content": edit.new_text,
+                "location": {"row": loc.line, "column": loc.column},
+                "end_location": {"row": loc.end_line, "column": loc.end_column},
+            }
+        )
+    return {
+        "applicability": "safe" if fix.safe else "unsafe",
+        "message": fix.title,
+        "edits": edits,
+    }
+
+
 def _diagnostic_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any]:
+    from .rule_names import rule_name
+
     loc = report.location(diagnostic)
     out = diagnostic.to_dict()
     out.update(line=loc.line, column=loc.column, endLine=loc.end_line, endColumn=loc.end_column)
+    out.update(name=rule_name(diagnostic.code), fix=fix_json(report, diagnostic))
     return out
 
 
 def report_json(reports: Sequence[FileReport], summary: Summary) -> dict[str, Any]:
-    """``{summary: {filesChecked, filesWithProblems, errors, warnings, infos, passed}, files:
-    [{path, diagnostics: [{code, severity, message, pointer, ..., line, column, endLine,
-    endColumn}]}]}`` with 1-based positions."""
+    """``{summary: {filesChecked, filesWithProblems, errors, warnings, infos, passed, fixable,
+    unsafeFixable}, files: [{path, diagnostics: [{code, name, severity, message, pointer, ...,
+    line, column, endLine, endColumn, fix}]}]}`` with 1-based positions (``fix``: `fix_json`)."""
     return {
         "summary": {
             "filesChecked": summary.files_checked,
@@ -190,6 +231,8 @@ def report_json(reports: Sequence[FileReport], summary: Summary) -> dict[str, An
             "warnings": summary.warnings,
             "infos": summary.infos,
             "passed": not summary.failed,
+            "fixable": summary.fixable,
+            "unsafeFixable": summary.unsafe_fixable,
         },
         "files": [
             {"path": r.path, "diagnostics": [_diagnostic_json(r, d) for d in r.diagnostics]}

@@ -1,7 +1,10 @@
 """SARIF 2.1.0 for code-scanning services (GitHub code scanning, Azure DevOps, …).
 
-One run, one rule per diagnostic code seen, one result per diagnostic. Columns are counted in
-code points (``columnKind: unicodeCodePoints``); regions end exclusively, as SARIF defines them.
+One run, one rule per diagnostic code seen (its ``name`` is the rule's, as ``--statistics``
+prints it), one result per diagnostic. Columns are counted in code points (``columnKind:
+unicodeCodePoints``); regions end exclusively, as SARIF defines them. A result's ``fixes`` hold the
+fix ``--fix`` would apply, as ruff's SARIF gives it (a replacement per edit), with its
+applicability (``safe``, or ``unsafe``: only with ``--unsafe-fixes``) in the fix's properties.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from urllib.parse import quote
 from workrail_engine import __version__
 from workrail_engine.cli.formatters.base import Formatter
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
+from workrail_engine.lint.fixes import fixable
 from workrail_engine.lint.report import FileReport, Summary
+from workrail_engine.lint.rule_names import rule_name
 
 __all__ = ["SarifFormatter"]
 
@@ -61,7 +66,7 @@ class SarifFormatter(Formatter):
         driver = {
             "name": "workrail",
             "version": __version__,
-            "rules": [{"id": code} for code in rules],
+            "rules": [{"id": code, "name": rule_name(code)} for code in rules],
         }
         run = {
             "tool": {"driver": driver},
@@ -94,4 +99,25 @@ def _result(
     ]
     if related:
         result["relatedLocations"] = related
+    fix = _fix(report, d)
+    if fix:
+        result["fixes"] = [fix]
     return result
+
+
+def _fix(report: FileReport, d: Diagnostic) -> dict[str, Any] | None:
+    fix = fixable(d, unsafe=True)
+    if fix is None:
+        return None
+    replacements = []
+    for edit in fix.edits:
+        replacement: dict[str, Any] = {"deletedRegion": _region(report, edit.span)}
+        if edit.new_text:
+            replacement["insertedContent"] = {"text": edit.new_text}
+        replacements.append(replacement)
+    change = {"artifactLocation": {"uri": artifact_uri(report.path)}, "replacements": replacements}
+    return {
+        "description": {"text": fix.title},
+        "artifactChanges": [change],
+        "properties": {"applicability": "safe" if fix.safe else "unsafe"},
+    }

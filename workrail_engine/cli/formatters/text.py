@@ -9,6 +9,7 @@ import click
 from workrail_engine.cli.formatters.base import Formatter
 from workrail_engine.cli.formatters.codeframe import code_frame, printable, printable_path
 from workrail_engine.diagnostics import Diagnostic, Related, Severity
+from workrail_engine.lint.fixes import fixable
 from workrail_engine.lint.report import FileReport, Summary
 
 __all__ = ["TextFormatter", "fixable_line", "summary_line"]
@@ -64,7 +65,8 @@ class TextFormatter(Formatter):
 
     def render(self, reports: Sequence[FileReport], summary: Summary) -> str:
         by_path = {r.path: r for r in reports}  # to place notes that point into other files
-        blocks = [self._diagnostic(r, d, by_path) for r in reports for d in r.diagnostics]
+        unsafe = summary.unsafe_fixes
+        blocks = [self._diagnostic(r, d, by_path, unsafe) for r in reports for d in r.diagnostics]
         if self.quiet:
             return "".join(block + "\n\n" for block in blocks)
         tail = summary_line(summary)
@@ -81,13 +83,20 @@ class TextFormatter(Formatter):
         )
 
     def _diagnostic(
-        self, report: FileReport, diagnostic: Diagnostic, by_path: Mapping[str, FileReport]
+        self,
+        report: FileReport,
+        diagnostic: Diagnostic,
+        by_path: Mapping[str, FileReport],
+        unsafe: bool,
     ) -> str:
         loc = report.location(diagnostic)
         color = COLORS[diagnostic.severity]
+        # ruff's mark: `--fix` fixes this one (an unsafe fix counts with --unsafe-fixes).
+        mark = "[*] " if fixable(diagnostic, unsafe=unsafe) else ""
         head = (
             f"{self._style(f'{printable_path(report.path)}:{loc.line}:{loc.column}:', bold=True)} "
-            f"{self._style(diagnostic.code, fg=color, bold=True)} {printable(diagnostic.message)}"
+            f"{self._style(diagnostic.code, fg=color, bold=True)} {mark}"
+            f"{printable(diagnostic.message)}"
         )
         lines = [head, *self._frame(report, diagnostic, color)]
         lines += [_note(by_path.get(r.path) if r.path else report, r) for r in diagnostic.related]
