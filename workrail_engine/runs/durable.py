@@ -52,6 +52,7 @@ from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import DATABASE, make_private, sqlite_engine
+from .step_events import StepEvents
 from .walker import RunWalker, run_with_retries
 from .workspace import minimal_environment
 
@@ -74,6 +75,9 @@ RECOVERED_RUNS = "workrail-recovered-runs"
 RECOVERED_AGENT_RUNS = "workrail-recovered-agent-runs"
 CONTINUE_TOPIC = "continue"
 WAIT_CHUNK = 30.0  # seconds
+# How often a run waiting for its queued parallel members reads whether one ended (members taken
+# by this process wake it at once; this is for those another process took).
+MEMBER_POLL = 0.025  # seconds
 RUN_WORKFLOW = "workrail_run"  # the DBOS workflow name of a run
 
 # The process's runtime: DBOS is one per process, and its workflow functions find their runtime here.
@@ -163,6 +167,8 @@ class DurableRuntime:
         self.watch = CancelWatch(self.cancelled)
         self.live: dict[str, list[int]] = {}  # run id → [state changes, step results recorded]
         self.changed = threading.Condition()  # notified when a run of this process changes state
+        self.steps = StepEvents()  # the steps of the runs executing here, as they start and end
+        self.member_ends = MemberEnds()
         self.executor_lock: ExecutorLock | None = None
         self._journal: Journal | None = None
         self._groups: InFlight | None = None
@@ -221,7 +227,11 @@ class DurableRuntime:
         self._groups = InFlight(lock)
         DBOS.launch()
         if self.settings.allow_commands and self.members_on_queue:
-            DBOS.register_queue(STEP_QUEUE, polling_interval_sec=0.05, on_conflict="always_update")
+            DBOS.register_queue(
+                STEP_QUEUE,
+                polling_interval_sec=0.05,
+                on_conflict="always_update",
+            )
         for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):
             DBOS.register_queue(queue, polling_interval_sec=2.0, on_conflict="always_update")
         dead = dead_executors(self.home, lock.executor_id)
@@ -386,6 +396,7 @@ class DurableRuntime:
     # --- the runs, through DBOS ------------------------------------------------------------
 
     def start_run(self, run_id: str, run: dict[str, Any]) -> None:
+        self.steps.open(run_id)  # before its first step: a reader starting now misses none
         with SetWorkflowID(run_id):
             DBOS.start_workflow(workrail_run, run)
 
@@ -479,6 +490,29 @@ class DurableRuntime:
                 self.changed.wait(min(left, poll))
 
 
+class MemberEnds:
+    """The ends of the queued parallel members this process executed, counted: what a run
+    waiting for its members here is woken by (see `_Effects._queued`)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def mark(self) -> int:
+        """Take before looking whether a member ended: `wait` returns at once if one has since."""
+        return self._count
+
+    def add(self) -> None:
+        with self._changed:
+            self._count += 1
+            self._changed.notify_all()
+
+    def wait(self, mark: int, seconds: float) -> None:
+        with self._changed:
+            if self._count == mark:
+                self._changed.wait(seconds)
+
+
 def _reenqueue_dead(dead: list[str], queue_of: Any) -> None:
     """The runs pending on dead executors, each re-enqueued on ``queue_of(status)``.
 
@@ -539,17 +573,24 @@ class _Effects:
     """The walk's side effects, each one durable: attempts and results in the step journal; the
     run's state, agent messages, queued members and clock reads through DBOS."""
 
-    def __init__(self, runtime: DurableRuntime, run_id: str, secret_names: list[str]) -> None:
+    def __init__(
+        self,
+        runtime: DurableRuntime,
+        run_id: str,
+        secret_names: list[str],
+        member: str | None = None,
+    ) -> None:
+        """``member``: the step key of the parallel member these effects are for (on the queue)."""
         self.runtime = runtime
         self.run_id = run_id
         self.journal = runtime.journal
         self.secret_names = secret_names
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
-        self.status: str | None = None  # the run's status read with the last result, not yet used
         # A replay gets these back instead of running them.
-        self.done = self.journal.attempts(run_id)
-        self.recorded = self.journal.recorded_keys(run_id)
+        self.done, self.recorded, status = self.journal.recorded(run_id, member)
+        # the run's status read with the last result (or with the above), not yet used
+        self.status: str | None = status
 
     def attempt(
         self,
@@ -572,6 +613,8 @@ class _Effects:
                 "flight; it was not run again",
             }
         else:
+            if attempt == 1:
+                self.runtime.steps.add(self.run_id, "started", key, title=step.get("title"))
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
         return outcome
@@ -657,10 +700,19 @@ class _Effects:
         deadline: float | None,
     ) -> list[dict[str, Any]]:
         """Members as children on the shared step queue, at most ``limit`` queued or running at a
-        time (a sliding window): the limit holds for the run whichever processes dequeue them."""
+        time (a sliding window): the limit holds for the run whichever processes dequeue them.
+
+        The window's only DBOS calls are the enqueues, in the members' order, so a replay makes
+        the same calls whatever order the members ended in. Each member records its result in
+        the journal before its workflow ends; the window reads those rows (and the statuses of
+        members that ended without one) in one query, when a member of this process ends or
+        every `MEMBER_POLL` seconds for members taken by another process. DBOS's ``wait_first``
+        and ``get_result`` cost two checkpointed steps per member in this thread (≈ 25 ms a
+        member on a loaded machine): the group waited for its own bookkeeping."""
         results: list[dict[str, Any]] = [{} for _ in members]
         waiting = list(enumerate(members))
-        running: dict[str, tuple[int, Any]] = {}
+        running: dict[str, tuple[int, str]] = {}  # member workflow id -> (index, step key)
+        ended = self.runtime.member_ends
         while waiting or running:
             while waiting and len(running) < limit:
                 index, (key, step, values) = waiting.pop(0)
@@ -674,11 +726,23 @@ class _Effects:
                     deadline,
                     self.secret_names,
                 )
-                running[handle.workflow_id] = (index, handle)
-            done = DBOS.wait_first([h for _, h in running.values()], polling_interval_sec=0.01)
-            index, handle = running.pop(done.workflow_id)
-            results[index] = handle.get_result(polling_interval_sec=0.01)
-        self.recorded |= self.journal.recorded_keys(self.run_id)  # the members recorded theirs
+                running[handle.workflow_id] = (index, key)
+            seen = ended.mark()
+            found = self.journal.member_ends(self.run_id, running)
+            if not found:
+                ended.wait(seen, MEMBER_POLL)
+                continue
+            for workflow_id, end in found.items():
+                if workflow_id == self.run_id:  # cancelled (with its members)
+                    raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
+                index, key = running.pop(workflow_id)
+                # Ended without a result (an error, a cancel): DBOS raises what the member raised.
+                results[index] = (
+                    end
+                    if isinstance(end, dict)
+                    else DBOS.retrieve_workflow(workflow_id).get_result()
+                )
+                self.recorded.add(key)
         return results
 
     def wait(
@@ -717,6 +781,7 @@ class _Effects:
             return
         self.recorded.add(key)
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
+        self.runtime.steps.add(self.run_id, "ended", key, status=result["status"])
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
         self.runtime.count(self.run_id, 1)
@@ -727,6 +792,13 @@ class _Effects:
         DBOS.set_event("state", self.masks.mask(state))
         if state.get("status") == "waiting":
             self.runtime.waiting.add(self.run_id)
+            waiting = state.get("waiting") or {}
+            self.runtime.steps.add(
+                self.run_id,
+                "waiting",
+                str(waiting.get("step_key")),
+                title=(waiting.get("step") or {}).get("title"),
+            )
         else:
             self.runtime.waiting.discard(self.run_id)
         self.runtime.count(self.run_id, 0)
@@ -741,6 +813,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     runtime = current()
     workflow = run["workflow"]
     runtime.live[run_id] = [0, 0]
+    runtime.steps.open(run_id)  # a run recovered here (started elsewhere) has none yet
     effects = _Effects(runtime, run_id, declared_secrets(workflow))
     walker = RunWalker(
         workflow,
@@ -771,6 +844,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     finally:
         runtime.live.pop(run_id, None)
         runtime.waiting.discard(run_id)
+        runtime.steps.close(run_id)
         runtime.notify()
 
 
@@ -783,4 +857,8 @@ def workrail_member(
     deadline: float | None,
     secret_names: list[str],
 ) -> dict[str, Any]:
-    return _Effects(current(), run_id, secret_names).member(key, step, values, deadline)
+    runtime = current()
+    try:
+        return _Effects(runtime, run_id, secret_names, key).member(key, step, values, deadline)
+    finally:
+        runtime.member_ends.add()

@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 from .sql_store import SqlStore
 from .sqlite_store import configure_connection
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "Recorded"]
 
 
 # One row per attempt; the step's result rides on the row of its last attempt (attempt 0 for a
@@ -48,6 +48,12 @@ _UPSERT = (
     "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (run_id, step_key, attempt) DO UPDATE SET outcome = excluded.outcome, result = excluded.result"
 )
+
+
+class Recorded(NamedTuple):
+    attempts: dict[tuple[str, int], dict[str, Any] | None]  # outcome; None: marked in flight
+    keys: set[str]  # the steps with a result
+    status: str | None  # DBOS's status of the run (None: not in DBOS's table yet)
 
 
 class Journal(SqlStore):
@@ -82,7 +88,8 @@ class Journal(SqlStore):
         self._closing.set()
         with self._lock:
             self._flush()
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
     def _checkpoints(self, path: str) -> None:
         """SQLite: move the write-ahead log into the database now and then, from a connection of
@@ -112,16 +119,29 @@ class Journal(SqlStore):
 
     # --- what the runs use ----------------------------------------------------------------
 
-    def attempts(self, run_id: str) -> dict[tuple[str, int], dict[str, Any] | None]:
-        """The recorded attempts of a run: outcome, or None for one marked in flight."""
+    def recorded(self, run_id: str, key: str | None = None) -> Recorded:
+        """What a replay gets back instead of running it, and the run's DBOS status, in one
+        query: of the whole run, or of the step ``key`` alone (a parallel member needs only its
+        own rows: each member reading the whole run made a group's reads grow with the square of
+        its size; and the status read with them spares its first step a round trip)."""
         rows = self._read(
-            "SELECT step_key, attempt, outcome FROM {journal} WHERE run_id = ? AND attempt > 0",
-            (run_id,),
+            "SELECT step_key, attempt, outcome, result IS NOT NULL, NULL FROM {journal}"
+            " WHERE run_id = ?"
+            + ("" if key is None else " AND step_key = ?")
+            + " UNION ALL SELECT NULL, NULL, NULL, NULL, status FROM {status}"
+            " WHERE workflow_uuid = ?",
+            (run_id, run_id) if key is None else (run_id, key, run_id),
         )
-        return {
-            (key, attempt): (json.loads(outcome) if outcome is not None else None)
-            for key, attempt, outcome in rows
-        }
+        steps = [row for row in rows if row[0] is not None]
+        return Recorded(
+            {
+                (step_key, attempt): (json.loads(outcome) if outcome is not None else None)
+                for step_key, attempt, outcome, _, _ in steps
+                if attempt > 0
+            },
+            {step_key for step_key, _, _, has_result, _ in steps if has_result},
+            next((status for step_key, *_, status in rows if step_key is None), None),
+        )
 
     def mark(self, run_id: str, key: str, attempt: int) -> None:
         """Record, durably and before it starts, that an attempt is in flight (``idempotent: false``)."""
@@ -160,12 +180,6 @@ class Journal(SqlStore):
         with self._lock:
             self._flush()
 
-    def recorded_keys(self, run_id: str) -> set[str]:
-        rows = self._read(
-            "SELECT step_key FROM {journal} WHERE run_id = ? AND result IS NOT NULL", (run_id,)
-        )
-        return {key for (key,) in rows}
-
     def results(self, run_id: str) -> list[dict[str, Any]]:
         """A run's step results in the order they were recorded."""
         rows = self._read(
@@ -173,6 +187,33 @@ class Journal(SqlStore):
             (run_id,),
         )
         return [json.loads(result) for (result,) in rows]
+
+    def member_ends(
+        self, run_id: str, running: dict[str, tuple[int, str]]
+    ) -> dict[str, dict[str, Any] | str]:
+        """Of a run's members on the queue (member workflow id → (index, step key)), those that
+        ended: the step's result once the member recorded it, DBOS's status for one whose
+        workflow ended without a result (an error, a cancel). The run's own id is in the answer,
+        with its status, when the run was cancelled. One query."""
+        keys = {key: workflow_id for workflow_id, (_, key) in running.items()}
+        ids = [*running, run_id]
+        rows = self._read(
+            "SELECT step_key, result, NULL FROM {journal} WHERE run_id = ? AND result IS NOT NULL"
+            f" AND step_key IN ({', '.join('?' * len(keys))})"
+            " UNION ALL SELECT workflow_uuid, NULL, status FROM {status}"
+            f" WHERE workflow_uuid IN ({', '.join('?' * len(ids))})"
+            " AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED')",
+            (run_id, *keys, *ids),
+        )
+        ended: dict[str, dict[str, Any] | str] = {}
+        for name, result, status in rows:
+            if result is not None:
+                ended[keys[name]] = json.loads(result)
+            elif name != run_id:
+                ended.setdefault(name, status)
+            elif status == "CANCELLED":
+                ended[run_id] = status
+        return ended
 
     def statuses(self, run_ids: list[str]) -> dict[str, str]:
         """DBOS's status of each run (read from its table: one indexed query, no ORM)."""

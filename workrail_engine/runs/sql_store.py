@@ -52,8 +52,6 @@ class SqlStore:
 
             def open_store() -> None:
                 # A process started while the server restarts waits for it, as a running one does.
-                if self._conn is None:
-                    self._conn = self._connect()
                 with self._transaction() as cur:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK,))
                     for statement in postgres_tables:
@@ -103,6 +101,9 @@ class SqlStore:
         pause = 0.2
         while True:
             try:
+                # (None after a reconnect that failed: the server was not back yet)
+                if self._conn is None:
+                    self._conn = self._connect()
                 return action()
             except psycopg.OperationalError:
                 if time.monotonic() >= give_up:
@@ -110,17 +111,14 @@ class SqlStore:
                 log.warning("the run store's connection was lost; connecting again")
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
-                try:
-                    if self._conn is not None:
-                        self._conn.close()
-                    self._conn = None
-                    self._conn = self._connect()
-                except psycopg.OperationalError:
-                    continue  # the server is not back yet
+                if self._conn is not None:
+                    self._conn.close()
+                self._conn = None
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
     def _sql(self, text: str) -> str:
         compiled = self._compiled.get(text)

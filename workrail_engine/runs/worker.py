@@ -18,6 +18,8 @@ import sys
 import threading
 from pathlib import Path
 
+from . import step_processes
+
 __all__ = ["spawn_worker"]
 
 WORKER_LOG = "worker.log"
@@ -32,25 +34,36 @@ def spawn_worker(home: Path, database: str | None, project: Path) -> int:
         env["WORKRAIL_DATABASE_URL"] = database
     log = os.open(home / WORKER_LOG, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
     try:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from workrail_engine.cli.app import main; main()",
-                "worker",
-                "--store",
-                str(home),
-            ],
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-            close_fds=True,
-        )
+        with step_processes.spawning() as spawning:
+            process = _popen(home, project, env, log)
+            spawning.started_own(process.pid)
     finally:
         os.close(log)
-    # Reaped when it ends, so that a long-lived parent (a server) keeps no zombie.
-    threading.Thread(target=process.wait, name="workrail-worker-reaper", daemon=True).start()
+
+    def reap() -> None:
+        # Reaped when it ends, so that a long-lived parent (a server) keeps no zombie.
+        process.wait()
+        step_processes.ended_own(process.pid)
+
+    threading.Thread(target=reap, name="workrail-worker-reaper", daemon=True).start()
     return process.pid
+
+
+def _popen(home: Path, project: Path, env: dict[str, str], log: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli.app import main; main()",
+            "worker",
+            "--store",
+            str(home),
+        ],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        start_new_session=True,
+        close_fds=True,
+    )

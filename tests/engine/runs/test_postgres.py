@@ -15,8 +15,10 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -35,6 +37,9 @@ elif sys.argv[3] == "start":
     print(run_id, flush=True)
     time.sleep(120)
 elif sys.argv[3] == "status":
+    print(json.dumps(service.wait(sys.argv[4], 60)))
+elif sys.argv[3] == "cancel":
+    service.cancel(sys.argv[4], "the test cancels it")
     print(json.dumps(service.wait(sys.argv[4], 60)))
 else:
     workflow = json.loads(sys.argv[4])
@@ -62,33 +67,11 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
         "name": "pg",
         "steps": [{"id": "group", "title": "g", "type": "parallel", "steps": members}],
     }
-    helper = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(project), str(homes[1]), "serve", "60"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    helper = _start_worker(env, project, homes[1], "serve", "60")
     try:
         assert helper.stdout.readline().strip() == "ready", helper.stderr.read()
         time.sleep(1.5)  # the helper lists the queues once a second
-        runner = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                WORKER,
-                str(project),
-                str(homes[0]),
-                "run",
-                json.dumps(workflow),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        assert runner.returncode == 0, runner.stderr
-        result = json.loads(runner.stdout)
+        result = _worker_answer(env, project, homes[0], "run", json.dumps(workflow))
     finally:
         helper.kill()
         helper.communicate()
@@ -101,6 +84,73 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
         peak = max(peak, running)
     assert peak == 3
     assert len({o["worker"] for o in outputs}) == 2, "both worker processes should have run steps"
+
+
+def test_a_cancel_from_another_process_ends_a_run_waiting_for_its_queued_members(
+    postgres_url, tmp_path
+):
+    """The run waits for its members by reading the journal, not through DBOS calls that would
+    raise on a cancel: it must still end cancelled, its members' processes killed."""
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url}
+    project = tmp_path / "project"
+    project.mkdir()
+    marks = tmp_path / "marks"
+    token = f"nap-{uuid.uuid4().hex}"
+    nap = f"open({str(marks)!r}, 'a').write('x\\n'); import time; time.sleep(60)  # {token}"
+    workflow = {
+        "id": "pg-cancel",
+        "name": "pg",
+        "steps": [
+            {
+                "id": "group",
+                "title": "g",
+                "type": "parallel",
+                "steps": [
+                    {
+                        "id": f"nap-{i}",
+                        "title": "nap",
+                        "run": {"command": [sys.executable, "-c", nap]},
+                    }
+                    for i in range(4)
+                ],
+            },
+            {"id": "after", "title": "after", "run": {"command": _mark(marks, "after")}},
+        ],
+    }
+    runner = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
+    try:
+        run_id = runner.stdout.readline().strip()
+        assert run_id.startswith("wf-"), runner.stderr.read()
+        deadline = time.monotonic() + 60
+        while not (marks.exists() and marks.read_text().count("x") == 4):
+            assert time.monotonic() < deadline, "the members did not all start"
+            time.sleep(0.05)
+        cancelled_at = time.monotonic()
+        result = _worker_answer(env, project, tmp_path / "home-b", "cancel", run_id)
+        while _processes_with(nap) and time.monotonic() < cancelled_at + 20:
+            time.sleep(0.1)
+        assert _processes_with(nap) == []
+        assert result["status"] == "cancelled", json.dumps(result, indent=1)[:3000]
+        assert time.monotonic() - cancelled_at < 30
+        assert "after" not in marks.read_text()
+    finally:
+        runner.kill()
+        runner.communicate()
+        for pid in _processes_with(nap):
+            os.kill(pid, 9)
+
+
+def _processes_with(code: str) -> list[int]:
+    """The processes running ``python -c <code>`` (not the worker whose arguments hold it)."""
+    argument = b"\0-c\0" + code.encode() + b"\0"
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and argument in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
 
 
 def _mark(path: Path, word: str) -> list[str]:
@@ -125,28 +175,8 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
             {"id": "three", "title": "three", "run": {"command": _mark(marks, "three")}},
         ],
     }
-    other = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(project), str(tmp_path / "home-b"), "serve", "90"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    doomed = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            WORKER,
-            str(project),
-            str(tmp_path / "home-a"),
-            "start",
-            json.dumps(workflow),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
+    doomed = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
     try:
         assert other.stdout.readline().strip() == "ready", other.stderr.read()
         run_id = doomed.stdout.readline().strip()
@@ -158,23 +188,7 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
         doomed.kill()  # kill -9
         doomed.wait()
         killed_at = time.monotonic()
-        status = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                WORKER,
-                str(project),
-                str(tmp_path / "home-c"),
-                "status",
-                run_id,
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert status.returncode == 0, status.stderr
-        result = json.loads(status.stdout)
+        result = _worker_answer(env, project, tmp_path / "home-c", "status", run_id)
     finally:
         for worker in (doomed, other):
             worker.kill()
@@ -201,23 +215,9 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
             for i in range(8)
         ],
     }
-    runner = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            WORKER,
-            str(project),
-            str(tmp_path / "home"),
-            "run",
-            json.dumps(workflow),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    runner = _start_worker(env, project, tmp_path / "home", "run", json.dumps(workflow))
     try:
-        time.sleep(3)  # the run is under way (DBOS launched, a few naps done)
+        _wait_for_a_recorded_step(postgres_server.url)  # the run is under way (DBOS launched)
         postgres_server.restart()  # every session ends: the journal's, DBOS's, the liveness lock's
         out, err = runner.communicate(timeout=120)
     finally:
@@ -226,3 +226,49 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
     result = json.loads(out)
     assert result["status"] == "success", result
     assert [r["step_name"] for r in result["step_results"]] == [f"nap-{i}" for i in range(8)]
+
+
+def _worker_argv(project: Path, home: Path, mode: str, argument: str) -> list[str]:
+    return [sys.executable, "-c", WORKER, str(project), str(home), mode, argument]
+
+
+def _start_worker(
+    env: dict[str, str], project: Path, home: Path, mode: str, argument: str
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        _worker_argv(project, home, mode, argument),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _worker_answer(env: dict[str, str], project: Path, home: Path, mode: str, argument: str):
+    """What a worker that runs to its end prints (a run's or a status's JSON)."""
+    done = subprocess.run(
+        _worker_argv(project, home, mode, argument),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _wait_for_a_recorded_step(url: str) -> None:
+    """Until the journal holds a step's result (a fixed sleep restarted the server during DBOS's
+    launch on a loaded machine, which DBOS does not retry)."""
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                if conn.execute(
+                    "SELECT 1 FROM workrail.journal WHERE result IS NOT NULL LIMIT 1"
+                ).fetchone():
+                    return
+        except psycopg.Error:  # the journal's table is not there yet
+            pass
+        time.sleep(0.1)
+    raise AssertionError("no step of the run was recorded within 60 s")

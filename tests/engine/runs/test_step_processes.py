@@ -312,6 +312,10 @@ def test_a_process_re_parented_here_that_predates_the_step_is_left_alone(tmp_pat
 
     assert step_processes.become_subreaper()
     subprocess.run(["sh", "-c", f"(setsid sleep {duration} &)"], check=True)
+    # `sh` may return before its background child has become `sleep` (on a loaded machine)
+    end = time.monotonic() + 5.0
+    while not sleeping(duration) and time.monotonic() < end:
+        time.sleep(0.01)
     assert len(sleeping(duration)) == 1
     time.sleep(0.05)  # the next step starts at least a clock tick later
     out = _run(CommandSpec(["true"], tmp_path, {"PATH": os.environ["PATH"]}, grace=0.5))
