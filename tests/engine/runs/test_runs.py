@@ -360,3 +360,64 @@ def test_sandbox_requested_but_unavailable_refuses_the_run(service, monkeypatch,
             RunOptions(),
         )
     assert not marker.exists()
+
+
+def _echo_group(group_id: str, *members: str) -> dict:
+    return {
+        "id": group_id,
+        "title": group_id,
+        "type": "parallel",
+        "steps": [command(m, ["echo", f"{m} {{{{context.item}}}}"]) for m in members],
+    }
+
+
+def test_a_parallel_group_in_a_loop_runs_its_members_at_every_iteration(service):
+    wf = workflow(
+        {
+            "id": "each",
+            "title": "each",
+            "type": "loop",
+            "loop": {"type": "forEach", "items": ["a", "b", "c"], "itemVar": "item"},
+            "body": [_echo_group("group", "left", "right")],
+        }
+    )
+    result = finish(service, wf)
+    assert result["status"] == "success", result
+    outputs = {r["step_name"]: r["output"]["stdout"] for r in result["step_results"]}
+    assert outputs == {
+        f"{m}[{i}]": f"{m} {item}\n" for i, item in enumerate("abc", 1) for m in ("left", "right")
+    }
+    assert result["steps_completed"] == result["steps_total"]
+
+
+def test_steps_in_nested_loops_are_keyed_by_every_iteration(service):
+    inner = {
+        "id": "inner",
+        "title": "inner",
+        "type": "loop",
+        "loop": {"type": "forEach", "items": ["x", "y"], "itemVar": "item"},
+        "body": [
+            _echo_group("group", "member"),
+            command("plain", ["echo", "{{context.round}} {{context.item}}"]),
+        ],
+    }
+    wf = workflow(
+        {
+            "id": "outer",
+            "title": "outer",
+            "type": "loop",
+            "loop": {"type": "for", "count": 2, "iterationVar": "round"},
+            "body": [inner],
+        }
+    )
+    result = finish(service, wf)
+    assert result["status"] == "success", result
+    outputs = {r["step_name"]: r["output"]["stdout"] for r in result["step_results"]}
+    assert outputs == {
+        **{
+            f"member[{r}][{i}]": f"member {item}\n"
+            for r in (1, 2)
+            for i, item in ((1, "x"), (2, "y"))
+        },
+        **{f"plain[{r}][{i}]": f"{r} {item}\n" for r in (1, 2) for i, item in ((1, "x"), (2, "y"))},
+    }
