@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from runs_support import LOOP_OUTPUTS, loop_of_groups
 
 pytestmark = pytest.mark.slow
 
@@ -199,69 +200,7 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
     assert [r["step_name"] for r in result["step_results"]] == ["one", "nap", "three"]
 
 
-def _nested_loop_of_groups(marks: Path, nap_at: str) -> dict:
-    """Two rounds of a forEach over x, y whose body is a parallel group of members a and b; each
-    member marks and prints "NAME ROUND ITEM". Member a at ``nap_at`` ("ROUND ITEM") first naps
-    3 s (once: its second attempt, after a crash, does not)."""
-    code = (
-        "import sys, time; name, here = sys.argv[1], ' '.join(sys.argv[2:]); "
-        f"marks = {str(marks)!r}; "
-        "seen = open(marks).read() if __import__('os').path.exists(marks) else ''; "
-        "open(marks, 'a').write(f'{name} {here}\\n'); "
-        f"time.sleep(3 if name == 'a' and here == {nap_at!r} and 'a ' + here not in seen else 0); "
-        "print(name, here)"
-    )
-    members = [
-        {
-            "id": name,
-            "title": name,
-            "run": {
-                "command": [
-                    sys.executable,
-                    "-c",
-                    code,
-                    name,
-                    "{{context.round}}",
-                    "{{context.item}}",
-                ]
-            },
-        }
-        for name in ("a", "b")
-    ]
-    return {
-        "id": "pg-loops",
-        "name": "pg",
-        "steps": [
-            {
-                "id": "rounds",
-                "title": "rounds",
-                "type": "loop",
-                "loop": {"type": "for", "count": 2, "iterationVar": "round"},
-                "body": [
-                    {
-                        "id": "each",
-                        "title": "each",
-                        "type": "loop",
-                        "loop": {"type": "forEach", "items": ["x", "y"], "itemVar": "item"},
-                        "body": [
-                            {"id": "group", "title": "g", "type": "parallel", "steps": members}
-                        ],
-                    }
-                ],
-            }
-        ],
-    }
-
-
-NESTED_OUTPUTS = {
-    f"{name}[{r}][{i}]": f"{name} {r} {item}\n"
-    for r in (1, 2)
-    for i, item in ((1, "x"), (2, "y"))
-    for name in ("a", "b")
-}
-
-
-def test_a_parallel_group_in_nested_loops_runs_at_every_iteration_across_a_takeover(
+def test_a_parallel_group_in_a_loop_runs_at_every_iteration_across_a_takeover(
     postgres_url, tmp_path
 ):
     """Members are keyed by the iteration path: each iteration's members run on the queue and
@@ -271,7 +210,7 @@ def test_a_parallel_group_in_nested_loops_runs_at_every_iteration_across_a_takeo
     project = tmp_path / "project"
     project.mkdir()
     marks = tmp_path / "marks"
-    workflow = _nested_loop_of_groups(marks, "2 x")
+    workflow = loop_of_groups(marks, "y")
     other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
     doomed = None
     try:
@@ -282,8 +221,8 @@ def test_a_parallel_group_in_nested_loops_runs_at_every_iteration_across_a_takeo
         run_id = doomed.stdout.readline().strip()
         assert run_id.startswith("wf-"), doomed.stderr.read()
         deadline = time.monotonic() + 60
-        while "a 2 x" not in (marks.read_text() if marks.exists() else ""):
-            assert time.monotonic() < deadline, "the run did not reach its second round"
+        while "left y" not in (marks.read_text() if marks.exists() else ""):
+            assert time.monotonic() < deadline, "the run did not reach its second iteration"
             time.sleep(0.05)
         doomed.kill()  # kill -9, whichever worker runs the napping member
         doomed.wait()
@@ -295,11 +234,11 @@ def test_a_parallel_group_in_nested_loops_runs_at_every_iteration_across_a_takeo
                 worker.communicate()
     assert result["status"] == "success", json.dumps(result, indent=1)[:3000]
     outputs = {r["step_name"]: r["output"]["stdout"] for r in result["step_results"]}
-    assert outputs == NESTED_OUTPUTS
+    assert outputs == LOOP_OUTPUTS
     lines = marks.read_text().splitlines()
-    for done_before in ("a 1 x", "b 1 x", "a 1 y", "b 1 y"):
-        assert lines.count(done_before) == 1, lines  # the first round was not run again
-    assert {"a 2 y", "b 2 y"} <= set(lines)
+    for done_before in ("left x", "right x"):
+        assert lines.count(done_before) == 1, lines  # the first iteration was not run again
+    assert {"left z", "right z"} <= set(lines)
 
 
 def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server, tmp_path):
