@@ -391,6 +391,8 @@ def test_a_parallel_group_in_a_loop_runs_its_members_at_every_iteration(service)
 
 
 def test_steps_in_nested_loops_are_keyed_by_every_iteration(service):
+    """The lint refuses nested loops (WR204) but the engine API does not lint: a run given them
+    keys each step by every enclosing iteration, not the innermost alone."""
     inner = {
         "id": "inner",
         "title": "inner",
