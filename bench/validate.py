@@ -9,9 +9,13 @@ times both tools as whole processes, several runs each, alternating:
     workrail validate DIR --format json
     check-jsonschema --schemafile workrail_engine/schema/workflow.schema.json -o json FILES...
 
-and prints the median times and their ratio. It then checks that both tools report schema errors
-in the same files at the same instance paths (and the same files as unparsable), and that every
-planted semantic error was found. Last, it times both on one ~1 MB workflow of ~2,800 steps.
+and prints the median times (wall clock, and CPU time of the process: the machine may be shared)
+and their ratios. Both run from bytecode, as installed packages do: pip wrote check-jsonschema's
+`.pyc` files when it installed it, and this compiles ours first (an editable install has none, and
+PYTHONDONTWRITEBYTECODE, set on some machines, keeps Python from writing them: each `workrail`
+process would compile the engine from source, ~0.1 s of CPU). It then checks that both tools
+report schema errors in the same files at the same instance paths (and the same files as
+unparsable), and that every planted semantic error was found. Last, it times both on one ~1 MB workflow of ~2,800 steps.
 Needs the `bench` extra (check-jsonschema). Exit status 1 when the reports disagree.
 """
 
@@ -20,8 +24,10 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -162,26 +168,43 @@ def check_jsonschema_command(files: list[Path]) -> list[str]:
     return [str(CHECK_JSONSCHEMA), "--schemafile", str(SCHEMA), "-o", "json", *map(str, files)]
 
 
+def compile_bytecode() -> None:
+    """Our modules' `.pyc` files, which an installed `workrail` has (see the module's docstring)."""
+    packages = [str(ROOT / "workrail_engine")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True)
+
+
 def timed(command: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     return time.perf_counter() - start, done
 
 
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def compare_speed(ours: list[str], theirs: list[str], runs: int) -> dict[str, Any]:
     """Median wall time of each command over ``runs`` alternating runs (after one warm-up each)."""
     timed(ours), timed(theirs)
     times: dict[str, list[float]] = {"workrail": [], "check-jsonschema": []}
+    cpu: dict[str, list[float]] = {"workrail": [], "check-jsonschema": []}
     outputs = {}
     for _ in range(runs):
         for name, command in (("workrail", ours), ("check-jsonschema", theirs)):
+            before = _children_cpu()
             seconds, outputs[name] = timed(command)
+            cpu[name].append(_children_cpu() - before)
             times[name].append(seconds)
     medians = {name: statistics.median(values) for name, values in times.items()}
+    cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
     return {
         "times": times,
         "medians": medians,
         "ratio": medians["check-jsonschema"] / medians["workrail"],
+        "cpu": cpu_medians,
+        "cpu_ratio": cpu_medians["check-jsonschema"] / cpu_medians["workrail"],
         "outputs": outputs,
     }
 
@@ -289,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         if not tool.exists():
             parser.error(f"{tool} not found: install the project with its bench extra")
 
+    compile_bytecode()
     work = args.keep or Path(tempfile.mkdtemp(prefix="workrail-bench-"))
     corpus = work / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
@@ -318,6 +342,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("workrail", "check-jsonschema"):
         runs = ", ".join(f"{t:.3f}" for t in many["times"][name])
         print(f"{name} on {args.files} files, every run: {runs} s")
+    for label, result in ((f"{args.files} files", many), ("the 1 MB workflow", one)):
+        c = result["cpu"]
+        print(
+            f"CPU time (user+sys), medians, {label}: workrail {c['workrail']:.3f} s, "
+            f"check-jsonschema {c['check-jsonschema']:.3f} s: {result['cpu_ratio']:.1f}×"
+        )
+    print(
+        f"load average (1, 5, 15 min) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
     print(
         "start-up, medians: "
         + "; ".join(f"{name}: {t * 1000:.0f} ms" for name, t in starts.items())

@@ -2,6 +2,7 @@
 
 import pytest
 from hypothesis import HealthCheck, settings
+from suite_order import in_dispatch_order
 
 # CI runs on a 2-core machine alongside real server processes: generation speed is not what the
 # property tests check, so a slow moment must not fail them.
@@ -18,3 +19,7 @@ def _a_workrail_home_of_its_own(
     refused), and whether one exists depends on the machine and on the order tests run in."""
     monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path_factory.mktemp("workrail-home")))
     monkeypatch.delenv("WORKRAIL_DATABASE_URL", raising=False)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    in_dispatch_order(items)

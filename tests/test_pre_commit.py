@@ -1,9 +1,11 @@
-"""The `workrail-validate` hook through the real pre-commit (`pre-commit try-repo`).
+"""The `workrail-validate` hook through the real pre-commit, as a project's config names this repo.
 
-try-repo installs this repository into a fresh virtual environment of pre-commit's own (a temp
-store per call; uncommitted changes to tracked files are included through a shadow commit), so
-each run pip-installs the project. The pip cache under /tmp is shared between runs to keep that
-fast; PyPI must be reachable for the first one.
+The repository is used as try-repo would use it: HEAD, or, with uncommitted changes to tracked
+files, a shadow commit of them (pre-commit's own `_repo_ref`). The hooks then run from a config
+naming that repo and rev, with one pre-commit home for the module: pre-commit installs the project
+into its environment once (under its own lock), and every run after reuses it — try-repo would
+install it afresh each time (its store is a temporary one). The pip cache under /tmp is shared
+between runs to keep that install fast; PyPI must be reachable for the first one.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from pre_commit.commands.try_repo import _repo_ref
 from system_packages import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,37 +110,55 @@ def repo(tmp_path: Path) -> Path:
     return work
 
 
-def try_repo(
-    repo: Path, *files: str, hook: str = "workrail-validate"
-) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """This repository and the rev to use: what `pre-commit try-repo` would run."""
+    require("git")
+    return _repo_ref(str(tmp_path_factory.mktemp("shadow")), str(ROOT), None)
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One store for the module's runs, so the project is installed into pre-commit's env once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+RunHook = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_hook(hook_repo: tuple[str, str], pre_commit_home: Path, tmp_path: Path) -> RunHook:
+    """`pre-commit run HOOK` in a checkout, from a config naming this repo at `hook_repo`'s rev."""
+    url, rev = hook_repo
     env = dict(
         os.environ,
-        PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"),
+        PRE_COMMIT_HOME=str(pre_commit_home),
         PIP_CACHE_DIR=str(CACHE / "pip"),
         NO_COLOR="1",
         PIP_DISABLE_PIP_VERSION_CHECK="1",
     )
     env.pop("VIRTUAL_ENV", None)
-    command = [
-        str(PRE_COMMIT),
-        "try-repo",
-        str(ROOT),
-        hook,
-        "--verbose",
-        "--color",
-        "never",
-    ]
-    command += ["--files", *files] if files else ["--all-files"]
-    return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+
+    def run(
+        checkout: Path, *files: str, hook: str = "workrail-validate"
+    ) -> subprocess.CompletedProcess[str]:
+        # Outside the checkout, as try-repo writes it: the hooks must not see it as a file.
+        config = tmp_path / f"{hook}.pre-commit-config.yaml"
+        repos = [{"repo": url, "rev": rev, "hooks": [{"id": hook}]}]
+        config.write_text(yaml.safe_dump({"repos": repos}), encoding="utf-8")
+        command = [str(PRE_COMMIT), "run", "--config", str(config), hook, "--verbose"]
+        command += ["--color", "never"]
+        command += ["--files", *files] if files else ["--all-files"]
+        return subprocess.run(
+            command, cwd=checkout, env=env, capture_output=True, text=True, timeout=900
+        )
+
+    return run
 
 
 @pytest.mark.slow
-def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path) -> None:
-    # Both runs install the project into their own throw-away environment; run them side by side.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        both = pool.submit(try_repo, repo)
-        good_only = pool.submit(try_repo, repo, "workflows/good.json")
-        result, good = both.result(), good_only.result()
+def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path, run_hook: RunHook) -> None:
+    result, good = run_hook(repo), run_hook(repo, "workflows/good.json")
 
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
@@ -151,18 +172,14 @@ def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path) -> None:
 
 
 @pytest.mark.slow
-def test_hooks_honour_the_project_configuration_and_format(repo: Path) -> None:
+def test_hooks_honour_the_project_configuration_and_format(repo: Path, run_hook: RunHook) -> None:
     # Through `extend`, a per-file ignore whose `*` (as gitignore's) takes the files of
     # workflows/ itself.
     (repo / "pyproject.toml").write_text('[tool.workrail]\nextend = "shared.toml"\n')
     (repo / "shared.toml").write_text('[per-file-ignores]\n"workflows/*" = ["WR101"]\n')
-    # The formatter rewrites files, and pre-commit fails any hook during which a file changed:
-    # side by side on one checkout, the validate run would be blamed for the formatter's edit.
+    # The formatter rewrites files: it runs on a copy, so the validate run sees the text as written.
     copy = shutil.copytree(repo, repo.parent / "formatted")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        validated = pool.submit(try_repo, repo)
-        formatted = pool.submit(try_repo, copy, hook="workrail-format")
-        result, format_result = validated.result(), formatted.result()
+    result, format_result = run_hook(repo), run_hook(copy, hook="workrail-format")
 
     output = result.stdout + result.stderr
     assert result.returncode == 0, output  # bad.json's only problem is a WR101, ignored here

@@ -7,18 +7,29 @@ import inspect
 import json
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import h11._connection
 import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from workrail_engine import limits
 from workrail_engine.evaluation import regexes
-from workrail_engine.runs import executor, walker
+from workrail_engine.runs import executor, step_events, walker
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import navigator
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
-from workrail_mcp import client_logs, completions, confirmation, http, protocol, stdio, tool_tasks
+from workrail_mcp import (
+    client_logs,
+    completions,
+    confirmation,
+    http,
+    input_rounds,
+    protocol,
+    stdio,
+    tool_tasks,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 KIB = 1024
@@ -43,6 +54,11 @@ def _loop_bound_maximum() -> int:
     walk(json.loads(schema_path().read_text()))
     assert len(set(found)) == 1, found
     return found[0]
+
+
+async def _tool_threads() -> float:
+    """How many worker threads tool calls share (anyio's default limiter, one per event loop)."""
+    return anyio.to_thread.current_default_thread_limiter().total_tokens
 
 
 # The figure each row must state, keyed by a piece of its "constant" column.
@@ -82,6 +98,20 @@ EXPECTED = {
     ),
     "retries_per_step": f"{ModelLimits.retries_per_step} per step",
     "MAX_TASKS": f"{tool_tasks.MAX_TASKS:,} per server process",
+    "DEFAULT_TTL_MS": (
+        f"{tool_tasks.DEFAULT_TTL_MS:,} ms when the client asks none; at most "
+        f"{tool_tasks.MAX_TTL_MS:,} ms"
+    ),
+    "MAX_EVENTS_PER_RUN": (
+        f"{step_events.MAX_EVENTS_PER_RUN:,} events (each step's start and end), in this "
+        f"process; the feeds of {step_events.MAX_CLOSED_FEEDS} ended runs"
+    ),
+    "MAX_WAITING": (
+        f"{input_rounds.MAX_WAITING} per server process (each holds one of the "
+        f"{anyio.run(_tool_threads):g} worker threads tool "
+        "calls run on), each at most "
+        f"{input_rounds.ROUND_TIMEOUT_SECONDS:g} s per round"
+    ),
     "_QUEUE_SIZE": f"{client_logs._QUEUE_SIZE:,}",
     "MAX_VALUES": f"{completions.MAX_VALUES} per answer",
     "MAX_COMMENT_CHARS": (

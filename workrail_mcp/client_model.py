@@ -1,15 +1,16 @@
 """The client's model, asked through `sampling/createMessage` (the server's ``--sampling``).
 
 Only when the server was started with ``--sampling`` and the client declared the sampling
-capability, on handshake-era connections (2026-07-28 has no server-to-client requests outside the
-SDK's input-required round trip, which we do not use yet: see docs/mcp.md). The engine decides
-what to ask and checks every reply (`workrail_engine.sessions.model_answers`); this module only
-carries the request to the client and the text back.
+capability. On the handshake revisions the request goes to the client as a request of the
+server's; on 2026-07-28 it rides an ``input_required`` result of the tool call
+(`workrail_mcp.input_rounds`). The engine decides what to ask and checks every reply
+(`workrail_engine.sessions.model_answers`); this module only carries the request to the client
+and the text back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -27,15 +28,18 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-__all__ = ["ClientModel", "model_of"]
+__all__ = ["ClientModel", "SendSampling", "model_of"]
 
 SAMPLING_TIMEOUT_SECONDS = 300.0  # a person may have to approve the request in the client
 
 
+SendSampling = Callable[[CreateMessageRequest], Awaitable[CreateMessageResult]]
+"""Carries one ``sampling/createMessage`` to the client; its result (raises when refused)."""
+
+
 @dataclass(frozen=True)
 class ClientModel:
-    session: Any
-    request_id: Any
+    send: SendSampling
 
     async def _ask(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
         params = CreateMessageRequestParams(
@@ -48,12 +52,7 @@ class ClientModel:
             max_tokens=int(request["maxTokens"]),
         )
         try:
-            result = await self.session.send_request(
-                CreateMessageRequest(params=params),
-                CreateMessageResult,
-                request_read_timeout_seconds=SAMPLING_TIMEOUT_SECONDS,
-                metadata=ServerMessageMetadata(related_request_id=self.request_id),
-            )
+            result = await self.send(CreateMessageRequest(params=params))
         except Exception:  # the client refused or failed: the agent takes the step
             return None
         content = result.content
@@ -71,4 +70,15 @@ def model_of(ctx: Any) -> ClientModel | None:
         ClientCapabilities(sampling=SamplingCapability())
     ):
         return None
-    return ClientModel(ctx.session, ctx.request_id)
+    session, request_id = ctx.session, ctx.request_id
+
+    async def send(request: CreateMessageRequest) -> CreateMessageResult:
+        result: CreateMessageResult = await session.send_request(
+            request,
+            CreateMessageResult,
+            request_read_timeout_seconds=SAMPLING_TIMEOUT_SECONDS,
+            metadata=ServerMessageMetadata(related_request_id=request_id),
+        )
+        return result
+
+    return ClientModel(send)

@@ -6,9 +6,9 @@ move past it is first put to the person: approve, or reject with a comment. The 
 when to ask (after the answer's checks, never for a replay) and records the reply; this module
 only carries the question to the client and the reply back.
 
-Handshake-era connections only (2025-06-18 onwards have elicitation): on 2026-07-28 a server
-cannot send a request of its own (the SDK's input-required round trip would be the way; see
-docs/mcp.md), so the step moves on as it does without the capability.
+On the handshake revisions (2025-06-18 onwards have elicitation) the form goes to the client as
+a request of the server's (`person_of`); on 2026-07-28, where a server sends no request of its
+own, it rides an ``input_required`` result of the tool call (`workrail_mcp.input_rounds`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import anyio.from_thread
 from mcp_types import ClientCapabilities, ElicitationCapability
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-__all__ = ["FORM", "AskPerson", "Person", "person_of"]
+__all__ = ["FORM", "AskPerson", "Person", "person_named", "person_of"]
 
 MAX_COMMENT_CHARS = 2000  # what the form lets the person write
 MAX_NOTES_CHARS = 4000  # of the agent's notes shown in the form
@@ -93,10 +93,15 @@ def person_of(ctx: Any) -> Person | None:
         return await session.elicit_form(message, schema, related_request_id=ctx.request_id)
 
     info = getattr(session.client_params, "client_info", None)
-    name = getattr(info, "name", None)
-    if isinstance(name, str):
-        name = name[:MAX_CLIENT_NAME_CHARS]  # the client's own words, stored with each reply
-    return Person(ask, f"the user of {name}" if name else "the user")
+    return Person(ask, person_named(getattr(info, "name", None)))
+
+
+def person_named(client_name: Any) -> str:
+    """The words a confirmation records for who gave it (the client's name, cut to its bound:
+    the client's own words, stored with each reply)."""
+    if isinstance(client_name, str) and client_name:
+        return f"the user of {client_name[:MAX_CLIENT_NAME_CHARS]}"
+    return "the user"
 
 
 def _message(step: Mapping[str, Any]) -> str:

@@ -44,6 +44,7 @@ from workrail_mcp.error_mapping import (
     invalid_params,
 )
 from workrail_mcp.handshake import check_initialize, default_client_info
+from workrail_mcp.input_rounds import InputRounds
 from workrail_mcp.tool_tasks import TASK_TOOLS, TASKS_SINCE, ToolTasks
 from workrail_mcp.tools import ToolRegistry
 from workrail_mcp.tools._binding import ClientPeer
@@ -171,8 +172,10 @@ class ProtocolMiddleware:
         *,
         logs: ClientLogs | None = None,
         tasks: ToolTasks | None = None,
+        rounds: InputRounds | None = None,
     ) -> None:
         self.server_info = server_info
+        self.rounds = rounds
         self.logs = logs
         self.tasks = tasks
         self.roots = roots
@@ -305,15 +308,18 @@ class ProtocolMiddleware:
                 tool=name,
                 closest=closest(name, self._tool_names),
             )
-        if name in self.registry:
-            return _dump_tool_result(
-                await self.registry.call_tool(
-                    name,
-                    params.get("arguments"),
-                    progress=ctx.session.report_progress,
-                    peer=_peer(ctx),
-                ),
-                ctx,
-                self.server_info,
+        if name not in self.registry:
+            return None
+
+        async def call(peer: ClientPeer) -> dict[str, Any]:
+            result = await self.registry.call_tool(
+                name, params.get("arguments"), progress=ctx.session.report_progress, peer=peer
             )
-        return None
+            return _dump_tool_result(result, ctx, self.server_info)
+
+        if self.rounds is not None and _is_modern(ctx) and self.registry.asks_client(name):
+            # 2026-07-28: what the tool asks its client rides input_required results.
+            answered = await self.rounds.call(ctx, params, call)
+            if answered is not None:
+                return _finish(answered, ctx, self.server_info)
+        return await call(_peer(ctx))

@@ -17,6 +17,7 @@ from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
 from workrail_mcp.completions import Completions
+from workrail_mcp.input_rounds import InputRounds
 from workrail_mcp.protocol import ProtocolMiddleware
 from workrail_mcp.tool_tasks import ToolTasks
 from workrail_mcp.tools import EDITIONS, ToolEnv, ToolRegistry
@@ -89,11 +90,12 @@ def create_server(
         result = await registry.call_tool(name, arguments)
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    tasks = ToolTasks(call_for_task)
+    tasks = ToolTasks(call_for_task, lambda: runs.service)
+    rounds = InputRounds(sampling=model_limits is not None)
 
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
-        async with notices.running(), logs.forwarding(), tasks.running():
+        async with notices.running(), logs.forwarding(), tasks.running(), rounds.running():
             yield {}
 
     server: MCPServer = MCPServer(
@@ -144,6 +146,7 @@ def create_server(
             roots,
             logs=logs,
             tasks=tasks,
+            rounds=rounds,
         )
     )
     server.middleware.append(RecoveryKick(runs))

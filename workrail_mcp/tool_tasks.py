@@ -3,14 +3,17 @@
 A client that adds ``task: {ttl?}`` to a ``tools/call`` of ``run_workflow`` or
 ``continue_workflow`` gets a task at once (``CreateTaskResult``, status ``working``); the tool is
 started with ``wait_seconds: 0`` (so the run's id is known at once) and the task then follows the
-run: each change of its completed steps is a ``notifications/tasks/status``, and the task ends
+run's own step events: each step's start and end is a ``notifications/tasks/status`` naming the
+step, in the order they happened (none lost to a step shorter than a read), and the task ends
 when the run no longer runs (it finished, failed, was cancelled, or waits for the agent — the
 result says which and what to do). ``tasks/get``, ``tasks/list``, ``tasks/result`` (waits for the
 end) and ``tasks/cancel`` (= ``cancel_workflow`` on the run) answer from here.
 
 Tasks live in this server process (a restarted server forgets them; the runs themselves are
 durable and ``get_workflow_run`` still finds them). At most ``MAX_TASKS`` are kept, the oldest
-finished ones dropped first.
+finished ones dropped first; a task is forgotten ``ttl`` ms after it was created (the client's,
+at most ``MAX_TTL_MS``; ``DEFAULT_TTL_MS`` when it asks none: a task always says its ttl, and
+the SDK's models of the notification need a number there).
 """
 
 from __future__ import annotations
@@ -18,25 +21,35 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import MCPError
 from mcp_types import TaskStatusNotification, TaskStatusNotificationParams
 
 from workrail_mcp.error_mapping import invalid_params
+from workrail_mcp.request_outliving import OutlivesRequests
+
+if TYPE_CHECKING:
+    from workrail_engine.runs.service import RunService
+    from workrail_engine.runs.step_events import StepFeedRead
 
 __all__ = ["TASK_TOOLS", "TASKS_SINCE", "ToolTasks"]
 
 TASKS_SINCE = "2025-11-25"  # the revision that has tasks (2026-07-28 dropped them)
 TASK_TOOLS = ("run_workflow", "continue_workflow")
 MAX_TASKS = 1000
+DEFAULT_TTL_MS = 3_600_000  # an hour
+MAX_TTL_MS = 86_400_000  # a day
 POLL_MS = 500
-FOLLOW_SECONDS = 0.2  # how often a task reads its run (a step shorter than this may go unnamed)
+# A task follows its run's step events (`RunService.step_events`); with none for this long it
+# reads the run itself (a run executing in another process, or one that stopped).
+STATUS_CHECK_SECONDS = 2.0
+START_WAIT_SECONDS = 30.0  # how long tasks/cancel waits for the run tool to name its run
 _TERMINAL = ("completed", "failed", "cancelled")
 _RUNNING = ("pending", "running", "enqueued")
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -44,6 +57,17 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 logger = logging.getLogger(__name__)
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def step_message(event: Mapping[str, Any]) -> str:
+    """A step event as a task's status message: the step's name (its key) and what happened."""
+    step = event["step"]
+    title = f" ({event['title']})" if event.get("title") else ""
+    if event["event"] == "started":
+        return f"step {step}{title} started"
+    if event["event"] == "waiting":
+        return f"step {step}{title} waits for the agent"
+    return f"step {step} ended: {event.get('status')}"
 
 
 def _now() -> str:
@@ -54,9 +78,11 @@ def _now() -> str:
 class _Entry:
     task: dict[str, Any]
     session: Any
+    expires: float  # time.monotonic() when the task is forgotten
     run_id: str | None = None
     result: dict[str, Any] | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
+    started: anyio.Event = field(default_factory=anyio.Event)  # the tool answered: run_id is known
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
 
 
@@ -69,27 +95,20 @@ def _structured(result: Mapping[str, Any]) -> dict[str, Any]:
         return {}
 
 
-class ToolTasks:
-    def __init__(self, call_tool: CallTool) -> None:
+class ToolTasks(OutlivesRequests):
+    def __init__(self, call_tool: CallTool, runs: Callable[[], RunService]) -> None:
+        """``call_tool``: the server's tools by name; ``runs``: the run service (step events)."""
         self._call_tool = call_tool
+        self._runs = runs
         self._entries: dict[str, _Entry] = {}
-        self._group: Any = None
-
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """The server's lifespan: tasks outlive the request that started them, not the server."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            try:
-                yield
-            finally:
-                group.cancel_scope.cancel()
 
     # --- tools/call with a task -------------------------------------------------------------
     def start(self, ctx: Any, name: str, arguments: dict[str, Any], meta: Any) -> dict[str, Any]:
-        if self._group is None:
+        if not self.serving:
             raise MCPError(code=-32603, message="Internal error", data={"details": "no tasks"})
         ttl = meta.get("ttl") if isinstance(meta, Mapping) else None
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:
+            ttl = DEFAULT_TTL_MS
         now = _now()
         entry = _Entry(
             task={
@@ -97,39 +116,22 @@ class ToolTasks:
                 "status": "working",
                 "createdAt": now,
                 "lastUpdatedAt": now,
-                "ttl": ttl if isinstance(ttl, int) else None,
+                "ttl": min(ttl, MAX_TTL_MS),
                 "pollInterval": POLL_MS,
             },
             session=ctx.session,
+            expires=0.0,
         )
+        entry.expires = time.monotonic() + entry.task["ttl"] / 1000
         self._forget_old()
         self._entries[entry.task["taskId"]] = entry
-        self._group.start_soon(self._follow, entry, name, dict(arguments))
+        self.start_soon(self._follow, entry, name, dict(arguments))
         return {"task": dict(entry.task)}
 
     async def _follow(self, entry: _Entry, name: str, arguments: dict[str, Any]) -> None:
         with entry.scope:
             try:
-                # The run tools' wait_seconds: 0 gives the run's id at once (a session's answer,
-                # by continueToken, has no run to follow and is the result itself).
-                if name == "run_workflow" or "workflow_id" in arguments:
-                    arguments = {**arguments, "wait_seconds": 0}
-                result = await self._call_tool(name, arguments)
-                state = _structured(result)
-                entry.run_id = state.get("workflow_id") if state.get("status") else None
-                while (
-                    entry.run_id and state.get("status") in _RUNNING and not result.get("isError")
-                ):
-                    seen = (state.get("status"), state.get("steps_completed"))
-                    await anyio.sleep(FOLLOW_SECONDS)
-                    result = await self._call_tool(
-                        "get_workflow_run", {"workflow_id": entry.run_id, "wait_seconds": 0}
-                    )
-                    state = _structured(result)
-                    if (state.get("status"), state.get("steps_completed")) != seen:
-                        await self._update(entry, "working", _progress(state))
-                entry.result = result
-                await self._update(entry, _task_status(result, state), _progress(state))
+                await self._follow_run(entry, name, arguments)
             except Exception:
                 logger.exception("task %s failed", entry.task["taskId"])
                 entry.result = {
@@ -137,7 +139,51 @@ class ToolTasks:
                     "isError": True,
                 }
                 await self._update(entry, "failed", "internal error")
+        entry.started.set()
         entry.done.set()
+
+    async def _follow_run(self, entry: _Entry, name: str, arguments: dict[str, Any]) -> None:
+        """Start the tool, then follow the run's own step events until it stops running: each
+        step's start and end is one status notification, in order, however short the step."""
+        cursor = 0  # run_workflow: the run's feed opens before its first step
+        answered = arguments.get("workflow_id") if name == "continue_workflow" else None
+        if isinstance(answered, str):
+            cursor = await anyio.to_thread.run_sync(self._runs().step_cursor, answered)
+        # The run tools' wait_seconds: 0 gives the run's id at once (a session's answer, by
+        # continueToken, has no run to follow and is the result itself).
+        if name == "run_workflow" or "workflow_id" in arguments:
+            arguments = {**arguments, "wait_seconds": 0}
+        result = await self._call_tool(name, arguments)
+        state = _structured(result)
+        entry.run_id = state.get("workflow_id") if state.get("status") else None
+        entry.started.set()
+        running = bool(entry.run_id) and not result.get("isError")
+        while running and state.get("status") in _RUNNING:
+            read = await self._tell_steps(entry, cursor, STATUS_CHECK_SECONDS)
+            cursor = read.cursor
+            stops = read.closed or any(e["event"] == "waiting" for e in read.events)
+            if stops or not read.events:  # the run may have stopped (or runs elsewhere): ask it
+                result = await self._call_tool(
+                    "get_workflow_run", {"workflow_id": entry.run_id, "wait_seconds": 0}
+                )
+                state = _structured(result)
+                if read.closed and state.get("status") in _RUNNING:
+                    await anyio.sleep(0.1)  # its summary is being stored
+        if running:  # the steps of a run that ended before it was first looked at
+            await self._tell_steps(entry, cursor, 0)
+        entry.result = result
+        await self._update(entry, _task_status(result, state), _progress(state))
+
+    async def _tell_steps(self, entry: _Entry, cursor: int, seconds: float) -> StepFeedRead:
+        """The run's step events after ``cursor`` (waiting up to ``seconds``), each sent."""
+        read = await anyio.to_thread.run_sync(
+            self._runs().step_events, entry.run_id, cursor, seconds, abandon_on_cancel=True
+        )
+        if read.missed:
+            await self._update(entry, "working", f"{read.missed} step events not shown")
+        for event in read.events:
+            await self._update(entry, "working", step_message(event))
+        return read
 
     async def _update(self, entry: _Entry, status: str, message: str | None) -> None:
         if entry.task["status"] in _TERMINAL:
@@ -174,6 +220,10 @@ class ToolTasks:
 
     async def cancel(self, params: Any) -> dict[str, Any]:
         entry = self._entry(params)
+        # A cancel right after the start: the run may be executing before the tool has said
+        # which run it is; without its id it could not be stopped.
+        with anyio.move_on_after(START_WAIT_SECONDS):
+            await entry.started.wait()
         if entry.task["status"] in _TERMINAL:
             raise invalid_params(f"task {entry.task['taskId']} is already {entry.task['status']}")
         if entry.run_id:
@@ -187,6 +237,10 @@ class ToolTasks:
         return dict(entry.task)
 
     def _forget_old(self) -> None:
+        now = time.monotonic()
+        for key in [k for k, e in self._entries.items() if now >= e.expires]:
+            entry = self._entries.pop(key)
+            entry.scope.cancel()  # its run goes on (cancel_workflow stops it); the task is gone
         while len(self._entries) >= MAX_TASKS:
             finished = [k for k, e in self._entries.items() if e.task["status"] in _TERMINAL]
             self._entries.pop(finished[0] if finished else next(iter(self._entries)))

@@ -145,3 +145,27 @@ def test_sources_count_every_json_and_yaml_file(tree: Path) -> None:
     (tree / "other" / "plain.json").write_text("{}")
     assert "other/plain.json" not in rel(collect_files([tree / "other"]), tree)
     assert "other/plain.json" in rel(collect_files([tree / "other"], sources=True), tree)
+
+
+def test_a_file_reached_twice_through_symbolic_links_is_checked_once(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files are told apart by their real path: through a linked directory or a linked file."""
+    monkeypatch.chdir(tree)
+    (tree / "linked-dir").symlink_to(tree / "workflows")
+    (tree / "workflows" / "nested" / "link.json").symlink_to(tree / "workflows" / "a.json")
+    (tree / "workflows" / "nested" / "dangling.json").symlink_to(tree / "nowhere.json")
+    found = collect_files(
+        [
+            tree / "workflows" / "a.json",
+            tree / "linked-dir" / "a.json",
+            tree / "workflows",
+            "linked-dir/c.yml",
+        ]
+    )
+    assert rel(found, tree) == [
+        "workflows/a.json",
+        "workflows/c.yml",
+        "workflows/nested/b.yaml",
+        "workflows/nested/dangling.json",
+    ]

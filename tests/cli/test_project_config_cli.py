@@ -72,6 +72,26 @@ def test_a_bad_configuration_is_a_usage_error_and_nothing_is_written(repo: Path)
     assert (repo / "workflows" / "flow.json").read_text() == before
 
 
+def test_a_symlinked_file_takes_the_configuration_of_the_directory_it_resolves_to(
+    repo: Path,
+) -> None:
+    """A file that is a symbolic link is configured where its target lies (the directory of each
+    plain file is resolved once; a link is resolved itself)."""
+    (repo / "ops" / "flows" / "pyproject.toml").write_text('[tool.workrail]\nignore = ["WR601"]\n')
+    (repo / "workflows" / "linked.json").symlink_to(repo / "ops" / "flows" / "flow.json")
+    (repo / "workflows" / "drafts" / "pyproject.toml").write_text(
+        '[tool.workrail]\nignore = ["WR601"]\n'
+    )
+    (repo / "ops" / "drafts").symlink_to(repo / "workflows" / "drafts")
+    found = codes_by_file(
+        run(repo, "validate", "--format", "json", "workflows/linked.json", "workflows/flow.json")
+    )
+    assert found == {"workflows/linked.json": [], "workflows/flow.json": ["WR601"]}
+    # a plain file in a symlinked directory: the configuration of the directory linked to
+    found = codes_by_file(run(repo, "validate", "--format", "json", "ops/drafts/flow.json"))
+    assert found == {"ops/drafts/flow.json": []}
+
+
 def test_per_file_ignore_star_stays_in_its_folder_and_extend_reads_a_shared_file(
     repo: Path,
 ) -> None:

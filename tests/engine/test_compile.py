@@ -421,3 +421,29 @@ def test_problems_after_an_injection_point_at_the_step_as_written() -> None:
 def test_a_malformed_file_compiles_to_problems_not_exceptions(step: dict) -> None:
     """`workrail validate` and the editor's hover compile files that may not pass the schema."""
     compile_workflow({"id": "w", "features": [[1]], "steps": [step]})
+
+
+def test_the_compile_copies_the_workflow_as_deepcopy_does():
+    """`compile_workflow` never changes its input; its own copy (faster than deepcopy on JSON
+    values) keeps what deepcopy keeps: an object met twice (a YAML alias) stays one object, and
+    any other value (a YAML timestamp) is copied by deepcopy."""
+    import copy
+    import datetime
+
+    from workrail_engine.compile import _copied
+
+    shared = {"var": "mode", "equals": "fast"}
+    when = datetime.datetime(2026, 11, 26, 12, 0)
+    workflow = {
+        "id": "w",
+        "steps": [
+            {"id": "a", "runCondition": shared, "tags": ["x", 1, 2.5, True, None]},
+            {"id": "b", "runCondition": shared, "at": when, "set": {1, 2}},
+        ],
+    }
+    copied = _copied(workflow)
+    assert copied == copy.deepcopy(workflow) == workflow
+    first, second = copied["steps"]
+    assert first["runCondition"] is second["runCondition"]
+    assert first["runCondition"] is not shared and copied["steps"] is not workflow["steps"]
+    assert second["set"] is not workflow["steps"][1]["set"]

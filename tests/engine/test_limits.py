@@ -138,3 +138,17 @@ def test_nesting_exceeded_names_the_path_to_the_first_container_too_deep():
     assert nesting_exceeded(value, 5) == ["x", 1, "b", "a", "a"]
     assert nesting_exceeded("scalar", 0) is None
     assert nesting_exceeded([], 0) == []
+
+
+@pytest.mark.parametrize(
+    "before",
+    ["", "m: {<<: {a: 1}}\n", "d: 2026-13-45\n"],
+    ids=["plain tree", "a merge key first", "a date that is no date first"],
+)
+def test_yaml_too_deep_is_reported_on_the_first_collection_past_the_limit(before):
+    """The depth check, made while the value is built, still comes before anything else the
+    build could find, and points at the same node as a walk of its own did."""
+    text = before + "x: " + "[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1) + "\n"
+    [error] = parse_document(text, "w.yaml").syntax_errors
+    assert error.code == "WR005"
+    assert error.span.start == text.index("[") + MAX_NESTING - 1  # at level MAX_NESTING + 1

@@ -661,3 +661,35 @@ def test_many_findings_in_one_string_are_each_placed_on_their_own_text():
     text = result.document.text
     placed = [text[d.span.start : d.span.end] for d in result.diagnostics if d.code == "WR303"]
     assert placed == [f"{{{{parameters.nope{i}}}}}" for i in range(50)]
+
+
+def test_the_size_check_compiles_only_files_whose_compile_can_add_text(monkeypatch):
+    """WR811's check compiles a file only when something in it makes the compile add text: the
+    word "features" in a prompt does not (it compiled a quarter of bench/validate.py's files for
+    nothing); the workflow's own "features" key does, however the text spells it."""
+    from workrail_engine.lint import compiled_size
+
+    compiled: list[str] = []
+    real = compiled_size.compile_workflow
+
+    def counting(workflow, routines=None):
+        compiled.append(workflow["id"])
+        return real(workflow, routines)
+
+    monkeypatch.setattr(compiled_size, "compile_workflow", counting)
+    steps = [{"id": "a", "title": "A", "prompt": "List the features the change adds."}]
+    prose = {"id": "prose", "name": "P", "version": "1.0.0", "steps": steps}
+    blocks = [{"id": "b", "title": "B", "promptBlocks": {"goal": "Do it."}}]
+    keyed = {"id": "keyed", "name": "K", "version": "1.0.0", "features": [], "steps": blocks}
+    # spelled with escapes, neither key is in the text as written: the value has them
+    escaped = (
+        json.dumps(keyed)
+        .replace('"features"', '"feat\\u0075res"')
+        .replace('"promptBlocks"', '"promptBl\\u006fcks"')
+    )
+    documents = [
+        parse_document(json.dumps(prose), "prose.json"),
+        parse_document(escaped, "keyed.json"),
+    ]
+    assert compiled_size.compiled_size_diagnostics(documents) == {}
+    assert compiled == ["keyed"]

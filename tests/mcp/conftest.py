@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import StdioServerParameters
 
 from workrail_engine.catalog import Catalog, Source
 
@@ -119,6 +120,16 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def server_command(project: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "workrail_mcp", "--project", str(project), *extra]
+
+
+def stdio_parameters(project: Path, tmp_path: Path, *extra: str) -> StdioServerParameters:
+    """The real stdio server of ``project``, as the SDK's client launches it."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=server_command(project, *extra)[1:],
+        env=server_env(tmp_path),
+        cwd=str(tmp_path),
+    )
 
 
 def stdio_process(project: Path, tmp_path: Path) -> subprocess.Popen[bytes]:

@@ -4,16 +4,15 @@ offers them."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp_types import CreateMessageResult, ElicitResult, TextContent
 
-from tests.mcp.conftest import server_env
+from tests.mcp.conftest import stdio_parameters
 from tests.mcp.test_http import http_server
 
 __all__ = ["Model", "Person", "connected"]
@@ -57,24 +56,21 @@ async def connected(
     transport: str = "stdio",
     model: Model | None = None,
     person: Person | None = None,
+    mode: str = "legacy",
 ) -> AsyncIterator[tuple[Any, str | None]]:
     """A client of ``workrail-mcp --project project *options`` offering the callbacks given;
-    yields it and the dashboard's base URL (HTTP only, else None)."""
+    yields it and the dashboard's base URL (HTTP only, else None). ``mode``: the client's era
+    (``legacy`` handshake, or ``2026-07-28``)."""
     callbacks: dict[str, Any] = {}
     if model is not None:
         callbacks["sampling_callback"] = model
     if person is not None:
         callbacks["elicitation_callback"] = person
     if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), *options],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
-        async with Client(params, mode="legacy", **callbacks) as client:
+        params = stdio_parameters(project, tmp_path, *options)
+        async with Client(params, mode=mode, **callbacks) as client:
             yield client, None
     else:
         with http_server(project, tmp_path, *options) as (url, _):
-            async with Client(url, mode="legacy", **callbacks) as client:
+            async with Client(url, mode=mode, **callbacks) as client:
                 yield client, url.removesuffix("/mcp")

@@ -1,4 +1,16 @@
-"""Task-augmented tools/call (2025-11-25) for the run tools, through the real server process."""
+"""Task-augmented tools/call (2025-11-25) for the run tools, through the real server process over
+stdio and Streamable HTTP, with the SDK's client.
+
+Two gaps of the SDK 2.3 client, and what the tests use instead:
+- it checks every ``tools/call`` answer against ``CallToolResult`` (a task-augmented call is
+  answered with ``CreateTaskResult``), so that one call goes through its session's private
+  ``_dispatcher.send_raw_request`` (modelcontextprotocol/python-sdk PR #3161, open, lets the
+  public call take it); every other request uses the public ``session.send_request``;
+- its method tables leave ``notifications/tasks/status`` out on purpose, so the public
+  extension hook (`ClientExtension.notifications`, SEP-2133) observes them; it may hand
+  near-simultaneous notifications over out of wire order, so their order is read from the
+  server's ``lastUpdatedAt``, and the stdio test also reads the wire itself.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +19,12 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
+from mcp.client.extension import ClientExtension, NotificationBinding
 from mcp_types import (
     CallToolRequest,
     CallToolRequestParams,
@@ -27,9 +41,18 @@ from mcp_types import (
     ListTasksRequest,
     ListTasksResult,
     PaginatedRequestParams,
+    TaskStatusNotificationParams,
 )
 
-from tests.mcp.conftest import INITIALIZE, INITIALIZED, server_command, server_env, write_workflow
+from tests.mcp.conftest import (
+    INITIALIZE,
+    INITIALIZED,
+    server_command,
+    server_env,
+    stdio_parameters,
+    write_workflow,
+)
+from tests.mcp.test_http import http_server
 
 pytestmark = pytest.mark.slow
 
@@ -58,16 +81,43 @@ def _flow(marker: str, seconds: float, steps: int) -> dict:
     }
 
 
-async def _connected(project, tmp_path, transport):
-    if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), "--allow-commands"],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
+class TaskStatuses(ClientExtension):
+    """Keeps the ``notifications/tasks/status`` the server sends (see the module's note)."""
+
+    identifier = "io.github.workrail-tests/task-status"
+
+    def __init__(self) -> None:
+        self.seen: list[TaskStatusNotificationParams] = []
+
+    def notifications(self):
+        return [
+            NotificationBinding(
+                method="notifications/tasks/status",
+                params_type=TaskStatusNotificationParams,
+                handler=self._got,
+            )
+        ]
+
+    async def _got(self, params: TaskStatusNotificationParams) -> None:
+        self.seen.append(params)
+
+    def of(self, task_id: str) -> list[TaskStatusNotificationParams]:
+        return sorted(
+            (s for s in self.seen if s.task_id == task_id), key=lambda s: s.last_updated_at
         )
-        return Client(params, mode="legacy")
-    raise AssertionError(transport)
+
+
+@asynccontextmanager
+async def _connected(project, tmp_path, transport, statuses: TaskStatuses | None = None):
+    extensions = {"extensions": [statuses]} if statuses is not None else {}
+    if transport == "stdio":
+        params = stdio_parameters(project, tmp_path, "--allow-commands")
+        async with Client(params, mode="legacy", **extensions) as client:
+            yield client
+    else:
+        with http_server(project, tmp_path, "--allow-commands") as (url, _):
+            async with Client(url, mode="legacy", **extensions) as client:
+                yield client
 
 
 _REQUESTS = {
@@ -117,9 +167,13 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-async def test_a_run_as_a_task_polled_to_completion(project, tmp_path):
+TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
+
+
+@TRANSPORTS
+async def test_a_run_as_a_task_polled_to_completion(project, tmp_path, transport):
     write_workflow(project / "workflows", _flow("poll", 0.3, 3))
-    async with await _connected(project, tmp_path, "stdio") as client:
+    async with _connected(project, tmp_path, transport) as client:
         assert client.server_capabilities.tasks is not None
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["run_workflow"].execution.task_support == "optional"
@@ -138,10 +192,11 @@ async def test_a_run_as_a_task_polled_to_completion(project, tmp_path):
         assert task_id in {t.task_id for t in listed.tasks}
 
 
-async def test_a_cancelled_task_cancels_the_run_and_its_processes(project, tmp_path):
+@TRANSPORTS
+async def test_a_cancelled_task_cancels_the_run_and_its_processes(project, tmp_path, transport):
     marker = f"cancel-{os.getpid()}-{time.monotonic_ns()}"
     write_workflow(project / "workflows", {**_flow(marker, 60, 1), "id": "steps-cancel"})
-    async with await _connected(project, tmp_path, "stdio") as client:
+    async with _connected(project, tmp_path, transport) as client:
         task_id = await _start_task(client, "steps-cancel")
         with anyio.fail_after(30):
             while not _processes_with(marker):
@@ -156,10 +211,36 @@ async def test_a_cancelled_task_cancels_the_run_and_its_processes(project, tmp_p
         assert got.status == "cancelled"
 
 
+# Steps far shorter than any polling of the run would see: each must still be named.
+FAST_STEPS = 6
+
+
+def _expected_messages(steps: int) -> list[str]:
+    said = []
+    for i in range(steps):
+        said += [f"step step-{i} (Step {i}) started", f"step step-{i} ended: success"]
+    return said
+
+
+async def test_status_notifications_name_every_step_over_http(project, tmp_path):
+    write_workflow(project / "workflows", _flow("notify", 0, FAST_STEPS))
+    statuses = TaskStatuses()
+    async with _connected(project, tmp_path, "http", statuses) as client:
+        task_id = await _start_task(client, "steps-notify")
+        result = await _send(client, "tasks/result", {"taskId": task_id}, CallToolResult)
+        assert result.structured_content["status"] == "success"
+        with anyio.fail_after(10):  # the last notification may trail the result
+            while not statuses.of(task_id) or statuses.of(task_id)[-1].status == "working":
+                await anyio.sleep(0.05)
+    seen = statuses.of(task_id)
+    said = [s.status_message for s in seen]
+    assert said[:-1] == _expected_messages(FAST_STEPS), said
+    assert seen[-1].status == "completed" and said[-1] == "run success: 6/6 steps"
+
+
 def test_status_notifications_per_step(project, tmp_path):
-    """The SDK's client drops notifications/tasks/status (its method table leaves them out on
-    purpose), so this reads the process's raw stdout lines."""
-    write_workflow(project / "workflows", _flow("notify", 0.8, 3))
+    """The wire itself, in order: the process's raw stdout lines."""
+    write_workflow(project / "workflows", _flow("notify", 0, FAST_STEPS))
     process = subprocess.Popen(
         server_command(project, "--allow-commands"),
         stdin=subprocess.PIPE,
@@ -203,10 +284,61 @@ def test_status_notifications_per_step(project, tmp_path):
                     break
         assert statuses[-1]["status"] == "completed", statuses
         said = [s.get("statusMessage", "") for s in statuses]
-        assert "run running: 1/3 steps" in said and "run running: 2/3 steps" in said, said
-        assert said[-1] == "run success: 3/3 steps"
+        assert said == [*_expected_messages(FAST_STEPS), "run success: 6/6 steps"], said
     finally:
         process.kill()
         process.wait()
         process.stdin.close()
         process.stdout.close()
+
+
+async def test_a_task_cancelled_at_once_still_stops_its_run(project, tmp_path):
+    """tasks/cancel before the run tool has even said which run it started."""
+    marker = f"at-once-{os.getpid()}-{time.monotonic_ns()}"
+    write_workflow(project / "workflows", {**_flow(marker, 60, 1), "id": "steps-at-once"})
+    async with _connected(project, tmp_path, "stdio") as client:
+        task_id = await _start_task(client, "steps-at-once")
+        cancelled = await _send(client, "tasks/cancel", {"taskId": task_id}, CancelTaskResult)
+        assert cancelled.status == "cancelled"
+        began = time.monotonic()
+        while time.monotonic() - began < 8:  # long enough for the step to have started
+            assert time.monotonic() - began < 5 or _processes_with(marker) == [], (
+                "the step's process outlived the cancel by 5 s"
+            )
+            await anyio.sleep(0.2)
+        assert _processes_with(marker) == []
+
+
+async def test_an_answer_as_a_task_names_the_steps_after_it(project, tmp_path):
+    """continue_workflow as a task: the answered step's end and the steps it lets run, and none
+    of the steps before the answer."""
+    flow = _flow("after", 0, 2)
+    flow["steps"] = [
+        {**flow["steps"][0], "id": "before", "title": "Before"},
+        {"id": "ask", "title": "Ask", "prompt": "Say done."},
+        *flow["steps"],
+    ]
+    write_workflow(project / "workflows", flow)
+    statuses = TaskStatuses()
+    async with _connected(project, tmp_path, "stdio", statuses) as client:
+        waiting = await client.call_tool("run_workflow", {"workflow_name": "steps-after"})
+        assert waiting.structured_content["status"] == "waiting"
+        run_id = waiting.structured_content["workflow_id"]
+        created = await _send(
+            client,
+            "tools/call",
+            {
+                "name": "continue_workflow",
+                "arguments": {"workflow_id": run_id, "output": "done"},
+                "task": {},
+            },
+            CreateTaskResult,
+        )
+        task_id = created.task.task_id
+        result = await _send(client, "tasks/result", {"taskId": task_id}, CallToolResult)
+        assert result.structured_content["status"] == "success"
+        with anyio.fail_after(10):
+            while not statuses.of(task_id) or statuses.of(task_id)[-1].status == "working":
+                await anyio.sleep(0.05)
+    said = [s.status_message for s in statuses.of(task_id)]
+    assert said == ["step ask ended: success", *_expected_messages(2), "run success: 4/4 steps"]

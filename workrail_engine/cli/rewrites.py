@@ -8,10 +8,8 @@ one's permission bits, and a symlink keeps pointing at the file it named.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 
 __all__ = ["STDIN", "Rewrite", "read_source", "read_stdin", "unified_diff", "write_atomically"]
@@ -52,6 +50,8 @@ def write_atomically(path: str, text: str) -> None:
     path = os.path.realpath(path)  # through a symlink to its file, never replacing the link
     directory = os.path.dirname(path)
     mode = os.stat(path).st_mode & 0o7777
+    import tempfile  # here, not at start: `workrail validate` without --fix never writes
+
     fd, temporary = tempfile.mkstemp(prefix=".workrail-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
@@ -70,6 +70,8 @@ def unified_diff(rewrite: Rewrite) -> str:
     if not rewrite.changed:
         return ""
     assert rewrite.new is not None
+    import difflib  # here, not at start: only --diff shows one
+
     lines = difflib.unified_diff(
         rewrite.old.splitlines(keepends=True),
         rewrite.new.splitlines(keepends=True),

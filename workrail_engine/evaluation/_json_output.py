@@ -151,17 +151,22 @@ def _external_references(schema: Any) -> list[Problem]:
     """WR406 for each reference that leaves the schema (see the module's docstring)."""
     ids: set[str] = set()
     references: list[tuple[str, str]] = []  # (pointer of the keyword, absolute target)
+    path: list[str | int] = []  # where the walk is; joined into a pointer only for a reference
 
-    def walk(node: Any, pointer: str, base: str, names: bool) -> None:
+    def walk(node: Any, base: str, names: bool) -> None:
         if isinstance(node, list):
             for index, item in enumerate(node):
-                walk(item, pointer_join(pointer, index), base, False)
+                path.append(index)
+                walk(item, base, False)
+                path.pop()
             return
         if not isinstance(node, dict):
             return
         if names:
             for name, child in node.items():
-                walk(child, pointer_join(pointer, name), base, False)
+                path.append(name)
+                walk(child, base, False)
+                path.pop()
             return
         if isinstance(node.get("$id"), str):
             base = urljoin(base, node["$id"])
@@ -169,12 +174,14 @@ def _external_references(schema: Any) -> list[Problem]:
         for keyword in _REFERENCE_KEYWORDS:
             if isinstance(node.get(keyword), str):
                 target = urljoin(base, node[keyword])
-                references.append((pointer_join(pointer, keyword), urldefrag(target).url))
+                references.append((pointer_join("", *path, keyword), urldefrag(target).url))
         for key, child in node.items():
             if key not in _DATA_KEYWORDS:
-                walk(child, pointer_join(pointer, key), base, key in _NAMED_SCHEMAS)
+                path.append(key)
+                walk(child, base, key in _NAMED_SCHEMAS)
+                path.pop()
 
-    walk(schema, "", "", False)
+    walk(schema, "", False)
     return [
         Problem(
             pointer,

@@ -165,7 +165,8 @@ def condition_problems(condition: Any) -> list[Problem]:
 
 
 def _check(node: Any, at: str, problems: list[Problem]) -> None:
-    if not isinstance(node, Mapping):
+    # `type(...) is dict` first: an isinstance of Mapping costs ~7× as much (ABCMeta)
+    if type(node) is not dict and not isinstance(node, Mapping):
         problems.append(
             Problem(at, MALFORMED, f"A condition must be an object, not {json_type_name(node)}.")
         )

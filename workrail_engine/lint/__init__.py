@@ -15,10 +15,10 @@ from ..definition.steps import walk_steps
 from ..diagnostics import Diagnostic, Related, Severity, Span
 from ..limits import MAX_FINDINGS_PER_FILE
 from ..text.document import WorkflowDocument, parse_document, read_document
-from ..text.tolerant_document import TolerantDocument
 
 if TYPE_CHECKING:
     from ..compile import RoutineLookup
+    from ..text.tolerant_document import TolerantDocument
 
 __all__ = [
     "WORKFLOW_SUFFIXES",

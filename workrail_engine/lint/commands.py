@@ -16,7 +16,7 @@ _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "ash", "busybox"}
 
 def command_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
     run = step.get("run") if kind == "command" else None
-    if not isinstance(run, Mapping):
+    if run is None or not isinstance(run, Mapping):  # None first: most steps, cheap
         return []
     out: list[Finding] = []
     if "timeoutSeconds" not in run:

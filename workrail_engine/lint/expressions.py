@@ -9,8 +9,8 @@ accepts is exactly what will run; this module only says where in a step they app
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeGuard
 
 from ..diagnostics import Severity
 from ..evaluation.conditions import MALFORMED, condition_problems
@@ -24,10 +24,10 @@ __all__ = ["expression_findings"]
 
 def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
     out: list[Finding] = []
-    if isinstance(step.get("runCondition"), Mapping):
+    if "runCondition" in step and _is_object(step["runCondition"]):
         out += _relative("/runCondition", condition_problems(step["runCondition"]))
     loop = step.get("loop")
-    if kind == "loop" and isinstance(loop, Mapping) and isinstance(loop.get("condition"), Mapping):
+    if kind == "loop" and _is_object(loop) and _is_object(loop.get("condition")):
         out += _relative("/loop/condition", condition_problems(loop["condition"]))
     if "validationCriteria" in step:
         out += _relative("/validationCriteria", criteria_problems(step["validationCriteria"]))
@@ -37,9 +37,15 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
     for key in ("runCondition", "validationCriteria"):
         if key in step:
             out += _backtracking_regexes(step[key], f"/{key}")
-    if kind == "loop" and isinstance(loop, Mapping) and "condition" in loop:
+    if kind == "loop" and _is_object(loop) and "condition" in loop:
         out += _backtracking_regexes(loop["condition"], "/loop/condition")
     return out
+
+
+def _is_object(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    # A dict first: isinstance(value, Mapping) goes through ABCMeta at ~7× the cost, and these
+    # checks run on every node of every step's conditions and criteria.
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 BACKTRACKING_REGEX = "WR405"
@@ -51,24 +57,43 @@ RULE_WITHOUT_OPERAND = "WR408"
 
 def _rules_without_operand(node: Any, pointer: str) -> list[Finding]:
     """WR408 for each rule without its operand: upstream's schema takes it, no output passes it."""
-    if isinstance(node, list):
-        return [
-            finding
-            for index, item in enumerate(node)
-            for finding in _rules_without_operand(item, pointer_join(pointer, index))
-        ]
-    if not isinstance(node, Mapping):
-        return []
-    out = []
-    kind = node.get("type")
-    operand = OPERANDS.get(kind) if isinstance(kind, str) else None
-    if operand is not None and operand not in node:
-        message = f"This {kind} rule has no {operand!r}, so no output can pass it"
-        out.append(Finding(pointer, RULE_WITHOUT_OPERAND, Severity.WARNING, message))
-    for key in ("and", "or", "not"):
-        if key in node:
-            out += _rules_without_operand(node[key], pointer_join(pointer, key))
+    out: list[Finding] = []
+
+    def check(rule: Mapping[str, Any], path: list[str | int]) -> None:
+        kind = rule.get("type")
+        operand = OPERANDS.get(kind) if isinstance(kind, str) else None
+        if operand is not None and operand not in rule:
+            message = f"This {kind} rule has no {operand!r}, so no output can pass it"
+            where = pointer_join(pointer, *path)
+            out.append(Finding(where, RULE_WITHOUT_OPERAND, Severity.WARNING, message))
+
+    _visit_objects(node, ("and", "or", "not"), [], check)
     return out
+
+
+def _visit_objects(
+    node: Any,
+    keys: tuple[str, ...],
+    path: list[str | int],
+    visit: Callable[[Mapping[str, Any], list[str | int]], None],
+) -> None:
+    """``visit(object, path)`` for each object of a tree of criteria or conditions (lists, and
+    objects holding ``keys``), parents first; ``path`` says where it is below the tree's root
+    during the call — joined into a pointer only for a finding, which most objects have none of.
+    (Plain recursion over one shared path: a generator's ``yield from`` at each level, or a new
+    path tuple per object, cost as much as the checks.)"""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            path.append(index)
+            _visit_objects(item, keys, path, visit)
+            path.pop()
+    elif _is_object(node):
+        visit(node, path)
+        for key in keys:
+            if key in node:
+                path.append(key)
+                _visit_objects(node[key], keys, path, visit)
+                path.pop()
 
 
 def _no_rules() -> Finding:
@@ -84,35 +109,24 @@ def _no_rules() -> Finding:
 def _backtracking_regexes(node: Any, pointer: str) -> list[Finding]:
     """WR405 for each pattern (a regex rule's or a `matches` operand) on the fallback engine."""
     out: list[Finding] = []
-    if isinstance(node, list):
-        for index, item in enumerate(node):
-            out += _backtracking_regexes(item, pointer_join(pointer, index))
-        return out
-    if not isinstance(node, Mapping):
-        return out
-    patterns = []
-    if node.get("type") == "regex" and isinstance(node.get("pattern"), str):
-        flags = node.get("flags", "")
-        patterns.append(("pattern", node["pattern"], flags if isinstance(flags, str) else ""))
-    if isinstance(node.get("matches"), str):
-        patterns.append(("matches", node["matches"], ""))
-    for key, pattern, flags in patterns:
-        try:
-            compiled = compile_regex(pattern, flags)
-        except RegexError:
-            continue  # WR401 reports it
-        if compiled.notice:
-            out.append(
-                Finding(
-                    pointer_join(pointer, key),
-                    BACKTRACKING_REGEX,
-                    Severity.WARNING,
-                    compiled.notice,
-                )
-            )
-    for key in ("and", "or", "not", "condition"):
-        if key in node:
-            out += _backtracking_regexes(node[key], pointer_join(pointer, key))
+
+    def check(item: Mapping[str, Any], path: list[str | int]) -> None:
+        patterns = []
+        if item.get("type") == "regex" and isinstance(item.get("pattern"), str):
+            flags = item.get("flags", "")
+            patterns.append(("pattern", item["pattern"], flags if isinstance(flags, str) else ""))
+        if "matches" in item and isinstance(item["matches"], str):
+            patterns.append(("matches", item["matches"], ""))
+        for key, pattern, flags in patterns:
+            try:
+                compiled = compile_regex(pattern, flags)
+            except RegexError:
+                continue  # WR401 reports it
+            if compiled.notice:
+                where = pointer_join(pointer, *path, key)
+                out.append(Finding(where, BACKTRACKING_REGEX, Severity.WARNING, compiled.notice))
+
+    _visit_objects(node, ("and", "or", "not", "condition"), [], check)
     return out
 
 

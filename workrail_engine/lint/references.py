@@ -30,7 +30,7 @@ def template_strings(step: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             if isinstance(line, str) and "{{" in line:
                 yield f"/guidance/{index}", line
     run = step.get("run")
-    if isinstance(run, Mapping):
+    if run is not None and isinstance(run, Mapping):  # None first: most steps, cheap
         if isinstance(run.get("command"), list):
             for index, arg in enumerate(run["command"]):
                 if isinstance(arg, str) and "{{" in arg:

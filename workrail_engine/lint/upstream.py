@@ -348,7 +348,9 @@ def template_call_diagnostics(
     for doc in documents:
         for site in walk_steps(doc.value):
             call = site.step.get("templateCall")
-            if not isinstance(call, Mapping) or not isinstance(call.get("templateId"), str):
+            if call is None or not isinstance(call, Mapping):  # None first: most steps, cheap
+                continue
+            if not isinstance(call.get("templateId"), str):
                 continue
             template_id = call["templateId"]
             candidates = routine_ids_for(template_id)

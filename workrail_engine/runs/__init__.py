@@ -4,13 +4,41 @@
 time; the durable layer is loaded when the first run is started or read.
 """
 
-from .executor import CommandOutcome, CommandSpec, run_command
-from .model import ACTIVE, RUN_STATUSES, STEP_STATUSES, TERMINAL
-from .params import check_parameters, refuse_undeclared
-from .plan import plan_run
-from .resolve import resolve_workflow, store_home
-from .secrets import MASK, SecretSet
-from .service import RunOptions, RunService
+from typing import TYPE_CHECKING
+
+from .._lazy_names import names_loaded_on_first_use
+
+if TYPE_CHECKING:
+    from .executor import CommandOutcome, CommandSpec, run_command
+    from .model import ACTIVE, RUN_STATUSES, STEP_STATUSES, TERMINAL
+    from .params import check_parameters, refuse_undeclared
+    from .plan import plan_run
+    from .resolve import resolve_workflow, store_home
+    from .secrets import MASK, SecretSet
+    from .service import RunOptions, RunService
+
+# Each name loads its module on first use, so that reading one module of the package (the MCP
+# server's start reads `runs.resolve`) does not load the executor, planner and walker.
+_MODULE_OF = {
+    "CommandOutcome": "executor",
+    "CommandSpec": "executor",
+    "run_command": "executor",
+    "ACTIVE": "model",
+    "RUN_STATUSES": "model",
+    "STEP_STATUSES": "model",
+    "TERMINAL": "model",
+    "check_parameters": "params",
+    "refuse_undeclared": "params",
+    "plan_run": "plan",
+    "resolve_workflow": "resolve",
+    "store_home": "resolve",
+    "MASK": "secrets",
+    "SecretSet": "secrets",
+    "RunOptions": "service",
+    "RunService": "service",
+}
+
+__getattr__ = names_loaded_on_first_use(__name__, _MODULE_OF)
 
 
 def durable_runs_in_progress() -> bool:

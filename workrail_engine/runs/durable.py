@@ -52,6 +52,7 @@ from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import DATABASE, make_private, sqlite_engine
+from .step_events import StepEvents
 from .walker import RunWalker, run_with_retries
 from .workspace import minimal_environment
 
@@ -166,6 +167,7 @@ class DurableRuntime:
         self.watch = CancelWatch(self.cancelled)
         self.live: dict[str, list[int]] = {}  # run id → [state changes, step results recorded]
         self.changed = threading.Condition()  # notified when a run of this process changes state
+        self.steps = StepEvents()  # the steps of the runs executing here, as they start and end
         self.member_ends = MemberEnds()
         self.executor_lock: ExecutorLock | None = None
         self._journal: Journal | None = None
@@ -394,6 +396,7 @@ class DurableRuntime:
     # --- the runs, through DBOS ------------------------------------------------------------
 
     def start_run(self, run_id: str, run: dict[str, Any]) -> None:
+        self.steps.open(run_id)  # before its first step: a reader starting now misses none
         with SetWorkflowID(run_id):
             DBOS.start_workflow(workrail_run, run)
 
@@ -610,6 +613,8 @@ class _Effects:
                 "flight; it was not run again",
             }
         else:
+            if attempt == 1:
+                self.runtime.steps.add(self.run_id, "started", key, title=step.get("title"))
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
         return outcome
@@ -776,6 +781,7 @@ class _Effects:
             return
         self.recorded.add(key)
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
+        self.runtime.steps.add(self.run_id, "ended", key, status=result["status"])
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
         self.runtime.count(self.run_id, 1)
@@ -786,6 +792,13 @@ class _Effects:
         DBOS.set_event("state", self.masks.mask(state))
         if state.get("status") == "waiting":
             self.runtime.waiting.add(self.run_id)
+            waiting = state.get("waiting") or {}
+            self.runtime.steps.add(
+                self.run_id,
+                "waiting",
+                str(waiting.get("step_key")),
+                title=(waiting.get("step") or {}).get("title"),
+            )
         else:
             self.runtime.waiting.discard(self.run_id)
         self.runtime.count(self.run_id, 0)
@@ -800,6 +813,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     runtime = current()
     workflow = run["workflow"]
     runtime.live[run_id] = [0, 0]
+    runtime.steps.open(run_id)  # a run recovered here (started elsewhere) has none yet
     effects = _Effects(runtime, run_id, declared_secrets(workflow))
     walker = RunWalker(
         workflow,
@@ -830,6 +844,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     finally:
         runtime.live.pop(run_id, None)
         runtime.waiting.discard(run_id)
+        runtime.steps.close(run_id)
         runtime.notify()
 
 

@@ -26,6 +26,7 @@ from .params import check_parameters
 from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
 from .secrets import SecretSet
+from .step_events import StepFeedRead
 from .walker import condition_context
 from .workspace import check_sandbox
 
@@ -339,6 +340,36 @@ class RunService:
             self._runtime().wait_for_change(
                 run_id, remaining, steps=on_change is not None, stop=stop, since=mark_before
             )
+
+    def step_events(
+        self, run_id: str, cursor: int, seconds: float, stop: threading.Event | None = None
+    ) -> StepFeedRead:
+        """The run's step events after ``cursor`` (``step_events.StepEvents``), waiting up to
+        ``seconds`` for one. A run executing in another process has no feed here: its steps'
+        ends are read from the journal (in the order they were recorded; the cursor then counts
+        results), looked at every quarter second."""
+        runtime = self._runtime()
+        read = runtime.steps.read(run_id, cursor, seconds, stop)
+        if read is not None:
+            return read
+        end = time.monotonic() + max(seconds, 0.0)
+        while True:
+            results = runtime.step_results(run_id)
+            left = end - time.monotonic()
+            if len(results) > cursor or left <= 0 or (stop is not None and stop.is_set()):
+                ended = [
+                    {"event": "ended", "step": r["step_name"], "status": r["status"]}
+                    for r in results[cursor:]
+                ]
+                return StepFeedRead(ended, max(cursor, len(results)))
+            time.sleep(min(left, 0.25))
+
+    def step_cursor(self, run_id: str) -> int:
+        """The cursor of `step_events` after what has happened so far."""
+        runtime = self._runtime()
+        if runtime.steps.has(run_id):
+            return runtime.steps.end(run_id)
+        return len(runtime.step_results(run_id))
 
     # --- acting on a run -----------------------------------------------------------------
 

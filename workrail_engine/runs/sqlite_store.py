@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-from sqlalchemy import event
+if TYPE_CHECKING:  # SQLAlchemy is DBOS's: loaded with the durable layer, not by its readers
+    import sqlalchemy as sa
 
 __all__ = ["DATABASE", "configure_connection", "make_private", "sqlite_engine"]
 
@@ -41,6 +41,9 @@ def configure_connection(conn: sqlite3.Connection) -> None:
 
 
 def sqlite_engine(url: str) -> sa.Engine:
+    import sqlalchemy as sa
+    from sqlalchemy import event
+
     engine = sa.create_engine(url, pool_size=20, max_overflow=0, pool_timeout=30)
 
     @event.listens_for(engine, "connect")

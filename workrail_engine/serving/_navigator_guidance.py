@@ -19,7 +19,13 @@ from ..evaluation.rules import describe_criteria
 from ..evaluation.templates import TemplateError, find_references, lookup, render_for_agent
 from .step_prompt import RenderedStep, is_delegation
 
-__all__ = ["completion_guidance", "fill_templates", "next_action", "step_guidance"]
+__all__ = [
+    "completion_guidance",
+    "fill_templates",
+    "next_action",
+    "step_criteria",
+    "step_guidance",
+]
 
 
 def fill_templates(text: str, context: Mapping[str, Any]) -> str:
@@ -51,13 +57,20 @@ def _bullets(title: str, items: Any) -> list[str]:
     return [f"{title}\n" + "\n".join(f"- {item}" for item in items)]
 
 
-def _criteria(step: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
+def step_criteria(step: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The validation criteria the guidance of ``step`` describes, each with its line prefix: the
+    step's own, or each member's of a parallel group the agent does member by member."""
     if step_kind(step) != "parallel" or is_delegation(step):
-        return describe_criteria(step.get("validationCriteria"), context)
+        return [("", step.get("validationCriteria"))]
+    members = step.get("steps", [])
+    return [(f"[{member['id']}] ", member.get("validationCriteria")) for member in members]
+
+
+def _criteria(step: Mapping[str, Any], context: Mapping[str, Any], checked: bool) -> list[str]:
     return [
-        f"[{member['id']}] {line}"
-        for member in step.get("steps", [])
-        for line in describe_criteria(member.get("validationCriteria"), context)
+        prefix + line
+        for prefix, criteria in step_criteria(step)
+        for line in describe_criteria(criteria, context, checked=checked)
     ]
 
 
@@ -169,15 +182,17 @@ def step_guidance(
     first: bool,
     loop: Mapping[str, Any] | None,
     rendered: RenderedStep | None = None,
+    criteria_checked: bool = False,
 ) -> dict[str, Any]:
     """The guidance of ``step``; ``rendered`` is the step as ``step_prompt.render_step`` renders it
-    (the same for the stateless next step and a run's waiting step)."""
+    (the same for the stateless next step and a run's waiting step). ``criteria_checked``: the
+    caller has checked the `step_criteria` of ``step`` already."""
     members = step.get("steps", []) if step_kind(step) == "parallel" else []
     members = [m for m in members if isinstance(m, Mapping)]
     confirm = (rendered.requires_confirmation if rendered else False) or any(
         member.get("requireConfirmation") is True for member in members
     )
-    criteria = _criteria(step, context)
+    criteria = _criteria(step, context, criteria_checked)
     parts: list[str] = []
     if step.get("agentRole"):
         parts.append(f"Role: {step['agentRole']}")

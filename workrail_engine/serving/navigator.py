@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,8 +23,9 @@ from ..errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFou
 from ..evaluation.conditions import MISSING, evaluate, resolve
 from ..evaluation.contracts import check_step_artifacts, loop_decision
 from ..evaluation.regexes import backtracking_budget
+from ..evaluation.rules import require_valid_criteria
 from ..evaluation.templates import referenced_step_ids
-from ._navigator_guidance import completion_guidance, next_action, step_guidance
+from ._navigator_guidance import completion_guidance, next_action, step_criteria, step_guidance
 from .loop_source import artifact_source, loop_condition
 from .step_prompt import is_delegation, render_step
 
@@ -80,7 +83,7 @@ def next_step(
     Every `matches` condition on the way shares one budget of backtracking time.
     """
     with backtracking_budget():
-        plan = _Plan(workflow)
+        plan = _plan_of(workflow)
         completed = _completed(completed_steps)
         ctx = _with_parameter_defaults(workflow, _context(context))
         _check_known(plan, completed, current_step)
@@ -111,9 +114,35 @@ def _blocked(plan: _Plan, completed: list[str], artifacts: Any) -> dict[str, Any
 
 # --- inputs -------------------------------------------------------------------------------
 
+_PLANS_KEPT = 32
+_plans: OrderedDict[int, _Plan] = OrderedDict()
+_plans_lock = threading.Lock()
+
+
+def _plan_of(workflow: Any) -> _Plan:
+    """The plan of ``workflow``, made once per workflow object rather than once per call.
+
+    A catalog serves one compiled definition object until its files change, and a new object
+    after (so a reload never finds the old plan); served definitions are read, never written.
+    Looked up by identity: each entry holds its workflow, so the id cannot be reused while kept.
+    """
+    key = id(workflow)
+    with _plans_lock:
+        plan = _plans.get(key)
+        if plan is not None and plan.workflow is workflow:
+            _plans.move_to_end(key)
+            return plan
+    plan = _Plan(workflow)
+    with _plans_lock:
+        _plans[key] = plan
+        while len(_plans) > _PLANS_KEPT:
+            _plans.popitem(last=False)
+    return plan
+
 
 class _Plan:
-    """The workflow's steps, ids, and which top-level steps run only as a loop's body."""
+    """The workflow's steps, ids, which top-level steps run only as a loop's body, and the steps
+    whose outputs a later step reads."""
 
     def __init__(self, workflow: Any) -> None:
         if not isinstance(workflow, Mapping) or not isinstance(workflow.get("steps"), list):
@@ -131,6 +160,17 @@ class _Plan:
             for step in self.steps
             if step_kind(step) == "loop" and isinstance(step.get("body"), str)
         }
+        self.read_outputs = frozenset(referenced_step_ids(self.steps))
+        self._valid_criteria: set[int] = set()  # ids of criteria objects of this workflow
+
+    def check_criteria(self, step: Mapping[str, Any]) -> None:
+        """Raises InvalidCriteria for broken criteria of ``step``, as describing them would; each
+        criteria object of the workflow is checked once per plan (the plan holds the workflow,
+        so the ids stay its objects')."""
+        for _, criteria in step_criteria(step):
+            if criteria is not None and id(criteria) not in self._valid_criteria:
+                require_valid_criteria(criteria)
+                self._valid_criteria.add(id(criteria))
 
     def body(self, loop: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         body = loop.get("body")
@@ -192,9 +232,8 @@ def _context(context: Any) -> dict[str, Any]:
         return {LOOPS_KEY: {}}
     if not isinstance(context, Mapping):
         raise InvalidParams("context must be an object", details=f"got {type(context).__name__}")
-    ctx = copy.deepcopy(
-        dict(context)
-    )  # the result carries a context of its own; never alias the caller's
+    # the result carries a context of its own; never alias the caller's
+    ctx: dict[str, Any] = _json_copy(dict(context))
     loops = ctx.setdefault(LOOPS_KEY, {})
     if not isinstance(loops, Mapping) or not all(
         isinstance(state, Mapping) for state in loops.values()
@@ -277,10 +316,17 @@ class _Walk:
         values = served_values(self.ctx)
         rendered = render_step(self.plan.workflow, step, values, loop)
         self.notes.extend(rendered.notes)
+        self.plan.check_criteria(step)
         guidance = step_guidance(
-            self.plan.workflow, step, self.ctx, first=first, loop=loop, rendered=rendered
+            self.plan.workflow,
+            step,
+            self.ctx,
+            first=first,
+            loop=loop,
+            rendered=rendered,
+            criteria_checked=True,
         )
-        served = copy.deepcopy(dict(step))
+        served = _json_copy(dict(step))  # the definition is shared: the caller gets its own step
         if step_kind(step) != "command":
             served.update(title=rendered.title, prompt=rendered.prompt)
         return NextStep(
@@ -291,7 +337,7 @@ class _Walk:
             self._skipped(),
             loop,
             self.notes,
-            next_action(step, loop, referenced_step_ids(self.plan.steps)),
+            next_action(step, loop, self.plan.read_outputs),
         )
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
@@ -567,6 +613,23 @@ def served_values(ctx: Mapping[str, Any]) -> dict[str, Any]:
         "context": {k: v for k, v in ctx.items() if k != LOOPS_KEY},
         "steps": steps if isinstance(steps, Mapping) else {},
     }
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of JSON-shaped data: dicts and lists made anew, scalars shared (immutable),
+    anything else deep-copied. A third of what `copy.deepcopy` costs on a step, which was a
+    fifth of a `workflow_next` call (its memo of every node is for cycles JSON cannot have)."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_json_copy(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)
 
 
 def _kind(value: Any) -> str:

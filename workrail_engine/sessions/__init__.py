@@ -30,17 +30,39 @@ start; tokens are signed with the store's key (`SessionTokenError`, ``data.reaso
 TOKEN_INVALID_FORMAT | TOKEN_BAD_SIGNATURE | TOKEN_SCOPE_MISMATCH). docs/sessions.md has the rest.
 """
 
-from .git_context import git_context
-from .service import (
-    AnswerNotApplied,
-    Confirm,
-    SessionService,
-    SessionStep,
-    answer_digest,
-    workflow_hash,
-)
-from .store import SessionStore
-from .tokens import SessionTokenError
+from typing import TYPE_CHECKING
+
+from .._lazy_names import names_loaded_on_first_use
+
+if TYPE_CHECKING:
+    from .git_context import git_context
+    from .service import (
+        AnswerNotApplied,
+        Confirm,
+        SessionService,
+        SessionStep,
+        answer_digest,
+        workflow_hash,
+    )
+    from .store import SessionStore
+    from .tokens import SessionTokenError
+
+# Each name loads its module on first use: the MCP server starts without the sessions engine
+# and its run store, and loads them with the first session tool call.
+_MODULE_OF = {
+    "AnswerNotApplied": "service",
+    "Confirm": "service",
+    "SessionService": "service",
+    "SessionStep": "service",
+    "answer_digest": "service",
+    "workflow_hash": "service",
+    "SessionStore": "store",
+    "SessionTokenError": "tokens",
+    "git_context": "git_context",
+}
+
+__getattr__ = names_loaded_on_first_use(__name__, _MODULE_OF)
+
 
 __all__ = [
     "AnswerNotApplied",

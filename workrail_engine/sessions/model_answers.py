@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..definition.steps import find_step
-from .service import Confirm, SessionService, SessionStep, asks_a_person
-from .store import SessionStore
+
+if TYPE_CHECKING:  # the MCP server reads ModelLimits at start, before any session is served
+    from .service import Confirm, SessionService, SessionStep
+    from .store import SessionStore
 
 __all__ = [
     "AskModel",
@@ -141,6 +143,8 @@ def answer_with_model(
     """Let the model answer ``target``'s steps from the one waiting now; the usage, with why it
     stopped. ``can_confirm``: a person can be asked to confirm a step (else such a step stops
     the model)."""
+    from .service import asks_a_person  # loaded on first use, not with ModelLimits
+
     usage = usage_of(store, target.run_id)
     turn = target.waiting()
     while turn is not None:

@@ -69,16 +69,27 @@ class _NotPlain(Exception):
     repeated key, a key that is a collection, a collection of another type)."""
 
 
+class _TooDeep(Exception):
+    """A collection nested deeper than MAX_NESTING (the first, in document order)."""
+
+    def __init__(self, node: yaml.Node) -> None:
+        self.node = node
+
+
 def _build(
     node: yaml.Node,
     pointer: str,
     key: tuple[int, int] | None,
     out: YamlParse,
     constructor: yaml.constructor.SafeConstructor,
+    level: int,
 ) -> Any:
     """The value of a tree of plain mappings, sequences and scalars, recording its spans as
     `_record` does: the same value as SafeConstructor's, without its per-node bookkeeping (which
-    costs more than the C composer that made the nodes)."""
+    costs more than the C composer that made the nodes). ``level``: the node's nesting level,
+    checked here as `_first_too_deep` would, which saves a walk of the tree."""
+    if level > MAX_NESTING and isinstance(node, yaml.CollectionNode):
+        raise _TooDeep(node)
     out.spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
     tag = node.tag
     if tag == _STR and isinstance(node, yaml.ScalarNode):
@@ -101,11 +112,12 @@ def _build(
                 (key_node.start_mark.index, key_node.end_mark.index),
                 out,
                 constructor,
+                level + 1,
             )
         return mapping
     if tag == _SEQ and isinstance(node, yaml.SequenceNode):
         return [
-            _build(item, f"{pointer}/{index}", None, out, constructor)
+            _build(item, f"{pointer}/{index}", None, out, constructor, level + 1)
             for index, item in enumerate(node.value)
         ]
     raise _NotPlain
@@ -246,18 +258,25 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
         node = yaml.compose(text, Loader=_Loader)
         if node is None:
             return None, SyntaxProblem("The file holds no YAML document", 0, 0)
+        if "&" not in text:  # a tree (see _expansion_problem): checked, built, placed in one walk
+            try:
+                parsed = YamlParse(None, {}, [])
+                parsed.value = _build(node, "", None, parsed, yaml.constructor.SafeConstructor(), 1)
+                return parsed, None
+            except _TooDeep as deep:
+                return None, _too_deep(deep.node)
+            except _NotPlain:
+                pass
+            except Exception:
+                # The depth check comes first, as when it was a walk of its own before the build
+                too_deep = _too_deep(_first_too_deep(node))
+                if too_deep is not None:
+                    return None, too_deep
+                raise
         expansion = _expansion_problem(node, text)
         if expansion is not None:
             return None, expansion
-        constructor = yaml.constructor.SafeConstructor()
-        if "&" not in text:  # a tree (see _expansion_problem): built and placed in one walk
-            try:
-                parsed = YamlParse(None, {}, [])
-                parsed.value = _build(node, "", None, parsed, constructor)
-                return parsed, None
-            except _NotPlain:
-                constructor = yaml.constructor.SafeConstructor()
-        value = constructor.construct_document(node)
+        value = yaml.constructor.SafeConstructor().construct_document(node)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         at = mark.index if mark is not None else 0

@@ -195,15 +195,32 @@ class _Bound:
 _SERVER_SIDE = ("report", "confirm", "sample")
 
 
-def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
-    signature = inspect.signature(spec.fn, eval_str=True)
-    # The first is `env`; `report` (progress) is the server's, not the client's.
-    parameters = [p for p in list(signature.parameters.values())[1:] if p.name not in _SERVER_SIDE]
+def _client_signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``fn``'s signature as the client sees it: without `env` (the first) and the server-side
+    parameters, its annotations evaluated. Only the client's are: a server-side parameter's type
+    may name what is loaded on first use (the sessions engine), which the server starts without."""
 
+    def evaluated(annotation: Any) -> Any:
+        if not isinstance(annotation, str):  # our modules use `from __future__ import annotations`
+            return annotation
+        return eval(annotation, fn.__globals__)  # our own source, as inspect.signature does
+
+    signature = inspect.signature(fn)
+    parameters = [
+        p.replace(annotation=evaluated(p.annotation))
+        for p in list(signature.parameters.values())[1:]
+        if p.name not in _SERVER_SIDE
+    ]
+    return signature.replace(
+        parameters=parameters, return_annotation=evaluated(signature.return_annotation)
+    )
+
+
+def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
     def run(**arguments: Any) -> CallToolResult:
         return invoke(**arguments)
 
-    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    run.__signature__ = _client_signature(spec.fn)  # type: ignore[attr-defined]
     run.__name__ = spec.name
     tool = Tool.from_function(
         run,
@@ -239,6 +256,11 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._tools)
+
+    def asks_client(self, name: str) -> bool:
+        """Whether the tool may ask the client's side something (a person, a model)."""
+        spec = self._tools[name].spec
+        return spec.asks_person or spec.samples
 
     def validate(self, name: str, arguments: Any) -> dict[str, Any]:
         """Validated keyword arguments, or `MCPError(-32602)` with readable details."""

@@ -17,20 +17,27 @@ import logging
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError, InvalidParams
-from workrail_engine.runs import RunOptions, RunService, resolve_workflow
-from workrail_engine.runs.model_answers import answer_run_with_model
-from workrail_engine.runs.resolve import project_of, run_ids_explained, store_exists
-from workrail_engine.sessions import Confirm
-from workrail_engine.sessions.model_answers import AskModel
+from workrail_engine.runs.resolve import (
+    project_of,
+    resolve_workflow,
+    run_ids_explained,
+    store_exists,
+)
 from workrail_mcp.next_action import phrase_run
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
+
+if TYPE_CHECKING:  # the run service (planner, walker, executor) and the sessions engine load on
+    # first use: the server's start and workflow_next need neither (issue 24 §3)
+    from workrail_engine.runs import RunService
+    from workrail_engine.sessions import Confirm
+    from workrail_engine.sessions.model_answers import AskModel
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
 
@@ -38,7 +45,7 @@ log = logging.getLogger(__name__)
 
 
 class RunsState:
-    """The server's `RunService`, created with the server but started on first need."""
+    """The server's `RunService`, made on first need (the first run tool call, or recovery)."""
 
     def __init__(
         self,
@@ -50,14 +57,31 @@ class RunsState:
         # ``service``: the process's RunService when the dashboard shares it (DBOS is one per
         # process, so the service is too).
         self.catalog = catalog
-        self.service = service or RunService(
-            project_of(catalog), allow_commands=allow_commands, sandbox=sandbox, server=True
-        )
+        self._settings = {"allow_commands": allow_commands, "sandbox": sandbox}
+        self._service = service
+        self._making = threading.Lock()
         self._recovery = threading.Lock()
+
+    @property
+    def service(self) -> RunService:
+        if self._service is None:
+            with self._making:
+                if self._service is None:
+                    from workrail_engine.runs import RunService
+
+                    self._service = RunService(
+                        project_of(self.catalog), server=True, **self._settings
+                    )
+        return self._service
+
+    @property
+    def started(self) -> bool:
+        """Whether the run store is open (False without making the service)."""
+        return self._service is not None and self._service.started
 
     def recover_soon(self) -> None:
         """Start the store in the background when it already holds runs (they may need recovery)."""
-        if self.service.started or not self._recovery.acquire(blocking=False):
+        if self.started or not self._recovery.acquire(blocking=False):
             return
         if store_exists():
             threading.Thread(
@@ -75,7 +99,7 @@ class RunsState:
     def running(self) -> list[dict[str, Any]]:
         """The runs in progress, for list_workflows; without a store there are none (and none is
         created just to count them)."""
-        if not self.service.started and not store_exists():
+        if not self.started and not store_exists():
             return []
         try:
             return self.service.list(running_only=True)
@@ -92,7 +116,7 @@ class RecoveryKick:
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         result = await call_next(ctx)
-        if ctx.method != "initialize" and not self.runs.service.started:
+        if ctx.method != "initialize" and not self.runs.started:
             self.runs.recover_soon()
         return result
 
@@ -218,6 +242,8 @@ def run_workflow(
     confirm: Confirm | None = None,
     sample: AskModel | None = None,
 ) -> RunResult:
+    from workrail_engine.runs import RunOptions
+
     service = _runs(env).service
     workflow, _ = resolve_workflow(env.catalog, workflow_name, any_path=False, base=service.project)
     options = RunOptions(timeout=timeout, parallel_limit=parallel_limit, context=context or {})
@@ -239,6 +265,8 @@ def _with_model(
     ``sampling: {calls, tokens, stopped}``; ``state`` itself otherwise."""
     if sample is None or env.model_limits is None or state.get("status") != "waiting":
         return state
+    from workrail_engine.runs.model_answers import answer_run_with_model
+
     moved, usage = answer_run_with_model(
         _runs(env).service,
         state,

@@ -16,16 +16,18 @@ is −32005 with ``data.reason: ANSWER_NOT_APPLIED`` and ``data.state``.
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError, InvalidParams
-from workrail_engine.sessions import Confirm, SessionService, SessionStep, workflow_hash
 from workrail_engine.sessions.model_answers import AskModel, SessionForModel, answer_with_model
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
+
+if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
+    from workrail_engine.sessions import Confirm, SessionService, SessionStep
 
 __all__ = ["SPECS", "candidate_response", "session_response", "sessions_of", "source_visibility"]
 
@@ -323,6 +325,8 @@ def inspect_workflow(
         if mode == "preview"
         else {k: served[k] for k in ("id", "name", "description", "version") if k in served}
     )
+    from workrail_engine.sessions import workflow_hash
+
     return {
         "workflowId": workflowId,
         "workflowHash": workflow_hash(served),

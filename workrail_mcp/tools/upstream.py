@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from workrail_engine.errors import InvalidParams
-from workrail_engine.sessions import Confirm, SessionStep
 from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._upstream_errors import upstream_error
@@ -31,6 +30,9 @@ from workrail_mcp.tools.sessions import (
     source_visibility,
     with_model,
 )
+
+if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
+    from workrail_engine.sessions import Confirm, SessionStep
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
 

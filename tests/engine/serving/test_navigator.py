@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workrail_engine.errors import InvalidParams, InvalidRunState, StepNotFound
+from workrail_engine.catalog import Catalog, Source
+from workrail_engine.errors import InvalidCriteria, InvalidParams, InvalidRunState, StepNotFound
 from workrail_engine.serving.navigator import LOOPS_KEY, NextStep, next_step
 
 TASK = {
@@ -756,3 +759,87 @@ def test_an_agent_that_drops_the_context_is_told_and_cannot_loop_forever() -> No
         completed.append("fix")
     assert call == 6  # five times "fix" (maxIterations), then the loop is treated as finished
     assert "treated as finished" in result.notes[0]
+
+
+# --- plans kept per served definition -----------------------------------------------------------
+
+
+def _served_workflow(directory: Any, first_prompt: str, reads: bool) -> None:
+    steps = [
+        {"id": "plan", "title": "Plan", "prompt": first_prompt},
+        {
+            "id": "build",
+            "title": "Build",
+            "prompt": "Build {{steps.plan.output}}." if reads else "Build it.",
+        },
+    ]
+    workflow = {
+        "id": "kept",
+        "name": "Kept",
+        "description": "d",
+        "version": "1.0.0",
+        "steps": steps,
+    }
+    (directory / "kept.json").write_text(json.dumps(workflow))
+
+
+def test_the_plan_is_made_once_per_served_definition_and_again_after_a_reload(
+    tmp_path, monkeypatch
+) -> None:
+    """The workflow's walk (ids, loop bodies, which outputs are read) was rebuilt on every call:
+    half of a workflow_next call. A catalog reload serves a new definition and a new plan."""
+    import workrail_engine.serving.navigator as navigator
+
+    made = []
+    real = navigator.referenced_step_ids
+    monkeypatch.setattr(navigator, "referenced_step_ids", lambda node: made.append(1) or real(node))
+    _served_workflow(tmp_path, "Plan it.", reads=True)
+    catalog = Catalog([Source("project", tmp_path)], rescan_interval=0)
+    for _ in range(3):
+        found = next_step(catalog.served("kept"), [], {})
+        assert found.step["prompt"] == "Plan it."
+        assert found.next_action["outputTo"] == ["steps.plan.output"]
+    assert len(made) == 1
+
+    _served_workflow(tmp_path, "Plan again.", reads=False)
+    os.utime(tmp_path / "kept.json", ns=(1, 1))  # a change the scan sees even within one mtime tick
+    catalog.refresh(force=True)
+    found = next_step(catalog.served("kept"), [], {})
+    assert found.step["prompt"] == "Plan again."
+    assert "outputTo" not in found.next_action
+    assert len(made) == 2
+
+
+def test_the_served_step_is_the_callers_own() -> None:
+    """The step handed out is a copy: changing it changes neither the definition nor the next answer."""
+    workflow = copy.deepcopy(TASK)
+    first = next_step(workflow, [], {})
+    first.step["validationCriteria"][0]["value"] = "changed"
+    first.step["guidance"].append("added")
+    assert workflow == TASK
+    again = next_step(workflow, [], {})
+    assert again.step["validationCriteria"] == TASK["steps"][0]["validationCriteria"]
+    assert again.step["guidance"] == ["Read the tests first."]
+
+
+def test_criteria_are_checked_once_per_definition_and_broken_ones_every_time(monkeypatch) -> None:
+    """Checking a step's criteria was a sixth of a workflow_next call; valid criteria are now
+    checked once per definition, and broken ones still fail every call that serves their step."""
+    import workrail_engine.serving.navigator as navigator
+
+    checked = []
+    real = navigator.require_valid_criteria
+    monkeypatch.setattr(navigator, "require_valid_criteria", lambda c: checked.append(1) or real(c))
+    workflow = copy.deepcopy(TASK)
+    for _ in range(3):
+        found = next_step(workflow, [], {})
+        assert found.guidance["validationCriteria"] == [
+            'Documented assumptions (the output contains "Assumptions")'
+        ]
+    assert len(checked) == 1
+
+    broken = copy.deepcopy(TASK)
+    broken["steps"][0]["validationCriteria"] = [{"type": "regex", "pattern": "("}]
+    for _ in range(2):
+        with pytest.raises(InvalidCriteria):
+            next_step(broken, [], {})

@@ -1,0 +1,39 @@
+"""The order pytest-xdist's workers are handed the test modules in (tests/conftest.py applies it)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+# pytest-xdist hands each worker whole modules (--dist loadscope) in the order they are collected
+# (addopts turn off its own order, most tests first): a module of a few long tests handed out last
+# kept one worker busy alone for minutes at the end. These run longest (per-module sums of test
+# durations, issue 22 §1 in docs/benchmarks.md), so they go first, longest first; a module marked
+# slow comes next, then the rest, most tests first. A module missing from the list is only
+# scheduled later, never skipped.
+LONGEST_MODULES = (
+    "tests/editors/test_vscode_in_code_server.py",
+    "tests/test_pre_commit.py",
+    "tests/cli/test_console_script_cli.py",
+    "tests/mcp/dashboard/test_dashboard_browser.py",
+    "tests/cli/test_runs_cli.py",
+    "tests/mcp/test_stdio_protocol.py",
+    "tests/engine/runs/test_step_processes.py",
+    "tests/mcp/dashboard/test_dashboard_security.py",
+    "tests/editors/test_editors_nvim.py",
+    "tests/mcp/test_upstream_navigation.py",
+)
+
+
+def in_dispatch_order(items: list[pytest.Item]) -> None:
+    """Sorts the collected tests in place, keeping each module's tests together and in order."""
+    tests_per_module = Counter(item.nodeid.split("::")[0] for item in items)
+    slow_modules = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+
+    def rank(module: str) -> tuple[int, int]:
+        if module in LONGEST_MODULES:
+            return (0, LONGEST_MODULES.index(module))
+        return (1 if module in slow_modules else 2, -tests_per_module[module])
+
+    items.sort(key=lambda item: rank(item.nodeid.split("::")[0]))  # stable: a module's own order
