@@ -423,3 +423,43 @@ def test_steps_in_nested_loops_are_keyed_by_every_iteration(service):
         },
         **{f"plain[{r}][{i}]": f"{r} {item}\n" for r in (1, 2) for i, item in ((1, "x"), (2, "y"))},
     }
+
+
+def test_a_members_retries_and_step_events_in_a_loop_are_per_iteration(service, tmp_path):
+    """Each iteration's member fails its first attempt (a file per item says it was tried), so
+    every iteration needs its own two attempts; the step events name each iteration's key."""
+    flaky = py(
+        f"import os, sys; p = os.path.join({str(tmp_path)!r}, sys.argv[1]); "
+        "tried = os.path.exists(p); open(p, 'a').write('x'); print(sys.argv[1]); "
+        "sys.exit(0 if tried else 1)"
+    ) + ["{{context.item}}"]
+    retry = {"maxAttempts": 2, "delaySeconds": 0.01}
+    wf = workflow(
+        {
+            "id": "each",
+            "title": "each",
+            "type": "loop",
+            "loop": {"type": "forEach", "items": ["p", "q"], "itemVar": "item"},
+            "body": [
+                {
+                    "id": "group",
+                    "title": "group",
+                    "type": "parallel",
+                    "steps": [command("flaky", flaky, retry=retry), command("steady", ["true"])],
+                }
+            ],
+        }
+    )
+    run_id = service.run(wf, {}, RunOptions())
+    result = service.wait(run_id, 60)
+    assert result["status"] == "success", result
+    by_name = {r["step_name"]: r for r in result["step_results"]}
+    assert {
+        k: (r["attempts"], r["output"]["stdout"]) for k, r in by_name.items() if "flaky" in k
+    } == {
+        "flaky[1]": (2, "p\n"),
+        "flaky[2]": (2, "q\n"),
+    }
+    assert [(tmp_path / i).read_text() for i in "pq"] == ["xx", "xx"]
+    ended = {e["step"] for e in service.step_events(run_id, 0, 0).events if e["event"] == "ended"}
+    assert ended == {"flaky[1]", "steady[1]", "flaky[2]", "steady[2]"}
