@@ -169,6 +169,8 @@ class RunWalker:
         self.failed: list[str] = []  # steps that failed under onFailure: continue
         # the loop being walked, for the prompt of its body's steps (the final-pass notice)
         self.loop_position: dict[str, Any] | None = None
+        # the iteration of each loop being walked, outermost first: part of every step's key
+        self.iterations: list[int] = []
         self.asked = False  # whether the agent was asked for a step yet (preconditions go first)
         self.error: str | None = None  # set when the run must stop
 
@@ -181,7 +183,7 @@ class RunWalker:
                 break
             if step["id"] in self.owned:
                 continue
-            self._step(step, step["id"])
+            self._step(step)
         if self.error is not None:
             return {"status": "failed", "error_message": self.error}
         if self.failed:
@@ -195,7 +197,14 @@ class RunWalker:
         condition = step.get("runCondition")
         return condition is None or evaluate(condition, condition_context(self.values), notes)
 
-    def _step(self, step: dict[str, Any], key: str) -> None:
+    def _key(self, step: Mapping[str, Any]) -> str:
+        """The key a step's attempts, result and agent answer are recorded under: its id, then
+        the iteration of each enclosing loop (``ID[2]``, ``ID[1][3]`` nested). Parallel members
+        and sequential steps get theirs here alike, so no iteration reads another's outcome."""
+        return str(step["id"]) + "".join(f"[{i}]" for i in self.iterations)
+
+    def _step(self, step: dict[str, Any]) -> None:
+        key = self._key(step)
         notes: list[str] = []
         if not self._holds(step, notes):
             reason = " ".join(["runCondition is false", *notes])
@@ -276,7 +285,7 @@ class RunWalker:
                 self._finish(
                     step,
                     step_result(
-                        step["id"],
+                        self._key(step),
                         "skipped",
                         None,
                         0.0,
@@ -287,7 +296,7 @@ class RunWalker:
             elif step_kind(step) == "prompt":
                 prompts.append(step)  # the agent does one thing at a time
             else:
-                members.append((step["id"], step, needed_values(step, self.values)))
+                members.append((self._key(step), step, needed_values(step, self.values)))
         limits = [n for n in (group.get("parallelLimit"), self.parallel_limit) if n]
         limit = min(limits) if limits else max(len(members), 1)
         if members:
@@ -297,7 +306,7 @@ class RunWalker:
                 self._finish(step, result)
         for step in prompts:
             if self.error is None:
-                self._prompt(step, step["id"])
+                self._prompt(step, self._key(step))
 
     # --- loops -------------------------------------------------------------------------
 
@@ -310,8 +319,11 @@ class RunWalker:
         limit = spec.get("maxIterations", DEFAULT_MAX_ITERATIONS)
         items = self._items(spec) if spec.get("type") == "forEach" else None
         iteration = 0
+        enclosing = self.loop_position  # an outer loop's, back once this one ends
+        self.iterations.append(iteration)
         while self.error is None and iteration < limit and self._continues(spec, iteration, items):
             iteration += 1
+            self.iterations[-1] = iteration
             self._expose(spec, iteration, items)
             self.loop_position = {
                 "type": spec.get("type"),
@@ -321,8 +333,9 @@ class RunWalker:
             for step in steps:
                 if self.error is not None:
                     break
-                self._step(step, f"{step['id']}[{iteration}]")
-        self.loop_position = None
+                self._step(step)
+        self.iterations.pop()
+        self.loop_position = enclosing
         for name in ("iterationVar", "indexVar", "itemVar"):
             if isinstance(spec.get(name), str):
                 self.values["context"].pop(spec[name], None)

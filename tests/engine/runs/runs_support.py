@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 PY = sys.executable
 
@@ -17,3 +18,38 @@ def command(step_id: str, argv: list[str], **extra) -> dict:
 
 def workflow(*steps: dict, **extra) -> dict:
     return {"id": "test-run", "name": "Test run", "steps": list(steps), **extra}
+
+
+def loop_of_groups(marks: Path, nap_at: str) -> dict:
+    """A forEach over x, y, z whose body is a parallel group of members left and right; each member
+    marks and prints "NAME ITEM". Member left at item ``nap_at`` first naps 3 s (once: run again
+    after a crash, it does not)."""
+    code = (
+        "import os, sys, time; name, item = sys.argv[1:]; "
+        f"marks = {str(marks)!r}; "
+        "seen = open(marks).read().splitlines() if os.path.exists(marks) else []; "
+        "open(marks, 'a').write(f'{name} {item}\\n'); "
+        f"time.sleep(3 if name == 'left' and item == {nap_at!r} and 'left ' + item not in seen else 0); "
+        "print(name, item)"
+    )
+    members = [
+        command(name, [sys.executable, "-c", code, name, "{{context.item}}"])
+        for name in ("left", "right")
+    ]
+    return workflow(
+        {
+            "id": "each",
+            "title": "each",
+            "type": "loop",
+            "loop": {"type": "forEach", "items": ["x", "y", "z"], "itemVar": "item"},
+            "body": [{"id": "group", "title": "group", "type": "parallel", "steps": members}],
+        }
+    )
+
+
+# what `loop_of_groups` gives, by step key
+LOOP_OUTPUTS = {
+    f"{name}[{i}]": f"{name} {item}\n"
+    for i, item in enumerate("xyz", 1)
+    for name in ("left", "right")
+}

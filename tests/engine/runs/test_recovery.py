@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from runs_support import PY
+from runs_support import LOOP_OUTPUTS, PY, loop_of_groups
 
 WAITER = """
 import json, sys
@@ -50,9 +50,14 @@ def _workflow(project: Path, idempotent: bool) -> Path:
 
 
 def _crash_mid_run(tmp_path: Path, idempotent: bool) -> tuple[Path, Path, str]:
-    project, home = tmp_path / "project", tmp_path / "home"
+    project = tmp_path / "project"
     project.mkdir()
-    path = _workflow(project, idempotent)
+    return _crash_when(tmp_path, _workflow(project, idempotent), project / "log", "second-start")
+
+
+def _crash_when(tmp_path: Path, path: Path, log: Path, started: str) -> tuple[Path, Path, str]:
+    """Run the workflow at ``path`` with the CLI; kill -9 it once ``log`` holds ``started``."""
+    project, home = path.parent, tmp_path / "home"
     env = {**os.environ, "WORKRAIL_HOME": str(home)}
     proc = subprocess.Popen(
         [
@@ -70,12 +75,8 @@ def _crash_mid_run(tmp_path: Path, idempotent: bool) -> tuple[Path, Path, str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    log = project / "log"
     deadline = time.monotonic() + 60
-    while (
-        "second-start" not in (log.read_text() if log.exists() else "")
-        and time.monotonic() < deadline
-    ):
+    while started not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
@@ -106,6 +107,25 @@ def test_kill_9_then_restart_resumes_from_the_last_completed_step(tmp_path):
     assert lines.count("second-start") == 2 and lines[-2:] == ["second-end", "third"]
     assert lines.count("second-end") == 1  # the killed attempt's orphan was stopped, never finished
     assert [r["step_name"] for r in result["step_results"]] == ["first", "second", "third"]
+
+
+def test_kill_9_in_a_parallel_group_in_a_loop_resumes_the_right_iteration(tmp_path):
+    """Members are keyed by their iteration path: after the crash the finished iterations are
+    replayed from the journal and the rest run, each with its own iteration's values."""
+    (tmp_path / "project").mkdir()
+    marks = tmp_path / "marks"
+    path = tmp_path / "project" / "loops.json"
+    path.write_text(json.dumps(loop_of_groups(marks, "y")))
+    project, home, run_id = _crash_when(tmp_path, path, marks, "left y")
+    result = _recover(project, home, run_id)
+    assert result["status"] == "success", result
+    outputs = {r["step_name"]: r["output"]["stdout"] for r in result["step_results"]}
+    assert outputs == LOOP_OUTPUTS
+    lines = marks.read_text().splitlines()
+    for done_before in ("left x", "right x"):
+        assert lines.count(done_before) == 1, lines  # the first iteration was not run again
+    assert lines.count("left y") == 2, lines  # killed mid-nap, so run again
+    assert lines.count("left z") == 1 and lines.count("right z") == 1, lines
 
 
 def test_kill_9_during_a_non_idempotent_step_marks_it_interrupted(tmp_path):

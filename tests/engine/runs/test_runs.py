@@ -360,3 +360,106 @@ def test_sandbox_requested_but_unavailable_refuses_the_run(service, monkeypatch,
             RunOptions(),
         )
     assert not marker.exists()
+
+
+def _echo_group(group_id: str, *members: str) -> dict:
+    return {
+        "id": group_id,
+        "title": group_id,
+        "type": "parallel",
+        "steps": [command(m, ["echo", f"{m} {{{{context.item}}}}"]) for m in members],
+    }
+
+
+def test_a_parallel_group_in_a_loop_runs_its_members_at_every_iteration(service):
+    wf = workflow(
+        {
+            "id": "each",
+            "title": "each",
+            "type": "loop",
+            "loop": {"type": "forEach", "items": ["a", "b", "c"], "itemVar": "item"},
+            "body": [_echo_group("group", "left", "right")],
+        }
+    )
+    result = finish(service, wf)
+    assert result["status"] == "success", result
+    outputs = {r["step_name"]: r["output"]["stdout"] for r in result["step_results"]}
+    assert outputs == {
+        f"{m}[{i}]": f"{m} {item}\n" for i, item in enumerate("abc", 1) for m in ("left", "right")
+    }
+    assert result["steps_completed"] == result["steps_total"]
+
+
+def test_steps_in_nested_loops_are_keyed_by_every_iteration(service):
+    """The lint refuses nested loops (WR204) but the engine API does not lint: a run given them
+    keys each step by every enclosing iteration, not the innermost alone."""
+    inner = {
+        "id": "inner",
+        "title": "inner",
+        "type": "loop",
+        "loop": {"type": "forEach", "items": ["x", "y"], "itemVar": "item"},
+        "body": [
+            _echo_group("group", "member"),
+            command("plain", ["echo", "{{context.round}} {{context.item}}"]),
+        ],
+    }
+    wf = workflow(
+        {
+            "id": "outer",
+            "title": "outer",
+            "type": "loop",
+            "loop": {"type": "for", "count": 2, "iterationVar": "round"},
+            "body": [inner],
+        }
+    )
+    result = finish(service, wf)
+    assert result["status"] == "success", result
+    outputs = {r["step_name"]: r["output"]["stdout"] for r in result["step_results"]}
+    assert outputs == {
+        **{
+            f"member[{r}][{i}]": f"member {item}\n"
+            for r in (1, 2)
+            for i, item in ((1, "x"), (2, "y"))
+        },
+        **{f"plain[{r}][{i}]": f"{r} {item}\n" for r in (1, 2) for i, item in ((1, "x"), (2, "y"))},
+    }
+
+
+def test_a_members_retries_and_step_events_in_a_loop_are_per_iteration(service, tmp_path):
+    """Each iteration's member fails its first attempt (a file per item says it was tried), so
+    every iteration needs its own two attempts; the step events name each iteration's key."""
+    flaky = py(
+        f"import os, sys; p = os.path.join({str(tmp_path)!r}, sys.argv[1]); "
+        "tried = os.path.exists(p); open(p, 'a').write('x'); print(sys.argv[1]); "
+        "sys.exit(0 if tried else 1)"
+    ) + ["{{context.item}}"]
+    retry = {"maxAttempts": 2, "delaySeconds": 0.01}
+    wf = workflow(
+        {
+            "id": "each",
+            "title": "each",
+            "type": "loop",
+            "loop": {"type": "forEach", "items": ["p", "q"], "itemVar": "item"},
+            "body": [
+                {
+                    "id": "group",
+                    "title": "group",
+                    "type": "parallel",
+                    "steps": [command("flaky", flaky, retry=retry), command("steady", ["true"])],
+                }
+            ],
+        }
+    )
+    run_id = service.run(wf, {}, RunOptions())
+    result = service.wait(run_id, 60)
+    assert result["status"] == "success", result
+    by_name = {r["step_name"]: r for r in result["step_results"]}
+    assert {
+        k: (r["attempts"], r["output"]["stdout"]) for k, r in by_name.items() if "flaky" in k
+    } == {
+        "flaky[1]": (2, "p\n"),
+        "flaky[2]": (2, "q\n"),
+    }
+    assert [(tmp_path / i).read_text() for i in "pq"] == ["xx", "xx"]
+    ended = {e["step"] for e in service.step_events(run_id, 0, 0).events if e["event"] == "ended"}
+    assert ended == {"flaky[1]", "steady[1]", "flaky[2]", "steady[2]"}
