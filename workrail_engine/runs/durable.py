@@ -127,8 +127,15 @@ def launch(
         runtime = DurableRuntime(home, database_url, settings, executes=executes)
         if answered is not None:
             runtime.answered = answered
-        runtime.launch()
+        # Current before DBOS starts: what it runs during the launch (a member dequeued from the
+        # shared step queue, a run recovered) looks the runtime up at once.
         _current = runtime
+        try:
+            runtime.launch()
+        except BaseException:
+            _current = None
+            runtime.abandon_launch()
+            raise
         if "cleanup" not in _exit_hooks:
             # A process that ends with nothing in flight leaves no lock file behind (`workrail
             # runs` would leave one per call): the same clean stop as `shutdown`.
@@ -200,6 +207,7 @@ class DurableRuntime:
     def launch(self) -> None:
         make_private(self.home, sqlite=self.url.startswith("sqlite"))
         lock = ExecutorLock(self.home)
+        self.executor_lock = lock  # from here on: what a failed launch releases
         DBOS(
             config={
                 "name": "workrail",
@@ -246,7 +254,6 @@ class DurableRuntime:
             self.recover(dead)
         # (A process that executes nothing leaves them to the worker it starts below: handing
         # back a run that only waits for the agent would have a worker replay it for nothing.)
-        self.executor_lock = lock
         if not self.executes and self.needs_worker():
             self.start_worker()
 
@@ -282,6 +289,27 @@ class DurableRuntime:
                 if self.executor_lock is not None:
                     self.executor_lock.release()
             _current = None
+
+    def abandon_launch(self) -> None:
+        """After a launch that failed part-way: stop DBOS if it started and close what was
+        opened, so that a later launch in this process starts clean. The lock file stays when
+        runs are pending on this executor (something DBOS took during the launch): the next
+        process recovers them."""
+        try:
+            DBOS.destroy(workflow_completion_timeout_sec=0)
+        except Exception:  # DBOS never got far enough to be made: nothing of it to stop
+            logging.getLogger(__name__).debug(
+                "no DBOS to stop after a failed launch", exc_info=True
+            )
+        self.watch.stop()
+        pending = self.live or self._owns_pending()
+        for part in (self._groups, self._journal, self.liveness):
+            if part is not None:
+                part.close()
+        if self.executor_lock is not None and not pending:
+            self.executor_lock.release()
+        self._groups = self._journal = self.liveness = None
+        self.executor_lock = None
 
     def _owns_pending(self) -> bool:
         try:

@@ -325,7 +325,6 @@ def _wait_for_a_recorded_step(url: str) -> None:
     raise AssertionError("no step of the run was recorded within 60 s")
 
 
-@pytest.mark.xfail(strict=True, reason="durable.launch opens the store after DBOS dequeues")
 def test_a_worker_still_starting_runs_the_members_queued_for_it(postgres_url, tmp_path):
     """A worker dequeues members of the shared step queue as soon as DBOS starts in it: the run
     store must already be open then (it failed them with NotLaunched while the rest of its launch
