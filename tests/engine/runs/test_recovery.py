@@ -200,3 +200,59 @@ def test_a_run_of_prompt_steps_is_taken_over_by_a_process_without_commands(tmp_p
     assert after["outcome"] == "accepted" and after["status"] == "waiting", after
     assert after["waiting"]["step"]["id"] == "again"
     assert [r["step_name"] for r in after["step_results"]] == ["answer"]
+
+
+FAILED_LAUNCH = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs import RunOptions, RunService, durable
+project, home = Path(sys.argv[1]), Path(sys.argv[2])
+unreachable = RunService(
+    project, allow_commands=True, home=home, database=f"sqlite:///{home}/no-such-directory/store.db"
+)
+try:
+    unreachable.start()
+except Exception as exc:
+    failed = type(exc).__name__
+else:
+    failed = None
+left = {
+    "failed": failed,
+    "current": durable.running() is not None,
+    "lock_files": sorted(p.name for p in (home / "executors").glob("*.lock")),
+}
+service = RunService(project, allow_commands=True, home=home)
+service.start()
+run_id = service.run(json.loads(sys.argv[3]), {}, RunOptions())
+print(json.dumps({**left, "status": service.wait(run_id, 60)["status"]}))
+"""
+
+
+def test_a_failed_launch_leaves_nothing_open_and_the_next_one_works(tmp_path):
+    """The store is current while DBOS starts (what it runs during the launch needs it): a launch
+    that fails is no longer current, holds no executor lock, and the process can launch again."""
+    project = tmp_path / "project"
+    project.mkdir()
+    workflow = {
+        "id": "after-a-failed-launch",
+        "name": "again",
+        "steps": [{"id": "one", "title": "one", "run": {"command": [sys.executable, "-c", "1"]}}],
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            FAILED_LAUNCH,
+            str(project),
+            str(tmp_path / "home"),
+            json.dumps(workflow),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "WORKRAIL_DATABASE_URL"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    left = json.loads(done.stdout)
+    assert left["failed"] is not None, "a launch on a store it cannot open should fail"
+    assert left == {**left, "current": False, "lock_files": [], "status": "success"}, left
