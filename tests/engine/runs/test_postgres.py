@@ -223,8 +223,8 @@ def test_a_parallel_group_in_a_loop_runs_at_every_iteration_across_a_takeover(
     other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
     doomed = None
     try:
-        # Ready before the run starts: a process still starting fails a member it dequeues
-        # (NotLaunched; seen here, reported apart from this test's subject).
+        # Ready before the run starts, so that both workers share the run's members (a worker
+        # still starting: test_a_worker_still_starting_runs_the_members_queued_for_it).
         assert other.stdout.readline().strip() == "ready", other.stderr.read()
         doomed = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
         run_id = doomed.stdout.readline().strip()
