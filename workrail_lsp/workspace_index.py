@@ -145,6 +145,8 @@ class WorkspaceIndex:
         self._open: dict[str, str | None] = {}
         self._next_scan = 0.0  # time.monotonic() from which a scan is due
         self._scan: _Scan | None = None  # the one running
+        # The workflow folders (settings and project configuration) the last scan started with.
+        self._scanned_dirs: tuple[str, ...] | None = None
         self.generation = 0
         # Called (on the loop that asked for the scan) when a scan changed the ids.
         self.on_change: Callable[[], None] = lambda: None
@@ -173,8 +175,18 @@ class WorkspaceIndex:
 
     def refresh(self) -> None:
         """Start a scan of the disk if one is due; never waits for it (``on_change`` tells)."""
+        dirs = tuple(self.settings.workflow_dirs())  # the configuration's look-up is cached by stat
+        if dirs != self._scanned_dirs:
+            # The project configuration now names other workflow folders (a client that watches
+            # no files tells nobody): what was scanned, or is being scanned, is not this
+            # workspace any more, whatever the time between scans says.
+            if self._scan is not None:
+                self._scan.cancel()
+                self._scan = None
+            self._next_scan = 0.0
         if self._scan is not None or time.monotonic() < self._next_scan:
             return
+        self._scanned_dirs = dirs
         scan = self._scan = _Scan(self.roots, self.settings, {**self._elsewhere, **self._disk})
         try:
             loop = asyncio.get_running_loop()

@@ -148,3 +148,20 @@ def test_a_new_configuration_cancels_the_running_scan(tmp_path):
     # One change: the new root's scan ended, and with it the catalog's ids (the bundled
     # workflows) became known for WR703/WR709; the old root's findings never counted.
     assert changes == [1]
+
+
+def test_a_configuration_naming_other_folders_is_scanned_again_at_once(tmp_path):
+    """A client that watches no files (Neovim) tells nobody the project configuration changed;
+    the next look-up sees its workflow folders differ from the last scan's and scans again,
+    without waiting for the time between scans (a scan of a large root sets that to seconds)."""
+    root = _root(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "other.json").write_text(json.dumps({**SHARED, "id": "outside-id"}, indent=2))
+    index = WorkspaceIndex()
+    index.configure([root], Settings(project_roots=(str(root),)))
+    first = str(root / "workflows" / "first.json")
+    assert index.ids() == {first: "shared-id"}  # no loop: the scan ran here
+    (root / ".workrail").mkdir()
+    (root / ".workrail" / "config.toml").write_text('workflow-dirs = ["../outside"]\n')
+    assert index.ids() == {first: "shared-id", str(outside / "other.json"): "outside-id"}
