@@ -195,7 +195,7 @@ def _check_contains(rule: Mapping[str, Any], at: str, problems: list[Problem]) -
     if not isinstance(value, str) or not value:
         problems.append(
             Problem(
-                pointer_join(at, "value") if "value" in rule else at,
+                pointer_join(at, "value"),  # present: a rule without it returned above
                 TYPE_MISMATCH,
                 'A contains rule needs "value": the non-empty text the output must contain.',
             )
@@ -209,7 +209,7 @@ def _check_regex(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> N
     if not isinstance(pattern, str) or not pattern:
         problems.append(
             Problem(
-                pointer_join(at, "pattern") if "pattern" in rule else at,
+                pointer_join(at, "pattern"),
                 TYPE_MISMATCH,
                 'A regex rule needs "pattern": a non-empty RE2 regular expression.',
             )
