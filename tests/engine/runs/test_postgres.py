@@ -58,7 +58,7 @@ else:
 """
 
 STEP = (
-    "import json, os, time; t = time.time(); time.sleep(0.5); "
+    "import json, os, time; t = time.time(); time.sleep(1.0); "
     "print(json.dumps({'start': t, 'end': time.time(), 'worker': os.getppid()}))"
 )
 
