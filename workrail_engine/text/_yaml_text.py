@@ -1,11 +1,13 @@
 """YAML workflows: values plus the span of every key and value, from PyYAML's node marks.
 
-YAML files are small and hand-written, so every span is recorded eagerly in one walk over the
-composed node tree; libyaml's marks count characters, which is what our spans are.
+The composed node tree is kept: libyaml's marks count characters, which is what our spans are,
+so a pointer is placed by following it down the tree, and every span is recorded in one walk
+when all are asked for (the editor's tolerant tree).
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +15,7 @@ import yaml
 
 from ..limits import MAX_NESTING, MAX_YAML_ALIAS_NODES, TOO_DEEP
 from ._syntax import RAW_SURROGATE, UNPAIRED_SURROGATE, SyntaxProblem, has_raw_surrogate
-from .json_pointer import escape_token
+from .json_pointer import escape_token, unescape_token
 
 __all__ = ["YamlParse", "parse_yaml"]
 
@@ -23,28 +25,68 @@ except AttributeError:  # PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 
+Offsets = tuple[int, int]  # [start, end) in characters
+
+
 @dataclass(slots=True)
 class YamlParse:
     value: Any
-    # pointer -> (key span or None, value span)
-    spans: dict[str, tuple[tuple[int, int] | None, tuple[int, int]]]
     # (pointer of the repeated member, first key span, repeated key span)
-    duplicates: list[tuple[str, tuple[int, int], tuple[int, int]]]
+    duplicates: list[tuple[str, Offsets, Offsets]]
+    # The composed node tree, whose marks place every pointer (see `locate`).
+    root: yaml.Node
+    _spans: dict[str, tuple[Offsets | None, Offsets]] | None = None
+    _shift: int = 0
+
+    @property
+    def spans(self) -> dict[str, tuple[Offsets | None, Offsets]]:
+        """pointer -> (key span or None, value span) of every node: built on first use (the
+        editor's tolerant tree reads them all; a check placing a few findings calls `locate`)."""
+        if self._spans is None:
+            recorded = YamlParse(None, [], self.root)
+            _record(self.root, "", None, recorded)
+            self._spans = recorded._spans_moved(self._shift)
+        return self._spans
+
+    def locate(self, pointer: str) -> tuple[Offsets | None, Offsets] | None:
+        """``spans.get(pointer)``, found by following the pointer down the node tree when the
+        spans are not built yet."""
+        if self._spans is not None:
+            return self._spans.get(pointer)
+        found = _follow(self.root, pointer)
+        if found is None:
+            return None
+        key, node = found
+        by = self._shift
+        key_span = (key.start_mark.index + by, key.end_mark.index + by) if key else None
+        return key_span, (node.start_mark.index + by, node.end_mark.index + by)
 
     def shift(self, by: int) -> None:
         """Move every span ``by`` characters (the text had a prefix PyYAML did not count)."""
+        self._shift += by
+        if self._spans is not None:
+            self._spans = self._spans_moved(by)
+        self.duplicates = [(p, _moved(a, by), _moved(b, by)) for p, a, b in self.duplicates]
 
-        def moved(span: tuple[int, int]) -> tuple[int, int]:
-            return (span[0] + by, span[1] + by)
+    def _spans_moved(self, by: int) -> dict[str, tuple[Offsets | None, Offsets]]:
+        spans = self._spans or {}
+        if not by:
+            return spans
+        return {p: (_moved(k, by) if k else None, _moved(v, by)) for p, (k, v) in spans.items()}
 
-        self.spans = {p: (moved(k) if k else None, moved(v)) for p, (k, v) in self.spans.items()}
-        self.duplicates = [(p, moved(a), moved(b)) for p, a, b in self.duplicates]
+
+def _moved(span: Offsets, by: int) -> Offsets:
+    return (span[0] + by, span[1] + by)
 
 
-def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: YamlParse) -> None:
-    out.spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
+def _record(node: yaml.Node, pointer: str, key: Offsets | None, out: YamlParse) -> None:
+    """Every node's spans into ``out._spans`` (a repeated key keeps its first value's place),
+    every repeated key into ``out.duplicates``."""
+    if out._spans is None:
+        out._spans = {}
+    out._spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
     if isinstance(node, yaml.MappingNode):
-        seen: dict[str, tuple[int, int]] = {}
+        seen: dict[str, Offsets] = {}
         for key_node, value_node in node.value:
             name = str(key_node.value)
             key_span = (key_node.start_mark.index, key_node.end_mark.index)
@@ -59,14 +101,86 @@ def _record(node: yaml.Node, pointer: str, key: tuple[int, int] | None, out: Yam
             _record(item, f"{pointer}/{index}", None, out)
 
 
+def _follow(root: yaml.Node, pointer: str) -> tuple[yaml.Node | None, yaml.Node] | None:
+    """(key node or None, node) at ``pointer`` as `_record` places it: a member by the text of
+    its key (the first of repeated ones), an item by its index written plainly."""
+    if not pointer:
+        return None, root
+    if pointer[0] != "/":
+        return None
+    key: yaml.Node | None = None
+    node = root
+    for token in pointer[1:].split("/"):
+        name = unescape_token(token)
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if str(key_node.value) == name:
+                    key, node = key_node, value_node
+                    break
+            else:
+                return None
+        elif isinstance(node, yaml.SequenceNode):
+            if not (name.isascii() and name.isdigit()) or str(int(name)) != name:
+                return None
+            index = int(name)
+            if index >= len(node.value):
+                return None
+            key, node = None, node.value[index]
+        else:
+            return None
+    return key, node
+
+
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 
 
+class _Composer(_Loader):  # type: ignore[misc]
+    """PyYAML's composer, minus the resolver's cost.
+
+    The composer (libyaml's, in C) asks ``self.resolve(kind, value, implicit)`` for the tag of
+    every node without an explicit one, and calls ``descend_resolver``/``ascend_resolver``
+    around each; PyYAML's Python methods there cost a fifth of composing a workflow file. Here
+    those calls go to C callables that do nothing but keep the arguments — ``slice`` holds all
+    three — and `_tag` resolves a node's tag by PyYAML's rules when the value is built, where
+    every scalar is looked at anyway. Only `_build_plain` reads these trees; everything else
+    gets nodes from `_Loader`.
+    """
+
+    resolve = slice
+    descend_resolver = operator.is_
+    ascend_resolver = tuple
+
+
+# PyYAML's implicit resolvers (YAML 1.1: null, bool, int, float, timestamp, merge, value…) by
+# the first character of a plain scalar, each list followed by those for any first character.
+_ANY_FIRST = tuple(yaml.resolver.Resolver.yaml_implicit_resolvers.get(None, ()))
+_IMPLICIT = {
+    first: (*resolvers, *_ANY_FIRST)
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    if first is not None
+}
+
+
+def _tag(node: yaml.Node) -> str:
+    """The node's tag as PyYAML's `Resolver.resolve` gives it (see `_Composer`)."""
+    tag = node.tag
+    if tag.__class__ is not slice:
+        return tag  # type: ignore[no-any-return]
+    kind, value, implicit = tag.start, tag.stop, tag.step
+    if kind is yaml.ScalarNode:
+        if implicit[0]:  # a plain scalar: its text may make it a number, a boolean, null…
+            for resolved, pattern in _IMPLICIT.get(value[:1], _ANY_FIRST):
+                if pattern.match(value):
+                    return resolved  # type: ignore[no-any-return]
+        return _STR
+    return _SEQ if kind is yaml.SequenceNode else _MAP
+
+
 class _NotPlain(Exception):
-    """The tree holds something only PyYAML's constructor builds faithfully (a merge key, a
-    repeated key, a key that is a collection, a collection of another type)."""
+    """The tree holds something only PyYAML's constructor builds faithfully (a merge key, a key
+    that is not a string, a repeated key, a collection of another type)."""
 
 
 class _TooDeep(Exception):
@@ -76,57 +190,51 @@ class _TooDeep(Exception):
         self.node = node
 
 
-def _build(
-    node: yaml.Node,
-    pointer: str,
-    key: tuple[int, int] | None,
-    out: YamlParse,
-    constructor: yaml.constructor.SafeConstructor,
-    level: int,
-) -> Any:
-    """The value of a tree of plain mappings, sequences and scalars, recording its spans as
-    `_record` does: the same value as SafeConstructor's, without its per-node bookkeeping (which
-    costs more than the C composer that made the nodes). ``level``: the node's nesting level,
-    checked here as `_first_too_deep` would, which saves a walk of the tree."""
-    if level > MAX_NESTING and isinstance(node, yaml.CollectionNode):
-        raise _TooDeep(node)
-    out.spans[pointer] = (key, (node.start_mark.index, node.end_mark.index))
+def _build_plain(node: yaml.Node, constructor: yaml.constructor.SafeConstructor, level: int) -> Any:
+    """The value of a tree of plain mappings (string keys), sequences and scalars: the same
+    value as SafeConstructor's, without its per-node bookkeeping (which costs more than the C
+    composer that made the nodes). ``level``: the node's nesting level, checked here as
+    `_first_too_deep` would, which saves a walk of the tree. `_tag`'s rules are written out
+    for scalars: this runs once per node of every YAML file."""
+    kind = node.__class__
     tag = node.tag
-    if tag == _STR and isinstance(node, yaml.ScalarNode):
-        return node.value
-    if isinstance(node, yaml.ScalarNode):  # numbers, booleans, null, timestamps…
+    if kind is yaml.ScalarNode:
+        if tag.__class__ is slice:
+            text = node.value
+            if not tag.step[0] or not _IMPLICIT.get(text[:1], _ANY_FIRST):
+                return text  # quoted, or plain text no implicit type starts with
+            tag = _tag(node)
+        if tag == _STR:
+            return node.value
+        node.tag = tag  # numbers, booleans, null, timestamps…: PyYAML's constructors
         return constructor.construct_object(node, deep=True)
-    if tag == _MAP and isinstance(node, yaml.MappingNode):
-        mapping: dict[Any, Any] = {}
+    if level > MAX_NESTING:
+        raise _TooDeep(node)
+    if tag.__class__ is slice:
+        tag = _MAP if kind is yaml.MappingNode else _SEQ
+    if kind is yaml.MappingNode and tag == _MAP:
+        mapping: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _KEY_TAGS:
+            if key_node.__class__ is not yaml.ScalarNode:
                 raise _NotPlain
             name = key_node.value
-            child = f"{pointer}/{escape_token(name)}"
-            if child in out.spans:
+            key_tag = key_node.tag
+            if key_tag.__class__ is slice:
+                if (
+                    key_tag.step[0]
+                    and _IMPLICIT.get(name[:1], _ANY_FIRST)
+                    and _tag(key_node) != _STR
+                ):
+                    raise _NotPlain
+            elif key_tag != _STR:
                 raise _NotPlain
-            built_key = name if key_node.tag == _STR else constructor.construct_object(key_node)
-            mapping[built_key] = _build(
-                value_node,
-                child,
-                (key_node.start_mark.index, key_node.end_mark.index),
-                out,
-                constructor,
-                level + 1,
-            )
+            if name in mapping:
+                raise _NotPlain
+            mapping[name] = _build_plain(value_node, constructor, level + 1)
         return mapping
-    if tag == _SEQ and isinstance(node, yaml.SequenceNode):
-        return [
-            _build(item, f"{pointer}/{index}", None, out, constructor, level + 1)
-            for index, item in enumerate(node.value)
-        ]
+    if kind is yaml.SequenceNode and tag == _SEQ:
+        return [_build_plain(item, constructor, level + 1) for item in node.value]
     raise _NotPlain
-
-
-# The scalar key types a plain mapping may have (not "<<" merges nor "=" value keys).
-_KEY_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null")
-)
 
 
 _HINTS = (
@@ -255,14 +363,13 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
         at = RAW_SURROGATE.search(text).start()  # type: ignore[union-attr]
         return None, SyntaxProblem(UNPAIRED_SURROGATE, at, at + 1)
     try:
-        node = yaml.compose(text, Loader=_Loader)
-        if node is None:
-            return None, SyntaxProblem("The file holds no YAML document", 0, 0)
-        if "&" not in text:  # a tree (see _expansion_problem): checked, built, placed in one walk
+        if "&" not in text:  # a tree (see _expansion_problem): checked and built in one walk
+            node = yaml.compose(text, Loader=_Composer)
+            if node is None:
+                return None, SyntaxProblem("The file holds no YAML document", 0, 0)
             try:
-                parsed = YamlParse(None, {}, [])
-                parsed.value = _build(node, "", None, parsed, yaml.constructor.SafeConstructor(), 1)
-                return parsed, None
+                value = _build_plain(node, yaml.constructor.SafeConstructor(), 1)
+                return YamlParse(value, [], node), None
             except _TooDeep as deep:
                 return None, _too_deep(deep.node)
             except _NotPlain:
@@ -273,6 +380,9 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
                 if too_deep is not None:
                     return None, too_deep
                 raise
+        node = yaml.compose(text, Loader=_Loader)
+        if node is None:
+            return None, SyntaxProblem("The file holds no YAML document", 0, 0)
         expansion = _expansion_problem(node, text)
         if expansion is not None:
             return None, expansion
@@ -286,6 +396,6 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
         return None, SyntaxProblem(f"Invalid YAML: {err}", 0, 0)
     except RecursionError:
         return None, SyntaxProblem("Nesting too deep", 0, 0, "WR005")
-    parsed = YamlParse(value, {}, [])
+    parsed = YamlParse(value, [], node)
     _record(node, "", None, parsed)
     return parsed, None

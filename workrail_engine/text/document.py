@@ -164,7 +164,7 @@ class WorkflowDocument(PointerSpans):
             except (IndexError, ValueError):
                 return None
         if self._yaml is not None:
-            return self._yaml.spans.get(pointer)
+            return self._yaml.locate(pointer)
         return None
 
     def value_span(self, pointer: str) -> Span | None:

@@ -254,11 +254,59 @@ def test_yaml_syntax_messages_say_what_to_do(text, message):
         "x: !!set {a, b}\n",
         "s: &s [1]\nt: *s\n",
         "steps:\n  - id: a\n    prompt: |\n      Use A & B\n",
+        # every implicit type of YAML 1.1, written plainly, quoted and tagged (the engine
+        # resolves plain scalars itself: see _yaml_text._Composer)
+        "a: [yes, No, on, OFF, y, n, true, False, ~, null, Null, '', 1_000, 0x1F, 0o17, 017,"
+        " 0b101, +12, -3, 1:20, 1.5e+3, .inf, -.Inf, .NaN, 2001-12-14, 2001-12-14t21:59:43.10-05:00]\n"
+        "b: ['yes', \"1\", !!str 12, ! 12, !!int '12', !!float 1, !!bool yes, !!null '']\n",
+        "title: t\nnull_ish: null\nnote: no\ntype: prompt\nfalse_start: fa\n",
+        "1: a\n01: b\n",
+        "1: a\n'1': b\n",
+        "yes: 1\n'yes': 2\n",
+        "a: {b: 1, b: 2}\n",
+        "a: !!binary aGVsbG8=\nb: !!omap [c: 1]\n",
     ],
 )
 def test_yaml_values_are_pyyamls_whichever_way_they_are_built(text):
     """A tree without anchors is built by the engine's own walk; the value is PyYAML's."""
     doc = parse_document(text, "w.yaml")
-    assert doc.value == yaml.safe_load(text)
+    assert _typed(doc.value) == _typed(yaml.safe_load(text))
     # every member written with a string key is placed
     assert all(doc.value_span(f"/{k}") is not None for k in doc.value if isinstance(k, str))
+
+
+def _typed(value):
+    """``value`` with every leaf's type beside it (``1 == True`` and ``1 == 1.0`` in Python)."""
+    if isinstance(value, dict):
+        return {"dict": [(_typed(k), _typed(v)) for k, v in value.items()]}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, set):
+        return {"set": sorted(map(repr, value))}
+    return (type(value).__name__, repr(value))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("id: x\nsteps:\n  - id: a\n    n: [1, [2, {c: d}]]\n  - b\n", id="nested"),
+        pytest.param("a/b: 1\nc~d: {e~1: 2}\n'': {x: [y]}\n", id="escaped-and-empty-keys"),
+        pytest.param("1: a\nyes: b\nk: [x]\n", id="keys-that-are-not-strings"),
+        pytest.param("k: 1\nk: 2\nm: {n: 1, n: [2]}\n", id="repeated-keys"),
+        pytest.param("\ufeffa: {b: [c]}\n", id="byte-order-mark"),
+        pytest.param("- a\n- {b: c}\n", id="a-list"),
+        pytest.param("just text\n", id="a-scalar"),
+    ],
+)
+def test_a_yaml_pointer_is_placed_where_the_recorded_spans_place_it(text):
+    """Spans are recorded only when all are asked for (the editor's tolerant tree); a check
+    placing a finding follows the pointer down the node tree instead, with the same result."""
+    recorded = parse_document(text, "w.yaml")
+    spans = recorded._yaml.spans  # every node's, recorded in one walk
+    probes = [*spans, *(p + "/0" for p in spans), *(p + "/zz" for p in spans)]
+    probes += ["x", "/", "//", "/0", "/00", "/-1", "/1", "/k/01", "/m/n/9"]
+    for pointer in probes:
+        followed = parse_document(text, "w.yaml")  # nothing recorded yet
+        assert followed._yaml.locate(pointer) == spans.get(pointer), pointer
+        assert followed.value_span(pointer) == recorded.value_span(pointer), pointer
+        assert followed.key_span(pointer) == recorded.key_span(pointer), pointer
