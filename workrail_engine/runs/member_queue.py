@@ -1,0 +1,136 @@
+"""The queue of parallel-group members on a Postgres run store: a table of ours, woken by NOTIFY.
+
+Members went through DBOS's queue before: each cost the run an enqueue (a checkpointed DBOS call,
+15–20 ms on a loaded machine), then waited for the queue's next poll (every 50 ms) and DBOS's
+claim and start (≈ 3.6 transactions), 75–90 ms from enqueue to start; a group of 0.2 s steps
+took 1.6–1.8× its ideal time. Here (docs/benchmarks.md, "Speed goals, third pass"):
+
+* the run queues its members in ``workrail.members`` and notifies ``workrail_members`` in the
+  same statement (`Journal.enqueue_members`);
+* every process allowed to run commands listens on that channel from a connection of its own;
+  woken, it claims the oldest queued member with ``FOR UPDATE SKIP LOCKED`` (one statement; two
+  processes woken together never claim the same member) and runs it in a thread;
+* the member records its result in the journal as any step does, then marks its row ended and
+  notifies ``workrail_member_ends`` (the run waiting for it, in whichever process, wakes at once).
+
+What DBOS did for members, and where it is now: the run's ``parallel_limit`` across processes is
+the run's sliding window (at most that many of its members queued or running); recovery: a
+member claimed by an executor that died is queued again when the liveness watch finds it dead
+(`DurableRuntime.recover`), and its journal rows make the new execution a replay; cancellation:
+a member reads the run's status before each step (none starts after a cancel, queued or not) and
+the cancel watch kills the steps running; replay: a member whose result is in the journal
+returns it without running, and queueing a member again is a no-op.
+
+A notification can be missed (the listening connection was lost and made again): the listener
+also looks for queued members once a second, and after each reconnect.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from .journal import MEMBER_ENDED, MEMBERS_QUEUED, Journal
+from .pg_liveness import connection_parameters
+
+__all__ = ["MemberQueue"]
+
+log = logging.getLogger(__name__)
+
+LOOK_EVERY = 1.0  # seconds: the listener looks for queued members without a notification
+
+
+class MemberQueue:
+    """This process's listener: claims queued members and runs each with ``execute(run_id,
+    step_key, member)`` in a thread of its own; ``ended()`` is called when any member ends
+    (in any process)."""
+
+    def __init__(
+        self,
+        url: str,
+        journal: Journal,
+        executor_id: str,
+        execute: Callable[[str, str, dict[str, Any]], None],
+        ended: Callable[[], None],
+    ) -> None:
+        self._params = connection_parameters(url, "workrail-members")
+        self._journal = journal
+        self._executor_id = executor_id
+        self._execute = execute
+        self._ended = ended
+        self._stop = threading.Event()
+        self._conn: psycopg.Connection | None = None
+        self._thread = threading.Thread(target=self._listen, name="workrail-members", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        """Claim nothing more. The thread ends within `LOOK_EVERY` (not waited for: it holds
+        nothing but its listening connection, which it closes; members it started go on)."""
+        self._stop.set()
+
+    # --- the listener thread ---------------------------------------------------------------
+
+    def _listen(self) -> None:
+        pause = 0.2
+        while not self._stop.is_set():
+            try:
+                self._connect()
+                pause = 0.2
+                self._claim_all()
+                self._wait_and_claim()
+            except psycopg.Error as error:
+                if self._stop.is_set():
+                    break
+                log.warning("the member queue's connection was lost (%s); connecting again", error)
+                self._stop.wait(pause)
+                pause = min(pause * 2, 5.0)
+            finally:
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+
+    def _connect(self) -> None:
+        conn = psycopg.connect(**self._params, autocommit=True)
+        conn.execute(f"LISTEN {MEMBERS_QUEUED}")
+        conn.execute(f"LISTEN {MEMBER_ENDED}")
+        self._conn = conn
+
+    def _wait_and_claim(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        looked = time.monotonic()
+        while not self._stop.is_set():
+            queued = False
+            for note in conn.notifies(timeout=LOOK_EVERY, stop_after=1):
+                if note.channel == MEMBER_ENDED:
+                    self._ended()
+                else:
+                    queued = True
+            if self._stop.is_set():
+                return
+            # Woken by a queued member, or a second went by without one: look (members whose
+            # notification was missed are found within the second).
+            if queued or time.monotonic() - looked >= LOOK_EVERY:
+                self._claim_all()
+                looked = time.monotonic()
+
+    def _claim_all(self) -> None:
+        while not self._stop.is_set():
+            claimed = self._journal.claim_member(self._executor_id)
+            if claimed is None:
+                return
+            run_id, key, member = claimed
+            threading.Thread(
+                target=self._execute,
+                args=(run_id, key, json.loads(member)),
+                name=f"workrail-member-{key}",
+                daemon=True,
+            ).start()
