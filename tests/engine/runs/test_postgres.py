@@ -399,9 +399,8 @@ def _wait_for_queued_members(url: str, run_id: str, count: int) -> None:
     while time.monotonic() < end:
         with psycopg.connect(url, autocommit=True) as conn:
             row = conn.execute(
-                "SELECT count(*) FROM dbos.workflow_status WHERE name = 'workrail_member'"
-                " AND status = 'ENQUEUED' AND workflow_uuid LIKE %s",
-                (f"{run_id}%",),
+                "SELECT count(*) FROM workrail.members WHERE run_id = %s AND state = 'queued'",
+                (run_id,),
             ).fetchone()
         if row and row[0] >= count:
             return
@@ -410,13 +409,15 @@ def _wait_for_queued_members(url: str, run_id: str, count: int) -> None:
 
 
 def _member_errors(url: str, run_id: str) -> list[str]:
-    """The run's member workflows that ended in an error (DBOS status ERROR)."""
+    """The run's members that ended in an error (on the member queue, or on DBOS's queue)."""
     with psycopg.connect(url, autocommit=True) as conn:
         return [
             str(row[0])
             for row in conn.execute(
-                "SELECT workflow_uuid FROM dbos.workflow_status"
+                "SELECT step_key || ': ' || coalesce(error, state) FROM workrail.members"
+                " WHERE run_id = %s AND state NOT IN ('queued', 'claimed', 'ended')"
+                " UNION ALL SELECT workflow_uuid FROM dbos.workflow_status"
                 " WHERE status = 'ERROR' AND name = 'workrail_member' AND workflow_uuid LIKE %s",
-                (f"{run_id}%",),
+                (run_id, f"{run_id}%"),
             ).fetchall()
         ]
