@@ -246,7 +246,7 @@ class DurableRuntime:
             from .member_queue import MemberQueue
 
             self.member_queue = MemberQueue(
-                self.url, self._journal, lock.executor_id, self._run_member, self.member_ends.add
+                self.url, lock.executor_id, self._run_member, self.member_ends.add
             )
             self.member_queue.start()
         for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):

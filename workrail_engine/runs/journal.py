@@ -57,6 +57,18 @@ _POSTGRES_TABLES = (
 # The channels of the member queue: a member queued (payload: how many), a member ended.
 MEMBERS_QUEUED = "workrail_members"
 MEMBER_ENDED = "workrail_member_ends"
+# The oldest queued member, claimed for an executor; members claimed by others are skipped, not
+# waited for (two processes woken together never claim the same one).
+CLAIM_MEMBER = (
+    "UPDATE workrail.members SET state = 'claimed', executor_id = %s WHERE position ="
+    " (SELECT position FROM workrail.members WHERE state = 'queued' ORDER BY position LIMIT 1"
+    " FOR UPDATE SKIP LOCKED) RETURNING run_id, step_key, member"
+)
+# An executor's claims other than those it runs (``run_id || ' ' || step_key``), queued again.
+RELEASE_CLAIMS = (
+    "UPDATE workrail.members SET state = 'queued', executor_id = NULL"
+    " WHERE executor_id = %s AND state = 'claimed' AND NOT (run_id || ' ' || step_key = ANY(%s::text[]))"
+)
 _UPSERT = (
     "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (run_id, step_key, attempt) DO UPDATE SET outcome = excluded.outcome, result = excluded.result"
@@ -280,17 +292,6 @@ class Journal(SqlStore):
             f" SELECT pg_notify('{MEMBERS_QUEUED}', (SELECT count(*) FROM added)::text)",
             (run_id, keys, bodies),
         )
-
-    def claim_member(self, executor_id: str) -> tuple[str, str, str] | None:
-        """The oldest queued member, claimed for ``executor_id``: (run id, step key, member
-        JSON); None when none waits. Claims by other processes are skipped, not waited for."""
-        rows = self._read(
-            "UPDATE {members} SET state = 'claimed', executor_id = ? WHERE position ="
-            " (SELECT position FROM {members} WHERE state = 'queued' ORDER BY position LIMIT 1"
-            " FOR UPDATE SKIP LOCKED) RETURNING run_id, step_key, member",
-            (executor_id,),
-        )
-        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     def member_ended(self, run_id: str, key: str, state: str, error: str | None) -> None:
         """A member's end (``ended``, ``cancelled`` or ``failed``), told to the listeners."""

@@ -8,8 +8,9 @@ took 1.6–1.8× its ideal time. Here (docs/benchmarks.md, "Speed goals, third p
 * the run queues its members in ``workrail.members`` and notifies ``workrail_members`` in the
   same statement (`Journal.enqueue_members`);
 * every process allowed to run commands listens on that channel from a connection of its own;
-  woken, it claims the oldest queued member with ``FOR UPDATE SKIP LOCKED`` (one statement; two
-  processes woken together never claim the same member) and runs it in a thread;
+  woken, it claims the oldest queued member on that connection with ``FOR UPDATE SKIP LOCKED``
+  (one statement; two processes woken together never claim the same member) and runs it in a
+  thread;
 * the member records its result in the journal as any step does, then marks its row ended and
   notifies ``workrail_member_ends`` (the run waiting for it, in whichever process, wakes at once).
 
@@ -36,7 +37,7 @@ from typing import Any
 
 import psycopg
 
-from .journal import MEMBER_ENDED, MEMBERS_QUEUED, Journal
+from .journal import CLAIM_MEMBER, MEMBER_ENDED, MEMBERS_QUEUED, RELEASE_CLAIMS
 from .pg_liveness import connection_parameters
 
 __all__ = ["MemberQueue"]
@@ -54,18 +55,18 @@ class MemberQueue:
     def __init__(
         self,
         url: str,
-        journal: Journal,
         executor_id: str,
         execute: Callable[[str, str, dict[str, Any]], None],
         ended: Callable[[], None],
     ) -> None:
         self._params = connection_parameters(url, "workrail-members")
-        self._journal = journal
         self._executor_id = executor_id
         self._execute = execute
         self._ended = ended
         self._stop = threading.Event()
         self._conn: psycopg.Connection | None = None
+        self._running: set[tuple[str, str]] = set()  # (run id, step key) of the members run here
+        self._guard = threading.Lock()
         self._thread = threading.Thread(target=self._listen, name="workrail-members", daemon=True)
 
     def start(self) -> None:
@@ -101,6 +102,11 @@ class MemberQueue:
         conn = psycopg.connect(**self._params, autocommit=True)
         conn.execute(f"LISTEN {MEMBERS_QUEUED}")
         conn.execute(f"LISTEN {MEMBER_ENDED}")
+        # A claim whose answer a lost connection took with it is held by this (living) executor
+        # and run by nobody: queue such claims again.
+        with self._guard:
+            here = [f"{run_id} {key}" for run_id, key in self._running]
+        conn.execute(RELEASE_CLAIMS, (self._executor_id, here))
         self._conn = conn
 
     def _wait_and_claim(self) -> None:
@@ -123,14 +129,27 @@ class MemberQueue:
                 looked = time.monotonic()
 
     def _claim_all(self) -> None:
+        """Claim on the listening connection (the journal's is shared by the steps of every run
+        of this process, under a lock: claims queued behind their writes)."""
+        conn = self._conn
+        assert conn is not None
         while not self._stop.is_set():
-            claimed = self._journal.claim_member(self._executor_id)
+            claimed = conn.execute(CLAIM_MEMBER, (self._executor_id,)).fetchone()
             if claimed is None:
                 return
             run_id, key, member = claimed
+            with self._guard:
+                self._running.add((run_id, key))
             threading.Thread(
-                target=self._execute,
+                target=self._run,
                 args=(run_id, key, json.loads(member)),
                 name=f"workrail-member-{key}",
                 daemon=True,
             ).start()
+
+    def _run(self, run_id: str, key: str, member: dict[str, Any]) -> None:
+        try:
+            self._execute(run_id, key, member)
+        finally:
+            with self._guard:
+                self._running.discard((run_id, key))
