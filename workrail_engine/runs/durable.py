@@ -9,8 +9,8 @@ readable — and the tests can prove that no secret is in it.
 A run's record: the DBOS workflow (input: the definition pinned at start, parameters, deadline;
 status; the event ``state`` — running, waiting and for what, the summary) and its journal rows
 (one per attempt, one per step result). Members of a parallel group run as threads of the run's
-process on SQLite, and as child workflows on a queue shared by every process on Postgres, where
-several machines share the work.
+process on SQLite, and on Postgres on the member queue (member_queue.py), a table of ours shared
+by every process allowed to run commands, where several machines share the work.
 
 Everything DBOS and the runs executing here share is one `DurableRuntime` (DBOS is one per
 process: `launch` makes it or returns it; the `RunService` owns it), and every DBOS call the
