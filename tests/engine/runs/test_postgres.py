@@ -285,6 +285,43 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
     assert [r["step_name"] for r in result["step_results"]] == [f"nap-{i}" for i in range(8)]
 
 
+def test_a_parallel_group_goes_on_through_a_restart_of_the_database_server(
+    postgres_server, tmp_path
+):
+    """The member queue's listening connection ends with the restart: the process connects again
+    and takes the members queued while it was away (their notification was lost with it)."""
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_server.url}
+    project = tmp_path / "project"
+    project.mkdir()
+    members = [
+        {
+            "id": f"nap-{i}",
+            "title": "nap",
+            "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.4)"]},
+        }
+        for i in range(8)
+    ]
+    workflow = {
+        "id": "pg-restart-group",
+        "name": "pg",
+        "steps": [
+            {"id": "group", "title": "g", "type": "parallel", "parallelLimit": 2, "steps": members}
+        ],
+    }
+    runner = _start_worker(env, project, tmp_path / "home", "run", json.dumps(workflow))
+    try:
+        _wait_for_a_recorded_step(postgres_server.url)  # the run is under way (DBOS launched)
+        postgres_server.restart()  # every session ends, the member queue's listener's too
+        out, err = runner.communicate(timeout=120)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, err
+    result = json.loads(out)
+    assert result["status"] == "success", result
+    assert sorted(r["step_name"] for r in result["step_results"]) == [f"nap-{i}" for i in range(8)]
+    assert "the member queue's connection was lost" in err  # the restart reached the listener
+
+
 def _worker_argv(project: Path, home: Path, mode: str, argument: str) -> list[str]:
     return [sys.executable, "-c", WORKER, str(project), str(home), mode, argument]
 
