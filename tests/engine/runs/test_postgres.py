@@ -297,10 +297,11 @@ def test_a_parallel_group_goes_on_through_a_restart_of_the_database_server(
         {
             "id": f"nap-{i}",
             "title": "nap",
-            "run": {"command": [sys.executable, "-c", "import time; time.sleep(0.4)"]},
+            "run": {"command": [sys.executable, "-c", "import time; time.sleep(1.0)"]},
         }
         for i in range(8)
     ]
+    # 4 s of members: the restart (1–2 s on a loaded machine) lands in the middle of the group
     workflow = {
         "id": "pg-restart-group",
         "name": "pg",
