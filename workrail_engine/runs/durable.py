@@ -48,7 +48,7 @@ from .executors import (
     forget,
     stop_orphans,
 )
-from .journal import Journal
+from .journal import Journal, Recorded
 from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
@@ -357,12 +357,14 @@ class DurableRuntime:
             self.journal.requeue_members(dead)
         forget(self.home, dead)
 
-    def _run_member(self, run_id: str, key: str, member: dict[str, Any]) -> None:
+    def _run_member(
+        self, run_id: str, key: str, member: dict[str, Any], recorded: Recorded | None
+    ) -> None:
         """A member taken from the member queue, in a thread of its own: run (or replay) it, then
         mark its row ended (or cancelled, or failed with its error) for the run waiting on it."""
         state, error = "ended", None
         try:
-            _Effects(self, run_id, member["secret_names"], key).member(
+            _Effects(self, run_id, member["secret_names"], key, recorded).member(
                 key, member["step"], member["values"], member["deadline"]
             )
         except DBOSWorkflowCancelledError:
@@ -639,8 +641,10 @@ class _Effects:
         run_id: str,
         secret_names: list[str],
         member: str | None = None,
+        recorded: Recorded | None = None,
     ) -> None:
-        """``member``: the step key of the parallel member these effects are for (on the queue)."""
+        """``member``: the step key of the parallel member these effects are for (on the queue);
+        ``recorded``: what the journal holds for it, when already read (with its claim)."""
         self.runtime = runtime
         self.run_id = run_id
         self.journal = runtime.journal
@@ -648,7 +652,7 @@ class _Effects:
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
         # A replay gets these back instead of running them.
-        self.done, self.recorded, status = self.journal.recorded(run_id, member)
+        self.done, self.recorded, status = recorded or self.journal.recorded(run_id, member)
         self.on_dbos_queue: bool | None = None  # members went through DBOS's queue (see _queued)
         # the run's status read with the last result (or with the above), not yet used
         self.status: str | None = status

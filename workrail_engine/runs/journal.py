@@ -62,7 +62,12 @@ MEMBER_ENDED = "workrail_member_ends"
 CLAIM_MEMBER = (
     "UPDATE workrail.members SET state = 'claimed', executor_id = %s WHERE position ="
     " (SELECT position FROM workrail.members WHERE state = 'queued' ORDER BY position LIMIT 1"
-    " FOR UPDATE SKIP LOCKED) RETURNING run_id, step_key, member"
+    " FOR UPDATE SKIP LOCKED) RETURNING run_id, step_key, member,"
+    # with the run's status and whether the journal holds rows of the member (a replay): a first
+    # execution needs no read of its own
+    " (SELECT status FROM dbos.workflow_status WHERE workflow_uuid = members.run_id),"
+    " EXISTS (SELECT 1 FROM workrail.journal AS j"
+    " WHERE j.run_id = members.run_id AND j.step_key = members.step_key)"
 )
 # An executor's claims other than those it runs (``run_id || ' ' || step_key``), queued again.
 RELEASE_CLAIMS = (

@@ -37,7 +37,7 @@ from typing import Any
 
 import psycopg
 
-from .journal import CLAIM_MEMBER, MEMBER_ENDED, MEMBERS_QUEUED, RELEASE_CLAIMS
+from .journal import CLAIM_MEMBER, MEMBER_ENDED, MEMBERS_QUEUED, RELEASE_CLAIMS, Recorded
 from .pg_liveness import connection_parameters
 
 __all__ = ["MemberQueue"]
@@ -56,7 +56,7 @@ class MemberQueue:
         self,
         url: str,
         executor_id: str,
-        execute: Callable[[str, str, dict[str, Any]], None],
+        execute: Callable[[str, str, dict[str, Any], Recorded | None], None],
         ended: Callable[[], None],
     ) -> None:
         self._params = connection_parameters(url, "workrail-members")
@@ -137,19 +137,23 @@ class MemberQueue:
             claimed = conn.execute(CLAIM_MEMBER, (self._executor_id,)).fetchone()
             if claimed is None:
                 return
-            run_id, key, member = claimed
+            run_id, key, member, status, replayed = claimed
             with self._guard:
                 self._running.add((run_id, key))
+            # nothing recorded yet: what the member would read back is known
+            recorded = None if replayed else Recorded({}, set(), status)
             threading.Thread(
                 target=self._run,
-                args=(run_id, key, json.loads(member)),
+                args=(run_id, key, json.loads(member), recorded),
                 name=f"workrail-member-{key}",
                 daemon=True,
             ).start()
 
-    def _run(self, run_id: str, key: str, member: dict[str, Any]) -> None:
+    def _run(
+        self, run_id: str, key: str, member: dict[str, Any], recorded: Recorded | None
+    ) -> None:
         try:
-            self._execute(run_id, key, member)
+            self._execute(run_id, key, member, recorded)
         finally:
             with self._guard:
                 self._running.discard((run_id, key))
