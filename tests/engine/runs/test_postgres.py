@@ -295,7 +295,7 @@ def test_a_parallel_group_goes_on_through_a_restart_of_the_database_server(
     project.mkdir()
     members = [
         {
-            "id": f"nap-{i}",
+            "id": f"group-nap-{i}",
             "title": "nap",
             "run": {"command": [sys.executable, "-c", "import time; time.sleep(1.0)"]},
         }
@@ -311,7 +311,7 @@ def test_a_parallel_group_goes_on_through_a_restart_of_the_database_server(
     }
     runner = _start_worker(env, project, tmp_path / "home", "run", json.dumps(workflow))
     try:
-        _wait_for_a_recorded_step(postgres_server.url)  # the run is under way (DBOS launched)
+        _wait_for_a_recorded_step(postgres_server.url, "group-nap-")  # the group is under way
         postgres_server.restart()  # every session ends, the member queue's listener's too
         out, err = runner.communicate(timeout=120)
     finally:
@@ -319,7 +319,9 @@ def test_a_parallel_group_goes_on_through_a_restart_of_the_database_server(
     assert runner.returncode == 0, err
     result = json.loads(out)
     assert result["status"] == "success", result
-    assert sorted(r["step_name"] for r in result["step_results"]) == [f"nap-{i}" for i in range(8)]
+    assert sorted(r["step_name"] for r in result["step_results"]) == [
+        f"group-nap-{i}" for i in range(8)
+    ]
     assert "the member queue's connection was lost" in err  # the restart reached the listener
 
 
@@ -352,15 +354,18 @@ def _worker_answer(env: dict[str, str], project: Path, home: Path, mode: str, ar
     return json.loads(done.stdout)
 
 
-def _wait_for_a_recorded_step(url: str) -> None:
+def _wait_for_a_recorded_step(url: str, prefix: str = "") -> None:
     """Until the journal holds a step's result (a fixed sleep restarted the server during DBOS's
-    launch on a loaded machine, which DBOS does not retry)."""
+    launch on a loaded machine, which DBOS does not retry), of a step whose key starts with
+    ``prefix`` (the server is shared by the module's tests)."""
     end = time.monotonic() + 60
     while time.monotonic() < end:
         try:
             with psycopg.connect(url, autocommit=True) as conn:
                 if conn.execute(
-                    "SELECT 1 FROM workrail.journal WHERE result IS NOT NULL LIMIT 1"
+                    "SELECT 1 FROM workrail.journal WHERE result IS NOT NULL"
+                    " AND starts_with(step_key, %s) LIMIT 1",
+                    (prefix,),
                 ).fetchone():
                     return
         except psycopg.Error:  # the journal's table is not there yet
