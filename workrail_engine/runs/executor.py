@@ -1,11 +1,23 @@
 """Running one command: argv only, its own session, killed as a group, output captured with caps.
 
 Why not ``subprocess.run(timeout=)``: it kills only the direct child, and a grandchild that keeps
-the pipe open makes it hang. Each command here starts in a new session (``start_new_session`` —
-not ``preexec_fn``, which can deadlock in a threaded server), so the whole tree shares one process
-group; on timeout or cancel the group gets SIGTERM, a grace period, then SIGKILL. When the main
-process exits, anything it left behind in its group is stopped the same way, so a step's
+the pipe open makes it hang. Each command here starts in a process group of its own (Popen's own
+options — not ``preexec_fn``, which can deadlock in a threaded server), so the whole tree shares
+one group; on timeout or cancel the group gets SIGTERM, a grace period, then SIGKILL. When the
+main process exits, anything it left behind in its group is stopped the same way, so a step's
 background processes never outlive it and never hold its pipes.
+
+A new process group, or a new session as well? A session of its own is what keeps a command away
+from the engine's controlling terminal (``/dev/tty`` cannot be opened; a read from the terminal
+would otherwise stop a background group with SIGTTIN until its timeout). But ``setsid`` also puts
+the process in a scheduler autogroup of its own where the kernel has them (Linux's
+``sched_autogroup_enabled``, on by default in most distributions): on the 2-core machine of
+docs/benchmarks.md that cost ≈ 0.5 ms of wall time per spawn of ``true`` and no CPU — a step's
+whole budget over the bare spawn. So a step gets a new session only when the engine has a
+controlling terminal to keep from it (a `workrail run` in a terminal); an engine without one (an
+MCP server, a worker, CI) starts its steps in a new process group only (``process_group=0``),
+which isolates them as well: without a session leader holding a terminal, no process of the
+session can acquire one.
 
 A process that left the group (``setsid``) is found by the step's token (`step_processes`) and
 stopped with the group. The timeout and the cancel never wait for the pipes to close: once the
@@ -189,8 +201,24 @@ class _Stopper:
             step_processes.stop_all([self.token], [self.pgid], self.grace)
 
 
+def _has_controlling_terminal() -> bool:
+    """Whether this process has a controlling terminal (asked at every spawn: a process can lose
+    it, and the question costs one failing ``open``, a few microseconds)."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # ENXIO: none
+        return False
+    os.close(fd)
+    return True
+
+
 def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
     step_processes.become_subreaper()
+    # A group of its own, and a session of its own only where there is a terminal to keep from
+    # it (the module's docstring says why).
+    apart: dict[str, Any] = (
+        {"start_new_session": True} if _has_controlling_terminal() else {"process_group": 0}
+    )
     with step_processes.spawning() as spawning:
         proc = subprocess.Popen(
             spec.argv,
@@ -199,8 +227,8 @@ def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            start_new_session=True,
             close_fds=True,
+            **apart,
         )
         spawning.started(proc.pid)
     return proc

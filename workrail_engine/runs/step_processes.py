@@ -1,6 +1,7 @@
 """The processes a step started, wherever they went: found by a token in their environment.
 
-A command step runs in a session and process group of its own, and the group is what the executor
+A command step runs in a process group of its own (a session too where the engine has a terminal:
+see `executor`), and the group is what the executor
 stops on timeout, cancel and at the step's end. A child can leave the group (``setsid``, a daemon's
 double fork) and live on — holding the step's pipes open, or merely outliving it. Such a process
 still carries the environment it was started with, so every step gets a token of its own in
@@ -25,8 +26,8 @@ A process that both cleared its environment and lost its parent before anyone lo
 (``env -i sh -c '(setsid sleep 1000 &)'``) carries nothing of its step, but it is re-parented
 here, and the kernel records when it started. Each step is remembered as the interval from its
 main process's start to its end; when a step ends, every live process re-parented to the engine
-(in a session other than the engine's own) that started inside that interval, and inside no step
-still running, is stopped with its descendants. One that started during a step still running as
+(in a process group other than the engine's own) that started inside that interval, and inside no
+step still running, is stopped with its descendants. One that started during a step still running as
 well waits for that step's end; one that started outside every step (a database server a caller
 of the engine started, say) is left alone.
 """
@@ -79,9 +80,9 @@ def become_subreaper() -> bool:
         return _subreaper
 
 
-def _stat(pid: int | str) -> tuple[str, int, int, int, int] | None:
-    """(state, parent, process group, session, start time in clock ticks since boot) of a
-    process, None when it is gone."""
+def _stat(pid: int | str) -> tuple[str, int, int, int] | None:
+    """(state, parent, process group, start time in clock ticks since boot) of a process, None
+    when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             text = f.read()
@@ -94,7 +95,6 @@ def _stat(pid: int | str) -> tuple[str, int, int, int, int] | None:
             fields[0].decode(),
             int(fields[1]),
             int(fields[2]),
-            int(fields[3]),
             int(fields[19]),
         )
     except (IndexError, ValueError):
@@ -174,7 +174,7 @@ def _now_ticks(*, round_up: bool = True) -> int:
 
 # Reaping a child here takes its exit status away from whoever waits for it. The children this
 # process started itself are the steps' main processes (registered in `spawning` before anything
-# else can see them) and the subprocesses other code runs in the process's own session; everything
+# else can see them) and the subprocesses other code runs in the process's own group; everything
 # else among its children was re-parented to it as a subreaper, and nobody else will reap it.
 _mains: set[int] = set()
 _mains_lock = threading.Lock()
@@ -229,15 +229,15 @@ def ended(pid: int, grace: float = 2.0) -> None:
 def _orphans_of(began: int, end: int, earliest_running: int | None) -> set[int]:
     """Live processes re-parented here that started within [began, end] and before every step
     still running started (so no running step can have started them). Under ``_mains_lock``."""
-    own_session = _own_session()
+    own_group = os.getpgid(0)
     found = set()
     for pid in _children():
         if pid in _mains:
             continue
         stat = _stat(pid)
-        if stat is None or stat[0] == "Z" or stat[3] == own_session:
+        if stat is None or stat[0] == "Z" or stat[2] == own_group:
             continue
-        started = stat[4]
+        started = stat[3]
         if began <= started <= end and (earliest_running is None or started < earliest_running):
             found.add(pid)
     return found
@@ -266,16 +266,12 @@ def _sweep(entry: bytes | None) -> bool:
                 continue
             if stat[0] != "Z":
                 escaped = escaped or (entry is not None and _has_token(pid, entry))
-            elif stat[3] != _own_session():
+            elif stat[2] != os.getpgid(0):
                 try:
                     os.waitpid(pid, os.WNOHANG)
                 except ChildProcessError:
                     pass
     return escaped
-
-
-def _own_session() -> int:
-    return os.getsid(0)
 
 
 def signal_all(pids: Iterable[int], sig: int) -> None:
