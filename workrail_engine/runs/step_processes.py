@@ -46,7 +46,6 @@ from collections.abc import Callable, Iterable
 __all__ = [
     "ENV_NAME",
     "become_subreaper",
-    "after_step",
     "ended_own",
     "spawning",
     "new_token",
@@ -63,8 +62,18 @@ _subreaper: bool | None = None
 _subreaper_lock = threading.Lock()
 
 
+_salt: tuple[int, str] = (0, "")  # (pid, random part): one per process, a fork gets its own
+
+
 def new_token() -> str:
-    return f"{os.getpid()}-{next(_counter)}-{secrets.token_hex(4)}"
+    """Unique among the steps of every process, past and present: the pid, a random part drawn
+    once per process (a later process with the same pid draws another), a counter. (A random
+    part per step cost a read of the kernel's random source per step.)"""
+    global _salt
+    pid = os.getpid()
+    if _salt[0] != pid:
+        _salt = (pid, secrets.token_hex(4))
+    return f"{pid}-{_salt[1]}-{next(_counter)}"
 
 
 def become_subreaper() -> bool:
@@ -212,66 +221,66 @@ def ended_own(pid: int) -> None:
         _mains.discard(pid)
 
 
-def ended(pid: int, grace: float = 2.0) -> None:
-    """The step's main process has been waited for (and what it left in its group stopped):
-    stop the processes re-parented here that only this step can have started (see the module's
-    docstring)."""
+def ended(pid: int, token: str, grace: float = 2.0, *, killed: bool = False) -> None:
+    """The step's main process has been waited for (and what it left in its group stopped).
+
+    One read of this process's children — at the end of every step, so it must be cheap — reaps
+    the zombies re-parented here and finds what else of the step was re-parented here: a live
+    process holding the step's token (it left the group and lost its parent), and the processes
+    that only this step can have started (see the module's docstring). Every process of the step
+    is then stopped if one escaped or the step was ``killed`` (timeout, cancel), and those
+    orphans with their descendants."""
+    entry = _entry(token)
+    escaped = False
+    orphans: set[int] = set()
     with _mains_lock:
         _mains.discard(pid)
         began = _began.pop(pid, None)
-        if began is None:
-            return
-        orphans = _orphans_of(began, _now_ticks(), min(_began.values(), default=None))
+        end = _now_ticks()
+        # no step still running can have started a process older than its own start
+        earliest_running = min(_began.values(), default=None)
+        own_group = os.getpgid(0)
+        for child in _children():
+            if child in _mains:
+                continue
+            stat = _stat(child)
+            if stat is None:
+                continue
+            state, _, group, started = stat
+            if state == "Z":
+                if group != own_group:
+                    _reap(child)
+                continue
+            escaped = escaped or _has_token(child, entry)
+            if (
+                group != own_group
+                and began is not None
+                and began <= started <= end
+                and (earliest_running is None or started < earliest_running)
+            ):
+                orphans.add(child)
+    if escaped or killed:
+        stop_all([token], [pid], grace)
     if orphans:
         _stop_found(lambda: step_processes((), (), orphans), grace)
 
 
-def _orphans_of(began: int, end: int, earliest_running: int | None) -> set[int]:
-    """Live processes re-parented here that started within [began, end] and before every step
-    still running started (so no running step can have started them). Under ``_mains_lock``."""
-    own_group = os.getpgid(0)
-    found = set()
-    for pid in _children():
-        if pid in _mains:
-            continue
-        stat = _stat(pid)
-        if stat is None or stat[0] == "Z" or stat[2] == own_group:
-            continue
-        started = stat[3]
-        if began <= started <= end and (earliest_running is None or started < earliest_running):
-            found.add(pid)
-    return found
-
-
 def reap_orphans() -> None:
     """Reap the zombies re-parented to this process (never a child it started itself)."""
-    _sweep(None)
-
-
-def after_step(token: str) -> bool:
-    """At the end of every step (so: cheap, one read of this process's children): reap the
-    zombies re-parented here, and tell whether a live process of the step was re-parented here
-    (it left the group and lost its parent)."""
-    return _sweep(_entry(token))
-
-
-def _sweep(entry: bytes | None) -> bool:
-    escaped = False
     with _mains_lock:
+        own_group = os.getpgid(0)
         for pid in _children():
-            if pid in _mains:
-                continue
-            stat = _stat(pid)
-            if stat is None:
-                continue
-            if stat[0] != "Z":
-                escaped = escaped or (entry is not None and _has_token(pid, entry))
-            elif stat[2] != os.getpgid(0):
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
-    return escaped
+            if pid not in _mains:
+                stat = _stat(pid)
+                if stat is not None and stat[0] == "Z" and stat[2] != own_group:
+                    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 def signal_all(pids: Iterable[int], sig: int) -> None:
