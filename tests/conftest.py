@@ -2,12 +2,18 @@
 
 import pytest
 from hypothesis import HealthCheck, settings
+from suite_bytecode import compile_the_packages
 from suite_order import in_dispatch_order
 
 # CI runs on a 2-core machine alongside real server processes: generation speed is not what the
 # property tests check, so a slow moment must not fail them.
 settings.register_profile("workrail", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("workrail")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the xdist controller (or a run without workers)
+        compile_the_packages()
 
 
 @pytest.fixture(autouse=True)
