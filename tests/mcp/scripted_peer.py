@@ -1,21 +1,24 @@
 """The client's side of sampling and elicitation, scripted: a "model" and a "person" as the SDK
 client's callbacks, and a client of the real server process (stdio or Streamable HTTP) that
-offers them."""
+offers them — a fresh process each time (:func:`connected`), or one kept for the module's tests
+(:class:`SharedServers`)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp_types import CreateMessageResult, ElicitResult, TextContent
 
 from tests.mcp.conftest import stdio_parameters
+from tests.mcp.shared_server import kept_open
 from tests.mcp.test_http import http_server
 
-__all__ = ["Model", "Person", "connected"]
+__all__ = ["Model", "Person", "SharedServers", "connected"]
 
 
 class Model:
@@ -48,6 +51,16 @@ class Person:
         return ElicitResult(action="accept", content=reply)
 
 
+def _callbacks(model: Any, person: Any) -> dict[str, Any]:
+    """The client offers sampling and elicitation only when it has someone to answer."""
+    callbacks: dict[str, Any] = {}
+    if model is not None:
+        callbacks["sampling_callback"] = model
+    if person is not None:
+        callbacks["elicitation_callback"] = person
+    return callbacks
+
+
 @asynccontextmanager
 async def connected(
     project: Path,
@@ -58,14 +71,10 @@ async def connected(
     person: Person | None = None,
     mode: str = "legacy",
 ) -> AsyncIterator[tuple[Any, str | None]]:
-    """A client of ``workrail-mcp --project project *options`` offering the callbacks given;
-    yields it and the dashboard's base URL (HTTP only, else None). ``mode``: the client's era
-    (``legacy`` handshake, or ``2026-07-28``)."""
-    callbacks: dict[str, Any] = {}
-    if model is not None:
-        callbacks["sampling_callback"] = model
-    if person is not None:
-        callbacks["elicitation_callback"] = person
+    """A client of a new ``workrail-mcp --project project *options`` offering the callbacks
+    given; yields it and the dashboard's base URL (HTTP only, else None). ``mode``: the client's
+    era (``legacy`` handshake, or ``2026-07-28``)."""
+    callbacks = _callbacks(model, person)
     if transport == "stdio":
         params = stdio_parameters(project, tmp_path, *options)
         async with Client(params, mode=mode, **callbacks) as client:
@@ -74,3 +83,82 @@ async def connected(
         with http_server(project, tmp_path, *options) as (url, _):
             async with Client(url, mode=mode, **callbacks) as client:
                 yield client, url.removesuffix("/mcp")
+
+
+class _Relay:
+    """A kept stdio client's callbacks: each forwards to the model or person of the test now
+    using the client (a stdio server has one client, whose callbacks are fixed at its start)."""
+
+    def __init__(self) -> None:
+        self.model: Model | None = None
+        self.person: Person | None = None
+
+    async def sample(self, context, params) -> CreateMessageResult:
+        assert self.model is not None, "a sampling request outside the test that ran the step"
+        return await self.model(context, params)
+
+    async def elicit(self, context, params) -> ElicitResult:
+        assert self.person is not None, "an elicitation outside the test that asked for it"
+        return await self.person(context, params)
+
+
+class SharedServers:
+    """:func:`connected`, served by server processes kept for a module: one per set of options
+    over HTTP (each test has a client, so a session, of its own), and over stdio one per set of
+    options, client era and callbacks offered (the test's model or person answer through
+    :class:`_Relay`). Each process has a home (run store) of its own; the tests of a module
+    share its project and tell their runs and sessions apart by id."""
+
+    def __init__(self, project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self.project, self._tmp = project, tmp_path_factory
+        self._stdio: dict[tuple, tuple[Client, _Relay]] = {}
+        self._http: dict[tuple[str, ...], str] = {}
+        self._kept = AsyncExitStack()
+
+    async def __aenter__(self) -> SharedServers:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._kept.aclose()
+
+    @asynccontextmanager
+    async def connected(
+        self,
+        *options: str,
+        transport: str = "stdio",
+        model: Model | None = None,
+        person: Person | None = None,
+        mode: str = "legacy",
+    ) -> AsyncIterator[tuple[Any, str | None]]:
+        if transport == "stdio":
+            client, relay = await self._stdio_client(options, mode, model, person)
+            relay.model, relay.person = model, person
+            try:
+                yield client, None
+            finally:
+                relay.model = relay.person = None
+            return
+        url = self._http.get(options)
+        if url is None:
+            home = self._tmp.mktemp("shared-http")
+            url, _ = self._kept.enter_context(http_server(self.project, home, *options))
+            self._http[options] = url
+        async with Client(url, mode=mode, **_callbacks(model, person)) as client:
+            yield client, url.removesuffix("/mcp")
+
+    async def _stdio_client(
+        self, options: tuple[str, ...], mode: str, model: Any, person: Any
+    ) -> tuple[Client, _Relay]:
+        key = (options, mode, model is not None, person is not None)
+        if key not in self._stdio:
+            relay = _Relay()
+            callbacks = _callbacks(
+                relay.sample if model is not None else None,
+                relay.elicit if person is not None else None,
+            )
+            params = stdio_parameters(self.project, self._tmp.mktemp("shared-stdio"), *options)
+            client = await self._kept.enter_async_context(
+                kept_open(lambda: Client(params, mode=mode, **callbacks))
+            )
+            self._stdio[key] = (client, relay)
+        return self._stdio[key]
