@@ -103,23 +103,27 @@ class _Relay:
 
 
 class SharedServers:
-    """:func:`connected`, served by server processes kept for a module: one per set of options
-    over HTTP (each test has a client, so a session, of its own), and over stdio one per set of
-    options, client era and callbacks offered (the test's model or person answer through
-    :class:`_Relay`). Each process has a home (run store) of its own; the tests of a module
-    share its project and tell their runs and sessions apart by id."""
+    """:func:`connected`, served by server processes kept while consecutive tests of a module
+    ask for the same kind: over HTTP one per set of options (each test has a client, so a
+    session, of its own), over stdio one per set of options, client era and callbacks offered
+    (the test's model or person answer through :class:`_Relay`). At most one process per
+    transport is kept: a server with a run store polls it (≈ 0.03 s of CPU a second), so a kept
+    server that no test will ask for again would cost more than its start saved. Each process
+    has a home (run store) of its own; the tests of a module share its project and tell their
+    runs and sessions apart by id."""
 
     def __init__(self, project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
         self.project, self._tmp = project, tmp_path_factory
-        self._stdio: dict[tuple, tuple[Client, _Relay]] = {}
-        self._http: dict[tuple[str, ...], str] = {}
-        self._kept = AsyncExitStack()
+        # transport -> (what the server was started for, the client or URL, how to end it)
+        self._kept: dict[str, tuple[tuple, Any, AsyncExitStack]] = {}
 
     async def __aenter__(self) -> SharedServers:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._kept.aclose()
+        for _, _, ending in self._kept.values():
+            await ending.aclose()
+        self._kept.clear()
 
     @asynccontextmanager
     async def connected(
@@ -131,34 +135,43 @@ class SharedServers:
         mode: str = "legacy",
     ) -> AsyncIterator[tuple[Any, str | None]]:
         if transport == "stdio":
-            client, relay = await self._stdio_client(options, mode, model, person)
+            key = (options, mode, model is not None, person is not None)
+            client, relay = await self._kept_server("stdio", key, self._start_stdio)
             relay.model, relay.person = model, person
             try:
                 yield client, None
             finally:
                 relay.model = relay.person = None
             return
-        url = self._http.get(options)
-        if url is None:
-            home = self._tmp.mktemp("shared-http")
-            url, _ = self._kept.enter_context(http_server(self.project, home, *options))
-            self._http[options] = url
+        url = await self._kept_server("http", options, self._start_http)
         async with Client(url, mode=mode, **_callbacks(model, person)) as client:
             yield client, url.removesuffix("/mcp")
 
-    async def _stdio_client(
-        self, options: tuple[str, ...], mode: str, model: Any, person: Any
-    ) -> tuple[Client, _Relay]:
-        key = (options, mode, model is not None, person is not None)
-        if key not in self._stdio:
-            relay = _Relay()
-            callbacks = _callbacks(
-                relay.sample if model is not None else None,
-                relay.elicit if person is not None else None,
-            )
-            params = stdio_parameters(self.project, self._tmp.mktemp("shared-stdio"), *options)
-            client = await self._kept.enter_async_context(
-                kept_open(lambda: Client(params, mode=mode, **callbacks))
-            )
-            self._stdio[key] = (client, relay)
-        return self._stdio[key]
+    async def _kept_server(self, transport: str, key: tuple, start) -> Any:
+        kept = self._kept.get(transport)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        if kept is not None:
+            await kept[2].aclose()
+        ending = AsyncExitStack()
+        value = await start(key, ending)
+        self._kept[transport] = (key, value, ending)
+        return value
+
+    async def _start_stdio(self, key: tuple, ending: AsyncExitStack) -> tuple[Client, _Relay]:
+        options, mode, offers_sampling, offers_elicitation = key
+        relay = _Relay()
+        callbacks = _callbacks(
+            relay.sample if offers_sampling else None,
+            relay.elicit if offers_elicitation else None,
+        )
+        params = stdio_parameters(self.project, self._tmp.mktemp("shared-stdio"), *options)
+        client = await ending.enter_async_context(
+            kept_open(lambda: Client(params, mode=mode, **callbacks))
+        )
+        return client, relay
+
+    async def _start_http(self, options: tuple[str, ...], ending: AsyncExitStack) -> str:
+        home = self._tmp.mktemp("shared-http")
+        url, _ = ending.enter_context(http_server(self.project, home, *options))
+        return url
