@@ -22,7 +22,6 @@ LONGEST_MODULES = (
     "tests/engine/runs/test_step_processes.py",
     "tests/mcp/dashboard/test_dashboard_security.py",
     "tests/editors/test_editors_nvim.py",
-    "tests/mcp/test_upstream_navigation.py",
 )
 
 
