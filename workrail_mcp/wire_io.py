@@ -23,6 +23,7 @@ import errno
 import io
 import os
 import stat
+import sys
 from typing import Any, BinaryIO
 
 import anyio
@@ -41,9 +42,10 @@ def _selectable_fd(stream: Any) -> int | None:
     """The raw descriptor of an unbuffered pipe or socket stream; None for anything else.
 
     A buffered stream may already hold bytes the descriptor no longer has; a regular file or a
-    terminal is not one the loop's selector waits on for us (epoll refuses files).
+    terminal is not one the loop's selector waits on for us (epoll refuses files). Windows'
+    default event loop has no selector to wait on descriptors with.
     """
-    if not isinstance(stream, io.FileIO):
+    if sys.platform == "win32" or not isinstance(stream, io.FileIO):
         return None
     try:
         mode = os.fstat(stream.fileno()).st_mode
