@@ -1,11 +1,23 @@
 """Running one command: argv only, its own session, killed as a group, output captured with caps.
 
 Why not ``subprocess.run(timeout=)``: it kills only the direct child, and a grandchild that keeps
-the pipe open makes it hang. Each command here starts in a new session (``start_new_session`` —
-not ``preexec_fn``, which can deadlock in a threaded server), so the whole tree shares one process
-group; on timeout or cancel the group gets SIGTERM, a grace period, then SIGKILL. When the main
-process exits, anything it left behind in its group is stopped the same way, so a step's
+the pipe open makes it hang. Each command here starts in a process group of its own (Popen's own
+options — not ``preexec_fn``, which can deadlock in a threaded server), so the whole tree shares
+one group; on timeout or cancel the group gets SIGTERM, a grace period, then SIGKILL. When the
+main process exits, anything it left behind in its group is stopped the same way, so a step's
 background processes never outlive it and never hold its pipes.
+
+A new process group, or a new session as well? A session of its own is what keeps a command away
+from the engine's controlling terminal (``/dev/tty`` cannot be opened; a read from the terminal
+would otherwise stop a background group with SIGTTIN until its timeout). But ``setsid`` also puts
+the process in a scheduler autogroup of its own where the kernel has them (Linux's
+``sched_autogroup_enabled``, on by default in most distributions): on the 2-core machine of
+docs/benchmarks.md that cost ≈ 0.5 ms of wall time per spawn of ``true`` and no CPU — a step's
+whole budget over the bare spawn. So a step gets a new session only when the engine has a
+controlling terminal to keep from it (a `workrail run` in a terminal); an engine without one (an
+MCP server, a worker, CI) starts its steps in a new process group only (``process_group=0``),
+which isolates them as well: without a session leader holding a terminal, no process of the
+session can acquire one.
 
 A process that left the group (``setsid``) is found by the step's token (`step_processes`) and
 stopped with the group. The timeout and the cancel never wait for the pipes to close: once the
@@ -20,7 +32,7 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
+import select
 import signal
 import subprocess
 import threading
@@ -176,21 +188,42 @@ class _Stopper:
         return self.kill_at is not None and time.monotonic() >= self.kill_at + _PIPE_GRACE
 
     def finish(self, proc: subprocess.Popen[bytes]) -> None:
-        """After the main process is gone: stop what is left of its group, within the grace,
-        then whatever of the step escaped the group."""
+        """After the main process is gone: stop what is left of its group, within the grace
+        (what escaped the group is `step_processes.ended`'s)."""
         if _group_alive(self.pgid):
             self.start()
             while _group_alive(self.pgid) and time.monotonic() < (self.kill_at or 0):
                 time.sleep(_TICK / 5)
             _signal_group(self.pgid, signal.SIGKILL)
             proc.poll()
-        # Re-parented here (see `step_processes`): what left the group and lost its parent.
-        if step_processes.after_step(self.token) or self.kill_at is not None:
-            step_processes.stop_all([self.token], [self.pgid], self.grace)
+
+
+_terminal: tuple[int, bool] | None = None  # (pid, whether it has a controlling terminal)
+
+
+def _has_controlling_terminal() -> bool:
+    """Whether this process has a controlling terminal; asked once per process (the question
+    costs ≈ 0.01–0.02 ms, a tenth of a step's budget). A process without one gains one only as a
+    session leader opening a terminal, which the engine never does; one that loses it later
+    (``setsid``) keeps giving its steps sessions of their own: slower, as isolated."""
+    global _terminal
+    pid = os.getpid()
+    if _terminal is None or _terminal[0] != pid:
+        try:
+            os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC))
+            _terminal = (pid, True)
+        except OSError:  # ENXIO: none
+            _terminal = (pid, False)
+    return _terminal[1]
 
 
 def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
     step_processes.become_subreaper()
+    # A group of its own, and a session of its own only where there is a terminal to keep from
+    # it (the module's docstring says why).
+    apart: dict[str, Any] = (
+        {"start_new_session": True} if _has_controlling_terminal() else {"process_group": 0}
+    )
     with step_processes.spawning() as spawning:
         proc = subprocess.Popen(
             spec.argv,
@@ -199,8 +232,8 @@ def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            start_new_session=True,
             close_fds=True,
+            **apart,
         )
         spawning.started(proc.pid)
     return proc
@@ -238,7 +271,8 @@ def run_command(
         proc.wait()
         stopper.finish(proc)
     finally:
-        step_processes.ended(proc.pid, spec.grace)
+        # What escaped the group: re-parented here, or (killed) wherever it went.
+        step_processes.ended(proc.pid, token, spec.grace, killed=stopper.kill_at is not None)
     if on_end is not None:
         on_end(proc.pid)
     outcome.duration = time.monotonic() - started
@@ -265,21 +299,28 @@ def _pump(
 ) -> None:
     """Read both pipes until they close, watching the deadline and the cancel flag; once the
     step's processes are killed, not longer than the grace for the pipes."""
-    selector = selectors.PollSelector()  # no epoll descriptor to create and close per command
+    # select.poll itself: the selectors layer's bookkeeping (keys, maps, register and unregister)
+    # cost a step of `true` more than its one poll.
     assert proc.stdout is not None and proc.stderr is not None
-    selector.register(proc.stdout, selectors.EVENT_READ, True)
-    selector.register(proc.stderr, selectors.EVENT_READ, False)
+    streams = {
+        stream.fileno(): (stream, is_stdout)
+        for stream, is_stdout in ((proc.stdout, True), (proc.stderr, False))
+    }
+    poller = select.poll()
+    for fd in streams:
+        poller.register(fd, select.POLLIN)
     exited_at: float | None = None
     try:
-        while selector.get_map():
-            for key, _ in selector.select(_TICK):
-                data = os.read(key.fd, 65536)
+        while streams:
+            for fd, _ in poller.poll(_TICK * 1000):
+                data = os.read(fd, 65536)
                 if data:
-                    capture.add(key.data, data)
+                    capture.add(streams[fd][1], data)
                 else:
-                    capture.end(key.data)
-                    selector.unregister(key.fileobj)
-                    key.fileobj.close()  # type: ignore[union-attr]
+                    stream, is_stdout = streams.pop(fd)
+                    capture.end(is_stdout)
+                    poller.unregister(fd)
+                    stream.close()
             now = time.monotonic()
             if deadline is not None and now >= deadline and not outcome.cancelled:
                 outcome.timed_out = True
@@ -295,7 +336,6 @@ def _pump(
             if stopper.gave_up_on_pipes():
                 break
     finally:
-        for key in list(selector.get_map().values()):
-            capture.end(key.data)
-            key.fileobj.close()  # type: ignore[union-attr]
-        selector.close()
+        for stream, is_stdout in streams.values():
+            capture.end(is_stdout)
+            stream.close()

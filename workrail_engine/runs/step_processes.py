@@ -1,6 +1,7 @@
 """The processes a step started, wherever they went: found by a token in their environment.
 
-A command step runs in a session and process group of its own, and the group is what the executor
+A command step runs in a process group of its own (a session too where the engine has a terminal:
+see `executor`), and the group is what the executor
 stops on timeout, cancel and at the step's end. A child can leave the group (``setsid``, a daemon's
 double fork) and live on — holding the step's pipes open, or merely outliving it. Such a process
 still carries the environment it was started with, so every step gets a token of its own in
@@ -25,8 +26,8 @@ A process that both cleared its environment and lost its parent before anyone lo
 (``env -i sh -c '(setsid sleep 1000 &)'``) carries nothing of its step, but it is re-parented
 here, and the kernel records when it started. Each step is remembered as the interval from its
 main process's start to its end; when a step ends, every live process re-parented to the engine
-(in a session other than the engine's own) that started inside that interval, and inside no step
-still running, is stopped with its descendants. One that started during a step still running as
+(in a process group other than the engine's own) that started inside that interval, and inside no
+step still running, is stopped with its descendants. One that started during a step still running as
 well waits for that step's end; one that started outside every step (a database server a caller
 of the engine started, say) is left alone.
 """
@@ -45,7 +46,6 @@ from collections.abc import Callable, Iterable
 __all__ = [
     "ENV_NAME",
     "become_subreaper",
-    "after_step",
     "ended_own",
     "spawning",
     "new_token",
@@ -62,8 +62,18 @@ _subreaper: bool | None = None
 _subreaper_lock = threading.Lock()
 
 
+_salt: tuple[int, str] = (0, "")  # (pid, random part): one per process, a fork gets its own
+
+
 def new_token() -> str:
-    return f"{os.getpid()}-{next(_counter)}-{secrets.token_hex(4)}"
+    """Unique among the steps of every process, past and present: the pid, a random part drawn
+    once per process (a later process with the same pid draws another), a counter. (A random
+    part per step cost a read of the kernel's random source per step.)"""
+    global _salt
+    pid = os.getpid()
+    if _salt[0] != pid:
+        _salt = (pid, secrets.token_hex(4))
+    return f"{pid}-{_salt[1]}-{next(_counter)}"
 
 
 def become_subreaper() -> bool:
@@ -79,9 +89,9 @@ def become_subreaper() -> bool:
         return _subreaper
 
 
-def _stat(pid: int | str) -> tuple[str, int, int, int, int] | None:
-    """(state, parent, process group, session, start time in clock ticks since boot) of a
-    process, None when it is gone."""
+def _stat(pid: int | str) -> tuple[str, int, int, int] | None:
+    """(state, parent, process group, start time in clock ticks since boot) of a process, None
+    when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             text = f.read()
@@ -94,7 +104,6 @@ def _stat(pid: int | str) -> tuple[str, int, int, int, int] | None:
             fields[0].decode(),
             int(fields[1]),
             int(fields[2]),
-            int(fields[3]),
             int(fields[19]),
         )
     except (IndexError, ValueError):
@@ -174,7 +183,7 @@ def _now_ticks(*, round_up: bool = True) -> int:
 
 # Reaping a child here takes its exit status away from whoever waits for it. The children this
 # process started itself are the steps' main processes (registered in `spawning` before anything
-# else can see them) and the subprocesses other code runs in the process's own session; everything
+# else can see them) and the subprocesses other code runs in the process's own group; everything
 # else among its children was re-parented to it as a subreaper, and nobody else will reap it.
 _mains: set[int] = set()
 _mains_lock = threading.Lock()
@@ -212,70 +221,66 @@ def ended_own(pid: int) -> None:
         _mains.discard(pid)
 
 
-def ended(pid: int, grace: float = 2.0) -> None:
-    """The step's main process has been waited for (and what it left in its group stopped):
-    stop the processes re-parented here that only this step can have started (see the module's
-    docstring)."""
+def ended(pid: int, token: str, grace: float = 2.0, *, killed: bool = False) -> None:
+    """The step's main process has been waited for (and what it left in its group stopped).
+
+    One read of this process's children — at the end of every step, so it must be cheap — reaps
+    the zombies re-parented here and finds what else of the step was re-parented here: a live
+    process holding the step's token (it left the group and lost its parent), and the processes
+    that only this step can have started (see the module's docstring). Every process of the step
+    is then stopped if one escaped or the step was ``killed`` (timeout, cancel), and those
+    orphans with their descendants."""
+    entry = _entry(token)
+    escaped = False
+    orphans: set[int] = set()
     with _mains_lock:
         _mains.discard(pid)
         began = _began.pop(pid, None)
-        if began is None:
-            return
-        orphans = _orphans_of(began, _now_ticks(), min(_began.values(), default=None))
+        end = _now_ticks()
+        # no step still running can have started a process older than its own start
+        earliest_running = min(_began.values(), default=None)
+        own_group = os.getpgid(0)
+        for child in _children():
+            if child in _mains:
+                continue
+            stat = _stat(child)
+            if stat is None:
+                continue
+            state, _, group, started = stat
+            if state == "Z":
+                if group != own_group:
+                    _reap(child)
+                continue
+            escaped = escaped or _has_token(child, entry)
+            if (
+                group != own_group
+                and began is not None
+                and began <= started <= end
+                and (earliest_running is None or started < earliest_running)
+            ):
+                orphans.add(child)
+    if escaped or killed:
+        stop_all([token], [pid], grace)
     if orphans:
         _stop_found(lambda: step_processes((), (), orphans), grace)
 
 
-def _orphans_of(began: int, end: int, earliest_running: int | None) -> set[int]:
-    """Live processes re-parented here that started within [began, end] and before every step
-    still running started (so no running step can have started them). Under ``_mains_lock``."""
-    own_session = _own_session()
-    found = set()
-    for pid in _children():
-        if pid in _mains:
-            continue
-        stat = _stat(pid)
-        if stat is None or stat[0] == "Z" or stat[3] == own_session:
-            continue
-        started = stat[4]
-        if began <= started <= end and (earliest_running is None or started < earliest_running):
-            found.add(pid)
-    return found
-
-
 def reap_orphans() -> None:
     """Reap the zombies re-parented to this process (never a child it started itself)."""
-    _sweep(None)
-
-
-def after_step(token: str) -> bool:
-    """At the end of every step (so: cheap, one read of this process's children): reap the
-    zombies re-parented here, and tell whether a live process of the step was re-parented here
-    (it left the group and lost its parent)."""
-    return _sweep(_entry(token))
-
-
-def _sweep(entry: bytes | None) -> bool:
-    escaped = False
     with _mains_lock:
+        own_group = os.getpgid(0)
         for pid in _children():
-            if pid in _mains:
-                continue
-            stat = _stat(pid)
-            if stat is None:
-                continue
-            if stat[0] != "Z":
-                escaped = escaped or (entry is not None and _has_token(pid, entry))
-            elif stat[3] != _own_session():
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
-    return escaped
+            if pid not in _mains:
+                stat = _stat(pid)
+                if stat is not None and stat[0] == "Z" and stat[2] != own_group:
+                    _reap(pid)
 
 
-def _own_session() -> int:
-    return os.getsid(0)
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 def signal_all(pids: Iterable[int], sig: int) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import pty
+import subprocess
 import sys
 import threading
 import time
@@ -170,3 +173,70 @@ def test_log_lines_are_masked(caplog):
     caplog.handler.addFilter(MaskingFilter())
     logger.warning("token is %s", "log-secret-42")
     assert caplog.records[-1].getMessage() == "token is ***"
+
+
+# The engine, in a process of its own (with or without a controlling terminal), runs one step that
+# tells where it runs: its session and group, and whether it can open the terminal.
+_ENGINE = """
+import json, sys
+from pathlib import Path
+from workrail_engine.runs.executor import CommandSpec, run_command
+probe = (
+    "import os, json\\n"
+    "try:\\n    os.close(os.open('/dev/tty', os.O_RDWR | os.O_NOCTTY)); tty = True\\n"
+    "except OSError:\\n    tty = False\\n"
+    "print(json.dumps([os.getpid(), os.getpgid(0), os.getsid(0), tty]))"
+)
+out = run_command(CommandSpec([sys.executable, "-c", probe], Path.cwd(), {}))
+pid, group, session, tty = out.output()["stdout"]
+print("STEP " + json.dumps({"own_group": group == pid, "own_session": session == pid,
+      "engine_session": session == __import__("os").getsid(0), "tty": tty}), flush=True)
+"""
+
+
+def _engine_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])}
+
+
+def test_a_step_of_an_engine_without_a_terminal_has_its_own_group_in_the_engines_session(
+    tmp_path,
+):
+    # No controlling terminal for the engine (a session of its own, as an MCP server or CI has):
+    # the step gets a process group of its own and no session — a new session would put it in a
+    # scheduler autogroup of its own, ≈ 0.5 ms a spawn (docs/benchmarks.md).
+    done = subprocess.run(
+        [PY, "-c", _ENGINE],
+        cwd=tmp_path,
+        env=_engine_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+        check=True,
+    )
+    step = json.loads(done.stdout.split("STEP ", 1)[1])
+    assert step == {"own_group": True, "own_session": False, "engine_session": True, "tty": False}
+
+
+def test_a_step_of_an_engine_in_a_terminal_gets_a_session_of_its_own_and_no_terminal(tmp_path):
+    # The engine in a pseudo-terminal (its controlling terminal, as `workrail run` in a shell):
+    # the step must not reach that terminal, so it gets a session of its own.
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the engine, with the pty as its controlling terminal
+        os.chdir(tmp_path)
+        os.execve(PY, [PY, "-c", _ENGINE], _engine_env())
+    output = b""
+    deadline = time.monotonic() + 60
+    while b"STEP " not in output or not output.endswith(b"\n"):
+        assert time.monotonic() < deadline, output
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the engine exited and closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.waitpid(pid, 0)
+    os.close(fd)
+    step = json.loads(output.decode().split("STEP ", 1)[1].splitlines()[0])
+    assert step == {"own_group": True, "own_session": True, "engine_session": False, "tty": False}

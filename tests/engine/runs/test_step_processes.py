@@ -198,7 +198,6 @@ def test_workrail_cancel_from_another_process_ends_it(tmp_path, mark):
     ):
         assert time.monotonic() < end and proc.poll() is None, "the step never started"
         time.sleep(0.05)
-    cancelled_at = time.monotonic()
     cancel = subprocess.run(
         [*CLI, "--project", str(project), "cancel", run_id, "--reason", "test"],
         cwd=project,
@@ -208,6 +207,9 @@ def test_workrail_cancel_from_another_process_ends_it(tmp_path, mark):
         timeout=60,
     )
     assert cancel.returncode == 0, cancel.stderr
+    # Timed from the cancel's record (the CLI has returned), not from the CLI's own start-up, which
+    # took seconds on a loaded machine: docs/runs.md promises the end within 5 s of the cancel.
+    cancelled_at = time.monotonic()
     out, err = _finish(proc, 30)
     ended = time.monotonic() - cancelled_at
     result = json.loads(out)
