@@ -34,7 +34,6 @@ LONGEST_MODULES = (
     "tests/mcp/test_tool_tasks.py",
     "tests/lsp/test_handshake.py",
     "tests/engine/runs/test_step_processes.py",
-    "tests/mcp/test_upstream_navigation.py",
     "tests/mcp/dashboard/test_dashboard_browser.py",
 )
 

@@ -9,8 +9,8 @@ readable — and the tests can prove that no secret is in it.
 A run's record: the DBOS workflow (input: the definition pinned at start, parameters, deadline;
 status; the event ``state`` — running, waiting and for what, the summary) and its journal rows
 (one per attempt, one per step result). Members of a parallel group run as threads of the run's
-process on SQLite, and as child workflows on a queue shared by every process on Postgres, where
-several machines share the work.
+process on SQLite, and on Postgres on the member queue (member_queue.py), a table of ours shared
+by every process allowed to run commands, where several machines share the work.
 
 Everything DBOS and the runs executing here share is one `DurableRuntime` (DBOS is one per
 process: `launch` makes it or returns it; the `RunService` owns it), and every DBOS call the
@@ -22,6 +22,7 @@ that needs its private API, handing a dead executor's runs to a recovery queue, 
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
 import sys
@@ -47,7 +48,7 @@ from .executors import (
     forget,
     stop_orphans,
 )
-from .journal import Journal
+from .journal import Journal, Recorded
 from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
@@ -67,7 +68,9 @@ __all__ = [
 ]
 
 APP_VERSION = "workrail-runs-2"  # fixed: DBOS only recovers runs started by the same version
-STEP_QUEUE = "workrail-steps"  # the members of parallel groups on Postgres, shared by every process
+# DBOS's queue of parallel members on Postgres until the member queue of our own (member_queue.py):
+# still dequeued, slowly, for runs an earlier version left in flight there.
+STEP_QUEUE = "workrail-steps"
 # Where the runs of a dead process wait to be taken over (DBOS's own recovery queue is dequeued by
 # every process, including those not allowed to run commands): runs with command steps go to a
 # queue only processes allowed to run them listen to; the others to one every process listens to.
@@ -75,9 +78,11 @@ RECOVERED_RUNS = "workrail-recovered-runs"
 RECOVERED_AGENT_RUNS = "workrail-recovered-agent-runs"
 CONTINUE_TOPIC = "continue"
 WAIT_CHUNK = 30.0  # seconds
-# How often a run waiting for its queued parallel members reads whether one ended (members taken
-# by this process wake it at once; this is for those another process took).
+# How often a run waiting for its queued parallel members reads whether one ended: members taken
+# by this process wake it at once, those of another process by their end's notification where
+# this process listens to the member queue (the look is then a safety net), else only by this.
 MEMBER_POLL = 0.025  # seconds
+MEMBER_LOOK = 0.5  # seconds
 RUN_WORKFLOW = "workrail_run"  # the DBOS workflow name of a run
 
 # The process's runtime: DBOS is one per process, and its workflow functions find their runtime here.
@@ -180,6 +185,7 @@ class DurableRuntime:
         self._journal: Journal | None = None
         self._groups: InFlight | None = None
         self.members_on_queue = False
+        self.member_queue: Any = None  # MemberQueue: this process takes members from it
         self.liveness: Any = None  # PostgresLiveness on a Postgres store
 
     # --- the parts, once launched --------------------------------------------------------
@@ -235,11 +241,14 @@ class DurableRuntime:
         self._groups = InFlight(lock)
         DBOS.launch()
         if self.settings.allow_commands and self.members_on_queue:
-            DBOS.register_queue(
-                STEP_QUEUE,
-                polling_interval_sec=0.05,
-                on_conflict="always_update",
+            # only members of runs an earlier version left on DBOS's queue: slowly
+            DBOS.register_queue(STEP_QUEUE, polling_interval_sec=1.0, on_conflict="always_update")
+            from .member_queue import MemberQueue
+
+            self.member_queue = MemberQueue(
+                self.url, lock.executor_id, self._run_member, self.member_ends.add
             )
+            self.member_queue.start()
         for queue in (RECOVERED_RUNS, RECOVERED_AGENT_RUNS):
             DBOS.register_queue(queue, polling_interval_sec=2.0, on_conflict="always_update")
         dead = dead_executors(self.home, lock.executor_id)
@@ -279,6 +288,8 @@ class DurableRuntime:
                 return
             DBOS.destroy(workflow_completion_timeout_sec=0)
             self.watch.stop()
+            if self.member_queue is not None:
+                self.member_queue.close()
             # A run still in flight here keeps its journal and logs until the process exits, and
             # a run pending on this executor (in flight, or dequeued just before DBOS stopped)
             # keeps its lock file, so that the next process recovers it.
@@ -302,6 +313,8 @@ class DurableRuntime:
                 "no DBOS to stop after a failed launch", exc_info=True
             )
         self.watch.stop()
+        if self.member_queue is not None:
+            self.member_queue.close()
         pending = self.live or self._owns_pending()
         for part in (self._groups, self._journal, self.liveness):
             if part is not None:
@@ -340,7 +353,28 @@ class DurableRuntime:
         member of a parallel group on its own queue), where one process takes it and resumes it."""
         stop_orphans(self.home, dead)  # steps of a killed process outlive it: stop them first
         _reenqueue_dead(dead, self._recovery_queue)
+        if self.journal.postgres:
+            self.journal.requeue_members(dead)
         forget(self.home, dead)
+
+    def _run_member(
+        self, run_id: str, key: str, member: dict[str, Any], recorded: Recorded | None
+    ) -> None:
+        """A member taken from the member queue, in a thread of its own: run (or replay) it, then
+        mark its row ended (or cancelled, or failed with its error) for the run waiting on it."""
+        state, error = "ended", None
+        try:
+            _Effects(self, run_id, member["secret_names"], key, recorded).member(
+                key, member["step"], member["values"], member["deadline"]
+            )
+        except DBOSWorkflowCancelledError:
+            state = "cancelled"
+        except Exception as exc:  # the run raises it, as DBOS re-raised a member's error
+            logging.getLogger(__name__).exception("parallel member %s of %s failed", key, run_id)
+            state, error = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            self.member_ends.add()
+        self.journal.member_ended(run_id, key, state, error)
 
     @staticmethod
     def _recovery_queue(status: Any) -> str:
@@ -607,8 +641,10 @@ class _Effects:
         run_id: str,
         secret_names: list[str],
         member: str | None = None,
+        recorded: Recorded | None = None,
     ) -> None:
-        """``member``: the step key of the parallel member these effects are for (on the queue)."""
+        """``member``: the step key of the parallel member these effects are for (on the queue);
+        ``recorded``: what the journal holds for it, when already read (with its claim)."""
         self.runtime = runtime
         self.run_id = run_id
         self.journal = runtime.journal
@@ -616,7 +652,8 @@ class _Effects:
         self.masks = SecretSet.from_environment(secret_names)
         self.environment = minimal_environment()  # what every step of the run inherits
         # A replay gets these back instead of running them.
-        self.done, self.recorded, status = self.journal.recorded(run_id, member)
+        self.done, self.recorded, status = recorded or self.journal.recorded(run_id, member)
+        self.on_dbos_queue: bool | None = None  # members went through DBOS's queue (see _queued)
         # the run's status read with the last result (or with the above), not yet used
         self.status: str | None = status
 
@@ -727,8 +764,60 @@ class _Effects:
         limit: int,
         deadline: float | None,
     ) -> list[dict[str, Any]]:
-        """Members as children on the shared step queue, at most ``limit`` queued or running at a
-        time (a sliding window): the limit holds for the run whichever processes dequeue them.
+        """Members on the member queue (member_queue.py), at most ``limit`` queued or running at
+        a time (a sliding window): the limit holds for the run whichever processes take them.
+
+        No DBOS call: a member is a row queued in the journal's database; the window learns its
+        end from its result row (or its row's end, for one that ended without a result), read in
+        one query when a member ends — told at once by this process's member queue, for members
+        of any process — or every `MEMBER_LOOK` s in case a notification was missed.
+        A run an earlier version left in flight with members on DBOS's queue goes on there
+        (`_queued_on_dbos`): its replay must make the DBOS calls it recorded."""
+        if self.on_dbos_queue is None:
+            self.on_dbos_queue = self.journal.had_children(self.run_id)
+        if self.on_dbos_queue:
+            return self._queued_on_dbos(members, limit, deadline)
+        results: list[dict[str, Any]] = [{} for _ in members]
+        waiting = list(enumerate(members))
+        running: dict[str, int] = {}  # step key -> index
+        ended = self.runtime.member_ends
+        look = MEMBER_POLL if self.runtime.member_queue is None else MEMBER_LOOK
+        while waiting or running:
+            queued: list[tuple[str, str]] = []
+            while waiting and len(running) < limit:
+                index, (key, step, values) = waiting.pop(0)
+                member = {
+                    "step": step,
+                    "values": values,
+                    "deadline": deadline,
+                    "secret_names": self.secret_names,
+                }
+                queued.append((key, json.dumps(member)))
+                running[key] = index
+            if queued:
+                self.journal.enqueue_members(self.run_id, queued)
+            seen = ended.mark()
+            found = self.journal.queued_member_ends(self.run_id, running)
+            if not found:
+                ended.wait(seen, look)
+                continue
+            for name, end in found.items():
+                if name is None or end == "cancelled":  # the run was cancelled
+                    raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
+                if not isinstance(end, dict):
+                    raise RuntimeError(f"the parallel member {name} failed: {end}")
+                results[running.pop(name)] = end
+                self.recorded.add(name)
+        return results
+
+    def _queued_on_dbos(
+        self,
+        members: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        limit: int,
+        deadline: float | None,
+    ) -> list[dict[str, Any]]:
+        """Members as children on DBOS's step queue (before the member queue), at most ``limit``
+        queued or running at a time.
 
         The window's only DBOS calls are the enqueues, in the members' order, so a replay makes
         the same calls whatever order the members ended in. Each member records its result in

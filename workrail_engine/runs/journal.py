@@ -43,6 +43,36 @@ _SQLITE_TABLES = (
 _POSTGRES_TABLES = (
     "CREATE SCHEMA IF NOT EXISTS workrail",
     f"CREATE TABLE IF NOT EXISTS workrail.journal (position BIGSERIAL PRIMARY KEY, {_COLUMNS})",
+    # The queue of parallel-group members (member_queue.py): one row per member, queued →
+    # claimed (by an executor) → ended, cancelled or failed (with the error).
+    "CREATE TABLE IF NOT EXISTS workrail.members (position BIGSERIAL PRIMARY KEY,"
+    " run_id TEXT NOT NULL, step_key TEXT NOT NULL, member TEXT NOT NULL,"
+    " state TEXT NOT NULL DEFAULT 'queued', executor_id TEXT, error TEXT,"
+    " UNIQUE (run_id, step_key))",
+    "CREATE INDEX IF NOT EXISTS members_queued ON workrail.members (position)"
+    " WHERE state = 'queued'",
+    "CREATE INDEX IF NOT EXISTS members_claimed ON workrail.members (executor_id)"
+    " WHERE state = 'claimed'",
+)
+# The channels of the member queue: a member queued (payload: how many), a member ended.
+MEMBERS_QUEUED = "workrail_members"
+MEMBER_ENDED = "workrail_member_ends"
+# The oldest queued member, claimed for an executor; members claimed by others are skipped, not
+# waited for (two processes woken together never claim the same one).
+CLAIM_MEMBER = (
+    "UPDATE workrail.members SET state = 'claimed', executor_id = %s WHERE position ="
+    " (SELECT position FROM workrail.members WHERE state = 'queued' ORDER BY position LIMIT 1"
+    " FOR UPDATE SKIP LOCKED) RETURNING run_id, step_key, member,"
+    # with the run's status and whether the journal holds rows of the member (a replay): a first
+    # execution needs no read of its own
+    " (SELECT status FROM dbos.workflow_status WHERE workflow_uuid = members.run_id),"
+    " EXISTS (SELECT 1 FROM workrail.journal AS j"
+    " WHERE j.run_id = members.run_id AND j.step_key = members.step_key)"
+)
+# An executor's claims other than those it runs (``run_id || ' ' || step_key``), queued again.
+RELEASE_CLAIMS = (
+    "UPDATE workrail.members SET state = 'queued', executor_id = NULL"
+    " WHERE executor_id = %s AND state = 'claimed' AND NOT (run_id || ' ' || step_key = ANY(%s::text[]))"
 )
 _UPSERT = (
     "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
@@ -71,6 +101,8 @@ class Journal(SqlStore):
             {
                 "journal": ("workrail_journal", "workrail.journal"),
                 "status": ("workflow_status", f'"{dbos_schema}".workflow_status'),
+                "operations": ("operation_outputs", f'"{dbos_schema}".operation_outputs'),
+                "members": ("", "workrail.members"),
             },
             _SQLITE_TABLES,
             _POSTGRES_TABLES,
@@ -230,10 +262,87 @@ class Journal(SqlStore):
         """Whether runs (or members) are pending on this executor: its lock file must then stay,
         so that the next process recovers them."""
         rows = self._read(
-            "SELECT 1 FROM {status} WHERE executor_id = ? AND status = 'PENDING' LIMIT 1",
-            (executor_id,),
+            "SELECT 1 FROM {status} WHERE executor_id = ? AND status = 'PENDING'"
+            + (
+                " UNION ALL SELECT 1 FROM {members} WHERE executor_id = ? AND state = 'claimed'"
+                if self.postgres
+                else ""
+            )
+            + " LIMIT 1",
+            (executor_id, executor_id) if self.postgres else (executor_id,),
         )
         return bool(rows)
+
+    # --- the member queue (Postgres; member_queue.py) ----------------------------------------
+
+    def had_children(self, run_id: str) -> bool:
+        """Whether the run started DBOS child workflows: its parallel members went through
+        DBOS's queue (a run an earlier version left in flight), and a replay must make the same
+        DBOS calls again."""
+        rows = self._read(
+            "SELECT 1 FROM {operations} WHERE workflow_uuid = ?"
+            " AND child_workflow_id IS NOT NULL LIMIT 1",
+            (run_id,),
+        )
+        return bool(rows)
+
+    def enqueue_members(self, run_id: str, members: list[tuple[str, str]]) -> None:
+        """Queue a run's members ((step key, the member as JSON) each) and wake the processes
+        listening, in one statement; a member already queued (a replay) is left as it is."""
+        keys, bodies = [key for key, _ in members], [body for _, body in members]
+        self._read(
+            "WITH added AS (INSERT INTO {members} (run_id, step_key, member)"
+            " SELECT ?, key, body FROM unnest(?::text[], ?::text[]) AS m(key, body)"
+            " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING 1)"
+            f" SELECT pg_notify('{MEMBERS_QUEUED}', (SELECT count(*) FROM added)::text)",
+            (run_id, keys, bodies),
+        )
+
+    def member_ended(self, run_id: str, key: str, state: str, error: str | None) -> None:
+        """A member's end (``ended``, ``cancelled`` or ``failed``), told to the listeners."""
+        self._read(
+            "WITH ended AS (UPDATE {members} SET state = ?, error = ?"
+            " WHERE run_id = ? AND step_key = ?)"
+            f" SELECT pg_notify('{MEMBER_ENDED}', ?)",
+            (state, error, run_id, key, run_id),
+        )
+
+    def requeue_members(self, executor_ids: list[str]) -> int:
+        """Members claimed by dead executors, queued again (their journal rows make a replay
+        of what they completed); the listeners are woken. Returns how many."""
+        rows = self._read(
+            "WITH again AS (UPDATE {members} SET state = 'queued', executor_id = NULL"
+            " WHERE state = 'claimed' AND executor_id = ANY(?) RETURNING 1)"
+            f" SELECT pg_notify('{MEMBERS_QUEUED}', n::text), n"
+            " FROM (SELECT count(*) AS n FROM again) AS counted",
+            (executor_ids,),
+        )
+        return int(rows[0][1]) if rows else 0
+
+    def queued_member_ends(
+        self, run_id: str, running: dict[str, int]
+    ) -> dict[str | None, dict[str, Any] | str]:
+        """Of a run's members on the member queue (step key → index), those that ended: the
+        step's result once recorded, ``cancelled`` or the error of one that ended without a
+        result. The key None is in the answer when the run was cancelled. One query."""
+        marks = ", ".join("?" * len(running))
+        rows = self._read(
+            "SELECT step_key, result, NULL FROM {journal} WHERE run_id = ? AND result IS NOT NULL"
+            f" AND step_key IN ({marks})"
+            " UNION ALL SELECT step_key, NULL, CASE WHEN state = 'cancelled' THEN state"
+            " ELSE coalesce(error, state) END FROM {members} WHERE run_id = ?"
+            f" AND state IN ('cancelled', 'failed') AND step_key IN ({marks})"
+            " UNION ALL SELECT NULL, NULL, status FROM {status}"
+            " WHERE workflow_uuid = ? AND status = 'CANCELLED'",
+            (run_id, *running, run_id, *running, run_id),
+        )
+        ended: dict[str | None, dict[str, Any] | str] = {}
+        for key, result, other in rows:
+            if result is not None:
+                ended[key] = json.loads(result)
+            else:
+                ended.setdefault(key, other)
+        return ended
 
     def run_placement(self, run_id: str) -> tuple[str, str | None, str | None] | None:
         """(DBOS status, executor id, queue name) of a run, or None for an unknown id."""

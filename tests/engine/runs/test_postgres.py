@@ -37,7 +37,13 @@ if os.environ.get("TEST_SLOW_LAUNCH"):
         if name == "workrail-steps":
             time.sleep(float(os.environ["TEST_SLOW_LAUNCH"]))
     DBOS.register_queue = slow_register
-service = RunService(Path(sys.argv[1]), allow_commands=sys.argv[3] != "status", home=Path(sys.argv[2]))
+if os.environ.get("TEST_DBOS_QUEUE"):
+    # members through DBOS's step queue, as the versions before the member queue put them
+    from workrail_engine.runs.journal import Journal
+    Journal.had_children = lambda self, run_id: True
+service = RunService(
+    Path(sys.argv[1]), allow_commands=sys.argv[3] not in ("status", "cancel"), home=Path(sys.argv[2])
+)
 service.start()
 if sys.argv[3] == "serve":
     print("ready", flush=True)
@@ -279,6 +285,46 @@ def test_a_run_goes_on_through_a_restart_of_the_database_server(postgres_server,
     assert [r["step_name"] for r in result["step_results"]] == [f"nap-{i}" for i in range(8)]
 
 
+def test_a_parallel_group_goes_on_through_a_restart_of_the_database_server(
+    postgres_server, tmp_path
+):
+    """The member queue's listening connection ends with the restart: the process connects again
+    and takes the members queued while it was away (their notification was lost with it)."""
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_server.url}
+    project = tmp_path / "project"
+    project.mkdir()
+    members = [
+        {
+            "id": f"group-nap-{i}",
+            "title": "nap",
+            "run": {"command": [sys.executable, "-c", "import time; time.sleep(1.0)"]},
+        }
+        for i in range(8)
+    ]
+    # 4 s of members: the restart (1–2 s on a loaded machine) lands in the middle of the group
+    workflow = {
+        "id": "pg-restart-group",
+        "name": "pg",
+        "steps": [
+            {"id": "group", "title": "g", "type": "parallel", "parallelLimit": 2, "steps": members}
+        ],
+    }
+    runner = _start_worker(env, project, tmp_path / "home", "run", json.dumps(workflow))
+    try:
+        _wait_for_a_recorded_step(postgres_server.url, "group-nap-")  # the group is under way
+        postgres_server.restart()  # every session ends, the member queue's listener's too
+        out, err = runner.communicate(timeout=120)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, err
+    result = json.loads(out)
+    assert result["status"] == "success", result
+    assert sorted(r["step_name"] for r in result["step_results"]) == [
+        f"group-nap-{i}" for i in range(8)
+    ]
+    assert "the member queue's connection was lost" in err  # the restart reached the listener
+
+
 def _worker_argv(project: Path, home: Path, mode: str, argument: str) -> list[str]:
     return [sys.executable, "-c", WORKER, str(project), str(home), mode, argument]
 
@@ -308,15 +354,18 @@ def _worker_answer(env: dict[str, str], project: Path, home: Path, mode: str, ar
     return json.loads(done.stdout)
 
 
-def _wait_for_a_recorded_step(url: str) -> None:
+def _wait_for_a_recorded_step(url: str, prefix: str = "") -> None:
     """Until the journal holds a step's result (a fixed sleep restarted the server during DBOS's
-    launch on a loaded machine, which DBOS does not retry)."""
+    launch on a loaded machine, which DBOS does not retry), of a step whose key starts with
+    ``prefix`` (the server is shared by the module's tests)."""
     end = time.monotonic() + 60
     while time.monotonic() < end:
         try:
             with psycopg.connect(url, autocommit=True) as conn:
                 if conn.execute(
-                    "SELECT 1 FROM workrail.journal WHERE result IS NOT NULL LIMIT 1"
+                    "SELECT 1 FROM workrail.journal WHERE result IS NOT NULL"
+                    " AND starts_with(step_key, %s) LIMIT 1",
+                    (prefix,),
                 ).fetchone():
                     return
         except psycopg.Error:  # the journal's table is not there yet
@@ -399,9 +448,8 @@ def _wait_for_queued_members(url: str, run_id: str, count: int) -> None:
     while time.monotonic() < end:
         with psycopg.connect(url, autocommit=True) as conn:
             row = conn.execute(
-                "SELECT count(*) FROM dbos.workflow_status WHERE name = 'workrail_member'"
-                " AND status = 'ENQUEUED' AND workflow_uuid LIKE %s",
-                (f"{run_id}%",),
+                "SELECT count(*) FROM workrail.members WHERE run_id = %s AND state = 'queued'",
+                (run_id,),
             ).fetchone()
         if row and row[0] >= count:
             return
@@ -410,13 +458,128 @@ def _wait_for_queued_members(url: str, run_id: str, count: int) -> None:
 
 
 def _member_errors(url: str, run_id: str) -> list[str]:
-    """The run's member workflows that ended in an error (DBOS status ERROR)."""
+    """The run's members that ended in an error (on the member queue, or on DBOS's queue)."""
     with psycopg.connect(url, autocommit=True) as conn:
         return [
             str(row[0])
             for row in conn.execute(
-                "SELECT workflow_uuid FROM dbos.workflow_status"
+                "SELECT step_key || ': ' || coalesce(error, state) FROM workrail.members"
+                " WHERE run_id = %s AND state NOT IN ('queued', 'claimed', 'ended')"
+                " UNION ALL SELECT workflow_uuid FROM dbos.workflow_status"
                 " WHERE status = 'ERROR' AND name = 'workrail_member' AND workflow_uuid LIKE %s",
-                (f"{run_id}%",),
+                (run_id, f"{run_id}%"),
             ).fetchall()
         ]
+
+
+def _member_states(url: str, run_id: str) -> list[str]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT state FROM workrail.members WHERE run_id = %s ORDER BY step_key", (run_id,)
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _napping_group(marks: Path, token: str, count: int, seconds: float) -> list[dict]:
+    code = f"open({str(marks)!r}, 'a').write('x\\n'); import time; time.sleep({seconds})  # {token}"
+    return [
+        {"id": f"nap-{i}", "title": "nap", "run": {"command": [sys.executable, "-c", code]}}
+        for i in range(count)
+    ]
+
+
+def test_a_cancel_reaches_the_members_waiting_on_the_queue(postgres_url, tmp_path):
+    """Members wait on the member queue with no process to take them (their worker was killed,
+    and the process that queued them again runs no commands) when the run is cancelled: the
+    worker that takes them afterwards starts none of their steps, and leaves none queued."""
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
+    project = tmp_path / "project"
+    project.mkdir()
+    marks = tmp_path / "marks"
+    token = uuid.uuid4().hex
+    members = _napping_group(marks, token, 3, 60)
+    workflow = {
+        "id": "pg-cancel-queued",
+        "name": "pg",
+        "steps": [{"id": "group", "title": "g", "type": "parallel", "steps": members}],
+    }
+    doomed = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
+    watcher = newcomer = None
+    try:
+        run_id = doomed.stdout.readline().strip()
+        assert run_id.startswith("wf-"), doomed.stderr.read()
+        deadline = time.monotonic() + 60
+        while len(marks.read_text().splitlines() if marks.exists() else []) < 3:
+            assert time.monotonic() < deadline, "the members did not all start"
+            time.sleep(0.05)
+        doomed.kill()  # kill -9 while its members run
+        doomed.wait()
+        watcher = _start_worker(env, project, tmp_path / "home-c", "status", run_id)
+        _wait_for_queued_members(postgres_url, run_id, 3)
+        result = _worker_answer(env, project, tmp_path / "home-d", "cancel", run_id)
+        assert result["status"] == "cancelled", json.dumps(result, indent=1)[:3000]
+        newcomer = _start_worker(env, project, tmp_path / "home-b", "serve", "60")
+        assert newcomer.stdout.readline().strip() == "ready", newcomer.stderr.read()
+        deadline = time.monotonic() + 30
+        while _member_states(postgres_url, run_id) != ["cancelled"] * 3:
+            assert time.monotonic() < deadline, _member_states(postgres_url, run_id)
+            time.sleep(0.1)
+    finally:
+        for worker in (doomed, watcher, newcomer):
+            if worker is not None:
+                worker.kill()
+                worker.communicate()
+        for pid in _processes_with(members[0]["run"]["command"][2]):
+            os.kill(pid, 9)
+    assert len(marks.read_text().splitlines()) == 3  # no member started again after the cancel
+
+
+def test_a_run_an_earlier_version_left_on_dbos_queue_finishes_there(postgres_url, tmp_path):
+    """The upgrade: a run whose members went through DBOS's step queue (what versions before the
+    member queue did; the first worker is made to) and whose worker was killed mid-group is taken
+    over by a worker of this version, which replays it with the same DBOS calls (a replay
+    without them fails with DBOS's unexpected-step error) and ends it there."""
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
+    project = tmp_path / "project"
+    project.mkdir()
+    marks = tmp_path / "marks"
+    token = uuid.uuid4().hex
+    members = _napping_group(marks, token, 3, 1.5)
+    workflow = {
+        "id": "pg-dbos-queue",
+        "name": "pg",
+        "steps": [
+            {"id": "group", "title": "g", "type": "parallel", "steps": members},
+            {"id": "after", "title": "after", "run": {"command": _mark(marks, "after")}},
+        ],
+    }
+    doomed = _start_worker(
+        {**env, "TEST_DBOS_QUEUE": "1"}, project, tmp_path / "home-a", "start", json.dumps(workflow)
+    )
+    other = None
+    try:
+        run_id = doomed.stdout.readline().strip()
+        assert run_id.startswith("wf-"), doomed.stderr.read()
+        deadline = time.monotonic() + 60
+        while len(marks.read_text().splitlines() if marks.exists() else []) < 3:
+            assert time.monotonic() < deadline, "the members did not all start"
+            time.sleep(0.05)
+        doomed.kill()  # kill -9 while its members run
+        doomed.wait()
+        other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
+        result = _worker_answer(env, project, tmp_path / "home-c", "status", run_id)
+        errors = _member_errors(postgres_url, run_id)
+    finally:
+        for worker in (doomed, other):
+            if worker is not None:
+                worker.kill()
+                worker.communicate()
+        for pid in _processes_with(members[0]["run"]["command"][2]):
+            os.kill(pid, 9)
+    assert errors == [], errors
+    assert result["status"] == "success", json.dumps(result, indent=1)[:3000]
+    assert sorted(r["step_name"] for r in result["step_results"]) == [
+        "after",
+        *(f"nap-{i}" for i in range(3)),
+    ]
+    assert _member_states(postgres_url, run_id) == []  # none went on the member queue
