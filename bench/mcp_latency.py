@@ -92,17 +92,41 @@ class StdioPeer:
 
 
 def cold_starts(
-    commands: list[list[str]], cwd: Path, env: dict[str, str], starts: int
+    commands: list[list[str]],
+    cwd: Path,
+    env: dict[str, str],
+    starts: int,
+    first_calls: list[tuple[str, dict]] | None = None,
 ) -> list[float]:
-    """Median spawn → initialize result per command, the commands taking turns (load hits all alike)."""
+    """Median spawn → initialize result per command, the commands taking turns (load hits all alike).
+
+    With ``first_calls`` (one `tools/call` params per command), also the medians of the next two
+    answers of each fresh server: `tools/list`, then that first call (printed), so that work moved
+    past `initialize` would show there.
+    """
     times: list[list[float]] = [[] for _ in commands]
+    after: list[list[tuple[float, float]]] = [[] for _ in commands]
     for _ in range(starts):
         for n, command in enumerate(commands):
             began = time.perf_counter()
             peer = StdioPeer(command, cwd, env)
             peer.initialize()
             times[n].append(time.perf_counter() - began)
+            if first_calls is not None:
+                listed = time.perf_counter()
+                peer.request("tools/list", {})
+                called = time.perf_counter()
+                peer.request(*first_calls[n])
+                after[n].append((called - listed, time.perf_counter() - called))
             peer.close()
+    if first_calls is not None:
+        for n, (tool, params) in enumerate(first_calls):
+            lists, calls = zip(*after[n], strict=True)
+            name = tool if tool != "tools/call" else params["name"]
+            print(
+                f"  after initialize: tools/list {statistics.median(lists) * 1000:.1f} ms, then the "
+                f"first {name} {statistics.median(calls) * 1000:.1f} ms (medians)"
+            )
     return [statistics.median(t) for t in times]
 
 
@@ -317,7 +341,20 @@ def main() -> None:
             http_with_dashboard(tmp, env, args.calls)
             return
 
-        start_ours, start_floor = cold_starts([ours, floor], tmp, env, args.starts)
+        next_call = {
+            "name": "workflow_next",
+            "arguments": {"workflowId": "coding-task", "completedSteps": []},
+        }
+        start_ours, start_floor = cold_starts(
+            [ours, floor],
+            tmp,
+            env,
+            args.starts,
+            first_calls=[
+                ("tools/call", next_call),
+                ("tools/call", {"name": "empty", "arguments": {}}),
+            ],
+        )
         print(
             f"cold start (median of {args.starts}, taking turns): workrail-mcp {start_ours * 1000:.0f} ms, "
             f"floor {start_floor * 1000:.0f} ms, ratio {start_ours / start_floor:.2f}"
@@ -328,14 +365,7 @@ def main() -> None:
         floor_peer.initialize()
         next_times, empty_times = interleaved_round_trips(
             args.calls,
-            (
-                our_peer,
-                "tools/call",
-                {
-                    "name": "workflow_next",
-                    "arguments": {"workflowId": "coding-task", "completedSteps": []},
-                },
-            ),
+            (our_peer, "tools/call", next_call),
             (floor_peer, "tools/call", {"name": "empty", "arguments": {}}),
         )
         our_peer.close()

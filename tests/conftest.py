@@ -1,13 +1,22 @@
 """Settings shared by the whole suite."""
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, settings
+from postgres_server import ModuleDatabase, PostgresServer
+from suite_bytecode import compile_the_packages
 from suite_order import in_dispatch_order
 
 # CI runs on a 2-core machine alongside real server processes: generation speed is not what the
 # property tests check, so a slow moment must not fail them.
 settings.register_profile("workrail", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("workrail")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the xdist controller (or a run without workers)
+        compile_the_packages()
 
 
 @pytest.fixture(autouse=True)
@@ -19,6 +28,31 @@ def _a_workrail_home_of_its_own(
     refused), and whether one exists depends on the machine and on the order tests run in."""
     monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path_factory.mktemp("workrail-home")))
     monkeypatch.delenv("WORKRAIL_DATABASE_URL", raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresServer]:
+    """One PostgreSQL server per test session, that is per pytest-xdist worker: starting one (initdb,
+    then the server) cost ≈ 1 s of CPU and several seconds of wall time under load, and seven
+    modules each started their own."""
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def postgres_server(postgres_cluster: PostgresServer) -> ModuleDatabase:
+    """A database of its own for each test module (what a server per module gave: no run, queue
+    entry or executor row left by another module), on the session's server."""
+    postgres_cluster.start_if_stopped()
+    return ModuleDatabase(postgres_cluster, postgres_cluster.new_database())
+
+
+@pytest.fixture(scope="module")
+def postgres_url(postgres_server: ModuleDatabase) -> str:
+    return postgres_server.url
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

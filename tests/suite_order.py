@@ -8,21 +8,33 @@ import pytest
 
 # pytest-xdist hands each worker whole modules (--dist loadscope) in the order they are collected
 # (addopts turn off its own order, most tests first): a module of a few long tests handed out last
-# kept one worker busy alone for minutes at the end. These run longest (per-module sums of test
-# durations, issue 22 §1 in docs/benchmarks.md), so they go first, longest first; a module marked
-# slow comes next, then the rest, most tests first. A module missing from the list is only
-# scheduled later, never skipped.
+# kept one worker busy alone for minutes at the end. These run longest, so they go first, longest
+# first; a module marked slow comes next, then the rest, most tests first. A module missing from
+# the list is only scheduled later, never skipped. The first two build or install what a clean
+# clone lacks (the VS Code extension, pre-commit's environment of the project); the rest are the
+# longest per-module sums of test durations of a whole CI=true run (issue 22 §1, fourth pass, in
+# docs/benchmarks.md).
 LONGEST_MODULES = (
     "tests/editors/test_vscode_in_code_server.py",
     "tests/test_pre_commit.py",
-    "tests/cli/test_console_script_cli.py",
-    "tests/mcp/dashboard/test_dashboard_browser.py",
-    "tests/cli/test_runs_cli.py",
+    "tests/cli/test_no_run_left_behind.py",
+    "tests/mcp/test_http_hostile.py",
+    "tests/engine/runs/test_recovery.py",
+    "tests/mcp/test_http.py",
+    "tests/test_system_packages.py",
+    "tests/engine/runs/test_postgres.py",
+    "tests/mcp/dashboard/test_dashboard_hostile.py",
     "tests/mcp/test_stdio_protocol.py",
+    "tests/mcp/test_run_model.py",
+    "tests/engine/text/test_document_edits.py",
+    "tests/cli/test_runs_cli.py",
+    "tests/mcp/test_real_clients.py",
+    "tests/mcp/test_run_recovery.py",
+    "tests/engine/runs/test_store_files.py",
+    "tests/mcp/test_tool_tasks.py",
+    "tests/lsp/test_handshake.py",
     "tests/engine/runs/test_step_processes.py",
-    "tests/mcp/dashboard/test_dashboard_security.py",
-    "tests/editors/test_editors_nvim.py",
-    "tests/mcp/test_upstream_navigation.py",
+    "tests/mcp/dashboard/test_dashboard_browser.py",
 )
 
 

@@ -92,6 +92,8 @@ class _Scan:
         self.elsewhere: dict[str, _Entry] = {}
         self.cancelled = threading.Event()
         self.seconds = 0.0
+        # False when a bound stopped it: an id it did not reach is not known to be missing
+        self.complete = True
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -102,6 +104,7 @@ class _Scan:
 
         def stop() -> bool:
             if time.monotonic() > deadline:
+                self.complete = False
                 log.warning(
                     "the workspace scan stopped after %g s (MAX_SCAN_SECONDS); files not reached "
                     "are not checked for duplicate ids",
@@ -110,8 +113,14 @@ class _Scan:
                 return True
             return self.cancelled.is_set()
 
-        self._read(candidate_files(self.roots, self.settings, stop), self.found, stop)
-        self._read(candidate_files(self.catalog_dirs, Settings(), stop), self.elsewhere, stop)
+        for roots, settings, into in (
+            (self.roots, self.settings, self.found),
+            (self.catalog_dirs, Settings(), self.elsewhere),
+        ):
+            paths = candidate_files(roots, settings, stop)
+            if len(paths) >= MAX_SCAN_FILES:
+                self.complete = False  # the walk was cut at the limit (or met it exactly)
+            self._read(paths, into, stop)
         self.seconds = time.monotonic() - began
 
     def _read(self, paths: list[str], into: dict[str, _Entry], stop: Callable[[], bool]) -> None:
@@ -142,6 +151,7 @@ class WorkspaceIndex:
         self._disk: dict[str, _Entry] = {}
         self._elsewhere: dict[str, _Entry] = {}
         self._scanned = False  # whether a scan has ended: until then no id is known missing
+        self._complete = False  # whether the last one read everything (no bound stopped it)
         self._open: dict[str, str | None] = {}
         self._next_scan = 0.0  # time.monotonic() from which a scan is due
         self._scan: _Scan | None = None  # the one running
@@ -212,9 +222,10 @@ class WorkspaceIndex:
             return  # cancelled by a new configuration: its findings are not this workspace's
         self._scan = None
         self._next_scan = time.monotonic() + max(_RESCAN_SECONDS, _RESCAN_FACTOR * scan.seconds)
-        before = (self._scanned, _ids(self._disk), _ids(self._elsewhere))
+        before = (self._scanned, self._complete, _ids(self._disk), _ids(self._elsewhere))
         self._disk, self._elsewhere, self._scanned = scan.found, scan.elsewhere, True
-        if before != (True, _ids(self._disk), _ids(self._elsewhere)):
+        self._complete = scan.complete
+        if before != (True, self._complete, _ids(self._disk), _ids(self._elsewhere)):
             self.generation += 1
             self.on_change()
 
@@ -227,8 +238,10 @@ class WorkspaceIndex:
 
     def known_ids(self) -> set[str] | None:
         """Every workflow id a delegation or a routine template may name: the workspace's (open
-        documents included) and the catalog's other sources'; None until a scan has ended."""
-        if not self._scanned:
+        documents included) and the catalog's other sources'; None until a scan has read them all
+        (one stopped by its time or file bound leaves ids it did not reach unknown, not missing:
+        WR703/WR709 are not reported from it)."""
+        if not (self._scanned and self._complete):
             self.refresh()
             return None
         ids = {*self.ids().values(), *(w for _, w in self._elsewhere.values())}

@@ -125,29 +125,38 @@ class SessionAdmission:
     async def _open(self, scope: Any, receive: Any, send: Any) -> None:
         client = client_key(scope)
         self._forget_expired()
-        refusal = await self._make_room(client)
-        if refusal is not None:
-            return await _answer(send, *refusal)
+        # Counted as opening before room is made: an eviction awaits the SDK, and another opening
+        # arriving meanwhile must see this one, or both would take the last place.
         self._opening[client] = self._opening.get(client, 0) + 1
         opened: list[str] = []
+
+        def stop_opening() -> None:
+            self._opening[client] -= 1
+            if not self._opening[client]:
+                del self._opening[client]
 
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 found = dict(message.get("headers") or ()).get(_SESSION_HEADER)
                 if found:
                     opened.append(found.decode("latin-1"))
+                    # held from here on, so no longer opening: counted twice until the request
+                    # ended, it made another opening evict one session too many
+                    stop_opening()
                     self.sessions[opened[0]] = _Session(
                         client, _header(scope, b"host") or b"", time.monotonic(), in_flight=1
                     )
             await send(message)
 
         try:
+            refusal = await self._make_room(client)
+            if refusal is not None:
+                return await _answer(send, *refusal)
             await self.app(scope, receive, watch)
         finally:
-            self._opening[client] -= 1
-            if not self._opening[client]:
-                del self._opening[client]
-            if opened and opened[0] in self.sessions:
+            if not opened:
+                stop_opening()
+            elif opened[0] in self.sessions:
                 self._finished(self.sessions[opened[0]])
 
     def _count(self, client: str | None = None) -> int:
@@ -156,12 +165,13 @@ class SessionAdmission:
         return held + opening
 
     async def _make_room(self, client: str) -> tuple[int, str] | None:
-        """Evict one session if the client, or the server, is at its limit; a refusal when none
-        can go (every candidate has a request in flight)."""
-        if self._count(client) >= MAX_SESSIONS_PER_CLIENT:
+        """Evict one session if the client, or the server, is past its limit with the opening
+        asking (counted among the opening ones); a refusal when none can go (every candidate
+        has a request in flight)."""
+        if self._count(client) > MAX_SESSIONS_PER_CLIENT:
             if not await self._evict(self._least_recent(client)):
                 return 429, "too many sessions from this address are busy; try again later"
-        elif self._count() >= MAX_SESSIONS:
+        elif self._count() > MAX_SESSIONS:
             if not await self._evict(self._least_recent(self._largest_holder())):
                 return 503, "too many open sessions; try again later"
         return None

@@ -4,6 +4,8 @@ The SDK's own stdio transport drops lines it cannot parse; this one screens each
 (`line_screen`), answers what the SDK would not, and hands the rest to the SDK's dual-era loop.
 Protocol goes to the real stdout through a private descriptor; fd 1 is pointed at stderr (and
 fd 0 at /dev/null) while serving, so a stray print or a child process cannot corrupt the wire.
+The bytes themselves are read and written on the event loop when the wire is a pipe or socket
+(`wire_io`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import sys
 from typing import Any, BinaryIO
 
 import anyio
-import anyio.to_thread
 import mcp_types
 from mcp.server import MCPServer
 from mcp.shared.message import SessionMessage
@@ -24,13 +25,12 @@ from pydantic import ValidationError
 from workrail_mcp.known_json import KnownJson
 from workrail_mcp.line_screen import Screened, error_response, is_response, screen_line
 from workrail_mcp.protocol import ProtocolMiddleware
+from workrail_mcp.wire_io import MAX_LINE_BYTES, TOO_LONG, LineReader, WireWriter
 
 __all__ = ["MAX_LINE_BYTES", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-MAX_LINE_BYTES = 16 * 1024 * 1024
-_TOO_LONG = b"\0 too long"  # compared by identity
 _SHUTDOWN_GRACE_SECONDS = 5.0
 
 
@@ -44,45 +44,6 @@ def _claim_std_streams() -> tuple[BinaryIO, BinaryIO]:
     os.close(devnull)
     os.dup2(2, 1)
     return wire_in, wire_out
-
-
-class _LineReader:
-    """Reads lines of at most `MAX_LINE_BYTES`; a longer line is skipped and reported."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
-        self.buffer = bytearray()
-        self.eof = False
-
-    def _fill(self) -> None:
-        chunk = self.stream.read(65536)
-        if not chunk:
-            self.eof = True
-        self.buffer += chunk
-
-    def read_line(self) -> bytes | None:
-        """The next line, `_TOO_LONG` for an over-long one, None at end of input."""
-        too_long = False
-        searched = 0  # bytes already known to hold no newline: a long line is scanned once
-        while True:
-            newline = self.buffer.find(b"\n", searched)
-            searched = len(self.buffer)
-            if newline >= 0:
-                line = bytes(self.buffer[:newline])
-                del self.buffer[: newline + 1]
-                return _TOO_LONG if too_long or len(line) > MAX_LINE_BYTES else line
-            if len(self.buffer) > MAX_LINE_BYTES:
-                too_long = True
-                self.buffer.clear()
-                searched = 0
-            if self.eof:
-                if too_long:
-                    return _TOO_LONG
-                if not self.buffer:
-                    return None
-                line, self.buffer = bytes(self.buffer), bytearray()
-                return line
-            self._fill()
 
 
 class _InFlight:
@@ -106,15 +67,11 @@ class _InFlight:
 
 
 class _Writer:
+    """JSON-RPC messages as lines on the wire."""
+
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
-        self.lock = anyio.Lock()
-
-    def _write_all(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = self.stream.write(view)
-            view = view[written or 0 :]
+        self.wire = WireWriter(stream)
 
     async def write(self, message: dict[str, Any] | str | bytes) -> None:
         if isinstance(message, dict):
@@ -125,8 +82,7 @@ class _Writer:
                 line = json.dumps(message, separators=(",", ":")).encode("ascii")
         else:
             line = message if isinstance(message, bytes) else message.encode("utf-8")
-        async with self.lock:
-            await anyio.to_thread.run_sync(self._write_all, line + b"\n")
+        await self.wire.write_line(line)
 
 
 def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, Any] | None:
@@ -145,7 +101,7 @@ def _to_session_message(message: dict[str, Any]) -> SessionMessage | dict[str, A
 
 
 async def _pump_input(
-    reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight
+    reader: LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight
 ) -> Screened | None:
     """Feeds the SDK until end of input (None) or a `shutdown` request (returned).
 
@@ -170,13 +126,13 @@ def _track(message: dict[str, Any], in_flight: _InFlight) -> None:
 
 
 async def _feed(
-    reader: _LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight
+    reader: LineReader, to_sdk: Any, writer: _Writer, in_flight: _InFlight
 ) -> Screened | None:
     while True:
-        line = await anyio.to_thread.run_sync(reader.read_line)
+        line = await reader.read_line()
         if line is None:
             return None
-        if line is _TOO_LONG:
+        if line is TOO_LONG:
             await writer.write(
                 error_response(
                     None, -32600, "Invalid Request", f"message longer than {MAX_LINE_BYTES} bytes"
@@ -252,7 +208,7 @@ async def serve_stdio(
     """Serve until end of input or `shutdown` (answered null after the SDK has finished); 0."""
     if stdin is None or stdout is None:
         stdin, stdout = _claim_std_streams()
-    reader, writer = _LineReader(stdin), _Writer(stdout)
+    reader, writer = LineReader(stdin), _Writer(stdout)
     lowlevel = server._lowlevel_server  # the SDK offers no public way to serve our own streams
     to_sdk, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](64)
     sdk_out, from_sdk = anyio.create_memory_object_stream[SessionMessage](64)

@@ -104,9 +104,10 @@ def test_a_pull_client_gets_one_answer_equal_to_the_servers_own(tmp_path):
         first = server.call("textDocument/diagnostic", params, timeout=60)["result"]
         modules = _imported_before_the_early_answer(server)
         assert _no_pygls(modules) == []
-        # pygls serves the next pull (its result id is its own, so the report is full)
+        # pygls serves the next pull (its result id is its own, so the report is full); it is
+        # answered once pygls has loaded, which took more than 10 s at a load of 15 on 2 cores
         second = server.call(
-            "textDocument/diagnostic", {**params, "previousResultId": first["resultId"]}
+            "textDocument/diagnostic", {**params, "previousResultId": first["resultId"]}, timeout=60
         )["result"]
         assert second["kind"] == "full" and second["items"] == first["items"]
         assert first["items"] and first["resultId"] != second["resultId"]

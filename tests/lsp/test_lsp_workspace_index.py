@@ -127,6 +127,36 @@ def test_a_scan_stops_at_its_file_bound(tmp_path, monkeypatch):
     assert len(files) == 3
 
 
+def test_a_scan_a_bound_stopped_knows_no_id_missing(tmp_path, monkeypatch):
+    """WR703/WR709 say an id is missing from the workspace and the catalog: from a scan cut by
+    its time bound (a loaded machine) they named bundled workflows it had not reached yet."""
+    root = _root(tmp_path)
+    index = WorkspaceIndex()
+    index.configure([root], Settings())
+    monkeypatch.setattr(workspace_index, "MAX_SCAN_SECONDS", 0.0)
+    index.ids()  # no loop: the scan runs here, and stops before the first file
+    assert index.known_ids() is None
+    monkeypatch.setattr(workspace_index, "MAX_SCAN_SECONDS", 10.0)
+    index.files_changed()
+    index.ids()  # a scan that reads everything
+    assert "shared-id" in (index.known_ids() or set())
+
+
+def test_a_scan_cut_at_its_file_bound_knows_no_id_missing(tmp_path, monkeypatch):
+    root = _root(tmp_path)
+    for n in range(5):
+        (root / f"other-{n}.json").write_text("{}")
+    index = WorkspaceIndex()
+    index.configure([root], Settings())
+    monkeypatch.setattr(workspace_index, "MAX_SCAN_FILES", 3)
+    index.ids()
+    assert index.known_ids() is None
+    monkeypatch.setattr(workspace_index, "MAX_SCAN_FILES", 5000)
+    index.files_changed()
+    index.ids()
+    assert "shared-id" in (index.known_ids() or set())
+
+
 def test_a_new_configuration_cancels_the_running_scan(tmp_path):
     old_root, new_root = _root(tmp_path / "old"), tmp_path / "new"
     new_root.mkdir()

@@ -6,12 +6,18 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+import pytest_asyncio
 from mcp import StdioServerParameters
 
 from workrail_engine.catalog import Catalog, Source
+
+if TYPE_CHECKING:
+    from tests.mcp.scripted_peer import SharedServers
 
 TEST_FLOW = {
     "id": "test-flow",
@@ -99,6 +105,29 @@ def project(tmp_path: Path) -> Path:
     write_workflow(root / "workflows", TEST_FLOW)
     write_workflow(root / "workflows", SPEC_EXAMPLE)
     return root
+
+
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project of a module's kept servers (``shared_servers``); a module that needs more
+    workflows overrides it, writing them before a server starts."""
+    root = tmp_path_factory.mktemp("shared") / "project"
+    write_workflow(root / "workflows", TEST_FLOW)
+    write_workflow(root / "workflows", SPEC_EXAMPLE)
+    return root
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_servers(
+    shared_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[SharedServers]:
+    """Server processes kept for the module's tests (its tests run in the module's event loop:
+    ``pytest.mark.asyncio(loop_scope="module")``)."""
+    # imported here: scripted_peer imports this module's helpers
+    from tests.mcp.scripted_peer import SharedServers
+
+    async with SharedServers(shared_project, tmp_path_factory) as servers:
+        yield servers
 
 
 @pytest.fixture

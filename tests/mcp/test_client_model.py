@@ -12,7 +12,7 @@ import pytest
 from tests.mcp.conftest import write_workflow
 from tests.mcp.scripted_peer import Model, connected
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 FLOW = {
     "id": "sampled-flow",
@@ -40,6 +40,14 @@ FLOW = {
 }
 
 
+@pytest.fixture(scope="module")
+def shared_project(shared_project):
+    """The module's kept servers serve the flow and its opted-out copy too."""
+    write_workflow(shared_project / "workflows", FLOW)
+    write_workflow(shared_project / "workflows", {**FLOW, "id": "kept-flow", "sampling": False})
+    return shared_project
+
+
 async def _start(client, project, workflow: str = "sampled-flow") -> dict:
     started = await client.call_tool(
         "start_workflow",
@@ -50,14 +58,15 @@ async def _start(client, project, workflow: str = "sampled-flow") -> dict:
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tmp_path, transport):
-    write_workflow(project / "workflows", FLOW)
+async def test_the_model_does_the_steps_it_may_and_stops_before_ship(
+    shared_servers, shared_project, transport
+):
     model = Model("DRAFT: a plan", "LGTM, good")
-    async with connected(project, tmp_path, "--sampling", model=model, transport=transport) as (
+    async with shared_servers.connected("--sampling", model=model, transport=transport) as (
         client,
         dashboard,
     ):
-        started = await _start(client, project)
+        started = await _start(client, shared_project)
         assert started["pending"]["stepId"] == "ship"
         assert started["sampling"]["calls"] == 2
         assert started["sampling"]["tokens"] == 300 + 2000  # the step's maxTokens, the default
@@ -75,11 +84,10 @@ async def test_the_model_does_the_steps_it_may_and_stops_before_ship(project, tm
             assert "the run has used 2 calls, 2300 tokens" in page.text
 
 
-async def test_an_answer_that_fails_a_check_is_sent_back_once(project, tmp_path):
-    write_workflow(project / "workflows", FLOW)
+async def test_an_answer_that_fails_a_check_is_sent_back_once(shared_servers, shared_project):
     model = Model("a plan", "DRAFT: a plan", "LGTM")
-    async with connected(project, tmp_path, "--sampling", model=model) as (client, _):
-        started = await _start(client, project)
+    async with shared_servers.connected("--sampling", model=model) as (client, _):
+        started = await _start(client, shared_project)
         assert started["pending"]["stepId"] == "ship" and started["sampling"]["calls"] == 3
         retry = model.requests[1].messages[0].content.text
         assert "sent back" in retry and "Start with DRAFT" in retry
@@ -114,26 +122,23 @@ async def test_answers_that_never_pass_leave_the_step_to_the_agent_and_still_cou
         assert moved.structured_content["sampling"]["tokens"] == 600 + 2000
 
 
-async def test_limits_and_opt_outs(project, tmp_path):
-    write_workflow(project / "workflows", FLOW)
-    write_workflow(project / "workflows", {**FLOW, "id": "kept-flow", "sampling": False})
+async def test_limits_and_opt_outs(shared_servers, shared_project):
     model = Model("DRAFT", "LGTM")
-    async with connected(project, tmp_path, "--sampling", "--sampling-calls", "1", model=model) as (
+    async with shared_servers.connected("--sampling", "--sampling-calls", "1", model=model) as (
         client,
         _,
     ):
-        started = await _start(client, project)
+        started = await _start(client, shared_project)
         assert started["pending"]["stepId"] == "review" and started["sampling"]["calls"] == 1
         assert "limit" in started["sampling"]["stopped"]
-        kept = await _start(client, project, "kept-flow")
+        kept = await _start(client, shared_project, "kept-flow")
         assert kept["pending"]["stepId"] == "draft" and kept["sampling"]["calls"] == 0
         assert len(model.requests) == 1
 
 
-async def test_nothing_is_sampled_without_the_flag(project, tmp_path):
-    write_workflow(project / "workflows", FLOW)
+async def test_nothing_is_sampled_without_the_flag(shared_servers, shared_project):
     model = Model("DRAFT", "LGTM")
-    async with connected(project, tmp_path, model=model) as (client, _):
-        started = await _start(client, project)
+    async with shared_servers.connected(model=model) as (client, _):
+        started = await _start(client, shared_project)
         assert started["pending"]["stepId"] == "draft" and "sampling" not in started
         assert model.requests == []

@@ -7,9 +7,8 @@ import json
 import pytest
 
 from tests.mcp.conftest import TEST_FLOW, write_workflow
-from tests.mcp.test_stdio_sdk_client import stdio_client
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 WORKFLOW = {"type": "ref/resource", "uri": "workrail://workflows/{id}"}
 STEP = {"type": "ref/resource", "uri": "workrail://workflows/{id}/steps/{step}"}
@@ -29,10 +28,39 @@ PARAMETERS_FLOW = {
 }
 
 
+@pytest.fixture(scope="module")
+def shared_project(shared_project):
+    """The module's kept server (one per client era; nothing here changes what it serves)
+    serves the release flow too."""
+    write_workflow(shared_project / "workflows", PARAMETERS_FLOW)
+    return shared_project
+
+
+async def test_the_step_template_reads_a_step_and_prompts_take_parameters(shared_servers):
+    async with shared_servers.connected() as (client, _):
+        templates = (await client.list_resource_templates()).resource_templates
+        assert "workrail://workflows/{id}/steps/{step}" in {t.uri_template for t in templates}
+        read = await client.read_resource("workrail://workflows/test-flow/steps/implement")
+        assert json.loads(read.contents[0].text)["title"] == "Implement"
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert [a.name for a in prompts["release-flow"].arguments] == [
+            "task",
+            "channel",
+            "dryRun",
+            "notes",
+        ]
+        started = await client.get_prompt("release-flow", {"task": "ship", "channel": "beta"})
+        assert '"channel": "beta"' in started.messages[0].content.text
+
+
+async def test_the_capability_is_declared(shared_servers):
+    async with shared_servers.connected() as (client, _):
+        assert client.server_capabilities.completions is not None
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_workflow_ids_step_ids_and_parameter_values(project, tmp_path, mode):
-    write_workflow(project / "workflows", PARAMETERS_FLOW)
-    async with stdio_client(project, tmp_path, mode) as client:
+async def test_workflow_ids_step_ids_and_parameter_values(shared_servers, mode):
+    async with shared_servers.connected(mode=mode) as (client, _):
         ids = await client.complete(WORKFLOW, {"name": "id", "value": "te"})
         assert ids.completion.values == ["test-flow"]
         every = await client.complete(WORKFLOW, {"name": "id", "value": ""})
@@ -68,26 +96,3 @@ async def test_workflow_ids_step_ids_and_parameter_values(project, tmp_path, mod
             STEP, {"name": "step", "value": ""}, context_arguments={"id": "no-such-flow"}
         )
         assert missing.completion.values == []
-
-
-async def test_the_step_template_reads_a_step_and_prompts_take_parameters(project, tmp_path):
-    write_workflow(project / "workflows", PARAMETERS_FLOW)
-    async with stdio_client(project, tmp_path, "legacy") as client:
-        templates = (await client.list_resource_templates()).resource_templates
-        assert "workrail://workflows/{id}/steps/{step}" in {t.uri_template for t in templates}
-        read = await client.read_resource("workrail://workflows/test-flow/steps/implement")
-        assert json.loads(read.contents[0].text)["title"] == "Implement"
-        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
-        assert [a.name for a in prompts["release-flow"].arguments] == [
-            "task",
-            "channel",
-            "dryRun",
-            "notes",
-        ]
-        started = await client.get_prompt("release-flow", {"task": "ship", "channel": "beta"})
-        assert '"channel": "beta"' in started.messages[0].content.text
-
-
-async def test_the_capability_is_declared(project, tmp_path):
-    async with stdio_client(project, tmp_path, "legacy") as client:
-        assert client.server_capabilities.completions is not None

@@ -1,6 +1,7 @@
 """A session step's confirmation asked of the person through `elicitation/create`.
 
-The real server process, over stdio and over HTTP, with the SDK client's elicitation callback
+The real server process (one kept for the module per set of options: the tests tell their
+sessions apart by id), over stdio and over HTTP, with the SDK client's elicitation callback
 standing in for the person (it approves, rejects with a comment, or is not there at all).
 """
 
@@ -9,9 +10,9 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from tests.mcp.scripted_peer import Person, connected
+from tests.mcp.scripted_peer import Person
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 NOTES = "I read the requirements and listed them."
 
@@ -34,13 +35,15 @@ async def _answer(client, token: str, notes: str = NOTES) -> dict:
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_an_approval_moves_on_and_is_recorded_with_the_step(project, tmp_path, transport):
+async def test_an_approval_moves_on_and_is_recorded_with_the_step(
+    shared_servers, shared_project, transport
+):
     person = Person({"decision": "approve", "comment": "looks right"})
-    async with connected(project, tmp_path, transport=transport, person=person) as (
+    async with shared_servers.connected(transport=transport, person=person) as (
         client,
         dashboard,
     ):
-        token = await _start(client, project)
+        token = await _start(client, shared_project)
         # An answer that fails its checks is not put to the person.
         blocked = await _answer(client, token, "short")
         assert blocked["kind"] == "blocked" and person.asked == []
@@ -68,17 +71,19 @@ async def test_an_approval_moves_on_and_is_recorded_with_the_step(project, tmp_p
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_a_rejection_keeps_the_step_pending_with_the_comment(project, tmp_path, transport):
+async def test_a_rejection_keeps_the_step_pending_with_the_comment(
+    shared_servers, shared_project, transport
+):
     person = Person(
         {"decision": "reject", "comment": "you missed the security requirement"},
         {"action": "decline"},
         {"decision": "approve"},
     )
-    async with connected(project, tmp_path, transport=transport, person=person) as (
+    async with shared_servers.connected(transport=transport, person=person) as (
         client,
         dashboard,
     ):
-        token = await _start(client, project)
+        token = await _start(client, shared_project)
         rejected = await _answer(client, token)
         assert rejected["kind"] == "blocked" and rejected["pending"]["stepId"] == "understand"
         blocker = rejected["blockers"]["blockers"][0]
@@ -108,18 +113,20 @@ async def test_a_rejection_keeps_the_step_pending_with_the_comment(project, tmp_
             assert "Confirmation declined by the user of mcp" in page
 
 
-async def test_without_the_capability_the_step_moves_on_as_before(project, tmp_path):
-    async with connected(project, tmp_path) as (client, _):
-        token = await _start(client, project)
+async def test_without_the_capability_the_step_moves_on_as_before(shared_servers, shared_project):
+    async with shared_servers.connected() as (client, _):
+        token = await _start(client, shared_project)
         moved = await _answer(client, token)
         assert moved["pending"]["stepId"] == "implement"
         assert "confirmation" not in moved
 
 
-async def test_a_comment_longer_than_the_form_allows_is_cut_before_it_is_stored(project, tmp_path):
+async def test_a_comment_longer_than_the_form_allows_is_cut_before_it_is_stored(
+    shared_servers, shared_project
+):
     person = Person({"decision": "reject", "comment": "x" * 5000})
-    async with connected(project, tmp_path, person=person) as (client, _):
-        rejected = await _answer(client, await _start(client, project))
+    async with shared_servers.connected(person=person) as (client, _):
+        rejected = await _answer(client, await _start(client, shared_project))
         assert len(rejected["confirmation"]["comment"]) == 2000
         run = await client.call_tool("get_workflow_run", {"workflow_id": rejected["runId"]})
         stored = run.structured_content["waiting"]["confirmations"][0]["comment"]

@@ -15,7 +15,7 @@ from tests.mcp.conftest import write_workflow
 from tests.mcp.scripted_peer import Model, Person, connected
 from tests.mcp.test_client_model import FLOW
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 # The sessions' flow with a command between its first two steps: a prompt step the model may
 # do, a command, a prompt step it may do, one kept for the agent.
@@ -64,11 +64,24 @@ SLOW_FLOW = {
 }
 
 
+FLOWS = (RUN_FLOW, CONFIRMED_FLOW, SLOW_FLOW, {**RUN_FLOW, "id": "kept-run", "sampling": False})
+
+
 @pytest.fixture
 def run_project(tmp_path):
+    """The flows in a project of the test's own (for the servers it starts itself)."""
     root = tmp_path / "project"
-    flows = (RUN_FLOW, CONFIRMED_FLOW, SLOW_FLOW, {**RUN_FLOW, "id": "kept-run", "sampling": False})
-    for flow in flows:
+    for flow in FLOWS:
+        write_workflow(root / "workflows", flow)
+    return root
+
+
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory):
+    """The flows in the project of the module's kept servers: the tests that need no fresh
+    process share one per set of options, telling their runs apart by id."""
+    root = tmp_path_factory.mktemp("runs") / "project"
+    for flow in FLOWS:
         write_workflow(root / "workflows", flow)
     return root
 
@@ -90,9 +103,9 @@ SAMPLING = ("--sampling", "--allow-commands")
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_the_model_does_a_runs_steps_and_stops_before_ship(run_project, tmp_path, transport):
+async def test_the_model_does_a_runs_steps_and_stops_before_ship(shared_servers, transport):
     model = Model("DRAFT: cache the index", "LGTM, good")
-    async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
+    async with shared_servers.connected(*SAMPLING, model=model, transport=transport) as (
         client,
         dashboard,
     ):
@@ -121,9 +134,9 @@ async def test_the_model_does_a_runs_steps_and_stops_before_ship(run_project, tm
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(run_project, tmp_path, transport):
+async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(shared_servers, transport):
     model = Model("a plan", "DRAFT: a plan", "LGTM")
-    async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
+    async with shared_servers.connected(*SAMPLING, model=model, transport=transport) as (
         client,
         _,
     ):
@@ -133,45 +146,22 @@ async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(run_project, t
         assert "sent back" in retry and "Start with DRAFT" in retry
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
-    run_project, tmp_path, transport
-):
-    model = Model("no", "still no", "LGTM")
-    async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
-        client,
-        dashboard,
-    ):
-        run = await _run(client)
-        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "draft"
-        assert run["sampling"]["calls"] == 2  # one answer and one retry, no more
-        assert "failed its checks" in run["sampling"]["stopped"]
-        run_id = run["workflow_id"]
-        # The agent answers as today; the model does the next step it may, and the run's count
-        # goes on from the answers sent back.
-        moved = await _call(
-            client,
-            "continue_workflow",
-            {"workflow_id": run_id, "output": "DRAFT by the agent", "wait_seconds": 20},
-        )
-        assert moved["outcome"] == "accepted" and moved["waiting"]["step_key"] == "ship"
-        assert moved["answered_step"] == "draft"  # the agent's answer; the model did review
-        assert moved["sampling"]["calls"] == 3
-        if dashboard:  # the calls whose answers were sent back count on the run's page too
-            page = httpx2.get(f"{dashboard}/runs/{run_id}", timeout=10).text
-            assert '<dd class="sampling">3 calls, 2600 tokens</dd>' in page
-    # Counted in the store: a new server process reads the same count.
-    async with connected(run_project, tmp_path, *SAMPLING, model=Model()) as (client, _):
-        got = await _call(client, "get_workflow_run", {"workflow_id": run_id})
-        assert got["sampling"] == {"calls": 3, "tokens": 300 + 300 + 2000}
-        assert "model_usage" not in got["step_results"][0]  # the agent's answer
+async def test_a_run_still_running_when_the_wait_ends_is_left_to_the_agent(shared_servers):
+    model = Model("DRAFT: nap first", "LGTM")
+    async with shared_servers.connected(*SAMPLING, model=model) as (client, _):
+        arguments = {"workflow_name": "slow-run", "wait_seconds": 15}
+        run = await _call(client, "run_workflow", {**arguments, "parameters": {"topic": "naps"}})
+        assert run["status"] == "running" and run["sampling"]["calls"] == 1
+        assert "still running" in run["sampling"]["stopped"]
+        await _call(client, "cancel_workflow", {"workflow_id": run["workflow_id"]})
 
 
-async def test_a_runs_limits_and_opt_outs(run_project, tmp_path):
+async def test_a_runs_limits_and_opt_outs(shared_servers):
     model = Model("DRAFT", "LGTM")
-    async with connected(
-        run_project, tmp_path, *SAMPLING, "--sampling-calls", "1", model=model
-    ) as (client, _):
+    async with shared_servers.connected(*SAMPLING, "--sampling-calls", "1", model=model) as (
+        client,
+        _,
+    ):
         run = await _run(client)
         assert run["waiting"]["step_key"] == "review" and run["sampling"]["calls"] == 1
         assert "limit" in run["sampling"]["stopped"]
@@ -180,19 +170,9 @@ async def test_a_runs_limits_and_opt_outs(run_project, tmp_path):
         assert len(model.requests) == 1
 
 
-async def test_a_run_still_running_when_the_wait_ends_is_left_to_the_agent(run_project, tmp_path):
-    model = Model("DRAFT: nap first", "LGTM")
-    async with connected(run_project, tmp_path, *SAMPLING, model=model) as (client, _):
-        arguments = {"workflow_name": "slow-run", "wait_seconds": 15}
-        run = await _call(client, "run_workflow", {**arguments, "parameters": {"topic": "naps"}})
-        assert run["status"] == "running" and run["sampling"]["calls"] == 1
-        assert "still running" in run["sampling"]["stopped"]
-        await _call(client, "cancel_workflow", {"workflow_id": run["workflow_id"]})
-
-
-async def test_nothing_of_a_run_is_sampled_without_the_flag(run_project, tmp_path):
+async def test_nothing_of_a_run_is_sampled_without_the_flag(shared_servers):
     model = Model("DRAFT", "LGTM")
-    async with connected(run_project, tmp_path, "--allow-commands", model=model) as (client, _):
+    async with shared_servers.connected("--allow-commands", model=model) as (client, _):
         run = await _run(client)
         assert run["waiting"]["step_key"] == "draft" and "sampling" not in run
         assert model.requests == []
@@ -200,14 +180,14 @@ async def test_nothing_of_a_run_is_sampled_without_the_flag(run_project, tmp_pat
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_runs_confirmation_goes_to_the_person_and_every_reply_is_kept(
-    run_project, tmp_path, transport
+    shared_servers, transport
 ):
     person = Person(
         {"decision": "reject", "comment": "add the rollback plan"},
         {"action": "decline"},
         {"decision": "approve", "comment": "good now"},
     )
-    async with connected(run_project, tmp_path, person=person, transport=transport) as (
+    async with shared_servers.connected(person=person, transport=transport) as (
         client,
         dashboard,
     ):
@@ -253,10 +233,10 @@ async def test_a_runs_confirmation_goes_to_the_person_and_every_reply_is_kept(
             assert "Confirmed: approve by the user of mcp" in page and "good now" in page
 
 
-async def test_the_model_answers_and_the_person_confirms_a_runs_step(run_project, tmp_path):
+async def test_the_model_answers_and_the_person_confirms_a_runs_step(shared_servers):
     model = Model(PLAN, "Built.")
     person = Person({"decision": "approve"})
-    async with connected(run_project, tmp_path, "--sampling", model=model, person=person) as (
+    async with shared_servers.connected("--sampling", model=model, person=person) as (
         client,
         _,
     ):
@@ -266,9 +246,9 @@ async def test_the_model_answers_and_the_person_confirms_a_runs_step(run_project
         assert run["step_results"][0]["confirmation"]["action"] == "approve"
 
 
-async def test_without_a_person_the_model_stops_at_a_confirmed_step(run_project, tmp_path):
+async def test_without_a_person_the_model_stops_at_a_confirmed_step(shared_servers):
     model = Model(PLAN)
-    async with connected(run_project, tmp_path, "--sampling", model=model) as (client, _):
+    async with shared_servers.connected("--sampling", model=model) as (client, _):
         run = await _run(client, "confirmed-run")
         assert run["waiting"]["step_key"] == "plan" and model.requests == []
         assert "needs a person's confirmation" in run["sampling"]["stopped"]
@@ -278,3 +258,37 @@ async def test_without_a_person_the_model_stops_at_a_confirmed_step(run_project,
             {"workflow_id": run["workflow_id"], "output": PLAN, "wait_seconds": 20},
         )  # without the capability the step moves on as before
         assert moved["outcome"] == "accepted" and "confirmation" not in moved["step_results"][0]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
+    run_project, tmp_path, transport
+):
+    model = Model("no", "still no", "LGTM")
+    async with connected(run_project, tmp_path, *SAMPLING, model=model, transport=transport) as (
+        client,
+        dashboard,
+    ):
+        run = await _run(client)
+        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "draft"
+        assert run["sampling"]["calls"] == 2  # one answer and one retry, no more
+        assert "failed its checks" in run["sampling"]["stopped"]
+        run_id = run["workflow_id"]
+        # The agent answers as today; the model does the next step it may, and the run's count
+        # goes on from the answers sent back.
+        moved = await _call(
+            client,
+            "continue_workflow",
+            {"workflow_id": run_id, "output": "DRAFT by the agent", "wait_seconds": 20},
+        )
+        assert moved["outcome"] == "accepted" and moved["waiting"]["step_key"] == "ship"
+        assert moved["answered_step"] == "draft"  # the agent's answer; the model did review
+        assert moved["sampling"]["calls"] == 3
+        if dashboard:  # the calls whose answers were sent back count on the run's page too
+            page = httpx2.get(f"{dashboard}/runs/{run_id}", timeout=10).text
+            assert '<dd class="sampling">3 calls, 2600 tokens</dd>' in page
+    # Counted in the store: a new server process reads the same count.
+    async with connected(run_project, tmp_path, *SAMPLING, model=Model()) as (client, _):
+        got = await _call(client, "get_workflow_run", {"workflow_id": run_id})
+        assert got["sampling"] == {"calls": 3, "tokens": 300 + 300 + 2000}
+        assert "model_usage" not in got["step_results"][0]  # the agent's answer

@@ -13,6 +13,8 @@ from mcp import Client, StdioServerParameters
 from tests.mcp.conftest import server_env, write_workflow
 
 pytestmark = pytest.mark.slow
+# The tests on the module's kept server run in the module's event loop, as its client does.
+IN_THE_MODULES_LOOP = pytest.mark.asyncio(loop_scope="module")
 
 AGENT_FLOW = {
     "id": "agent-flow",
@@ -68,6 +70,16 @@ SLOW = {
 @pytest.fixture
 def run_project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
+    for flow in (AGENT_FLOW, COMMANDS, SLOW):
+        write_workflow(root / "workflows", flow)
+    return root
+
+
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The flows in the project of the module's kept server (`--allow-commands`), which the
+    tests that need no fresh process share, telling their runs apart by id."""
+    root = tmp_path_factory.mktemp("run-tools") / "project"
     for flow in (AGENT_FLOW, COMMANDS, SLOW):
         write_workflow(root / "workflows", flow)
     return root
@@ -134,13 +146,14 @@ async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project
         assert by_path.structured_content["workflow_name"] == "commands"
 
 
-async def test_progress_per_step_and_running_count(run_project, tmp_path):
+@IN_THE_MODULES_LOOP
+async def test_progress_per_step_and_running_count(shared_servers):
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def progress(done: float, total: float | None, message: str | None) -> None:
         seen.append((done, total, message))
 
-    async with client(run_project, tmp_path, "--allow-commands") as c:
+    async with shared_servers.connected("--allow-commands") as (c, _):
         result = await c.call_tool(
             "run_workflow",
             {"workflow_name": "commands", "wait_seconds": 60},
@@ -167,8 +180,9 @@ async def test_progress_per_step_and_running_count(run_project, tmp_path):
         assert "already finished" in again.structured_content["message"]
 
 
-async def test_waiting_continue_blocked_continue_success(run_project, tmp_path):
-    async with client(run_project, tmp_path, "--allow-commands") as c:
+@IN_THE_MODULES_LOOP
+async def test_waiting_continue_blocked_continue_success(shared_servers):
+    async with shared_servers.connected("--allow-commands") as (c, _):
         started = await c.call_tool(
             "run_workflow", {"workflow_name": "agent-flow", "parameters": {"topic": "caching"}}
         )

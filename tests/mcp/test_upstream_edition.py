@@ -14,16 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.conftest import server_env
-from tests.mcp.test_http import http_server
 from tests.mcp.upstream_agent import UpstreamAgent, verdict
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "upstream_sessions"
 UPSTREAM_TOOLS = [
@@ -49,6 +46,17 @@ def empty_project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's kept servers' project: no workflows of its own either."""
+    root = tmp_path_factory.mktemp("upstream") / "project"
+    (root / "workflows").mkdir(parents=True)
+    return root
+
+
+UPSTREAM_EDITION = ("--tools", "upstream")
+
+
 def stdio(project: Path, tmp_path: Path, mode: str, *options: str, **env: str) -> Client:
     params = StdioServerParameters(
         command=sys.executable,
@@ -66,37 +74,16 @@ async def walk(client: Client, workspace: Path) -> dict[str, Any]:
     return vars(transcript)
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_the_upstream_agent_walks_a_bundled_workflow_over_stdio(
-    empty_project, tmp_path, mode
-):
-    async with stdio(empty_project, tmp_path, mode, "--tools", "upstream") as client:
-        done = await walk(client, tmp_path)
-    assert done["steps"] == ["understand", "plan", "implement", "verify"]
-    assert done["blocked_code"] == "MISSING_REQUIRED_NOTES"
-    assert done["replay_other_notes"] == "refused"  # ours refuses a different answer (docs)
-
-
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_the_upstream_agent_walks_it_over_http(empty_project, tmp_path, mode):
-    with http_server(empty_project, tmp_path, "--tools", "upstream") as (url, _):
-        async with httpx2.AsyncClient(timeout=30) as http:
-            async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
-                assert client.protocol_version == ("2025-11-25" if mode == "legacy" else mode)
-                done = await walk(client, tmp_path)
-    assert done["complete"] and done["resume_found"]
-
-
 async def test_the_environment_variable_chooses_the_edition(empty_project, tmp_path):
     async with stdio(empty_project, tmp_path, "legacy", WORKRAIL_TOOLS="upstream") as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
     assert names == UPSTREAM_TOOLS
 
 
-async def test_tools_and_input_schemas_are_upstreams(empty_project, tmp_path):
+async def test_tools_and_input_schemas_are_upstreams(shared_servers):
     """Same names, in upstream's order, with the same argument names and required ones."""
     theirs = {tool["name"]: tool for tool in recorded("tools_list")["tools"]}
-    async with stdio(empty_project, tmp_path, "legacy", "--tools", "upstream") as client:
+    async with shared_servers.connected(*UPSTREAM_EDITION) as (client, _):
         ours = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert list(ours) == UPSTREAM_TOOLS
     for name in UPSTREAM_TOOLS:
@@ -112,10 +99,10 @@ def keys(value: dict[str, Any]) -> set[str]:
     return set(value)
 
 
-async def test_results_have_upstreams_keys(empty_project, tmp_path):
+async def test_results_have_upstreams_keys(shared_servers, tmp_path):
     """Every key upstream answered with is in our answer, for each kind of result."""
     ws = str(tmp_path)
-    async with stdio(empty_project, tmp_path, "legacy", "--tools", "upstream") as client:
+    async with shared_servers.connected(*UPSTREAM_EDITION) as (client, _):
 
         async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
             result = await client.call_tool(tool, arguments)
@@ -187,6 +174,28 @@ async def test_results_have_upstreams_keys(empty_project, tmp_path):
         assert keys(theirs["response"]) <= keys(body), label
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_upstream_agent_walks_a_bundled_workflow_over_stdio(
+    shared_servers, tmp_path, mode
+):
+    async with shared_servers.connected(*UPSTREAM_EDITION, mode=mode) as (client, _):
+        done = await walk(client, tmp_path)
+    assert done["steps"] == ["understand", "plan", "implement", "verify"]
+    assert done["blocked_code"] == "MISSING_REQUIRED_NOTES"
+    assert done["replay_other_notes"] == "refused"  # ours refuses a different answer (docs)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_upstream_agent_walks_it_over_http(shared_servers, tmp_path, mode):
+    async with shared_servers.connected(*UPSTREAM_EDITION, transport="http", mode=mode) as (
+        client,
+        _,
+    ):
+        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else mode)
+        done = await walk(client, tmp_path)
+    assert done["complete"] and done["resume_found"]
+
+
 async def test_a_token_of_another_store_is_refused(empty_project, tmp_path):
     """Each store signs with its own key: a token from one home is forged in another."""
     first, second = tmp_path / "one", tmp_path / "two"
@@ -223,7 +232,8 @@ async def test_the_default_edition_has_the_session_tools_and_names_siblings(
         assert other in described[one] and one in described[other], (one, other)
 
 
-def test_an_unknown_edition_in_the_environment_is_a_usage_error(tmp_path):
+async def test_an_unknown_edition_in_the_environment_is_a_usage_error(tmp_path):
+    # async only because the module's tests share one event loop (pytestmark); nothing awaits
     import subprocess
 
     done = subprocess.run(

@@ -12,16 +12,19 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from mcp import Client, StdioServerParameters
 
 from tests.mcp.conftest import server_env
+from tests.mcp.shared_server import kept_open
 from workrail_engine.compile.refs import SNIPPETS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "upstream_nav"
@@ -51,6 +54,8 @@ def _drop_checks(steps: list) -> None:
 
 
 def client(project: Path, tmp: Path) -> Client:
+    """The real stdio server of ``project`` as the SDK's client launches it (``TOKEN`` set in
+    its environment: no served text may carry it)."""
     return Client(
         StdioServerParameters(
             command=sys.executable,
@@ -59,6 +64,14 @@ def client(project: Path, tmp: Path) -> Client:
             cwd=str(tmp),
         )
     )
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def c(project: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
+    """One server for the module: the walks are stateless or runs of their own (distinct run
+    ids in one store), so no test can see another's state; each start costs ~1.4 s of CPU."""
+    async with kept_open(lambda: client(project, tmp_path_factory.mktemp("nav-server"))) as c:
+        yield c
 
 
 async def next_of(c: Client, workflow: str, done: list[str], ctx: dict, **extra: Any) -> dict:
@@ -71,39 +84,37 @@ async def next_of(c: Client, workflow: str, done: list[str], ctx: dict, **extra:
 # --- one construct at a time, step by step -------------------------------------------------
 
 
-async def test_prompt_blocks_features_refs_bindings_and_a_routine(project, tmp_path):
-    async with client(project, tmp_path) as c:
-        first = await next_of(c, "nav-blocks", [], {"feature": "export"})
-        step = first["step"]
-        assert step["title"] == "Plan export"
-        assert step["prompt"].startswith(
-            "## Goal\nPlan export and have it checked by routine-nav-check.\n\n"
-            "## Constraints\n- Keep the public API\n- " + SNIPPETS["wr.refs.memory_query"]
-        )
-        assert "## Procedure\n1. Read the code\n2. Write the plan\n3. " in step["prompt"]
-        assert (
-            "## Output Required\n- **plan**: numbered steps\n\n## Verify\n- Every step is testable\n- "
-            in step["prompt"]
-        )
-        assert "promptBlocks" not in step
-        second = await next_of(c, "nav-blocks", ["plan"], first["context"])
-        assert second["step"]["id"] == "check.inspect"
-        assert second["step"]["title"] == "Inspect the plan"
-        assert second["step"]["prompt"] == "Inspect the plan to depth 2 for export."
-        assert "- Report facts, not opinions." in second["guidance"]["prompt"]
-        third = await next_of(c, "nav-blocks", ["plan", "check.inspect"], second["context"])
-        assert third["step"]["id"] == "check.verdict"
-        done = await next_of(c, "nav-blocks", ["plan", "check.inspect", "check.verdict"], {})
-        assert done["isComplete"] is True
-        as_written = await c.call_tool("workflow_get", {"id": "nav-blocks"})
-        written = json.loads((FIXTURES / "nav-blocks.json").read_text())
-        assert as_written.structured_content == written  # the file as written, not compiled
+async def test_prompt_blocks_features_refs_bindings_and_a_routine(c):
+    first = await next_of(c, "nav-blocks", [], {"feature": "export"})
+    step = first["step"]
+    assert step["title"] == "Plan export"
+    assert step["prompt"].startswith(
+        "## Goal\nPlan export and have it checked by routine-nav-check.\n\n"
+        "## Constraints\n- Keep the public API\n- " + SNIPPETS["wr.refs.memory_query"]
+    )
+    assert "## Procedure\n1. Read the code\n2. Write the plan\n3. " in step["prompt"]
+    assert (
+        "## Output Required\n- **plan**: numbered steps\n\n## Verify\n- Every step is testable\n- "
+        in step["prompt"]
+    )
+    assert "promptBlocks" not in step
+    second = await next_of(c, "nav-blocks", ["plan"], first["context"])
+    assert second["step"]["id"] == "check.inspect"
+    assert second["step"]["title"] == "Inspect the plan"
+    assert second["step"]["prompt"] == "Inspect the plan to depth 2 for export."
+    assert "- Report facts, not opinions." in second["guidance"]["prompt"]
+    third = await next_of(c, "nav-blocks", ["plan", "check.inspect"], second["context"])
+    assert third["step"]["id"] == "check.verdict"
+    done = await next_of(c, "nav-blocks", ["plan", "check.inspect", "check.verdict"], {})
+    assert done["isComplete"] is True
+    as_written = await c.call_tool("workflow_get", {"id": "nav-blocks"})
+    written = json.loads((FIXTURES / "nav-blocks.json").read_text())
+    assert as_written.structured_content == written  # the file as written, not compiled
 
 
-async def test_templates_render_with_visible_unset_markers(project, tmp_path):
+async def test_templates_render_with_visible_unset_markers(c):
     ctx = {"ticket": {"id": "T-7", "title": "Fix login"}, "owner": "ana", "TOKEN": "leak?"}
-    async with client(project, tmp_path) as c:
-        first = await next_of(c, "nav-templates", [], ctx)
+    first = await next_of(c, "nav-templates", [], ctx)
     step = first["step"]
     assert step["title"] == "Work on T-7"
     assert step["prompt"] == (
@@ -113,14 +124,13 @@ async def test_templates_render_with_visible_unset_markers(project, tmp_path):
     assert "- Owner is ana." in first["guidance"]["prompt"]
 
 
-async def test_fragments_and_confirmation_rules(project, tmp_path):
-    async with client(project, tmp_path) as c:
-        thorough = await next_of(c, "nav-fragments", [], {"rigor": " thorough", "target": "auth"})
-        quick = await next_of(c, "nav-fragments", [], {"rigor": "quick"})
-        gate_high = await next_of(c, "nav-fragments", ["scope"], {"risk": 9})
-        gate_low = await next_of(c, "nav-fragments", ["scope"], {"risk": 2})
-        always = await next_of(c, "nav-fragments", ["scope", "gate"], {})
-        never = await next_of(c, "nav-fragments", ["scope", "gate", "always"], {"risk": 9})
+async def test_fragments_and_confirmation_rules(c):
+    thorough = await next_of(c, "nav-fragments", [], {"rigor": " thorough", "target": "auth"})
+    quick = await next_of(c, "nav-fragments", [], {"rigor": "quick"})
+    gate_high = await next_of(c, "nav-fragments", ["scope"], {"risk": 9})
+    gate_low = await next_of(c, "nav-fragments", ["scope"], {"risk": 2})
+    always = await next_of(c, "nav-fragments", ["scope", "gate"], {})
+    never = await next_of(c, "nav-fragments", ["scope", "gate", "always"], {"risk": 9})
     assert thorough["step"]["prompt"] == (
         "Scope the work.\n\nAlways: note assumptions.\n\nThorough: read every caller of auth."
     )
@@ -138,10 +148,9 @@ async def test_fragments_and_confirmation_rules(project, tmp_path):
     assert never["guidance"]["requiresConfirmation"] is False
 
 
-async def test_lenient_conditions_and_notes_on_type_mismatch(project, tmp_path):
-    async with client(project, tmp_path) as c:
-        large = await next_of(c, "nav-conditions", ["start"], {"scope": " LARGE", "risk": "9"})
-        worded = await next_of(c, "nav-conditions", ["start"], {"scope": "small", "risk": "high"})
+async def test_lenient_conditions_and_notes_on_type_mismatch(c):
+    large = await next_of(c, "nav-conditions", ["start"], {"scope": " LARGE", "risk": "9"})
+    worded = await next_of(c, "nav-conditions", ["start"], {"scope": "small", "risk": "high"})
     assert large["step"]["id"] == "large-only"
     assert worded["step"]["id"] == "finish"
     assert worded["skipped"] == ["large-only", "risky"]
@@ -151,10 +160,9 @@ async def test_lenient_conditions_and_notes_on_type_mismatch(project, tmp_path):
     ), worded.get("notes")
 
 
-async def test_loops_take_count_and_items_from_the_context(project, tmp_path):
+async def test_loops_take_count_and_items_from_the_context(c):
     files = [{"path": "a.py", "lines": 10}, {"path": "b.py", "lines": 20}]
-    async with client(project, tmp_path) as c:
-        seen, _ = await walk_stateless(c, "nav-loops", {"passCount": 2, "files": files})
+    seen, _ = await walk_stateless(c, "nav-loops", {"passCount": 2, "files": files})
     assert [(s["id"], s["prompt"]) for s in seen] == [
         ("polish", "Polish pass 1 of 2."),
         ("polish", "Polish pass 2 of 2."),
@@ -165,12 +173,11 @@ async def test_loops_take_count_and_items_from_the_context(project, tmp_path):
     assert seen[2]["title"] == "Review a.py"
 
 
-async def test_artifact_loop_stops_when_the_artifact_says(project, tmp_path):
+async def test_artifact_loop_stops_when_the_artifact_says(c):
     decisions = {"decide": [[loop_control("continue")], [loop_control("stop")]]}
-    async with client(project, tmp_path) as c:
-        seen, _ = await walk_stateless(c, "nav-artifact-loop", {"currentPass": 1}, decisions)
-        first = await next_of(c, "nav-artifact-loop", [], {})
-        missing = await next_of(c, "nav-artifact-loop", ["improve", "decide"], first["context"])
+    seen, _ = await walk_stateless(c, "nav-artifact-loop", {"currentPass": 1}, decisions)
+    first = await next_of(c, "nav-artifact-loop", [], {})
+    missing = await next_of(c, "nav-artifact-loop", ["improve", "decide"], first["context"])
     assert [s["id"] for s in seen] == ["improve", "decide", "improve", "decide", "publish"]
     assert 'kind "wr.loop_control"' in seen[1]["prompt"]
     # the decision step handed over no artifact: not complete, asked again
@@ -179,9 +186,8 @@ async def test_artifact_loop_stops_when_the_artifact_says(project, tmp_path):
     assert "wr.loop_control" in missing["blocked"]["issues"][0]
 
 
-async def test_delegations_listed_with_inputs_and_tiers(project, tmp_path):
-    async with client(project, tmp_path) as c:
-        found = await next_of(c, "nav-delegation", [], {"area": "billing", "owner": "ana"})
+async def test_delegations_listed_with_inputs_and_tiers(c):
+    found = await next_of(c, "nav-delegation", [], {"area": "billing", "owner": "ana"})
     delegations = found["guidance"]["delegations"]
     assert delegations == [
         {
@@ -202,41 +208,38 @@ async def test_delegations_listed_with_inputs_and_tiers(project, tmp_path):
     assert "- Model tier: heavy" in prompt and "nav-conditions" not in prompt
 
 
-async def test_assessments_and_output_contracts_are_checked(project, tmp_path):
+async def test_assessments_and_output_contracts_are_checked(c):
     low = assessment(tests="LOW")
-    async with client(project, tmp_path) as c:
-        first = await next_of(c, "nav-assessment", [], {})
-        followup = await next_of(c, "nav-assessment", ["assess"], {}, artifacts=[low])
-        bad_level = await c.call_tool(
-            "workflow_validate",
-            {
-                "workflowId": "nav-assessment",
-                "stepId": "assess",
-                "output": "x",
-                "artifacts": [assessment(tests="great")],
-            },
-        )
-        good = await next_of(
-            c, "nav-assessment", ["assess"], {}, artifacts=[assessment(tests="high")]
-        )
-        bad_verdict = await c.call_tool(
-            "workflow_validate",
-            {
-                "workflowId": "nav-assessment",
-                "stepId": "verdict",
-                "output": "x",
-                "artifacts": [{"kind": "wr.review_verdict", "verdict": "fine"}],
-            },
-        )
-        ok_verdict = await c.call_tool(
-            "workflow_validate",
-            {
-                "workflowId": "nav-assessment",
-                "stepId": "verdict",
-                "output": "x",
-                "artifacts": [verdict()],
-            },
-        )
+    first = await next_of(c, "nav-assessment", [], {})
+    followup = await next_of(c, "nav-assessment", ["assess"], {}, artifacts=[low])
+    bad_level = await c.call_tool(
+        "workflow_validate",
+        {
+            "workflowId": "nav-assessment",
+            "stepId": "assess",
+            "output": "x",
+            "artifacts": [assessment(tests="great")],
+        },
+    )
+    good = await next_of(c, "nav-assessment", ["assess"], {}, artifacts=[assessment(tests="high")])
+    bad_verdict = await c.call_tool(
+        "workflow_validate",
+        {
+            "workflowId": "nav-assessment",
+            "stepId": "verdict",
+            "output": "x",
+            "artifacts": [{"kind": "wr.review_verdict", "verdict": "fine"}],
+        },
+    )
+    ok_verdict = await c.call_tool(
+        "workflow_validate",
+        {
+            "workflowId": "nav-assessment",
+            "stepId": "verdict",
+            "output": "x",
+            "artifacts": [verdict()],
+        },
+    )
     assert [d["id"] for d in first["guidance"]["assessments"][0]["dimensions"]] == ["tests", "docs"]
     assert "- tests (low | medium | high): Test coverage of the change" in first["step"]["prompt"]
     assert followup["step"]["id"] == "assess"
@@ -389,21 +392,20 @@ def _walks() -> list[tuple[str, dict]]:
     return [*CONTEXTS.items(), *bundled]
 
 
-async def test_stateless_and_run_serve_the_same_prompts(project, tmp_path):
+async def test_stateless_and_run_serve_the_same_prompts(c):
     """One server for every walk: starting the run store once keeps this test in seconds."""
     walked = []
-    async with client(project, tmp_path) as c:
-        for workflow, context in _walks():
-            stateless, _ = await walk_stateless(c, workflow, context)
-            run, finished = await walk_run(c, workflow, context)
-            assert stateless, f"{workflow}: a walk with no agent step proves nothing"
-            assert run == stateless, workflow
-            assert "s3cret-value" not in json.dumps(run)
-            if workflow == "nav-conditions":  # a run explains a type-false condition too
-                skipped = {r["step_name"]: r for r in finished["step_results"]}["risky"]
-                assert skipped["status"] == "skipped"
-                assert 'risk is a string ("high")' in skipped["reason"], skipped
-            walked.append(workflow)
+    for workflow, context in _walks():
+        stateless, _ = await walk_stateless(c, workflow, context)
+        run, finished = await walk_run(c, workflow, context)
+        assert stateless, f"{workflow}: a walk with no agent step proves nothing"
+        assert run == stateless, workflow
+        assert "s3cret-value" not in json.dumps(run)
+        if workflow == "nav-conditions":  # a run explains a type-false condition too
+            skipped = {r["step_name"]: r for r in finished["step_results"]}["risky"]
+            assert skipped["status"] == "skipped"
+            assert 'risk is a string ("high")' in skipped["reason"], skipped
+        walked.append(workflow)
     assert len(walked) == len(CONTEXTS) + 7  # every fixture and every bundled agent workflow
 
 
@@ -414,22 +416,21 @@ def _planned_prompts(plan: dict) -> list[tuple[str, str]]:
     return [(s["step_name"], s["prompt"]) for g in plan["groups"] for s in g["steps"]]
 
 
-async def test_dry_run_plan_shows_the_prompts_workflow_next_serves(project, tmp_path):
+async def test_dry_run_plan_shows_the_prompts_workflow_next_serves(c):
     """Prompt blocks, a fragment, a routine template call and parameters: the plan is of the
     compiled workflow, its prompts rendered by the navigator's function with an empty context."""
-    async with client(project, tmp_path) as c:
-        for workflow, parameters in (
-            ("nav-dry-run", {"ticket": "T-7"}),
-            ("nav-metrics-coding", {}),
-        ):
-            dry = await c.call_tool(
-                "run_workflow",
-                {"workflow_name": workflow, "parameters": parameters, "dry_run": True},
-            )
-            assert not dry.is_error, dry.content[0].text
-            planned = _planned_prompts(dry.structured_content)
-            seen, _ = await walk_stateless(c, workflow, {"parameters": parameters})
-            assert planned == [(s["id"], s["prompt"]) for s in seen], workflow
+    for workflow, parameters in (
+        ("nav-dry-run", {"ticket": "T-7"}),
+        ("nav-metrics-coding", {}),
+    ):
+        dry = await c.call_tool(
+            "run_workflow",
+            {"workflow_name": workflow, "parameters": parameters, "dry_run": True},
+        )
+        assert not dry.is_error, dry.content[0].text
+        planned = _planned_prompts(dry.structured_content)
+        seen, _ = await walk_stateless(c, workflow, {"parameters": parameters})
+        assert planned == [(s["id"], s["prompt"]) for s in seen], workflow
     assert planned[-1][1].startswith("Open the pull request.\n\n**Metrics:**")  # metricsProfile
 
 
@@ -447,11 +448,10 @@ OUTCOME = (
 )
 
 
-async def test_metrics_profile_coding_asks_for_shas_everywhere_and_totals_last(project, tmp_path):
-    async with client(project, tmp_path) as c:
-        first = await next_of(c, "nav-metrics-coding", [], {"change": "the cache"})
-        assert first["step"]["prompt"] == f"Implement the cache.\n\n{SHAS}"
-        last = await next_of(c, "nav-metrics-coding", ["implement"], first["context"])
+async def test_metrics_profile_coding_asks_for_shas_everywhere_and_totals_last(c):
+    first = await next_of(c, "nav-metrics-coding", [], {"change": "the cache"})
+    assert first["step"]["prompt"] == f"Implement the cache.\n\n{SHAS}"
+    last = await next_of(c, "nav-metrics-coding", ["implement"], first["context"])
     assert last["step"]["prompt"] == "\n".join(
         [
             f"Open the pull request.\n\n{SHAS}\n\n**Metrics, last step:** when you finish, also "
@@ -466,9 +466,8 @@ async def test_metrics_profile_coding_asks_for_shas_everywhere_and_totals_last(p
     assert "Style guide" not in first["step"]["prompt"] + last["step"]["prompt"]
 
 
-async def test_metrics_profile_review_asks_on_the_last_work_step_of_a_final_loop(project, tmp_path):
-    async with client(project, tmp_path) as c:
-        seen, _ = await walk_stateless(c, "nav-metrics-review", {})
+async def test_metrics_profile_review_asks_on_the_last_work_step_of_a_final_loop(c):
+    seen, _ = await walk_stateless(c, "nav-metrics-review", {})
     final = "\n".join(
         [
             "Comment on the diff.\n\n**Metrics, last step:** when you finish, also set in the "

@@ -17,7 +17,7 @@ def test_a_call_outlasts_a_server_that_stays_down_past_the_first_reconnect(postg
     journal = Journal(postgres_server.url)
     try:
         assert journal.results("no-such-run") == []
-        postgres_server._pg_ctl("-m", "fast", "stop")
+        postgres_server.stop()
         answers: list[object] = []
         call = threading.Thread(
             target=lambda: answers.append(_outcome(journal.results, "no-such-run"))
@@ -25,7 +25,7 @@ def test_a_call_outlasts_a_server_that_stays_down_past_the_first_reconnect(postg
         call.start()
         # Down for longer than the first pauses (0.2 s, 0.4 s): at least one reconnect fails.
         time.sleep(1.5)
-        postgres_server._pg_ctl("start")
+        postgres_server.start()
         call.join(60)
         assert answers == [[]]
     finally:

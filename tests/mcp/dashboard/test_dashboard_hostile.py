@@ -66,16 +66,28 @@ def hostile_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("hostile-home")
 
 
-@pytest.fixture
-def locked(hostile_project, hostile_home):
-    """A dashboard with a token, started afresh for each test (sign-in failures are counted per
-    process)."""
-    with served(
+def _locked_dashboard(hostile_project: Path, hostile_home: Path):
+    return served(
         workrail("dashboard", "--port", "0"),
         hostile_project,
         env_for(hostile_home, WORKRAIL_HTTP_TOKEN=TOKEN),
         r"listening on (http://\S+/)",
-    ) as url:
+    )
+
+
+@pytest.fixture
+def locked(hostile_project, hostile_home):
+    """A dashboard with a token, started afresh for the test (sign-in failures are counted per
+    process: a test that locks an address out has a process of its own)."""
+    with _locked_dashboard(hostile_project, hostile_home) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def kept_locked(hostile_project, hostile_home):
+    """The same dashboard kept for the tests that sign in with the bearer header (or fail at
+    most once by the form): none can lock another out, and each start costs ~1.5 s of CPU."""
+    with _locked_dashboard(hostile_project, hostile_home) as url:
         yield url
 
 
@@ -93,11 +105,11 @@ def csrf_of(html: str) -> str:
     return re.search(r'name="csrf-token" content="([0-9a-f]+)"', html).group(1)
 
 
-def test_bodies_past_the_cap_are_refused_before_parsing(locked):
+def test_bodies_past_the_cap_are_refused_before_parsing(kept_locked):
     """`POST /signin` parsed any body before any check (four 900 MB posts: 4 GB)."""
     big = b"token=" + b"a" * (MAX_FORM_BYTES + 1)
     form = {"Content-Type": "application/x-www-form-urlencoded"}
-    with client_from("127.0.0.1", locked) as client:
+    with client_from("127.0.0.1", kept_locked) as client:
         assert client.post("/signin", content=big, headers=form).status_code == 413
         assert client.post("/signout", content=big, headers=form).status_code == 413
 
@@ -112,7 +124,7 @@ def test_bodies_past_the_cap_are_refused_before_parsing(locked):
         # within the cap, the form is still read (a wrong token: 401, the sign-in page)
         assert client.post("/signin", data={"token": "nope"}).status_code == 401
     # a 900 MB Content-Length is refused at once, before a byte of the body is sent
-    host, _, port = urlsplit(locked).netloc.rpartition(":")
+    host, _, port = urlsplit(kept_locked).netloc.rpartition(":")
     with socket.create_connection((host, int(port)), timeout=10) as raw:
         raw.sendall(
             f"POST /signin HTTP/1.1\r\nHost: {host}:{port}\r\n"
@@ -176,9 +188,9 @@ def test_the_session_cookie_is_revoked_by_signing_out_and_by_a_restart(
         assert with_cookie(restarted, second) == 401  # a restart signs everyone out
 
 
-def test_only_notices_the_server_issued_are_shown(hostile_project, hostile_home, locked):
+def test_only_notices_the_server_issued_are_shown(hostile_project, hostile_home, kept_locked):
     run_id = cli_run(hostile_project, hostile_home, "quick")
-    with client_from("127.0.0.1", locked, headers=AUTH) as client:
+    with client_from("127.0.0.1", kept_locked, headers=AUTH) as client:
         forged = client.get(f"/runs/{run_id}", params={"notice": "Your token expired, mail it"})
         assert forged.status_code == 200 and "mail it" not in forged.text
         csrf = csrf_of(forged.text)
@@ -195,8 +207,8 @@ def test_only_notices_the_server_issued_are_shown(hostile_project, hostile_home,
         assert moved.status_code == 200 and notice not in moved.text
 
 
-def test_page_numbers_are_clamped(locked):
-    with client_from("127.0.0.1", locked, headers=AUTH) as client:
+def test_page_numbers_are_clamped(kept_locked):
+    with client_from("127.0.0.1", kept_locked, headers=AUTH) as client:
         for page in ("9" * 20, "-5", "1e9", "9" * 5000, "0x10"):
             assert client.get("/runs", params={"page": page}).status_code == 200, page
             assert client.get("/live/runs", params={"page": page}).status_code in (200, 204)
@@ -206,9 +218,9 @@ def nested(levels: int) -> str:
     return "[" * levels + "]" * levels
 
 
-def test_parameters_nested_past_the_limit_are_refused(locked):
+def test_parameters_nested_past_the_limit_are_refused(kept_locked):
     """The form skipped the 64-level limit: 100 levels were planned (and ran), 900 gave a 500."""
-    with client_from("127.0.0.1", locked, headers=AUTH) as client:
+    with client_from("127.0.0.1", kept_locked, headers=AUTH) as client:
         csrf = csrf_of(client.get("/workflows/nested-params").text)
         for levels in (100, 900, 100_000):
             answer = client.post(
@@ -223,10 +235,10 @@ def test_parameters_nested_past_the_limit_are_refused(locked):
         assert fine.status_code == 200 and "nothing was executed" in fine.text
 
 
-def test_the_invalid_files_list_is_bounded(locked):
+def test_the_invalid_files_list_is_bounded(kept_locked):
     """A file with thousands of errors was re-read once per error (7–9 s and 11 MB of HTML for
     60,000); a 1 GiB sparse file was read whole on every load."""
-    with client_from("127.0.0.1", locked, headers=AUTH) as client:
+    with client_from("127.0.0.1", kept_locked, headers=AUTH) as client:
         page = client.get("/workflows")
     assert page.status_code == 200
     html = page.text

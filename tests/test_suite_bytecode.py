@@ -1,0 +1,52 @@
+"""The session writes our packages' bytecode before the tests start their server processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from suite_bytecode import CHECKOUT, PACKAGES, compile_the_packages, has_current_bytecode, modules
+
+
+def test_a_process_the_tests_start_loads_our_modules_from_bytecode() -> None:
+    # `python -v` names the file each module's code came from; PYTHONDONTWRITEBYTECODE as on this
+    # machine and in CI containers, where nothing but the session's compile writes a `.pyc`.
+    run = subprocess.run(
+        [sys.executable, "-v", "-c", "import workrail_engine.cli"],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    loaded = "# code object from "
+    sources = [
+        line[len(loaded) :].strip("'")
+        for line in run.stderr.splitlines()
+        if line.startswith(loaded)
+    ]
+    ours = [Path(s) for s in sources if any(Path(s).is_relative_to(CHECKOUT / p) for p in PACKAGES)]
+    assert len(ours) > 10
+    assert [path for path in ours if path.suffix != ".pyc"] == []
+
+
+def test_every_module_of_our_packages_has_current_bytecode() -> None:
+    assert [m for m in modules() if not has_current_bytecode(m)] == []
+
+
+def test_a_module_edited_after_the_compile_is_read_from_source_until_compiled_again(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / PACKAGES[0] / "edited.py"
+    module.parent.mkdir()
+    module.write_text("VALUE = 1\n", encoding="utf-8")
+    compile_the_packages(tmp_path)
+    assert [has_current_bytecode(m) for m in modules(tmp_path)] == [True]
+
+    module.write_text("VALUE = 22\n", encoding="utf-8")  # another size, whatever the clock says
+    assert not has_current_bytecode(module)
+
+    compile_the_packages(tmp_path)
+    assert has_current_bytecode(module)
