@@ -173,6 +173,20 @@ def test_the_alias_bomb_is_refused_by_validate_and_list(tmp_path):
     assert listed.returncode == 0, listed.stdout + listed.stderr
 
 
+def test_a_yaml_value_that_does_not_fit_its_tag_is_a_diagnostic_not_a_traceback(tmp_path):
+    """`!!int abc` made PyYAML raise a bare ValueError, and `workrail validate` died with it."""
+    flow = tmp_path / "workflows" / "tagged.yaml"
+    flow.parent.mkdir()
+    flow.write_text("id: tagged\nname: !!int abc\nsteps: []\n")
+    checked = workrail(tmp_path, "validate", str(flow), "--format", "json", timeout=20)
+    assert checked.returncode == 1, checked.stderr
+    assert "Traceback" not in checked.stderr
+    [found] = [d for f in json.loads(checked.stdout)["files"] for d in f["diagnostics"]]
+    assert (found["code"], found["line"], found["column"]) == ("WR001", 2, 7), found
+    listed = workrail(tmp_path, "list", timeout=20)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+
+
 # --- item 7: FIFOs and devices -----------------------------------------------------------
 
 

@@ -28,6 +28,22 @@ except AttributeError:  # PyYAML built without libyaml
 Offsets = tuple[int, int]  # [start, end) in characters
 
 
+class _Constructor(yaml.constructor.SafeConstructor):  # type: ignore[misc]  # PyYAML is untyped
+    """PyYAML's safe constructor, whose failure on a value that does not fit its explicit tag
+    (``!!int abc``, ``!!bool ys``, a ``!!timestamp`` that is no date) is a problem at that
+    value: PyYAML raises a bare ValueError, KeyError… there, with no mark, which ended
+    ``workrail validate`` with a traceback."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, KeyError, AttributeError, TypeError, OverflowError) as err:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the value does not fit its tag {tag}", node.start_mark
+            ) from err
+
+
 @dataclass(slots=True)
 class YamlParse:
     value: Any
@@ -190,7 +206,7 @@ class _TooDeep(Exception):
         self.node = node
 
 
-def _build_plain(node: yaml.Node, constructor: yaml.constructor.SafeConstructor, level: int) -> Any:
+def _build_plain(node: yaml.Node, constructor: _Constructor, level: int) -> Any:
     """The value of a tree of plain mappings (string keys), sequences and scalars: the same
     value as SafeConstructor's, without its per-node bookkeeping (which costs more than the C
     composer that made the nodes). ``level``: the node's nesting level, checked here as
@@ -368,7 +384,7 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
             if node is None:
                 return None, SyntaxProblem("The file holds no YAML document", 0, 0)
             try:
-                value = _build_plain(node, yaml.constructor.SafeConstructor(), 1)
+                value = _build_plain(node, _Constructor(), 1)
                 return YamlParse(value, [], node), None
             except _TooDeep as deep:
                 return None, _too_deep(deep.node)
@@ -386,7 +402,7 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
         expansion = _expansion_problem(node, text)
         if expansion is not None:
             return None, expansion
-        value = yaml.constructor.SafeConstructor().construct_document(node)
+        value = _Constructor().construct_document(node)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         at = mark.index if mark is not None else 0

@@ -76,6 +76,29 @@ def test_json_syntax_errors(text, code, message_part, at):
     assert message_part in error.message
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "!!int abc",
+        "!!bool ys",
+        "!!float x",
+        "!!timestamp 2020-99-99",
+    ],
+)
+@pytest.mark.parametrize("anchored", [False, True], ids=["tree", "with-anchor"])
+def test_a_yaml_value_that_does_not_fit_its_tag_is_a_problem_at_the_value(value, anchored):
+    """PyYAML raises a bare ValueError, KeyError… there, which ended `workrail validate` with a
+    traceback; both builds (a plain tree, and one with anchors) report it at the value."""
+    head = "id: x\na: &x 1\n" if anchored else "id: x\n"
+    text = f"{head}name: {value}\n"
+    doc = parse_document(text, "flow.yaml")
+    assert doc.value is None
+    [error] = doc.syntax_errors
+    assert error.code == "WR001"
+    assert "does not fit its tag !!" in error.message
+    assert error.span.start == text.index(value)
+
+
 def test_duplicate_keys_reported_on_both_with_a_fix():
     text = '{"id": "x", "steps": [], "id": "y"}'
     doc = parse_document(text)
