@@ -410,14 +410,7 @@ def test_a_worker_still_starting_runs_the_members_queued_for_it(postgres_url, tm
     doomed = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
     watcher = newcomer = None
     try:
-        run_id = doomed.stdout.readline().strip()
-        assert run_id.startswith("wf-"), doomed.stderr.read()
-        deadline = time.monotonic() + 60
-        while len(marks.read_text().splitlines() if marks.exists() else []) < 4:
-            assert time.monotonic() < deadline, "the members did not all start"
-            time.sleep(0.05)
-        doomed.kill()  # kill -9 while its members run
-        doomed.wait()
+        run_id = _kill_once_members_started(doomed, marks, 4)
         # It runs no commands: it hands the dead worker's members back to a queue, where they
         # wait for a worker that does.
         watcher = _start_worker(env, project, tmp_path / "home-c", "status", run_id)
@@ -441,6 +434,20 @@ def test_a_worker_still_starting_runs_the_members_queued_for_it(postgres_url, tm
     assert sorted(r["step_name"] for r in result["step_results"]) == [
         f"member-{i}" for i in range(4)
     ]
+
+
+def _kill_once_members_started(doomed: subprocess.Popen, marks: Path, count: int) -> str:
+    """The id of the run the worker ``doomed`` started, once ``count`` of its members have
+    written their mark; the worker is killed (kill -9) while they run."""
+    run_id = doomed.stdout.readline().strip()
+    assert run_id.startswith("wf-"), doomed.stderr.read()
+    deadline = time.monotonic() + 60
+    while len(marks.read_text().splitlines() if marks.exists() else []) < count:
+        assert time.monotonic() < deadline, "the members did not all start"
+        time.sleep(0.05)
+    doomed.kill()
+    doomed.wait()
+    return run_id
 
 
 def _wait_for_queued_members(url: str, run_id: str, count: int) -> None:
@@ -506,14 +513,7 @@ def test_a_cancel_reaches_the_members_waiting_on_the_queue(postgres_url, tmp_pat
     doomed = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
     watcher = newcomer = None
     try:
-        run_id = doomed.stdout.readline().strip()
-        assert run_id.startswith("wf-"), doomed.stderr.read()
-        deadline = time.monotonic() + 60
-        while len(marks.read_text().splitlines() if marks.exists() else []) < 3:
-            assert time.monotonic() < deadline, "the members did not all start"
-            time.sleep(0.05)
-        doomed.kill()  # kill -9 while its members run
-        doomed.wait()
+        run_id = _kill_once_members_started(doomed, marks, 3)
         watcher = _start_worker(env, project, tmp_path / "home-c", "status", run_id)
         _wait_for_queued_members(postgres_url, run_id, 3)
         result = _worker_answer(env, project, tmp_path / "home-d", "cancel", run_id)
@@ -558,14 +558,7 @@ def test_a_run_an_earlier_version_left_on_dbos_queue_finishes_there(postgres_url
     )
     other = None
     try:
-        run_id = doomed.stdout.readline().strip()
-        assert run_id.startswith("wf-"), doomed.stderr.read()
-        deadline = time.monotonic() + 60
-        while len(marks.read_text().splitlines() if marks.exists() else []) < 3:
-            assert time.monotonic() < deadline, "the members did not all start"
-            time.sleep(0.05)
-        doomed.kill()  # kill -9 while its members run
-        doomed.wait()
+        run_id = _kill_once_members_started(doomed, marks, 3)
         other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
         result = _worker_answer(env, project, tmp_path / "home-c", "status", run_id)
         errors = _member_errors(postgres_url, run_id)
