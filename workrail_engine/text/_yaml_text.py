@@ -28,20 +28,29 @@ except AttributeError:  # PyYAML built without libyaml
 Offsets = tuple[int, int]  # [start, end) in characters
 
 
+# What PyYAML's scalar constructors raise, with no mark, for a value that does not fit its
+# explicit tag (``!!int abc``, ``!!bool ys``, a ``!!timestamp`` that is no date): a bare
+# ValueError, KeyError… that ended ``workrail validate`` with a traceback.
+_UNFIT = (ValueError, KeyError, AttributeError, TypeError, OverflowError)
+
+
+def _unfit(node: yaml.Node) -> yaml.constructor.ConstructorError:
+    """The problem at a value that does not fit its tag."""
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    return yaml.constructor.ConstructorError(
+        None, None, f"the value does not fit its tag {tag}", node.start_mark
+    )
+
+
 class _Constructor(yaml.constructor.SafeConstructor):  # type: ignore[misc]  # PyYAML is untyped
-    """PyYAML's safe constructor, whose failure on a value that does not fit its explicit tag
-    (``!!int abc``, ``!!bool ys``, a ``!!timestamp`` that is no date) is a problem at that
-    value: PyYAML raises a bare ValueError, KeyError… there, with no mark, which ended
-    ``workrail validate`` with a traceback."""
+    """PyYAML's safe constructor, for trees `_build_plain` leaves to it (anchors, merges…),
+    whose failure on a value that does not fit its tag is a problem at that value."""
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
             return super().construct_object(node, deep=deep)
-        except (ValueError, KeyError, AttributeError, TypeError, OverflowError) as err:
-            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-            raise yaml.constructor.ConstructorError(
-                None, None, f"the value does not fit its tag {tag}", node.start_mark
-            ) from err
+        except _UNFIT as err:
+            raise _unfit(node) from err
 
 
 @dataclass(slots=True)
@@ -206,7 +215,7 @@ class _TooDeep(Exception):
         self.node = node
 
 
-def _build_plain(node: yaml.Node, constructor: _Constructor, level: int) -> Any:
+def _build_plain(node: yaml.Node, constructor: yaml.constructor.SafeConstructor, level: int) -> Any:
     """The value of a tree of plain mappings (string keys), sequences and scalars: the same
     value as SafeConstructor's, without its per-node bookkeeping (which costs more than the C
     composer that made the nodes). ``level``: the node's nesting level, checked here as
@@ -223,7 +232,10 @@ def _build_plain(node: yaml.Node, constructor: _Constructor, level: int) -> Any:
         if tag == _STR:
             return node.value
         node.tag = tag  # numbers, booleans, null, timestamps…: PyYAML's constructors
-        return constructor.construct_object(node, deep=True)
+        try:
+            return constructor.construct_object(node, deep=True)
+        except _UNFIT as err:
+            raise _unfit(node) from err
     if level > MAX_NESTING:
         raise _TooDeep(node)
     if tag.__class__ is slice:
@@ -384,7 +396,7 @@ def parse_yaml(text: str) -> tuple[YamlParse | None, SyntaxProblem | None]:
             if node is None:
                 return None, SyntaxProblem("The file holds no YAML document", 0, 0)
             try:
-                value = _build_plain(node, _Constructor(), 1)
+                value = _build_plain(node, yaml.constructor.SafeConstructor(), 1)
                 return YamlParse(value, [], node), None
             except _TooDeep as deep:
                 return None, _too_deep(deep.node)
