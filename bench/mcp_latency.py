@@ -307,10 +307,11 @@ def http_with_dashboard(tmp: Path, env: dict[str, str], calls: int, block: int =
 
 def compile_bytecode() -> None:
     """Our packages' .pyc files, as `pip install` writes them for the SDK (see the docstring)."""
-    import compileall
+    # The test session's own step (tests/suite_bytecode.py), so both check `.pyc` files alike.
+    sys.path.insert(0, str(ROOT / "tests"))
+    from suite_bytecode import compile_the_packages
 
-    for package in ("workrail_engine", "workrail_mcp"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+    compile_the_packages()
 
 
 def main() -> None:
