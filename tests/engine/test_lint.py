@@ -6,6 +6,7 @@ import copy
 import json
 
 import pytest
+import yaml
 
 from workrail_engine.lint import duplicate_workflow_ids, lint_text
 from workrail_engine.text.document import parse_document
@@ -667,16 +668,17 @@ def test_the_size_check_compiles_only_files_whose_compile_can_add_text(monkeypat
     """WR811's check compiles a file only when something in it makes the compile add text: the
     word "features" in a prompt does not (it compiled a quarter of bench/validate.py's files for
     nothing); the workflow's own "features" key does, however the text spells it."""
+    import workrail_engine.compile
     from workrail_engine.lint import compiled_size
 
     compiled: list[str] = []
-    real = compiled_size.compile_workflow
+    real = workrail_engine.compile.compile_workflow
 
     def counting(workflow, routines=None):
         compiled.append(workflow["id"])
         return real(workflow, routines)
 
-    monkeypatch.setattr(compiled_size, "compile_workflow", counting)
+    monkeypatch.setattr(workrail_engine.compile, "compile_workflow", counting)
     steps = [{"id": "a", "title": "A", "prompt": "List the features the change adds."}]
     prose = {"id": "prose", "name": "P", "version": "1.0.0", "steps": steps}
     blocks = [{"id": "b", "title": "B", "promptBlocks": {"goal": "Do it."}}]
@@ -693,3 +695,23 @@ def test_the_size_check_compiles_only_files_whose_compile_can_add_text(monkeypat
     ]
     assert compiled_size.compiled_size_diagnostics(documents) == {}
     assert compiled == ["keyed"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_the_size_check_sees_ref_tokens_written_with_spaces(fmt):
+    """The compile step reads ``{{ wr.refs.x }}`` (spaces inside the braces) as a ref token, so
+    the size check must compile a file whose only growth is such tokens (it looked for "{{wr."
+    alone, and a file that compiles to 2.5 MB of one step passed `workrail validate`)."""
+    from workrail_engine.lint import compiled_size
+
+    prompt = "{{ wr.refs.adversarial_challenge_rules }} " * 4_000  # 634 characters each
+    workflow = {
+        "id": "spaced",
+        "name": "S",
+        "version": "1.0.0",
+        "steps": [{"id": "a", "title": "A", "prompt": prompt}],
+    }
+    text = yaml.safe_dump(workflow, width=1 << 30) if fmt == "yaml" else json.dumps(workflow)
+    document = parse_document(text, f"spaced.{fmt}")
+    found = compiled_size.compiled_size_diagnostics([document])["spaced." + fmt]
+    assert [(d.code, d.pointer) for d in found] == [("WR811", "/steps/0/prompt")]

@@ -9,23 +9,28 @@ their own (WR703 for a missing routine) or appear when the workflow is served.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..compile import RoutineLookup, compile_workflow
 from ..diagnostics import Diagnostic, Severity
 from ..text.document import WorkflowDocument
 
-__all__ = ["compiled_size_diagnostics"]
+if TYPE_CHECKING:
+    from ..compile import RoutineLookup
 
-log = logging.getLogger(__name__)
+__all__ = ["compiled_size_diagnostics"]
 
 # Only these make the compile step add text; a file without any of them compiles to itself.
 # (Features add text only to steps with promptBlocks, and only when the workflow's own
 # "features" key names some: that key is looked up in the value, since the word "features" in a
 # prompt's prose sent a quarter of the files of bench/validate.py through a compile for nothing.)
-_GROWS = ("templateCall", "{{wr.", "promptBlocks", '"ref"', "kind: ref")
+# "wr." stands for the binding and ref tokens, which the compile step also reads with spaces
+# inside the braces (``{{ wr.refs.x }}``). A ``{"kind": "ref"}`` part is written with "ref" in
+# quotes in JSON; YAML may leave it plain. Each mark is a scan of the whole text.
+_GROWS = {
+    "json": ("templateCall", "wr.", "promptBlocks", '"ref"'),
+    "yaml": ("templateCall", "wr.", "promptBlocks", '"ref"', "kind: ref"),
+}
 
 
 def compiled_size_diagnostics(
@@ -45,12 +50,19 @@ def compiled_size_diagnostics(
 
     out: dict[str, list[Diagnostic]] = {}
     for doc in documents:
-        if not isinstance(doc.value, dict) or not _can_grow(doc.value, doc.text):
+        if not isinstance(doc.value, dict) or not _can_grow(doc.value, doc.text, doc.format):
             continue
+        # Imported here: most runs have no file that can grow, and skip the compile step's import.
+        from ..compile import compile_workflow
+
         try:
             problems = compile_workflow(doc.value, routine).problems
         except Exception:  # noqa: BLE001 - a compile bug must not cost the other files their report
-            log.exception("compiling %s to measure it failed", doc.path or "a document")
+            import logging
+
+            logging.getLogger(__name__).exception(
+                "compiling %s to measure it failed", doc.path or "a document"
+            )
             continue
         found = [
             Diagnostic("WR811", Severity.ERROR, p.message, p.pointer, doc.span(p.pointer))
@@ -62,5 +74,5 @@ def compiled_size_diagnostics(
     return out
 
 
-def _can_grow(workflow: dict[str, Any], text: str) -> bool:
-    return "features" in workflow or any(mark in text for mark in _GROWS)
+def _can_grow(workflow: dict[str, Any], text: str, fmt: str) -> bool:
+    return "features" in workflow or any(mark in text for mark in _GROWS.get(fmt, _GROWS["yaml"]))

@@ -341,12 +341,10 @@ def template_call_diagnostics(
     ``known_ids`` are the workflow ids the caller can see: the catalog's, plus the files checked
     together (a routine and the workflow calling it are often checked in one run).
     """
-    from ..definition.steps import walk_steps
-
     known = set(known_ids)
     out: dict[str, list[Diagnostic]] = defaultdict(list)
     for doc in documents:
-        for site in walk_steps(doc.value):
+        for site in doc.step_sites:
             call = site.step.get("templateCall")
             if call is None or not isinstance(call, Mapping):  # None first: most steps, cheap
                 continue
@@ -384,13 +382,11 @@ def delegation_diagnostics(
     """WR709 for each delegation naming none of ``known_ids`` (when given), and WR710 for each
     delegation that leads back to its own workflow through the ``documents`` (a cycle of two or
     more; a workflow delegating to itself is WR710 of the file alone), keyed by path."""
-    from ..definition.steps import walk_steps
-
     documents = list(documents)
     sites = {
         doc.path or "": [
             (site.pointer, index, target)
-            for site in walk_steps(doc.value)
+            for site in doc.step_sites
             for index, target in _delegated(site.step)
         ]
         for doc in documents

@@ -23,6 +23,7 @@ from .pointer_spans import PointerSpans
 from .regular_files import FileTooLarge, UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
+    from ..definition.steps import StepSite
     from ._yaml_text import YamlParse
     from .tolerant_document import TolerantDocument
 
@@ -139,6 +140,15 @@ class WorkflowDocument(PointerSpans):
     @cached_property
     def line_index(self) -> LineIndex:
         return LineIndex(self.text)
+
+    @cached_property
+    def step_sites(self) -> list[StepSite]:
+        """Every step of the value with its pointer (`walk_steps`), walked once for all the
+        per-file and cross-file checks of this document (the value is never changed in place:
+        an edit makes a new document)."""
+        from ..definition.steps import walk_steps
+
+        return list(walk_steps(self.value))
 
     @cached_property
     def tolerant(self) -> TolerantDocument:
