@@ -92,6 +92,41 @@ def parse_json_output(text: str) -> tuple[Any, str | None]:
 
 def json_schema_problems(schema: Any) -> list[Problem]:
     """Problems of an embedded JSON Schema (pointers relative to it), compiled as it will run."""
+    # Workflows repeat their schemas (every step checking one kind of output): each distinct
+    # schema is checked once per process. The key is the schema's repr, which tells apart
+    # everything the check can see — key order, 1 from 1.0 from True, "1" from 1 — where
+    # json.dumps, say, would not. Large schemas are not kept (a long-lived language server
+    # would hold up to 256 of them).
+    key = repr(schema) if isinstance(schema, dict) else ""
+    if not key or len(key) > _CACHED_SCHEMA_CHARS:
+        return _check_schema(schema)
+    return list(_problems_of(_Schema(key, schema)))
+
+
+_CACHED_SCHEMA_CHARS = 16_384
+
+
+class _Schema:
+    """A schema as a cache key: equal when their reprs are; the value rides along."""
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: str, value: Any) -> None:
+        self.key, self.value = key, value
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Schema) and other.key == self.key
+
+
+@functools.lru_cache(maxsize=256)
+def _problems_of(wrapped: _Schema) -> tuple[Problem, ...]:
+    return tuple(_check_schema(wrapped.value))
+
+
+def _check_schema(schema: Any) -> list[Problem]:
     if not isinstance(schema, (dict, bool)):
         return [Problem("", TYPE_MISMATCH, "A JSON Schema must be an object or a boolean.")]
     if (

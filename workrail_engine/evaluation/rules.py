@@ -38,6 +38,7 @@ _RULE_KEYS = {
     "schema": {"schema"},
 }
 _COMMON_KEYS = {"type", "message", "condition"}
+_ALLOWED_KEYS = {kind: frozenset(_COMMON_KEYS | keys) for kind, keys in _RULE_KEYS.items()}
 _COMPOSITIONS = ("and", "or", "not")
 
 MALFORMED, INVALID_REGEX, TYPE_MISMATCH, EMPTY_RANGE = "WR400", "WR401", "WR402", "WR404"
@@ -93,9 +94,9 @@ def _check(node: Any, at: str, problems: list[Problem]) -> None:
             )
         )
         return
-    operators = [key for key in _COMPOSITIONS if key in node]
-    if operators:
-        _check_composition(node, operators, at, problems)
+    # Most nodes are rules: the three membership tests first, the list only for a composition.
+    if "and" in node or "or" in node or "not" in node:
+        _check_composition(node, [key for key in _COMPOSITIONS if key in node], at, problems)
     elif "type" in node:
         _check_rule(node, at, problems)
     else:
@@ -159,28 +160,25 @@ def _check_rule(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> No
             )
         )
         return
-    for key in rule:
-        if key not in _COMMON_KEYS | _RULE_KEYS[kind]:
-            problems.append(
-                Problem(
-                    pointer_join(at, key),
-                    MALFORMED,
-                    f"A {kind} rule has no {key!r} "
-                    f"(it takes {', '.join(sorted(_RULE_KEYS[kind]))}, message, condition).",
-                )
+    allowed = _ALLOWED_KEYS[kind]
+    if not allowed.issuperset(rule):  # one test in C for the usual rule, which has no other key
+        problems.extend(
+            Problem(
+                pointer_join(at, key),
+                MALFORMED,
+                f"A {kind} rule has no {key!r} "
+                f"(it takes {', '.join(sorted(_RULE_KEYS[kind]))}, message, condition).",
             )
+            for key in rule
+            if key not in allowed
+        )
     _check_message(rule, at, problems, required=True)
     if "condition" in rule:
         problems.extend(
             problem.under(pointer_join(at, "condition"))
             for problem in condition_problems(rule["condition"])
         )
-    {
-        "contains": _check_contains,
-        "regex": _check_regex,
-        "length": _check_length,
-        "schema": _check_schema,
-    }[kind](rule, at, problems)
+    _OPERAND_CHECKS[kind](rule, at, problems)
 
 
 # A rule without its operand (a contains rule's "value", a regex rule's "pattern", a schema
@@ -262,6 +260,14 @@ def _check_schema(rule: Mapping[str, Any], at: str, problems: list[Problem]) -> 
         problem.under(pointer_join(at, "schema"))
         for problem in json_schema_problems(rule["schema"])
     )
+
+
+_OPERAND_CHECKS = {
+    "contains": _check_contains,
+    "regex": _check_regex,
+    "length": _check_length,
+    "schema": _check_schema,
+}
 
 
 # --- evaluation ---------------------------------------------------------------------------

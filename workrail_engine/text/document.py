@@ -15,6 +15,7 @@ from functools import cached_property
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from ..definition.steps import StepSite, walk_steps
 from ..diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
 from ..limits import MAX_DOCUMENT_BYTES, MAX_NESTING, TOO_DEEP, nesting_exceeded
 from ._json_text import JsonText, parse_json, parse_json_fragment
@@ -23,7 +24,6 @@ from .pointer_spans import PointerSpans
 from .regular_files import FileTooLarge, UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
-    from ..definition.steps import StepSite
     from ._yaml_text import YamlParse
     from .tolerant_document import TolerantDocument
 
@@ -146,8 +146,6 @@ class WorkflowDocument(PointerSpans):
         """Every step of the value with its pointer (`walk_steps`), walked once for all the
         per-file and cross-file checks of this document (the value is never changed in place:
         an edit makes a new document)."""
-        from ..definition.steps import walk_steps
-
         return list(walk_steps(self.value))
 
     @cached_property
