@@ -30,10 +30,10 @@ from workrail_engine.cli.rewrites import (
     write_atomically,
 )
 from workrail_engine.lint.report import FileReport, Summary, lint_files
+from workrail_engine.project_config import ProjectConfig, RuleSelection, find_config
 
 if TYPE_CHECKING:
     from workrail_engine.catalog import Catalog
-    from workrail_engine.project_config import ProjectConfig, RuleSelection
 
 __all__ = ["ValidateOptions", "run_validate"]
 
@@ -71,8 +71,6 @@ class _Selections:
         self._parents: dict[str, Path] = {}  # a files' directory as spelled → resolved
 
     def config(self, path: str | Path) -> ProjectConfig:
-        from workrail_engine.project_config import find_config
-
         directory = self._directory(path)
         if directory not in self._configs:
             self._configs[directory] = find_config(directory)

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from workrail_engine.diagnostics import Diagnostic, Severity, Span
 
+from .fixes import fixable
+from .rule_names import rule_name
+
 if TYPE_CHECKING:
     from workrail_engine.compile import RoutineLookup
     from workrail_engine.text.document import WorkflowDocument
@@ -89,8 +92,6 @@ class Summary:
         unsafe_fixes: bool = False,
     ) -> Summary:
         """``unsafe_fixes``: unsafe fixes count as fixable (``--unsafe-fixes`` was given)."""
-        from .fixes import fixable
-
         errors = sum(r.count(Severity.ERROR) for r in reports)
         warnings = sum(r.count(Severity.WARNING) for r in reports)
         infos = sum(r.count(Severity.INFO) for r in reports)
@@ -187,8 +188,6 @@ def fix_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any] | Non
     """The fix ``--fix`` would apply (with ``--unsafe-fixes`` when it is unsafe), as ruff's JSON
     gives it: ``{applicability: safe|unsafe, message, edits: [{content, location: {row,
     column}, end_location}]}`` with 1-based rows and columns; None when there is none."""
-    from .fixes import fixable
-
     fix = fixable(diagnostic, unsafe=True)
     if fix is None:
         return None
@@ -210,8 +209,6 @@ def fix_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any] | Non
 
 
 def _diagnostic_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, Any]:
-    from .rule_names import rule_name
-
     loc = report.location(diagnostic)
     out = diagnostic.to_dict()
     out.update(line=loc.line, column=loc.column, endLine=loc.end_line, endColumn=loc.end_column)

@@ -19,6 +19,7 @@ import os
 import re
 from pathlib import PurePath
 
+from ..schema import SCHEMA_ID
 from . import regular_files
 
 __all__ = [
@@ -60,8 +61,6 @@ def is_workflow_path(path: str | os.PathLike[str]) -> bool:
 
 def names_workrail_schema(text: str) -> bool:
     """Whether the start of ``text`` declares the WorkRail schema as its ``$schema``."""
-    from workrail_engine.schema import SCHEMA_ID
-
     match = _SCHEMA_KEY.search(text[:HEAD_SIZE])
     if match is None:
         return False
