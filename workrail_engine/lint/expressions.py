@@ -9,7 +9,7 @@ accepts is exactly what will run; this module only says where in a step they app
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
 from ..diagnostics import Severity
@@ -33,12 +33,12 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
         out += _relative("/validationCriteria", criteria_problems(step["validationCriteria"]))
         if step["validationCriteria"] == []:
             out.append(_no_rules())
-        out += _rules_without_operand(step["validationCriteria"], "/validationCriteria")
-    for key in ("runCondition", "validationCriteria"):
-        if key in step:
-            out += _backtracking_regexes(step[key], f"/{key}")
+    if "runCondition" in step:
+        out += _warnings(step["runCondition"], "/runCondition", rules=False)
+    if "validationCriteria" in step:
+        out += _warnings(step["validationCriteria"], "/validationCriteria", rules=True)
     if kind == "loop" and _is_object(loop) and "condition" in loop:
-        out += _backtracking_regexes(loop["condition"], "/loop/condition")
+        out += _warnings(loop["condition"], "/loop/condition", rules=False)
     return out
 
 
@@ -54,46 +54,60 @@ NO_RULES = "WR407"
 
 RULE_WITHOUT_OPERAND = "WR408"
 
+# The keys a walk of criteria or conditions descends into: compositions, and a rule's condition.
+_NESTED = ("and", "or", "not", "condition")
 
-def _rules_without_operand(node: Any, pointer: str) -> list[Finding]:
-    """WR408 for each rule without its operand: upstream's schema takes it, no output passes it."""
+
+def _warnings(node: Any, pointer: str, rules: bool) -> list[Finding]:
+    """In one walk of a tree of criteria (``rules``) or of a condition: WR408 for each rule
+    without its operand — upstream's schema takes it, no output passes it — and WR405 for each
+    pattern (a regex rule's, a `matches` operand) on the fallback engine.
+
+    WR408 looks at the rules of the criteria, not into a rule's ``condition``. ``path`` says
+    where the walk is below ``node``, joined into a pointer only for a finding, which most
+    objects have none of (a generator's ``yield from`` at each level, or a new path tuple per
+    object, cost as much as the checks)."""
     out: list[Finding] = []
+    path: list[str | int] = []
 
-    def check(rule: Mapping[str, Any], path: list[str | int]) -> None:
-        kind = rule.get("type")
-        operand = OPERANDS.get(kind) if isinstance(kind, str) else None
-        if operand is not None and operand not in rule:
-            message = f"This {kind} rule has no {operand!r}, so no output can pass it"
-            where = pointer_join(pointer, *path)
-            out.append(Finding(where, RULE_WITHOUT_OPERAND, Severity.WARNING, message))
-
-    _visit_objects(node, ("and", "or", "not"), [], check)
-    return out
-
-
-def _visit_objects(
-    node: Any,
-    keys: tuple[str, ...],
-    path: list[str | int],
-    visit: Callable[[Mapping[str, Any], list[str | int]], None],
-) -> None:
-    """``visit(object, path)`` for each object of a tree of criteria or conditions (lists, and
-    objects holding ``keys``), parents first; ``path`` says where it is below the tree's root
-    during the call — joined into a pointer only for a finding, which most objects have none of.
-    (Plain recursion over one shared path: a generator's ``yield from`` at each level, or a new
-    path tuple per object, cost as much as the checks.)"""
-    if isinstance(node, list):
-        for index, item in enumerate(node):
-            path.append(index)
-            _visit_objects(item, keys, path, visit)
-            path.pop()
-    elif _is_object(node):
-        visit(node, path)
-        for key in keys:
-            if key in node:
-                path.append(key)
-                _visit_objects(node[key], keys, path, visit)
+    def visit(item: Any, rules: bool) -> None:
+        if isinstance(item, list):
+            for index, member in enumerate(item):
+                path.append(index)
+                visit(member, rules)
                 path.pop()
+            return
+        if not _is_object(item):
+            return
+        kind = item.get("type")
+        if rules:
+            operand = OPERANDS.get(kind) if isinstance(kind, str) else None
+            if operand is not None and operand not in item:
+                message = f"This {kind} rule has no {operand!r}, so no output can pass it"
+                where = pointer_join(pointer, *path)
+                out.append(Finding(where, RULE_WITHOUT_OPERAND, Severity.WARNING, message))
+        if kind == "regex" and isinstance(item.get("pattern"), str):
+            flags = item.get("flags", "")
+            _backtracking(item["pattern"], flags if isinstance(flags, str) else "", "pattern")
+        if "matches" in item and isinstance(item["matches"], str):
+            _backtracking(item["matches"], "", "matches")
+        for key in _NESTED:
+            if key in item:
+                path.append(key)
+                visit(item[key], rules and key != "condition")
+                path.pop()
+
+    def _backtracking(pattern: str, flags: str, key: str) -> None:
+        try:
+            compiled = compile_regex(pattern, flags)
+        except RegexError:
+            return  # WR401 reports it
+        if compiled.notice:
+            where = pointer_join(pointer, *path, key)
+            out.append(Finding(where, BACKTRACKING_REGEX, Severity.WARNING, compiled.notice))
+
+    visit(node, rules)
+    return out
 
 
 def _no_rules() -> Finding:
@@ -104,30 +118,6 @@ def _no_rules() -> Finding:
         "add the rules you mean, or leave validationCriteria out"
     )
     return Finding("/validationCriteria", NO_RULES, Severity.WARNING, message)
-
-
-def _backtracking_regexes(node: Any, pointer: str) -> list[Finding]:
-    """WR405 for each pattern (a regex rule's or a `matches` operand) on the fallback engine."""
-    out: list[Finding] = []
-
-    def check(item: Mapping[str, Any], path: list[str | int]) -> None:
-        patterns = []
-        if item.get("type") == "regex" and isinstance(item.get("pattern"), str):
-            flags = item.get("flags", "")
-            patterns.append(("pattern", item["pattern"], flags if isinstance(flags, str) else ""))
-        if "matches" in item and isinstance(item["matches"], str):
-            patterns.append(("matches", item["matches"], ""))
-        for key, pattern, flags in patterns:
-            try:
-                compiled = compile_regex(pattern, flags)
-            except RegexError:
-                continue  # WR401 reports it
-            if compiled.notice:
-                where = pointer_join(pointer, *path, key)
-                out.append(Finding(where, BACKTRACKING_REGEX, Severity.WARNING, compiled.notice))
-
-    _visit_objects(node, ("and", "or", "not", "condition"), [], check)
-    return out
 
 
 def _relative(base: str, problems: Iterable[Problem]) -> list[Finding]:
