@@ -7,6 +7,7 @@ when all are asked for (the editor's tolerant tree).
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -195,12 +196,27 @@ def _tag(node: yaml.Node) -> str:
         return tag  # type: ignore[no-any-return]
     kind, value, implicit = tag.start, tag.stop, tag.step
     if kind is yaml.ScalarNode:
-        if implicit[0]:  # a plain scalar: its text may make it a number, a boolean, null…
-            for resolved, pattern in _IMPLICIT.get(value[:1], _ANY_FIRST):
-                if pattern.match(value):
-                    return resolved  # type: ignore[no-any-return]
-        return _STR
+        # a plain scalar: its text may make it a number, a boolean, null…
+        return _plain_tag(value) if implicit[0] else _STR
     return _SEQ if kind is yaml.SequenceNode else _MAP
+
+
+def _plain_tag(text: str) -> str:
+    """The tag PyYAML's implicit resolvers give a plain scalar of this text."""
+    if len(text) <= _REMEMBERED_TEXT:  # keys and short values repeat in every file and step
+        return _remembered_plain_tag(text)
+    return _resolved_plain_tag(text)
+
+
+def _resolved_plain_tag(text: str) -> str:
+    for resolved, pattern in _IMPLICIT.get(text[:1], _ANY_FIRST):
+        if pattern.match(text):
+            return resolved  # type: ignore[no-any-return]
+    return _STR
+
+
+_REMEMBERED_TEXT = 64
+_remembered_plain_tag = functools.lru_cache(maxsize=4096)(_resolved_plain_tag)
 
 
 class _NotPlain(Exception):
@@ -228,7 +244,7 @@ def _build_plain(node: yaml.Node, constructor: yaml.constructor.SafeConstructor,
             text = node.value
             if not tag.step[0] or not _IMPLICIT.get(text[:1], _ANY_FIRST):
                 return text  # quoted, or plain text no implicit type starts with
-            tag = _tag(node)
+            tag = _plain_tag(text)
         if tag == _STR:
             return node.value
         node.tag = tag  # numbers, booleans, null, timestamps…: PyYAML's constructors
@@ -251,7 +267,7 @@ def _build_plain(node: yaml.Node, constructor: yaml.constructor.SafeConstructor,
                 if (
                     key_tag.step[0]
                     and _IMPLICIT.get(name[:1], _ANY_FIRST)
-                    and _tag(key_node) != _STR
+                    and _plain_tag(name) != _STR
                 ):
                     raise _NotPlain
             elif key_tag != _STR:
