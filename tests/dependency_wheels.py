@@ -10,8 +10,9 @@ source tree by pip, through its build backend, as pre-commit does it.
 
 The wheels are those of the versions installed in the test environment (so they follow it: a
 fresh `.venv` with newer releases gets a new wheel directory), built with the ordinary
-`pip wheel` into a directory named by what they were built from, under a lock, and renamed into
-place once complete: another pytest-xdist worker or another test run waits and reuses them.
+`pip wheel` into a directory named by what they were built from, made once
+(tests/machine_cache.py): another pytest-xdist worker or another test run
+waits and reuses them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -28,7 +28,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-from filelock import FileLock
+from machine_cache import made_once
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("WORKRAIL_TEST_CACHE", "/tmp/workrail-test-cache"))
@@ -51,22 +51,17 @@ def wheel_directory(root: Path = ROOT) -> Path:
     build, runtime = _requirements(root)
     pins = _installed_versions()
     key = json.dumps([build, runtime, pins, sys.implementation.cache_tag, sysconfig.get_platform()])
-    wheels = CACHE / "wheels" / hashlib.sha256(key.encode()).hexdigest()[:16]
-    wheels.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{wheels}.lock"):
-        if not wheels.is_dir():
-            staging = wheels.with_name(wheels.name + ".partial")
-            shutil.rmtree(staging, ignore_errors=True)
-            staging.mkdir()
-            constraints = staging / "constraints.txt"
-            constraints.write_text("".join(f"{name}=={version}\n" for name, version in pins))
-            # Resolved apart, as pip resolves them apart: the build backend in its own
-            # environment, the dependencies in the project's.
-            _pip_wheel(staging, build)
-            _pip_wheel(staging, runtime, "--constraint", str(constraints))
-            constraints.unlink()
-            staging.rename(wheels)
-    return wheels
+
+    def make(staging: Path) -> None:
+        constraints = staging / "constraints.txt"
+        constraints.write_text("".join(f"{name}=={version}\n" for name, version in pins))
+        # Resolved apart, as pip resolves them apart: the build backend in its own environment,
+        # the dependencies in the project's.
+        _pip_wheel(staging, build)
+        _pip_wheel(staging, runtime, "--constraint", str(constraints))
+        constraints.unlink()
+
+    return made_once(CACHE / "wheels" / hashlib.sha256(key.encode()).hexdigest()[:16], make)
 
 
 def _requirements(root: Path) -> tuple[list[str], list[str]]:
