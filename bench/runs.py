@@ -8,7 +8,6 @@ Runs use the real durable layer (DBOS on SQLite in a temporary WORKRAIL_HOME), t
 `RunService.run` to the moment `RunService.wait` sees the run finished.
 
     .venv/bin/python bench/runs.py [--steps 1000] [--parallel 100] [--repeat 3] [--database URL]
-        [--project-apart]
 """
 
 from __future__ import annotations
@@ -91,18 +90,9 @@ def main() -> None:
     parser.add_argument(
         "--database", help="a Postgres URL (default: SQLite in a temporary WORKRAIL_HOME)"
     )
-    parser.add_argument(
-        "--project-apart",
-        action="store_true",
-        help="run the bench from another directory than the run's project (steps then start "
-        "through Popen: see workrail_engine/runs/spawn.py)",
-    )
     args = parser.parse_args()
     argv = [shutil.which(args.command) or args.command]
     home = Path(tempfile.mkdtemp(prefix="workrail-bench-"))
-    if not args.project_apart:
-        # As `workrail run` in its project: the steps and the bare loop start in one directory.
-        os.chdir(home)
     service = RunService(home, allow_commands=True, home=home, database=args.database)
     started = time.perf_counter()
     service.start()

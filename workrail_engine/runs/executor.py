@@ -1,8 +1,8 @@
 """Running one command: argv only, its own session, killed as a group, output captured with caps.
 
 Why not ``subprocess.run(timeout=)``: it kills only the direct child, and a grandchild that keeps
-the pipe open makes it hang. Each command here starts in a process group of its own (an option of
-the spawn, `spawn` — not ``preexec_fn``, which can deadlock in a threaded server), so the whole tree shares
+the pipe open makes it hang. Each command here starts in a process group of its own (Popen's own
+options — not ``preexec_fn``, which can deadlock in a threaded server), so the whole tree shares
 one group; on timeout or cancel the group gets SIGTERM, a grace period, then SIGKILL. When the
 main process exits, anything it left behind in its group is stopped the same way, so a step's
 background processes never outlive it and never hold its pipes.
@@ -34,6 +34,7 @@ import json
 import os
 import select
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -44,7 +45,6 @@ from typing import Any
 from ..limits import nesting_exceeded
 from . import step_processes
 from .secrets import StreamMask
-from .spawn import Spawned, spawn
 
 __all__ = ["STDERR_TAIL", "STDOUT_CAP", "CommandOutcome", "CommandSpec", "run_command"]
 
@@ -187,7 +187,7 @@ class _Stopper:
         """Killed, and the grace for the pipes is over: stop reading them."""
         return self.kill_at is not None and time.monotonic() >= self.kill_at + _PIPE_GRACE
 
-    def finish(self, proc: Spawned) -> None:
+    def finish(self, proc: subprocess.Popen[bytes]) -> None:
         """After the main process is gone: stop what is left of its group, within the grace
         (what escaped the group is `step_processes.ended`'s)."""
         if _group_alive(self.pgid):
@@ -217,16 +217,23 @@ def _has_controlling_terminal() -> bool:
     return _terminal[1]
 
 
-def _spawn(spec: CommandSpec, token: str) -> Spawned:
+def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
     step_processes.become_subreaper()
+    # A group of its own, and a session of its own only where there is a terminal to keep from
+    # it (the module's docstring says why).
+    apart: dict[str, Any] = (
+        {"start_new_session": True} if _has_controlling_terminal() else {"process_group": 0}
+    )
     with step_processes.spawning() as spawning:
-        # A group of its own, and a session of its own only where there is a terminal to keep
-        # from it (the module's docstring says why).
-        proc = spawn(
+        proc = subprocess.Popen(
             spec.argv,
-            spec.cwd,
-            {**spec.env, step_processes.ENV_NAME: token},
-            new_session=_has_controlling_terminal(),
+            cwd=spec.cwd,
+            env={**spec.env, step_processes.ENV_NAME: token},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            close_fds=True,
+            **apart,
         )
         spawning.started(proc.pid)
     return proc
@@ -283,7 +290,7 @@ def run_command(
 
 
 def _pump(
-    proc: Spawned,
+    proc: subprocess.Popen[bytes],
     capture: _Capture,
     stopper: _Stopper,
     deadline: float | None,
@@ -294,7 +301,11 @@ def _pump(
     step's processes are killed, not longer than the grace for the pipes."""
     # select.poll itself: the selectors layer's bookkeeping (keys, maps, register and unregister)
     # cost a step of `true` more than its one poll.
-    streams = {proc.stdout: True, proc.stderr: False}  # descriptor -> whether it is stdout
+    assert proc.stdout is not None and proc.stderr is not None
+    streams = {
+        stream.fileno(): (stream, is_stdout)
+        for stream, is_stdout in ((proc.stdout, True), (proc.stderr, False))
+    }
     poller = select.poll()
     for fd in streams:
         poller.register(fd, select.POLLIN)
@@ -304,11 +315,12 @@ def _pump(
             for fd, _ in poller.poll(_TICK * 1000):
                 data = os.read(fd, 65536)
                 if data:
-                    capture.add(streams[fd], data)
+                    capture.add(streams[fd][1], data)
                 else:
-                    capture.end(streams.pop(fd))
+                    stream, is_stdout = streams.pop(fd)
+                    capture.end(is_stdout)
                     poller.unregister(fd)
-                    os.close(fd)
+                    stream.close()
             now = time.monotonic()
             if deadline is not None and now >= deadline and not outcome.cancelled:
                 outcome.timed_out = True
@@ -324,6 +336,6 @@ def _pump(
             if stopper.gave_up_on_pipes():
                 break
     finally:
-        for fd, is_stdout in streams.items():
+        for stream, is_stdout in streams.values():
             capture.end(is_stdout)
-            os.close(fd)
+            stream.close()
