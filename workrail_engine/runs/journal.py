@@ -23,6 +23,7 @@ import sqlite3
 import threading
 from typing import Any, NamedTuple
 
+from .pg_prepared import PreparedStatement
 from .sql_store import SqlStore
 from .sqlite_store import configure_connection
 
@@ -78,6 +79,8 @@ _UPSERT = (
     "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (run_id, step_key, attempt) DO UPDATE SET outcome = excluded.outcome, result = excluded.result"
 )
+# A step's result (with its last attempt's outcome) and the run's status read right after.
+_ADD_RESULT = _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)"
 
 
 class Recorded(NamedTuple):
@@ -107,6 +110,8 @@ class Journal(SqlStore):
             _SQLITE_TABLES,
             _POSTGRES_TABLES,
         )
+        # Postgres: every step's one statement, through libpq itself (pg_prepared.py).
+        self._add_result = PreparedStatement(self._sql(_ADD_RESULT)) if self.postgres else None
         if not self.postgres:
             self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see `_checkpoints`
             threading.Thread(
@@ -201,10 +206,12 @@ class Journal(SqlStore):
             self._flush()
             self._writes += 1
             # One statement for both (one round trip to a Postgres server; it commits on its own).
-            found = self._fetch(
-                _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)",
-                (run_id, key, attempt, outcome, json.dumps(result), run_id),
-            )
+            args = (run_id, key, attempt, outcome, json.dumps(result), run_id)
+            statement = self._add_result
+            if statement is None:
+                found = self._fetch(_ADD_RESULT, args)
+            else:
+                found = self._again(lambda: statement.fetch(self._conn, args))
         return found[0][0] if found else None
 
     def flush(self) -> None:
