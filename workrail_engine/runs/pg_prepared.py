@@ -43,6 +43,12 @@ class PreparedStatement:
 
     def fetch(self, conn: psycopg.Connection[Any], args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """Execute on ``conn`` (autocommit, idle, used by no other thread meanwhile); the rows."""
+        self.send(conn, args)
+        return self.answer(conn)
+
+    def send(self, conn: psycopg.Connection[Any], args: tuple[Any, ...]) -> None:
+        """Send the statement, not waiting for its answer: `answer` must be read before
+        anything else is sent on ``conn``."""
         pgconn = conn.pgconn
         if self._prepared_on is not conn:
             _answer(pgconn, pgconn.prepare(self._name, self._text), conn)
@@ -50,6 +56,11 @@ class PreparedStatement:
         pgconn.send_query_prepared(
             self._name, [None if arg is None else str(arg).encode() for arg in args]
         )
+        _flush(pgconn)
+
+    def answer(self, conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+        """The answer to what `send` sent (waited for): its rows, or its error raised."""
+        pgconn = conn.pgconn
         _wait(pgconn)
         results = []  # every one taken, an error's included: the connection is idle again
         while (result := pgconn.get_result()) is not None:
@@ -67,18 +78,28 @@ class PreparedStatement:
         return rows
 
 
+def _flush(pgconn: pq.abc.PGconn) -> None:
+    """Until the request is all sent (psycopg's connections are non-blocking: a full socket
+    buffer makes libpq keep the rest)."""
+    if pgconn.flush():
+        poll = select.poll()
+        poll.register(pgconn.socket, select.POLLOUT)
+        while pgconn.flush():
+            poll.poll()
+
+
 def _wait(pgconn: pq.abc.PGconn) -> None:
-    """Until the whole answer is in (the request sent first, on a socket full for a moment)."""
+    """Until the whole answer is in (the interpreter's lock released while the socket is empty)."""
+    pgconn.consume_input()
+    if not pgconn.is_busy():
+        return
     poll = select.poll()
-    poll.register(pgconn.socket, select.POLLOUT)
-    while pgconn.flush():
-        poll.poll()
-    poll.modify(pgconn.socket, select.POLLIN)
+    poll.register(pgconn.socket, select.POLLIN)
     while True:
+        poll.poll()
         pgconn.consume_input()
         if not pgconn.is_busy():
             return
-        poll.poll()
 
 
 def _answer(pgconn: pq.abc.PGconn, result: pq.abc.PGresult, conn: psycopg.Connection[Any]) -> None:

@@ -4,6 +4,7 @@ and the journal's reconnect when the server ends the session under it."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import psycopg
@@ -72,7 +73,7 @@ def test_a_step_result_is_written_with_the_runs_status_and_survives_a_lost_sessi
         journal = Journal(postgres_url, dbos_schema=status_schema)
         try:
             journal.add_attempt(run_id, "one", 1, {"status": "success"})
-            assert journal.add_result(run_id, "one", {"step_name": "one"}) == "PENDING"
+            assert journal.add_result(run_id, "one", {"step_name": "one"})() == "PENDING"
             admin.execute(
                 f"UPDATE {status_schema}.workflow_status SET status = 'CANCELLED'"
                 " WHERE workflow_uuid = %s",
@@ -83,8 +84,8 @@ def test_a_step_result_is_written_with_the_runs_status_and_survives_a_lost_sessi
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE application_name = 'workrail-journal' AND datname = current_database()"
             )
-            assert journal.add_result(run_id, "two", {"step_name": "two"}) == "CANCELLED"
-            assert journal.add_result(run_id, "three", {"step_name": "three"}) == "CANCELLED"
+            assert journal.add_result(run_id, "two", {"step_name": "two"})() == "CANCELLED"
+            assert journal.add_result(run_id, "three", {"step_name": "three"})() == "CANCELLED"
             recorded = journal.recorded(run_id)
             assert recorded.attempts == {("one", 1): {"status": "success"}}
             assert recorded.keys == {"one", "two", "three"}
@@ -95,3 +96,78 @@ def test_a_step_result_is_written_with_the_runs_status_and_survives_a_lost_sessi
             ]
         finally:
             journal.close()
+
+
+# --- a result sent, its answer read later (`Journal.add_result`) ---------------------------------
+
+
+def _results_seen_elsewhere(url: str, run_id: str) -> list[str]:
+    with psycopg.connect(url, autocommit=True) as other:
+        rows = other.execute(
+            "SELECT step_key FROM workrail.journal WHERE run_id = %s AND result IS NOT NULL"
+            " ORDER BY position",
+            (run_id,),
+        ).fetchall()
+    return [key for (key,) in rows]
+
+
+@pytest.fixture
+def journal_and_run(postgres_url, status_schema):
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(
+            f"INSERT INTO {status_schema}.workflow_status VALUES (%s, 'PENDING')", (run_id,)
+        )
+    journal = Journal(postgres_url, dbos_schema=status_schema)
+    yield journal, run_id
+    journal.close()
+
+
+def test_a_result_is_durable_once_flushed_before_its_status_is_read(postgres_url, journal_and_run):
+    journal, run_id = journal_and_run
+    status = journal.add_result(run_id, "one", {"step_name": "one"})
+    journal.flush()  # what the run does before a pause, a wait or its end
+    assert _results_seen_elsewhere(postgres_url, run_id) == ["one"]
+    assert status() == "PENDING"
+
+
+def test_another_threads_use_of_the_connection_reads_the_answer_for_the_run(journal_and_run):
+    journal, run_id = journal_and_run
+    status = journal.add_result(run_id, "one", {"step_name": "one"})
+    # the cancel watch's poll, from its own thread, comes first
+    seen: list[object] = []
+    watcher = threading.Thread(target=lambda: seen.append(journal.statuses([run_id])))
+    watcher.start()
+    watcher.join(30)
+    assert seen == [{run_id: "PENDING"}]
+    assert status() == "PENDING"
+    assert journal.add_result(run_id, "two", {"step_name": "two"})() == "PENDING"
+    assert journal.results(run_id) == [{"step_name": "one"}, {"step_name": "two"}]
+
+
+def test_a_session_lost_before_the_answer_writes_the_result_again(
+    postgres_url, journal_and_run, caplog
+):
+    journal, run_id = journal_and_run
+    journal.add_attempt(run_id, "one", 1, {"status": "success"})
+    journal.add_result(run_id, "warm", {"step_name": "warm"})()  # the table and statement exist
+    with psycopg.connect(postgres_url) as blocker, psycopg.connect(postgres_url) as admin:
+        # the server holds the write until its session is gone: no answer can come back
+        blocker.execute("LOCK TABLE workrail.journal IN SHARE ROW EXCLUSIVE MODE")
+        status = journal.add_result(run_id, "one", {"step_name": "one"})
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = 'workrail-journal' AND datname = current_database()"
+        )
+        blocker.commit()
+    assert status() == "PENDING"  # written again on a new session
+    assert "the run store's connection was lost" in caplog.text
+    assert _results_seen_elsewhere(postgres_url, run_id) == ["warm", "one"]
+    assert journal.recorded(run_id).attempts == {("one", 1): {"status": "success"}}
+
+
+def test_closing_the_journal_waits_for_the_last_result(postgres_url, journal_and_run):
+    journal, run_id = journal_and_run
+    journal.add_result(run_id, "last", {"step_name": "last"})
+    journal.close()
+    assert _results_seen_elsewhere(postgres_url, run_id) == ["last"]

@@ -102,6 +102,34 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
     assert len({o["worker"] for o in outputs}) == 2, "both worker processes should have run steps"
 
 
+def test_each_steps_result_is_in_the_store_before_the_next_step_starts(postgres_url, tmp_path):
+    """The journal sends a step's result and reads its answer while the walk prepares the next
+    step (`Journal.add_result`): each step still finds every earlier step's result committed,
+    read from a connection of its own."""
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url}
+    project = tmp_path / "project"
+    project.mkdir()
+    prefix = f"d{uuid.uuid4().hex[:8]}-"
+    count = (
+        "import psycopg, sys; conn = psycopg.connect(sys.argv[1]); print(conn.execute("
+        '"SELECT count(*) FROM workrail.journal WHERE step_key LIKE %s AND result IS NOT NULL",'
+        f" ({prefix + '%'!r},)).fetchone()[0])"
+    )
+    steps = [
+        {
+            "id": f"{prefix}{i}",
+            "title": f"step {i}",
+            "run": {"command": [sys.executable, "-c", count, postgres_url]},
+        }
+        for i in range(8)
+    ]
+    workflow = {"id": "pg-durable", "name": "pg", "steps": steps}
+    result = _worker_answer(env, project, tmp_path / "home", "run", json.dumps(workflow))
+    assert result["status"] == "success", json.dumps(result, indent=1)[:3000]
+    seen = [int(r["output"]["stdout"]) for r in result["step_results"]]
+    assert seen == list(range(8))
+
+
 def test_a_cancel_from_another_process_ends_a_run_waiting_for_its_queued_members(
     postgres_url, tmp_path
 ):
