@@ -244,10 +244,13 @@ def record_key(spec: ToolSpec) -> str:
     return f"{spec.fn.__module__}.{spec.fn.__qualname__}"
 
 
-def signature_digest(run: Callable[..., Any]) -> str:
-    """What a record was made from: the parameters, their types and descriptions, the result's
-    type. (A change inside a result's TypedDict is not seen here; the test compares schemas.)"""
-    return hashlib.sha256(repr(run.__signature__).encode()).hexdigest()[:16]  # type: ignore[attr-defined]
+def signature_digest(fn: Callable[..., Any]) -> str:
+    """What a record was made from: the parameters' names, annotations (their source text: our
+    tool modules postpone annotations) and defaults, and the result's annotation. Cheap, unlike
+    the evaluated signature's text; a change it does not see (a description constant, a field of
+    the result's TypedDict) is caught by the test that compares every record with the SDK."""
+    text = repr((fn.__annotations__, fn.__defaults__, fn.__kwdefaults__))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def derived_tool(spec: ToolSpec, run: Callable[..., Any]) -> Tool:
@@ -296,7 +299,7 @@ def _bind(spec: ToolSpec, invoke: _Invoker, records: dict[str, Any]) -> Tool:
     # A TypedDict result is the SDK's output model as it is; other results it wraps or converts.
     if (
         record is None
-        or record["signature"] != signature_digest(run)
+        or record["signature"] != signature_digest(spec.fn)
         or not is_typeddict(run.__signature__.return_annotation)  # type: ignore[attr-defined]
     ):
         return derived_tool(spec, run)

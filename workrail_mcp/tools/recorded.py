@@ -33,7 +33,7 @@ def record_schemas() -> dict[str, Any]:
                 continue
             tool = derived_tool(spec, run)
             records[record_key(spec)] = {
-                "signature": signature_digest(run),
+                "signature": signature_digest(spec.fn),
                 "inputSchema": tool.parameters,
                 "outputSchema": tool.output_schema,
             }
