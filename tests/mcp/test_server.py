@@ -81,3 +81,37 @@ def test_the_stdio_server_answers_initialize_without_loading_rich(project, tmp_p
     ]
     assert "workrail_mcp.server" in imported
     assert not [name for name in imported if name == "rich" or name.startswith("rich.")]
+
+
+# The real server in a fresh interpreter, told at exit what the collector saw.
+COUNTING_START = """
+import atexit, gc, json, runpy, sys
+passes = []
+gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info["generation"]))
+def report():
+    print(json.dumps({"frozen": gc.get_freeze_count(), "enabled": gc.isenabled(),
+                      "passes": passes}), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["workrail-mcp", *sys.argv[1:]]
+runpy.run_module("workrail_mcp", run_name="__main__")
+"""
+
+
+def test_the_start_up_is_kept_from_the_collector_and_frozen(project, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", COUNTING_START, *server_command(project)[3:]],
+        input=json.dumps(INITIALIZE).encode() + b"\n",
+        capture_output=True,
+        timeout=120,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["result"]["serverInfo"]["name"] == "workflowlookup"
+    seen = json.loads(done.stderr.decode().strip().splitlines()[-1])
+    # what the SDK and our modules built is out of the collector's reach; it runs again after
+    assert seen["frozen"] > 50_000, seen
+    assert seen["enabled"] is True
+    # a start used to make dozens of passes, full ones among them (each over everything built)
+    assert 2 not in seen["passes"], seen
