@@ -61,10 +61,10 @@ def test_a_program_that_did_not_gets_the_sdks_logging_set_up(tmp_path):
     }
 
 
-def test_the_stdio_server_answers_initialize_without_loading_rich(project, tmp_path):
-    # -X importtime lists every module the process imports, on stderr.
+def _answer_initialize(command: list[str], tmp_path: Path) -> str:
+    """Run a server command that answers one ``initialize`` and exits; its stderr."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", *server_command(project)[1:]],
+        command,
         input=json.dumps(INITIALIZE).encode() + b"\n",
         capture_output=True,
         timeout=120,
@@ -74,9 +74,17 @@ def test_the_stdio_server_answers_initialize_without_loading_rich(project, tmp_p
     assert done.returncode == 0, done.stderr[-2000:]
     [answer] = [json.loads(line) for line in done.stdout.splitlines()]
     assert answer["result"]["serverInfo"]["name"] == "workflowlookup"
+    return done.stderr.decode()
+
+
+def test_the_stdio_server_answers_initialize_without_loading_rich(project, tmp_path):
+    # -X importtime lists every module the process imports, on stderr.
+    stderr = _answer_initialize(
+        [sys.executable, "-X", "importtime", *server_command(project)[1:]], tmp_path
+    )
     imported = [
         line.rsplit("|", 1)[1].strip()
-        for line in done.stderr.decode().splitlines()
+        for line in stderr.splitlines()
         if line.startswith("import time:") and "|" in line
     ]
     assert "workrail_mcp.server" in imported
@@ -98,18 +106,10 @@ runpy.run_module("workrail_mcp", run_name="__main__")
 
 
 def test_the_start_up_is_kept_from_the_collector_and_frozen(project, tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-c", COUNTING_START, *server_command(project)[3:]],
-        input=json.dumps(INITIALIZE).encode() + b"\n",
-        capture_output=True,
-        timeout=120,
-        env=server_env(tmp_path),
-        cwd=tmp_path,
+    stderr = _answer_initialize(
+        [sys.executable, "-c", COUNTING_START, *server_command(project)[3:]], tmp_path
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
-    assert answer["result"]["serverInfo"]["name"] == "workflowlookup"
-    seen = json.loads(done.stderr.decode().strip().splitlines()[-1])
+    seen = json.loads(stderr.strip().splitlines()[-1])
     # what the SDK and our modules built is out of the collector's reach; it runs again after
     assert seen["frozen"] > 50_000, seen
     assert seen["enabled"] is True
