@@ -96,6 +96,9 @@ class Journal(SqlStore):
         self._pending: dict[tuple[str, str], tuple[int, str]] = {}
         self._writes = 0
         self._closing = threading.Event()
+        # SQLite: run statuses as read at ``PRAGMA data_version`` `_data_version` (`_status_since`)
+        self._statuses: dict[str, str | None] = {}
+        self._data_version: int | None = None
         super().__init__(
             url,
             {
@@ -200,12 +203,32 @@ class Journal(SqlStore):
             attempt, outcome = self._pending.pop((run_id, key), (0, None))
             self._flush()
             self._writes += 1
-            # One statement for both (one round trip to a Postgres server; it commits on its own).
+            row = (run_id, key, attempt, outcome, json.dumps(result))
+            if not self.postgres:
+                self._execute(_UPSERT, [row])  # one statement: it commits on its own
+                return self._status_since(run_id)
+            # One statement for both: one round trip to the server.
             found = self._fetch(
                 _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)",
-                (run_id, key, attempt, outcome, json.dumps(result), run_id),
+                (*row, run_id),
             )
         return found[0][0] if found else None
+
+    def _status_since(self, run_id: str) -> str | None:
+        """SQLite: the run's DBOS status, read from its table only when another connection (DBOS's,
+        another process's: whoever may cancel the run) has committed since it was last read —
+        ``PRAGMA data_version`` changes exactly then. Reading it with every result (a subquery of
+        the result's statement before) cost the commit 13–30 µs of a step's ≈ 150 µs budget.
+        The caller holds ``_lock``."""
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version or len(self._statuses) > 1000:
+            self._data_version = version
+            self._statuses.clear()
+        if run_id not in self._statuses:
+            # read after the version: a commit in between makes the next version differ
+            found = self._fetch("SELECT status FROM {status} WHERE workflow_uuid = ?", (run_id,))
+            self._statuses[run_id] = found[0][0] if found else None
+        return self._statuses[run_id]
 
     def flush(self) -> None:
         """Make the attempts held so far durable (before a pause, a wait, a state change)."""
