@@ -20,11 +20,11 @@ def test_a_result_reads_the_run_status_again_only_once_another_connection_commit
     statements: list[str] = []
     journal._conn.set_trace_callback(statements.append)
     try:
-        assert journal.add_result("wf-1", "a", RESULT) == "PENDING"
+        assert journal.add_result("wf-1", "a", RESULT)() == "PENDING"
         assert any("workflow_status" in s for s in statements)
 
         statements.clear()  # nothing committed elsewhere since: the status is known
-        assert journal.add_result("wf-1", "b", RESULT) == "PENDING"
+        assert journal.add_result("wf-1", "b", RESULT)() == "PENDING"
         assert not any("workflow_status" in s for s in statements), statements
 
         # cancelled by another process (the CLI's `workrail cancel`, say)
@@ -38,13 +38,13 @@ def test_a_result_reads_the_run_status_again_only_once_another_connection_commit
             ],
             check=True,
         )
-        assert journal.add_result("wf-1", "c", RESULT) == "CANCELLED"
+        assert journal.add_result("wf-1", "c", RESULT)() == "CANCELLED"
 
         dbos.execute("INSERT INTO workflow_status VALUES ('wf-2', 'PENDING')")  # in this process
         statements.clear()
-        assert journal.add_result("wf-2", "a", RESULT) == "PENDING"
+        assert journal.add_result("wf-2", "a", RESULT)() == "PENDING"
         assert any("workflow_status" in s for s in statements)
-        assert journal.add_result("wf-3", "a", RESULT) is None  # not in DBOS's table (yet)
+        assert journal.add_result("wf-3", "a", RESULT)() is None  # not in DBOS's table (yet)
         assert [r["step_name"] for r in journal.results("wf-1")] == ["a", "a", "a"]
     finally:
         journal.close()
