@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -18,7 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.conftest import INITIALIZE, server_command, server_env
-from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS
+from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, bind_listener
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +64,29 @@ def http_server(
         if drain.is_alive():
             drain.join(10)
         process.stderr.close()
+
+
+async def test_accepted_connections_send_at_once():
+    """The listener's connections have TCP_NODELAY, set by asyncio (which serves uvicorn's) only
+    on sockets that say they are TCP. Without it, a response written as headers then body waited
+    for the client's delayed ACK of the headers: ≈ 40 ms on every request of a kept-alive
+    connection (docs/benchmarks.md, "Fifth pass")."""
+    listener = bind_listener("127.0.0.1", 0)
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            connection = transport.get_extra_info("socket")
+            accepted.set_result(connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    server = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+    async with server:
+        _, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+        try:
+            assert await asyncio.wait_for(accepted, 10) == 1
+        finally:
+            writer.close()
+            await writer.wait_closed()
 
 
 def test_banner_says_where_what_and_how(project, tmp_path):
