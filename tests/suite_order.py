@@ -13,13 +13,12 @@ import pytest
 # the list is only scheduled later, never skipped. The first two build or install what a clean
 # clone lacks (the VS Code extension, pre-commit's environment of the project); the rest are the
 # longest per-module sums of test durations of a whole CI=true run (issue 22 §1, fourth pass, in
-# docs/benchmarks.md).
+# docs/benchmarks.md; tests/test_system_packages.py left the list in the fifth).
 LONGEST_MODULES = (
     "tests/editors/test_vscode_in_code_server.py",
     "tests/test_pre_commit.py",
     "tests/cli/test_no_run_left_behind.py",
     "tests/engine/runs/test_recovery.py",
-    "tests/test_system_packages.py",
     "tests/engine/runs/test_postgres.py",
     "tests/mcp/dashboard/test_dashboard_hostile.py",
     "tests/mcp/test_stdio_protocol.py",

@@ -4,8 +4,10 @@ The repository is used as try-repo would use it: HEAD, or, with uncommitted chan
 files, a shadow commit of them (pre-commit's own `_repo_ref`). The hooks then run from a config
 naming that repo and rev, with one pre-commit home for the module: pre-commit installs the project
 into its environment once (under its own lock), and every run after reuses it — try-repo would
-install it afresh each time (its store is a temporary one). The pip cache under /tmp is shared
-between runs to keep that install fast; PyPI must be reachable for the first one.
+install it afresh each time (its store is a temporary one). That install takes the dependencies
+from wheels built once per machine (tests/dependency_wheels.py; the package index must be
+reachable for the first build) and writes no bytecode: pip still builds the project from this
+source tree through its build backend, as pre-commit does.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from dependency_wheels import install_from_wheels
 from pre_commit.commands.try_repo import _repo_ref
 from system_packages import require
 
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
-CACHE = Path(os.environ.get("WORKRAIL_TEST_CACHE", "/tmp/workrail-test-cache"))
 
 GOOD = {
     "id": "good",
@@ -131,11 +133,7 @@ def run_hook(hook_repo: tuple[str, str], pre_commit_home: Path, tmp_path: Path) 
     """`pre-commit run HOOK` in a checkout, from a config naming this repo at `hook_repo`'s rev."""
     url, rev = hook_repo
     env = dict(
-        os.environ,
-        PRE_COMMIT_HOME=str(pre_commit_home),
-        PIP_CACHE_DIR=str(CACHE / "pip"),
-        NO_COLOR="1",
-        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        os.environ, PRE_COMMIT_HOME=str(pre_commit_home), NO_COLOR="1", **install_from_wheels()
     )
     env.pop("VIRTUAL_ENV", None)
 

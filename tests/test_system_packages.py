@@ -25,7 +25,9 @@ def test_sandbox():
 def pytest_on(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_needs_bwrap.py").write_text(NEEDS_BWRAP, encoding="utf-8")
     environment = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
-    environment.update(PYTHONPATH=str(HERE), **env)
+    # No plugin of this environment's is loaded: the file needs none, and their imports
+    # (pytest-lsp's lsprotocol, playwright, hypothesis …) were 2-3 s of CPU of each such run.
+    environment.update(PYTHONPATH=str(HERE), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **env)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", "-p", "no:xdist", "."],
         cwd=tmp_path,

@@ -45,12 +45,18 @@ def _flow(seconds: float) -> dict:
     }
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+def _project(tmp_path: Path, build_seconds: float) -> Path:
     root = tmp_path / "project"
     (root / "workflows").mkdir(parents=True)
-    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(4)))
+    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(build_seconds)))
     return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A build of 1 s: what these tests look at happens after the build (the continue that
+    started it has ended, or it waits for the run's next step either way)."""
+    return _project(tmp_path, 1)
 
 
 def _status(project: Path, tmp_path: Path, run_id: str) -> dict:
@@ -123,8 +129,16 @@ def _continue_process(project: Path, tmp_path: Path, run_id: str, text: str, wai
     )
 
 
-@pytest.mark.parametrize("wait", ["2", "0"])
-def test_continue_with_a_short_wait_leaves_the_run_with_a_live_process(project, tmp_path, wait):
+@pytest.mark.parametrize(
+    ("wait", "build_seconds"),
+    # The build outlasts the continue's wait: its process is gone while the build still runs.
+    # (With no wait the worker it started is still importing when it has gone.)
+    [pytest.param("2", 4, id="2"), pytest.param("0", 1, id="0")],
+)
+def test_continue_with_a_short_wait_leaves_the_run_with_a_live_process(
+    tmp_path, wait, build_seconds
+):
+    project = _project(tmp_path, build_seconds)
     run_id = _started_waiting(project, tmp_path)
     out = workrail(project, tmp_path, "continue", run_id, "--output", "the plan", "--wait", wait)
     assert out.returncode == 0, out.stderr
@@ -182,9 +196,7 @@ def test_two_continues_at_once_one_applied_the_other_told(project, tmp_path):
 
 
 def test_kill_9_of_the_executing_process_then_listing_runs_recovers_it(tmp_path):
-    root = tmp_path / "project"
-    (root / "workflows").mkdir(parents=True)
-    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(20)))
+    root = _project(tmp_path, 20)
     run_id = _started_waiting(root, tmp_path)
     # The answer is executed by a worker; kill that executing process mid-step, as a crash would.
     out = workrail(root, tmp_path, "continue", run_id, "--output", "plan", "--wait", "0")
@@ -204,9 +216,7 @@ def test_kill_9_of_the_executing_process_then_listing_runs_recovers_it(tmp_path)
 def test_on_postgres_two_continues_and_a_killed_executor(tmp_path, postgres_url, monkeypatch):
     monkeypatch.setenv("WORKRAIL_DATABASE_URL", postgres_url)
     monkeypatch.setenv("WORKRAIL_LIVENESS_INTERVAL", "1")
-    root = tmp_path / "project"
-    (root / "workflows").mkdir(parents=True)
-    (root / "workflows" / "plan-then-build.json").write_text(json.dumps(_flow(30)))
+    root = _project(tmp_path, 30)
     run_id = _started_waiting(root, tmp_path)
     first, second = (
         _continue_process(root, tmp_path, run_id, text, "0") for text in ("plan A", "plan B")

@@ -9,17 +9,18 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 from system_packages import require
-from vscode_build import EXTENSION, NPM_CACHE, run
+from vscode_build import EXTENSION, run, with_node_modules
 
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of editors/vscode with `npm ci` and `npm run package` done: `workrail.vsix` inside.
+    """A copy of editors/vscode with its node_modules (`npm ci`'s, made once per machine: see
+    `with_node_modules`) and `npm run package` done: `workrail.vsix` inside.
 
     Built once per run: pytest-xdist's workers share the parent of their temporary directories
-    (without xdist the run's own one is used), and the first one to take the lock builds there (`npm ci` + `npm run package` is ~a minute on a busy
-    machine). Without npm the tests skip (fail under CI=true); if the npm registry cannot be
-    reached this fails."""
+    (without xdist the run's own one is used), and the first one to take the lock builds there.
+    Without npm the tests skip (fail under CI=true); if the npm registry cannot be reached for
+    the first `npm ci` this fails."""
     require("npm")
     npm = shutil.which("npm")
     assert npm
@@ -33,6 +34,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(
                 EXTENSION, copy, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix")
             )
-            run([npm, "ci", "--no-audit", "--no-fund", "--cache", str(NPM_CACHE)], copy)
+            with_node_modules(copy, npm)
             run([npm, "run", "package"], copy)
     return copy

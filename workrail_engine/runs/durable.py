@@ -48,7 +48,7 @@ from .executors import (
     forget,
     stop_orphans,
 )
-from .journal import Journal, Recorded
+from .journal import Journal, Recorded, StatusRead
 from .model import run_input, step_result
 from .plan import has_commands
 from .secrets import MaskingFilter, SecretSet
@@ -655,7 +655,7 @@ class _Effects:
         self.done, self.recorded, status = recorded or self.journal.recorded(run_id, member)
         self.on_dbos_queue: bool | None = None  # members went through DBOS's queue (see _queued)
         # the run's status read with the last result (or with the above), not yet used
-        self.status: str | None = status
+        self.status: StatusRead | None = lambda: status
 
     def attempt(
         self,
@@ -685,10 +685,22 @@ class _Effects:
         return outcome
 
     def _cancelled(self) -> bool:
-        status, self.status = self.status, None
+        status = self._written()
         if status is None:
             status = self.journal.statuses([self.run_id]).get(self.run_id)
         return status == "CANCELLED"
+
+    def _written(self) -> str | None:
+        """Wait until the last result is durable (its write's answer read, its error raised);
+        the run's status read with it, if not used yet."""
+        read, self.status = self.status, None
+        return read() if read is not None else None
+
+    def _flush(self) -> None:
+        """Everything durable before a pause, a wait or a state change (the status read with the
+        last result is stale after them)."""
+        self._written()
+        self.journal.flush()
 
     def _run(
         self,
@@ -728,7 +740,7 @@ class _Effects:
         limit: int,
         deadline: float | None,
     ) -> list[dict[str, Any]]:
-        self.journal.flush()
+        self._flush()
         if self.runtime.members_on_queue:
             return self._queued(members, limit, deadline)
         # Threads of this process, at most ``limit`` at a time; each member records its result
@@ -756,6 +768,7 @@ class _Effects:
         ) as exc:  # a definition the lint should have refused
             result = step_result(key, "failed", None, 0.0, step_id=step.get("id"), error=str(exc))
         self.record(result)
+        self._written()  # durable before the member's end is told
         return result
 
     def _queued(
@@ -865,8 +878,7 @@ class _Effects:
     def wait(
         self, key: str, waiting: dict[str, Any], deadline: float | None
     ) -> dict[str, Any] | None:
-        self.journal.flush()
-        self.status = None  # stale once the agent answers
+        self._flush()
         while True:
             remaining = WAIT_CHUNK if deadline is None else deadline - _clock()
             if remaining <= 0:
@@ -881,8 +893,7 @@ class _Effects:
     def sleep_until(self, moment: float) -> None:
         """A retry delay. ``moment`` comes from a recorded attempt, so a replay after a crash
         waits only for what is left of it; a cancel ends it at once."""
-        self.journal.flush()
-        self.status = None  # stale after the delay
+        self._flush()
         if moment <= time.time():
             return
         flag = self.runtime.watch.watch(self.run_id)
@@ -904,8 +915,7 @@ class _Effects:
         self.runtime.count(self.run_id, 1)
 
     def state(self, state: dict[str, Any]) -> None:
-        self.journal.flush()
-        self.status = None
+        self._flush()
         DBOS.set_event("state", self.masks.mask(state))
         if state.get("status") == "waiting":
             self.runtime.waiting.add(self.run_id)

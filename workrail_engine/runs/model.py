@@ -36,7 +36,7 @@ def run_input(status: Any) -> dict[str, Any]:
 
 def executable_steps(workflow: Mapping[str, Any]) -> list[str]:
     """Ids of the steps that do work (prompt and command), in document order, each once."""
-    ids: list[str] = []
+    ids: dict[str, None] = {}  # insertion-ordered and a set: a list's `in` made this quadratic
 
     def visit(steps: Iterable[Any]) -> None:
         for step in steps:
@@ -48,11 +48,11 @@ def executable_steps(workflow: Mapping[str, Any]) -> list[str]:
             elif kind == "loop":
                 if isinstance(step.get("body"), list):
                     visit(step["body"])
-            elif isinstance(step.get("id"), str) and step["id"] not in ids:
-                ids.append(step["id"])
+            elif isinstance(step.get("id"), str):
+                ids.setdefault(step["id"], None)
 
     visit(workflow.get("steps") or [])
-    return ids
+    return list(ids)
 
 
 def step_result(

@@ -133,6 +133,7 @@ class SqlStore:
     def _transaction(self) -> Iterator[Any]:
         """A write transaction (the caller holds ``_lock``, or nobody else has the connection)."""
         if self.postgres:
+            self._settle()
             with self._conn.transaction(), self._conn.cursor() as cur:
                 yield cur
             return
@@ -149,9 +150,14 @@ class SqlStore:
         with self._lock:
             return self._fetch(text, args)
 
+    def _settle(self) -> None:
+        """Postgres: read the answer to a statement sent without waiting for it, if any, before
+        the connection is used again (the caller holds ``_lock``). None here: see the journal."""
+
     def _fetch(self, text: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """A query (the caller holds ``_lock``)."""
         if self.postgres:
+            self._settle()
 
             def query() -> list[tuple[Any, ...]]:
                 with self._conn.cursor() as cur:

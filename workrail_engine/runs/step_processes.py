@@ -165,8 +165,16 @@ def _children() -> list[int]:
     """This process's children (those re-parented to it land on the main thread)."""
     own = os.getpid()
     try:
-        with open(f"/proc/{own}/task/{own}/children", "rb") as f:
-            return [int(pid) for pid in f.read().split()]
+        # os.open and os.read, not open(): this is read at every step's end, and the file
+        # object's set-up was more than half of the read's cost (9 → 3.4 µs a read here).
+        fd = os.open(f"/proc/{own}/task/{own}/children", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            listed = b""
+            while chunk := os.read(fd, 65536):
+                listed += chunk
+        finally:
+            os.close(fd)
+        return [int(pid) for pid in listed.split()]
     except OSError:  # no CONFIG_PROC_CHILDREN: look at every process's parent
         return [
             int(name)

@@ -22,6 +22,8 @@ import psycopg
 import pytest
 from runs_support import LOOP_OUTPUTS, loop_of_groups
 
+from workrail_engine.runs.journal import Journal
+
 pytestmark = pytest.mark.slow
 
 WORKER = """
@@ -169,15 +171,20 @@ def _processes_with(code: str) -> list[int]:
     return found
 
 
+def _takeover_setting(url: str, tmp_path: Path) -> tuple[dict[str, str], Path, Path]:
+    """Workers' environment (dead executors found within a second), project, marks file."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
+    return env, project, tmp_path / "marks"
+
+
 def _mark(path: Path, word: str) -> list[str]:
     return [sys.executable, "-c", f"open({str(path)!r}, 'a').write({word!r} + '\\n')"]
 
 
 def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres_url, tmp_path):
-    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
-    project = tmp_path / "project"
-    project.mkdir()
-    marks = tmp_path / "marks"
+    env, project, marks = _takeover_setting(postgres_url, tmp_path)
     workflow = {
         "id": "pg-recovery",
         "name": "pg",
@@ -215,16 +222,83 @@ def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres
     assert [r["step_name"] for r in result["step_results"]] == ["one", "nap", "three"]
 
 
+def test_a_worker_killed_with_a_result_in_flight_starts_no_step_and_its_run_resumes_after_it(
+    postgres_url, tmp_path
+):
+    """The server holds step one's result (a lock on the journal) while the worker waits for its
+    answer: step two does not start. The worker is killed with ``kill -9`` and the lock goes; a
+    worker taking the run over finishes it, step two once."""
+    env, project, marks = _takeover_setting(postgres_url, tmp_path)
+    workflow = {
+        "id": "pg-in-flight",
+        "name": "pg",
+        "steps": [
+            # zero's result prepares the journal's statement on the worker's connection (a
+            # statement prepared under the lock would wait in its preparation, not its answer)
+            {"id": "zero", "title": "zero", "run": {"command": _mark(marks, "zero")}},
+            {
+                "id": "one",
+                "title": "one",
+                "run": {
+                    "command": [
+                        sys.executable,
+                        "-c",
+                        f"open({str(marks)!r}, 'a').write('one\\n'); import time; time.sleep(1.5)",
+                    ]
+                },
+            },
+            {"id": "two", "title": "two", "run": {"command": _mark(marks, "two")}},
+        ],
+    }
+    Journal(postgres_url).close()  # its tables, for the lock below
+    doomed = other = None
+    with (
+        psycopg.connect(postgres_url) as blocker,
+        psycopg.connect(postgres_url, autocommit=True) as watcher,
+    ):
+        try:
+            doomed = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
+            run_id = doomed.stdout.readline().strip()
+            assert run_id.startswith("wf-"), doomed.stderr.read()
+            deadline = time.monotonic() + 60
+            while "one" not in (marks.read_text() if marks.exists() else ""):
+                assert time.monotonic() < deadline, "step one did not start"
+                time.sleep(0.02)
+            blocker.execute("LOCK TABLE workrail.journal IN SHARE ROW EXCLUSIVE MODE")
+            while not watcher.execute(
+                "SELECT 1 FROM pg_stat_activity WHERE application_name = 'workrail-journal'"
+                " AND wait_event_type = 'Lock' AND datname = current_database()"
+            ).fetchall():
+                assert time.monotonic() < deadline, "step one's result never reached the server"
+                time.sleep(0.05)
+            time.sleep(1.0)  # time enough for step two to start, were it not waiting
+            assert marks.read_text() == "zero\none\n"
+            doomed.kill()  # kill -9
+            doomed.wait()
+            blocker.commit()
+            other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
+            assert other.stdout.readline().strip() == "ready", other.stderr.read()
+            result = _worker_answer(env, project, tmp_path / "home-c", "status", run_id)
+        finally:
+            for worker in (doomed, other):
+                if worker is not None:
+                    worker.kill()
+                    worker.communicate()
+    assert result["status"] == "success", json.dumps(result, indent=1)[:3000]
+    # The write of step one may die with its session (Postgres 15 rolled it back here: the
+    # session was gone before the statement's Sync): step one then runs again, as a crash
+    # during the step would make it; step two runs once, after it.
+    assert marks.read_text() in ("zero\none\ntwo\n", "zero\none\none\ntwo\n")
+    assert [r["step_name"] for r in result["step_results"]] == ["zero", "one", "two"]
+
+
 def test_a_parallel_group_in_a_loop_runs_at_every_iteration_across_a_takeover(
     postgres_url, tmp_path
 ):
     """Members are keyed by the iteration path: each iteration's members run on the queue and
     record their own outcome, and the worker taking over a killed one's run replays the
     finished iterations from the journal, never another iteration's outcome."""
-    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
-    project = tmp_path / "project"
-    project.mkdir()
-    marks = tmp_path / "marks"
+    env, project, marks = _takeover_setting(postgres_url, tmp_path)
     workflow = loop_of_groups(marks, "y")
     other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
     doomed = None
@@ -382,10 +456,7 @@ def test_a_worker_still_starting_runs_the_members_queued_for_it(postgres_url, tm
     test does not wait for it to be ready, and the worker's launch goes on for 1.5 s after it
     registered the step queue (what a slow Postgres connection or a loaded machine does to the
     rest of its launch; without it the race was too narrow to hit here 0 times in 3)."""
-    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
-    project = tmp_path / "project"
-    project.mkdir()
-    marks = tmp_path / "marks"
+    env, project, marks = _takeover_setting(postgres_url, tmp_path)
     token = uuid.uuid4().hex
     members = [
         {
@@ -499,10 +570,7 @@ def test_a_cancel_reaches_the_members_waiting_on_the_queue(postgres_url, tmp_pat
     """Members wait on the member queue with no process to take them (their worker was killed,
     and the process that queued them again runs no commands) when the run is cancelled: the
     worker that takes them afterwards starts none of their steps, and leaves none queued."""
-    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
-    project = tmp_path / "project"
-    project.mkdir()
-    marks = tmp_path / "marks"
+    env, project, marks = _takeover_setting(postgres_url, tmp_path)
     token = uuid.uuid4().hex
     members = _napping_group(marks, token, 3, 60)
     workflow = {
@@ -539,10 +607,7 @@ def test_a_run_an_earlier_version_left_on_dbos_queue_finishes_there(postgres_url
     member queue did; the first worker is made to) and whose worker was killed mid-group is taken
     over by a worker of this version, which replays it with the same DBOS calls (a replay
     without them fails with DBOS's unexpected-step error) and ends it there."""
-    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url, "WORKRAIL_LIVENESS_INTERVAL": "1"}
-    project = tmp_path / "project"
-    project.mkdir()
-    marks = tmp_path / "marks"
+    env, project, marks = _takeover_setting(postgres_url, tmp_path)
     token = uuid.uuid4().hex
     members = _napping_group(marks, token, 3, 1.5)
     workflow = {

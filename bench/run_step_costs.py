@@ -1,0 +1,126 @@
+"""Where a step of ``true`` spends the run's thread: CPU per step of each piece (issue 24 §3).
+
+A profile, not a benchmark of the goal (that is `bench/runs.py`): the pieces of a command step on
+the run's thread are wrapped with a timer of the thread's CPU (``time.thread_time_ns``; a wrapper
+adds ≈ 1 µs), a run of ``--steps`` steps of ``true`` is made ``--repeat`` times, and the median
+µs per step of each piece is printed beside the run thread's whole CPU per step (from
+``/proc/self/task/*/schedstat``, nanoseconds) and the bare loop's (``subprocess.run``, the
+baseline of `bench/runs.py`), with the 1-minute load. Pieces nest: "attempt" holds "spawn",
+"pipes", "the step's end" and the rest of one attempt; "result" holds the journal's commit.
+
+    .venv/bin/python bench/run_step_costs.py [--steps 2000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from workrail_engine.runs import RunOptions, RunService, commands, durable, executor, step_processes
+from workrail_engine.runs.executors import InFlight
+from workrail_engine.runs.journal import Journal
+from workrail_engine.runs.step_events import StepEvents
+
+_spent: dict[str, int] = {}
+
+# (owner, attribute, label): what is timed
+PIECES: list[tuple[Any, str, str]] = [
+    (durable._Effects, "attempt", "attempt (all of it)"),
+    (durable._Effects, "record", "result (all of it)"),
+    (executor.subprocess, "Popen", "spawn: Popen"),
+    (executor, "_pump", "pipes: read to their end"),
+    (step_processes, "ended", "the step's end (step_processes.ended)"),
+    (Journal, "add_result", "journal: the result's commit"),
+    (Journal, "add_attempt", "journal: the attempt (held)"),
+    (commands, "_spec", "rendering the command"),
+    (commands, "_judge", "judging the outcome"),
+    (InFlight, "add", "process-group log: +"),
+    (InFlight, "remove", "process-group log: -"),
+    (StepEvents, "add", "step events"),
+]
+
+
+def timed(owner: Any, name: str, label: str) -> None:
+    real = getattr(owner, name)
+
+    @functools.wraps(real)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.thread_time_ns()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            _spent[label] = _spent.get(label, 0) + time.thread_time_ns() - started
+
+    setattr(owner, name, wrapper)
+
+
+def thread_cpu() -> dict[str, int]:
+    """Nanoseconds on a CPU of each thread of this process."""
+    found = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                found[tid] = int(f.read().split()[0])
+        except OSError:  # ended meanwhile
+            pass
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    for owner, name, label in PIECES:
+        timed(owner, name, label)
+    argv = [shutil.which("true") or "true"]
+    home = Path(tempfile.mkdtemp(prefix="workrail-bench-"))
+    service = RunService(home, allow_commands=True, home=home)
+    service.start()
+    steps = [{"id": f"step-{i}", "title": "t", "run": {"command": argv}} for i in range(args.steps)]
+    workflow = {"id": "bench-costs", "name": "costs", "steps": steps}
+    service.wait(service.run(workflow, {}, RunOptions()), 3600)  # warm-up
+    main_thread = str(os.getpid())
+    pieces: dict[str, list[float]] = {}
+    run_thread, bare_thread = [], []
+    for _ in range(args.repeat):
+        before = thread_cpu()
+        for _ in range(args.steps):
+            subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, check=True)
+        after = thread_cpu()
+        bare_thread.append((after[main_thread] - before[main_thread]) / args.steps / 1e3)
+        _spent.clear()
+        before = thread_cpu()
+        result = service.wait(service.run(workflow, {}, RunOptions()), 3600)
+        after = thread_cpu()
+        assert result["status"] == "success", result["status"]
+        # the run's thread: the busiest one but the main thread (which only waits)
+        run_thread.append(
+            max(ns - before.get(tid, 0) for tid, ns in after.items() if tid != main_thread)
+            / args.steps
+            / 1e3
+        )
+        for label, ns in _spent.items():
+            pieces.setdefault(label, []).append(ns / args.steps / 1e3)
+    print(
+        f"{args.steps} steps of true, {args.repeat} runs; 1-min load {os.getloadavg()[0]:.1f}\n"
+        f"  CPU per step of the run's thread: {statistics.median(run_thread):.0f} µs "
+        f"(runs {', '.join(f'{x:.0f}' for x in run_thread)}); of the bare loop's: "
+        f"{statistics.median(bare_thread):.0f} µs"
+    )
+    for label, values in sorted(pieces.items(), key=lambda item: -statistics.median(item[1])):
+        print(f"  {label:40s} {statistics.median(values):6.1f} µs")
+    service.close()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The step journal on SQLite: what a step's result costs besides its row."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+
+from workrail_engine.runs.journal import Journal
+
+RESULT = {"step_name": "a", "status": "success", "output": None, "duration": 0.0}
+
+
+def test_a_result_reads_the_run_status_again_only_once_another_connection_committed(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    dbos = sqlite3.connect(path, isolation_level=None)  # where DBOS keeps a run's status
+    dbos.execute("CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)")
+    dbos.execute("INSERT INTO workflow_status VALUES ('wf-1', 'PENDING')")
+    journal = Journal(f"sqlite:///{path}")
+    statements: list[str] = []
+    journal._conn.set_trace_callback(statements.append)
+    try:
+        assert journal.add_result("wf-1", "a", RESULT)() == "PENDING"
+        assert any("workflow_status" in s for s in statements)
+
+        statements.clear()  # nothing committed elsewhere since: the status is known
+        assert journal.add_result("wf-1", "b", RESULT)() == "PENDING"
+        assert not any("workflow_status" in s for s in statements), statements
+
+        # cancelled by another process (the CLI's `workrail cancel`, say)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+                " c.execute(\"UPDATE workflow_status SET status = 'CANCELLED'\"); c.commit()",
+                str(path),
+            ],
+            check=True,
+        )
+        assert journal.add_result("wf-1", "c", RESULT)() == "CANCELLED"
+
+        dbos.execute("INSERT INTO workflow_status VALUES ('wf-2', 'PENDING')")  # in this process
+        statements.clear()
+        assert journal.add_result("wf-2", "a", RESULT)() == "PENDING"
+        assert any("workflow_status" in s for s in statements)
+        assert journal.add_result("wf-3", "a", RESULT)() is None  # not in DBOS's table (yet)
+        assert [r["step_name"] for r in journal.results("wf-1")] == ["a", "a", "a"]
+    finally:
+        journal.close()
+        dbos.close()
