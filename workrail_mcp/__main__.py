@@ -244,6 +244,8 @@ def serve(args: SimpleNamespace) -> int:
                     allowed_hosts=list(args.allowed_host),
                     allowed_origins=list(args.allowed_origin),
                     dashboard=dashboard,
+                    header_timeout=args.header_timeout,
+                    body_timeout=args.body_timeout,
                 )
             )
         except ListenError as error:  # a busy port is the person's to fix: one line, no traceback
