@@ -18,13 +18,13 @@ LONGEST_MODULES = (
     "tests/editors/test_vscode_in_code_server.py",
     "tests/test_pre_commit.py",
     "tests/cli/test_no_run_left_behind.py",
-    "tests/mcp/test_http_hostile.py",
     "tests/engine/runs/test_recovery.py",
-    "tests/mcp/test_http.py",
     "tests/engine/runs/test_postgres.py",
     "tests/mcp/dashboard/test_dashboard_hostile.py",
     "tests/mcp/test_stdio_protocol.py",
     "tests/mcp/test_run_model.py",
+    "tests/mcp/test_http_hostile.py",  # 73 s before its HTTP answers stopped waiting 40 ms each
+    "tests/mcp/test_http.py",  # 43 s before the slowloris test's deadlines were its own
     "tests/engine/text/test_document_edits.py",
     "tests/cli/test_runs_cli.py",
     "tests/mcp/test_real_clients.py",

@@ -1,5 +1,6 @@
 """The wheel carries the schema, the bundled workflows, the language server's recorded
-``initialize`` answer, the dashboard's templates and static files, and its console scripts."""
+``initialize`` answer, the MCP tools' recorded schemas, the dashboard's templates and static
+files, and its console scripts."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def test_wheel_contents(tmp_path):
     assert {"workrail_mcp/__main__.py", "workrail_lsp/__main__.py"} <= names
     # the language server answers initialize from it before pygls is loaded
     assert "workrail_lsp/initialize_result.json" in names
+    # the MCP tools' recorded schemas (without them every start derives them again)
+    assert "workrail_mcp/tools/tool_schemas.json" in names
     # the dashboard's templates and static files (nothing of it is fetched at run time)
     dashboard = ROOT / "workrail_mcp" / "dashboard"
     shipped = {

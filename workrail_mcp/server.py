@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio.to_thread
+import mcp.server.mcpserver.server as sdk_server_module
 from mcp.server import MCPServer
 from mcp_types import Completion, CompletionArgument, CompletionContext
 
@@ -55,6 +57,26 @@ _UPSTREAM_INSTRUCTIONS = (
 TOOL_EDITIONS = tuple(EDITIONS)
 
 
+@contextmanager
+def _logging_left_as_configured() -> Iterator[None]:
+    """Skip the SDK's logging set-up while an `MCPServer` is made, when it would do nothing.
+
+    ``MCPServer()`` calls the SDK's ``configure_logging``: it imports rich (~20 ms of CPU, 2 % of
+    a ``workrail-mcp`` start) to build a handler for ``logging.basicConfig``, which does nothing
+    once the root logger has a handler — as ``workrail-mcp`` gives it before making the server.
+    A program that made the server without configuring logging gets the SDK's set-up as before.
+    """
+    if not logging.getLogger().handlers:
+        yield
+        return
+    configure = sdk_server_module.configure_logging
+    sdk_server_module.configure_logging = lambda level="INFO": None
+    try:
+        yield
+    finally:
+        sdk_server_module.configure_logging = configure
+
+
 def create_server(
     catalog: Any,
     *,
@@ -98,17 +120,18 @@ def create_server(
         async with notices.running(), logs.forwarding(), tasks.running(), rounds.running():
             yield {}
 
-    server: MCPServer = MCPServer(
-        SERVER_NAME,
-        title=SERVER_TITLE,
-        description="WorkRail workflows for AI coding agents (Workflow Orchestration System MCP server)",
-        instructions=_UPSTREAM_INSTRUCTIONS if tools_edition == "upstream" else _INSTRUCTIONS,
-        version=__version__,
-        tools=tools,
-        subscriptions=notices.bus,
-        lifespan=lifespan,
-        log_level="WARNING",
-    )
+    with _logging_left_as_configured():
+        server: MCPServer = MCPServer(
+            SERVER_NAME,
+            title=SERVER_TITLE,
+            description="WorkRail workflows for AI coding agents (Workflow Orchestration System MCP server)",
+            instructions=_UPSTREAM_INSTRUCTIONS if tools_edition == "upstream" else _INSTRUCTIONS,
+            version=__version__,
+            tools=tools,
+            subscriptions=notices.bus,
+            lifespan=lifespan,
+            log_level="WARNING",
+        )
 
     completions = Completions(catalog)
 

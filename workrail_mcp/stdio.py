@@ -31,7 +31,10 @@ __all__ = ["MAX_LINE_BYTES", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-_SHUTDOWN_GRACE_SECONDS = 5.0
+# How long `shutdown` or end of input waits for the requests in flight. A first call that opens
+# the run store imports DBOS (≈ 1 s of CPU): on a loaded machine that took more than 5 s, and the
+# request was dropped unanswered. Only a tool that is truly stuck waits the whole grace.
+_SHUTDOWN_GRACE_SECONDS = 30.0
 
 
 def _claim_std_streams() -> tuple[BinaryIO, BinaryIO]:

@@ -240,6 +240,8 @@ class Fuzzer:
                     data += chunk
                     if case.stream and b"\r\n\r\n" in data:
                         break
+                    if _whole_response(data):
+                        break  # a request without "Connection: close" may be kept alive 5 s
             except ConnectionResetError:
                 pass
         if not data:
@@ -251,6 +253,22 @@ class Fuzzer:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         return int(status_line.split()[1]), headers, body
+
+
+def _whole_response(data: bytes) -> bool:
+    """Whether ``data`` holds a whole response, by its length or its last chunk (else the
+    connection's end tells)."""
+    head, found, body = data.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    headers = {
+        name.strip().lower(): value.strip()
+        for name, _, value in (line.partition(b":") for line in head.split(b"\r\n")[1:])
+    }
+    if headers.get(b"transfer-encoding") == b"chunked":
+        return body.endswith(b"0\r\n\r\n")
+    length = headers.get(b"content-length")
+    return length is not None and length.isdigit() and len(body) >= int(length)
 
 
 def _dechunk(body: bytes) -> bytes:

@@ -149,7 +149,9 @@ async def test_a_runs_answer_that_fails_a_check_is_sent_back_once(shared_servers
 async def test_a_run_still_running_when_the_wait_ends_is_left_to_the_agent(shared_servers):
     model = Model("DRAFT: nap first", "LGTM")
     async with shared_servers.connected(*SAMPLING, model=model) as (client, _):
-        arguments = {"workflow_name": "slow-run", "wait_seconds": 15}
+        # The wait covers the run's start to its first prompt step, then runs out in full
+        # after the model's answer (the nap takes 60 s): every second of it is the test's.
+        arguments = {"workflow_name": "slow-run", "wait_seconds": 5}
         run = await _call(client, "run_workflow", {**arguments, "parameters": {"topic": "naps"}})
         assert run["status"] == "running" and run["sampling"]["calls"] == 1
         assert "still running" in run["sampling"]["stopped"]

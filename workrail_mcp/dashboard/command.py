@@ -102,7 +102,14 @@ async def _serve(args: SimpleNamespace) -> int:
         allow_commands=args.allow_commands,
     )
     async with anyio.create_task_group() as group:
-        if not await start_serving(group, app, listener, lifespan="off"):
+        if not await start_serving(
+            group,
+            app,
+            listener,
+            lifespan="off",
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+        ):
             return 1
         if store_exists():
             # The durable layer is what a cancel goes through: opening it now (about a second)

@@ -5,23 +5,33 @@ A tool is a small typed function ``fn(env, **arguments) -> dict`` whose paramete
 validates calls against it. Here each function is wrapped twice over the same validation:
 as an SDK `Tool` (``tools/call``) and as a direct JSON-RPC method (the source specs'
 ``{"method": "workflow_list"}``).
+
+The SDK derives a tool's two JSON schemas from its signature with pydantic every time a server
+is made: about half of what building our tools cost a ``workrail-mcp`` start. The schemas do not
+change between starts, so ``tool_schemas.json`` records them (``python -m
+workrail_mcp.tools.recorded``); a tool whose signature no longer matches its record is derived
+as before, and a test fails while any record differs from what the SDK derives.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio.from_thread
 import anyio.to_thread
 from mcp import MCPError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
+from typing_extensions import is_typeddict
 
 from workrail_engine.errors import EngineError, InvalidParams, closest
 from workrail_engine.sessions.model_answers import ModelLimits
@@ -38,6 +48,8 @@ from workrail_mcp.error_mapping import (
 from workrail_mcp.known_json import KnownJson
 
 __all__ = ["ToolEnv", "ToolRegistry", "ToolSpec", "read_only", "writes"]
+
+RECORDED_SCHEMAS = Path(__file__).with_name("tool_schemas.json")
 
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -216,12 +228,33 @@ def _client_signature(fn: Callable[..., Any]) -> inspect.Signature:
     )
 
 
-def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
-    def run(**arguments: Any) -> CallToolResult:
+def client_function(spec: ToolSpec, invoke: Callable[..., Any]) -> Callable[..., Any]:
+    """What the SDK binds: ``invoke`` under the tool's name, with the client's signature."""
+
+    def run(**arguments: Any) -> Any:
         return invoke(**arguments)
 
     run.__signature__ = _client_signature(spec.fn)  # type: ignore[attr-defined]
     run.__name__ = spec.name
+    return run
+
+
+def record_key(spec: ToolSpec) -> str:
+    """A tool function's name in ``tool_schemas.json`` (editions share functions)."""
+    return f"{spec.fn.__module__}.{spec.fn.__qualname__}"
+
+
+def signature_digest(fn: Callable[..., Any]) -> str:
+    """What a record was made from: the parameters' names, annotations (their source text: our
+    tool modules postpone annotations) and defaults, and the result's annotation. Cheap, unlike
+    the evaluated signature's text; a change it does not see (a description constant, a field of
+    the result's TypedDict) is caught by the test that compares every record with the SDK."""
+    text = repr((fn.__annotations__, fn.__defaults__, fn.__kwdefaults__))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def derived_tool(spec: ToolSpec, run: Callable[..., Any]) -> Tool:
+    """The SDK's own binding: both schemas derived from the signature by pydantic."""
     tool = Tool.from_function(
         run,
         name=spec.name,
@@ -237,6 +270,50 @@ def _bind(spec: ToolSpec, invoke: _Invoker) -> Tool:
     return tool
 
 
+def _recorded_tool(spec: ToolSpec, run: Callable[..., Any], record: dict[str, Any]) -> Tool:
+    """The same `Tool` as `derived_tool`, its schemas taken from the record.
+
+    Only the argument model is built (calls are validated against it); the SDK builds the
+    result's validator from ``output_model`` if it ever needs it (we answer ``tools/call``)."""
+    result_type = run.__signature__.return_annotation  # type: ignore[attr-defined]
+    metadata = FuncMetadata(
+        arg_model=func_metadata(run, structured_output=False).arg_model,
+        output_schema=spec.output_schema or record["outputSchema"],
+        output_model=result_type,
+    )
+    return Tool(
+        fn=run,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        parameters=record["inputSchema"],
+        fn_metadata=metadata,
+        is_async=False,
+        annotations=spec.annotations,
+    )
+
+
+def _bind(spec: ToolSpec, invoke: _Invoker, records: dict[str, Any]) -> Tool:
+    run = client_function(spec, invoke)
+    record = records.get(record_key(spec))
+    # A TypedDict result is the SDK's output model as it is; other results it wraps or converts.
+    if (
+        record is None
+        or record["signature"] != signature_digest(spec.fn)
+        or not is_typeddict(run.__signature__.return_annotation)  # type: ignore[attr-defined]
+    ):
+        return derived_tool(spec, run)
+    return _recorded_tool(spec, run, record)
+
+
+def recorded_schemas() -> dict[str, Any]:
+    """``tool_schemas.json``, read anew for each registry (each server's tools own their dicts)."""
+    try:
+        return json.loads(RECORDED_SCHEMAS.read_bytes())  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        return {}
+
+
 @dataclass
 class ToolRegistry:
     """Our tools by name, bound to one environment."""
@@ -244,10 +321,11 @@ class ToolRegistry:
     env: ToolEnv
     known: KnownJson = field(default_factory=KnownJson)
     _tools: dict[str, _Bound] = field(default_factory=dict)
+    _records: dict[str, Any] = field(default_factory=recorded_schemas, repr=False)
 
     def add(self, spec: ToolSpec) -> Tool:
         invoke = _Invoker(spec, self.env, self.known)
-        tool = _bind(spec, invoke)
+        tool = _bind(spec, invoke, self._records)
         self._tools[spec.name] = _Bound(spec, tool, invoke)
         return tool
 

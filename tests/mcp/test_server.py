@@ -1,0 +1,117 @@
+"""Making the server: the SDK's logging set-up is skipped only where it would do nothing (issue 24
+§3, cold start: it imports rich, ~20 ms of CPU per start)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.mcp.conftest import INITIALIZE, server_command, server_env
+
+# In a fresh interpreter: logging and sys.modules are process-wide.
+MAKE_SERVER = """
+import json, logging, sys
+from pathlib import Path
+if sys.argv[1] == "configured":
+    logging.basicConfig(handlers=[logging.StreamHandler(sys.stderr)], level=logging.ERROR)
+import mcp.server.mcpserver.server as sdk
+configure = sdk.configure_logging
+from workrail_engine.catalog import Catalog, Source
+from workrail_mcp import create_server
+create_server(Catalog([Source("project", Path(sys.argv[2]))]))
+root = logging.getLogger()
+print(json.dumps({
+    "handlers": [type(h).__name__ for h in root.handlers],
+    "level": logging.getLevelName(root.level),
+    "rich": "rich" in sys.modules,
+    "restored": sdk.configure_logging is configure,
+}))
+"""
+
+
+def _make_server(tmp_path: Path, logging_state: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", MAKE_SERVER, logging_state, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=server_env(tmp_path),
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_a_program_that_configured_logging_keeps_it_and_rich_is_not_loaded(tmp_path):
+    assert _make_server(tmp_path, "configured") == {
+        "handlers": ["StreamHandler"],
+        "level": "ERROR",
+        "rich": False,
+        "restored": True,
+    }
+
+
+def test_a_program_that_did_not_gets_the_sdks_logging_set_up(tmp_path):
+    assert _make_server(tmp_path, "unconfigured") == {
+        "handlers": ["RichHandler"],
+        "level": "WARNING",  # the level create_server gives the SDK
+        "rich": True,
+        "restored": True,
+    }
+
+
+def _answer_initialize(command: list[str], tmp_path: Path) -> str:
+    """Run a server command that answers one ``initialize`` and exits; its stderr."""
+    done = subprocess.run(
+        command,
+        input=json.dumps(INITIALIZE).encode() + b"\n",
+        capture_output=True,
+        timeout=120,
+        env=server_env(tmp_path),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["result"]["serverInfo"]["name"] == "workflowlookup"
+    return done.stderr.decode()
+
+
+def test_the_stdio_server_answers_initialize_without_loading_rich(project, tmp_path):
+    # -X importtime lists every module the process imports, on stderr.
+    stderr = _answer_initialize(
+        [sys.executable, "-X", "importtime", *server_command(project)[1:]], tmp_path
+    )
+    imported = [
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    assert "workrail_mcp.server" in imported
+    assert not [name for name in imported if name == "rich" or name.startswith("rich.")]
+
+
+# The real server in a fresh interpreter, told at exit what the collector saw.
+COUNTING_START = """
+import atexit, gc, json, runpy, sys
+passes = []
+gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info["generation"]))
+def report():
+    print(json.dumps({"frozen": gc.get_freeze_count(), "enabled": gc.isenabled(),
+                      "passes": passes}), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["workrail-mcp", *sys.argv[1:]]
+runpy.run_module("workrail_mcp", run_name="__main__")
+"""
+
+
+def test_the_start_up_is_kept_from_the_collector_and_frozen(project, tmp_path):
+    stderr = _answer_initialize(
+        [sys.executable, "-c", COUNTING_START, *server_command(project)[3:]], tmp_path
+    )
+    seen = json.loads(stderr.strip().splitlines()[-1])
+    # what the SDK and our modules built is out of the collector's reach; it runs again after
+    assert seen["frozen"] > 50_000, seen
+    assert seen["enabled"] is True
+    # a start used to make dozens of passes, full ones among them (each over everything built)
+    assert 2 not in seen["passes"], seen
