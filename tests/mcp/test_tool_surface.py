@@ -113,6 +113,11 @@ def test_run_tools_as_direct_methods_and_tools_call_same_codes(project, tmp_path
     )
     answers = by_id(messages)
     assert code == 0, stderr
+    # Each answer in the shape its kind of call gets (a direct method's error, a tool's result);
+    # said whole when not, with the server's stderr (one failed this way once in a full run).
+    shapes = {2: "result", 3: "error", 4: "result", 5: "error", 6: "result", 7: "error"}
+    for request_id, kind in shapes.items():
+        assert kind in answers.get(request_id, {}), (request_id, answers.get(request_id), stderr)
     plan = answers[2]["result"]  # a bare result: run_workflow is a method like workflow_list
     assert plan["dry_run"] is True and plan["workflow_name"] == "test-flow"
     direct, called = (
