@@ -4,7 +4,9 @@ Where PYTHONDONTWRITEBYTECODE is set (this machine, many CI containers) no proce
 files, so every `workrail`, `workrail-mcp` or `workrail-lsp` process a test started compiled each
 of our modules it imported from source, again and again: hundreds of processes, ≈ 0.1-0.2 s of
 CPU each for an MCP server. pip compiled the installed libraries; this does the same for the
-editable install of this checkout, before any worker or server process starts.
+editable install of this checkout, before any worker or server process starts. The test
+modules' own cache (pytest's copies with rewritten asserts) is written here too, for the same
+reason (`rewrite_the_tests`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import importlib.util
 import py_compile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 # What the processes the tests start import from the checkout (the editable install points here).
@@ -57,3 +60,42 @@ def has_current_bytecode(module: Path) -> bool:
         and int.from_bytes(header[8:12], "little") == int(source.st_mtime) & 0xFFFFFFFF
         and int.from_bytes(header[12:16], "little") == source.st_size & 0xFFFFFFFF
     )
+
+
+def rewrite_the_tests(config: Any, root: Path = CHECKOUT / "tests") -> None:
+    """pytest's own cached copies of the test modules with their asserts rewritten, written once.
+
+    pytest rewrites each test module's `assert` statements when it imports it and keeps the result
+    in `__pycache__` — unless PYTHONDONTWRITEBYTECODE is set: then every pytest-xdist worker
+    rewrote every test module at collection (≈ 5 s of CPU each; docs/benchmarks.md). Written here
+    with pytest's own functions, the workers find and read them, checked against each source's
+    mtime and size as pytest always checks them. These functions are pytest's internals: with a
+    pytest that lacks them, the workers rewrite as before (only slower).
+    """
+    try:
+        from _pytest.assertion.rewrite import (
+            PYC_TAIL,
+            _read_pyc,
+            _rewrite_test,
+            _write_pyc,
+            assertstate_key,
+            get_cache_dir,
+            try_makedirs,
+        )
+    except ImportError:
+        return
+    state = config.stash.get(assertstate_key, None)
+    if state is None:  # --assert=plain: nothing is rewritten
+        return
+    for module in sorted(root.rglob("*.py")):
+        if not (module.name.startswith("test_") or module.name == "conftest.py"):
+            continue
+        cache_dir = get_cache_dir(module)
+        pyc = cache_dir / (module.name[:-3] + PYC_TAIL)
+        if _read_pyc(module, pyc, state.trace) is not None or not try_makedirs(cache_dir):
+            continue
+        try:
+            source_hash, code = _rewrite_test(module, config)
+        except SyntaxError:
+            continue  # its collection reports the error
+        _write_pyc(state, code, source_hash, pyc)

@@ -1,4 +1,5 @@
-"""The session writes our packages' bytecode before the tests start their server processes."""
+"""The session writes our packages' bytecode, and pytest's rewritten test modules, before the tests
+start their server processes and the workers collect."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suite_bytecode import CHECKOUT, PACKAGES, compile_the_packages, has_current_bytecode, modules
+import pytest
+from suite_bytecode import (
+    CHECKOUT,
+    PACKAGES,
+    compile_the_packages,
+    has_current_bytecode,
+    modules,
+    rewrite_the_tests,
+)
 
 
 def test_a_process_the_tests_start_loads_our_modules_from_bytecode() -> None:
@@ -50,3 +59,39 @@ def test_a_module_edited_after_the_compile_is_read_from_source_until_compiled_ag
 
     compile_the_packages(tmp_path)
     assert has_current_bytecode(module)
+
+
+def test_pytest_reads_the_rewritten_test_modules_written_once_and_rewrites_an_edited_one(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    sample = tests / "test_sample.py"
+    sample.write_text("def test_sum():\n    total = 3\n    assert total == 4\n", encoding="utf-8")
+    rewrite_the_tests(request.config, tests)
+
+    def run_pytest() -> tuple[str, str]:
+        log = tmp_path / "debug.log"
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", str(tests), "-p", "no:cacheprovider", "-p", "no:xdist"]
+            + ["-o", "addopts=", f"--debug={log}", "--rootdir", str(tmp_path)],
+            env={
+                **os.environ,
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        return run.stdout, log.read_text(encoding="utf-8")
+
+    output, log = run_pytest()
+    assert f"found cached rewritten pyc for {sample}" in log
+    assert "assert 3 == 4" in output  # the cached code is the rewritten one: asserts explained
+
+    sample.write_text("def test_sum():\n    total = 30\n    assert total == 4\n", encoding="utf-8")
+    output, log = run_pytest()
+    assert f"rewriting {sample!r}" in log
+    assert "assert 30 == 4" in output
