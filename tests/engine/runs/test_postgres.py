@@ -132,7 +132,7 @@ def test_a_cancel_from_another_process_ends_a_run_waiting_for_its_queued_members
                     for i in range(4)
                 ],
             },
-            {"id": "after", "title": "after", "run": {"command": _mark(marks, "after")}},
+            _step("after", _mark(marks, "after")),
         ],
     }
     runner = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
@@ -183,19 +183,20 @@ def _mark(path: Path, word: str) -> list[str]:
     return [sys.executable, "-c", f"open({str(path)!r}, 'a').write({word!r} + '\\n')"]
 
 
+def _step(step_id: str, command: list[str]) -> dict:
+    """A command step titled by its id."""
+    return {"id": step_id, "title": step_id, "run": {"command": command}}
+
+
 def test_the_run_of_a_killed_worker_is_taken_over_by_a_worker_elsewhere(postgres_url, tmp_path):
     env, project, marks = _takeover_setting(postgres_url, tmp_path)
     workflow = {
         "id": "pg-recovery",
         "name": "pg",
         "steps": [
-            {"id": "one", "title": "one", "run": {"command": _mark(marks, "one")}},
-            {
-                "id": "nap",
-                "title": "nap",
-                "run": {"command": [sys.executable, "-c", "import time; time.sleep(3)"]},
-            },
-            {"id": "three", "title": "three", "run": {"command": _mark(marks, "three")}},
+            _step("one", _mark(marks, "one")),
+            _step("nap", [sys.executable, "-c", "import time; time.sleep(3)"]),
+            _step("three", _mark(marks, "three")),
         ],
     }
     other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
@@ -235,19 +236,16 @@ def test_a_worker_killed_with_a_result_in_flight_starts_no_step_and_its_run_resu
         "steps": [
             # zero's result prepares the journal's statement on the worker's connection (a
             # statement prepared under the lock would wait in its preparation, not its answer)
-            {"id": "zero", "title": "zero", "run": {"command": _mark(marks, "zero")}},
-            {
-                "id": "one",
-                "title": "one",
-                "run": {
-                    "command": [
-                        sys.executable,
-                        "-c",
-                        f"open({str(marks)!r}, 'a').write('one\\n'); import time; time.sleep(1.5)",
-                    ]
-                },
-            },
-            {"id": "two", "title": "two", "run": {"command": _mark(marks, "two")}},
+            _step("zero", _mark(marks, "zero")),
+            _step(
+                "one",
+                [
+                    sys.executable,
+                    "-c",
+                    f"open({str(marks)!r}, 'a').write('one\\n'); import time; time.sleep(1.5)",
+                ],
+            ),
+            _step("two", _mark(marks, "two")),
         ],
     }
     Journal(postgres_url).close()  # its tables, for the lock below
@@ -615,7 +613,7 @@ def test_a_run_an_earlier_version_left_on_dbos_queue_finishes_there(postgres_url
         "name": "pg",
         "steps": [
             {"id": "group", "title": "g", "type": "parallel", "steps": members},
-            {"id": "after", "title": "after", "run": {"command": _mark(marks, "after")}},
+            _step("after", _mark(marks, "after")),
         ],
     }
     doomed = _start_worker(
