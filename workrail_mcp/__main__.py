@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -194,30 +192,12 @@ def _build(args: SimpleNamespace) -> tuple[Any, Any, Any]:
     return catalog, service, server
 
 
-@contextmanager
-def _start_up_kept_from_the_collector() -> Iterator[None]:
-    """No cyclic garbage collection while the server is built; what it built frozen after.
-
-    Building the server imports the SDK and leaves ~125,000 objects the collector tracks (its
-    pydantic protocol models, our modules, the tools), nearly all kept for the life of the
-    process: the collector's passes during the start found next to nothing, and every later
-    full pass walks all of them again (50-90 ms of CPU each here; one fell on the first requests
-    after ``initialize``). `gc.freeze` moves them out of its reach; reference counting still
-    frees whatever is dropped later. (The few hundred objects in reference cycles that a start
-    leaves are never collected: a few kilobytes.)
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-        gc.freeze()
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def serve(args: SimpleNamespace) -> int:
-    with _start_up_kept_from_the_collector():
+    from workrail_engine.cyclic_collection import cyclic_collection_paused
+
+    # ~125,000 objects built once and kept for the process's life: a later full pass of the
+    # collector over them landed on the first requests after ``initialize``.
+    with cyclic_collection_paused(freeze_after=True):
         catalog, service, server = _build(args)
     import anyio
 

@@ -9,12 +9,10 @@ extra workflow directories from the configuration nearest the project directory.
 from __future__ import annotations
 
 import functools
-import gc
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +27,7 @@ from workrail_engine.cli.rewrites import (
     unified_diff,
     write_atomically,
 )
+from workrail_engine.cyclic_collection import cyclic_collection_paused
 from workrail_engine.lint.report import FileReport, Summary, lint_files
 from workrail_engine.project_config import ProjectConfig, RuleSelection, find_config
 
@@ -278,28 +277,10 @@ def run_validate(
     configuration :class:`~workrail_engine.project_config.ConfigError`, which the command line
     turns into usage errors (exit 2) before any file is read or written.
     """
-    with _cycle_collection_paused():
+    # Every document checked stays alive until the report is written: the collector's passes
+    # would walk them all again and again (see `cyclic_collection_paused`).
+    with cyclic_collection_paused():
         return _validate(paths, options, console=console, project=project, extra_dirs=extra_dirs)
-
-
-@contextmanager
-def _cycle_collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection while files are checked and reported.
-
-    Every document checked stays alive until the report is written, so each of CPython's full
-    collections walks all of them again, and the YAML nodes and JSON values make collections
-    frequent: on the 1,000 files of bench/validate.py the collector was ~5 % of the command's
-    instructions. What it would have freed is little (~6,000 objects in cycles for those 1,000
-    files; reference counting frees the rest as usual), and the command ends after its report.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _validate(
