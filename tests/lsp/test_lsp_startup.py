@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from raw_lsp import frame
 
 HEAVY = ["jsonschema_rs", "tree_sitter", "yaml", "workrail_engine.lint", "workrail_lsp.completion"]
@@ -49,8 +50,24 @@ def test_creating_the_server_imports_no_feature_or_engine_checker():
     assert json.loads(run.stdout) == []
 
 
-def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported():
-    lines = _imports_and_log(INITIALIZE + frame({"method": "exit"}))
+@pytest.fixture(scope="module")
+def whole_session() -> list[str]:
+    """One real server's stderr through initialize, initialized, shutdown and exit: the two
+    tests below read different parts of the same session (one process instead of two)."""
+    return _imports_and_log(
+        b"".join(
+            [
+                INITIALIZE,
+                frame({"method": "initialized", "params": {}}),
+                frame({"id": 2, "method": "shutdown"}),
+                frame({"method": "exit"}),
+            ]
+        )
+    )
+
+
+def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported(whole_session):
+    lines = whole_session
     answered = next(i for i, line in enumerate(lines) if "answered initialize" in line)
     before = _modules(lines[:answered])
     assert "workrail_lsp.handshake" in before
@@ -62,17 +79,11 @@ def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported():
     assert "lsprotocol.types" in after and "pygls.lsp.server" in after
 
 
-def test_handling_initialize_imports_no_engine_document_or_checker():
+def test_handling_initialize_imports_no_engine_document_or_checker(whole_session):
     """The document states and the workspace index (the engine's parser and checkers behind
     them) are built on first use: pygls's handling of ``initialize`` and ``initialized`` (done
     once it answers ``shutdown``) imports none of them."""
-    session = [
-        INITIALIZE,
-        frame({"method": "initialized", "params": {}}),
-        frame({"id": 2, "method": "shutdown"}),
-        frame({"method": "exit"}),
-    ]
-    imported = _modules(_imports_and_log(b"".join(session)))
+    imported = _modules(whole_session)
     assert "workrail_lsp.server" in imported
     early = [
         m

@@ -19,10 +19,13 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
+import pytest_asyncio
 from mcp import Client
 from mcp.client.extension import ClientExtension, NotificationBinding
 from mcp_types import (
@@ -52,9 +55,17 @@ from tests.mcp.conftest import (
     stdio_parameters,
     write_workflow,
 )
+from tests.mcp.shared_server import kept_open
 from tests.mcp.test_http import http_server
 
+# Every test but the raw wire's talks to one of the module's two kept `--allow-commands` servers
+# (one over stdio, one over HTTP): a start that opens the run store is ≈ 2 s of CPU (the SDK,
+# DBOS), and no test here is about a fresh process. Each test has workflows of its own, written
+# before the servers start (a request answers from the catalog's current snapshot), and tells
+# its runs and tasks apart by their ids; a cancelled step's process is found by its marker.
 pytestmark = pytest.mark.slow
+# The tests on the kept servers run in the module's event loop, as the kept stdio client does.
+IN_THE_MODULES_LOOP = pytest.mark.asyncio(loop_scope="module")
 
 
 def _flow(marker: str, seconds: float, steps: int) -> dict:
@@ -107,17 +118,83 @@ class TaskStatuses(ClientExtension):
         )
 
 
-@asynccontextmanager
-async def _connected(project, tmp_path, transport, statuses: TaskStatuses | None = None):
-    extensions = {"extensions": [statuses]} if statuses is not None else {}
-    if transport == "stdio":
-        params = stdio_parameters(project, tmp_path, "--allow-commands")
-        async with Client(params, mode="legacy", **extensions) as client:
-            yield client
-    else:
-        with http_server(project, tmp_path, "--allow-commands") as (url, _):
-            async with Client(url, mode="legacy", **extensions) as client:
-                yield client
+def _marker(name: str) -> str:
+    """A word no other process of this machine has on its command line."""
+    return f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+
+
+def _answered_flow() -> dict:
+    """steps-after: a command step, a prompt step, then two command steps."""
+    flow = _flow("after", 0, 2)
+    flow["steps"] = [
+        {**flow["steps"][0], "id": "before", "title": "Before"},
+        {"id": "ask", "title": "Ask", "prompt": "Say done."},
+        *flow["steps"],
+    ]
+    return flow
+
+
+MARKERS = {name: _marker(name) for name in ("cancel-stdio", "cancel-http", "at-once")}
+# Steps far shorter than any polling of the run would see: each must still be named.
+FAST_STEPS = 6
+FLOWS = [
+    _flow("poll", 0.3, 3),
+    *(
+        {**_flow(MARKERS[f"cancel-{t}"], 60, 1), "id": f"steps-cancel-{t}"}
+        for t in ("stdio", "http")
+    ),
+    {**_flow(MARKERS["at-once"], 60, 1), "id": "steps-at-once"},
+    _flow("notify", 0, FAST_STEPS),
+    _answered_flow(),
+]
+
+
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tool-tasks") / "project"
+    for flow in FLOWS:
+        write_workflow(root / "workflows", flow)
+    return root
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def kept_stdio(
+    shared_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[Client, TaskStatuses]]:
+    """The kept stdio server's one client, and the task statuses it was sent."""
+    statuses = TaskStatuses()
+    params = stdio_parameters(shared_project, tmp_path_factory.mktemp("stdio"), "--allow-commands")
+    async with kept_open(lambda: Client(params, mode="legacy", extensions=[statuses])) as client:
+        yield client, statuses
+
+
+@pytest.fixture(scope="module")
+def kept_http(shared_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The kept HTTP server's URL (each test connects a client of its own)."""
+    home = tmp_path_factory.mktemp("http")
+    with http_server(shared_project, home, "--allow-commands") as (url, _):
+        yield url
+
+
+@pytest.fixture
+def connected(kept_stdio: tuple[Client, TaskStatuses], kept_http: str):
+    """``connected(transport, statuses=...)``: a client of the kept server of that transport and
+    the task statuses it is sent — over stdio the kept client's own (one client per process
+    there), over HTTP a new client's, observed only when asked for (``statuses=True``)."""
+
+    @asynccontextmanager
+    async def connect(
+        transport: str, statuses: bool = False
+    ) -> AsyncIterator[tuple[Client, TaskStatuses]]:
+        if transport == "stdio":
+            yield kept_stdio
+            return
+        seen = TaskStatuses()
+        extensions = {"extensions": [seen]} if statuses else {}
+        async with Client(kept_http, mode="legacy", **extensions) as client:
+            yield client, seen
+
+    return connect
 
 
 _REQUESTS = {
@@ -170,10 +247,10 @@ def _processes_with(marker: str) -> list[int]:
 TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
 
 
+@IN_THE_MODULES_LOOP
 @TRANSPORTS
-async def test_a_run_as_a_task_polled_to_completion(project, tmp_path, transport):
-    write_workflow(project / "workflows", _flow("poll", 0.3, 3))
-    async with _connected(project, tmp_path, transport) as client:
+async def test_a_run_as_a_task_polled_to_completion(connected, transport):
+    async with connected(transport) as (client, _):
         assert client.server_capabilities.tasks is not None
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["run_workflow"].execution.task_support == "optional"
@@ -192,12 +269,12 @@ async def test_a_run_as_a_task_polled_to_completion(project, tmp_path, transport
         assert task_id in {t.task_id for t in listed.tasks}
 
 
+@IN_THE_MODULES_LOOP
 @TRANSPORTS
-async def test_a_cancelled_task_cancels_the_run_and_its_processes(project, tmp_path, transport):
-    marker = f"cancel-{os.getpid()}-{time.monotonic_ns()}"
-    write_workflow(project / "workflows", {**_flow(marker, 60, 1), "id": "steps-cancel"})
-    async with _connected(project, tmp_path, transport) as client:
-        task_id = await _start_task(client, "steps-cancel")
+async def test_a_cancelled_task_cancels_the_run_and_its_processes(connected, transport):
+    marker = MARKERS[f"cancel-{transport}"]
+    async with connected(transport) as (client, _):
+        task_id = await _start_task(client, f"steps-cancel-{transport}")
         with anyio.fail_after(30):
             while not _processes_with(marker):
                 await anyio.sleep(0.1)
@@ -211,10 +288,6 @@ async def test_a_cancelled_task_cancels_the_run_and_its_processes(project, tmp_p
         assert got.status == "cancelled"
 
 
-# Steps far shorter than any polling of the run would see: each must still be named.
-FAST_STEPS = 6
-
-
 def _expected_messages(steps: int) -> list[str]:
     said = []
     for i in range(steps):
@@ -222,10 +295,9 @@ def _expected_messages(steps: int) -> list[str]:
     return said
 
 
-async def test_status_notifications_name_every_step_over_http(project, tmp_path):
-    write_workflow(project / "workflows", _flow("notify", 0, FAST_STEPS))
-    statuses = TaskStatuses()
-    async with _connected(project, tmp_path, "http", statuses) as client:
+@IN_THE_MODULES_LOOP
+async def test_status_notifications_name_every_step_over_http(connected):
+    async with connected("http", statuses=True) as (client, statuses):
         task_id = await _start_task(client, "steps-notify")
         result = await _send(client, "tasks/result", {"taskId": task_id}, CallToolResult)
         assert result.structured_content["status"] == "success"
@@ -239,7 +311,7 @@ async def test_status_notifications_name_every_step_over_http(project, tmp_path)
 
 
 def test_status_notifications_per_step(project, tmp_path):
-    """The wire itself, in order: the process's raw stdout lines."""
+    """The wire itself, in order: a fresh process's raw stdout lines."""
     write_workflow(project / "workflows", _flow("notify", 0, FAST_STEPS))
     process = subprocess.Popen(
         server_command(project, "--allow-commands"),
@@ -292,11 +364,11 @@ def test_status_notifications_per_step(project, tmp_path):
         process.stdout.close()
 
 
-async def test_a_task_cancelled_at_once_still_stops_its_run(project, tmp_path):
+@IN_THE_MODULES_LOOP
+async def test_a_task_cancelled_at_once_still_stops_its_run(connected):
     """tasks/cancel before the run tool has even said which run it started."""
-    marker = f"at-once-{os.getpid()}-{time.monotonic_ns()}"
-    write_workflow(project / "workflows", {**_flow(marker, 60, 1), "id": "steps-at-once"})
-    async with _connected(project, tmp_path, "stdio") as client:
+    marker = MARKERS["at-once"]
+    async with connected("stdio") as (client, _):
         task_id = await _start_task(client, "steps-at-once")
         cancelled = await _send(client, "tasks/cancel", {"taskId": task_id}, CancelTaskResult)
         assert cancelled.status == "cancelled"
@@ -309,18 +381,11 @@ async def test_a_task_cancelled_at_once_still_stops_its_run(project, tmp_path):
         assert _processes_with(marker) == []
 
 
-async def test_an_answer_as_a_task_names_the_steps_after_it(project, tmp_path):
+@IN_THE_MODULES_LOOP
+async def test_an_answer_as_a_task_names_the_steps_after_it(connected):
     """continue_workflow as a task: the answered step's end and the steps it lets run, and none
     of the steps before the answer."""
-    flow = _flow("after", 0, 2)
-    flow["steps"] = [
-        {**flow["steps"][0], "id": "before", "title": "Before"},
-        {"id": "ask", "title": "Ask", "prompt": "Say done."},
-        *flow["steps"],
-    ]
-    write_workflow(project / "workflows", flow)
-    statuses = TaskStatuses()
-    async with _connected(project, tmp_path, "stdio", statuses) as client:
+    async with connected("stdio") as (client, statuses):
         waiting = await client.call_tool("run_workflow", {"workflow_name": "steps-after"})
         assert waiting.structured_content["status"] == "waiting"
         run_id = waiting.structured_content["workflow_id"]
