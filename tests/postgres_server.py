@@ -37,6 +37,15 @@ def _as_postgres_user() -> list[str]:
     return ["runuser", "-u", "postgres", "--"]
 
 
+# A test server need not survive a crash of the machine, only of its processes (the tests kill
+# workers, restart and stop the server; the operating system keeps what was written), so it runs
+# with PostgreSQL's "non-durable settings": no test's subject is a flush to disk (the journal's
+# own connections already set synchronous_commit=off, runs/sql_store.py). Measured: the first
+# `workrail runs` on a new database (DBOS's and our schema) took 2.7-4.1 s of wall, 1.4-2.1 s
+# without the flushes (docs/benchmarks.md, issue 22 §1, sixth pass).
+NOT_DURABLE = "-c fsync=off -c full_page_writes=off"
+
+
 class PostgresServer:
     """A real PostgreSQL server on loopback, in a directory of its own."""
 
@@ -61,6 +70,7 @@ class PostgresServer:
                 "trust",
                 "-U",
                 "workrail",
+                "--no-sync",
             ],
             check=True,
             capture_output=True,
@@ -80,7 +90,7 @@ class PostgresServer:
                 str(self.base / "log"),
                 "-w",
                 "-o",
-                f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1",
+                f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1 {NOT_DURABLE}",
                 *action,
             ],
             check=True,
