@@ -341,3 +341,34 @@ def test_workrail_run_leaves_no_escapee_with_a_cleared_environment(tmp_path, dur
     assert proc.returncode == 0, err
     assert json.loads(out)["status"] == "success"
     assert gone_within(duration, 2.0, sleeping) == []
+
+
+def test_an_escapee_is_stopped_while_the_next_step_runs(service, mark):
+    """The look for what escaped a step is done while the next step's process runs (not held
+    until the run ends): the first step's escapee is gone while the second step sleeps."""
+    workflow = {
+        "id": "escapee-then-sleep",
+        "name": "Escapee then sleep",
+        "steps": [
+            {
+                "id": "escapes",
+                "title": "escapes",
+                "run": {
+                    "command": ["sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 </dev/null &"],
+                    "env": {"MARK": mark},
+                },
+            },
+            {"id": "sleeps", "title": "sleeps", "run": {"command": ["sleep", "20"]}},
+        ],
+    }
+    from workrail_engine.runs import RunOptions
+
+    run_id = service.run(workflow, {}, RunOptions())
+    try:
+        end = time.monotonic() + 10.0
+        while service.get(run_id).get("steps_completed", 0) < 1 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert gone_within(mark, 5.0) == []
+        assert service.get(run_id)["status"] == "running"  # the second step still sleeps
+    finally:
+        service.cancel(run_id, "the test is over")
