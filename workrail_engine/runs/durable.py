@@ -748,7 +748,7 @@ class _Effects:
                 deadline,
                 flag,
                 on_start=runtime.groups.add,
-                on_end=runtime.groups.remove,
+                on_end=self._group_ended,
                 environment=self.environment,
                 # On Postgres the check waits for the previous step's result to be committed
                 # (`Journal.add_result`): last before the spawn, so the rendering above overlaps
@@ -758,6 +758,10 @@ class _Effects:
             )
         finally:
             runtime.watch.release(self.run_id, flag)
+
+    def _group_ended(self, pgid: int) -> None:
+        self.runtime.groups.forget(pgid)
+        self._later(self.runtime.groups.log_end, pgid)
 
     def parallel(
         self,

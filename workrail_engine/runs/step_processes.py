@@ -79,6 +79,8 @@ def new_token() -> str:
 def become_subreaper() -> bool:
     """Make this process the reaper of its orphaned descendants (once); whether it is."""
     global _subreaper
+    if _subreaper is not None:  # asked before every step's spawn: no lock once known
+        return _subreaper
     with _subreaper_lock:
         if _subreaper is None:
             try:
@@ -183,10 +185,12 @@ def _children() -> list[int]:
         ]
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")  # the clock of a process's start time in /proc/<pid>/stat
+
+
 def _now_ticks(*, round_up: bool = True) -> int:
     """Now, in the clock of a process's start time in ``/proc/<pid>/stat`` (rounded up, or down)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * ticks) + round_up
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS) + round_up
 
 
 # Reaping a child here takes its exit status away from whoever waits for it. The children this
