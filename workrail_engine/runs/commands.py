@@ -21,7 +21,14 @@ from .secrets import SecretSet
 from .while_running import WhileRunning
 from .workspace import bubblewrap_argv, check_sandbox, minimal_environment, resolve_cwd
 
-__all__ = ["AttemptSettings", "DEFAULT_RETRY", "retry_policy", "run_attempt"]
+__all__ = [
+    "AttemptSettings",
+    "DEFAULT_RETRY",
+    "PreparedCommand",
+    "prepare_command",
+    "retry_policy",
+    "run_attempt",
+]
 
 # onFailure: retry without a retry block: three tries, 1 s then 2 s apart.
 DEFAULT_RETRY = {"maxAttempts": 3, "delaySeconds": 1.0, "backoff": 2.0}
@@ -56,6 +63,35 @@ def render_command(
     return argv, env
 
 
+@dataclass(frozen=True)
+class PreparedCommand:
+    """A command step's argv and environment, made before its attempt (`prepare_command`)."""
+
+    step: Mapping[str, Any]  # the step it was made for (the same object, not an equal one)
+    secrets: SecretSet
+    environment: Mapping[str, str] | None
+    argv: list[str]
+    env: dict[str, str]
+
+
+def prepare_command(
+    step: Mapping[str, Any], secrets: SecretSet, environment: Mapping[str, str] | None
+) -> PreparedCommand | None:
+    """The step's argv and environment when no template is in them (they are then the same
+    whatever the values at its start); None otherwise, or when it has no command."""
+    run = step.get("run") or {}
+    command, extra = run.get("command") or [], run.get("env") or {}
+    texts = [str(arg) for arg in command] + [str(value) for value in extra.values()]
+    if not command or any("{{" in text for text in texts):
+        return None
+    env = {
+        **(minimal_environment() if environment is None else environment),
+        **{str(key): str(value) for key, value in extra.items()},
+        **secrets.values,
+    }
+    return PreparedCommand(step, secrets, environment, texts[: len(command)], env)
+
+
 def _failure(message: str, started: float, **extra: Any) -> dict[str, Any]:
     return {
         "status": "failed",
@@ -74,19 +110,29 @@ def _spec(
     settings: AttemptSettings,
     remaining: float | None,
     environment: Mapping[str, str] | None,
+    prepared: PreparedCommand | None = None,
 ) -> CommandSpec:
     run = step.get("run") or {}
-    argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
-    if not argv:
-        raise TemplateError("run.command is empty")
+    if (
+        prepared is not None
+        and prepared.step is step
+        and prepared.secrets is secrets
+        and prepared.environment is environment
+    ):
+        argv, env = list(prepared.argv), prepared.env
+    else:
+        argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
+        if not argv:
+            raise TemplateError("run.command is empty")
+        env = {
+            **(minimal_environment() if environment is None else environment),
+            **extra_env,
+            **secrets.values,
+        }
+    # where it runs is checked at its start, never before: the step before may change the tree
     cwd = resolve_cwd(settings.project, run.get("cwd"))
     if step.get("sandbox") or settings.sandbox:
         argv = bubblewrap_argv(check_sandbox(), settings.project, cwd, argv)
-    env = {
-        **(minimal_environment() if environment is None else environment),
-        **extra_env,
-        **secrets.values,
-    }
     timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
     return CommandSpec(
         argv,
@@ -131,6 +177,8 @@ def run_attempt(
     *,
     before_spawn: Callable[[], None] | None = None,
     while_running: WhileRunning | None = None,
+    secrets: SecretSet | None = None,
+    prepared: PreparedCommand | None = None,
 ) -> dict[str, Any]:
     """Run one attempt; a dict with status, output, error, duration, finished_at (all masked).
 
@@ -138,10 +186,13 @@ def run_attempt(
     once for many attempts (reading it costs ≈ 0.08 ms, a tenth of spawning ``true``).
     ``before_spawn()``: called once, after the command is rendered and right before its process
     is spawned — or before a failure is returned when none will be (it may raise instead: the
-    run's cancel check). ``while_running``: see `run_command`."""
+    run's cancel check). ``while_running``: see `run_command`. ``secrets``: the values of
+    ``secret_names`` when the caller read them already (a run reads them as it starts);
+    ``prepared``: the step's command made before (`prepare_command`), used if it is this step's."""
     started = time.time()
     ready = before_spawn or _nothing
-    secrets = SecretSet.from_environment(secret_names)
+    if secrets is None:
+        secrets = SecretSet.from_environment(secret_names)
     if not settings.allow_commands:
         ready()
         return _failure(
@@ -152,7 +203,7 @@ def run_attempt(
         ready()
         return _failure("the run's overall timeout was reached", started, deadline=True)
     try:
-        spec = _spec(step, values, secrets, settings, remaining, environment)
+        spec = _spec(step, values, secrets, settings, remaining, environment, prepared)
     except (TemplateError, SecurityViolation) as exc:
         ready()
         failed: dict[str, Any] = secrets.mask(_failure(str(exc), started))

@@ -40,7 +40,7 @@ from dbos._error import DBOSWorkflowCancelledError  # what DBOS itself catches a
 from ..definition.declared import declared_secrets
 from . import run_logs
 from .cancel_watch import CancelWatch
-from .commands import AttemptSettings, run_attempt
+from .commands import AttemptSettings, PreparedCommand, prepare_command, run_attempt
 from .executors import (
     ExecutorLock,
     InFlight,
@@ -662,6 +662,8 @@ class _Effects:
         # the run's status read with the last result (or with the above), not yet used
         self.status: StatusRead | None = lambda: status
         self.while_running = while_running
+        self.prepared: PreparedCommand | None = None  # the next step's command (`prepare`)
+        self.cancel_flag = threading.Event()  # set by the cancel watch: the attempts share it
 
     def attempt(
         self,
@@ -698,6 +700,9 @@ class _Effects:
             work(*args, **kwargs)
         else:
             self.while_running.add(functools.partial(work, *args, **kwargs))
+
+    def prepare(self, step: dict[str, Any]) -> None:
+        self.prepared = prepare_command(step, self.masks, self.environment)
 
     def _cancel_check(self) -> None:
         # A cancel from any process lands in DBOS's status at once; reading it before each spawn
@@ -738,7 +743,7 @@ class _Effects:
             self._cancel_check()  # before its mark: a cancelled run marks nothing in flight
             self.journal.mark(self.run_id, key, attempt)
         runtime = self.runtime
-        flag = runtime.watch.watch(self.run_id)
+        flag = runtime.watch.watch(self.run_id, self.cancel_flag)
         try:
             return run_attempt(
                 step,
@@ -755,6 +760,8 @@ class _Effects:
                 # the round trip; nothing starts after a cancel or before the result is durable.
                 before_spawn=self._cancel_check,
                 while_running=self.while_running,
+                secrets=self.masks,
+                prepared=self.prepared,
             )
         finally:
             runtime.watch.release(self.run_id, flag)
@@ -980,6 +987,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         deadline=run.get("deadline"),
         parallel_limit=run.get("parallel_limit"),
         masked_secrets={name: "***" for name in effects.secret_names},
+        while_running=while_running,
     )
     try:
         try:

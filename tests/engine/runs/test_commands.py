@@ -51,3 +51,75 @@ def test_a_command_that_cannot_be_rendered_is_checked_too_before_its_failure(tmp
         _attempt(tmp_path, ["echo", "{{parameters.missing}}"], cancelled)
     failed = _attempt(tmp_path, ["echo", "{{parameters.missing}}"], lambda: None)
     assert failed["status"] == "failed" and "missing" in failed["error"], failed
+
+
+def test_a_command_is_prepared_only_without_templates_and_used_only_for_its_own_step(tmp_path):
+    from workrail_engine.runs.commands import prepare_command
+    from workrail_engine.runs.secrets import SecretSet
+
+    secrets, environment = SecretSet({}), {"PATH": "/usr/bin:/bin"}
+    templated = {"id": "t", "run": {"command": ["echo", "{{parameters.name}}"]}}
+    assert prepare_command(templated, secrets, environment) is None
+    with_env = {"id": "e", "run": {"command": ["echo"], "env": {"X": "{{parameters.name}}"}}}
+    assert prepare_command(with_env, secrets, environment) is None
+
+    says = {"id": "a", "run": {"command": [sys.executable, "-c", "print('a')"]}}
+    other = {"id": "b", "run": {"command": [sys.executable, "-c", "print('b')"]}}
+    prepared = prepare_command(says, secrets, environment)
+    assert prepared is not None and prepared.argv == says["run"]["command"]
+    values = {"parameters": {}, "context": {}, "steps": {}}
+    settings = AttemptSettings(project=tmp_path, allow_commands=True, grace=0.5)
+
+    def attempt(step):
+        return run_attempt(
+            step,
+            values,
+            [],
+            settings,
+            None,
+            environment=environment,
+            secrets=secrets,
+            prepared=prepared,
+        )
+
+    assert attempt(says)["output"]["stdout"] == "a\n"
+    assert attempt(other)["output"]["stdout"] == "b\n"  # not the prepared one
+    equal = {"id": "a", "run": {"command": [sys.executable, "-c", "print('a')"]}}
+    said = attempt(equal)  # an equal step is rendered again (the same output, the long way)
+    assert said["output"]["stdout"] == "a\n"
+
+
+def test_where_a_prepared_step_runs_is_checked_at_its_start(service, tmp_path):
+    """The step before makes the step's directory a symlink out of the project: the step is
+    refused (its command was prepared while the step before ran; its cwd is not)."""
+    from workrail_engine.runs import RunOptions
+
+    project = service.project
+    (project / "work").mkdir(exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    swap = "import os, shutil, sys; shutil.rmtree('work'); os.symlink(sys.argv[1], 'work')"
+    workflow = {
+        "id": "swap-cwd",
+        "name": "Swap the cwd",
+        "steps": [
+            {
+                "id": "swap",
+                "title": "swap",
+                "run": {"command": [sys.executable, "-c", swap, str(outside)]},
+            },
+            {
+                "id": "inside",
+                "title": "inside",
+                "run": {"command": [sys.executable, "-c", "open('made', 'w')"], "cwd": "work"},
+            },
+        ],
+    }
+    try:
+        result = service.wait(service.run(workflow, {}, RunOptions()), 60)
+        assert result["status"] == "failed", result
+        assert "through a symlink" in str(result), result
+        assert not (outside / "made").exists()
+    finally:
+        if (project / "work").is_symlink():
+            (project / "work").unlink()
