@@ -116,7 +116,7 @@ def _spec(
     if (
         prepared is not None
         and prepared.step is step
-        and prepared.secrets is secrets
+        and prepared.secrets.values == secrets.values  # read again at the step's start
         and prepared.environment is environment
     ):
         argv, env = list(prepared.argv), prepared.env
@@ -177,7 +177,6 @@ def run_attempt(
     *,
     before_spawn: Callable[[], None] | None = None,
     while_running: WhileRunning | None = None,
-    secrets: SecretSet | None = None,
     prepared: PreparedCommand | None = None,
 ) -> dict[str, Any]:
     """Run one attempt; a dict with status, output, error, duration, finished_at (all masked).
@@ -186,13 +185,12 @@ def run_attempt(
     once for many attempts (reading it costs ≈ 0.08 ms, a tenth of spawning ``true``).
     ``before_spawn()``: called once, after the command is rendered and right before its process
     is spawned — or before a failure is returned when none will be (it may raise instead: the
-    run's cancel check). ``while_running``: see `run_command`. ``secrets``: the values of
-    ``secret_names`` when the caller read them already (a run reads them as it starts);
-    ``prepared``: the step's command made before (`prepare_command`), used if it is this step's."""
+    run's cancel check). ``while_running``: see `run_command`. ``prepared``: the step's command
+    made before (`prepare_command`), used if it is this step's and the secrets read now are
+    those it was made with."""
     started = time.time()
     ready = before_spawn or _nothing
-    if secrets is None:
-        secrets = SecretSet.from_environment(secret_names)
+    secrets = SecretSet.from_environment(secret_names)
     if not settings.allow_commands:
         ready()
         return _failure(

@@ -702,7 +702,10 @@ class _Effects:
             self.while_running.add(functools.partial(work, *args, **kwargs))
 
     def prepare(self, step: dict[str, Any]) -> None:
-        self.prepared = prepare_command(step, self.masks, self.environment)
+        # secrets as they are now: the attempt uses this only if they are the same then
+        self.prepared = prepare_command(
+            step, SecretSet.from_environment(self.secret_names), self.environment
+        )
 
     def _cancel_check(self) -> None:
         # A cancel from any process lands in DBOS's status at once; reading it before each spawn
@@ -760,7 +763,6 @@ class _Effects:
                 # the round trip; nothing starts after a cancel or before the result is durable.
                 before_spawn=self._cancel_check,
                 while_running=self.while_running,
-                secrets=self.masks,
                 prepared=self.prepared,
             )
         finally:

@@ -78,7 +78,6 @@ def test_a_command_is_prepared_only_without_templates_and_used_only_for_its_own_
             settings,
             None,
             environment=environment,
-            secrets=secrets,
             prepared=prepared,
         )
 
@@ -123,3 +122,26 @@ def test_where_a_prepared_step_runs_is_checked_at_its_start(service, tmp_path):
     finally:
         if (project / "work").is_symlink():
             (project / "work").unlink()
+
+
+def test_a_command_prepared_with_other_secret_values_is_made_again(tmp_path, monkeypatch):
+    """Secrets are read from the environment as each step starts: a command prepared while the
+    step before ran, when a secret had another value, is not used."""
+    from workrail_engine.runs.commands import prepare_command
+    from workrail_engine.runs.secrets import SecretSet
+
+    shows = {
+        "id": "shows",
+        "run": {
+            "command": [sys.executable, "-c", "import os; print(os.environ['TOKEN'] == 'new')"]
+        },
+    }
+    environment = {"PATH": "/usr/bin:/bin"}
+    prepared = prepare_command(shows, SecretSet({"TOKEN": "old"}), environment)
+    monkeypatch.setenv("TOKEN", "new")
+    settings = AttemptSettings(project=tmp_path, allow_commands=True, grace=0.5)
+    values = {"parameters": {}, "context": {}, "steps": {}}
+    outcome = run_attempt(
+        shows, values, ["TOKEN"], settings, None, environment=environment, prepared=prepared
+    )
+    assert outcome["output"]["stdout"] == "True\n", outcome
