@@ -7,8 +7,8 @@ adds ≈ 1 µs), a run of ``--steps`` steps of ``true`` is made ``--repeat`` tim
 ``/proc/self/task/*/schedstat``, nanoseconds) and the bare loop's (``subprocess.run``, the
 baseline of `bench/runs.py`), with the 1-minute load. Pieces nest: "attempt" holds "spawn",
 "pipes", "the step's end" and the rest of one attempt; "result" holds the journal's commit;
-"done while the next step runs" (`while_running`) holds the step events, the process-group log's
-``-`` line and the look for escapees, which run in the next attempt's window.
+"done while the next step runs" (`while_running`) holds the step events and the process-group
+log's ``-`` line, which run in the next attempt's window.
 
 Also printed: the run thread's time per step between one step's pipes' end and the next step's
 spawn — wall and CPU — the part of a step the run's thread spends while no step's process runs:
@@ -53,7 +53,6 @@ PIECES: list[tuple[Any, str, str]] = [
     (InFlight, "remove", "process-group log: -"),
     (StepEvents, "add", "step events"),
     (InFlight, "log_end", "process-group log: - (while the next runs)"),
-    (step_processes, "_look_after", "escapees' look (while the next runs)"),
     (WhileRunning, "run", "done while the next step runs"),
 ]
 _between: dict[str, float] = {"wall": 0.0, "cpu": 0.0}

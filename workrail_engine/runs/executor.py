@@ -254,8 +254,7 @@ def run_command(
     ``on_start(pgid, token)`` / ``on_end(pgid)`` let the caller keep a list of live process groups
     and step tokens (so that a successor can stop them if this process dies).
     ``before_spawn()`` is called last before the spawn (it may raise: nothing has started yet);
-    ``while_running``: its queue is done once the process is started, while it runs, and the look
-    for what escaped the step at its end is queued there (`step_processes.ended`).
+    ``while_running``: its queue is done once the process is started, while it runs.
     """
     token = step_processes.new_token()
     if before_spawn is not None:
@@ -283,13 +282,7 @@ def run_command(
         stopper.finish(proc)
     finally:
         # What escaped the group: re-parented here, or (killed) wherever it went.
-        step_processes.ended(
-            proc.pid,
-            token,
-            spec.grace,
-            killed=stopper.kill_at is not None,
-            later=None if while_running is None else while_running.add,
-        )
+        step_processes.ended(proc.pid, token, spec.grace, killed=stopper.kill_at is not None)
     if on_end is not None:
         on_end(proc.pid)
     outcome.duration = time.monotonic() - started

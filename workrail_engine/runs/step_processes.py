@@ -233,46 +233,23 @@ def ended_own(pid: int) -> None:
         _mains.discard(pid)
 
 
-def ended(
-    pid: int,
-    token: str,
-    grace: float = 2.0,
-    *,
-    killed: bool = False,
-    later: Callable[[Callable[[], None]], None] | None = None,
-) -> None:
+def ended(pid: int, token: str, grace: float = 2.0, *, killed: bool = False) -> None:
     """The step's main process has been waited for (and what it left in its group stopped).
 
     One read of this process's children — at the end of every step, so it must be cheap — reaps
-    the zombies re-parented here and finds what else of the step was re-parented here: a live
+    the zombies re-parented here and finds what else the step left running: a still-living
     process holding the step's token (it left the group and lost its parent), and the processes
     that only this step can have started (see the module's docstring). Every process of the step
     is then stopped if one escaped or the step was ``killed`` (timeout, cancel), and those
-    orphans with their descendants.
-
-    ``later``: where to queue that look when the step was not killed (`while_running`: done
-    while the run's next step runs). The step's interval ends now either way, so the look finds
-    the same processes then; a process started meanwhile by a step still running is that
-    step's to stop, as it is when several steps run at once."""
-    with _mains_lock:
-        _mains.discard(pid)
-        began = _began.pop(pid, None)
-        end = _now_ticks()
-    if later is None or killed:
-        _look_after(pid, token, began, end, grace, killed)
-    else:
-        later(lambda: _look_after(pid, token, began, end, grace, False))
-
-
-def _look_after(
-    pid: int, token: str, began: int | None, end: int, grace: float, killed: bool
-) -> None:
-    """`ended`'s read of this process's children, for the step that ran from ``began`` to
-    ``end`` (clock ticks)."""
+    orphans with their descendants — before the run's next step starts (a leftover server of one
+    step must not meet the next one: its port, its files)."""
     entry = _entry(token)
     escaped = False
     orphans: set[int] = set()
     with _mains_lock:
+        _mains.discard(pid)
+        began = _began.pop(pid, None)
+        end = _now_ticks()
         # no step still running can have started a process older than its own start
         earliest_running = min(_began.values(), default=None)
         own_group = os.getpgid(0)
