@@ -6,7 +6,13 @@ adds ≈ 1 µs), a run of ``--steps`` steps of ``true`` is made ``--repeat`` tim
 µs per step of each piece is printed beside the run thread's whole CPU per step (from
 ``/proc/self/task/*/schedstat``, nanoseconds) and the bare loop's (``subprocess.run``, the
 baseline of `bench/runs.py`), with the 1-minute load. Pieces nest: "attempt" holds "spawn",
-"pipes", "the step's end" and the rest of one attempt; "result" holds the journal's commit.
+"pipes", "the step's end" and the rest of one attempt; "result" holds the journal's commit;
+"done while the next step runs" (`while_running`) holds the step events and the process-group
+log's ``-`` line, which run in the next attempt's window.
+
+Also printed: the run thread's time per step between one step's pipes' end and the next step's
+spawn — wall and CPU — the part of a step the run's thread spends while no step's process runs:
+what a run costs over the bare loop on a machine with a core free for the children.
 
     .venv/bin/python bench/run_step_costs.py [--steps 2000] [--repeat 3]
 """
@@ -28,6 +34,7 @@ from workrail_engine.runs import RunOptions, RunService, commands, durable, exec
 from workrail_engine.runs.executors import InFlight
 from workrail_engine.runs.journal import Journal
 from workrail_engine.runs.step_events import StepEvents
+from workrail_engine.runs.while_running import WhileRunning
 
 _spent: dict[str, int] = {}
 
@@ -45,7 +52,31 @@ PIECES: list[tuple[Any, str, str]] = [
     (InFlight, "add", "process-group log: +"),
     (InFlight, "remove", "process-group log: -"),
     (StepEvents, "add", "step events"),
+    (InFlight, "log_end", "process-group log: - (while the next runs)"),
+    (WhileRunning, "run", "done while the next step runs"),
 ]
+_between: dict[str, float] = {"wall": 0.0, "cpu": 0.0}
+_ended: list[tuple[float, float]] = []  # (wall, thread CPU) at the last step's pipes' end
+
+
+def between_steps() -> None:
+    """Adds to `_between` the time from the last `_pump`'s return to each `_spawn`'s call."""
+    pump, spawn = executor._pump, executor._spawn
+
+    def pumped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return pump(*args, **kwargs)
+        finally:
+            _ended[:] = [(time.perf_counter(), time.thread_time())]
+
+    def spawned(*args: Any, **kwargs: Any) -> Any:
+        if _ended:
+            (wall, cpu), _ended[:] = _ended[0], []
+            _between["wall"] += time.perf_counter() - wall
+            _between["cpu"] += time.thread_time() - cpu
+        return spawn(*args, **kwargs)
+
+    executor._pump, executor._spawn = pumped, spawned
 
 
 def timed(owner: Any, name: str, label: str) -> None:
@@ -81,6 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     for owner, name, label in PIECES:
         timed(owner, name, label)
+    between_steps()
     argv = [shutil.which("true") or "true"]
     home = Path(tempfile.mkdtemp(prefix="workrail-bench-"))
     service = RunService(home, allow_commands=True, home=home)
@@ -90,7 +122,7 @@ def main() -> None:
     service.wait(service.run(workflow, {}, RunOptions()), 3600)  # warm-up
     main_thread = str(os.getpid())
     pieces: dict[str, list[float]] = {}
-    run_thread, bare_thread = [], []
+    run_thread, bare_thread, between_wall, between_cpu = [], [], [], []
     for _ in range(args.repeat):
         before = thread_cpu()
         for _ in range(args.steps):
@@ -98,6 +130,8 @@ def main() -> None:
         after = thread_cpu()
         bare_thread.append((after[main_thread] - before[main_thread]) / args.steps / 1e3)
         _spent.clear()
+        _between.update(wall=0.0, cpu=0.0)
+        _ended.clear()  # not from the last run's last step to this run's first
         before = thread_cpu()
         result = service.wait(service.run(workflow, {}, RunOptions()), 3600)
         after = thread_cpu()
@@ -108,13 +142,17 @@ def main() -> None:
             / args.steps
             / 1e3
         )
+        between_wall.append(_between["wall"] / args.steps * 1e6)
+        between_cpu.append(_between["cpu"] / args.steps * 1e6)
         for label, ns in _spent.items():
             pieces.setdefault(label, []).append(ns / args.steps / 1e3)
     print(
         f"{args.steps} steps of true, {args.repeat} runs; 1-min load {os.getloadavg()[0]:.1f}\n"
         f"  CPU per step of the run's thread: {statistics.median(run_thread):.0f} µs "
         f"(runs {', '.join(f'{x:.0f}' for x in run_thread)}); of the bare loop's: "
-        f"{statistics.median(bare_thread):.0f} µs"
+        f"{statistics.median(bare_thread):.0f} µs\n"
+        f"  between a step's pipes' end and the next spawn: wall {statistics.median(between_wall):.0f} µs, "
+        f"CPU {statistics.median(between_cpu):.0f} µs (runs {', '.join(f'{x:.0f}' for x in between_wall)} µs of wall)"
     )
     for label, values in sorted(pieces.items(), key=lambda item: -statistics.median(item[1])):
         print(f"  {label:40s} {statistics.median(values):6.1f} µs")

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 from postgres_server import ModuleDatabase, PostgresServer
-from suite_bytecode import compile_the_packages, rewrite_the_tests
+from suite_bytecode import compile_the_packages, rewrite_the_plugins, rewrite_the_tests
 from suite_order import in_dispatch_order
 
 # CI runs on a 2-core machine alongside real server processes: generation speed is not what the
@@ -18,6 +18,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the xdist controller (or a run without workers)
         compile_the_packages()
         rewrite_the_tests(config)
+        rewrite_the_plugins(config)
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib.util
 import py_compile
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,42 @@ def rewrite_the_tests(config: Any, root: Path = CHECKOUT / "tests") -> None:
     mtime and size as pytest always checks them. These functions are pytest's internals: with a
     pytest that lacks them, the workers rewrite as before (only slower).
     """
+    _write_rewritten(
+        config,
+        (
+            module
+            for module in sorted(root.rglob("*.py"))
+            if module.name.startswith("test_") or module.name == "conftest.py"
+        ),
+    )
+
+
+def rewrite_the_plugins(config: Any) -> None:
+    """The same for the plugins' modules this process imported with their asserts rewritten.
+
+    pytest rewrites the asserts of every package of a distribution that registers a plugin
+    (anyio, xdist, pytest-lsp, pytest-asyncio, platformdirs, hypothesis — whose plugin makes the
+    whole `hypothesis` package one: ≈ 125 modules here), in every pytest process, at its start:
+    0.5–1 s of CPU of each worker where no `.pyc` may be written (docs/benchmarks.md). The
+    controller has imported them by now; written here, the workers read them.
+    """
+    try:
+        from _pytest.assertion.rewrite import AssertionRewritingHook
+    except ImportError:
+        return
+    _write_rewritten(
+        config,
+        (
+            Path(module.__file__)
+            for module in list(sys.modules.values())
+            if isinstance(getattr(module, "__loader__", None), AssertionRewritingHook)
+            and getattr(module, "__file__", None)
+        ),
+    )
+
+
+def _write_rewritten(config: Any, sources: Iterable[Path]) -> None:
+    """pytest's rewritten `.pyc` of each of ``sources`` that has none current."""
     try:
         from _pytest.assertion.rewrite import (
             PYC_TAIL,
@@ -87,9 +124,7 @@ def rewrite_the_tests(config: Any, root: Path = CHECKOUT / "tests") -> None:
     state = config.stash.get(assertstate_key, None)
     if state is None:  # --assert=plain: nothing is rewritten
         return
-    for module in sorted(root.rglob("*.py")):
-        if not (module.name.startswith("test_") or module.name == "conftest.py"):
-            continue
+    for module in sources:
         cache_dir = get_cache_dir(module)
         pyc = cache_dir / (module.name[:-3] + PYC_TAIL)
         if _read_pyc(module, pyc, state.trace) is not None or not try_makedirs(cache_dir):

@@ -15,6 +15,7 @@ from suite_bytecode import (
     compile_the_packages,
     has_current_bytecode,
     modules,
+    rewrite_the_plugins,
     rewrite_the_tests,
 )
 
@@ -95,3 +96,32 @@ def test_pytest_reads_the_rewritten_test_modules_written_once_and_rewrites_an_ed
     output, log = run_pytest()
     assert f"rewriting {sample!r}" in log
     assert "assert 30 == 4" in output
+
+
+def test_pytest_reads_the_plugins_rewritten_modules_written_once(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """pytest rewrites the asserts of its plugins' packages in every process (hypothesis' among
+    them: its plugin imports it); written once (by the controller, here by this worker), a pytest
+    started next reads them instead."""
+    import hypothesis
+    from _pytest.assertion.rewrite import PYC_TAIL, get_cache_dir
+
+    package = Path(hypothesis.__file__)
+    (get_cache_dir(package) / (package.stem + PYC_TAIL)).unlink(missing_ok=True)
+    rewrite_the_plugins(request.config)
+
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n", encoding="utf-8")
+    log = tmp_path / "debug.log"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", str(tmp_path), "-p", "no:cacheprovider", "-n", "0"]
+        + ["-o", "addopts=", f"--debug={log}", "--rootdir", str(tmp_path)],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=True,
+    )
+    debug = log.read_text(encoding="utf-8")
+    assert f"rewriting {tmp_path / 'test_nothing.py'!r}" in debug  # the log names each module
+    assert f"found cached rewritten pyc for {package}" in debug

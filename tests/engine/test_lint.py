@@ -715,3 +715,40 @@ def test_the_size_check_sees_ref_tokens_written_with_spaces(fmt):
     document = parse_document(text, f"spaced.{fmt}")
     found = compiled_size.compiled_size_diagnostics([document])["spaced." + fmt]
     assert [(d.code, d.pointer) for d in found] == [("WR811", "/steps/0/prompt")]
+
+
+_TOKEN = "{{wr.refs.adversarial_challenge_rules}} "
+_YAML_HEAD = 'id: escaped\nname: E\nversion: 1.0.0\nsteps:\n- id: a\n  title: A\n  prompt: "'
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # "wr." as a JSON \u escape of "r"
+        (
+            "escaped.json",
+            '{"id": "escaped", "name": "E", "version": "1.0.0", "steps": [{"id": "a", '
+            '"title": "A", "prompt": "' + _TOKEN.replace("wr.", "w\\u0072.") * 4_000 + '"}]}',
+        ),
+        # the same in a YAML double-quoted scalar, with \x
+        (
+            "escaped.yaml",
+            _YAML_HEAD + _TOKEN.replace("wr.", "w\\x72.") * 4_000 + '"\n',
+        ),
+        # and split by a backslash that joins two lines of a double-quoted scalar
+        (
+            "joined.yaml",
+            _YAML_HEAD + _TOKEN.replace("wr.", "w\\\n    r.") * 4_000 + '"\n',
+        ),
+    ],
+)
+def test_the_size_check_sees_marks_spelled_with_escapes(name, text):
+    """A token whose letters are escapes is not in the text as written, yet the compile step
+    reads the value and expands it: such a file must be compiled to be measured (it passed
+    `workrail validate` though it compiles to 2.5 MB in one step)."""
+    from workrail_engine.lint import compiled_size
+
+    document = parse_document(text, name)
+    assert document.value["steps"][0]["prompt"].startswith(_TOKEN)  # the value has the token
+    found = compiled_size.compiled_size_diagnostics([document])[name]
+    assert [(d.code, d.pointer) for d in found] == [("WR811", "/steps/0/prompt")]

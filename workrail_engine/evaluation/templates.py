@@ -241,13 +241,16 @@ def referenced_step_ids(node: Any) -> set[str]:
     pending = [node]
     while pending:
         current = pending.pop()
+        # (str and list first, and a string without braces not scanned: this runs before every
+        # command step of a run, over its argv, where `Mapping`'s check is the slow one)
         if isinstance(current, str):
-            found.update(ref.step_id for ref in find_references(current) if ref.step_id)
+            if "{{" in current:
+                found.update(ref.step_id for ref in find_references(current) if ref.step_id)
+        elif isinstance(current, list):
+            pending.extend(current)
         elif isinstance(current, Mapping):
             var = current.get("var")
             if isinstance(var, str) and var.startswith("steps.") and len(var.split(".")) > 1:
                 found.add(var.split(".")[1])
             pending.extend(current.values())
-        elif isinstance(current, list):
-            pending.extend(current)
     return found

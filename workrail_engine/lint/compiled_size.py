@@ -9,6 +9,7 @@ their own (WR703 for a missing routine) or appear when the workflow is served.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +26,15 @@ __all__ = ["compiled_size_diagnostics"]
 # "features" key names some: that key is looked up in the value, since the word "features" in a
 # prompt's prose sent a quarter of the files of bench/validate.py through a compile for nothing.)
 # "wr." stands for the binding and ref tokens, which the compile step also reads with spaces
-# inside the braces (``{{ wr.refs.x }}``). A ``{"kind": "ref"}`` part is written with "ref" in
-# quotes in JSON; YAML may leave it plain. Each mark is a scan of the whole text.
-_GROWS = {
-    "json": ("templateCall", "wr.", "promptBlocks", '"ref"'),
-    "yaml": ("templateCall", "wr.", "promptBlocks", '"ref"', "kind: ref"),
+# inside the braces (``{{ wr.refs.x }}``); ``{"kind": "ref"}`` parts exist only inside
+# promptBlocks. Each mark is a scan of the whole text.
+_GROWS = ("templateCall", "wr.", "promptBlocks")
+# An escape spells a mark without its letters in the text ("w\u0072." is "wr."): in JSON a \u
+# escape of an ASCII character (escapes of other characters are common and cannot spell a mark);
+# in YAML's double-quoted scalars \x, \u, \U and a backslash that joins two lines.
+_SPELLED_BY_ESCAPES = {
+    "json": re.compile(r"\\u00[2-7][0-9A-Fa-f]"),
+    "yaml": re.compile(r"\\[xuU]|\\\r?\n"),
 }
 
 
@@ -75,4 +80,9 @@ def compiled_size_diagnostics(
 
 
 def _can_grow(workflow: dict[str, Any], text: str, fmt: str) -> bool:
-    return "features" in workflow or any(mark in text for mark in _GROWS.get(fmt, _GROWS["yaml"]))
+    escapes = _SPELLED_BY_ESCAPES["json" if fmt == "json" else "yaml"]
+    return (
+        "features" in workflow
+        or any(mark in text for mark in _GROWS)
+        or escapes.search(text) is not None
+    )

@@ -28,8 +28,10 @@ class CancelWatch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def watch(self, run_id: str) -> threading.Event:
-        flag = threading.Event()
+    def watch(self, run_id: str, flag: threading.Event | None = None) -> threading.Event:
+        """A flag set when ``run_id`` is cancelled, until `release`; ``flag``: one to reuse (a
+        run's attempts share one: once set, every later attempt of the run is cancelled too)."""
+        flag = threading.Event() if flag is None else flag
         with self._lock:
             self._flags[run_id].append(flag)
             if self._thread is None:

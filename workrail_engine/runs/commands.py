@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,17 @@ from ..evaluation.rules import validate_output
 from ..evaluation.templates import TemplateError, render
 from .executor import CommandOutcome, CommandSpec, run_command
 from .secrets import SecretSet
+from .while_running import WhileRunning
 from .workspace import bubblewrap_argv, check_sandbox, minimal_environment, resolve_cwd
 
-__all__ = ["AttemptSettings", "DEFAULT_RETRY", "retry_policy", "run_attempt"]
+__all__ = [
+    "AttemptSettings",
+    "DEFAULT_RETRY",
+    "PreparedCommand",
+    "prepare_command",
+    "retry_policy",
+    "run_attempt",
+]
 
 # onFailure: retry without a retry block: three tries, 1 s then 2 s apart.
 DEFAULT_RETRY = {"maxAttempts": 3, "delaySeconds": 1.0, "backoff": 2.0}
@@ -55,6 +63,35 @@ def render_command(
     return argv, env
 
 
+@dataclass(frozen=True)
+class PreparedCommand:
+    """A command step's argv and environment, made before its attempt (`prepare_command`)."""
+
+    step: Mapping[str, Any]  # the step it was made for (the same object, not an equal one)
+    secrets: SecretSet
+    environment: Mapping[str, str] | None
+    argv: list[str]
+    env: dict[str, str]
+
+
+def prepare_command(
+    step: Mapping[str, Any], secrets: SecretSet, environment: Mapping[str, str] | None
+) -> PreparedCommand | None:
+    """The step's argv and environment when no template is in them (they are then the same
+    whatever the values at its start); None otherwise, or when it has no command."""
+    run = step.get("run") or {}
+    command, extra = run.get("command") or [], run.get("env") or {}
+    texts = [str(arg) for arg in command] + [str(value) for value in extra.values()]
+    if not command or any("{{" in text for text in texts):
+        return None
+    env = {
+        **(minimal_environment() if environment is None else environment),
+        **{str(key): str(value) for key, value in extra.items()},
+        **secrets.values,
+    }
+    return PreparedCommand(step, secrets, environment, texts[: len(command)], env)
+
+
 def _failure(message: str, started: float, **extra: Any) -> dict[str, Any]:
     return {
         "status": "failed",
@@ -73,19 +110,29 @@ def _spec(
     settings: AttemptSettings,
     remaining: float | None,
     environment: Mapping[str, str] | None,
+    prepared: PreparedCommand | None = None,
 ) -> CommandSpec:
     run = step.get("run") or {}
-    argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
-    if not argv:
-        raise TemplateError("run.command is empty")
+    if (
+        prepared is not None
+        and prepared.step is step
+        and prepared.secrets.values == secrets.values  # read again at the step's start
+        and prepared.environment is environment
+    ):
+        argv, env = list(prepared.argv), prepared.env
+    else:
+        argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
+        if not argv:
+            raise TemplateError("run.command is empty")
+        env = {
+            **(minimal_environment() if environment is None else environment),
+            **extra_env,
+            **secrets.values,
+        }
+    # where it runs is checked at its start, never before: the step before may change the tree
     cwd = resolve_cwd(settings.project, run.get("cwd"))
     if step.get("sandbox") or settings.sandbox:
         argv = bubblewrap_argv(check_sandbox(), settings.project, cwd, argv)
-    env = {
-        **(minimal_environment() if environment is None else environment),
-        **extra_env,
-        **secrets.values,
-    }
     timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
     return CommandSpec(
         argv,
@@ -127,26 +174,46 @@ def run_attempt(
     on_start: Any = None,
     on_end: Any = None,
     environment: Mapping[str, str] | None = None,
+    *,
+    before_spawn: Callable[[], None] | None = None,
+    while_running: WhileRunning | None = None,
+    prepared: PreparedCommand | None = None,
 ) -> dict[str, Any]:
     """Run one attempt; a dict with status, output, error, duration, finished_at (all masked).
 
     ``environment``: what the step inherits (`minimal_environment`), when the caller computed it
-    once for many attempts (reading it costs ≈ 0.08 ms, a tenth of spawning ``true``)."""
+    once for many attempts (reading it costs ≈ 0.08 ms, a tenth of spawning ``true``).
+    ``before_spawn()``: called once, after the command is rendered and right before its process
+    is spawned — or before a failure is returned when none will be (it may raise instead: the
+    run's cancel check). ``while_running``: see `run_command`. ``prepared``: the step's command
+    made before (`prepare_command`), used if it is this step's and the secrets read now are
+    those it was made with."""
     started = time.time()
+    ready = before_spawn or _nothing
     secrets = SecretSet.from_environment(secret_names)
     if not settings.allow_commands:
+        ready()
         return _failure(
             "command steps are disabled in this server (start it with --allow-commands)", started
         )
     remaining = None if deadline is None else deadline - started
     if remaining is not None and remaining <= 0:
+        ready()
         return _failure("the run's overall timeout was reached", started, deadline=True)
     try:
-        spec = _spec(step, values, secrets, settings, remaining, environment)
+        spec = _spec(step, values, secrets, settings, remaining, environment, prepared)
     except (TemplateError, SecurityViolation) as exc:
+        ready()
         failed: dict[str, Any] = secrets.mask(_failure(str(exc), started))
         return failed
-    outcome = run_command(spec, cancel, on_start=on_start, on_end=on_end)
+    outcome = run_command(
+        spec,
+        cancel,
+        on_start=on_start,
+        on_end=on_end,
+        before_spawn=ready,
+        while_running=while_running,
+    )
     status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
     result = {
@@ -160,3 +227,7 @@ def run_attempt(
     }
     masked: dict[str, Any] = secrets.mask({k: v for k, v in result.items() if v is not None})
     return masked
+
+
+def _nothing() -> None:
+    pass

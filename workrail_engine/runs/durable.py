@@ -22,6 +22,7 @@ that needs its private API, handing a dead executor's runs to a recovery queue, 
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import logging
 import os
@@ -39,7 +40,7 @@ from dbos._error import DBOSWorkflowCancelledError  # what DBOS itself catches a
 from ..definition.declared import declared_secrets
 from . import run_logs
 from .cancel_watch import CancelWatch
-from .commands import AttemptSettings, run_attempt
+from .commands import AttemptSettings, PreparedCommand, prepare_command, run_attempt
 from .executors import (
     ExecutorLock,
     InFlight,
@@ -55,6 +56,7 @@ from .secrets import MaskingFilter, SecretSet
 from .sqlite_store import DATABASE, make_private, sqlite_engine
 from .step_events import StepEvents
 from .walker import RunWalker, run_with_retries
+from .while_running import WhileRunning
 from .workspace import minimal_environment
 
 __all__ = [
@@ -642,9 +644,12 @@ class _Effects:
         secret_names: list[str],
         member: str | None = None,
         recorded: Recorded | None = None,
+        while_running: WhileRunning | None = None,
     ) -> None:
         """``member``: the step key of the parallel member these effects are for (on the queue);
-        ``recorded``: what the journal holds for it, when already read (with its claim)."""
+        ``recorded``: what the journal holds for it, when already read (with its claim);
+        ``while_running``: the walk's queue of bookkeeping done while its next step runs (a
+        member's effects have none: a member's events are told as they happen)."""
         self.runtime = runtime
         self.run_id = run_id
         self.journal = runtime.journal
@@ -656,6 +661,9 @@ class _Effects:
         self.on_dbos_queue: bool | None = None  # members went through DBOS's queue (see _queued)
         # the run's status read with the last result (or with the above), not yet used
         self.status: StatusRead | None = lambda: status
+        self.while_running = while_running
+        self.prepared: PreparedCommand | None = None  # the next step's command (`prepare`)
+        self.cancel_flag = threading.Event()  # set by the cancel watch: the attempts share it
 
     def attempt(
         self,
@@ -679,10 +687,32 @@ class _Effects:
             }
         else:
             if attempt == 1:
-                self.runtime.steps.add(self.run_id, "started", key, title=step.get("title"))
+                self._later(
+                    self.runtime.steps.add, self.run_id, "started", key, title=step.get("title")
+                )
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
         return outcome
+
+    def _later(self, work: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        """``work(*args, **kwargs)`` while the walk's next step runs (`while_running`), or now."""
+        if self.while_running is None:
+            work(*args, **kwargs)
+        else:
+            self.while_running.add(functools.partial(work, *args, **kwargs))
+
+    def prepare(self, step: dict[str, Any]) -> None:
+        # secrets as they are now: the attempt uses this only if they are the same then
+        self.prepared = prepare_command(
+            step, SecretSet.from_environment(self.secret_names), self.environment
+        )
+
+    def _cancel_check(self) -> None:
+        # A cancel from any process lands in DBOS's status at once; reading it before each spawn
+        # (with the previous step's result, or here) means no step starts after it, even before
+        # the watcher's next poll.
+        if self._cancelled():
+            raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
 
     def _cancelled(self) -> bool:
         status = self._written()
@@ -698,9 +728,11 @@ class _Effects:
 
     def _flush(self) -> None:
         """Everything durable before a pause, a wait or a state change (the status read with the
-        last result is stale after them)."""
+        last result is stale after them), and the bookkeeping queued for the next step done."""
         self._written()
         self.journal.flush()
+        if self.while_running is not None:
+            self.while_running.run()
 
     def _run(
         self,
@@ -710,15 +742,11 @@ class _Effects:
         attempt: int,
         deadline: float | None,
     ) -> dict[str, Any]:
-        # A cancel from any process lands in DBOS's status at once; reading it before each step
-        # (with the previous step's result, or here) means no step starts after it, even before
-        # the watcher's next poll.
-        if self._cancelled():
-            raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
         if step.get("idempotent") is False:
+            self._cancel_check()  # before its mark: a cancelled run marks nothing in flight
             self.journal.mark(self.run_id, key, attempt)
         runtime = self.runtime
-        flag = runtime.watch.watch(self.run_id)
+        flag = runtime.watch.watch(self.run_id, self.cancel_flag)
         try:
             return run_attempt(
                 step,
@@ -728,11 +756,21 @@ class _Effects:
                 deadline,
                 flag,
                 on_start=runtime.groups.add,
-                on_end=runtime.groups.remove,
+                on_end=self._group_ended,
                 environment=self.environment,
+                # On Postgres the check waits for the previous step's result to be committed
+                # (`Journal.add_result`): last before the spawn, so the rendering above overlaps
+                # the round trip; nothing starts after a cancel or before the result is durable.
+                before_spawn=self._cancel_check,
+                while_running=self.while_running,
+                prepared=self.prepared,
             )
         finally:
             runtime.watch.release(self.run_id, flag)
+
+    def _group_ended(self, pgid: int) -> None:
+        self.runtime.groups.forget(pgid)
+        self._later(self.runtime.groups.log_end, pgid)
 
     def parallel(
         self,
@@ -909,7 +947,7 @@ class _Effects:
             return
         self.recorded.add(key)
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
-        self.runtime.steps.add(self.run_id, "ended", key, status=result["status"])
+        self._later(self.runtime.steps.add, self.run_id, "ended", key, status=result["status"])
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
         self.runtime.count(self.run_id, 1)
@@ -941,7 +979,8 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     workflow = run["workflow"]
     runtime.live[run_id] = [0, 0]
     runtime.steps.open(run_id)  # a run recovered here (started elsewhere) has none yet
-    effects = _Effects(runtime, run_id, declared_secrets(workflow))
+    while_running = WhileRunning()
+    effects = _Effects(runtime, run_id, declared_secrets(workflow), while_running=while_running)
     walker = RunWalker(
         workflow,
         run["parameters"],
@@ -950,6 +989,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         deadline=run.get("deadline"),
         parallel_limit=run.get("parallel_limit"),
         masked_secrets={name: "***" for name in effects.secret_names},
+        while_running=while_running,
     )
     try:
         try:
@@ -969,6 +1009,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         effects.state(summary)
         return summary
     finally:
+        while_running.run()  # a run stopped by a cancel (or a crash of its walk) too
         runtime.live.pop(run_id, None)
         runtime.waiting.discard(run_id)
         runtime.steps.close(run_id)

@@ -45,6 +45,7 @@ from typing import Any
 from ..limits import nesting_exceeded
 from . import step_processes
 from .secrets import StreamMask
+from .while_running import WhileRunning
 
 __all__ = ["STDERR_TAIL", "STDOUT_CAP", "CommandOutcome", "CommandSpec", "run_command"]
 
@@ -244,14 +245,21 @@ def run_command(
     cancel: threading.Event | None = None,
     on_start: Callable[[int, str], None] | None = None,
     on_end: Callable[[int], None] | None = None,
+    *,
+    before_spawn: Callable[[], None] | None = None,
+    while_running: WhileRunning | None = None,
 ) -> CommandOutcome:
     """Run ``spec.argv`` to completion, timeout or cancel; never raises for the command's sake.
 
     ``on_start(pgid, token)`` / ``on_end(pgid)`` let the caller keep a list of live process groups
     and step tokens (so that a successor can stop them if this process dies).
+    ``before_spawn()`` is called last before the spawn (it may raise: nothing has started yet);
+    ``while_running``: its queue is done once the process is started, while it runs.
     """
-    started = time.monotonic()
     token = step_processes.new_token()
+    if before_spawn is not None:
+        before_spawn()
+    started = time.monotonic()
     try:
         proc = _spawn(spec, token)
     except OSError as exc:
@@ -267,6 +275,8 @@ def run_command(
     stopper = _Stopper(proc.pid, token, spec.grace)
     deadline = None if spec.timeout is None else started + max(spec.timeout, 0.0)
     try:
+        if while_running is not None:
+            while_running.run()
         _pump(proc, capture, stopper, deadline, cancel, outcome)
         proc.wait()
         stopper.finish(proc)

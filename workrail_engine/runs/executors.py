@@ -114,8 +114,20 @@ class InFlight:
             os.write(self._fd, f"+{pgid} {token}\n".encode())
 
     def remove(self, pgid: int) -> None:
+        self.forget(pgid)
+        self.log_end(pgid)
+
+    def forget(self, pgid: int) -> None:
+        """The group ended: no longer one to kill (`remove` without its line in the log)."""
         with self._lock:
             self._groups.pop(pgid, None)
+
+    def log_end(self, pgid: int) -> None:
+        """The group's ``-`` line: until it is written, a successor that reads the log after this
+        process died signals the group, which is empty (its step was waited for) unless its id was
+        taken again meanwhile — so it is written right after the step's end or at the latest
+        while the next step runs (`while_running`), never later."""
+        with self._lock:
             os.write(self._fd, f"-{pgid}\n".encode())
             self._written += 1
             if (

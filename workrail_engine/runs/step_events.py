@@ -11,6 +11,10 @@ machine on Postgres) has none here; `RunService.step_events` then reads the step
 journal, which holds them in order too (their starts are not recorded there). Likewise the
 members of a parallel group that another process takes from the shared queue (Postgres) are not
 in this process's feed of their run.
+
+A sequential run adds a step's end and the next step's start right after that next step's process
+is spawned (`while_running`: off the path between the two steps), in order; before any pause, wait
+or end of the run, what is queued is added first.
 """
 
 from __future__ import annotations

@@ -79,6 +79,8 @@ def new_token() -> str:
 def become_subreaper() -> bool:
     """Make this process the reaper of its orphaned descendants (once); whether it is."""
     global _subreaper
+    if _subreaper is not None:  # asked before every step's spawn: no lock once known
+        return _subreaper
     with _subreaper_lock:
         if _subreaper is None:
             try:
@@ -183,10 +185,12 @@ def _children() -> list[int]:
         ]
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")  # the clock of a process's start time in /proc/<pid>/stat
+
+
 def _now_ticks(*, round_up: bool = True) -> int:
     """Now, in the clock of a process's start time in ``/proc/<pid>/stat`` (rounded up, or down)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * ticks) + round_up
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS) + round_up
 
 
 # Reaping a child here takes its exit status away from whoever waits for it. The children this
@@ -233,11 +237,12 @@ def ended(pid: int, token: str, grace: float = 2.0, *, killed: bool = False) -> 
     """The step's main process has been waited for (and what it left in its group stopped).
 
     One read of this process's children — at the end of every step, so it must be cheap — reaps
-    the zombies re-parented here and finds what else of the step was re-parented here: a live
+    the zombies re-parented here and finds what else the step left running: a still-living
     process holding the step's token (it left the group and lost its parent), and the processes
     that only this step can have started (see the module's docstring). Every process of the step
     is then stopped if one escaped or the step was ``killed`` (timeout, cancel), and those
-    orphans with their descendants."""
+    orphans with their descendants — before the run's next step starts (a leftover server of one
+    step must not meet the next one: its port, its files)."""
     entry = _entry(token)
     escaped = False
     orphans: set[int] = set()

@@ -10,8 +10,9 @@ by the run's deadline.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..definition.steps import step_kind
 from ..evaluation.conditions import MISSING, evaluate, resolve
@@ -23,6 +24,7 @@ from ..serving.navigator import DEFAULT_MAX_ITERATIONS  # one loop bound for run
 from ..serving.step_prompt import is_delegation, render_step
 from .commands import retry_policy
 from .model import step_result
+from .while_running import WhileRunning
 
 __all__ = ["Effects", "RunWalker", "condition_context", "run_with_retries", "waiting_view"]
 
@@ -48,6 +50,9 @@ class Effects(Protocol):
     def sleep_until(self, moment: float) -> None: ...
     def record(self, result: dict[str, Any]) -> None: ...
     def state(self, state: dict[str, Any]) -> None: ...
+    def prepare(self, step: dict[str, Any]) -> None:
+        """What of a command step's attempt its definition alone decides, made ready before the
+        step comes (the walk calls it while the step before runs); the attempt must not differ."""
 
 
 def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,20 +64,44 @@ def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def needed_values(step: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+class StepPlan(NamedTuple):
+    """What a step's definition alone decides for the walk (found once per step of a run)."""
+
+    kind: str
+    retry: tuple[int, float, float]  # `retry_policy`
+    reads: set[str]  # the ids of the steps whose outputs its command and criteria read
+
+
+def step_plan(step: Mapping[str, Any]) -> StepPlan:
+    return StepPlan(
+        step_kind(step),
+        retry_policy(step),
+        referenced_step_ids([step.get("run"), step.get("validationCriteria")]),
+    )
+
+
+def needed_values(
+    step: Mapping[str, Any], values: Mapping[str, Any], plan: StepPlan | None = None
+) -> dict[str, Any]:
     """The values an attempt needs: every earlier output would make each stored attempt input
     grow with the run (quadratic for a long run); only the outputs it reads are passed."""
-    wanted = referenced_step_ids([step.get("run"), step.get("validationCriteria")])
+    wanted = (plan or step_plan(step)).reads
     steps = values["steps"]
     return {**values, "steps": {k: steps[k] for k in wanted if k in steps}}
 
 
 def run_with_retries(
-    effects: Effects, key: str, step: dict[str, Any], values: dict[str, Any], deadline: float | None
+    effects: Effects,
+    key: str,
+    step: dict[str, Any],
+    values: dict[str, Any],
+    deadline: float | None,
+    plan: StepPlan | None = None,
 ) -> dict[str, Any]:
     """Attempts until one succeeds or the policy (or the deadline) says stop; a step result."""
-    max_attempts, delay, backoff = retry_policy(step)
-    values = needed_values(step, values)
+    plan = plan or step_plan(step)
+    max_attempts, delay, backoff = plan.retry
+    values = needed_values(step, values, plan)
     total = 0.0
     attempt = 1
     while True:
@@ -146,8 +175,13 @@ class RunWalker:
         deadline: float | None,
         parallel_limit: int | None,
         masked_secrets: dict[str, str],
+        while_running: WhileRunning | None = None,
     ) -> None:
+        """``while_running``: where the walk queues the preparation of the step after the one it
+        is about to run (`Effects.prepare`, the step's plan), done while that one's process runs."""
         self.workflow = workflow
+        self.while_running = while_running
+        self.plans: dict[int, StepPlan] = {}  # by id() of a step of ``workflow``: see `_plan`
         self.effects = effects
         self.deadline = deadline
         self.parallel_limit = parallel_limit
@@ -178,11 +212,15 @@ class RunWalker:
 
     def run(self) -> dict[str, Any]:
         # No "running" state at the start: a run without a state event reads as running.
-        for step in self.workflow["steps"]:
+        steps = self.workflow["steps"]
+        for index, step in enumerate(steps):
             if self.error is not None:
                 break
             if step["id"] in self.owned:
                 continue
+            if self.while_running is not None and index + 1 < len(steps):
+                # ready while this step runs, whether or not the walk gets there
+                self.while_running.add(functools.partial(self._prepare, steps[index + 1]))
             self._step(step)
         if self.error is not None:
             return {"status": "failed", "error_message": self.error}
@@ -192,6 +230,18 @@ class RunWalker:
                 "error_message": f"steps failed (onFailure: continue): {', '.join(self.failed)}",
             }
         return {"status": "success", "error_message": None}
+
+    def _plan(self, step: dict[str, Any]) -> StepPlan:
+        """The step's plan, found once per step of the run (the workflow's step dicts live as
+        long as the walk, so their ids name them; a loop's body asks at every iteration)."""
+        plan = self.plans.get(id(step))
+        if plan is None:
+            plan = self.plans[id(step)] = step_plan(step)
+        return plan
+
+    def _prepare(self, step: dict[str, Any]) -> None:
+        if self._plan(step).kind == "command":
+            self.effects.prepare(step)
 
     def _holds(self, step: Mapping[str, Any], notes: list[str] | None = None) -> bool:
         condition = step.get("runCondition")
@@ -212,10 +262,11 @@ class RunWalker:
                 step, step_result(key, "skipped", None, 0.0, step_id=step["id"], reason=reason)
             )
             return
-        kind = step_kind(step)
+        plan = self._plan(step)
+        kind = plan.kind
         if kind == "command":
             self._finish(
-                step, run_with_retries(self.effects, key, step, self.values, self.deadline)
+                step, run_with_retries(self.effects, key, step, self.values, self.deadline, plan)
             )
         elif kind == "prompt" or is_delegation(step):
             self._prompt(step, key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 
 from workrail_engine.runs import RunOptions
 from workrail_engine.runs.step_events import MAX_EVENTS_PER_RUN, StepEvents
@@ -81,3 +82,35 @@ def test_a_reader_too_far_behind_is_told_how_many_it_missed() -> None:
     read = feeds.read("wf-long", 0, 0.0)
     assert read is not None and read.missed == 5
     assert read.events[0]["step"] == "s5" and read.cursor == MAX_EVENTS_PER_RUN + 5
+
+
+def test_a_steps_end_is_told_while_the_next_step_runs(service) -> None:
+    """The feed's bookkeeping is done while the next step's process runs, not held until the run
+    pauses or ends: the first step's end and the second's start come while the second sleeps."""
+    workflow = {
+        "id": "told-while-running",
+        "name": "Told while running",
+        "steps": [
+            {"id": "quick", "title": "Quick", "run": {"command": [sys.executable, "-c", ""]}},
+            {
+                "id": "slow",
+                "title": "Slow",
+                "run": {"command": [sys.executable, "-c", "import time; time.sleep(20)"]},
+            },
+        ],
+    }
+    run_id = service.run(workflow, {}, RunOptions())
+    try:
+        events: list[dict] = []
+        cursor, deadline = 0, time.monotonic() + 10.0  # the slow step sleeps for 20 s
+        while len(events) < 3 and time.monotonic() < deadline:
+            read = service.step_events(run_id, cursor, 1.0)
+            events, cursor = events + read.events, read.cursor
+        assert [(e["event"], e["step"]) for e in events[:3]] == [
+            ("started", "quick"),
+            ("ended", "quick"),
+            ("started", "slow"),
+        ]
+        assert service.get(run_id)["status"] == "running"
+    finally:
+        service.cancel(run_id, "the test is over")

@@ -341,3 +341,55 @@ def test_workrail_run_leaves_no_escapee_with_a_cleared_environment(tmp_path, dur
     assert proc.returncode == 0, err
     assert json.loads(out)["status"] == "success"
     assert gone_within(duration, 2.0, sleeping) == []
+
+
+def test_an_escapee_is_stopped_before_the_next_step_starts(service, mark, tmp_path):
+    """What escaped a step is stopped before the run's next step starts (a leftover server of one
+    step must not meet the next), even one that ignores SIGTERM and lasts until the grace's
+    SIGKILL: the second step looks for the first one's escapee itself, and fails if it is there."""
+    checked = tmp_path / "checked"
+    look = (
+        "import os, sys, time\n"
+        "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "    try:\n"
+        "        environ = open(f'/proc/{pid}/environ', 'rb').read()\n"
+        "    except OSError:\n"
+        "        continue\n"
+        f"    if b'MARK={mark}' in environ.split(b'\\0'):\n"
+        "        sys.exit(f'the escapee {pid} is still there')\n"
+        f"open({str(checked)!r}, 'w').close()\n"
+        "time.sleep(20)\n"
+    )
+    workflow = {
+        "id": "escapee-then-look",
+        "name": "Escapee then look",
+        "steps": [
+            {
+                "id": "escapes",
+                "title": "escapes",
+                "run": {
+                    # deaf to SIGTERM: it lasts until the grace's SIGKILL
+                    "command": [
+                        "sh",
+                        "-c",
+                        "setsid sh -c 'trap \"\" TERM; exec sleep 1000' >/dev/null 2>&1 </dev/null &",
+                    ],
+                    "env": {"MARK": mark},
+                },
+            },
+            {"id": "looks", "title": "looks", "run": {"command": [sys.executable, "-c", look]}},
+        ],
+    }
+    from workrail_engine.runs import RunOptions
+
+    run_id = service.run(workflow, {}, RunOptions())
+    try:
+        end = time.monotonic() + 15.0
+        while not checked.exists() and time.monotonic() < end:
+            run = service.get(run_id)
+            assert run["status"] == "running", run
+            time.sleep(0.05)
+        assert checked.exists()
+        assert gone_within(mark, 5.0) == []
+    finally:
+        service.cancel(run_id, "the test is over")
