@@ -5,6 +5,8 @@ and finishes it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -102,45 +104,55 @@ def test_a_session_outlives_its_server_and_is_found_by_its_notes(tmp_path):
         again.kill()
 
 
+@pytest.fixture(scope="module")
+def http_sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """One HTTP server (token "tok") for both eras' tests: each starts a session of its own, and
+    a start that opens the run store is ≈ 2 s of CPU. Its project and URL."""
+    from tests.mcp.test_http import http_server
+
+    home = tmp_path_factory.mktemp("http-sessions")
+    project = home / "project"
+    write_workflow(project / "workflows", FLOW)
+    with http_server(project, home, token="tok") as (url, _):
+        yield project, url
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_a_session_over_http_in_both_protocol_eras(project, tmp_path, mode):
+async def test_a_session_over_http_in_both_protocol_eras(http_sessions, mode):
     import anyio
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from tests.mcp.test_http import http_server
+    project, url = http_sessions
+    async with httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=30) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as c:
+            names = {tool.name for tool in (await c.list_tools()).tools}
+            assert {"start_workflow", "checkpoint_workflow", "resume_session"} <= names
+            started = await c.call_tool(
+                "start_workflow",
+                {"workflowId": "session-flow", "workspacePath": str(project), "goal": "g"},
+            )
+            token = started.structured_content["continueToken"]
 
-    write_workflow(project / "workflows", FLOW)
-    with http_server(project, tmp_path, token="tok") as (url, _):
-        async with httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=30) as http:
-            async with Client(streamable_http_client(url, http_client=http), mode=mode) as c:
-                names = {tool.name for tool in (await c.list_tools()).tools}
-                assert {"start_workflow", "checkpoint_workflow", "resume_session"} <= names
-                started = await c.call_tool(
-                    "start_workflow",
-                    {"workflowId": "session-flow", "workspacePath": str(project), "goal": "g"},
+            async def answer(text: str):
+                return await c.call_tool(
+                    "continue_workflow",
+                    {"continueToken": token, "output": {"notesMarkdown": text}},
                 )
-                token = started.structured_content["continueToken"]
 
-                async def answer(text: str):
-                    return await c.call_tool(
-                        "continue_workflow",
-                        {"continueToken": token, "output": {"notesMarkdown": text}},
-                    )
+            results: list = []
 
-                results: list = []
+            async def send(text: str) -> None:
+                results.append(await answer(text))
 
-                async def send(text: str) -> None:
-                    results.append(await answer(text))
-
-                async with anyio.create_task_group() as group:  # two different answers at once
-                    group.start_soon(send, "PLAN: one")
-                    group.start_soon(send, "PLAN: two")
-                assert sorted(r.is_error for r in results) == [False, True]
-                refused = next(r for r in results if r.is_error)
-                assert "answer not applied" in refused.content[0].text
-                applied = next(r for r in results if not r.is_error).structured_content
-                assert applied["pending"]["stepId"] == "ship"
-                status = await c.call_tool("get_workflow_run", {"workflow_id": applied["runId"]})
-                assert len(status.structured_content["step_results"]) == 1
+            async with anyio.create_task_group() as group:  # two different answers at once
+                group.start_soon(send, "PLAN: one")
+                group.start_soon(send, "PLAN: two")
+            assert sorted(r.is_error for r in results) == [False, True]
+            refused = next(r for r in results if r.is_error)
+            assert "answer not applied" in refused.content[0].text
+            applied = next(r for r in results if not r.is_error).structured_content
+            assert applied["pending"]["stepId"] == "ship"
+            status = await c.call_tool("get_workflow_run", {"workflow_id": applied["runId"]})
+            assert len(status.structured_content["step_results"]) == 1
