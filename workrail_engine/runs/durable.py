@@ -344,7 +344,11 @@ class DurableRuntime:
 
     def kill_in_flight(self) -> None:
         """Kill the processes of the steps running here, for an exit with runs in flight (the
-        runs are durable: the next process that opens the store runs those steps again)."""
+        runs are durable: the next process that opens the store runs those steps again). The
+        journal is frozen first: what the kill ends is not a step's result, and the run's thread,
+        woken by it, would record a failure in the moment before the process is gone."""
+        if self._journal is not None:
+            self._journal.freeze()
         if self._groups is not None:
             self._groups.kill_all()
 

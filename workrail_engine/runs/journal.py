@@ -146,6 +146,15 @@ class Journal(SqlStore):
                 daemon=True,
             ).start()
 
+    def freeze(self, timeout: float = 5.0) -> None:
+        """Write nothing more from this process: the write under way ends, any later one waits
+        for ever. For an exit with steps in flight (`durable._exit_if_busy`), before their
+        processes are killed: a step killed by the exit must not be recorded as failed (its run is
+        taken over and the step runs again), and the run's thread, woken by the kill, would record
+        it in the moment before the process is gone. ``timeout``: how long to wait for a write
+        under way (a Postgres answer); the exit goes on after it either way."""
+        self._lock.acquire(timeout=timeout)
+
     def close(self) -> None:
         self._closing.set()
         with self._lock:

@@ -21,6 +21,31 @@ service.start()
 print(json.dumps(service.wait(sys.argv[3], float(sys.argv[5]))))
 """
 
+# Starts a run whose one step sleeps 30 s the first time, then does what an exit with a step in
+# flight does (`durable._exit_if_busy`, the CLI's `_leave`) — with a second between the kill and
+# `os._exit` for the run's thread, woken by the kill, to record what it would.
+KILLED_BY_EXIT = """
+import os, sys, time
+from pathlib import Path
+from workrail_engine.runs import RunOptions, RunService, durable
+project, store, log = map(Path, sys.argv[1:4])
+service = RunService(project, allow_commands=True, home=store)
+service.start()
+code = (
+    f"import os, time; again = os.path.exists({str(log)!r}); "
+    f"open({str(log)!r}, 'a').write('start' + chr(10)); time.sleep(0 if again else 30)"
+)
+step = {"id": "long", "title": "long", "run": {"command": [sys.executable, "-c", code]}}
+run_id = service.run({"id": "killed-by-exit", "name": "K", "steps": [step]}, {}, RunOptions())
+print(run_id, flush=True)
+deadline = time.monotonic() + 60
+while not log.exists() and time.monotonic() < deadline:
+    time.sleep(0.02)
+durable.running().kill_in_flight()
+time.sleep(1.0)
+os._exit(0)
+"""
+
 
 def _workflow(project: Path, idempotent: bool) -> Path:
     log = project / "log"
@@ -256,3 +281,29 @@ def test_a_failed_launch_leaves_nothing_open_and_the_next_one_works(tmp_path):
     left = json.loads(done.stdout)
     assert left["failed"] is not None, "a launch on a store it cannot open should fail"
     assert left == {**left, "current": False, "lock_files": [], "status": "success"}, left
+
+
+def test_a_step_killed_by_the_exit_of_its_process_is_not_recorded_and_runs_again(tmp_path):
+    """A server (or `workrail run`) that exits with a step in flight kills the step's processes
+    just before `os._exit`; the run's thread, woken by the kill, used to record the step as failed
+    in that moment, so a server ending mid-step now and then left a failed run. The journal is
+    frozen before the kill: nothing is recorded, and the next process runs the step again."""
+    project, store, log = tmp_path / "project", tmp_path / "store", tmp_path / "log"
+    project.mkdir()
+    first = subprocess.run(
+        [sys.executable, "-c", KILLED_BY_EXIT, str(project), str(store), str(log)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert first.returncode == 0, first.stderr
+    run_id = first.stdout.strip()
+    resumed = subprocess.run(
+        [sys.executable, "-c", WAITER, str(project), str(store), run_id, "commands", "60"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    run = json.loads(resumed.stdout)
+    assert run["status"] == "success", (run, resumed.stderr)
+    assert log.read_text().splitlines() == ["start", "start"]  # the killed step ran again
