@@ -50,7 +50,6 @@ PIECES: list[tuple[Any, str, str]] = [
     (commands, "_spec", "rendering the command"),
     (commands, "_judge", "judging the outcome"),
     (InFlight, "add", "process-group log: +"),
-    (InFlight, "remove", "process-group log: -"),
     (StepEvents, "add", "step events"),
     (InFlight, "log_end", "process-group log: - (while the next runs)"),
     (WhileRunning, "run", "done while the next step runs"),

@@ -84,12 +84,19 @@ def prepare_command(
     texts = [str(arg) for arg in command] + [str(value) for value in extra.values()]
     if not command or any("{{" in text for text in texts):
         return None
-    env = {
+    env = _step_environment(environment, {str(k): str(v) for k, v in extra.items()}, secrets)
+    return PreparedCommand(step, secrets, environment, texts[: len(command)], env)
+
+
+def _step_environment(
+    environment: Mapping[str, str] | None, extra: Mapping[str, str], secrets: SecretSet
+) -> dict[str, str]:
+    """What a step's process gets: the inherited environment, the step's own, its secrets."""
+    return {
         **(minimal_environment() if environment is None else environment),
-        **{str(key): str(value) for key, value in extra.items()},
+        **extra,
         **secrets.values,
     }
-    return PreparedCommand(step, secrets, environment, texts[: len(command)], env)
 
 
 def _failure(message: str, started: float, **extra: Any) -> dict[str, Any]:
@@ -124,11 +131,7 @@ def _spec(
         argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
         if not argv:
             raise TemplateError("run.command is empty")
-        env = {
-            **(minimal_environment() if environment is None else environment),
-            **extra_env,
-            **secrets.values,
-        }
+        env = _step_environment(environment, extra_env, secrets)
     # where it runs is checked at its start, never before: the step before may change the tree
     cwd = resolve_cwd(settings.project, run.get("cwd"))
     if step.get("sandbox") or settings.sandbox:

@@ -113,12 +113,8 @@ class InFlight:
             self._groups[pgid] = token
             os.write(self._fd, f"+{pgid} {token}\n".encode())
 
-    def remove(self, pgid: int) -> None:
-        self.forget(pgid)
-        self.log_end(pgid)
-
     def forget(self, pgid: int) -> None:
-        """The group ended: no longer one to kill (`remove` without its line in the log)."""
+        """The group ended: no longer one to kill (its ``-`` line is `log_end`'s)."""
         with self._lock:
             self._groups.pop(pgid, None)
 
