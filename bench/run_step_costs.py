@@ -49,6 +49,7 @@ PIECES: list[tuple[Any, str, str]] = [
     (Journal, "add_attempt", "journal: the attempt (held)"),
     (commands, "_spec", "rendering the command"),
     (commands, "_judge", "judging the outcome"),
+    (InFlight, "expect", "process-group log: ? (before the spawn)"),
     (InFlight, "add", "process-group log: +"),
     (StepEvents, "add", "step events"),
     (InFlight, "log_end", "process-group log: - (while the next runs)"),

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import SecurityViolation
 from ..evaluation.rules import validate_output
 from ..evaluation.templates import TemplateError, render
-from .executor import CommandOutcome, CommandSpec, run_command
+from .executor import CommandOutcome, CommandSpec, StepGroups, run_command
 from .secrets import SecretSet
 from .while_running import WhileRunning
 from .workspace import bubblewrap_argv, check_sandbox, minimal_environment, resolve_cwd
@@ -174,8 +174,7 @@ def run_attempt(
     settings: AttemptSettings,
     deadline: float | None,
     cancel: threading.Event | None = None,
-    on_start: Any = None,
-    on_end: Any = None,
+    groups: StepGroups | None = None,
     environment: Mapping[str, str] | None = None,
     *,
     before_spawn: Callable[[], None] | None = None,
@@ -212,8 +211,7 @@ def run_attempt(
     outcome = run_command(
         spec,
         cancel,
-        on_start=on_start,
-        on_end=on_end,
+        groups,
         before_spawn=ready,
         while_running=while_running,
     )

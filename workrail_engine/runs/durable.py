@@ -637,6 +637,27 @@ def _clock() -> float:
 _UNRECORDED = object()
 
 
+class _RunGroups:
+    """The executor's process-group log (`InFlight`) as a run's steps tell it (`StepGroups`):
+    a group's ``-`` line is written while the run's next step runs (`while_running`)."""
+
+    def __init__(self, groups: InFlight, later: Callable[..., None]) -> None:
+        self._groups, self._later = groups, later
+
+    def expect(self, token: str) -> None:
+        self._groups.expect(token)
+
+    def add(self, pgid: int, token: str) -> None:
+        self._groups.add(pgid, token)
+
+    def not_spawned(self, token: str) -> None:
+        self._groups.not_spawned(token)
+
+    def ended(self, pgid: int) -> None:
+        self._groups.forget(pgid)
+        self._later(self._groups.log_end, pgid)
+
+
 class _Effects:
     """The walk's side effects, each one durable: attempts and results in the step journal; the
     run's state, agent messages, queued members and clock reads through DBOS."""
@@ -759,8 +780,7 @@ class _Effects:
                 runtime.settings,
                 deadline,
                 flag,
-                on_start=runtime.groups.add,
-                on_end=self._group_ended,
+                _RunGroups(runtime.groups, self._later),
                 environment=self.environment,
                 # On Postgres the check waits for the previous step's result to be committed
                 # (`Journal.add_result`): last before the spawn, so the rendering above overlaps
@@ -771,10 +791,6 @@ class _Effects:
             )
         finally:
             runtime.watch.release(self.run_id, flag)
-
-    def _group_ended(self, pgid: int) -> None:
-        self.runtime.groups.forget(pgid)
-        self._later(self.runtime.groups.log_end, pgid)
 
     def parallel(
         self,

@@ -40,14 +40,21 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..limits import nesting_exceeded
 from . import step_processes
 from .secrets import StreamMask
 from .while_running import WhileRunning
 
-__all__ = ["STDERR_TAIL", "STDOUT_CAP", "CommandOutcome", "CommandSpec", "run_command"]
+__all__ = [
+    "STDERR_TAIL",
+    "STDOUT_CAP",
+    "CommandOutcome",
+    "CommandSpec",
+    "StepGroups",
+    "run_command",
+]
 
 STDOUT_CAP = 1 << 20  # bytes of stdout kept (the head)
 STDERR_TAIL = 8 << 10  # bytes of stderr kept (the tail, where errors are)
@@ -65,6 +72,17 @@ class CommandSpec:
     timeout: float | None = None  # seconds; None: no limit
     grace: float = 2.0  # seconds between SIGTERM and SIGKILL
     secrets: tuple[str, ...] = ()  # values masked in stdout and stderr as they are read
+
+
+class StepGroups(Protocol):
+    """Who keeps the list of live steps (so that a successor can stop them if this process
+    dies): told a step's token before its spawn, its process group once it is spawned, and the
+    group's end — or that the spawn failed."""
+
+    def expect(self, token: str) -> None: ...
+    def add(self, pgid: int, token: str) -> None: ...
+    def not_spawned(self, token: str) -> None: ...
+    def ended(self, pgid: int) -> None: ...
 
 
 @dataclass
@@ -243,33 +261,35 @@ def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
 def run_command(
     spec: CommandSpec,
     cancel: threading.Event | None = None,
-    on_start: Callable[[int, str], None] | None = None,
-    on_end: Callable[[int], None] | None = None,
+    groups: StepGroups | None = None,
     *,
     before_spawn: Callable[[], None] | None = None,
     while_running: WhileRunning | None = None,
 ) -> CommandOutcome:
     """Run ``spec.argv`` to completion, timeout or cancel; never raises for the command's sake.
 
-    ``on_start(pgid, token)`` / ``on_end(pgid)`` let the caller keep a list of live process groups
-    and step tokens (so that a successor can stop them if this process dies).
-    ``before_spawn()`` is called last before the spawn (it may raise: nothing has started yet);
+    ``groups`` is told the step's token, process group and end (`StepGroups`).
+    ``before_spawn()`` is called before the spawn (it may raise: nothing has started yet);
     ``while_running``: its queue is done once the process is started, while it runs.
     """
     token = step_processes.new_token()
     if before_spawn is not None:
         before_spawn()
+    if groups is not None:
+        groups.expect(token)
     started = time.monotonic()
     try:
         proc = _spawn(spec, token)
     except OSError as exc:
+        if groups is not None:
+            groups.not_spawned(token)
         return CommandOutcome(
             None,
             error=f"cannot start {spec.argv[0]!r}: {exc.strerror or exc}",
             duration=time.monotonic() - started,
         )
-    if on_start is not None:
-        on_start(proc.pid, token)
+    if groups is not None:
+        groups.add(proc.pid, token)
     outcome = CommandOutcome(None)
     capture = _Capture(spec.secrets)
     stopper = _Stopper(proc.pid, token, spec.grace)
@@ -283,8 +303,8 @@ def run_command(
     finally:
         # What escaped the group: re-parented here, or (killed) wherever it went.
         step_processes.ended(proc.pid, token, spec.grace, killed=stopper.kill_at is not None)
-    if on_end is not None:
-        on_end(proc.pid)
+    if groups is not None:
+        groups.ended(proc.pid)
     outcome.duration = time.monotonic() - started
     outcome.stdout = capture.stdout.decode("utf-8", errors="replace")
     outcome.stderr_tail = capture.stderr[-STDERR_TAIL:].decode("utf-8", errors="replace")

@@ -89,15 +89,19 @@ class InFlight:
     """The process groups this executor's steps are running, with the steps' tokens (by which
     the processes that left their group are found: `step_processes`), logged to ``<id>.pgids``.
 
-    An append-only log (``+pgid token`` / ``-pgid`` lines, no fsync: it only has to survive the
-    death of this process, not of the machine), because rewriting a file per step costs a
-    millisecond on some filesystems; it is emptied, now and then, when nothing is running.
+    An append-only log (``?token`` / ``+pgid token`` / ``-pgid`` lines, no fsync: it only has to
+    survive the death of this process, not of the machine), because rewriting a file per step
+    costs a millisecond on some filesystems; it is emptied, now and then, when nothing is running.
+    A step's token is logged before its spawn (``?``), its group once the spawn has returned
+    (``+``): a process killed between the two leaves a step whose processes are still found, by
+    the token in their environment.
     """
 
     def __init__(self, lock: ExecutorLock) -> None:
         self.path = lock.directory / f"{lock.executor_id}.pgids"
         self._fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_APPEND, 0o600)
         self._groups: dict[int, str] = {}  # pgid → the step's token
+        self._expected: set[str] = set()  # tokens of steps being spawned (no group known yet)
         self._written = 0  # lines since the log was last emptied
         self._lock = threading.Lock()
 
@@ -106,10 +110,17 @@ class InFlight:
 
     def kill_all(self) -> None:
         with self._lock:
-            _kill(dict(self._groups))
+            _kill(dict(self._groups), set(self._expected))
+
+    def expect(self, token: str) -> None:
+        """A step with this token is about to be spawned (`add` follows once it is)."""
+        with self._lock:
+            self._expected.add(token)
+            os.write(self._fd, f"?{token}\n".encode())
 
     def add(self, pgid: int, token: str = "") -> None:
         with self._lock:
+            self._expected.discard(token)
             self._groups[pgid] = token
             os.write(self._fd, f"+{pgid} {token}\n".encode())
 
@@ -117,6 +128,12 @@ class InFlight:
         """The group ended: no longer one to kill (its ``-`` line is `log_end`'s)."""
         with self._lock:
             self._groups.pop(pgid, None)
+
+    def not_spawned(self, token: str) -> None:
+        """The spawn of an expected step failed: nothing of it runs (its ``?`` line stays in the
+        log; a successor that reads it finds no process with the token)."""
+        with self._lock:
+            self._expected.discard(token)
 
     def log_end(self, pgid: int) -> None:
         """The group's ``-`` line: until it is written, a successor that reads the log after this
@@ -127,39 +144,48 @@ class InFlight:
             os.write(self._fd, f"-{pgid}\n".encode())
             self._written += 1
             if (
-                not self._groups and self._written >= 4096
+                not self._groups and not self._expected and self._written >= 4096
             ):  # truncating at every step costs more than the step
                 os.ftruncate(self._fd, 0)
                 self._written = 0
 
 
-def _kill(groups: dict[int, str]) -> None:
-    """SIGKILL the groups and every process of their steps that left them."""
+def _kill(groups: dict[int, str], expected: set[str]) -> None:
+    """SIGKILL the groups, every process of their steps that left them, and every process of
+    the steps whose spawn was under way (``expected`` tokens)."""
     for pgid in groups:
         try:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    tokens = [token for token in groups.values() if token]
+    tokens = [token for token in groups.values() if token] + sorted(expected)
     if tokens:
         step_processes.signal_all(step_processes.step_processes(tokens, groups), signal.SIGKILL)
 
 
-def _live_groups(log: str) -> dict[int, str]:
+def _live_groups(log: str) -> tuple[dict[int, str], set[str]]:
+    """The groups a log leaves running (pgid → token), and the tokens of steps logged as about
+    to be spawned whose group was never logged."""
     live: dict[int, str] = {}
+    expected: set[str] = set()
     for line in log.splitlines():
-        pgid, _, token = line[1:].partition(" ")
-        try:
-            if line[0] == "+":
-                live[int(pgid)] = token
-            else:
-                live.pop(int(pgid), None)
-        except (ValueError, IndexError):
+        kind, rest = line[:1], line[1:]
+        if kind == "?":
+            expected.add(rest)
             continue
-    return live
+        pgid, _, token = rest.partition(" ")
+        try:
+            if kind == "+":
+                live[int(pgid)] = token
+                expected.discard(token)
+            elif kind == "-":
+                live.pop(int(pgid), None)
+        except ValueError:
+            continue
+    return live, expected
 
 
-# Two short lines per command step an executor ran: room for about a million steps.
+# Three short lines per command step an executor ran: room for about 900,000 steps.
 _MAX_JOURNAL_BYTES = 64 * 1024 * 1024
 
 
@@ -173,5 +199,5 @@ def stop_orphans(home: Path, executor_ids: list[str]) -> None:
             journal = read_regular_file(path, _MAX_JOURNAL_BYTES)
         except UnreadableFile:
             continue
-        _kill(_live_groups(journal.decode("utf-8", "replace")))
+        _kill(*_live_groups(journal.decode("utf-8", "replace")))
         path.unlink(missing_ok=True)
