@@ -11,6 +11,7 @@ import os
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,8 +80,7 @@ class RunService:
         # DBOS in this process and everything the runs share; every DBOS call goes through it.
         self.runtime: DurableRuntime | None = None
         self._lock = threading.Lock()
-        self._inputs: dict[str, dict[str, Any]] = {}
-        self._prompted: dict[str, bool] = {}  # whether a run's workflow has prompt steps
+        self._inputs = _RunInputs()
         self._sessions: SessionService | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -244,13 +244,10 @@ class RunService:
                 [s["workflow_id"] for s in recent],
                 runs_of_it=[s["workflow_id"] for s in recent if s["workflow_name"] == run_id],
             )
-        if cached is None:  # a run's input never changes: read its definition once
-            cached = self._inputs[run_id] = run_input(status)
-        snap = _snapshot(status, cached, runtime.events(run_id), runtime.step_results(run_id))
-        prompted = self._prompted.get(run_id)
-        if prompted is None:
-            prompted = self._prompted[run_id] = has_prompts(snap["_workflow"])
-        if not prompted:
+        if cached is None:
+            cached = self._inputs.put(run_id, run_input(status))
+        snap = _snapshot(status, cached.input, runtime.events(run_id), runtime.step_results(run_id))
+        if not cached.prompted:
             return snap  # commands only: no answers, confirmations or model calls to read
         answers = {a.step_key: a for a in self.sessions.store.answers(run_id)}
         waiting = snap.get("waiting")
@@ -276,7 +273,9 @@ class RunService:
         """The workflow a run runs (as it was started: its input never changes)."""
         cached = self._inputs.get(run_id)
         workflow: dict[str, Any] = (
-            cached.get("workflow") or {} if cached is not None else self._raw(run_id)["_workflow"]
+            cached.input.get("workflow") or {}
+            if cached is not None
+            else self._raw(run_id)["_workflow"]
         )
         return workflow
 
@@ -592,6 +591,43 @@ class RunService:
             model_usage=model_usage,
         )
         return session_result(self.sessions.get(run_id) or {}, step)
+
+
+@dataclass(frozen=True)
+class _RunInput:
+    input: dict[str, Any]  # what the run was started with: workflow, parameters, ...
+    prompted: bool  # whether its workflow has prompt steps (answers to read with its results)
+
+
+class _RunInputs:
+    """The inputs of the runs read last. A run's input never changes, so a client following a
+    run has it read from the store once; at most ``size`` runs are kept, the least recently read
+    forgotten first, so that a long-lived server asked about many runs does not keep every
+    workflow it was ever asked about (one may be megabytes)."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._runs: OrderedDict[str, _RunInput] = OrderedDict()
+        self._lock = threading.Lock()  # tool calls read runs from several threads
+
+    def get(self, run_id: str) -> _RunInput | None:
+        with self._lock:
+            found = self._runs.get(run_id)
+            if found is not None:
+                self._runs.move_to_end(run_id)
+            return found
+
+    def put(self, run_id: str, run: dict[str, Any]) -> _RunInput:
+        entry = _RunInput(run, has_prompts(run.get("workflow") or {}))
+        with self._lock:
+            self._runs[run_id] = entry
+            self._runs.move_to_end(run_id)
+            while len(self._runs) > self._size:
+                self._runs.popitem(last=False)
+        return entry
+
+    def __len__(self) -> int:
+        return len(self._runs)
 
 
 def session_result(snap: dict[str, Any], step: SessionStep) -> dict[str, Any]:

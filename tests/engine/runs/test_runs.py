@@ -463,3 +463,24 @@ def test_a_members_retries_and_step_events_in_a_loop_are_per_iteration(service, 
     assert [(tmp_path / i).read_text() for i in "pq"] == ["xx", "xx"]
     ended = {e["step"] for e in service.step_events(run_id, 0, 0).events if e["event"] == "ended"}
     assert ended == {"flaky[1]", "steady[1]", "flaky[2]", "steady[2]"}
+
+
+def test_a_service_keeps_the_inputs_of_the_runs_read_last_only(service, monkeypatch):
+    """A workflow may be megabytes: a long-lived server asked about many runs keeps the inputs
+    of the last ones read (32), and reads an older run's from the store again, the same."""
+    from workrail_engine.runs.service import _RunInputs
+
+    monkeypatch.setattr(service, "_inputs", _RunInputs(size=2))
+    ids = []
+    for name in ("first", "second", "third"):
+        ids.append(service.run(workflow(command(name, ["true"]), id=name), {}, RunOptions()))
+        assert service.wait(ids[-1], 60)["status"] == "success"
+    first = service.get(ids[0])
+    for run_id in ids[1:]:
+        service.get(run_id)
+    assert len(service._inputs) == 2 and service._inputs.get(ids[0]) is None
+    assert service.get(ids[0]) == first
+    assert service.workflow_of(ids[0])["id"] == "first"
+    service.get(ids[2])
+    service.get(ids[1])  # the least recently read goes
+    assert [service._inputs.get(run_id) is not None for run_id in ids] == [False, True, True]
