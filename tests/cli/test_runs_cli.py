@@ -1,4 +1,10 @@
-"""`workrail run / runs / run-status / cancel` as a user types them (real processes)."""
+"""`workrail run / runs / run-status / cancel` as a user types them.
+
+What opens the run store (a run, the list, a status, a cancel, a continue) is a real process:
+those are what a process's start, end, signals and store make different. What opens nothing (a
+dry run's plan, a parameter refused before anything starts, `next`) runs in-process through
+click's runner, as the other CLI modules run the catalog commands: a process for each of those
+cost ≈ 0.25 s of CPU and told nothing more (docs/benchmarks.md, issue 22 §1, seventh pass)."""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
 pytestmark = pytest.mark.slow
 
@@ -76,28 +83,35 @@ def workrail(project: Path, tmp_path: Path, *args: str, **kw) -> subprocess.Comp
     )
 
 
-def test_a_misspelt_parameter_is_refused_with_the_declared_ones(cli_project, tmp_path):
-    done = workrail(
-        cli_project, tmp_path, "run", "cli-flow", "--param", "name=x", "--param", "npa=1"
+def workrail_in_process(invoke, project: Path, *args: str) -> Result:
+    """`workrail --project PROJECT ARGS` through click's runner (the `invoke` fixture: the same
+    WORKRAIL_HOME as :func:`workrail`), for commands that open no run store."""
+    return invoke(["--project", str(project), *args], expect=None)
+
+
+def test_a_misspelt_parameter_is_refused_with_the_declared_ones(cli_project, invoke):
+    done = workrail_in_process(
+        invoke, cli_project, "run", "cli-flow", "--param", "name=x", "--param", "npa=1"
     )
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.exit_code == 2, done.stdout + done.stderr
     assert "'npa' (did you mean 'nap'?)" in done.stderr
     assert "its parameters: name, nap" in done.stderr
     assert "started" not in done.stderr and not (cli_project / "x").exists()
 
 
-def test_project_and_workflows_go_after_the_runs_commands_too(cli_project, tmp_path):
+def test_project_and_workflows_go_after_the_runs_commands_too(
+    cli_project, tmp_path, invoke, monkeypatch
+):
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "extra-flow.json").write_text(json.dumps({**FLOW, "id": "extra-flow"}))
     env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
     run = [sys.executable, "-c", "from workrail_engine.cli import main; main()"]
-    planned = subprocess.run(
-        [*run, "run", "extra-flow", "--param", "name=x", "--dry-run",
+    monkeypatch.chdir(tmp_path)
+    planned = invoke(
+        ["run", "extra-flow", "--param", "name=x", "--dry-run",
          "--project", str(cli_project), "--workflows", str(extra)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert planned.returncode == 0, planned.stderr
     assert "1. make: touch x" in planned.stdout
     listed = subprocess.run(
         [*run, "runs", "--project", str(cli_project)],
@@ -106,24 +120,24 @@ def test_project_and_workflows_go_after_the_runs_commands_too(cli_project, tmp_p
     assert listed.returncode == 0, listed.stderr
 
 
-def test_the_bundled_quality_gate_refuses_pth_for_path(cli_project, tmp_path):
-    done = workrail(
-        cli_project, tmp_path, "run", "python-quality-gate", "--param", "pth=pkg", "--dry-run"
+def test_the_bundled_quality_gate_refuses_pth_for_path(cli_project, invoke):
+    done = workrail_in_process(
+        invoke, cli_project, "run", "python-quality-gate", "--param", "pth=pkg", "--dry-run"
     )
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.exit_code == 2, done.stdout + done.stderr
     assert "has no parameter 'pth' (did you mean 'path'?)" in done.stderr
 
 
-def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
-    text = workrail(
-        cli_project, tmp_path, "run", "cli-flow", "--param", "name=made.txt", "--dry-run"
+def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path, invoke):
+    text = workrail_in_process(
+        invoke, cli_project, "run", "cli-flow", "--param", "name=made.txt", "--dry-run"
     )
-    assert text.returncode == 0, text.stderr
+    assert text.exit_code == 0, text.stderr
     assert "1. make: touch made.txt  [timeout 10 s]" in text.stdout.splitlines(), text.stdout
     assert "nothing executed" in text.stdout
-    out = workrail(
+    out = workrail_in_process(
+        invoke,
         cli_project,
-        tmp_path,
         "run",
         "cli-flow",
         "--param",
@@ -132,10 +146,11 @@ def test_dry_run_plans_and_creates_nothing(cli_project, tmp_path):
         "--format",
         "json",
     )
-    assert out.returncode == 0, out.stderr
+    assert out.exit_code == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["groups"][0]["steps"][0]["argv"] == ["touch", "made.txt"]
     assert not (cli_project / "made.txt").exists()
+    assert not (tmp_path / "home" / "runs").exists()  # no run store was even opened
 
 
 def test_run_then_runs_and_run_status(cli_project, tmp_path):
@@ -153,9 +168,9 @@ def test_run_then_runs_and_run_status(cli_project, tmp_path):
     assert workrail(cli_project, tmp_path, "run-status", "wf-missing").returncode == 1
 
 
-def test_missing_parameter_is_reported(cli_project, tmp_path):
-    out = workrail(cli_project, tmp_path, "run", "cli-flow")
-    assert out.returncode == 1 and "name" in out.stderr
+def test_missing_parameter_is_reported(cli_project, invoke):
+    out = workrail_in_process(invoke, cli_project, "run", "cli-flow")
+    assert out.exit_code == 1 and "name" in out.stderr
 
 
 def start_a_long_run(cli_project, tmp_path) -> subprocess.Popen[str]:
@@ -298,12 +313,12 @@ ANSWER_FLOW = {
 }
 
 
-def test_continue_answers_a_waiting_run_from_the_terminal(tmp_path):
+def test_continue_answers_a_waiting_run_from_the_terminal(tmp_path, invoke):
     project = tmp_path / "project"
     (project / "workflows").mkdir(parents=True)
     (project / "workflows" / "answer-flow.json").write_text(json.dumps(ANSWER_FLOW))
-    dry = workrail(project, tmp_path, "run", "answer-flow", "--dry-run")
-    assert dry.returncode == 0 and "timeout None" not in dry.stdout, dry.stdout
+    dry = workrail_in_process(invoke, project, "run", "answer-flow", "--dry-run")
+    assert dry.exit_code == 0 and "timeout None" not in dry.stdout, dry.stdout
     assert "no overall timeout" in dry.stdout.splitlines()[0]
     out = workrail(project, tmp_path, "run", "answer-flow")
     assert out.returncode == 0, out.stderr
@@ -365,11 +380,11 @@ def dry_run_project(tmp_path: Path) -> Path:
     return root
 
 
-def test_dry_run_prompts_are_the_prompts_the_next_step_serves(tmp_path):
+def test_dry_run_prompts_are_the_prompts_the_next_step_serves(tmp_path, invoke):
     project = dry_run_project(tmp_path)
-    dry = workrail(
+    dry = workrail_in_process(
+        invoke,
         project,
-        tmp_path,
         "run",
         "nav-dry-run",
         "--param",
@@ -378,7 +393,7 @@ def test_dry_run_prompts_are_the_prompts_the_next_step_serves(tmp_path):
         "--format",
         "json",
     )
-    assert dry.returncode == 0, dry.stderr
+    assert dry.exit_code == 0, dry.stderr
     planned = [
         (s["step_name"], s["prompt"]) for g in json.loads(dry.stdout)["groups"] for s in g["steps"]
     ]
@@ -388,8 +403,8 @@ def test_dry_run_prompts_are_the_prompts_the_next_step_serves(tmp_path):
         args += ["--context", 'parameters={"ticket": "T-7"}']
         if done:
             args += ["--completed", ",".join(done)]
-        found = workrail(project, tmp_path, *args)
-        assert found.returncode == 0, found.stderr
+        found = workrail_in_process(invoke, project, *args)
+        assert found.exit_code == 0, found.stderr
         step = json.loads(found.stdout)["step"]
         if step is None:
             break

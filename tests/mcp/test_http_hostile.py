@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
@@ -64,9 +65,21 @@ def ping(http: httpx2.Client, url: str, session: str) -> int:
     return call(http, url, session, {"jsonrpc": "2.0", "id": 7, "method": "ping"}).status_code
 
 
-def test_infinite_numbers_and_lone_surrogates_are_refused_as_on_stdio(project, tmp_path):
+@pytest.fixture(scope="module")
+def served(shared_project, tmp_path_factory) -> Iterator[str]:
+    """One server for the tests whose point is not a server of their own: the refused numbers
+    (one session) and the flood from one address (its own address's sessions, evicted per
+    address). The tests that fill the whole server keep a server each: what they fill is
+    server-wide."""
+    with http_server(shared_project, tmp_path_factory.mktemp("hostile-served")) as (url, _):
+        yield url
+
+
+def test_infinite_numbers_and_lone_surrogates_are_refused_as_on_stdio(served):
     """`1e999` used to reach the tool as infinity and come back as null."""
-    with http_server(project, tmp_path) as (url, _), client_from("127.0.0.1") as http:
+    url = served
+    # an address of its own: the flood test counts 127.0.0.1's sessions on this server
+    with client_from("127.0.0.9") as http:
         session = open_session(http, url)
         for arguments, why in (
             (b'{"n": 1e999}', "too large"),
@@ -110,11 +123,11 @@ def test_infinite_numbers_and_lone_surrogates_are_refused_as_on_stdio(project, t
         assert result["structuredContent"]["step"]["id"] == "understand"
 
 
-def test_a_flood_of_sessions_from_one_address_evicts_only_its_own(project, tmp_path):
+def test_a_flood_of_sessions_from_one_address_evicts_only_its_own(served):
     """The address past its share loses its least recently used sessions; another address's
     session, and its newest ones, keep working."""
+    url = served
     with (
-        http_server(project, tmp_path) as (url, _),
         client_from("127.0.0.1") as flood,
         client_from("127.0.0.2") as other,
     ):
