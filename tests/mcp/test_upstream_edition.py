@@ -174,6 +174,21 @@ async def test_results_have_upstreams_keys(shared_servers, tmp_path):
         assert keys(theirs["response"]) <= keys(body), label
 
 
+async def test_a_token_of_another_store_is_refused(shared_servers, empty_project, tmp_path):
+    """Each store signs with its own key: a token from one home is forged in another. The one
+    home is the module's kept server's (a store of its own; next to the other tests asking for
+    it, so no start of its own), the other a process started here."""
+    async with shared_servers.connected(*UPSTREAM_EDITION) as (one, _):
+        made = await one.call_tool(
+            "start_workflow", {"workflowId": WALKED, "workspacePath": str(tmp_path), "goal": "x"}
+        )
+        token = json.loads(made.content[0].text)["continueToken"]
+    async with stdio(empty_project, tmp_path, "legacy", "--tools", "upstream") as two:
+        refused = await two.call_tool("continue_workflow", {"continueToken": token})
+    assert refused.is_error
+    assert json.loads(refused.content[0].text)["code"] == "TOKEN_BAD_SIGNATURE"
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_the_upstream_agent_walks_a_bundled_workflow_over_stdio(
     shared_servers, tmp_path, mode
@@ -194,21 +209,6 @@ async def test_the_upstream_agent_walks_it_over_http(shared_servers, tmp_path, m
         assert client.protocol_version == ("2025-11-25" if mode == "legacy" else mode)
         done = await walk(client, tmp_path)
     assert done["complete"] and done["resume_found"]
-
-
-async def test_a_token_of_another_store_is_refused(empty_project, tmp_path):
-    """Each store signs with its own key: a token from one home is forged in another."""
-    first, second = tmp_path / "one", tmp_path / "two"
-    first.mkdir(), second.mkdir()
-    async with stdio(empty_project, first, "legacy", "--tools", "upstream") as one:
-        made = await one.call_tool(
-            "start_workflow", {"workflowId": WALKED, "workspacePath": str(first), "goal": "x"}
-        )
-        token = json.loads(made.content[0].text)["continueToken"]
-    async with stdio(empty_project, second, "legacy", "--tools", "upstream") as two:
-        refused = await two.call_tool("continue_workflow", {"continueToken": token})
-    assert refused.is_error
-    assert json.loads(refused.content[0].text)["code"] == "TOKEN_BAD_SIGNATURE"
 
 
 # Pairs of default-edition tools that do one job in two ways: each must name the other.
