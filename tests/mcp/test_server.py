@@ -84,9 +84,9 @@ COUNTING_START = """
 import atexit, gc, json, runpy, sys
 passes = []
 gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info["generation"]))
-def report():
-    print(json.dumps({"frozen": gc.get_freeze_count(), "enabled": gc.isenabled(),
-                      "passes": passes}), file=sys.stderr)
+def report():  # one write: -X importtime's lines from other threads cannot split it
+    sys.stderr.write(json.dumps({"frozen": gc.get_freeze_count(), "enabled": gc.isenabled(),
+                                 "passes": passes}) + "\\n")
 atexit.register(report)
 sys.argv = ["workrail-mcp", *sys.argv[1:]]
 runpy.run_module("workrail_mcp", run_name="__main__")
