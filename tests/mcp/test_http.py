@@ -90,13 +90,15 @@ async def test_accepted_connections_send_at_once():
             await writer.wait_closed()
 
 
-def test_banner_says_where_what_and_how(project, tmp_path):
-    with http_server(project, tmp_path) as (url, banner):
-        text = "\n".join(banner)
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-        assert int(url.split(":")[2].split("/")[0]) > 0  # --port 0: the port really bound, not 0
-        assert re.search(r"Loaded \d+ workflows; workflow files are re-scanned every 2 s", text)
-        assert f"claude mcp add --transport http workrail {url}" in text
+def test_banner_says_where_what_and_how(served_with_banner):
+    """The banner of the module's server (its default options): a start of its own would say
+    the same (issue 22 §1)."""
+    url, banner = served_with_banner
+    text = "\n".join(banner)
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+    assert int(url.split(":")[2].split("/")[0]) > 0  # --port 0: the port really bound, not 0
+    assert re.search(r"Loaded \d+ workflows; workflow files are re-scanned every 2 s", text)
+    assert f"claude mcp add --transport http workrail {url}" in text
 
 
 def test_invalid_files_are_counted_in_the_banner(project, tmp_path):
@@ -106,12 +108,17 @@ def test_invalid_files_are_counted_in_the_banner(project, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def served(shared_project, tmp_path_factory) -> Iterator[str]:
+def served_with_banner(shared_project, tmp_path_factory) -> Iterator[tuple[str, list[str]]]:
     """One server (no token) for the module's tests that need no start of their own: each
     sends its own requests or sessions and none changes what the others are served (~1.4 s of
-    CPU saved per test)."""
-    with http_server(shared_project, tmp_path_factory.mktemp("served")) as (url, _):
-        yield url
+    CPU saved per test). Yields its URL and its log (the banner first)."""
+    with http_server(shared_project, tmp_path_factory.mktemp("served")) as (url, banner):
+        yield url, banner
+
+
+@pytest.fixture(scope="module")
+def served(served_with_banner) -> str:
+    return served_with_banner[0]
 
 
 @pytest.fixture(scope="module")
