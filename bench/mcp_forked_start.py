@@ -24,16 +24,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.mcp.conftest import INITIALIZE  # noqa: E402 - the tests' own handshake line
+
 LINE = json.dumps(INITIALIZE).encode() + b"\n"
 
 
