@@ -158,7 +158,7 @@ def _kill(groups: dict[int, str], expected: set[str]) -> None:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    tokens = [token for token in groups.values() if token] + sorted(expected)
+    tokens = [token for token in [*groups.values(), *sorted(expected)] if token]
     if tokens:
         step_processes.signal_all(step_processes.step_processes(tokens, groups), signal.SIGKILL)
 
