@@ -689,6 +689,7 @@ class _Effects:
         self.while_running = while_running
         self.prepared: PreparedCommand | None = None  # the next step's command (`prepare`)
         self.cancel_flag = threading.Event()  # set by the cancel watch: the attempts share it
+        self.groups = _RunGroups(runtime.groups, self._later)  # what the attempts tell the log
 
     def attempt(
         self,
@@ -780,7 +781,7 @@ class _Effects:
                 runtime.settings,
                 deadline,
                 flag,
-                _RunGroups(runtime.groups, self._later),
+                self.groups,
                 environment=self.environment,
                 # On Postgres the check waits for the previous step's result to be committed
                 # (`Journal.add_result`): last before the spawn, so the rendering above overlaps
