@@ -296,7 +296,7 @@ def _line_of(text: str, start: int) -> int | None:
 def _table(path: Path, stamp: _Stamp) -> _Table | None:
     answer = _read_table(path, stamp)
     if isinstance(answer, ConfigError):
-        raise answer
+        raise answer.with_traceback(None)
     return answer
 
 
@@ -394,7 +394,9 @@ def find_config(start: str | os.PathLike[str]) -> ProjectConfig:
             _ANSWERS.clear()
         _ANSWERS[directory] = known
     if isinstance(known[1], ConfigError):
-        raise known[1]
+        # Raised afresh each time: re-raising a kept exception adds each raise's frames to
+        # its traceback, which would grow (and keep frames alive) with every request.
+        raise known[1].with_traceback(None)
     return known[1]
 
 
