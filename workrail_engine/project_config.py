@@ -31,6 +31,12 @@ not match (ruff's negation).
 select/extend-select/ignore are a layer under this file's (a ``select`` here starts again, as on
 the command line), and this file's ``per-file-ignores``, ``workflow-dirs`` and ``strict``, when
 given, replace its. Each file's relative paths and globs stay relative to that file.
+
+A repository is not trusted to point anywhere: every configuration file, the one found and each
+one ``extend`` names, must resolve (symlinks followed) inside the repository (the nearest folder
+with ``.git`` above the file found, else that file's project folder), and is read only if it is a
+regular file of at most ``limits.MAX_CONFIG_BYTES`` (a symlink to ``/dev/zero`` or a FIFO is an
+error, never a read without end). Errors may then echo values, as they come from the repository.
 """
 
 from __future__ import annotations

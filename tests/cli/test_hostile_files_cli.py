@@ -289,12 +289,7 @@ def test_deep_json_in_context_and_param_values_is_a_usage_error(tmp_path, depth)
 
 MEMORY_LIMIT = 1024**3  # reading without end fails at 1 GiB (MemoryError) instead of swapping
 SECRET_TOKEN = "TOKEN-ghp_0123456789abcdefSECRET"
-FLOW = {
-    "id": "flow",
-    "name": "Flow",
-    "description": "d",
-    "steps": [{"id": "one", "title": "One", "prompt": "p"}],
-}
+FLOW = {"id": "flow", "name": "Flow", "steps": [{"id": "one", "title": "One", "prompt": "p"}]}
 
 
 @pytest.fixture
