@@ -66,6 +66,7 @@ EXPECTED = {
     "limits.MAX_NESTING": f"{limits.MAX_NESTING} levels",
     "_RESULT_NESTING": f"{protocol._RESULT_NESTING} levels",
     "limits.MAX_DOCUMENT_BYTES": f"{limits.MAX_DOCUMENT_BYTES // MIB} MiB",
+    "limits.MAX_CONFIG_BYTES": f"{limits.MAX_CONFIG_BYTES // MIB} MiB",
     "limits.MAX_YAML_ALIAS_NODES": f"{limits.MAX_YAML_ALIAS_NODES:,} nodes",
     "limits.MAX_FINDINGS_PER_FILE": f"{limits.MAX_FINDINGS_PER_FILE:,} diagnostics",
     "limits.MAX_COMPILED_STEP_CHARS": f"{limits.MAX_COMPILED_STEP_CHARS:,} characters",

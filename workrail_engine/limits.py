@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "MAX_COMPILED_STEP_CHARS",
+    "MAX_CONFIG_BYTES",
     "MAX_COMPILED_WORKFLOW_CHARS",
     "MAX_DOCUMENT_BYTES",
     "MAX_FINDINGS_PER_FILE",
@@ -45,6 +46,14 @@ MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 """The largest workflow document read from disk or taken from an editor (UTF-8 bytes).
 
 The largest bundled workflow is ~40 KB; a 5 MiB file is 100 times the biggest real one.
+"""
+
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest project configuration file read (``.workrail/config.toml``, a ``pyproject.toml``,
+a file ``extend`` names), in bytes.
+
+A real ``pyproject.toml`` is a few kilobytes (large ones ~50 KB); past a mebibyte the file is no
+configuration, and `workrail validate` says so instead of reading it.
 """
 
 MAX_YAML_ALIAS_NODES = 100_000

@@ -31,6 +31,12 @@ not match (ruff's negation).
 select/extend-select/ignore are a layer under this file's (a ``select`` here starts again, as on
 the command line), and this file's ``per-file-ignores``, ``workflow-dirs`` and ``strict``, when
 given, replace its. Each file's relative paths and globs stay relative to that file.
+
+A repository is not trusted to point anywhere: every configuration file, the one found and each
+one ``extend`` names, must resolve (symlinks followed) inside the repository (the nearest folder
+with ``.git`` above the file found, else that file's project folder), and is read only if it is a
+regular file of at most ``limits.MAX_CONFIG_BYTES`` (a symlink to ``/dev/zero`` or a FIFO is an
+error, never a read without end). Errors may then echo values, as they come from the repository.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .limits import MAX_CONFIG_BYTES
+from .text.regular_files import UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
     import pathspec
@@ -244,60 +253,136 @@ def _from_table(table: Mapping[str, Any], path: Path, base: ProjectConfig) -> Pr
     return ProjectConfig(path, selection, ignores, absolute, strict)
 
 
+@dataclass(frozen=True, slots=True)
+class _Table:
+    settings: Mapping[str, Any]
+    extend_line: int | None
+    """The line ``extend`` is set on (for errors about it), when it can be told."""
+
+
+_Stamp = tuple[int, int, int, int]
+_EXTEND_LINE = re.compile(r"""^[ \t]*(?:extend|"extend"|'extend')[ \t]*=""", re.MULTILINE)
+_WORKRAIL_TABLE = re.compile(r"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*workrail[ \t]*\]", re.MULTILINE)
+
+
 @lru_cache(maxsize=64)
-def _read_table(path: Path, stamp: tuple[int, int]) -> Mapping[str, Any] | None:
+def _read_table(path: Path, stamp: _Stamp) -> _Table | ConfigError | None:
     """The settings table of ``path``; None for a pyproject.toml without ``[tool.workrail]``.
-    Cached per (path, mtime, size): a language server notices an edited file."""
+    Cached per (path, file identity, mtime, size), errors too: a language server notices an
+    edited file, and does not read a broken one again for each request it serves.
+
+    Only a regular file of at most MAX_CONFIG_BYTES is read: a symlink in a repository can name
+    ``/dev/zero`` or a FIFO."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{path}: cannot be read as TOML: {error}") from None
+        data = read_regular_file(path, MAX_CONFIG_BYTES)
+    except UnreadableFile as error:
+        return ConfigError(f"{path}: {error}")
+    try:
+        text = data.decode("utf-8")
+        document = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return ConfigError(f"{path}: cannot be read as TOML: {error}")
     if path.name != "pyproject.toml":
-        return data
-    table = data.get("tool", {}).get("workrail")
-    if table is not None and not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.workrail] must be a table")
-    return table
+        return _Table(document, _line_of(text, 0))
+    table = document.get("tool", {}).get("workrail")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        return ConfigError(f"{path}: [tool.workrail] must be a table")
+    header = _WORKRAIL_TABLE.search(text)
+    return _Table(table, _line_of(text, header.end()) if header else None)
 
 
-def _load(path: Path, read: list[str], chain: tuple[Path, ...] = ()) -> ProjectConfig | None:
+def _line_of(text: str, start: int) -> int | None:
+    """The line of the first ``extend =`` at or after ``start``."""
+    found = _EXTEND_LINE.search(text, start)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+def _table(path: Path, stamp: _Stamp) -> _Table | None:
+    answer = _read_table(path, stamp)
+    if isinstance(answer, ConfigError):
+        raise answer.with_traceback(None)
+    return answer
+
+
+def _boundary(config_file: Path, looked: list[str]) -> Path:
+    """The directory every file of a configuration must resolve into: the repository holding
+    ``config_file`` (the nearest directory with ``.git``), else its own project directory."""
+    start = _root(config_file)
+    for folder in (start, *start.parents):
+        git = folder / ".git"
+        looked.append(str(git))
+        if git.exists():
+            return Path(os.path.realpath(folder))
+    return Path(os.path.realpath(start))
+
+
+def _outside(path: Path, boundary: Path, chain: tuple[tuple[Path, _Table], ...]) -> ConfigError:
+    """The error for a configuration file that resolves outside ``boundary``: it names the
+    file (and line) that points there, and never what the file outside holds or whether it is."""
+    if not chain:
+        return ConfigError(
+            f"{path}: a configuration file must lie inside the repository ({boundary}); this one"
+            " resolves to a file outside it: not read"
+        )
+    holder, table = chain[-1]
+    line = f":{table.extend_line}" if table.extend_line else ""
+    return ConfigError(
+        f"{holder}{line}: 'extend' must name a file inside the repository ({boundary});"
+        f" {table.settings['extend']!r} is outside it: not read"
+    )
+
+
+def _load(
+    path: Path, read: list[str], boundary: Path, chain: tuple[tuple[Path, _Table], ...] = ()
+) -> ProjectConfig | None:
     """The settings in ``path``, with those it extends under them; every file read is added to
-    ``read`` (what a cached answer depends on)."""
+    ``read`` (what a cached answer depends on). ``chain``: the files that extend ``path``.
+
+    Every file must resolve (symlinks followed) inside ``boundary``: the values of a file are
+    echoed in errors, and ``extend = "~/.config/…"`` must not read, or tell of, a file outside
+    the repository."""
     read.append(str(path))
+    if not Path(os.path.realpath(path)).is_relative_to(boundary):
+        raise _outside(path, boundary, chain)
     stamp = _stamp(str(path))
     if stamp is None:
-        raise ConfigError(f"{chain[-1]}: 'extend' names {path}, which cannot be read")
-    table = _read_table(path, stamp)
+        raise ConfigError(f"{chain[-1][0]}: 'extend' names {path}, which cannot be read")
+    table = _table(path, stamp)
     if table is None:
         if chain:
-            raise ConfigError(f"{chain[-1]}: 'extend' names {path}, which has no [tool.workrail]")
+            raise ConfigError(
+                f"{chain[-1][0]}: 'extend' names {path}, which has no [tool.workrail]"
+            )
         return None
     base = ProjectConfig()
-    extend = table.get("extend")
+    extend = table.settings.get("extend")
     if extend is not None:
         if not isinstance(extend, str):
             raise ConfigError(f"{path}: 'extend' must be the path of a configuration file")
         target = Path(os.path.abspath(path.parent / os.path.expanduser(extend)))
-        if target in (*chain, path):
+        if target in (*(file for file, _ in chain), path):
             raise ConfigError(f"{path}: 'extend' makes a cycle through {target}")
         if len(chain) >= MAX_EXTEND_DEPTH:
             raise ConfigError(f"{path}: 'extend' chain longer than {MAX_EXTEND_DEPTH} files")
-        base = _load(target, read, (*chain, path)) or base
-    return _from_table(table, path, base)
+        base = _load(target, read, boundary, (*chain, (path, table))) or base
+    return _from_table(table.settings, path, base)
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
+def _stamp(path: str) -> _Stamp | None:
+    """What tells a file changed: its identity (device, inode), mtime and size."""
     try:
         status = os.stat(path)
     except OSError:
         return None
-    return (status.st_mtime_ns, status.st_size)
+    return (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_size)
 
 
 # Per directory looked up: the files the answer depends on (with their stamps, None for "not
 # there") and the answer, a configuration or the error. A language server asks for every request
 # it serves; while no stamp changed, the answer costs a stat per file looked at.
-_Answer = tuple[tuple[tuple[str, tuple[int, int] | None], ...], "ProjectConfig | ConfigError"]
+_Answer = tuple[tuple[tuple[str, _Stamp | None], ...], "ProjectConfig | ConfigError"]
 _ANSWERS: dict[str, _Answer] = {}
 _MAX_ANSWERS = 4096
 
@@ -315,7 +400,9 @@ def find_config(start: str | os.PathLike[str]) -> ProjectConfig:
             _ANSWERS.clear()
         _ANSWERS[directory] = known
     if isinstance(known[1], ConfigError):
-        raise known[1]
+        # Raised afresh each time: re-raising a kept exception adds each raise's frames to
+        # its traceback, which would grow (and keep frames alive) with every request.
+        raise known[1].with_traceback(None)
     return known[1]
 
 
@@ -335,7 +422,7 @@ def _nearest(directory: Path, looked: list[str]) -> ProjectConfig:
             candidate = folder / name
             looked.append(str(candidate))
             if _stamp(str(candidate)) is not None:
-                found = _load(candidate, looked)
+                found = _load(candidate, looked, _boundary(candidate, looked))
                 if found is not None:
                     return found
         git = folder / ".git"

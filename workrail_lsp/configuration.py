@@ -22,6 +22,7 @@ import dataclasses
 import logging
 import os
 import re
+import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -145,8 +146,15 @@ def project_config(path: str | None) -> ProjectConfig:
     try:
         return find_config(path)
     except ConfigError as error:
-        log.warning("ignoring the project configuration: %s", error)
+        # find_config keeps a broken file's error until the file changes: said once, not at
+        # every request that looks the configuration up.
+        if error not in _LOGGED_CONFIG_ERRORS:
+            _LOGGED_CONFIG_ERRORS.add(error)
+            log.warning("ignoring the project configuration: %s", error)
         return ProjectConfig()
+
+
+_LOGGED_CONFIG_ERRORS: weakref.WeakSet[Exception] = weakref.WeakSet()
 
 
 def selected(diagnostics: list[Diagnostic], path: str | None) -> list[Diagnostic]:

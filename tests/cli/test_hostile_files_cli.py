@@ -15,17 +15,30 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from address_space import limit_address_space
 
 WORKRAIL = Path(sys.executable).with_name("workrail")
 SECRET = "TOP-SECRET-FILE-CONTENT-7f3a"
 
 
-def workrail(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def workrail(
+    cwd: Path,
+    *args: str,
+    timeout: float = 60,
+    stdin: Any = subprocess.DEVNULL,
+    home: Path | None = None,
+    memory_limit: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``stdin``: a file or pipe for standard input; ``home``: $HOME (for ``~`` in paths);
+    ``memory_limit``: the address space in bytes, so that reading without end fails fast."""
     env = {k: v for k, v in os.environ.items() if k != "WORKRAIL_WORKFLOW_PATH"}
     env["WORKRAIL_HOME"] = str(cwd / ".home")
     env["NO_COLOR"] = "1"
+    if home is not None:
+        env["HOME"] = str(home)
     return subprocess.run(
         [str(WORKRAIL), *args],
         cwd=cwd,
@@ -33,7 +46,8 @@ def workrail(cwd: Path, *args: str, timeout: float = 60) -> subprocess.Completed
         capture_output=True,
         text=True,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
+        preexec_fn=limit_address_space(memory_limit) if memory_limit else None,
     )
 
 
@@ -269,3 +283,132 @@ def test_deep_json_in_context_and_param_values_is_a_usage_error(tmp_path, depth)
         assert done.returncode == 2, done.stdout + done.stderr
         assert "nested deeper than 64 levels" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+# --- issue 34: configuration files and standard input ------------------------------------
+
+MEMORY_LIMIT = 1024**3  # reading without end fails at 1 GiB (MemoryError) instead of swapping
+SECRET_TOKEN = "TOKEN-ghp_0123456789abcdefSECRET"
+FLOW = {"id": "flow", "name": "Flow", "steps": [{"id": "one", "title": "One", "prompt": "p"}]}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".workrail").mkdir()
+    (root / "workflows").mkdir()
+    (root / "workflows" / "flow.json").write_text(json.dumps(FLOW))
+    return root
+
+
+def hostile_config(repo: Path, kind: str) -> tuple[Path, str]:
+    """Lay out a configuration file of ``kind``; the file the error must name, and its words."""
+    config = repo / ".workrail" / "config.toml"
+    if kind == "symlink-to-dev-zero":  # Git stores symlinks: a clone can hold this one
+        config.symlink_to("/dev/zero")
+        return config, "must lie inside the repository"
+    if kind == "fifo":
+        os.mkfifo(config)
+        return config, "named pipe (FIFO), not a regular file"
+    if kind == "pyproject-fifo":
+        os.mkfifo(repo / "pyproject.toml")
+        return repo / "pyproject.toml", "named pipe (FIFO), not a regular file"
+    if kind == "extended-fifo":
+        config.write_text('extend = "shared.toml"\n')
+        os.mkfifo(repo / ".workrail" / "shared.toml")
+        return repo / ".workrail" / "shared.toml", "named pipe (FIFO), not a regular file"
+    assert kind == "too-large"
+    config.write_text("# " + "x" * (1024 * 1024) + "\nstrict = true\n")
+    return config, "File too large (1.0 MiB; the limit is 1 MiB)"
+
+
+@pytest.mark.parametrize(
+    "kind", ["symlink-to-dev-zero", "fifo", "pyproject-fifo", "extended-fifo", "too-large"]
+)
+def test_a_configuration_file_not_regular_or_too_large_is_a_usage_error(repo, kind):
+    culprit, words = hostile_config(repo, kind)
+    for command in (["validate"], ["format", "--check"]):
+        done = workrail(repo, *command, timeout=20, memory_limit=MEMORY_LIMIT)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert str(culprit) in done.stderr and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_extend_outside_the_repository_is_refused_unread_and_unechoed(repo, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secrets.toml").write_text(f'select = ["{SECRET_TOKEN}"]\n')
+    (repo / "inside-link.toml").symlink_to(home / "secrets.toml")
+    config = repo / ".workrail" / "config.toml"
+    errors = {}
+    for extend in (
+        "~/secrets.toml",
+        "~/missing.toml",
+        "../../home/secrets.toml",
+        "../inside-link.toml",
+    ):
+        config.write_text(f'strict = false\nextend = "{extend}"\n')
+        done = workrail(repo, "validate", home=home, timeout=20)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert SECRET_TOKEN not in done.stdout + done.stderr
+        assert f"{config}:2: 'extend' must name a file inside the repository" in done.stderr
+        errors[extend] = done.stderr.replace(extend, "EXTEND")
+    # Whether the file outside exists is not told either.
+    assert errors["~/secrets.toml"] == errors["~/missing.toml"]
+    # Nor is a configuration file that is itself a link out of the repository read.
+    config.unlink()
+    config.symlink_to(home / "secrets.toml")
+    done = workrail(repo, "validate", home=home, timeout=20)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert SECRET_TOKEN not in done.stdout + done.stderr
+    assert f"{config}: a configuration file must lie inside the repository" in done.stderr
+
+
+def test_validate_reads_standard_input_only_up_to_the_document_limit(repo):
+    big = repo / "big.json"
+    big.write_text(json.dumps({**FLOW, "description": "x" * (6 * 1024 * 1024)}))
+    by_path = workrail(repo, "validate", str(big), "--format", "json", timeout=20)
+    with open("/dev/zero", "rb") as zero:
+        by_stdin = workrail(
+            repo, "validate", "-", "--format", "json", stdin=zero, memory_limit=MEMORY_LIMIT
+        )
+    assert by_stdin.returncode == by_path.returncode == 1, by_stdin.stderr + by_path.stderr
+    [from_stdin] = json.loads(by_stdin.stdout)["files"][0]["diagnostics"]
+    [from_path] = json.loads(by_path.stdout)["files"][0]["diagnostics"]
+    assert from_stdin["code"] == from_path["code"] == "WR004"
+    assert "the limit is 5 MiB" in from_stdin["message"]
+
+
+def test_format_reads_a_pipe_that_never_ends_only_up_to_the_document_limit(repo):
+    yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        done = workrail(repo, "format", "-", stdin=yes.stdout, memory_limit=MEMORY_LIMIT)
+    finally:
+        yes.kill()
+        yes.wait()
+        assert yes.stdout is not None
+        yes.stdout.close()
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert "-: not formatted: File too large (more than 5.0 MiB" in done.stderr
+
+
+def test_standard_input_not_utf8_is_refused_as_the_same_file_is(repo):
+    latin1 = repo / "workflows" / "latin1.json"
+    latin1.write_bytes(
+        json.dumps({**FLOW, "name": "Fl\u00f6w"}, ensure_ascii=False).encode("latin-1")
+    )
+    by_path = workrail(repo, "validate", str(latin1), "--format", "json")
+    with latin1.open("rb") as source:
+        by_stdin = workrail(repo, "validate", "-", "--format", "json", stdin=source)
+    assert by_stdin.returncode == by_path.returncode == 1, by_stdin.stderr + by_path.stderr
+    [from_stdin] = json.loads(by_stdin.stdout)["files"][0]["diagnostics"]
+    [from_path] = json.loads(by_path.stdout)["files"][0]["diagnostics"]
+    assert {**from_stdin, "path": None} == {**from_path, "path": None}
+    assert from_stdin["code"] == "WR003" and "Not UTF-8: byte 0xf6" in from_stdin["message"]
+    with latin1.open("rb") as source:
+        formatted = workrail(repo, "format", "-", stdin=source)
+    assert formatted.returncode == 2, formatted.stdout + formatted.stderr
+    assert formatted.stdout == ""  # no text with U+FFFD where the byte was
+    assert "-: not formatted: Not UTF-8: byte 0xf6 at line 1" in formatted.stderr

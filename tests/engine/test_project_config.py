@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,61 @@ def test_a_cached_answer_notices_new_fixed_and_removed_files(repo: Path) -> None
     assert find_config(workflows).strict
     nearer.unlink()
     assert find_config(workflows) == ProjectConfig()
+
+
+def test_a_broken_file_is_read_once_until_it_changes(repo: Path, monkeypatch) -> None:
+    """The error is kept by file (its identity, mtime and size), not read again for every
+    directory or request that looks the configuration up."""
+    from workrail_engine import project_config
+
+    config = repo / "pyproject.toml"
+    config.write_text("# " + "x" * (2 * 1024 * 1024) + "\n[tool.workrail]\n")
+    reads: list[object] = []
+    real_read = project_config.read_regular_file
+
+    def counted(path, max_bytes):
+        reads.append(path)
+        return real_read(path, max_bytes)
+
+    monkeypatch.setattr(project_config, "read_regular_file", counted)
+    for start in (repo, repo / "workflows", repo / "workflows" / "sub", repo):
+        with pytest.raises(ConfigError, match=r"File too large \(2\.0 MiB; the limit is 1 MiB\)"):
+            find_config(start)
+    assert reads == [config]
+    config.write_text("[tool.workrail]\nstrict = true\n")
+    assert find_config(repo).strict and len(reads) == 2
+
+
+def test_a_kept_error_does_not_grow_its_traceback_at_each_raise(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text("[tool.workrail]\nstrict = maybe\n")
+    depths = []
+    for _ in range(3):
+        with pytest.raises(ConfigError) as raised:
+            find_config(repo)
+        depths.append(len(traceback.extract_tb(raised.value.__traceback__)))
+    assert depths[0] == depths[-1]
+
+
+# Relative, absolute, a symlink in the repository that points out, a file outside that is not.
+@pytest.mark.parametrize("extend", ["../outside.toml", "{outside}", "link.toml", "../missing.toml"])
+def test_extend_must_resolve_inside_the_repository(tmp_path: Path, extend: str) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    outside = tmp_path / "outside.toml"
+    outside.write_text('select = ["SECRET-VALUE"]\n')
+    (repo / "link.toml").symlink_to(outside)
+    (repo / "pyproject.toml").write_text(
+        f'[tool.ruff]\nextend = "x"\n\n[tool.workrail]\nextend = "{extend.format(outside=outside)}"\n'
+    )
+    with pytest.raises(ConfigError) as raised:
+        find_config(repo)
+    message = str(raised.value)
+    assert message.startswith(f"{repo / 'pyproject.toml'}:5: 'extend' must name a file inside")
+    assert "SECRET-VALUE" not in message
+
+
+def test_extend_inside_the_repository_through_a_parent_folder_is_read(repo: Path) -> None:
+    (repo / "shared.toml").write_text('ignore = ["WR6"]\n')
+    (repo / "workflows" / ".workrail").mkdir()
+    (repo / "workflows" / ".workrail" / "config.toml").write_text('extend = "../../shared.toml"\n')
+    assert not find_config(repo / "workflows").selection.enabled("WR601")

@@ -10,23 +10,16 @@ from __future__ import annotations
 
 import json
 import queue
-import resource
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from address_space import limit_address_space
+
 SERVER = [sys.executable, "-m", "workrail_lsp"]
-
-
-def _limit_address_space(limit: int) -> Callable[[], None]:
-    def limit_in_child() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return limit_in_child
 
 
 def frame(message: dict[str, Any]) -> bytes:
@@ -50,7 +43,7 @@ class RawLspServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            preexec_fn=_limit_address_space(memory_limit) if memory_limit else None,
+            preexec_fn=limit_address_space(memory_limit) if memory_limit else None,
         )
         self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.not_json: list[bytes] = []

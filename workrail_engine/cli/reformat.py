@@ -49,8 +49,15 @@ def _format_file(name: str, text: str | None, path: str | None) -> Rewrite:
 
 
 def _run_stdin(options: FormatOptions, console: Console) -> int:
+    from workrail_engine.text.document import UnreadableText
+
     name = options.stdin_filename or STDIN
-    rewrite = _format_file(name, read_stdin(), options.stdin_filename)
+    try:
+        text = read_stdin()
+    except UnreadableText as refused:
+        console.error(f"{printable_path(name)}: not formatted: {refused}")
+        return 2
+    rewrite = _format_file(name, text, options.stdin_filename)
     if rewrite.new is None:
         console.error(f"{printable_path(name)}: not formatted: it does not parse")
         return 2

@@ -42,8 +42,11 @@ def read_source(path: str) -> str | None:
 
 
 def read_stdin() -> str:
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    """Standard input's text, read as a workflow file is: at most the document size limit (then
+    one byte more, never the rest), UTF-8; raises ``UnreadableText`` (a WR003 or WR004) else."""
+    from workrail_engine.text.document import read_workflow_text
+
+    return read_workflow_text(sys.stdin.buffer)
 
 
 def write_atomically(path: str, text: str) -> None:

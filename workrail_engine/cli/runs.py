@@ -21,8 +21,7 @@ import click
 
 from workrail_engine.cli.navigate import json_or_text
 from workrail_engine.cli.settings import Settings
-from workrail_engine.limits import MAX_DOCUMENT_BYTES
-from workrail_engine.text.regular_files import UnreadableFile, read_regular_file
+from workrail_engine.text.regular_files import UnreadableFile, read_regular_file, read_stream
 
 if TYPE_CHECKING:
     from workrail_engine.runs import RunService
@@ -377,12 +376,7 @@ def _output_text(value: str) -> str:
         return value
     name = value[1:]
     try:
-        if name == "-":
-            data = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
-            if len(data) > MAX_DOCUMENT_BYTES:
-                raise UnreadableFile(f"more than {MAX_DOCUMENT_BYTES // 1_048_576} MiB")
-        else:
-            data = read_regular_file(name)
+        data = read_stream(sys.stdin.buffer) if name == "-" else read_regular_file(name)
         return data.decode("utf-8")
     except (UnreadableFile, UnicodeDecodeError) as error:
         why = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error)

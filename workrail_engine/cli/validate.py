@@ -224,29 +224,34 @@ def _run_stdin(
     from workrail_engine.lint import lint_document
     from workrail_engine.lint.fixes import fix_text
     from workrail_engine.lint.report import add_cross_file_diagnostics
-    from workrail_engine.text.document import parse_document
+    from workrail_engine.text.document import UnreadableText, parse_document
 
     name = options.stdin_filename or STDIN
     path = options.stdin_filename
     selection = selections.for_path(name if path else ".")
-    text = read_stdin()
     fixed = 0
-    if options.fix or options.diff:
-        outcome = fix_text(
-            text, path, unsafe=options.unsafe_fixes, enabled=lambda d: selection.enabled(d.code)
-        )
-        rewrite, fixed = Rewrite(name, text, outcome.text), outcome.fixed_count
-        if options.diff:
-            return _show_diffs([rewrite], fixed, options, console)
-        # ruff's habit: the fixed text on stdout, the report on stderr.
-        console.out(outcome.text, nl=False)
-        text = outcome.text
-    document = parse_document(text, path)
+    try:
+        text = read_stdin()
+    except UnreadableText as refused:  # the diagnostic the same bytes in a file would get
+        document = refused.document(path)
+    else:
+        if options.fix or options.diff:
+            outcome = fix_text(
+                text, path, unsafe=options.unsafe_fixes, enabled=lambda d: selection.enabled(d.code)
+            )
+            rewrite, fixed = Rewrite(name, text, outcome.text), outcome.fixed_count
+            if options.diff:
+                return _show_diffs([rewrite], fixed, options, console)
+            # ruff's habit: the fixed text on stdout, the report on stderr.
+            console.out(outcome.text, nl=False)
+            text = outcome.text
+        document = parse_document(text, path)
     report = FileReport(name, document, lint_document(document))
     add_cross_file_diagnostics([report], catalog.ids, catalog.routine)
     report.diagnostics = [d for d in report.diagnostics if selection.enabled(d.code)]
     summary = Summary.of([report], strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
-    _render([report], summary, options, console, to_stderr=options.fix)
+    # Standard output holds the fixed text (--fix) or the diff (--diff): the report goes to stderr.
+    _render([report], summary, options, console, to_stderr=options.fix or options.diff)
     return _exit_code(summary, options)
 
 

@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..definition.steps import StepSite, walk_steps
 from ..diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
@@ -21,7 +21,7 @@ from ..limits import MAX_DOCUMENT_BYTES, MAX_NESTING, TOO_DEEP, nesting_exceeded
 from ._json_text import JsonText, parse_json, parse_json_fragment
 from .json_pointer import escape_token, pointer_join, unescape_token
 from .pointer_spans import PointerSpans
-from .regular_files import FileTooLarge, UnreadableFile, read_regular_file
+from .regular_files import FileTooLarge, UnreadableFile, read_regular_file, read_stream
 
 if TYPE_CHECKING:
     from ._yaml_text import YamlParse
@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LineIndex",
+    "UnreadableText",
     "WorkflowDocument",
     "detect_format",
     "parse_document",
     "read_document",
+    "read_workflow_text",
 ]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -388,10 +390,52 @@ def _yaml_duplicates(parsed: YamlParse) -> list[Diagnostic]:
     ]
 
 
-def _unreadable(path: str, code: str, message: str, text: str = "") -> WorkflowDocument:
+def _unreadable(path: str | None, code: str, message: str, text: str = "") -> WorkflowDocument:
     # The diagnostic sits at the end of what could be read: for a bad byte, right where it is.
     at = len(text)
     return WorkflowDocument(text, path, detect_format(path), None, [_syntax(code, message, at, at)])
+
+
+class UnreadableText(ValueError):
+    """Bytes that are no workflow text: too many, binary, or not UTF-8. ``code`` is the
+    diagnostic's (WR003 or WR004); ``readable`` the text before the first bad byte."""
+
+    def __init__(self, code: str, message: str, readable: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.readable = readable
+
+    def document(self, path: str | None) -> WorkflowDocument:
+        """The unparsed document whose one diagnostic says why (``path``: None for standard
+        input without ``--stdin-filename``)."""
+        return _unreadable(path, self.code, str(self), self.readable)
+
+
+def read_workflow_text(source: str | os.PathLike[str] | BinaryIO) -> str:
+    """The text of a workflow file, or of a stream (standard input) read the same way: at most
+    MAX_DOCUMENT_BYTES, UTF-8, no NUL bytes; raises `UnreadableText` for anything else."""
+    try:
+        if isinstance(source, (str, os.PathLike)):
+            data = read_regular_file(source)
+        else:
+            data = read_stream(source)
+    except FileTooLarge as err:
+        raise UnreadableText("WR004", str(err)) from None
+    except UnreadableFile as err:
+        raise UnreadableText("WR003", str(err)) from None
+    if b"\x00" in data[:8192]:
+        raise UnreadableText("WR003", "Binary file (it contains NUL bytes): not a workflow")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        good = data[: err.start].decode("utf-8")
+        line = good.count("\n") + 1
+        column = len(good) - (good.rfind("\n") + 1) + 1
+        raise UnreadableText(
+            "WR003",
+            f"Not UTF-8: byte 0x{data[err.start]:02x} at line {line}, column {column}; save the file as UTF-8",
+            good,
+        ) from None
 
 
 def read_document(path: str | os.PathLike[str]) -> WorkflowDocument:
@@ -402,23 +446,7 @@ def read_document(path: str | os.PathLike[str]) -> WorkflowDocument:
     """
     name = os.fspath(path)
     try:
-        data = read_regular_file(name)
-    except FileTooLarge as err:
-        return _unreadable(name, "WR004", str(err))
-    except UnreadableFile as err:
-        return _unreadable(name, "WR003", str(err))
-    if b"\x00" in data[:8192]:
-        return _unreadable(name, "WR003", "Binary file (it contains NUL bytes): not a workflow")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        good = data[: err.start].decode("utf-8")
-        line = good.count("\n") + 1
-        column = len(good) - (good.rfind("\n") + 1) + 1
-        return _unreadable(
-            name,
-            "WR003",
-            f"Not UTF-8: byte 0x{data[err.start]:02x} at line {line}, column {column}; save the file as UTF-8",
-            good,
-        )
+        text = read_workflow_text(name)
+    except UnreadableText as refused:
+        return refused.document(name)
     return parse_document(text, name)

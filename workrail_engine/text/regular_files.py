@@ -11,16 +11,27 @@ reads it here, so none of them can hang on open or read a file without end:
 - anything but a regular file is refused;
 - at most ``max_bytes + 1`` bytes are read, whatever the size ``fstat`` claimed (files in
   ``/proc`` say 0 and a growing file says less than it holds).
+
+Standard input (``workrail validate -``, ``format -``, ``continue --output @-``) is whatever the
+shell connected, a pipe or ``/dev/zero`` alike: `read_stream` reads it under the same cap.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from typing import BinaryIO
 
 from ..limits import MAX_DOCUMENT_BYTES
 
-__all__ = ["FileTooLarge", "NotRegularFile", "UnreadableFile", "read_head", "read_regular_file"]
+__all__ = [
+    "FileTooLarge",
+    "NotRegularFile",
+    "UnreadableFile",
+    "read_head",
+    "read_regular_file",
+    "read_stream",
+]
 
 _CHUNK = 1 << 20
 _PROBE = 1 << 12  # what a read that should find the end asks for
@@ -56,7 +67,7 @@ def _open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except IsADirectoryError:
-        raise NotRegularFile("This is a directory, not a workflow file") from None
+        raise NotRegularFile("This is a directory, not a regular file: not read") from None
     except OSError as err:
         raise UnreadableFile(f"Cannot read the file: {err.strerror or err}") from None
     info = os.fstat(fd)
@@ -92,6 +103,18 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int = MAX_DOCUMEN
         raise UnreadableFile(f"Cannot read the file: {err.strerror or err}") from None
     finally:
         os.close(fd)
+
+
+def read_stream(stream: BinaryIO, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """The bytes of an open stream (standard input) up to its end, at most ``max_bytes``;
+    `FileTooLarge` when there are more (then ``max_bytes + 1`` were read, never the rest)."""
+    try:
+        data = stream.read(max_bytes + 1)
+    except OSError as err:
+        raise UnreadableFile(f"Cannot read the input: {err.strerror or err}") from None
+    if len(data) > max_bytes:
+        raise FileTooLarge(_too_large(len(data), max_bytes, at_least=True), len(data))
+    return data
 
 
 def _too_large(size: int, limit: int, at_least: bool = False) -> str:

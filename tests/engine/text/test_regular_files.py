@@ -48,3 +48,13 @@ def test_a_file_past_the_limit_is_refused_even_when_fstat_says_it_is_small(tmp_p
     )
     with pytest.raises(FileTooLarge):
         read_regular_file(path, max_bytes=4096)
+
+
+def test_a_stream_is_read_up_to_the_limit_and_one_byte_more():
+    import io
+
+    assert regular_files.read_stream(io.BytesIO(b"x" * 4096), max_bytes=4096) == b"x" * 4096
+    endless = io.BytesIO(b"y" * 100_000)
+    with pytest.raises(FileTooLarge, match="more than"):
+        regular_files.read_stream(endless, max_bytes=4096)
+    assert endless.tell() == 4097  # the rest is never read
