@@ -3,7 +3,9 @@ the language server formats with), in place, or only check (``--check``) or show
 
 As ``ruff format``: exit 0 when done (or, checking, when nothing would change), 1 when ``--check``
 or ``--diff`` finds a file to reformat, 2 when a file could not be formatted (it does not parse,
-or cannot be read) — such a file is left as it is and named on stderr.
+cannot be read, its layout would lose a comment, it lies outside the project and the paths named
+on the command line, or it changed while being formatted) — such a file is left as it is and
+named on stderr.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workrail_engine.cli.console import Console
-from workrail_engine.cli.discovery import collect_files, project_directories
+from workrail_engine.cli.discovery import collect_files, named_paths, project_directories
 from workrail_engine.cli.formatters.codeframe import printable_path
+from workrail_engine.cli.rewrite_scope import RewriteScope
 from workrail_engine.cli.rewrites import (
     STDIN,
     Rewrite,
+    Source,
     read_source,
     read_stdin,
     unified_diff,
-    write_atomically,
+    write_rewrites,
 )
 
 __all__ = ["FormatOptions", "run_format"]
@@ -35,24 +39,28 @@ class FormatOptions:
     stdin_filename: str | None = None
 
 
+UNREADABLE = "it cannot be read (`workrail validate` says why)"
+
+
 def _plural(n: int, what: str) -> str:
     return f"{n} file {what}" if n == 1 else f"{n} files {what}"
 
 
-def _format_file(name: str, text: str | None, path: str | None) -> Rewrite:
+def _format_file(name: str, source: Source | None, path: str | None) -> Rewrite:
     """``path``: where the file type comes from (None for standard input without a name: JSON)."""
-    from workrail_engine.text.formatting import format_text
+    from workrail_engine.text.formatting import try_format
 
-    if text is None:
-        return Rewrite(name, "", None)
-    return Rewrite(name, text, format_text(text, path))
+    if source is None:
+        return Rewrite(name, "", None, refusal=UNREADABLE)
+    formatted = try_format(source.text, path)
+    return Rewrite(name, source.text, formatted.text, source.identity, formatted.refusal)
 
 
 def _run_stdin(options: FormatOptions, console: Console) -> int:
     name = options.stdin_filename or STDIN
-    rewrite = _format_file(name, read_stdin(), options.stdin_filename)
+    rewrite = _format_file(name, Source(read_stdin()), options.stdin_filename)
     if rewrite.new is None:
-        console.error(f"{printable_path(name)}: not formatted: it does not parse")
+        console.error(f"{printable_path(name)}: not formatted: {rewrite.refusal}")
         return 2
     if options.diff:
         console.out(unified_diff(rewrite), nl=False)
@@ -83,22 +91,20 @@ def run_format(
     failed = [r for r in rewrites if r.new is None]
     changed = [r for r in rewrites if r.changed]
     for rewrite in failed:
-        console.error(
-            f"{printable_path(rewrite.path)}: not formatted: it does not parse or cannot be read"
-            " (`workrail validate` says why)"
-        )
+        console.error(f"{printable_path(rewrite.path)}: not formatted: {rewrite.refusal}")
+    left: list[Rewrite] = []
     if options.diff:
         console.out("".join(unified_diff(r) for r in changed), nl=False)
     elif options.check:
         for rewrite in changed:
             console.out(f"Would reformat: {printable_path(rewrite.path)}")
     else:
-        for rewrite in changed:
-            assert rewrite.new is not None
-            write_atomically(rewrite.path, rewrite.new)
+        scope = RewriteScope(project, [*named_paths(paths), *extra_dirs])
+        left = write_rewrites(changed, scope, console.error, "formatting")
     if not options.quiet:
-        _summary(len(changed), len(rewrites) - len(changed) - len(failed), options, console)
-    if failed:
+        done = len(changed) - len(left)
+        _summary(done, len(rewrites) - len(changed) - len(failed), options, console)
+    if failed or left:
         return 2
     return 1 if (options.check or options.diff) and changed else 0
 
