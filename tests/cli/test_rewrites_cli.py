@@ -4,14 +4,17 @@ temporary file left behind by a run that was killed."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from fixable_texts import YAML_FIXED, YAML_TEXT, YAML_UNINDENTED
 from test_fix_cli import run
 
-# Loaded by the `workrail` subprocess when on its PYTHONPATH (see its docstring).
-INTERRUPTED_WRITE = str(Path(__file__).with_name("interrupted_write"))
+# Its sitecustomize.py is loaded by a `workrail` subprocess with it on PYTHONPATH (see there).
+INTERRUPTED_WRITE = os.pathsep.join(
+    filter(None, [str(Path(__file__).with_name("interrupted_write")), os.environ.get("PYTHONPATH")])
+)
 REWRITES = [
     pytest.param(["validate", "--fix"], YAML_TEXT, YAML_FIXED, id="validate-fix"),
     pytest.param(["format"], YAML_UNINDENTED, YAML_TEXT, id="format"),
