@@ -120,7 +120,12 @@ def yaml_comments(text: str) -> list[tuple[int, str]]:
             found += [start + mark.start() + 1] if mark else []
         scanned_to = max(scanned_to, end)
     found += _comments_between(text, scanned_to, len(text))
-    return [(text.count("\n", 0, at), _line_from(text, at).rstrip()) for at in found]
+    comments, line, counted_to = [], 0, 0
+    for at in found:  # in text order: count the lines between one comment and the next only
+        line += text.count("\n", counted_to, at)
+        counted_to = at
+        comments.append((line, _line_from(text, at).rstrip()))
+    return comments
 
 
 def _comments_between(text: str, start: int, end: int) -> list[int]:
