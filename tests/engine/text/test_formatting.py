@@ -147,6 +147,12 @@ def test_yaml_comments_are_found_only_outside_scalars():
         pytest.param("a: &x 1 # anchored\nb: *x\n", id="anchor"),
         pytest.param("id: a\nname:   x\n...  # end\n\n# after the end\n", id="document-end"),
         pytest.param("id: a\r\nname:   x # c\r\n...\r\n# after\r\n", id="document-end-crlf"),
+        pytest.param("id: a\np: |+\n  text\n\n# after\nq: 1\n", id="after-a-kept-block"),
+        pytest.param(
+            'p: "a\n  # quoted, no comment\n  b"\nq: a\n  b # c\n', id="multi-line-scalars"
+        ),
+        pytest.param("id: a\nt: [\n  a,\n  b\n] # after the flow\n", id="after-a-multi-line-flow"),
+        pytest.param("id: a\nname: x\n# the last line", id="no-final-newline"),
     ],
 )
 def test_every_comment_is_kept(text):
@@ -167,6 +173,11 @@ def test_every_comment_is_kept(text):
             "id: a\nmeta: {\n  a: 1,\n  # before b\n  b: 2\n}\n",
             "the layout would drop the comment on line 4 (# before b)",
             id="flow-mapping",
+        ),
+        pytest.param(
+            "id: a\ns:\n- [a, # in a flow in a block\n   b]\n",
+            "the layout would drop the comment on line 3 (# in a flow in a block)",
+            id="flow-sequence-in-a-block-sequence",
         ),
     ],
 )
