@@ -20,8 +20,8 @@ from workrail_engine.cli.formatters.codeframe import printable_path
 from workrail_engine.cli.rewrite_scope import RewriteScope
 from workrail_engine.cli.rewrites import (
     STDIN,
+    FileIdentity,
     Rewrite,
-    Source,
     read_source,
     read_stdin,
     unified_diff,
@@ -46,19 +46,28 @@ def _plural(n: int, what: str) -> str:
     return f"{n} file {what}" if n == 1 else f"{n} files {what}"
 
 
-def _format_file(name: str, source: Source | None, path: str | None) -> Rewrite:
+def _format_file(
+    name: str, text: str | None, path: str | None, identity: FileIdentity | None = None
+) -> Rewrite:
     """``path``: where the file type comes from (None for standard input without a name: JSON)."""
     from workrail_engine.text.formatting import try_format
 
-    if source is None:
+    if text is None:
         return Rewrite(name, "", None, refusal=UNREADABLE)
-    formatted = try_format(source.text, path)
-    return Rewrite(name, source.text, formatted.text, source.identity, formatted.refusal)
+    formatted = try_format(text, path)
+    return Rewrite(name, text, formatted.text, identity, formatted.refusal)
+
+
+def _format_path(path: str) -> Rewrite:
+    source = read_source(path)
+    if source is None:
+        return _format_file(path, None, path)
+    return _format_file(path, source.text, path, source.identity)
 
 
 def _run_stdin(options: FormatOptions, console: Console) -> int:
     name = options.stdin_filename or STDIN
-    rewrite = _format_file(name, Source(read_stdin()), options.stdin_filename)
+    rewrite = _format_file(name, read_stdin(), options.stdin_filename)
     if rewrite.new is None:
         console.error(f"{printable_path(name)}: not formatted: {rewrite.refusal}")
         return 2
@@ -87,7 +96,7 @@ def run_format(
     extra = [*extra_dirs, *find_config(project).workflow_dirs]
     arguments = list(paths) or [str(d) for d in project_directories(project, extra)]
     files = collect_files(arguments, sources=not paths)
-    rewrites = [_format_file(path, read_source(path), path) for path in files]
+    rewrites = [_format_path(path) for path in files]
     failed = [r for r in rewrites if r.new is None]
     changed = [r for r in rewrites if r.changed]
     for rewrite in failed:

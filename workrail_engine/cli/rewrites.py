@@ -22,6 +22,7 @@ from workrail_engine.cli.rewrite_scope import RewriteScope
 
 __all__ = [
     "STALE_TEMPORARY_SECONDS",
+    "FileIdentity",
     "STDIN",
     "Rewrite",
     "Source",
@@ -53,7 +54,7 @@ class Source:
     """A file's text and the identity of the file it was read from."""
 
     text: str
-    identity: FileIdentity | None = None  # None: standard input, never written back
+    identity: FileIdentity
 
 
 @dataclass(frozen=True, slots=True)
