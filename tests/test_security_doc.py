@@ -14,6 +14,7 @@ import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from workrail_engine import limits
+from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
 from workrail_engine.runs import executor, step_events, walker
 from workrail_engine.schema import schema_path
@@ -118,6 +119,10 @@ EXPECTED = {
     "MAX_COMMENT_CHARS": (
         f"{confirmation.MAX_COMMENT_CHARS:,} characters (asked of the client); the notes shown "
         f"in the form: {confirmation.MAX_NOTES_CHARS:,} characters"
+    ),
+    "STALE_TEMPORARY_SECONDS": (
+        f"{rewrites.STALE_TEMPORARY_SECONDS:,} s, or at once when the PID in its name is no live "
+        "process"
     ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {navigator.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"

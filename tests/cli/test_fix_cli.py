@@ -17,7 +17,11 @@ WORKRAIL = Path(sys.executable).with_name("workrail")
 
 
 def run(
-    cwd: Path, *args: str, stdin: str | None = None, expect: int | None = None
+    cwd: Path,
+    *args: str,
+    stdin: str | None = None,
+    expect: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [str(WORKRAIL), *args],
@@ -26,7 +30,7 @@ def run(
         timeout=60,
         cwd=cwd,
         input=stdin,
-        env={**os.environ, "WORKRAIL_HOME": str(cwd / ".home"), "NO_COLOR": "1"},
+        env={**os.environ, "WORKRAIL_HOME": str(cwd / ".home"), "NO_COLOR": "1", **(env or {})},
     )
     if expect is not None:
         assert result.returncode == expect, (

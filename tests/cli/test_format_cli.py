@@ -92,3 +92,28 @@ def test_a_symlinked_file_is_formatted_through_the_link(project: Path) -> None:
     link.symlink_to(target)
     run(project, "format", "workflows/linked.json", expect=0)
     assert link.is_symlink() and target.read_text() == PRETTY_JSON
+
+
+FLOW_SEQUENCE_COMMENT = "id: tagged\ntags: [\n  ops, # the on-call rota reads this\n  release\n]\n"
+FLOW_MAPPING_COMMENT = "id: meta\nmeta: {\n  owner: ops, # who to ask\n  tier: 1\n}\n"
+
+
+@pytest.mark.parametrize("text", [FLOW_SEQUENCE_COMMENT, FLOW_MAPPING_COMMENT])
+def test_a_comment_the_yaml_layout_would_drop_leaves_the_file_alone(
+    project: Path, text: str
+) -> None:
+    path = project / "workflows" / "commented.yaml"
+    path.write_text(text)
+    result = run(project, "format", "workflows/commented.yaml", expect=2)
+    assert path.read_text() == text
+    assert (
+        "workflows/commented.yaml: not formatted: the layout would drop the comment on line 3 (#"
+        in (result.stderr)
+    )
+
+
+def test_comments_after_the_document_end_marker_are_kept(project: Path) -> None:
+    path = project / "workflows" / "ended.yaml"
+    path.write_text(UNINDENTED_YAML + "...  # end of the workflow\n\n# Reviewed by ops.\n")
+    run(project, "format", "workflows/ended.yaml", expect=0)
+    assert path.read_text() == YAML_TEXT + "...  # end of the workflow\n\n# Reviewed by ops.\n"

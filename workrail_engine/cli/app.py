@@ -241,8 +241,9 @@ def format_command(
     """Lay out workflow files as the language server formats them.
 
     JSON: two-space indentation, one member per line, keys and scalars as written. YAML: comments,
-    quoting and key order kept, nested blocks indented by two. A file that does not parse is left
-    alone (exit 2). PATHS as for validate; '-' formats standard input to standard output.
+    quoting and key order kept, nested blocks indented by two. A file that does not parse, whose
+    layout would drop a comment, or that resolves outside the project and PATHS is left alone
+    (exit 2). PATHS as for validate; '-' formats standard input to standard output.
     """
     from workrail_engine.cli.reformat import FormatOptions, run_format
 

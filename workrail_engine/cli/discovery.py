@@ -25,7 +25,13 @@ from workrail_engine.text.workflow_files import (
     read_head,
 )
 
-__all__ = ["PROJECT_SUBDIRS", "MissingPath", "collect_files", "project_directories"]
+__all__ = [
+    "PROJECT_SUBDIRS",
+    "MissingPath",
+    "collect_files",
+    "named_paths",
+    "project_directories",
+]
 
 PROJECT_SUBDIRS = ("workflows", os.path.join(".workrail", "workflows"))
 SKIPPED_DIRS = frozenset(
@@ -90,6 +96,11 @@ def _expand(argument: str) -> list[str]:
             return matches
         raise MissingPath(argument, "no file matches this pattern")
     raise MissingPath(argument, "no such file or directory")
+
+
+def named_paths(arguments: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The paths the arguments name, each glob pattern expanded."""
+    return [match for argument in arguments for match in _expand(os.fspath(argument))]
 
 
 def collect_files(

@@ -3,7 +3,9 @@ the language server formats with), in place, or only check (``--check``) or show
 
 As ``ruff format``: exit 0 when done (or, checking, when nothing would change), 1 when ``--check``
 or ``--diff`` finds a file to reformat, 2 when a file could not be formatted (it does not parse,
-or cannot be read) — such a file is left as it is and named on stderr.
+cannot be read, its layout would lose a comment, it lies outside the project and the paths named
+on the command line, or it changed while being formatted) — such a file is left as it is and
+named on stderr.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workrail_engine.cli.console import Console
-from workrail_engine.cli.discovery import collect_files, project_directories
+from workrail_engine.cli.discovery import collect_files, named_paths, project_directories
 from workrail_engine.cli.formatters.codeframe import printable_path
+from workrail_engine.cli.rewrite_scope import RewriteScope
 from workrail_engine.cli.rewrites import (
     STDIN,
+    FileIdentity,
     Rewrite,
     read_source,
     read_stdin,
     unified_diff,
-    write_atomically,
+    write_rewrites,
 )
 
 __all__ = ["FormatOptions", "run_format"]
@@ -35,17 +39,30 @@ class FormatOptions:
     stdin_filename: str | None = None
 
 
+UNREADABLE = "it cannot be read (`workrail validate` says why)"
+
+
 def _plural(n: int, what: str) -> str:
     return f"{n} file {what}" if n == 1 else f"{n} files {what}"
 
 
-def _format_file(name: str, text: str | None, path: str | None) -> Rewrite:
+def _format_file(
+    name: str, text: str | None, path: str | None, identity: FileIdentity | None = None
+) -> Rewrite:
     """``path``: where the file type comes from (None for standard input without a name: JSON)."""
-    from workrail_engine.text.formatting import format_text
+    from workrail_engine.text.formatting import try_format
 
     if text is None:
-        return Rewrite(name, "", None)
-    return Rewrite(name, text, format_text(text, path))
+        return Rewrite(name, "", None, refusal=UNREADABLE)
+    formatted = try_format(text, path)
+    return Rewrite(name, text, formatted.text, identity, formatted.refusal)
+
+
+def _format_path(path: str) -> Rewrite:
+    source = read_source(path)
+    if source is None:
+        return _format_file(path, None, path)
+    return _format_file(path, source.text, path, source.identity)
 
 
 def _run_stdin(options: FormatOptions, console: Console) -> int:
@@ -59,7 +76,7 @@ def _run_stdin(options: FormatOptions, console: Console) -> int:
         return 2
     rewrite = _format_file(name, text, options.stdin_filename)
     if rewrite.new is None:
-        console.error(f"{printable_path(name)}: not formatted: it does not parse")
+        console.error(f"{printable_path(name)}: not formatted: {rewrite.refusal}")
         return 2
     if options.diff:
         console.out(unified_diff(rewrite), nl=False)
@@ -86,26 +103,24 @@ def run_format(
     extra = [*extra_dirs, *find_config(project).workflow_dirs]
     arguments = list(paths) or [str(d) for d in project_directories(project, extra)]
     files = collect_files(arguments, sources=not paths)
-    rewrites = [_format_file(path, read_source(path), path) for path in files]
+    rewrites = [_format_path(path) for path in files]
     failed = [r for r in rewrites if r.new is None]
     changed = [r for r in rewrites if r.changed]
     for rewrite in failed:
-        console.error(
-            f"{printable_path(rewrite.path)}: not formatted: it does not parse or cannot be read"
-            " (`workrail validate` says why)"
-        )
+        console.error(f"{printable_path(rewrite.path)}: not formatted: {rewrite.refusal}")
+    left: list[Rewrite] = []
     if options.diff:
         console.out("".join(unified_diff(r) for r in changed), nl=False)
     elif options.check:
         for rewrite in changed:
             console.out(f"Would reformat: {printable_path(rewrite.path)}")
     else:
-        for rewrite in changed:
-            assert rewrite.new is not None
-            write_atomically(rewrite.path, rewrite.new)
+        scope = RewriteScope(project, [*named_paths(paths), *extra_dirs])
+        left = write_rewrites(changed, scope, console.error, "formatting")
     if not options.quiet:
-        _summary(len(changed), len(rewrites) - len(changed) - len(failed), options, console)
-    if failed:
+        done = len(changed) - len(left)
+        _summary(done, len(rewrites) - len(changed) - len(failed), options, console)
+    if failed or left:
         return 2
     return 1 if (options.check or options.diff) and changed else 0
 

@@ -18,14 +18,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workrail_engine.cli.console import Console
-from workrail_engine.cli.discovery import PROJECT_SUBDIRS, collect_files, project_directories
+from workrail_engine.cli.discovery import (
+    PROJECT_SUBDIRS,
+    collect_files,
+    named_paths,
+    project_directories,
+)
+from workrail_engine.cli.rewrite_scope import RewriteScope
 from workrail_engine.cli.rewrites import (
     STDIN,
     Rewrite,
     read_source,
     read_stdin,
     unified_diff,
-    write_atomically,
+    write_rewrites,
 )
 from workrail_engine.cyclic_collection import cyclic_collection_paused
 from workrail_engine.lint.report import FileReport, Summary, lint_files
@@ -134,13 +140,13 @@ def _default_paths(project: Path, extra_dirs: Sequence[Path], console: Console) 
 def _fix_file(path: str, selection: RuleSelection, options: ValidateOptions) -> tuple[Rewrite, int]:
     from workrail_engine.lint.fixes import fix_text
 
-    text = read_source(path)
-    if text is None:  # unreadable: the report below says why
+    source = read_source(path)
+    if source is None:  # unreadable: the report below says why
         return Rewrite(path, "", None), 0
     outcome = fix_text(
-        text, path, unsafe=options.unsafe_fixes, enabled=lambda d: selection.enabled(d.code)
+        source.text, path, unsafe=options.unsafe_fixes, enabled=lambda d: selection.enabled(d.code)
     )
-    return Rewrite(path, text, outcome.text), outcome.fixed_count
+    return Rewrite(path, source.text, outcome.text, source.identity), outcome.fixed_count
 
 
 def _statistics(reports: Sequence[FileReport], summary: Summary, options: ValidateOptions) -> str:
@@ -299,6 +305,7 @@ def _validate(
     selections = _Selections(options)
     project_config = selections.config(project)
     strict = options.strict or project_config.strict
+    named_dirs = list(extra_dirs)
     extra_dirs = [*extra_dirs, *project_config.workflow_dirs]
     catalog = _LazyCatalog(project, extra_dirs)
     if list(paths) == [STDIN] or (not paths and options.stdin_filename):  # as ruff reads it
@@ -318,10 +325,12 @@ def _validate(
         fixed = sum(count for _, count in done)
         if options.diff:
             return _show_diffs([rewrite for rewrite, _ in done], fixed, options, console)
-        for rewrite, _ in done:
-            if rewrite.changed:
-                assert rewrite.new is not None
-                write_atomically(rewrite.path, rewrite.new)
+        # A file left unwritten keeps its problems: they are reported below, and the exit code
+        # follows them as without --fix.
+        scope = RewriteScope(project, [*named_paths(paths), *named_dirs])
+        rewrites = [rewrite for rewrite, _ in done]
+        left = {r.path for r in write_rewrites(rewrites, scope, console.warning, "fixing")}
+        fixed = sum(count for rewrite, count in done if rewrite.path not in left)
     reports = lint_files(files, catalog.ids, catalog.routine)
     _filter(reports, selections)
     summary = Summary.of(reports, strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)

@@ -7,7 +7,13 @@ import json
 import pytest
 import yaml
 
-from workrail_engine.text.formatting import format_json, format_text
+from workrail_engine.text.formatting import (
+    Formatted,
+    format_json,
+    format_text,
+    try_format,
+    yaml_comments,
+)
 
 YAML = """\
 # Release checklist, kept by the ops team
@@ -110,3 +116,70 @@ def test_json_byte_order_mark_is_kept_for_its_own_fix():
 )
 def test_crlf_files_stay_crlf(text, path, expected):
     assert format_text(text, path) == expected
+
+
+def test_yaml_comments_are_found_only_outside_scalars():
+    text = (
+        "%YAML 1.2 # directive\n---  # start\nid: a # after a value\ntags: [\n  one, # in a flow\n"
+        "  \"two # quoted\", 'three # quoted'\n]\nprompt: |  # header\n  # block text\n  a # text\n"
+        "# after the block\nplain: a#b\n...\n# after the end\n"
+    )
+    assert yaml_comments(text) == [
+        (0, "# directive"),
+        (1, "# start"),
+        (2, "# after a value"),
+        (4, "# in a flow"),
+        (7, "# header"),
+        (10, "# after the block"),
+        (13, "# after the end"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("# top\nid: a  # trailing\n# between\nname: x\n", id="around-keys"),
+        pytest.param("id: a\nsteps:\n- id: s\n  # inside\n- id: t\n# last\n", id="block-sequence"),
+        pytest.param("id: a\nsteps:\n  - # after the dash\n    id: s\n", id="after-dash"),
+        pytest.param("a:\n  b:\n    c: 1\n    # deep\n  # middle\n# top\nz: 1\n", id="dedents"),
+        pytest.param("id: a\nname: # before the value\n  x\n", id="before-value"),
+        pytest.param("id: a\ntags: [one, two]  # after a flow\n", id="after-flow"),
+        pytest.param("a: &x 1 # anchored\nb: *x\n", id="anchor"),
+        pytest.param("id: a\nname:   x\n...  # end\n\n# after the end\n", id="document-end"),
+        pytest.param("id: a\r\nname:   x # c\r\n...\r\n# after\r\n", id="document-end-crlf"),
+        pytest.param("id: a\np: |+\n  text\n\n# after\nq: 1\n", id="after-a-kept-block"),
+        pytest.param(
+            'p: "a\n  # quoted, no comment\n  b"\nq: a\n  b # c\n', id="multi-line-scalars"
+        ),
+        pytest.param("id: a\nt: [\n  a,\n  b\n] # after the flow\n", id="after-a-multi-line-flow"),
+        pytest.param("id: a\nname: x\n# the last line", id="no-final-newline"),
+    ],
+)
+def test_every_comment_is_kept(text):
+    formatted = format_text(text, "a.yaml")
+    assert formatted is not None
+    assert [c for _, c in yaml_comments(formatted)] == [c for _, c in yaml_comments(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        pytest.param(
+            "id: a\ntags: [\n  one, # first\n  two\n]\n",
+            "the layout would drop the comment on line 3 (# first)",
+            id="flow-sequence",
+        ),
+        pytest.param(
+            "id: a\nmeta: {\n  a: 1,\n  # before b\n  b: 2\n}\n",
+            "the layout would drop the comment on line 4 (# before b)",
+            id="flow-mapping",
+        ),
+        pytest.param(
+            "id: a\ns:\n- [a, # in a flow in a block\n   b]\n",
+            "the layout would drop the comment on line 3 (# in a flow in a block)",
+            id="flow-sequence-in-a-block-sequence",
+        ),
+    ],
+)
+def test_a_text_whose_layout_would_drop_a_comment_is_left_alone(text, refusal):
+    assert try_format(text, "a.yaml") == Formatted(None, refusal)
