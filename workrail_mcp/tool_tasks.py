@@ -14,6 +14,11 @@ durable and ``get_workflow_run`` still finds them). At most ``MAX_TASKS`` are ke
 finished ones dropped first; a task is forgotten ``ttl`` ms after it was created (the client's,
 at most ``MAX_TTL_MS``; ``DEFAULT_TTL_MS`` when it asks none: a task always says its ttl, and
 the SDK's models of the notification need a number there).
+
+A task answers only to the client connection that created it (over HTTP its MCP session, over
+stdio the one client): to any other, ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` answer
+as for an unknown task id, and ``tasks/list`` shows only the caller's own tasks. A client on a
+shared server can then neither read another's run through its task nor cancel it.
 """
 
 from __future__ import annotations
@@ -74,10 +79,18 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat().replace("+00:00", "Z")
 
 
+def _connection_of(session: Any) -> object:
+    """What tells the server's client connections apart: the client's ``initialize`` params, one
+    object per connection (an HTTP MCP session, the stdio client) that every request of the
+    connection shares. Held, not its ``id()``, so a closed connection's id cannot be reused."""
+    return session.client_params
+
+
 @dataclass
 class _Entry:
     task: dict[str, Any]
     session: Any
+    owner: object  # `_connection_of` the session that created it
     expires: float  # time.monotonic() when the task is forgotten
     run_id: str | None = None
     result: dict[str, Any] | None = None
@@ -120,6 +133,7 @@ class ToolTasks(OutlivesRequests):
                 "pollInterval": POLL_MS,
             },
             session=ctx.session,
+            owner=_connection_of(ctx.session),
             expires=0.0,
         )
         entry.expires = time.monotonic() + entry.task["ttl"] / 1000
@@ -198,28 +212,31 @@ class ToolTasks(OutlivesRequests):
             logger.debug("task status not delivered", exc_info=True)
 
     # --- tasks/* ----------------------------------------------------------------------------
-    def _entry(self, params: Any) -> _Entry:
+    def _entry(self, ctx: Any, params: Any) -> _Entry:
+        """The caller's task named in ``params``; another connection's is as unknown as a
+        made-up id (the same error), so its existence is not told either."""
         task_id = params.get("taskId") if isinstance(params, Mapping) else None
         entry = self._entries.get(task_id) if isinstance(task_id, str) else None
-        if entry is None:
+        if entry is None or entry.owner is not _connection_of(ctx.session):
             raise invalid_params(f"no task {task_id!r}")
         return entry
 
-    def get(self, params: Any) -> dict[str, Any]:
-        return dict(self._entry(params).task)
+    def get(self, ctx: Any, params: Any) -> dict[str, Any]:
+        return dict(self._entry(ctx, params).task)
 
-    def list(self) -> dict[str, Any]:
-        return {"tasks": [dict(entry.task) for entry in self._entries.values()]}
+    def list(self, ctx: Any) -> dict[str, Any]:
+        caller = _connection_of(ctx.session)
+        return {"tasks": [dict(e.task) for e in self._entries.values() if e.owner is caller]}
 
-    async def result(self, params: Any) -> dict[str, Any]:
-        entry = self._entry(params)
+    async def result(self, ctx: Any, params: Any) -> dict[str, Any]:
+        entry = self._entry(ctx, params)
         await entry.done.wait()
         result = dict(entry.result or {})
         result["_meta"] = {RELATED_TASK: {"taskId": entry.task["taskId"]}}
         return result
 
-    async def cancel(self, params: Any) -> dict[str, Any]:
-        entry = self._entry(params)
+    async def cancel(self, ctx: Any, params: Any) -> dict[str, Any]:
+        entry = self._entry(ctx, params)
         # A cancel right after the start: the run may be executing before the tool has said
         # which run it is; without its id it could not be stopped.
         with anyio.move_on_after(START_WAIT_SECONDS):

@@ -26,7 +26,7 @@ from pathlib import Path
 import anyio
 import pytest
 import pytest_asyncio
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.extension import ClientExtension, NotificationBinding
 from mcp_types import (
     CallToolRequest,
@@ -134,7 +134,9 @@ def _answered_flow() -> dict:
     return flow
 
 
-MARKERS = {name: _marker(name) for name in ("cancel-stdio", "cancel-http", "at-once")}
+MARKERS = {
+    name: _marker(name) for name in ("cancel-stdio", "cancel-http", "at-once", "another-client")
+}
 # Steps far shorter than any polling of the run would see: each must still be named.
 FAST_STEPS = 6
 FLOWS = [
@@ -144,6 +146,7 @@ FLOWS = [
         for t in ("stdio", "http")
     ),
     {**_flow(MARKERS["at-once"], 60, 1), "id": "steps-at-once"},
+    {**_flow(MARKERS["another-client"], 60, 1), "id": "steps-another-client"},
     _flow("notify", 0, FAST_STEPS),
     _answered_flow(),
 ]
@@ -286,6 +289,41 @@ async def test_a_cancelled_task_cancels_the_run_and_its_processes(connected, tra
         assert _processes_with(marker) == [], "the step's process outlived the cancel by 5 s"
         got = await _send(client, "tasks/get", {"taskId": task_id}, GetTaskResult)
         assert got.status == "cancelled"
+
+
+@IN_THE_MODULES_LOOP
+async def test_another_http_client_can_neither_see_read_nor_cancel_a_task(connected):
+    """Two clients of one HTTP server (two MCP sessions): B is told of A's task what it is told
+    of a made-up id, and A's run goes on."""
+    marker = MARKERS["another-client"]
+    async with connected("http") as (alice, _), connected("http") as (bob, _):
+        task_id = await _start_task(alice, "steps-another-client")
+        with anyio.fail_after(30):
+            while not _processes_with(marker):
+                await anyio.sleep(0.1)
+        listed = await _send(bob, "tasks/list", {}, ListTasksResult)
+        assert task_id not in {t.task_id for t in listed.tasks}
+        unknown = "task-0000000000000000"
+        for method, result_type in (
+            ("tasks/get", GetTaskResult),
+            ("tasks/result", CallToolResult),
+            ("tasks/cancel", CancelTaskResult),
+        ):
+            with pytest.raises(MCPError) as refused:
+                await _send(bob, method, {"taskId": task_id}, result_type)
+            with pytest.raises(MCPError) as made_up:
+                await _send(bob, method, {"taskId": unknown}, result_type)
+            assert refused.value.error.code == made_up.value.error.code == -32602
+            assert refused.value.error.message == made_up.value.error.message.replace(
+                unknown, task_id
+            )
+        got = await _send(alice, "tasks/get", {"taskId": task_id}, GetTaskResult)
+        assert got.status == "working"
+        assert _processes_with(marker), "another client's tasks/cancel stopped the run"
+        listed = await _send(alice, "tasks/list", {}, ListTasksResult)
+        assert task_id in {t.task_id for t in listed.tasks}
+        cancelled = await _send(alice, "tasks/cancel", {"taskId": task_id}, CancelTaskResult)
+        assert cancelled.status == "cancelled"
 
 
 def _expected_messages(steps: int) -> list[str]:
