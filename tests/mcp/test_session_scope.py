@@ -101,6 +101,8 @@ async def test_an_http_client_finds_and_resumes_only_its_workspaces_sessions(tmp
             assert run_id not in await bob.found()  # no query: the most recent sessions
             assert run_id not in await bob.found(query="zebra signing")
             assert run_id not in await bob.found(runId=run_id)
+            listed = await bob.ok("list_workflows", {"include_running": True})
+            assert run_id not in [run["workflow_id"] for run in listed["running"]]
             failed, body = await bob.call(
                 "resume_session", {"workspacePath": bob.workspace, "sameWorkspaceOnly": False}
             )
