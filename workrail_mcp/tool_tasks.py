@@ -10,8 +10,10 @@ result says which and what to do). ``tasks/get``, ``tasks/list``, ``tasks/result
 end) and ``tasks/cancel`` (= ``cancel_workflow`` on the run) answer from here.
 
 Tasks live in this server process (a restarted server forgets them; the runs themselves are
-durable and ``get_workflow_run`` still finds them). At most ``MAX_TASKS`` are kept, the oldest
-finished ones dropped first; a task is forgotten ``ttl`` ms after it was created (the client's,
+durable and ``get_workflow_run`` still finds them). At most ``MAX_TASKS`` are kept, and at most
+``MAX_TASKS_PER_CLIENT`` of one connection: past its share a connection loses its own oldest
+task (an ended one first), and a full table loses one of the connection holding the most — so a
+flood of tasks forgets only the flooder's own; a task is forgotten ``ttl`` ms after it was created (the client's,
 at most ``MAX_TTL_MS``; ``DEFAULT_TTL_MS`` when it asks none: a task always says its ttl, and
 the SDK's models of the notification need a number there).
 
@@ -48,6 +50,7 @@ __all__ = ["TASK_TOOLS", "TASKS_SINCE", "ToolTasks"]
 TASKS_SINCE = "2025-11-25"  # the revision that has tasks (2026-07-28 dropped them)
 TASK_TOOLS = ("run_workflow", "continue_workflow")
 MAX_TASKS = 1000
+MAX_TASKS_PER_CLIENT = 100
 DEFAULT_TTL_MS = 3_600_000  # an hour
 MAX_TTL_MS = 86_400_000  # a day
 POLL_MS = 500
@@ -137,7 +140,7 @@ class ToolTasks(OutlivesRequests):
             expires=0.0,
         )
         entry.expires = time.monotonic() + entry.task["ttl"] / 1000
-        self._forget_old()
+        self._forget_old(entry.owner)
         self._entries[entry.task["taskId"]] = entry
         self.start_soon(self._follow, entry, name, dict(arguments))
         return {"task": dict(entry.task)}
@@ -253,14 +256,29 @@ class ToolTasks(OutlivesRequests):
         entry.done.set()
         return dict(entry.task)
 
-    def _forget_old(self) -> None:
+    def _forget_old(self, owner: object) -> None:
+        """The expired tasks; then room for one more task of ``owner``'s (see the module's
+        docstring): its own oldest past its share, else one of the largest holder's when full."""
         now = time.monotonic()
         for key in [k for k, e in self._entries.items() if now >= e.expires]:
-            entry = self._entries.pop(key)
-            entry.scope.cancel()  # its run goes on (cancel_workflow stops it); the task is gone
-        while len(self._entries) >= MAX_TASKS:
-            finished = [k for k, e in self._entries.items() if e.task["status"] in _TERMINAL]
-            self._entries.pop(finished[0] if finished else next(iter(self._entries)))
+            self._forget(key)
+        held: dict[int, list[str]] = {}  # by id(): the entries keep every owner alive
+        for key, entry in self._entries.items():
+            held.setdefault(id(entry.owner), []).append(key)
+        own = held.get(id(owner), [])
+        if len(own) >= MAX_TASKS_PER_CLIENT:
+            self._forget(self._oldest(own))
+        elif len(self._entries) >= MAX_TASKS:
+            self._forget(self._oldest(max(held.values(), key=len)))
+
+    def _oldest(self, keys: list[str]) -> str:
+        """The oldest ended task of ``keys`` (in creation order), else the oldest."""
+        ended = [k for k in keys if self._entries[k].task["status"] in _TERMINAL]
+        return (ended or keys)[0]
+
+    def _forget(self, key: str) -> None:
+        entry = self._entries.pop(key)
+        entry.scope.cancel()  # its run goes on (cancel_workflow stops it); the task is gone
 
 
 def _progress(state: Mapping[str, Any]) -> str | None:
