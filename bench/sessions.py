@@ -118,7 +118,10 @@ def fill_store(home: Path, project: Path, count: int) -> list[str]:
     phrases = []
     began = time.perf_counter()
     for n in range(count):
-        step = service.start(workflow, goal=f"task {n}: {' '.join(rng.sample(WORDS, 3))}")
+        # started in the project: resume_session finds only the sessions of the caller's workspace
+        step = service.start(
+            workflow, goal=f"task {n}: {' '.join(rng.sample(WORDS, 3))}", workspace=str(project)
+        )
         for _ in range(3):
             words = rng.sample(WORDS, 6)
             step = service.continue_session(

@@ -100,6 +100,7 @@ EXPECTED = {
     ),
     "retries_per_step": f"{ModelLimits.retries_per_step} per step",
     "MAX_TASKS": f"{tool_tasks.MAX_TASKS:,} per server process",
+    "MAX_TASKS_PER_CLIENT": f"{tool_tasks.MAX_TASKS_PER_CLIENT:,} per client connection",
     "DEFAULT_TTL_MS": (
         f"{tool_tasks.DEFAULT_TTL_MS:,} ms when the client asks none; at most "
         f"{tool_tasks.MAX_TTL_MS:,} ms"

@@ -188,6 +188,7 @@ def _build(args: SimpleNamespace) -> tuple[Any, Any, Any]:
         use_client_roots=args.transport == "stdio" and args.project is None,
         run_service=service,
         tools_edition=args.tools,
+        shared=args.transport == "http",
     )
     return catalog, service, server
 

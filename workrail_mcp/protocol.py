@@ -273,16 +273,14 @@ class ProtocolMiddleware:
         if not method.startswith("tasks/"):
             return None
         _require_initialized(ctx)
-        answers = {
-            "tasks/get": lambda: self.tasks.get(params),  # type: ignore[union-attr]
-            "tasks/list": self.tasks.list,
-        }
-        if method in answers:
-            return answers[method]()
+        if method == "tasks/get":
+            return self.tasks.get(ctx, params)
+        if method == "tasks/list":
+            return self.tasks.list(ctx)
         if method == "tasks/result":
-            return await self.tasks.result(params)
+            return await self.tasks.result(ctx, params)
         if method == "tasks/cancel":
-            return await self.tasks.cancel(params)
+            return await self.tasks.cancel(ctx, params)
         return None
 
     async def _extend_list(self, method: str, result: Any) -> Any:

@@ -86,6 +86,7 @@ def create_server(
     run_service: Any = None,
     tools_edition: str = "default",
     model_limits: ModelLimits | None = None,
+    shared: bool = False,
 ) -> MCPServer:
     """An `MCPServer` named ``workflowlookup`` serving ``catalog`` (an engine `Catalog`).
 
@@ -96,12 +97,18 @@ def create_server(
     with one client, i.e. stdio without an explicit project). ``run_service``: the process's
     `RunService`, when the dashboard shares it (one is made otherwise). ``tools_edition``:
     ``default`` or ``upstream`` (upstream WorkRail 3.x's session tools, names and shapes).
+    ``shared``: the server has many clients (HTTP), so no client may list the sessions of
+    another workspace than its own (docs/sessions.md, "Whose sessions a client sees").
     """
 
     runs = RunsState(catalog, allow_commands, service=run_service)
     # model_limits (--sampling): a session's steps may be answered by the client's model.
     env = ToolEnv(
-        catalog=catalog, allow_commands=allow_commands, runs=runs, model_limits=model_limits
+        catalog=catalog,
+        allow_commands=allow_commands,
+        runs=runs,
+        model_limits=model_limits,
+        shared=shared,
     )
     registry = ToolRegistry(env)
     tools = [registry.add(spec) for spec in EDITIONS[tools_edition]]

@@ -10,10 +10,17 @@ result says which and what to do). ``tasks/get``, ``tasks/list``, ``tasks/result
 end) and ``tasks/cancel`` (= ``cancel_workflow`` on the run) answer from here.
 
 Tasks live in this server process (a restarted server forgets them; the runs themselves are
-durable and ``get_workflow_run`` still finds them). At most ``MAX_TASKS`` are kept, the oldest
-finished ones dropped first; a task is forgotten ``ttl`` ms after it was created (the client's,
+durable and ``get_workflow_run`` still finds them). At most ``MAX_TASKS`` are kept, and at most
+``MAX_TASKS_PER_CLIENT`` of one connection: past its share a connection loses its own oldest
+task (an ended one first), and a full table loses one of the connection holding the most — so a
+flood of tasks forgets only the flooder's own; a task is forgotten ``ttl`` ms after it was created (the client's,
 at most ``MAX_TTL_MS``; ``DEFAULT_TTL_MS`` when it asks none: a task always says its ttl, and
 the SDK's models of the notification need a number there).
+
+A task answers only to the client connection that created it (over HTTP its MCP session, over
+stdio the one client): to any other, ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` answer
+as for an unknown task id, and ``tasks/list`` shows only the caller's own tasks. A client on a
+shared server can then neither read another's run through its task nor cancel it.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ __all__ = ["TASK_TOOLS", "TASKS_SINCE", "ToolTasks"]
 TASKS_SINCE = "2025-11-25"  # the revision that has tasks (2026-07-28 dropped them)
 TASK_TOOLS = ("run_workflow", "continue_workflow")
 MAX_TASKS = 1000
+MAX_TASKS_PER_CLIENT = 100
 DEFAULT_TTL_MS = 3_600_000  # an hour
 MAX_TTL_MS = 86_400_000  # a day
 POLL_MS = 500
@@ -74,10 +82,18 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat().replace("+00:00", "Z")
 
 
+def _connection_of(session: Any) -> object:
+    """What tells the server's client connections apart: the client's ``initialize`` params, one
+    object per connection (an HTTP MCP session, the stdio client) that every request of the
+    connection shares. Held, not its ``id()``, so a closed connection's id cannot be reused."""
+    return session.client_params
+
+
 @dataclass
 class _Entry:
     task: dict[str, Any]
     session: Any
+    owner: object  # `_connection_of` the session that created it
     expires: float  # time.monotonic() when the task is forgotten
     run_id: str | None = None
     result: dict[str, Any] | None = None
@@ -120,10 +136,11 @@ class ToolTasks(OutlivesRequests):
                 "pollInterval": POLL_MS,
             },
             session=ctx.session,
+            owner=_connection_of(ctx.session),
             expires=0.0,
         )
         entry.expires = time.monotonic() + entry.task["ttl"] / 1000
-        self._forget_old()
+        self._forget_old(entry.owner)
         self._entries[entry.task["taskId"]] = entry
         self.start_soon(self._follow, entry, name, dict(arguments))
         return {"task": dict(entry.task)}
@@ -198,28 +215,31 @@ class ToolTasks(OutlivesRequests):
             logger.debug("task status not delivered", exc_info=True)
 
     # --- tasks/* ----------------------------------------------------------------------------
-    def _entry(self, params: Any) -> _Entry:
+    def _entry(self, ctx: Any, params: Any) -> _Entry:
+        """The caller's task named in ``params``; another connection's is as unknown as a
+        made-up id (the same error), so its existence is not told either."""
         task_id = params.get("taskId") if isinstance(params, Mapping) else None
         entry = self._entries.get(task_id) if isinstance(task_id, str) else None
-        if entry is None:
+        if entry is None or entry.owner is not _connection_of(ctx.session):
             raise invalid_params(f"no task {task_id!r}")
         return entry
 
-    def get(self, params: Any) -> dict[str, Any]:
-        return dict(self._entry(params).task)
+    def get(self, ctx: Any, params: Any) -> dict[str, Any]:
+        return dict(self._entry(ctx, params).task)
 
-    def list(self) -> dict[str, Any]:
-        return {"tasks": [dict(entry.task) for entry in self._entries.values()]}
+    def list(self, ctx: Any) -> dict[str, Any]:
+        caller = _connection_of(ctx.session)
+        return {"tasks": [dict(e.task) for e in self._entries.values() if e.owner is caller]}
 
-    async def result(self, params: Any) -> dict[str, Any]:
-        entry = self._entry(params)
+    async def result(self, ctx: Any, params: Any) -> dict[str, Any]:
+        entry = self._entry(ctx, params)
         await entry.done.wait()
         result = dict(entry.result or {})
         result["_meta"] = {RELATED_TASK: {"taskId": entry.task["taskId"]}}
         return result
 
-    async def cancel(self, params: Any) -> dict[str, Any]:
-        entry = self._entry(params)
+    async def cancel(self, ctx: Any, params: Any) -> dict[str, Any]:
+        entry = self._entry(ctx, params)
         # A cancel right after the start: the run may be executing before the tool has said
         # which run it is; without its id it could not be stopped.
         with anyio.move_on_after(START_WAIT_SECONDS):
@@ -236,14 +256,29 @@ class ToolTasks(OutlivesRequests):
         entry.done.set()
         return dict(entry.task)
 
-    def _forget_old(self) -> None:
+    def _forget_old(self, owner: object) -> None:
+        """The expired tasks; then room for one more task of ``owner``'s (see the module's
+        docstring): its own oldest past its share, else one of the largest holder's when full."""
         now = time.monotonic()
         for key in [k for k, e in self._entries.items() if now >= e.expires]:
-            entry = self._entries.pop(key)
-            entry.scope.cancel()  # its run goes on (cancel_workflow stops it); the task is gone
-        while len(self._entries) >= MAX_TASKS:
-            finished = [k for k, e in self._entries.items() if e.task["status"] in _TERMINAL]
-            self._entries.pop(finished[0] if finished else next(iter(self._entries)))
+            self._forget(key)
+        held: dict[int, list[str]] = {}  # by id(): the entries keep every owner alive
+        for key, entry in self._entries.items():
+            held.setdefault(id(entry.owner), []).append(key)
+        own = held.get(id(owner), [])
+        if len(own) >= MAX_TASKS_PER_CLIENT:
+            self._forget(self._oldest(own))
+        elif len(self._entries) >= MAX_TASKS:
+            self._forget(self._oldest(max(held.values(), key=len)))
+
+    def _oldest(self, keys: list[str]) -> str:
+        """The oldest ended task of ``keys`` (in creation order), else the oldest."""
+        ended = [k for k in keys if self._entries[k].task["status"] in _TERMINAL]
+        return (ended or keys)[0]
+
+    def _forget(self, key: str) -> None:
+        entry = self._entries.pop(key)
+        entry.scope.cancel()  # its run goes on (cancel_workflow stops it); the task is gone
 
 
 def _progress(state: Mapping[str, Any]) -> str | None:

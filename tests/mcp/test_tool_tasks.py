@@ -22,11 +22,12 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import pytest
 import pytest_asyncio
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.extension import ClientExtension, NotificationBinding
 from mcp_types import (
     CallToolRequest,
@@ -57,6 +58,7 @@ from tests.mcp.conftest import (
 )
 from tests.mcp.shared_server import kept_open
 from tests.mcp.test_http import http_server
+from workrail_mcp import tool_tasks
 
 # Every test but the raw wire's talks to one of the module's two kept `--allow-commands` servers
 # (one over stdio, one over HTTP): a start that opens the run store is ≈ 2 s of CPU (the SDK,
@@ -134,7 +136,9 @@ def _answered_flow() -> dict:
     return flow
 
 
-MARKERS = {name: _marker(name) for name in ("cancel-stdio", "cancel-http", "at-once")}
+MARKERS = {
+    name: _marker(name) for name in ("cancel-stdio", "cancel-http", "at-once", "another-client")
+}
 # Steps far shorter than any polling of the run would see: each must still be named.
 FAST_STEPS = 6
 FLOWS = [
@@ -144,7 +148,9 @@ FLOWS = [
         for t in ("stdio", "http")
     ),
     {**_flow(MARKERS["at-once"], 60, 1), "id": "steps-at-once"},
+    {**_flow(MARKERS["another-client"], 60, 1), "id": "steps-another-client"},
     _flow("notify", 0, FAST_STEPS),
+    _flow("quick", 0, 1),
     _answered_flow(),
 ]
 
@@ -286,6 +292,91 @@ async def test_a_cancelled_task_cancels_the_run_and_its_processes(connected, tra
         assert _processes_with(marker) == [], "the step's process outlived the cancel by 5 s"
         got = await _send(client, "tasks/get", {"taskId": task_id}, GetTaskResult)
         assert got.status == "cancelled"
+
+
+@IN_THE_MODULES_LOOP
+async def test_another_http_client_can_neither_see_read_nor_cancel_a_task(connected):
+    """Two clients of one HTTP server (two MCP sessions): B is told of A's task what it is told
+    of a made-up id, and A's run goes on."""
+    marker = MARKERS["another-client"]
+    async with connected("http") as (alice, _), connected("http") as (bob, _):
+        task_id = await _start_task(alice, "steps-another-client")
+        with anyio.fail_after(30):
+            while not _processes_with(marker):
+                await anyio.sleep(0.1)
+        listed = await _send(bob, "tasks/list", {}, ListTasksResult)
+        assert task_id not in {t.task_id for t in listed.tasks}
+        unknown = "task-0000000000000000"
+        for method, result_type in (
+            ("tasks/get", GetTaskResult),
+            ("tasks/result", CallToolResult),
+            ("tasks/cancel", CancelTaskResult),
+        ):
+            with pytest.raises(MCPError) as refused:
+                await _send(bob, method, {"taskId": task_id}, result_type)
+            with pytest.raises(MCPError) as made_up:
+                await _send(bob, method, {"taskId": unknown}, result_type)
+            assert refused.value.error.code == made_up.value.error.code == -32602
+            assert refused.value.error.message == made_up.value.error.message.replace(
+                unknown, task_id
+            )
+        got = await _send(alice, "tasks/get", {"taskId": task_id}, GetTaskResult)
+        assert got.status == "working"
+        assert _processes_with(marker), "another client's tasks/cancel stopped the run"
+        listed = await _send(alice, "tasks/list", {}, ListTasksResult)
+        assert task_id in {t.task_id for t in listed.tasks}
+        cancelled = await _send(alice, "tasks/cancel", {"taskId": task_id}, CancelTaskResult)
+        assert cancelled.status == "cancelled"
+
+
+@IN_THE_MODULES_LOOP
+async def test_a_flood_of_tasks_forgets_only_the_flooders_own(connected):
+    """B sends one task more than a connection's share (tasks that fail at once: a token that is
+    none): B keeps its share, and A's ended task, older than all of them, is still there."""
+    async with connected("http") as (alice, _), connected("http") as (bob, _):
+        task_id = await _start_task(alice, "steps-quick")
+        done = await _send(alice, "tasks/result", {"taskId": task_id}, CallToolResult)
+        assert done.structured_content["status"] == "success"
+        flood = {"name": "continue_workflow", "arguments": {"continueToken": "x"}, "task": {}}
+        for _ in range(tool_tasks.MAX_TASKS_PER_CLIENT + 1):
+            await _send(bob, "tools/call", flood, CreateTaskResult)
+        listed = await _send(bob, "tasks/list", {}, ListTasksResult)
+        assert len(listed.tasks) == tool_tasks.MAX_TASKS_PER_CLIENT
+        got = await _send(alice, "tasks/get", {"taskId": task_id}, GetTaskResult)
+        assert got.status == "completed"
+
+
+class _Connection:
+    """A stand-in for a connection's session: its own initialize params, notifications dropped."""
+
+    def __init__(self) -> None:
+        self.client_params = object()
+
+    async def send_notification(self, notification: object) -> None:
+        return None
+
+
+async def test_a_full_task_table_forgets_a_task_of_the_connection_holding_the_most(monkeypatch):
+    monkeypatch.setattr(tool_tasks, "MAX_TASKS", 6)
+    monkeypatch.setattr(tool_tasks, "MAX_TASKS_PER_CLIENT", 4)
+
+    async def failing_tool(name: str, arguments: dict) -> dict:
+        return {"content": [{"type": "text", "text": "no"}], "isError": True}
+
+    tasks = tool_tasks.ToolTasks(failing_tool, lambda: None)  # type: ignore[arg-type,return-value]
+    alice, bob, carol = (SimpleNamespace(session=_Connection()) for _ in range(3))
+
+    def start(ctx: SimpleNamespace) -> str:
+        return tasks.start(ctx, "run_workflow", {}, {})["task"]["taskId"]
+
+    async with tasks.running():
+        first = start(alice)
+        for ctx, count in ((bob, 4), (carol, 1), (carol, 1), (bob, 1)):
+            for _ in range(count):
+                start(ctx)
+        held = [len(tasks.list(ctx)["tasks"]) for ctx in (alice, bob, carol)]
+        assert held == [1, 3, 2]  # the table was full twice: bob lost one each time
+        assert tasks.get(alice, {"taskId": first})["taskId"] == first
 
 
 def _expected_messages(steps: int) -> list[str]:

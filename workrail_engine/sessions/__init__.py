@@ -16,8 +16,10 @@ How to use it (the MCP tools and the CLI are thin layers over exactly this)::
     step.outcome            # advanced | blocked (step.problems say what to send) | replayed
     sessions.continue_session(token)                       # a re-read (intent rehydrate)
     sessions.checkpoint(step.checkpoint_token)["resumeToken"]
-    sessions.resume(workspace="/abs/repo", query="flaky login")   # {candidates ≤ 5, totalEligible}
-    sessions.continue_session(resume_token)                # re-read with a recovery section
+    sessions.resume(workspace="/abs/repo", query="flaky login",   # {candidates ≤ 5, totalEligible}
+                    same_workspace_only=True)              # only the sessions started in /abs/repo
+    sessions.continue_session(resume_token, workspace="/abs/repo")  # re-read + recovery section;
+                                                           # refused outside the session's workspace
     sessions.answer(run_id, attempt, notes=…)              # the same advance, by id + step attempt
     sessions.get(run_id) / sessions.list() / sessions.cancel(run_id)   # run-shaped views
 

@@ -287,10 +287,15 @@ class SessionService:
         context: Mapping[str, Any] | None = None,
         intent: str | None = None,
         confirm: Confirm | None = None,
+        workspace: str | None = None,
     ) -> SessionStep:
         """Advance with a continue token (``intent`` advance, the default when notes or artifacts
         are given), or re-read the session (``intent`` rehydrate; a resume token may only
-        re-read, and then the pending step comes with the recovery section)."""
+        re-read, and then the pending step comes with the recovery section).
+
+        A re-read by a resume token hands back the session's continue token, so it is served
+        only to a caller in the session's ``workspace`` (the one it was started in); anyone else
+        holding the resume token gets `SessionTokenError` TOKEN_SCOPE_MISMATCH."""
         parsed = read_token(self._token_key(), token)
         advancing = intent == "advance" or (
             intent is None and (notes is not None or artifacts is not None)
@@ -302,6 +307,8 @@ class SessionService:
                 reason="TOKEN_SCOPE_MISMATCH",
             )
         if not advancing:
+            if parsed.kind == "resume":
+                self._require_workspace(self._row(parsed.run_id), workspace)
             return self.rehydrate(parsed.run_id, recovery=parsed.kind == "resume")
         if parsed.kind == "resume":
             raise SessionTokenError(
@@ -442,6 +449,18 @@ class SessionService:
 
     # --- reading ------------------------------------------------------------------------------
 
+    @staticmethod
+    def _require_workspace(row: SessionRow, workspace: str | None) -> None:
+        """A resume token turns into a continue token only in the session's own workspace (the
+        session's workspace is not named: the caller must know it)."""
+        if row.workspace is not None and row.workspace != workspace:
+            raise SessionTokenError(
+                "this resume token's session was started in another workspace, and a resume "
+                "token is turned into a continue token only in the session's own: pass "
+                "workspacePath, the absolute path of the workspace the session was started in",
+                reason="TOKEN_SCOPE_MISMATCH",
+            )
+
     def rehydrate(self, run_id: str, *, recovery: bool = False) -> SessionStep:
         row = self._row(run_id)
         step = self._step("current", row)
@@ -479,7 +498,8 @@ class SessionService:
     ) -> dict[str, Any]:
         """Sessions ranked for resuming: {candidates: [...], totalEligible}. Each candidate has
         the session's id, workflow, current step, last notes, age, why it matched and a resume
-        token. An exact ``run_id`` is the only candidate."""
+        token. An exact ``run_id`` is the only candidate. ``same_workspace_only``: only the
+        sessions started in ``workspace`` (the exact id too)."""
         branch, head = git_context(workspace) if workspace else (None, None)
         signals = {
             "workspace": workspace,
@@ -488,6 +508,8 @@ class SessionService:
         }
         if run_id is not None:
             row = self.store.get(run_id)
+            if row is not None and same_workspace_only and row.workspace != workspace:
+                row = None
             return {
                 "candidates": [self._candidate(row, 0, 0, ["matched_exact_id"])] if row else [],
                 "totalEligible": 1 if row else 0,

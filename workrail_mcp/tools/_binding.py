@@ -98,6 +98,9 @@ class ToolEnv:
     runs: Any = None
     # --sampling: the bounds of what a run may ask of the client's model (None: never asked).
     model_limits: ModelLimits | None = None
+    # A server with many clients (HTTP): what one client may see of another's sessions is
+    # narrower (resume_session cannot be widened past the caller's workspace).
+    shared: bool = False
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:

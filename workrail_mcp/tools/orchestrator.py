@@ -35,6 +35,8 @@ def _running(env: ToolEnv) -> tuple[int, list[dict[str, Any]]]:
     if env.runs is None:
         return 0, []
     runs = list(env.runs.running())
+    if env.shared:  # a session is found by resume_session, in its own workspace only
+        runs = [run for run in runs if run.get("kind") != "session"]
     return len(runs), runs
 
 

@@ -399,14 +399,23 @@ def continue_workflow(
         ),
     ] = None,
     workspacePath: Annotated[
-        str | None, Field(description="Your workspace (accepted; sessions keep theirs).")
+        str | None,
+        Field(
+            description="Your workspace: a re-read by a resume token (st_...) needs the "
+            "workspace the session was started in."
+        ),
     ] = None,
     confirm: Confirm | None = None,
     sample: AskModel | None = None,
 ) -> ContinueResult:
     notes, handed = _answer_parts(output, artifacts)
     if continueToken is not None:
-        from workrail_mcp.tools.sessions import session_response, sessions_of, with_model
+        from workrail_mcp.tools.sessions import (
+            caller_workspace,
+            session_response,
+            sessions_of,
+            with_model,
+        )
 
         step = sessions_of(env).continue_session(
             continueToken,
@@ -415,6 +424,7 @@ def continue_workflow(
             context=context,
             intent=intent,
             confirm=confirm,
+            workspace=caller_workspace(workspacePath),
         )
         return session_response(with_model(env, step, sample, confirm))  # type: ignore[return-value]
     if workflow_id is None or notes is None:

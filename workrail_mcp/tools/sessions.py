@@ -29,7 +29,14 @@ from workrail_mcp.tools._shapes import WorkflowId
 if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
     from workrail_engine.sessions import Confirm, SessionService, SessionStep
 
-__all__ = ["SPECS", "candidate_response", "session_response", "sessions_of", "source_visibility"]
+__all__ = [
+    "SPECS",
+    "caller_workspace",
+    "candidate_response",
+    "session_response",
+    "sessions_of",
+    "source_visibility",
+]
 
 MAX_BLOCKERS = 10
 _BLOCKER_CODES = {
@@ -58,6 +65,12 @@ def _workspace(path: str | None, *, required: bool = True) -> str | None:
             details="workspacePath must be an absolute path",
         )
     return os.path.normpath(path)
+
+
+def caller_workspace(path: str | None) -> str | None:
+    """The workspace a continue call names (optional there), as start_workflow recorded it; a
+    path that is not absolute names no workspace a session can have been started in."""
+    return os.path.normpath(path) if path and os.path.isabs(path) else None
 
 
 def _next_intent(step: SessionStep) -> str:
@@ -111,8 +124,9 @@ def session_response(step: SessionStep) -> dict[str, Any]:
     return out
 
 
-def candidate_response(candidate: dict[str, Any]) -> dict[str, Any]:
-    """A resume candidate in upstream's shape, with our age and last notes besides."""
+def candidate_response(candidate: dict[str, Any], workspace: str | None) -> dict[str, Any]:
+    """A resume candidate in upstream's shape, with our age and last notes besides; its
+    ``nextCall`` names the caller's ``workspace``, which the re-read by a resume token needs."""
     why = candidate["whyMatched"]
     strong = {"matched_exact_id", "matched_notes", "matched_head_sha"}
     confidence = (
@@ -138,7 +152,11 @@ def candidate_response(candidate: dict[str, Any]) -> dict[str, Any]:
         "whyMatched": why,
         "nextCall": {
             "tool": "continue_workflow",
-            "params": {"continueToken": candidate["resumeToken"], "intent": "rehydrate"},
+            "params": {
+                "continueToken": candidate["resumeToken"],
+                "intent": "rehydrate",
+                "workspacePath": workspace,
+            },
         },
     }
 
@@ -284,19 +302,30 @@ def resume_session(
         ),
     ] = None,
     sameWorkspaceOnly: Annotated[
-        bool | None, Field(description="Only sessions started in this workspace.")
+        bool | None,
+        Field(
+            description="Only sessions started in this workspace (the default); false widens "
+            "the search to every workspace, on a server with one client (stdio) only."
+        ),
     ] = None,
 ) -> ResumeResult:
+    workspace = _workspace(workspacePath)
+    if sameWorkspaceOnly is False and env.shared:
+        raise InvalidParams(
+            "this server is shared by several clients, so resume_session finds only the sessions "
+            "started in your workspace: leave sameWorkspaceOnly out (or true)",
+            details="sameWorkspaceOnly cannot be false on a shared server",
+        )
     found = sessions_of(env).resume(
-        workspace=_workspace(workspacePath),
+        workspace=workspace,
         query=query,
         run_id=runId or sessionId,
         git_branch=gitBranch,
         git_head=gitHeadSha,
-        same_workspace_only=bool(sameWorkspaceOnly),
+        same_workspace_only=sameWorkspaceOnly is not False,
     )
     return {
-        "candidates": [candidate_response(c) for c in found["candidates"]],
+        "candidates": [candidate_response(c, workspace) for c in found["candidates"]],
         "totalEligible": found["totalEligible"],
     }
 
@@ -380,11 +409,13 @@ SPECS = [
         description=(
             "Find an earlier session from a new conversation: by words of its goal and notes "
             "(query), its workflow id, and the workspace's git branch and HEAD. Pass "
-            "{workspacePath, query?, runId?, gitBranch?, gitHeadSha?, sameWorkspaceOnly?}. "
+            "{workspacePath, query?, runId?, gitBranch?, gitHeadSha?, sameWorkspaceOnly?}; only "
+            "sessions started in workspacePath are found. "
             "Returns {candidates (at most 5, best first: runId, workflowId, pendingStepId, "
             "lastNotes, ageSeconds, whyMatched, resumeToken, nextCall), totalEligible}. Resume "
-            "with continue_workflow {continueToken: resumeToken, intent: rehydrate}: it shows "
-            "the pending step with the earlier steps' notes and a continue token to advance."
+            "with continue_workflow {continueToken: resumeToken, intent: rehydrate, "
+            "workspacePath}: it shows the pending step with the earlier steps' notes and a "
+            "continue token to advance."
         ),
     ),
     ToolSpec(

@@ -25,6 +25,7 @@ from workrail_mcp.tools._upstream_errors import upstream_error
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
 from workrail_mcp.tools.sessions import (
     WorkspacePath,
+    caller_workspace,
     session_response,
     sessions_of,
     source_visibility,
@@ -140,7 +141,11 @@ def continue_session(
         Field(description="Optional: context variables to add or change (conditions read them)."),
     ] = None,
     workspacePath: Annotated[
-        str | None, Field(description="Optional: the workspace you work in.")
+        str | None,
+        Field(
+            description="Optional: the workspace you work in; a re-read by a resumeToken needs "
+            "the workspace the session was started in."
+        ),
     ] = None,
     contextVariables: Annotated[
         dict[str, Any] | None, Field(description="Older name of context.")
@@ -162,6 +167,7 @@ def continue_session(
         context=context if context is not None else contextVariables,
         intent=intent,
         confirm=confirm,
+        workspace=caller_workspace(workspacePath),
     )
     return upstream_step(with_model(env, step, sample, confirm))
 

@@ -211,13 +211,34 @@ def test_resume_finds_sessions_by_notes_goal_workflow_and_git_with_a_recovery_se
     assert {"matched_notes", "matched_branch", "matched_head_sha"} <= set(first["whyMatched"])
     assert first["gitBranch"] == "feature-x" and first["workflowId"] == "checked-flow"
     assert len(sessions.resume(workspace=str(tmp_path), query="chore")["candidates"]) == 5
-    resumed = sessions.continue_session(first["resumeToken"])
+    resumed = sessions.continue_session(first["resumeToken"], workspace=str(repo))
     assert resumed.outcome == "current" and resumed.pending["stepId"] == "quiet"
     assert "## Recovery" in resumed.pending["prompt"]
     assert "memoize the tokenizer" in resumed.pending["prompt"]
     assert resumed.continue_token.startswith("ct_")  # re-read: now it may advance
     exact = sessions.resume(workspace=str(tmp_path), run_id=target.run_id)
     assert [c["runId"] for c in exact["candidates"]] == [target.run_id]
+
+
+def test_a_session_is_found_and_resumed_only_in_its_own_workspace(sessions, tmp_path):
+    mine, theirs = str(tmp_path / "mine"), str(tmp_path / "theirs")
+    target = sessions.start(CHECKED, goal="rotate the signing keys", workspace=theirs)
+    sessions.start(CHECKED, goal="tidy the readme", workspace=mine)
+    for query in (None, "signing keys"):
+        found = sessions.resume(workspace=mine, query=query, same_workspace_only=True)
+        assert target.run_id not in [c["runId"] for c in found["candidates"]], query
+    by_id = sessions.resume(workspace=mine, run_id=target.run_id, same_workspace_only=True)
+    assert by_id == {"candidates": [], "totalEligible": 0}
+    resume = sessions.checkpoint(target.checkpoint_token)["resumeToken"]
+    for workspace in (mine, None):
+        with pytest.raises(SessionTokenError) as refused:
+            sessions.continue_session(resume, intent="rehydrate", workspace=workspace)
+        assert refused.value.data["reason"] == "TOKEN_SCOPE_MISMATCH"
+        assert theirs not in refused.value.message
+    reread = sessions.continue_session(resume, intent="rehydrate", workspace=theirs)
+    assert reread.continue_token.startswith("ct_")
+    # the continue token itself is the session's own capability: it re-reads anywhere
+    assert sessions.continue_session(target.continue_token).outcome == "current"
 
 
 def test_a_cancelled_session_takes_no_answer(sessions):
