@@ -16,9 +16,9 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from workrail_engine import limits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
-from workrail_engine.runs import executor, step_events, walker
+from workrail_engine.runs import executor, step_events
 from workrail_engine.schema import schema_path
-from workrail_engine.serving import navigator
+from workrail_engine.serving import loop_rules
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import (
@@ -126,7 +126,7 @@ EXPECTED = {
         "process"
     ),
     "DEFAULT_MAX_ITERATIONS": (
-        f"default {navigator.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"
+        f"default {loop_rules.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"
     ),
 }
 
@@ -151,7 +151,3 @@ def test_each_figure_in_the_limits_table_is_the_codes():
                 )
                 checked.add(key)
     assert checked == set(EXPECTED), f"rows missing for {set(EXPECTED) - checked}"
-
-
-def test_the_run_walker_bounds_loops_like_the_navigator():
-    assert walker.DEFAULT_MAX_ITERATIONS == navigator.DEFAULT_MAX_ITERATIONS

@@ -173,6 +173,50 @@ def test_missing_parameter_is_reported(cli_project, invoke):
     assert out.exit_code == 1 and "name" in out.stderr
 
 
+EACH_FILE = {
+    "id": "each-file",
+    "name": "Each file",
+    "description": "touch each file named by a parameter, then done",
+    "version": "1.0.0",
+    "parameters": {"type": "object", "properties": {"files": {"type": "string"}}},
+    "steps": [
+        {
+            "id": "each",
+            "type": "loop",
+            "loop": {"type": "forEach", "items": "parameters.files", "itemVar": "file"},
+            "body": [
+                {
+                    "id": "touch",
+                    "title": "Touch",
+                    "run": {"command": ["touch", "{{context.file}}"], "timeoutSeconds": 10},
+                }
+            ],
+        },
+        {
+            "id": "done",
+            "title": "Done",
+            "run": {"command": ["touch", "done"], "timeoutSeconds": 10},
+        },
+    ],
+}
+
+
+def test_a_run_over_items_that_are_no_array_fails_as_workflow_next_does(
+    cli_project, tmp_path, invoke
+):
+    (cli_project / "workflows" / "each-file.json").write_text(json.dumps(EACH_FILE))
+    told = workrail_in_process(
+        invoke, cli_project, "next", "each-file", "--context", "parameters.files=a.py"
+    )
+    assert told.exit_code == 1, told.stdout
+    message = told.stderr.strip().removeprefix("error: ")
+    assert message == "Loop 'each': items must be an array, got str"
+    out = workrail(cli_project, tmp_path, "run", "each-file", "--param", "files=a.py")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "failed — 0/2 steps" in out.stdout and out.stdout.strip().endswith(message), out.stdout
+    assert not (cli_project / "done").exists()  # the run stopped at the loop
+
+
 def start_a_long_run(cli_project, tmp_path) -> subprocess.Popen[str]:
     """`workrail run cli-flow` as its own process, with a step that sleeps for a minute."""
     return subprocess.Popen(

@@ -3,7 +3,7 @@
 The walk is deterministic given what its effects return (the durable layer replays it after a
 crash, and the checkpointed effects return what they returned the first time), so it reads no
 clock and no randomness of its own. Decisions: ``runCondition`` over parameters, context and
-earlier outputs; loops (``while``/``until``/``for``/``forEach``, ``maxIterations`` default 100);
+earlier outputs; loops, by the rules `workflow_next` follows too (`serving.loop_rules`);
 parallel groups; ``onFailure`` abort | continue | retry; retries with exponential backoff capped
 by the run's deadline.
 """
@@ -15,12 +15,11 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
 from ..definition.steps import step_kind
-from ..evaluation.conditions import MISSING, evaluate, resolve
-from ..evaluation.contracts import loop_decision
+from ..errors import EngineError
+from ..evaluation.conditions import evaluate
 from ..evaluation.templates import referenced_step_ids, render_for_agent
 from ..serving._navigator_guidance import step_guidance
-from ..serving.loop_source import artifact_source, loop_condition
-from ..serving.navigator import DEFAULT_MAX_ITERATIONS  # one loop bound for runs and the next step
+from ..serving.loop_rules import LoopRules
 from ..serving.step_prompt import is_delegation, render_step
 from .commands import retry_policy
 from .model import step_result
@@ -182,6 +181,7 @@ class RunWalker:
         self.workflow = workflow
         self.while_running = while_running
         self.plans: dict[int, StepPlan] = {}  # by id() of a step of ``workflow``: see `_plan`
+        self.loop_rules: dict[int, LoopRules] = {}  # the same, for its loop steps
         self.effects = effects
         self.deadline = deadline
         self.parallel_limit = parallel_limit
@@ -362,24 +362,30 @@ class RunWalker:
     # --- loops -------------------------------------------------------------------------
 
     def _loop(self, loop: dict[str, Any]) -> None:
-        spec = loop.get("loop") or {}
+        try:
+            rules = self._loop_rules(loop)
+        except EngineError as error:
+            self.error = error.message
+            return
         body = loop.get("body")
         steps: list[dict[str, Any]] = (
             [self.by_id[body]] if isinstance(body, str) else list(body or [])
         )
-        limit = spec.get("maxIterations", DEFAULT_MAX_ITERATIONS)
-        items = self._items(spec) if spec.get("type") == "forEach" else None
         iteration = 0
         enclosing = self.loop_position  # an outer loop's, back once this one ends
         self.iterations.append(iteration)
-        while self.error is None and iteration < limit and self._continues(spec, iteration, items):
+        while self.error is None:
+            values = condition_context(self.values)  # what count, items and conditions read
+            if not self._continues(rules, iteration, values):
+                break
             iteration += 1
             self.iterations[-1] = iteration
-            self._expose(spec, iteration, items)
+            if not self._enter(rules, iteration, values):
+                break
             self.loop_position = {
-                "type": spec.get("type"),
+                "type": rules.kind,
                 "iteration": iteration,
-                "maxIterations": limit,
+                "maxIterations": rules.limit,
             }
             for step in steps:
                 if self.error is not None:
@@ -387,45 +393,33 @@ class RunWalker:
                 self._step(step)
         self.iterations.pop()
         self.loop_position = enclosing
-        for name in ("iterationVar", "indexVar", "itemVar"):
-            if isinstance(spec.get(name), str):
-                self.values["context"].pop(spec[name], None)
+        rules.clear_variables(self.values["context"])
 
-    def _items(self, spec: Mapping[str, Any]) -> list[Any]:
-        items = spec.get("items")
-        if isinstance(items, str):
-            items = resolve(condition_context(self.values), items)
-        return items if isinstance(items, list) else []
+    def _loop_rules(self, loop: dict[str, Any]) -> LoopRules:
+        """The rules of ``loop``, read once per loop step of the run (by id(), as `_plan`)."""
+        rules = self.loop_rules.get(id(loop))
+        if rules is None:
+            rules = self.loop_rules[id(loop)] = LoopRules(loop)
+        return rules
 
-    def _continues(self, spec: Mapping[str, Any], done: int, items: list[Any] | None) -> bool:
-        kind = spec.get("type")
-        if artifact_source(spec):
-            return done == 0 or self._decision() == "continue"
-        if kind == "while":
-            return evaluate(loop_condition(spec), condition_context(self.values))
-        if kind == "until":
-            return done == 0 or not evaluate(loop_condition(spec), condition_context(self.values))
-        if kind == "for":
-            count = spec.get("count")
-            if isinstance(count, str):
-                count = resolve(condition_context(self.values), count)
-            return isinstance(count, int) and count is not MISSING and done < count
-        return items is not None and done < len(items)
+    # A count, items or a condition the rules refuse ends the run with the error `workflow_next`
+    # raises for the same loop.
 
-    def _decision(self) -> str:
-        decision = loop_decision(self.artifacts)
-        if decision is None:
-            self.error = (
-                "a loop decides from a loop-control artifact, and the step that ended its "
-                "iteration handed over none"
-            )
-            return "stop"
-        return decision
+    def _continues(self, rules: LoopRules, done: int, values: dict[str, Any]) -> bool:
+        try:
+            return rules.continues(done, values, self.artifacts, None)
+        except EngineError as error:
+            self.error = error.message
+            return False
 
-    def _expose(self, spec: Mapping[str, Any], iteration: int, items: list[Any] | None) -> None:
-        context = self.values["context"]
-        for name, value in (("iterationVar", iteration), ("indexVar", iteration - 1)):
-            if isinstance(spec.get(name), str):
-                context[spec[name]] = value
-        if items is not None and isinstance(spec.get("itemVar"), str):
-            context[spec["itemVar"]] = items[iteration - 1]
+    def _enter(self, rules: LoopRules, iteration: int, values: dict[str, Any]) -> bool:
+        """Set the loop variables for ``iteration``; False when the run must stop instead."""
+        item = None
+        if rules.kind == "forEach":
+            try:
+                item = rules.item(iteration, values)
+            except EngineError as error:
+                self.error = error.message
+                return False
+        rules.set_variables(self.values["context"], iteration, item)
+        return True

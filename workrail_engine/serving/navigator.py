@@ -20,19 +20,18 @@ from typing import Any
 from ..definition.declared import with_parameter_defaults
 from ..definition.steps import step_kind, walk_steps
 from ..errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
-from ..evaluation.conditions import MISSING, evaluate, resolve
-from ..evaluation.contracts import check_step_artifacts, loop_decision
+from ..evaluation.conditions import evaluate
+from ..evaluation.contracts import check_step_artifacts
 from ..evaluation.regexes import backtracking_budget
 from ..evaluation.rules import require_valid_criteria
 from ..evaluation.templates import referenced_step_ids
 from ._navigator_guidance import completion_guidance, next_action, step_criteria, step_guidance
-from .loop_source import artifact_source, loop_condition
+from .loop_rules import LoopRules
 from .step_prompt import is_delegation, render_step
 
 __all__ = ["LOOPS_KEY", "NextStep", "next_step"]
 
 LOOPS_KEY = "_loops"
-DEFAULT_MAX_ITERATIONS = 100
 
 
 @dataclass
@@ -162,6 +161,14 @@ class _Plan:
         }
         self.read_outputs = frozenset(referenced_step_ids(self.steps))
         self._valid_criteria: set[int] = set()  # ids of criteria objects of this workflow
+        self._loop_rules: dict[str, LoopRules] = {}
+
+    def loop_rules(self, loop: Mapping[str, Any]) -> LoopRules:
+        """The rules of ``loop`` (a step of this plan's workflow), read once per plan."""
+        rules = self._loop_rules.get(loop["id"])
+        if rules is None:
+            rules = self._loop_rules[loop["id"]] = LoopRules(loop)
+        return rules
 
     def check_criteria(self, step: Mapping[str, Any]) -> None:
         """Raises InvalidCriteria for broken criteria of ``step``, as describing them would; each
@@ -384,7 +391,7 @@ class _Walk:
             return None
         elif self._lost_and_exhausted(loop):
             return None
-        elif not self._starts(loop):
+        elif not self._continues(loop, 0):
             self._finish(loop, 0)
             return None
         else:
@@ -415,7 +422,7 @@ class _Walk:
         counts = [self.completed.count(member["id"]) for member in self.plan.body(loop)]
         if not any(counts):
             return False
-        limit = self._limit(loop)
+        limit = self.plan.loop_rules(loop).limit
         if max(counts) >= limit:
             self.notes.append(
                 f"context.{LOOPS_KEY}.{loop['id']} was not passed back, but the loop's body already ran {limit} "
@@ -461,97 +468,9 @@ class _Walk:
                 loopId=loop_id,
             )
 
-    def _spec(self, loop: Mapping[str, Any]) -> Mapping[str, Any]:
-        spec = loop.get("loop")
-        if not isinstance(spec, Mapping) or spec.get("type") not in (
-            "while",
-            "until",
-            "for",
-            "forEach",
-        ):
-            raise InvalidWorkflow(
-                f"Loop {loop['id']!r} needs loop.type while, until, for or forEach",
-                stepId=loop["id"],
-            )
-        return spec
-
-    def _limit(self, loop: Mapping[str, Any]) -> int:
-        limit: int = self._spec(loop).get("maxIterations", DEFAULT_MAX_ITERATIONS)
-        return limit
-
-    def _total(self, loop: Mapping[str, Any]) -> int | None:
-        """Iterations a for/forEach loop wants (before maxIterations); None for while/until."""
-        spec = self._spec(loop)
-        if spec["type"] == "for":
-            count = self._from_context(loop, spec.get("count"), "count")
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise InvalidRunState(
-                    f"Loop {loop['id']!r}: count must be a non-negative integer, got {count!r}",
-                    loopId=loop["id"],
-                )
-            return count
-        if spec["type"] == "forEach":
-            return len(self._items(loop))
-        return None
-
-    def _items(self, loop: Mapping[str, Any]) -> list[Any]:
-        items = self._from_context(loop, self._spec(loop).get("items"), "items")
-        if not isinstance(items, list):
-            raise InvalidRunState(
-                f"Loop {loop['id']!r}: items must be an array, got {_kind(items)}",
-                loopId=loop["id"],
-            )
-        return items
-
-    def _from_context(self, loop: Mapping[str, Any], value: Any, name: str) -> Any:
-        if not isinstance(value, str):
-            return value
-        found = resolve(self.ctx, value)
-        if found is MISSING:
-            raise InvalidRunState(
-                f"Loop {loop['id']!r} takes its {name} from context variable {value!r}, which is not set",
-                loopId=loop["id"],
-                variable=value,
-            )
-        return found
-
-    def _starts(self, loop: Mapping[str, Any]) -> bool:
-        spec = self._spec(loop)
-        if artifact_source(spec):
-            return True  # the decision comes from an artifact the first iteration produces
-        if spec["type"] == "while":
-            return self._holds(loop_condition(spec), loop["id"], "loop condition")
-        if spec["type"] == "until":
-            return True
-        return (self._total(loop) or 0) > 0  # for/forEach here: the total is a number
-
-    def _continues(self, loop: Mapping[str, Any], iteration: int) -> bool:
-        spec = self._spec(loop)
-        if artifact_source(spec):
-            wanted = self._decision(loop) == "continue"
-        elif spec["type"] == "while":
-            wanted = self._holds(loop_condition(spec), loop["id"], "loop condition")
-        elif spec["type"] == "until":
-            wanted = not self._holds(loop_condition(spec), loop["id"], "loop condition")
-        else:
-            wanted = iteration < (self._total(loop) or 0)
-        if wanted and iteration >= self._limit(loop):
-            self.notes.append(
-                f"Loop {loop['id']!r} stopped after maxIterations ({self._limit(loop)}) iterations."
-            )
-            return False
-        return wanted
-
-    def _decision(self, loop: Mapping[str, Any]) -> str:
-        decision = loop_decision(self.artifacts)
-        if decision is None:
-            raise InvalidParams(
-                f"Loop {loop['id']!r} decides whether to run again from a loop-control artifact: "
-                'hand over {"kind": "wr.loop_control", "decision": "continue" | "stop"} with the '
-                "step that ends the iteration",
-                loopId=loop["id"],
-            )
-        return decision
+    def _continues(self, loop: Mapping[str, Any], done: int) -> bool:
+        rules = self.plan.loop_rules(loop)
+        return rules.continues(done, self.ctx, self.artifacts, self.notes)
 
     def _enter(self, loop: Mapping[str, Any], iteration: int) -> dict[str, Any]:
         start = len(self.completed)
@@ -565,37 +484,25 @@ class _Walk:
 
     def _expose(self, loop: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
         """Put the loop variables in the context and describe the position for the result."""
-        spec, iteration = self._spec(loop), state["iteration"]
+        rules, iteration = self.plan.loop_rules(loop), state["iteration"]
         info = {
             "id": loop["id"],
-            "type": spec["type"],
+            "type": rules.kind,
             "iteration": iteration,
             "index": iteration - 1,
-            "maxIterations": self._limit(loop),
+            "maxIterations": rules.limit,
         }
-        if spec["type"] in ("for", "forEach"):
-            info["total"] = self._total(loop)
-        values = {"iterationVar": iteration, "indexVar": iteration - 1}
-        if spec["type"] == "forEach":
-            items = self._items(loop)
-            if iteration - 1 >= len(items):
-                raise InvalidRunState(
-                    f"Loop {loop['id']!r}: items shrank to {len(items)} during iteration {iteration}",
-                    loopId=loop["id"],
-                )
-            info["item"] = values["itemVar"] = items[iteration - 1]
-        for key, value in values.items():
-            if isinstance(spec.get(key), str):
-                self.ctx[spec[key]] = value
+        if rules.kind in ("for", "forEach"):
+            info["total"] = rules.total(self.ctx)
+        if rules.kind == "forEach":
+            info["item"] = rules.item(iteration, self.ctx)
+        rules.set_variables(self.ctx, iteration, info.get("item"))
         # informational copies for templates ({{context._loops.ID.item}}); never read back
         self.loops[loop["id"]].update({key: info[key] for key in ("index", "item") if key in info})
         return info
 
     def _finish(self, loop: Mapping[str, Any], iterations: int) -> None:
-        spec = self._spec(loop)
-        for key in ("iterationVar", "indexVar", "itemVar"):
-            if isinstance(spec.get(key), str):
-                self.ctx.pop(spec[key], None)
+        self.plan.loop_rules(loop).clear_variables(self.ctx)
         self.loops[loop["id"]] = {
             "done": True,
             "iterations": iterations,
@@ -630,7 +537,3 @@ def _json_copy(value: Any) -> Any:
     if kind in _SCALARS:
         return value
     return copy.deepcopy(value)
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
