@@ -65,11 +65,14 @@ async def test_a_client_at_error_level_gets_no_warnings(project, tmp_path):
 
 async def test_a_level_that_does_not_exist_is_refused(project, tmp_path):
     async with stdio_client(project, tmp_path, "legacy") as client:
-        with pytest.raises(MCPError) as raised:
-            await client.session.send_request(
-                Request(method="logging/setLevel", params={"level": "loud"}), EmptyResult
-            )
-        assert raised.value.error.code == -32602
+        # A list or an object used to fail as a dictionary key: −32603 and a traceback.
+        for level in ("loud", ["debug"], {"debug": True}):
+            with pytest.raises(MCPError) as raised:
+                await client.session.send_request(
+                    Request(method="logging/setLevel", params={"level": level}), EmptyResult
+                )
+            assert raised.value.error.code == -32602, (level, raised.value.error)
+            assert "level must be one of debug" in raised.value.error.data["details"]
 
 
 async def test_the_stateless_revision_has_no_set_level(project, tmp_path):
