@@ -23,6 +23,7 @@ from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import (
     client_logs,
+    client_waits,
     completions,
     confirmation,
     http,
@@ -109,11 +110,14 @@ EXPECTED = {
         f"{step_events.MAX_EVENTS_PER_RUN:,} events (each step's start and end), in this "
         f"process; the feeds of {step_events.MAX_CLOSED_FEEDS} ended runs"
     ),
-    "MAX_WAITING": (
-        f"{input_rounds.MAX_WAITING} per server process (each holds one of the "
-        f"{anyio.run(_tool_threads):g} worker threads tool "
-        "calls run on), each at most "
-        f"{input_rounds.ROUND_TIMEOUT_SECONDS:g} s per round"
+    "MAX_WAITING_CALLS`": (
+        f"{client_waits.MAX_WAITING_CALLS} per server process (each holds one of the "
+        f"{anyio.run(_tool_threads):g} worker threads tool calls run on)"
+    ),
+    "MAX_WAITING_CALLS_PER_CLIENT": f"{client_waits.MAX_WAITING_CALLS_PER_CLIENT} per client",
+    "ELICITATION_TIMEOUT_SECONDS": (
+        f"{client_waits.ELICITATION_TIMEOUT_SECONDS:g} s for the reply to `elicitation/create`; "
+        f"{input_rounds.ROUND_TIMEOUT_SECONDS:g} s per `input_required` round"
     ),
     "_QUEUE_SIZE": f"{client_logs._QUEUE_SIZE:,}",
     "MAX_VALUES": f"{completions.MAX_VALUES} per answer",

@@ -89,7 +89,7 @@ class ClientLogs:
     def set_level(self, ctx: Any, params: Any) -> dict[str, Any]:
         """Answer ``logging/setLevel``: remember the level for this connection."""
         level = params.get("level") if isinstance(params, dict) else None
-        if level not in LEVELS:
+        if not isinstance(level, str) or level not in LEVELS:  # a list or object is no key
             raise invalid_params(f"level must be one of {', '.join(LEVELS)} (got {level!r})")
         listener = _Listener(ctx.session, LEVELS[level])
         for old in [

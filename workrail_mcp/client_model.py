@@ -28,6 +28,8 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from workrail_mcp.client_waits import ClientWaits, client_of
+
 __all__ = ["ClientModel", "SendSampling", "model_of"]
 
 SAMPLING_TIMEOUT_SECONDS = 300.0  # a person may have to approve the request in the client
@@ -64,8 +66,9 @@ class ClientModel:
         return lambda request: anyio.from_thread.run(partial(self._ask, request))
 
 
-def model_of(ctx: Any) -> ClientModel | None:
-    """The client's model, if this request's client offers sampling."""
+def model_of(ctx: Any, waits: ClientWaits) -> ClientModel | None:
+    """The client's model, if this request's client offers sampling; a wait for its reply counts
+    in ``waits`` (past a bound the request is not sent: the agent takes the step)."""
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or not ctx.session.check_client_capability(
         ClientCapabilities(sampling=SamplingCapability())
     ):
@@ -73,12 +76,13 @@ def model_of(ctx: Any) -> ClientModel | None:
     session, request_id = ctx.session, ctx.request_id
 
     async def send(request: CreateMessageRequest) -> CreateMessageResult:
-        result: CreateMessageResult = await session.send_request(
-            request,
-            CreateMessageResult,
-            request_read_timeout_seconds=SAMPLING_TIMEOUT_SECONDS,
-            metadata=ServerMessageMetadata(related_request_id=request_id),
-        )
+        with waits.waiting(client_of(ctx), "the request for the client's model"):
+            result: CreateMessageResult = await session.send_request(
+                request,
+                CreateMessageResult,
+                request_read_timeout_seconds=SAMPLING_TIMEOUT_SECONDS,
+                metadata=ServerMessageMetadata(related_request_id=request_id),
+            )
         return result
 
     return ClientModel(send)

@@ -9,6 +9,11 @@ only carries the question to the client and the reply back.
 On the handshake revisions (2025-06-18 onwards have elicitation) the form goes to the client as
 a request of the server's (`person_of`); on 2026-07-28, where a server sends no request of its
 own, it rides an ``input_required`` result of the tool call (`workrail_mcp.input_rounds`).
+
+A request the client leaves unanswered for `client_waits.ELICITATION_TIMEOUT_SECONDS`, answers
+with an error or with a reply the server cannot read, or that the waiting bounds keep from being
+sent (`client_waits.ClientWaits`), answers the tool call `ClientDidNotReply`: the step was not
+confirmed and stays pending, and nothing is recorded as the person's reply.
 """
 
 from __future__ import annotations
@@ -19,8 +24,25 @@ from functools import partial
 from typing import Any
 
 import anyio.from_thread
-from mcp_types import ClientCapabilities, ElicitationCapability
+from mcp import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types import (
+    REQUEST_TIMEOUT,
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from workrail_mcp.client_waits import (
+    ELICITATION_TIMEOUT_SECONDS,
+    ClientDidNotReply,
+    ClientWaits,
+    client_of,
+)
 
 __all__ = ["FORM", "AskPerson", "Person", "person_named", "person_of"]
 
@@ -81,19 +103,55 @@ class Person:
         return confirm
 
 
-def person_of(ctx: Any) -> Person | None:
-    """Who can be asked through this request's client, if anyone."""
+_ASKED = "the confirmation request (elicitation/create)"
+
+
+def person_of(ctx: Any, waits: ClientWaits) -> Person | None:
+    """Who can be asked through this request's client, if anyone; a wait for their reply counts
+    in ``waits``."""
     session = ctx.session
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or not session.check_client_capability(
         ClientCapabilities(elicitation=ElicitationCapability())
     ):
         return None
+    request = partial(
+        session.send_request,
+        result_type=ElicitResult,
+        request_read_timeout_seconds=ELICITATION_TIMEOUT_SECONDS,
+        metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+    )
 
     async def ask(message: str, schema: dict[str, Any]) -> Any:
-        return await session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        params = ElicitRequestFormParams(message=message, requested_schema=schema)
+        with waits.waiting(client_of(ctx), _ASKED):
+            try:
+                return await request(ElicitRequest(params=params))
+            except MCPError as error:
+                raise _no_reply(error) from None
+            except ValidationError:
+                raise ClientDidNotReply(
+                    f"the client's reply to {_ASKED} is not an elicitation result; the step "
+                    "was not confirmed and stays pending: answer it again to ask again",
+                    reason="unreadable",
+                ) from None
 
     info = getattr(session.client_params, "client_info", None)
     return Person(ask, person_named(getattr(info, "name", None)))
+
+
+def _no_reply(error: MCPError) -> ClientDidNotReply:
+    if error.error.code == REQUEST_TIMEOUT:
+        return ClientDidNotReply(
+            f"the client did not reply to {_ASKED} within {ELICITATION_TIMEOUT_SECONDS:g} s; the "
+            "step was not confirmed and stays pending: answer it again to ask again",
+            reason="timeout",
+        )
+    return ClientDidNotReply(
+        f"the client answered {_ASKED} with an error, or with a reply the server cannot read "
+        f"({error.error.message}); the step was not confirmed and stays pending: answer it "
+        "again to ask again",
+        reason="failed",
+    )
 
 
 def person_named(client_name: Any) -> str:

@@ -2,7 +2,10 @@
 
 The SDK's own parser reads ``1e999`` as infinity, which the answer then writes as ``null``, and a
 lone surrogate escape as a string no answer can hold; over stdio `line_screen` refuses both with
-−32602 before the SDK sees them. `RequestScreen` does the same for each POST body of ``/mcp``.
+−32602 before the SDK sees them. `RequestScreen` does the same for each POST body of ``/mcp``,
+and hands the SDK an error response in place of a client's response to one of our requests that
+cannot be used (`line_screen.failed_response`: the SDK would refuse it with 400 and leave our
+request waiting for its whole time-out).
 `limited` caps a body's size (the SDK's middleware: a declared length past the cap is refused
 before a byte is read, a chunked body as soon as it passes it), for ``/mcp`` and every dashboard
 route alike.
@@ -21,7 +24,12 @@ from mcp.server.transport_security import (
 )
 from starlette.requests import Request
 
-from workrail_mcp.line_screen import error_response, may_be_unrepresentable, unrepresentable
+from workrail_mcp.line_screen import (
+    error_response,
+    failed_response,
+    may_be_unrepresentable,
+    unrepresentable,
+)
 
 __all__ = ["RequestScreen", "limited"]
 
@@ -50,16 +58,20 @@ async def _read_body(receive: Any) -> tuple[bytes, deque[Any]]:
     return body, replay
 
 
-def _refusal(body: bytes) -> tuple[int, bytes] | None:
-    """(HTTP status, JSON body) for a body holding what no answer can hold; None to pass it on."""
-    if not may_be_unrepresentable(body):
+def _parsed(body: bytes) -> dict[str, Any] | None:
+    """The body's JSON object, when it may need screening: one that may hold what no answer can
+    hold, or may be a response (it names no method); None otherwise, or when it is no object."""
+    if b'"method"' in body and not may_be_unrepresentable(body):
         return None
     try:
         value = json.loads(body)
     except (ValueError, RecursionError):  # not JSON: the SDK answers it
         return None
-    if not isinstance(value, dict):
-        return None
+    return value if isinstance(value, dict) else None
+
+
+def _refusal(body: bytes, value: dict[str, Any]) -> tuple[int, bytes] | None:
+    """(HTTP status, JSON body) for a body holding what no answer can hold; None to pass it on."""
     problem = unrepresentable(body, value)
     if problem is None:
         return None
@@ -84,7 +96,15 @@ class RequestScreen:
         if scope["type"] != "http" or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
         body, replay = await _read_body(receive)
-        refused = _refusal(body)
+        value = _parsed(body)
+        failed = failed_response(value, body) if value is not None else None
+        if failed is not None:  # the SDK gets the error in its place, under the same id
+            replay[0] = {
+                "type": "http.request",
+                "body": json.dumps(failed).encode(),
+                "more_body": False,
+            }
+        refused = _refusal(body, value) if value is not None and failed is None else None
         if refused is not None and await self._ours(scope):
             status, content = refused
             headers = [(b"content-length", str(len(content)).encode())]

@@ -14,11 +14,13 @@ answer resumes the waiting call — so the same checks, limits and records apply
 
 The calls waiting for their next round are held in this process. The SDK seals ``requestState``
 (it binds it to the tool and the arguments of the call, under a key of this process — its
-default), so a round comes back to the call that asked, or is refused. At most ``MAX_WAITING``
-calls wait at a time (each holds a worker thread) (a call beyond asks nothing: it goes on as for a client without the
-capability), each for at most ``ROUND_TIMEOUT_SECONDS``: one not answered in time gets no answer
-(the model's step waits for the agent, the confirmation counts as cancelled), as a request that
-fails on the handshake revisions, and asks nothing more.
+default), so a round comes back to the call that asked, or is refused. The calls that may ask
+count against the process-wide bound of calls waiting for their client
+(`client_waits.MAX_WAITING_CALLS`: each holds a worker thread) from their first round to their
+end (a call beyond asks nothing: it goes on as for a client without the capability), each round
+for at most ``ROUND_TIMEOUT_SECONDS``: one not answered in time gets no answer (the model's step
+waits for the agent; the confirmation is not given, `ClientDidNotReply`), as a request that fails
+on the handshake revisions, and asks nothing more.
 """
 
 from __future__ import annotations
@@ -43,16 +45,14 @@ from mcp_types import (
 from pydantic import BaseModel, ValidationError
 
 from workrail_mcp.client_model import SAMPLING_TIMEOUT_SECONDS, ClientModel
+from workrail_mcp.client_waits import ClientDidNotReply, ClientWaits
 from workrail_mcp.confirmation import Person, person_named
 from workrail_mcp.error_mapping import invalid_params
 from workrail_mcp.request_outliving import OutlivesRequests
 from workrail_mcp.tools._binding import ClientPeer
 
-__all__ = ["MAX_WAITING", "ROUND_TIMEOUT_SECONDS", "InputRounds"]
+__all__ = ["ROUND_TIMEOUT_SECONDS", "InputRounds"]
 
-# A waiting call holds one of the worker threads every tool call runs on (anyio's default
-# limiter: 40 at a time): calls left waiting by their clients must leave most of them to others.
-MAX_WAITING = 16
 ROUND_TIMEOUT_SECONDS = SAMPLING_TIMEOUT_SECONDS  # as long as a handshake-era request may take
 
 logger = logging.getLogger(__name__)
@@ -130,7 +130,18 @@ class _WaitingCall:
     async def elicit(self, message: str, schema: dict[str, Any]) -> ElicitResult:
         params = ElicitRequestFormParams(message=message, requested_schema=schema)
         answer = await self._ask(ElicitRequest(params=params), ElicitResult)
-        return answer if answer is not None else ElicitResult(action="cancel")
+        if answer is None:
+            why = (
+                f"no round answered it within {ROUND_TIMEOUT_SECONDS:g} s"
+                if self._gave_up
+                else "the round's answer to it is not an elicitation result"
+            )
+            raise ClientDidNotReply(
+                f"the confirmation request (elicitation/create): {why}; the step was not "
+                "confirmed and stays pending: answer it again to ask again",
+                reason="timeout" if self._gave_up else "unreadable",
+            )
+        return answer  # type: ignore[no-any-return]
 
     async def next(self) -> _Question | dict[str, Any]:
         """Wait for the call's next question, or its result (its failure is raised here)."""
@@ -158,9 +169,11 @@ def _client_name(ctx: Any) -> str | None:
 class InputRounds(OutlivesRequests):
     """The tool calls of this process waiting for the client's next round (2026-07-28)."""
 
-    def __init__(self, sampling: bool) -> None:
-        """``sampling``: the server was started with ``--sampling``."""
+    def __init__(self, sampling: bool, waits: ClientWaits) -> None:
+        """``sampling``: the server was started with ``--sampling``; ``waits``: the process's
+        calls waiting for their client, which the calls between rounds count in."""
         self._sampling = sampling
+        self._waits = waits
         self._waiting: dict[str, _WaitingCall] = {}
 
     def _offered(self, ctx: Any) -> tuple[bool, bool]:
@@ -176,13 +189,14 @@ class InputRounds(OutlivesRequests):
         state = params.get("requestState")
         if state is None:
             model, person = self._offered(ctx)
-            if not self.serving or len(self._waiting) >= MAX_WAITING or not (model or person):
+            if not self.serving or self._waits.refusal(None) is not None or not (model or person):
                 return None
             call = _WaitingCall()
             peer = ClientPeer(
                 person=Person(call.elicit, person_named(_client_name(ctx))) if person else None,
                 model=ClientModel(call.sample) if model else None,
             )
+            self._waits.hold(None)  # until the call ends (`_run`)
             self.start_soon(self._run, call, run_tool, peer)
         else:
             found = self._waiting.pop(state, None) if isinstance(state, str) else None
@@ -207,5 +221,8 @@ class InputRounds(OutlivesRequests):
         }
 
     async def _run(self, call: _WaitingCall, run_tool: RunTool, peer: ClientPeer) -> None:
-        await call.run(run_tool, peer)
-        self._waiting.pop(call.state, None)  # one its client left: nobody comes for it
+        try:
+            await call.run(run_tool, peer)
+        finally:
+            self._waits.release(None)
+            self._waiting.pop(call.state, None)  # one its client left: nobody comes for it

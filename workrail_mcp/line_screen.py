@@ -3,7 +3,12 @@
 The SDK silently drops a line that is not JSON, and a JSON array; a JSON-RPC server answers
 them. Each line becomes exactly one of: a message for the SDK, an error response for us to
 write, a ``shutdown`` request, or nothing (a blank line, a malformed notification, or a
-malformed response: JSON-RPC says neither is ever answered).
+malformed response without an id of ours: JSON-RPC says neither is ever answered).
+
+A response to one of our requests (an id we could have sent) that cannot be used — its result no
+object, its error malformed, a lone surrogate or an infinite number in it — would be dropped by
+the SDK and leave our request waiting for its whole time-out; it goes on as an error response
+under the same id instead (`failed_response`), which ends the wait at once.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 __all__ = [
     "Screened",
     "error_response",
+    "failed_response",
     "is_response",
     "may_be_unrepresentable",
     "screen_line",
@@ -123,6 +129,39 @@ def is_response(obj: dict[str, Any]) -> bool:
     return "method" not in obj and ("result" in obj or "error" in obj)
 
 
+def _unusable(obj: dict[str, Any]) -> str | None:
+    """Why a response cannot be used as the answer to our request (None: it can)."""
+    if obj.get("jsonrpc") != "2.0":
+        return 'jsonrpc must be "2.0"'
+    if ("result" in obj) == ("error" in obj):
+        return "a response holds a result or an error, not both"
+    if "result" in obj and not isinstance(obj["result"], dict):
+        return f"the result is {type(obj['result']).__name__}, not an object"
+    error = obj.get("error", {})
+    code = error.get("code") if isinstance(error, dict) else None
+    if "error" in obj and not (
+        isinstance(code, int)
+        and not isinstance(code, bool)
+        and isinstance(error.get("message"), str)
+    ):
+        return "the error is not an object with an integer code and a message"
+    return None
+
+
+def failed_response(obj: dict[str, Any], text: bytes) -> dict[str, Any] | None:
+    """The error response that stands for the client's unusable response ``obj`` (parsed from
+    ``text``) to a request of ours, so the request fails at once; None when ``obj`` is usable or
+    answers no id we could have sent."""
+    if not is_response(obj) or not _valid_id(obj.get("id")):
+        return None
+    problem = unrepresentable(text, obj) or _unusable(obj)
+    if problem is None:
+        return None
+    return error_response(
+        obj["id"], _INVALID_REQUEST, "the client's response could not be used", problem
+    )
+
+
 def _screen_response(obj: dict[str, Any]) -> Screened:
     well_formed = (
         obj.get("jsonrpc") == "2.0"
@@ -191,6 +230,9 @@ def screen_line(line: bytes) -> Screened:
                 None, _INVALID_REQUEST, "Invalid Request", "a request must be a JSON object"
             )
         )
+    failed = failed_response(value, line)
+    if failed is not None:
+        return Screened(message=failed)
     problem = unrepresentable(line, value)
     if problem is not None:
         if is_response(value) or "id" not in value:

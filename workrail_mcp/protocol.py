@@ -34,6 +34,7 @@ from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_model import model_of
 from workrail_mcp.client_roots import ClientRoots
+from workrail_mcp.client_waits import ClientWaits
 from workrail_mcp.confirmation import person_of
 from workrail_mcp.error_mapping import (
     INTERNAL_ERROR,
@@ -62,10 +63,6 @@ _STRUCTURED_SINCE = "2025-06-18"  # structuredContent and outputSchema exist fro
 _NOT_INITIALIZED = (
     "the server is not initialized: send initialize (and notifications/initialized) first"
 )
-
-
-def _peer(ctx: Any) -> ClientPeer:
-    return ClientPeer(person=person_of(ctx), model=model_of(ctx))
 
 
 def _is_modern(ctx: Any) -> bool:
@@ -173,8 +170,11 @@ class ProtocolMiddleware:
         logs: ClientLogs | None = None,
         tasks: ToolTasks | None = None,
         rounds: InputRounds | None = None,
+        waits: ClientWaits | None = None,
     ) -> None:
         self.server_info = server_info
+        # The calls waiting for their client's reply, on every revision (shared with `rounds`).
+        self.waits = waits if waits is not None else ClientWaits()
         self.rounds = rounds
         self.logs = logs
         self.tasks = tasks
@@ -215,6 +215,9 @@ class ProtocolMiddleware:
             logger.exception("request %r failed", ctx.method)
             raise MCPError(code=INTERNAL_ERROR, message="Internal error") from None
 
+    def _peer(self, ctx: Any) -> ClientPeer:
+        return ClientPeer(person=person_of(ctx, self.waits), model=model_of(ctx, self.waits))
+
     async def _route(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         method = ctx.method
         params = ctx.params if isinstance(ctx.params, dict) else {}
@@ -233,7 +236,7 @@ class ProtocolMiddleware:
             ):  # `_meta` is the envelope (progress token, version), not an argument
                 arguments = {k: v for k, v in arguments.items() if k != "_meta"}
             return await self.registry.call_direct(
-                method, arguments, progress=ctx.session.report_progress, peer=_peer(ctx)
+                method, arguments, progress=ctx.session.report_progress, peer=self._peer(ctx)
             )
         if self.tasks is not None and ctx.protocol_version == TASKS_SINCE:
             answered = await self._task_method(ctx, method, params)
@@ -320,4 +323,4 @@ class ProtocolMiddleware:
             answered = await self.rounds.call(ctx, params, call)
             if answered is not None:
                 return _finish(answered, ctx, self.server_info)
-        return await call(_peer(ctx))
+        return await call(self._peer(ctx))

@@ -18,6 +18,7 @@ from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs
 from workrail_mcp.client_roots import ClientRoots
+from workrail_mcp.client_waits import ClientWaits
 from workrail_mcp.completions import Completions
 from workrail_mcp.input_rounds import InputRounds
 from workrail_mcp.protocol import ProtocolMiddleware
@@ -120,7 +121,8 @@ def create_server(
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     tasks = ToolTasks(call_for_task, lambda: runs.service)
-    rounds = InputRounds(sampling=model_limits is not None)
+    waits = ClientWaits()
+    rounds = InputRounds(sampling=model_limits is not None, waits=waits)
 
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
@@ -177,6 +179,7 @@ def create_server(
             logs=logs,
             tasks=tasks,
             rounds=rounds,
+            waits=waits,
         )
     )
     server.middleware.append(RecoveryKick(runs))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 from mcp import MCPError
 from mcp_types import EmptyResult, Request
 
+from tests.mcp.conftest import INITIALIZE, INITIALIZED, by_id, run_stdio
 from tests.mcp.test_stdio_sdk_client import stdio_client
 
 pytestmark = [
@@ -78,3 +81,27 @@ async def test_the_stateless_revision_has_no_set_level(project, tmp_path):
         with pytest.raises(MCPError) as raised:
             await client.set_logging_level("debug")
         assert raised.value.error.code == -32601
+
+
+def test_a_level_that_is_no_string_is_refused_without_a_traceback(project, tmp_path):
+    """A list or an object used to fail as a dictionary key: −32603 and a traceback on stderr.
+    (Raw lines: the SDK's client does not send such params as given.)"""
+    levels = [["debug"], {"debug": True}, 3]
+    lines = [json.dumps(INITIALIZE), json.dumps(INITIALIZED)] + [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 10 + n,
+                "method": "logging/setLevel",
+                "params": {"level": level},
+            }
+        )
+        for n, level in enumerate(levels)
+    ]
+    messages, _, stderr = run_stdio(project, tmp_path, lines)
+    answers = by_id(messages)
+    for n in range(len(levels)):
+        error = answers[10 + n]["error"]
+        assert error["code"] == -32602, error
+        assert "level must be one of debug" in error["data"]["details"]
+    assert "Traceback" not in stderr

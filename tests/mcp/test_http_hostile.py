@@ -7,12 +7,23 @@ import json
 import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
 
+import anyio
+import anyio.to_thread
 import httpx2
 import pytest
+from mcp import Client
+from mcp_types import ElicitResult
 
 from tests.mcp.conftest import INITIALIZE, INITIALIZED
+from tests.mcp.test_confirmation import NOTES
 from tests.mcp.test_http import ACCEPT, http_server
+from workrail_mcp.client_waits import (
+    MAX_WAITING_CALLS,
+    MAX_WAITING_CALLS_PER_CLIENT,
+    ClientDidNotReply,
+)
 from workrail_mcp.http_sessions import (
     MAX_SESSIONS,
     MAX_SESSIONS_PER_CLIENT,
@@ -226,3 +237,69 @@ def test_event_streams_are_limited_per_address_and_in_all(project, tmp_path):
         finally:
             for connection in held:
                 connection.close()
+
+
+async def test_calls_left_waiting_for_their_clients_do_not_freeze_the_others(project, tmp_path):
+    """Sessions that leave every confirmation unanswered, with more calls asking than tool calls
+    have worker threads: each session gets MAX_WAITING_CALLS_PER_CLIENT of them waiting, the
+    server MAX_WAITING_CALLS in all, each other call is answered at once (−32009), and another
+    client's tools/call is answered meanwhile. Before, every call held a worker thread until the
+    reply, and with all of them held every other client's tools/call hung."""
+    workers = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
+    per_session = 2 * MAX_WAITING_CALLS_PER_CLIENT + 1
+    sessions = workers // per_session + 2
+    total = sessions * per_session
+    assert total > workers and sessions * MAX_WAITING_CALLS_PER_CLIENT > MAX_WAITING_CALLS
+    asked: list[int] = []  # the session of each elicitation/create received
+    refused: list[dict] = []
+    settled, released = anyio.Event(), anyio.Event()
+
+    def settle() -> None:
+        if len(asked) + len(refused) == total:
+            settled.set()
+
+    def person_of(session: int):
+        async def answers_at_the_end(_context, _params):
+            asked.append(session)
+            settle()
+            await released.wait()
+            return ElicitResult(action="decline")
+
+        return answers_at_the_end
+
+    async def confirm(client, token: str) -> None:
+        answer = await client.call_tool(
+            "continue_workflow", {"continueToken": token, "output": {"notesMarkdown": NOTES}}
+        )
+        if answer.is_error:
+            refused.append(json.loads(answer.content[0].text)["error"])
+            settle()
+
+    with http_server(project, tmp_path) as (url, _):
+        async with AsyncExitStack() as stack:
+            tokens = []
+            for session in range(sessions):
+                client = await stack.enter_async_context(
+                    Client(url, mode="legacy", elicitation_callback=person_of(session))
+                )
+                started = await client.call_tool(
+                    "start_workflow",
+                    {"workflowId": "test-flow", "workspacePath": str(project), "goal": "wait"},
+                )
+                tokens.append((client, started.structured_content["continueToken"]))
+            async with anyio.create_task_group() as calls:
+                for client, token in tokens:
+                    for _ in range(per_session):
+                        calls.start_soon(confirm, client, token)
+                with anyio.fail_after(30):
+                    await settled.wait()
+                async with Client(url, mode="legacy") as bystander:
+                    with anyio.fail_after(10):
+                        listed = await bystander.call_tool("workflow_list", {})
+                assert not listed.is_error
+                assert len(asked) == MAX_WAITING_CALLS, len(asked)
+                assert max(asked.count(s) for s in set(asked)) <= MAX_WAITING_CALLS_PER_CLIENT
+                assert {e["code"] for e in refused} == {ClientDidNotReply.code}
+                assert {e["data"]["reason"] for e in refused} == {"busy"}
+                assert "answer it again later" in refused[0]["message"]
+                released.set()  # the waiting calls end: the clients can close

@@ -25,7 +25,7 @@ from tests.mcp.test_run_model import CONFIRMED_FLOW, PLAN, RUN_FLOW
 from workrail_engine.catalog import Catalog, Source
 from workrail_engine.runs import RunService
 from workrail_engine.sessions.model_answers import ModelLimits
-from workrail_mcp import create_server, input_rounds
+from workrail_mcp import client_waits, create_server, input_rounds
 
 pytestmark = pytest.mark.slow
 
@@ -221,7 +221,7 @@ async def test_a_round_not_answered_in_time_is_given_up(in_memory, project, monk
 
 
 async def test_calls_beyond_the_waiting_bound_ask_nothing(in_memory, project, monkeypatch):
-    monkeypatch.setattr(input_rounds, "MAX_WAITING", 1)
+    monkeypatch.setattr(client_waits, "MAX_WAITING_CALLS", 1)
     async with in_memory() as client:
         first = await _start_by_hand(client, project, "waits")
         assert isinstance(first, InputRequiredResult)

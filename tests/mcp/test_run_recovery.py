@@ -7,7 +7,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,11 +20,18 @@ pytestmark = pytest.mark.slow
 
 
 class StdioSession:
-    """A real server process, spoken to line by line (so the test can kill it at will)."""
+    """A real server process, spoken to line by line (so the test can kill it at will), started
+    with ``options`` for a client declaring ``capabilities``."""
 
-    def __init__(self, project: Path, tmp_path: Path) -> None:
+    def __init__(
+        self,
+        project: Path,
+        tmp_path: Path,
+        options: tuple[str, ...] = ("--allow-commands",),
+        capabilities: dict | None = None,
+    ) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "workrail_mcp", "--project", str(project), "--allow-commands"],
+            [sys.executable, "-m", "workrail_mcp", "--project", str(project), *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -35,7 +44,7 @@ class StdioSession:
             "initialize",
             {
                 "protocolVersion": "2025-06-18",
-                "capabilities": {},
+                "capabilities": capabilities or {},
                 "clientInfo": {"name": "test", "version": "0"},
             },
         )
@@ -46,14 +55,30 @@ class StdioSession:
         self.proc.stdin.flush()
 
     def request(self, method: str, params: dict) -> dict:
+        self.start(method, params)
+        answer_id = self.next_id
+        return self.receive(lambda message: "method" not in message and message["id"] == answer_id)
+
+    def start(self, method: str, params: dict) -> int:
+        """Send a request without waiting for its answer; its id."""
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, "the server closed its stdout"
-            message = json.loads(line)
-            if message.get("id") == self.next_id:
-                return message
+        return self.next_id
+
+    def receive(self, wanted: Callable[[dict], bool], seconds: float = 60) -> dict:
+        """The first message ``wanted`` (the others are skipped); the process is killed when
+        none comes within ``seconds``."""
+        watchdog = threading.Timer(seconds, self.proc.kill)
+        watchdog.start()
+        try:
+            while True:
+                line = self.proc.stdout.readline()
+                assert line, f"the server closed its stdout (or sent nothing in {seconds} s)"
+                message = json.loads(line)
+                if wanted(message):
+                    return message
+        finally:
+            watchdog.cancel()
 
     def kill(self) -> None:
         os.kill(self.proc.pid, signal.SIGKILL)
