@@ -11,8 +11,18 @@ from typing import Any
 import pytest
 
 from tests.mcp.conftest import write_workflow
+from tests.mcp.upstream_agent import ANSWER_BOOK, GENERIC_NOTES
+from workrail_engine.evaluation.contracts import ASSESSMENT_KIND, CONTRACTS
+from workrail_engine.sessions.service import NOTES_REQUIRED
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
+
+ROOT = Path(__file__).resolve().parents[2]
+NAV = ROOT / "tests" / "fixtures" / "upstream_nav"
+# Walked step by step: upstream fixtures with output contracts in and out of loops, assessments,
+# fragments and a metrics profile; our bundled workflow whose steps have validation criteria.
+WALKED_NAV = ["nav-artifact-loop", "nav-assessment", "nav-fragments", "nav-metrics-review"]
+WALKED_BUNDLED = ["ai-task-implementation"]
 
 EDITIONS = [pytest.param((), id="default"), pytest.param(("--tools", "upstream"), id="upstream")]
 LOOP_STOP = {"kind": "wr.loop_control", "decision": "stop"}
@@ -46,7 +56,41 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The kept servers' project (`shared_servers`): the bundled workflows and ours."""
     root = tmp_path_factory.mktemp("parity") / "project"
     write_workflow(root / "workflows", CONTRACT_FLOW)
+    for name in WALKED_NAV:
+        write_workflow(root / "workflows", definition_of(name))
     return root
+
+
+def definition_of(workflow: str) -> dict[str, Any]:
+    for path in (NAV / f"{workflow}.json", ROOT / "workflows" / f"{workflow}.json"):
+        if path.exists():
+            return json.loads(path.read_text(encoding="utf-8"))
+    assert workflow == CONTRACT_FLOW["id"], workflow
+    return CONTRACT_FLOW
+
+
+def find(steps: list[dict[str, Any]], step_id: str) -> dict[str, Any]:
+    for step in steps:
+        if step.get("id") == step_id:
+            return step
+        inner = [s for key in ("steps", "body") for s in step.get(key) or []]
+        if inner and (found := find(inner, step_id)):
+            return found
+    return {}
+
+
+def artifacts_for(definition: dict[str, Any], step: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a careful agent hands over with ``step``: its contract's artifact and, for each
+    assessment, the highest level of every dimension (no follow-up fires)."""
+    out = []
+    contract = step.get("outputContract")
+    if contract:
+        out.append(CONTRACTS[contract["contractRef"]].example)
+    assessments = {a["id"]: a for a in definition.get("assessments") or []}
+    for ref in step.get("assessmentRefs") or []:
+        dimensions = {d["id"]: d["levels"][-1] for d in assessments[ref]["dimensions"]}
+        out.append({"kind": ASSESSMENT_KIND, "assessmentId": ref, "dimensions": dimensions})
+    return out
 
 
 async def call(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -86,3 +130,35 @@ async def test_a_contract_step_answered_by_its_artifact_alone_advances(
         moved = await answer(client, decide["continueToken"], artifacts=[LOOP_STOP])
     assert empty["kind"] == "blocked" and codes(empty) == ["MISSING_REQUIRED_OUTPUT"]
     assert moved["kind"] == "ok" and moved["pending"]["stepId"] == "build"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_the_prompt_says_notes_are_required_on_exactly_the_steps_that_block_without(
+    shared_servers, tmp_path, edition
+):
+    """Each step of each walked workflow is first answered with everything but notes: it is
+    sent back for notes exactly when its prompt carried the notes-required block."""
+    said, blocked, walked = set(), set(), []
+    async with shared_servers.connected(*edition) as (client, _):
+        for workflow in [CONTRACT_FLOW["id"], *WALKED_NAV, *WALKED_BUNDLED]:
+            definition = definition_of(workflow)
+            now = await start(client, workflow, tmp_path)
+            while not now["isComplete"]:
+                step_id = now["pending"]["stepId"]
+                walked.append((workflow, step_id))
+                if NOTES_REQUIRED in now["pending"]["prompt"]:
+                    said.add((workflow, step_id))
+                handed = artifacts_for(definition, find(definition["steps"], step_id))
+                probe = await answer(client, now["continueToken"], artifacts=handed)
+                if "MISSING_REQUIRED_NOTES" in codes(probe):
+                    blocked.add((workflow, step_id))
+                if probe["kind"] == "blocked":
+                    notes = ANSWER_BOOK.get(step_id, GENERIC_NOTES)
+                    probe = await answer(
+                        client, now["continueToken"], notesMarkdown=notes, artifacts=handed
+                    )
+                    assert probe["kind"] == "ok", probe
+                now = probe
+    assert said == blocked
+    assert said and set(walked) - said  # both kinds of step were met
+    assert ("contract-flow", "decide") not in said and ("nav-assessment", "verdict") not in said

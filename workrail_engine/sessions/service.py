@@ -22,7 +22,7 @@ from typing import Any
 from ..definition.declared import declared_secrets
 from ..definition.steps import find_step
 from ..errors import InvalidRunState, RunNotFound
-from ..evaluation.step_checks import check_answer
+from ..evaluation.step_checks import check_answer, notes_required
 from ..runs.model import executable_steps
 from ..runs.resolve import database_url, store_home
 from ..runs.secrets import SecretSet
@@ -36,6 +36,7 @@ __all__ = [
     "AnswerNotApplied",
     "Confirm",
     "HUMAN_CONFIRMATION_ACTIONS",
+    "NOTES_REQUIRED",
     "REFUSAL_SUGGESTION",
     "SessionService",
     "SessionStep",
@@ -52,6 +53,13 @@ RECOVERY_STEPS = 8  # earlier steps shown when a session is resumed
 RECOVERY_NOTE_CHARS = 1200  # of each step's notes
 RECOVERY_CHARS = 6000  # of the whole recovery section
 RESUME_LIMIT = 5
+# Appended to the prompt of exactly the steps whose answer is sent back without notes
+# (`notes_required`), so that an agent learns it before it answers, not from a blocked answer.
+NOTES_REQUIRED = (
+    "**Notes required.** When you advance, send `output.notesMarkdown`: a short markdown record, "
+    "for a person reading it later, of what you did, what you found or changed, and what you "
+    "decided and why. An answer without notes is sent back."
+)
 _WORD = re.compile(r"[\w.#/-]{2,}", re.UNICODE)
 
 
@@ -167,6 +175,8 @@ class SessionStep:
         if self.is_complete or not step:
             return None
         prompt = (self.next.get("guidance") or {}).get("prompt") or step.get("prompt") or ""
+        if notes_required(step):
+            prompt = f"{prompt}\n\n{NOTES_REQUIRED}"
         if self.recovery:
             prompt = f"{prompt}\n\n{recovery_text(self.recovery)}"
         pending = {"stepId": step["id"], "title": step.get("title") or step["id"], "prompt": prompt}
