@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli.test_hostile_files_cli import workrail
 from tests.mcp.conftest import write_workflow
 from tests.mcp.upstream_agent import ANSWER_BOOK, GENERIC_NOTES
 from workrail_engine.evaluation.contracts import ASSESSMENT_KIND, CONTRACTS
@@ -58,6 +59,8 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_workflow(root / "workflows", CONTRACT_FLOW)
     for name in WALKED_NAV:
         write_workflow(root / "workflows", definition_of(name))
+    made = workrail(root, "init", "scaffolded-flow")  # reads {{steps.understand.output}}
+    assert made.returncode == 0, made.stderr
     return root
 
 
@@ -162,3 +165,23 @@ async def test_the_prompt_says_notes_are_required_on_exactly_the_steps_that_bloc
     assert said == blocked
     assert said and set(walked) - said  # both kinds of step were met
     assert ("contract-flow", "decide") not in said and ("nav-assessment", "verdict") not in said
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_later_step_reads_an_earlier_steps_notes_and_artifact_fields(
+    shared_servers, tmp_path, edition
+):
+    """``{{steps.ID.output}}`` is the step's notes, ``{{steps.ID.output.FIELD}}`` a field of
+    the artifact it handed over — in `workrail init`'s own scaffold and in a contract step."""
+    async with shared_servers.connected(*edition) as (client, _):
+        scaffold = await start(client, "scaffolded-flow", tmp_path)
+        plan = await answer(
+            client, scaffold["continueToken"], notesMarkdown="export lacks a --since flag"
+        )
+        started = await start(client, "contract-flow", tmp_path)
+        decide = await answer(client, started["continueToken"], notesMarkdown="read the task")
+        build = await answer(client, decide["continueToken"], artifacts=[LOOP_STOP])
+    assert plan["pending"]["stepId"] == "plan"
+    assert "Based on export lacks a --since flag, list" in plan["pending"]["prompt"]
+    assert "Based on read the task, build; the decision was stop." in build["pending"]["prompt"]
+    assert "[unset:" not in plan["pending"]["prompt"] + build["pending"]["prompt"]

@@ -23,6 +23,7 @@ from ..definition.declared import declared_secrets
 from ..definition.steps import find_step
 from ..errors import InvalidRunState, RunNotFound
 from ..evaluation.step_checks import check_answer, notes_required
+from ..evaluation.templates import StepOutput
 from ..runs.model import executable_steps
 from ..runs.resolve import database_url, store_home
 from ..runs.secrets import SecretSet
@@ -364,7 +365,8 @@ class SessionService:
             return self._answered_before(row, attempt, digest)
         pending = row.pending or {}
         step = find_step(definition, pending["step"]["id"], row.workflow_id)
-        ctx = {**row.state["context"], **context_m}
+        outputs = row.state.get("outputs") or {}
+        ctx = _with_outputs({**row.state["context"], **context_m}, outputs)
         checked = check_answer(definition, step, notes_m, artifacts_m, ctx, require_notes=True)
         if not checked.valid:
             blocked = self._step("blocked", row)
@@ -377,13 +379,18 @@ class SessionService:
             self.store.refuse(row.run_id, str(attempt), step["id"], confirmation)
             return self._refused(row, confirmation)
         completed = [*row.state["completed"], step["id"]]
-        found = next_step(definition, completed, ctx, artifacts=artifacts_m).to_dict()
+        if f"steps.{step['id']}.output" in (pending.get("nextAction") or {}).get("outputTo", []):
+            outputs = {**outputs, step["id"]: {"notes": notes_m, "fields": _fields(artifacts_m)}}
+        found = next_step(
+            definition, completed, _with_outputs(ctx, outputs), artifacts=artifacts_m
+        ).to_dict()
+        found["context"].pop("steps", None)  # rebuilt from `outputs` for every step
         moved = SessionRow(
             **{
                 **asdict(row),
                 "status": "success" if found["isComplete"] else "waiting",
                 "attempt": attempt + 1,
-                "state": {"completed": completed, "context": found["context"]},
+                "state": {"completed": completed, "context": found["context"], "outputs": outputs},
                 "pending": found,
                 "last_notes": notes_m or None,
                 "updated_at": time.time(),
@@ -677,6 +684,22 @@ def with_history(
     if usage is not None:
         snap["sampling"] = {"calls": usage[0], "tokens": usage[1]}
     return snap
+
+
+def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """``context`` with the session's own ``steps``: each answered step that a later step reads
+    (the navigator's ``outputTo``), its output its notes, whose artifacts' fields are read by
+    name. A ``steps`` the agent sent is replaced: a session knows its answers."""
+    steps = {
+        step_id: {"output": StepOutput(kept["notes"] or "", kept["fields"])}
+        for step_id, kept in outputs.items()
+    }
+    return {**context, "steps": steps}
+
+
+def _fields(artifacts: Sequence[Any]) -> dict[str, Any]:
+    """The fields of the object artifacts handed over, a later artifact's over an earlier's."""
+    return {key: value for a in artifacts if isinstance(a, Mapping) for key, value in a.items()}
 
 
 def _masks(definition: Mapping[str, Any]) -> SecretSet:
