@@ -18,6 +18,7 @@ from workrail_engine.evaluation import regexes
 from workrail_engine.runs import executor, step_events, walker
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import navigator
+from workrail_engine.sessions import service as sessions
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import (
@@ -117,6 +118,11 @@ EXPECTED = {
     "MAX_COMMENT_CHARS": (
         f"{confirmation.MAX_COMMENT_CHARS:,} characters (asked of the client); the notes shown "
         f"in the form: {confirmation.MAX_NOTES_CHARS:,} characters"
+    ),
+    "RECOVERY_STEPS": (
+        f"the last {sessions.RECOVERY_STEPS} answered steps, "
+        f"{sessions.RECOVERY_NOTE_CHARS:,} characters of each one's notes, "
+        f"{sessions.RECOVERY_CHARS:,} characters in all"
     ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {navigator.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"

@@ -14,7 +14,12 @@ from tests.cli.test_hostile_files_cli import workrail
 from tests.mcp.conftest import write_workflow
 from tests.mcp.upstream_agent import ANSWER_BOOK, GENERIC_NOTES
 from workrail_engine.evaluation.contracts import ASSESSMENT_KIND, CONTRACTS
-from workrail_engine.sessions.service import NOTES_REQUIRED
+from workrail_engine.sessions.service import (
+    NOTES_REQUIRED,
+    RECOVERY_CHARS,
+    RECOVERY_NOTE_CHARS,
+    RECOVERY_STEPS,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -51,12 +56,23 @@ CONTRACT_FLOW = {
     ],
 }
 
+LONG_FLOW = {
+    "id": "long-flow",
+    "name": "Long flow",
+    "description": "Seven plain steps",
+    "version": "1.0.0",
+    "steps": [
+        {"id": f"part-{n}", "title": f"Step {n}", "prompt": f"Do part {n}"} for n in range(1, 8)
+    ],
+}
+
 
 @pytest.fixture(scope="module")
 def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The kept servers' project (`shared_servers`): the bundled workflows and ours."""
     root = tmp_path_factory.mktemp("parity") / "project"
     write_workflow(root / "workflows", CONTRACT_FLOW)
+    write_workflow(root / "workflows", LONG_FLOW)
     for name in WALKED_NAV:
         write_workflow(root / "workflows", definition_of(name))
     made = workrail(root, "init", "scaffolded-flow")  # reads {{steps.understand.output}}
@@ -185,3 +201,27 @@ async def test_a_later_step_reads_an_earlier_steps_notes_and_artifact_fields(
     assert "Based on export lacks a --since flag, list" in plan["pending"]["prompt"]
     assert "Based on read the task, build; the decision was stop." in build["pending"]["prompt"]
     assert "[unset:" not in plan["pending"]["prompt"] + build["pending"]["prompt"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_reread_by_continue_token_shows_the_earlier_notes_newest_kept(
+    shared_servers, tmp_path, edition
+):
+    """A token-only continue_workflow (a new chat picking the session up) re-shows the pending
+    step with the earlier steps' notes in order; past the section's size the oldest go first."""
+    answered = 6
+    assert answered <= RECOVERY_STEPS and answered * RECOVERY_NOTE_CHARS > RECOVERY_CHARS
+    async with shared_servers.connected(*edition) as (client, _):
+        now = await start(client, "long-flow", tmp_path)
+        for n in range(1, answered + 1):
+            notes = f"notes of step {n}: " + "x" * RECOVERY_NOTE_CHARS
+            now = await answer(client, now["continueToken"], notesMarkdown=notes)
+        reread = await call(client, "continue_workflow", {"continueToken": now["continueToken"]})
+    prompt = reread["pending"]["prompt"]
+    assert reread["pending"]["stepId"] == "part-7" and prompt.startswith("Step: Step 7 (part-7)")
+    section = prompt[prompt.index("## Recovery") :]
+    assert len(section) <= RECOVERY_CHARS
+    shown = [n for n in range(1, answered + 1) if f"notes of step {n}:" in section]
+    assert shown == list(range(answered - len(shown) + 1, answered + 1)) and len(shown) >= 3
+    assert section.index("notes of step 5:") < section.index("notes of step 6:")
+    assert f"({answered - len(shown)} earlier steps left out)" in section

@@ -50,9 +50,11 @@ __all__ = [
     "workflow_hash",
 ]
 
-RECOVERY_STEPS = 8  # earlier steps shown when a session is resumed
+# The recovery section of a re-read (rehydrate): the latest answered steps and their notes, in
+# the order answered, so that a new chat reads the session's story up to the pending step.
+RECOVERY_STEPS = 8  # earlier steps shown
 RECOVERY_NOTE_CHARS = 1200  # of each step's notes
-RECOVERY_CHARS = 6000  # of the whole recovery section
+RECOVERY_CHARS = 6000  # of the whole section: the oldest steps are left out first
 RESUME_LIMIT = 5
 # Appended to the prompt of exactly the steps whose answer is sent back without notes
 # (`notes_required`), so that an agent learns it before it answers, not from a blocked answer.
@@ -145,7 +147,7 @@ class SessionStep:
 
     ``outcome``: started | advanced | blocked (the answer failed a check: ``problems`` say what
     to send; the same continue token retries) | replayed (this very answer was applied before:
-    its recorded response) | current (a re-read; with ``recovery`` when read by a resume token).
+    its recorded response) | current (a re-read, with ``recovery``: the earlier steps' notes).
     ``next`` is the navigator's next step (``step``, ``guidance``, ``isComplete``, ``context``…),
     exactly what the stateless next-step call returns for the same progress."""
 
@@ -198,12 +200,24 @@ class SessionStep:
 
 
 def recovery_text(recovery: Sequence[Mapping[str, Any]]) -> str:
-    lines = ["## Recovery: where this session stands", ""]
-    for entry in recovery:
-        lines.append(f"### {entry['title']} (`{entry['stepId']}`)")
-        lines.append(entry.get("notes") or "(no notes)")
-        lines.append("")
-    return "\n".join(lines)[:RECOVERY_CHARS]
+    """The earlier steps' titles and notes, oldest first; when they would pass `RECOVERY_CHARS`,
+    the oldest are left out whole — the newest are what the pending step builds on."""
+    heading = "## Recovery: where this session stands"
+    entries = [
+        f"### {entry['title']} (`{entry['stepId']}`)\n{entry.get('notes') or '(no notes)'}\n"
+        for entry in recovery
+    ]
+    room = RECOVERY_CHARS - len(heading) - 2
+    kept: list[str] = []
+    for entry in reversed(entries):
+        if len(entry) + 1 > room:
+            break
+        kept.insert(0, entry)
+        room -= len(entry) + 1
+    left_out = len(entries) - len(kept)
+    if left_out:
+        kept.insert(0, f"({left_out} earlier step{'s' if left_out > 1 else ''} left out)\n")
+    return "\n".join([heading, "", *kept])
 
 
 class SessionService:
@@ -301,7 +315,7 @@ class SessionService:
     ) -> SessionStep:
         """Advance with a continue token (``intent`` advance, the default when notes or artifacts
         are given), or re-read the session (``intent`` rehydrate; a resume token may only
-        re-read, and then the pending step comes with the recovery section)."""
+        re-read): the pending step again, with the recovery section (a new chat's start)."""
         parsed = read_token(self._token_key(), token)
         advancing = intent == "advance" or (
             intent is None and (notes is not None or artifacts is not None)
@@ -313,7 +327,7 @@ class SessionService:
                 reason="TOKEN_SCOPE_MISMATCH",
             )
         if not advancing:
-            return self.rehydrate(parsed.run_id, recovery=parsed.kind == "resume")
+            return self.rehydrate(parsed.run_id, recovery=True)
         if parsed.kind == "resume":
             raise SessionTokenError(
                 "a resume token can re-read a session (intent rehydrate) but not advance it: "
