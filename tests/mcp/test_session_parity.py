@@ -66,6 +66,8 @@ LONG_FLOW = {
     ],
 }
 
+PLAIN = {"id": "only", "title": "Only", "prompt": "Do it"}
+
 
 @pytest.fixture(scope="module")
 def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -75,6 +77,8 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_workflow(root / "workflows", LONG_FLOW)
     for name in WALKED_NAV:
         write_workflow(root / "workflows", definition_of(name))
+    for workflow_id in ("acme.deploy", "acme.rollback", "wr.coding-task"):  # tagged by their ids
+        write_workflow(root / "workflows", {**LONG_FLOW, "id": workflow_id, "steps": [PLAIN]})
     made = workrail(root, "init", "scaffolded-flow")  # reads {{steps.understand.output}}
     assert made.returncode == 0, made.stderr
     return root
@@ -225,3 +229,24 @@ async def test_a_reread_by_continue_token_shows_the_earlier_notes_newest_kept(
     assert shown == list(range(answered - len(shown) + 1, answered + 1)) and len(shown) >= 3
     assert section.index("notes of step 5:") < section.index("notes of step 6:")
     assert f"({answered - len(shown)} earlier steps left out)" in section
+
+
+async def test_workflows_are_found_by_their_tags_upstreams_functional_tags_and_namespace(
+    shared_servers, tmp_path
+):
+    """``list_workflows {tags}`` (the upstream edition's): our bundled workflows by the functional
+    tag in their own tags, upstream's bundled ids by upstream's tags, ``acme.*`` by ``acme``."""
+    ws = str(tmp_path)
+    async with shared_servers.connected("--tools", "upstream") as (client, _):
+        coding = await call(client, "list_workflows", {"workspacePath": ws, "tags": ["coding"]})
+        acme = await call(client, "list_workflows", {"workspacePath": ws, "tags": ["acme"]})
+        listed = await call(client, "list_workflows", {"workspacePath": ws})
+    found = {w["workflowId"] for w in coding["workflows"]}
+    assert {"coding-task", "ai-task-implementation", "wr.coding-task"} <= found
+    assert "mr-review" not in found and "acme.deploy" not in found
+    assert [w["workflowId"] for w in acme["workflows"]] == ["acme.deploy", "acme.rollback"]
+    summary = {entry["id"]: entry for entry in listed["tagSummary"]}
+    assert summary["coding"]["count"] == len(found) and summary["acme"]["count"] == 2
+    assert summary["acme"]["examples"] == ["acme.deploy", "acme.rollback"]
+    assert "wr" not in summary  # upstream's own ids carry its tags, not a namespace's
+    assert listed["tagSummary"][0]["id"] == "coding"  # upstream's functional tags come first
