@@ -250,3 +250,12 @@ async def test_workflows_are_found_by_their_tags_upstreams_functional_tags_and_n
     assert summary["acme"]["examples"] == ["acme.deploy", "acme.rollback"]
     assert "wr" not in summary  # upstream's own ids carry its tags, not a namespace's
     assert listed["tagSummary"][0]["id"] == "coding"  # upstream's functional tags come first
+
+
+async def test_workflow_next_serves_the_first_step_without_completed_steps(shared_servers):
+    async with shared_servers.connected() as (client, _):
+        first = await call(client, "workflow_next", {"workflowId": "contract-flow"})
+        same = await call(
+            client, "workflow_next", {"workflowId": "contract-flow", "completedSteps": []}
+        )
+    assert first["step"]["id"] == "understand" and first == same
