@@ -19,6 +19,7 @@ from workrail_engine.evaluation import regexes
 from workrail_engine.runs import executor, step_events
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import loop_rules
+from workrail_engine.sessions import service as sessions
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import (
@@ -128,6 +129,11 @@ EXPECTED = {
     "STALE_TEMPORARY_SECONDS": (
         f"{rewrites.STALE_TEMPORARY_SECONDS:,} s, or at once when the PID in its name is no live "
         "process"
+    ),
+    "RECOVERY_STEPS": (
+        f"the last {sessions.RECOVERY_STEPS} answered steps, "
+        f"{sessions.RECOVERY_NOTE_CHARS:,} characters of each one's notes, "
+        f"{sessions.RECOVERY_CHARS:,} characters in all"
     ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {loop_rules.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"

@@ -174,8 +174,8 @@ async def test_workflow_next_errors(connect):
             )
         )
         assert error["code"] == -32003 and error["data"]["closest"] == ["understand"]
-        missing = error_of(await client.call_tool("workflow_next", {"workflowId": "test-flow"}))
-        assert missing["data"]["details"] == "completedSteps is required"
+        missing = error_of(await client.call_tool("workflow_next", {"completedSteps": []}))
+        assert missing["data"]["details"] == "workflowId is required"
 
 
 async def test_workflow_validate(connect):

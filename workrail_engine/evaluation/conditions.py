@@ -40,6 +40,7 @@ from typing import Any
 from ..errors import closest
 from .problems import Problem, json_type_name, pointer_join
 from .regexes import RegexError, backtracking_budget, compile_regex
+from .templates import StepOutput
 
 __all__ = [
     "MISSING",
@@ -149,6 +150,8 @@ def resolve(context: Mapping[str, Any], path: str) -> Any:
             and int(segment) < len(current)
         ):
             current = current[int(segment)]
+        elif isinstance(current, StepOutput) and segment in current.fields:
+            current = current.fields[segment]
         else:
             return MISSING
     return current

@@ -1,7 +1,7 @@
 """The checks an agent's answer to a step must pass: one function for every path that takes one.
 
 Checking a step's output (``workflow_validate``), answering a run's waiting step and advancing a
-session all call `check_answer`: notes (required unless the step says ``notesOptional``), the
+session all call `check_answer`: notes (see `notes_required`), the
 step's ``validationCriteria`` on the output text, and its output contract and assessments on the
 artifacts handed over. Each problem says what to send instead.
 """
@@ -32,7 +32,10 @@ class AnswerCheck:
 
 
 def notes_required(step: Mapping[str, Any]) -> bool:
-    return step.get("notesOptional") is not True
+    """Whether a session's answer to ``step`` must carry notes: not when the step says
+    ``notesOptional``, nor when it has an ``outputContract`` — its artifact is the evidence of
+    the work (a loop decision, a review verdict), as upstream WorkRail 3.x rules."""
+    return step.get("notesOptional") is not True and step.get("outputContract") is None
 
 
 def check_answer(

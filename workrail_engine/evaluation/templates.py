@@ -25,6 +25,7 @@ from ..diagnostics import Span
 
 __all__ = [
     "NAMESPACES",
+    "StepOutput",
     "TemplateError",
     "TemplateLiteral",
     "TemplateRef",
@@ -36,6 +37,23 @@ __all__ = [
     "render",
     "render_for_agent",
 ]
+
+
+class StepOutput(str):
+    """A session step's output: its notes, as text, whose artifacts' fields are read by name
+    (``{{steps.ID.output}}`` is the notes, ``{{steps.ID.output.FIELD}}`` a field of an artifact
+    the step handed over). A plain string everywhere else (JSON, comparisons)."""
+
+    fields: Mapping[str, Any]
+
+    def __new__(cls, text: str, fields: Mapping[str, Any]) -> StepOutput:
+        made = super().__new__(cls, text)
+        made.fields = fields
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copies keep the fields
+        return (StepOutput, (str(self), self.fields))
+
 
 NAMESPACES = ("parameters", "context", "steps", "secrets")
 # "[^{}]*" stops at the first brace, so no backtracking; whitespace inside is trimmed afterwards.
@@ -129,6 +147,8 @@ def lookup(values: Mapping[str, Any], ref: TemplateRef) -> Any:
             current = current[part]
         elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
             current = current[int(part)]
+        elif isinstance(current, StepOutput) and part in current.fields:
+            current = current.fields[part]
         else:
             raise TemplateError(f"{'.'.join(walked)} is not defined (in {{{{{ref.text}}}}})")
     return current
@@ -212,6 +232,8 @@ def _walk(current: Any, path: tuple[str, ...]) -> Any:
             current = current[int(part)]
         elif isinstance(current, list) and part == "length":
             current = len(current)
+        elif isinstance(current, StepOutput) and part in current.fields:
+            current = current.fields[part]
         elif index and not isinstance(current, (Mapping, list)) and current is not None:
             return _not_an_object(path[:index], current)
         else:

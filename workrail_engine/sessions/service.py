@@ -22,7 +22,8 @@ from typing import Any
 from ..definition.declared import declared_secrets
 from ..definition.steps import find_step
 from ..errors import InvalidRunState, RunNotFound
-from ..evaluation.step_checks import check_answer
+from ..evaluation.step_checks import check_answer, notes_required
+from ..evaluation.templates import StepOutput
 from ..runs.model import executable_steps
 from ..runs.resolve import database_url, store_home
 from ..runs.secrets import SecretSet
@@ -36,6 +37,7 @@ __all__ = [
     "AnswerNotApplied",
     "Confirm",
     "HUMAN_CONFIRMATION_ACTIONS",
+    "NOTES_REQUIRED",
     "REFUSAL_SUGGESTION",
     "SessionService",
     "SessionStep",
@@ -48,10 +50,19 @@ __all__ = [
     "workflow_hash",
 ]
 
-RECOVERY_STEPS = 8  # earlier steps shown when a session is resumed
+# The recovery section of a re-read (rehydrate): the latest answered steps and their notes, in
+# the order answered, so that a new chat reads the session's story up to the pending step.
+RECOVERY_STEPS = 8  # earlier steps shown
 RECOVERY_NOTE_CHARS = 1200  # of each step's notes
-RECOVERY_CHARS = 6000  # of the whole recovery section
+RECOVERY_CHARS = 6000  # of the whole section: the oldest steps are left out first
 RESUME_LIMIT = 5
+# Appended to the prompt of exactly the steps whose answer is sent back without notes
+# (`notes_required`), so that an agent learns it before it answers, not from a blocked answer.
+NOTES_REQUIRED = (
+    "**Notes required.** When you advance, send `output.notesMarkdown`: a short markdown record, "
+    "for a person reading it later, of what you did, what you found or changed, and what you "
+    "decided and why. An answer without notes is sent back."
+)
 _WORD = re.compile(r"[\w.#/-]{2,}", re.UNICODE)
 
 
@@ -136,7 +147,7 @@ class SessionStep:
 
     ``outcome``: started | advanced | blocked (the answer failed a check: ``problems`` say what
     to send; the same continue token retries) | replayed (this very answer was applied before:
-    its recorded response) | current (a re-read; with ``recovery`` when read by a resume token).
+    its recorded response) | current (a re-read, with ``recovery``: the earlier steps' notes).
     ``next`` is the navigator's next step (``step``, ``guidance``, ``isComplete``, ``context``…),
     exactly what the stateless next-step call returns for the same progress."""
 
@@ -167,6 +178,8 @@ class SessionStep:
         if self.is_complete or not step:
             return None
         prompt = (self.next.get("guidance") or {}).get("prompt") or step.get("prompt") or ""
+        if notes_required(step):
+            prompt = f"{prompt}\n\n{NOTES_REQUIRED}"
         if self.recovery:
             prompt = f"{prompt}\n\n{recovery_text(self.recovery)}"
         pending = {"stepId": step["id"], "title": step.get("title") or step["id"], "prompt": prompt}
@@ -187,12 +200,24 @@ class SessionStep:
 
 
 def recovery_text(recovery: Sequence[Mapping[str, Any]]) -> str:
-    lines = ["## Recovery: where this session stands", ""]
-    for entry in recovery:
-        lines.append(f"### {entry['title']} (`{entry['stepId']}`)")
-        lines.append(entry.get("notes") or "(no notes)")
-        lines.append("")
-    return "\n".join(lines)[:RECOVERY_CHARS]
+    """The earlier steps' titles and notes, oldest first; when they would pass `RECOVERY_CHARS`,
+    the oldest are left out whole — the newest are what the pending step builds on."""
+    heading = "## Recovery: where this session stands"
+    entries = [
+        f"### {entry['title']} (`{entry['stepId']}`)\n{entry.get('notes') or '(no notes)'}\n"
+        for entry in recovery
+    ]
+    room = RECOVERY_CHARS - len(heading) - 2
+    kept: list[str] = []
+    for entry in reversed(entries):
+        if len(entry) + 1 > room:
+            break
+        kept.insert(0, entry)
+        room -= len(entry) + 1
+    left_out = len(entries) - len(kept)
+    if left_out:
+        kept.insert(0, f"({left_out} earlier step{'s' if left_out > 1 else ''} left out)\n")
+    return "\n".join([heading, "", *kept])
 
 
 class SessionService:
@@ -291,7 +316,7 @@ class SessionService:
     ) -> SessionStep:
         """Advance with a continue token (``intent`` advance, the default when notes or artifacts
         are given), or re-read the session (``intent`` rehydrate; a resume token may only
-        re-read, and then the pending step comes with the recovery section).
+        re-read): the pending step again, with the recovery section (a new chat's start).
 
         A re-read by a resume token hands back the session's continue token, so it is served
         only to a caller in the session's ``workspace`` (the one it was started in); anyone else
@@ -309,7 +334,7 @@ class SessionService:
         if not advancing:
             if parsed.kind == "resume":
                 self._require_workspace(self._row(parsed.run_id), workspace)
-            return self.rehydrate(parsed.run_id, recovery=parsed.kind == "resume")
+            return self.rehydrate(parsed.run_id, recovery=True)
         if parsed.kind == "resume":
             raise SessionTokenError(
                 "a resume token can re-read a session (intent rehydrate) but not advance it: "
@@ -361,7 +386,8 @@ class SessionService:
             return self._answered_before(row, attempt, digest)
         pending = row.pending or {}
         step = find_step(definition, pending["step"]["id"], row.workflow_id)
-        ctx = {**row.state["context"], **context_m}
+        outputs = row.state.get("outputs") or {}
+        ctx = _with_outputs({**row.state["context"], **context_m}, outputs)
         checked = check_answer(definition, step, notes_m, artifacts_m, ctx, require_notes=True)
         if not checked.valid:
             blocked = self._step("blocked", row)
@@ -374,13 +400,18 @@ class SessionService:
             self.store.refuse(row.run_id, str(attempt), step["id"], confirmation)
             return self._refused(row, confirmation)
         completed = [*row.state["completed"], step["id"]]
-        found = next_step(definition, completed, ctx, artifacts=artifacts_m).to_dict()
+        if f"steps.{step['id']}.output" in (pending.get("nextAction") or {}).get("outputTo", []):
+            outputs = {**outputs, step["id"]: {"notes": notes_m, "fields": _fields(artifacts_m)}}
+        found = next_step(
+            definition, completed, _with_outputs(ctx, outputs), artifacts=artifacts_m
+        ).to_dict()
+        found["context"].pop("steps", None)  # rebuilt from `outputs` for every step
         moved = SessionRow(
             **{
                 **asdict(row),
                 "status": "success" if found["isComplete"] else "waiting",
                 "attempt": attempt + 1,
-                "state": {"completed": completed, "context": found["context"]},
+                "state": {"completed": completed, "context": found["context"], "outputs": outputs},
                 "pending": found,
                 "last_notes": notes_m or None,
                 "updated_at": time.time(),
@@ -689,6 +720,22 @@ def with_history(
     if usage is not None:
         snap["sampling"] = {"calls": usage[0], "tokens": usage[1]}
     return snap
+
+
+def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """``context`` with the session's own ``steps``: each answered step that a later step reads
+    (the navigator's ``outputTo``), its output its notes, whose artifacts' fields are read by
+    name. A ``steps`` the agent sent is replaced: a session knows its answers."""
+    steps = {
+        step_id: {"output": StepOutput(kept["notes"] or "", kept["fields"])}
+        for step_id, kept in outputs.items()
+    }
+    return {**context, "steps": steps}
+
+
+def _fields(artifacts: Sequence[Any]) -> dict[str, Any]:
+    """The fields of the object artifacts handed over, a later artifact's over an earlier's."""
+    return {key: value for a in artifacts if isinstance(a, Mapping) for key, value in a.items()}
 
 
 def _masks(definition: Mapping[str, Any]) -> SecretSet:

@@ -12,12 +12,12 @@ console and daemon are not part of it.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from workrail_engine.definition.workflow_tags import tag_summary, workflow_tags
 from workrail_engine.errors import InvalidParams
 from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
@@ -49,23 +49,14 @@ def _entry(entry: Any) -> dict[str, Any]:
         # them took 6 s for 2,000. inspect_workflow gives it, per workflow.
         "workflowHash": None,
         "kind": "workflow",
-        "tags": list(entry.definition.get("tags") or []),
+        "tags": workflow_tags(entry.id, entry.definition.get("tags")),
         "visibility": source_visibility(entry),
     }
 
 
 def _listing(entries: list[Any]) -> dict[str, Any]:
     workflows = [_entry(e) for e in entries]
-    counts = Counter(tag for w in workflows for tag in w["tags"])
-    summary = [
-        {
-            "id": tag,
-            "displayName": tag,
-            "count": count,
-            "examples": [w["workflowId"] for w in workflows if tag in w["tags"]][:3],
-        }
-        for tag, count in sorted(counts.items())
-    ]
+    summary = tag_summary((w["workflowId"], w["tags"]) for w in workflows)
     return {"workflows": workflows, "tagSummary": summary}
 
 
@@ -191,7 +182,9 @@ _LIST = ToolSpec(
     description=(
         "The workflows you can start a session of (start_workflow): {workflows: [{workflowId, "
         "name, description, version, tags, visibility}], tagSummary: [{id, count, examples}]}. "
-        "Pass {workspacePath, tags?} — tags narrows the list. workflowHash is null here: "
+        "Pass {workspacePath, tags?} — tags narrows the list: a workflow's own tags, upstream's "
+        "functional tags (coding, review_audit, investigation, …) or a namespace (acme for "
+        "acme.* workflows). workflowHash is null here: "
         "inspect_workflow gives the hash a session pins."
     ),
 )

@@ -138,10 +138,11 @@ class NextStep(TypedDict):
 
 
 CompletedSteps = Annotated[
-    list[Annotated[str, Field(pattern=SERVED_STEP_ID_PATTERN)]],
+    list[Annotated[str, Field(pattern=SERVED_STEP_ID_PATTERN)]] | None,
     Field(
         description=(
-            "The ids of the steps you completed, in the order you completed them: a log, [] at the start. "
+            "The ids of the steps you completed, in the order you completed them: a log, [] (or "
+            "left out) at the start. "
             "Append each step's id when you finish it; never reorder, deduplicate or drop entries. A loop's "
             "body steps are appended once per iteration, so their ids repeat."
         )
@@ -174,7 +175,7 @@ NextContext = Annotated[
 def workflow_next(
     env: ToolEnv,
     workflowId: WorkflowId,
-    completedSteps: CompletedSteps,
+    completedSteps: CompletedSteps = None,
     currentStep: CurrentStep = None,
     context: NextContext = None,
     artifacts: ArtifactsArg = None,
@@ -183,7 +184,11 @@ def workflow_next(
 
     definition = env.catalog.served(workflowId)
     found = next_step(
-        definition, completedSteps, context or {}, current_step=currentStep, artifacts=artifacts
+        definition,
+        completedSteps or [],
+        context or {},
+        current_step=currentStep,
+        artifacts=artifacts,
     )
     return phrase_next(found.to_dict())  # type: ignore[return-value]
 

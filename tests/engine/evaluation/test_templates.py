@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import copy
+import json
+
 import pytest
 
+from workrail_engine.evaluation.conditions import resolve
 from workrail_engine.evaluation.templates import (
+    StepOutput,
     TemplateError,
     find_literals,
     find_references,
     render,
+    render_for_agent,
 )
 
 VALUES = {
@@ -98,3 +104,14 @@ def test_literals_are_found_apart_from_references():
     ]
     assert text[literals[0].span.start : literals[0].span.end] == '{{"label"}}'
     assert [r.text for r in find_references(text)] == ["count"]
+
+
+def test_a_step_output_is_its_notes_with_its_artifacts_fields_by_name():
+    output = StepOutput("the notes", {"decision": "stop", "found": [1, 2]})
+    values = {"steps": {"x": {"output": copy.deepcopy(output)}}}
+    text = "{{steps.x.output}}: {{steps.x.output.decision}} {{steps.x.output.found.1}}"
+    assert render_for_agent(text, values, {}) == "the notes: stop 2"
+    assert render(text, values) == "the notes: stop 2"
+    assert render_for_agent("{{steps.x.output.nope}}", values, {}).startswith("[unset:")
+    assert resolve(values, "steps.x.output.decision") == "stop"
+    assert json.dumps(output) == '"the notes"' and output == "the notes"

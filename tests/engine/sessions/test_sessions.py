@@ -92,18 +92,22 @@ def test_a_session_walks_the_same_steps_and_prompts_as_the_stateless_navigator(
     step = sessions.start(workflow, goal="walk it", context=facts)
     completed: list[str] = []
     context: dict = {**facts, "goal": "walk it"}
+    outputs: dict = {}  # where the stateless agent puts its notes: nextAction.outputTo
     walked = 0
     while True:
-        stateless = next_step(workflow, completed, context, artifacts=loop_stop).to_dict()
+        served = next_step(workflow, completed, {**context, "steps": outputs}, artifacts=loop_stop)
+        stateless = served.to_dict()
+        stateless["context"].pop("steps")  # a session keeps its steps' outputs to itself
         assert step.next == stateless  # step, prompt, guidance, context, loop position
         if stateless["isComplete"]:
             assert step.is_complete and step.pending is None
             break
+        notes = f"done {stateless['step']['id']}"
         completed.append(stateless["step"]["id"])
         context = stateless["context"]
-        step = sessions.continue_session(
-            step.continue_token, notes=f"done {stateless['step']['id']}", artifacts=loop_stop
-        )
+        for path in stateless["nextAction"].get("outputTo", []):
+            outputs[path.split(".")[1]] = {"output": notes}
+        step = sessions.continue_session(step.continue_token, notes=notes, artifacts=loop_stop)
         assert step.outcome == "advanced"
         walked += 1
         assert walked < 200

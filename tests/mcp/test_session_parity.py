@@ -1,0 +1,261 @@
+"""Sessions on upstream WorkRail 3.x's rails (issue 33), through the real server process over
+stdio, in both tool editions: which steps ask for notes and say so, what a later step reads of an
+earlier one's answer, what a re-read shows, how workflows are found by tag."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_hostile_files_cli import workrail
+from tests.mcp.conftest import write_workflow
+from tests.mcp.upstream_agent import ANSWER_BOOK, GENERIC_NOTES
+from workrail_engine.evaluation.contracts import ASSESSMENT_KIND, CONTRACTS
+from workrail_engine.sessions.service import (
+    NOTES_REQUIRED,
+    RECOVERY_CHARS,
+    RECOVERY_NOTE_CHARS,
+    RECOVERY_STEPS,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
+
+ROOT = Path(__file__).resolve().parents[2]
+NAV = ROOT / "tests" / "fixtures" / "upstream_nav"
+# Walked step by step: upstream fixtures with output contracts in and out of loops, assessments,
+# fragments and a metrics profile; our bundled workflow whose steps have validation criteria.
+WALKED_NAV = ["nav-artifact-loop", "nav-assessment", "nav-fragments", "nav-metrics-review"]
+WALKED_BUNDLED = ["ai-task-implementation"]
+
+EDITIONS = [pytest.param((), id="default"), pytest.param(("--tools", "upstream"), id="upstream")]
+LOOP_STOP = {"kind": "wr.loop_control", "decision": "stop"}
+
+CONTRACT_FLOW = {
+    "id": "contract-flow",
+    "name": "Contract flow",
+    "description": "A contract step between two prompt steps",
+    "version": "1.0.0",
+    "steps": [
+        {"id": "understand", "title": "Understand", "prompt": "Read the task for {{goal}}"},
+        {
+            "id": "decide",
+            "title": "Decide",
+            "prompt": "Decide whether to go on",
+            "outputContract": {"contractRef": "wr.contracts.loop_control"},
+        },
+        {
+            "id": "build",
+            "title": "Build",
+            "prompt": "Based on {{steps.understand.output}}, build; "
+            "the decision was {{steps.decide.output.decision}}.",
+        },
+        {"id": "wrap", "title": "Wrap up", "prompt": "Tidy up", "notesOptional": True},
+    ],
+}
+
+LONG_FLOW = {
+    "id": "long-flow",
+    "name": "Long flow",
+    "description": "Seven plain steps",
+    "version": "1.0.0",
+    "steps": [
+        {"id": f"part-{n}", "title": f"Step {n}", "prompt": f"Do part {n}"} for n in range(1, 8)
+    ],
+}
+
+PLAIN = {"id": "only", "title": "Only", "prompt": "Do it"}
+
+
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The kept servers' project (`shared_servers`): the bundled workflows and ours."""
+    root = tmp_path_factory.mktemp("parity") / "project"
+    write_workflow(root / "workflows", CONTRACT_FLOW)
+    write_workflow(root / "workflows", LONG_FLOW)
+    for name in WALKED_NAV:
+        write_workflow(root / "workflows", definition_of(name))
+    for workflow_id in ("acme.deploy", "acme.rollback", "wr.coding-task"):  # tagged by their ids
+        write_workflow(root / "workflows", {**LONG_FLOW, "id": workflow_id, "steps": [PLAIN]})
+    made = workrail(root, "init", "scaffolded-flow")  # reads {{steps.understand.output}}
+    assert made.returncode == 0, made.stderr
+    return root
+
+
+def definition_of(workflow: str) -> dict[str, Any]:
+    for path in (NAV / f"{workflow}.json", ROOT / "workflows" / f"{workflow}.json"):
+        if path.exists():
+            return json.loads(path.read_text(encoding="utf-8"))
+    assert workflow == CONTRACT_FLOW["id"], workflow
+    return CONTRACT_FLOW
+
+
+def find(steps: list[dict[str, Any]], step_id: str) -> dict[str, Any]:
+    for step in steps:
+        if step.get("id") == step_id:
+            return step
+        inner = [s for key in ("steps", "body") for s in step.get(key) or []]
+        if inner and (found := find(inner, step_id)):
+            return found
+    return {}
+
+
+def artifacts_for(definition: dict[str, Any], step: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a careful agent hands over with ``step``: its contract's artifact and, for each
+    assessment, the highest level of every dimension (no follow-up fires)."""
+    out = []
+    contract = step.get("outputContract")
+    if contract:
+        out.append(CONTRACTS[contract["contractRef"]].example)
+    assessments = {a["id"]: a for a in definition.get("assessments") or []}
+    for ref in step.get("assessmentRefs") or []:
+        dimensions = {d["id"]: d["levels"][-1] for d in assessments[ref]["dimensions"]}
+        out.append({"kind": ASSESSMENT_KIND, "assessmentId": ref, "dimensions": dimensions})
+    return out
+
+
+async def call(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    body = json.loads(result.content[0].text)
+    assert not result.is_error, body
+    return body
+
+
+async def start(client: Any, workflow: str, workspace: Path) -> dict[str, Any]:
+    return await call(
+        client,
+        "start_workflow",
+        {"workflowId": workflow, "workspacePath": str(workspace), "goal": "ship the cache"},
+    )
+
+
+async def answer(client: Any, token: str, **output: Any) -> dict[str, Any]:
+    return await call(client, "continue_workflow", {"continueToken": token, "output": output})
+
+
+def codes(body: dict[str, Any]) -> list[str]:
+    return [b["code"] for b in body.get("blockers", {}).get("blockers", [])]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_contract_step_answered_by_its_artifact_alone_advances(
+    shared_servers, tmp_path, edition
+):
+    """Upstream asks no notes of a step with an output contract: its artifact is the evidence.
+    Without the artifact it is still blocked, for the artifact and not for notes."""
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "contract-flow", tmp_path)
+        decide = await answer(client, started["continueToken"], notesMarkdown="read it")
+        assert decide["pending"]["stepId"] == "decide"
+        empty = await answer(client, decide["continueToken"], artifacts=[])
+        moved = await answer(client, decide["continueToken"], artifacts=[LOOP_STOP])
+    assert empty["kind"] == "blocked" and codes(empty) == ["MISSING_REQUIRED_OUTPUT"]
+    assert moved["kind"] == "ok" and moved["pending"]["stepId"] == "build"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_the_prompt_says_notes_are_required_on_exactly_the_steps_that_block_without(
+    shared_servers, tmp_path, edition
+):
+    """Each step of each walked workflow is first answered with everything but notes: it is
+    sent back for notes exactly when its prompt carried the notes-required block."""
+    said, blocked, walked = set(), set(), []
+    async with shared_servers.connected(*edition) as (client, _):
+        for workflow in [CONTRACT_FLOW["id"], *WALKED_NAV, *WALKED_BUNDLED]:
+            definition = definition_of(workflow)
+            now = await start(client, workflow, tmp_path)
+            while not now["isComplete"]:
+                step_id = now["pending"]["stepId"]
+                walked.append((workflow, step_id))
+                if NOTES_REQUIRED in now["pending"]["prompt"]:
+                    said.add((workflow, step_id))
+                handed = artifacts_for(definition, find(definition["steps"], step_id))
+                probe = await answer(client, now["continueToken"], artifacts=handed)
+                if "MISSING_REQUIRED_NOTES" in codes(probe):
+                    blocked.add((workflow, step_id))
+                if probe["kind"] == "blocked":
+                    notes = ANSWER_BOOK.get(step_id, GENERIC_NOTES)
+                    probe = await answer(
+                        client, now["continueToken"], notesMarkdown=notes, artifacts=handed
+                    )
+                    assert probe["kind"] == "ok", probe
+                now = probe
+    assert said == blocked
+    assert said and set(walked) - said  # both kinds of step were met
+    assert ("contract-flow", "decide") not in said and ("nav-assessment", "verdict") not in said
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_later_step_reads_an_earlier_steps_notes_and_artifact_fields(
+    shared_servers, tmp_path, edition
+):
+    """``{{steps.ID.output}}`` is the step's notes, ``{{steps.ID.output.FIELD}}`` a field of
+    the artifact it handed over — in `workrail init`'s own scaffold and in a contract step."""
+    async with shared_servers.connected(*edition) as (client, _):
+        scaffold = await start(client, "scaffolded-flow", tmp_path)
+        plan = await answer(
+            client, scaffold["continueToken"], notesMarkdown="export lacks a --since flag"
+        )
+        started = await start(client, "contract-flow", tmp_path)
+        decide = await answer(client, started["continueToken"], notesMarkdown="read the task")
+        build = await answer(client, decide["continueToken"], artifacts=[LOOP_STOP])
+    assert plan["pending"]["stepId"] == "plan"
+    assert "Based on export lacks a --since flag, list" in plan["pending"]["prompt"]
+    assert "Based on read the task, build; the decision was stop." in build["pending"]["prompt"]
+    assert "[unset:" not in plan["pending"]["prompt"] + build["pending"]["prompt"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_reread_by_continue_token_shows_the_earlier_notes_newest_kept(
+    shared_servers, tmp_path, edition
+):
+    """A token-only continue_workflow (a new chat picking the session up) re-shows the pending
+    step with the earlier steps' notes in order; past the section's size the oldest go first."""
+    answered = 6
+    assert answered <= RECOVERY_STEPS and answered * RECOVERY_NOTE_CHARS > RECOVERY_CHARS
+    async with shared_servers.connected(*edition) as (client, _):
+        now = await start(client, "long-flow", tmp_path)
+        for n in range(1, answered + 1):
+            notes = f"notes of step {n}: " + "x" * RECOVERY_NOTE_CHARS
+            now = await answer(client, now["continueToken"], notesMarkdown=notes)
+        reread = await call(client, "continue_workflow", {"continueToken": now["continueToken"]})
+    prompt = reread["pending"]["prompt"]
+    assert reread["pending"]["stepId"] == "part-7" and prompt.startswith("Step: Step 7 (part-7)")
+    section = prompt[prompt.index("## Recovery") :]
+    assert len(section) <= RECOVERY_CHARS
+    shown = [n for n in range(1, answered + 1) if f"notes of step {n}:" in section]
+    assert shown == list(range(answered - len(shown) + 1, answered + 1)) and len(shown) >= 3
+    assert section.index("notes of step 5:") < section.index("notes of step 6:")
+    assert f"({answered - len(shown)} earlier steps left out)" in section
+
+
+async def test_workflows_are_found_by_their_tags_upstreams_functional_tags_and_namespace(
+    shared_servers, tmp_path
+):
+    """``list_workflows {tags}`` (the upstream edition's): our bundled workflows by the functional
+    tag in their own tags, upstream's bundled ids by upstream's tags, ``acme.*`` by ``acme``."""
+    ws = str(tmp_path)
+    async with shared_servers.connected("--tools", "upstream") as (client, _):
+        coding = await call(client, "list_workflows", {"workspacePath": ws, "tags": ["coding"]})
+        acme = await call(client, "list_workflows", {"workspacePath": ws, "tags": ["acme"]})
+        listed = await call(client, "list_workflows", {"workspacePath": ws})
+    found = {w["workflowId"] for w in coding["workflows"]}
+    assert {"coding-task", "ai-task-implementation", "wr.coding-task"} <= found
+    assert "mr-review" not in found and "acme.deploy" not in found
+    assert [w["workflowId"] for w in acme["workflows"]] == ["acme.deploy", "acme.rollback"]
+    summary = {entry["id"]: entry for entry in listed["tagSummary"]}
+    assert summary["coding"]["count"] == len(found) and summary["acme"]["count"] == 2
+    assert summary["acme"]["examples"] == ["acme.deploy", "acme.rollback"]
+    assert "wr" not in summary  # upstream's own ids carry its tags, not a namespace's
+    assert listed["tagSummary"][0]["id"] == "coding"  # upstream's functional tags come first
+
+
+async def test_workflow_next_serves_the_first_step_without_completed_steps(shared_servers):
+    async with shared_servers.connected() as (client, _):
+        first = await call(client, "workflow_next", {"workflowId": "contract-flow"})
+        same = await call(
+            client, "workflow_next", {"workflowId": "contract-flow", "completedSteps": []}
+        )
+    assert first["step"]["id"] == "understand" and first == same
