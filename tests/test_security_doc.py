@@ -18,6 +18,11 @@ from workrail_engine.evaluation import regexes
 from workrail_engine.runs import executor, step_events, walker
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import navigator
+from workrail_engine.sessions.git_context import (
+    GIT_CONTEXT_SECONDS,
+    MAX_GIT_FILE_BYTES,
+    MAX_PACKED_REFS_BYTES,
+)
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import (
@@ -117,6 +122,12 @@ EXPECTED = {
     "MAX_COMMENT_CHARS": (
         f"{confirmation.MAX_COMMENT_CHARS:,} characters (asked of the client); the notes shown "
         f"in the form: {confirmation.MAX_NOTES_CHARS:,} characters"
+    ),
+    "MAX_GIT_FILE_BYTES": (
+        f"regular files only; {MAX_GIT_FILE_BYTES // KIB} KiB each (`HEAD`, "
+        f"a worktree's `.git` file, `commondir`, a loose ref), "
+        f"{MAX_PACKED_REFS_BYTES // MIB} MiB for `packed-refs`; "
+        f"{GIT_CONTEXT_SECONDS:g} s for the whole look-up"
     ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {navigator.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"
