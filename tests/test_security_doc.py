@@ -72,6 +72,7 @@ EXPECTED = {
     "_RESULT_NESTING": f"{protocol._RESULT_NESTING} levels",
     "limits.MAX_DOCUMENT_BYTES": f"{limits.MAX_DOCUMENT_BYTES // MIB} MiB",
     "limits.MAX_YAML_ALIAS_NODES": f"{limits.MAX_YAML_ALIAS_NODES:,} nodes",
+    "limits.MAX_ANSWER_CHARS": f"{limits.MAX_ANSWER_CHARS:,} characters",
     "limits.MAX_FINDINGS_PER_FILE": f"{limits.MAX_FINDINGS_PER_FILE:,} diagnostics",
     "limits.MAX_COMPILED_STEP_CHARS": f"{limits.MAX_COMPILED_STEP_CHARS:,} characters",
     "limits.MAX_COMPILED_WORKFLOW_CHARS": f"{limits.MAX_COMPILED_WORKFLOW_CHARS:,} characters",

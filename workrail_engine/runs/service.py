@@ -472,7 +472,7 @@ class RunService:
         )
         if confirmation is not None and confirmation["action"] != "approve":
             return self._refused(run_id, confirmation)
-        response = {"confirmation": confirmation, "model_usage": model_usage}
+        response = {"confirmation": confirmation, "model_usage": masks.mask(model_usage)}
         record = Answer(
             key,
             digest,
