@@ -11,32 +11,17 @@ from pathlib import Path
 import pytest
 from mcp_types import Implementation
 
+from tests.engine.sessions.test_session_model_answers import FLOW as MODEL_FLOW
 from tests.mcp.conftest import write_workflow
 from tests.mcp.scripted_peer import Model, Person, connected
+from tests.mcp.test_run_model import _call
 from workrail_engine.limits import MAX_ANSWER_CHARS
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio]
 
 SECRET = "hunter2-answer-secret-7f3a"
-FLOW = {
-    "id": "secret-flow",
-    "name": "Secret flow",
-    "description": "A confirmed step the model may do, then one kept for the agent",
-    "version": "1.0.0",
-    "secrets": ["WR_ANSWER_SECRET"],
-    "steps": [
-        {
-            "id": "plan",
-            "title": "Plan",
-            "prompt": "Write the plan.",
-            "requireConfirmation": True,
-            "validationCriteria": [
-                {"type": "contains", "value": "PLAN", "message": "Start with PLAN"}
-            ],
-        },
-        {"id": "ship", "title": "Ship", "prompt": "Ship it.", "sampling": False},
-    ],
-}
+# A checked step a person confirms (the model may do it), then one kept for the agent.
+FLOW = {**MODEL_FLOW, "id": "secret-flow", "secrets": ["WR_ANSWER_SECRET"]}
 
 
 @pytest.fixture
@@ -48,20 +33,12 @@ def secret_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-async def _call(client, tool: str, arguments: dict) -> dict:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content[0].text
-    return result.structured_content
-
-
 def _stored_bytes(home: Path) -> bytes:
     """Every file of the server's home (the run store and its journal), as bytes."""
     return b"".join(path.read_bytes() for path in sorted(home.rglob("*")) if path.is_file())
 
 
-async def test_a_secret_in_what_the_person_client_and_model_say_is_masked(
-    secret_project, tmp_path
-):
+async def test_a_secret_in_what_the_person_client_and_model_say_is_masked(secret_project, tmp_path):
     model = Model("PLAN: one step.", "PLAN: the run's.", name=f"model-{SECRET}")
     person = Person(
         {"decision": "approve", "comment": f"fine, the key is {SECRET}"},
@@ -105,9 +82,10 @@ async def test_a_models_answer_is_bounded_as_an_agents_is(secret_project, tmp_pa
     too_long = "PLAN " + "x" * MAX_ANSWER_CHARS
     model = Model(too_long, too_long)
     person = Person()  # never asked: an answer that fails its checks is not put to a person
-    async with connected(
-        secret_project, tmp_path, "--sampling", model=model, person=person
-    ) as (client, _):
+    async with connected(secret_project, tmp_path, "--sampling", model=model, person=person) as (
+        client,
+        _,
+    ):
         started = await _call(
             client,
             "start_workflow",
