@@ -20,6 +20,11 @@ from workrail_engine.runs import executor, step_events
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import loop_rules
 from workrail_engine.sessions import service as sessions
+from workrail_engine.sessions.git_context import (
+    GIT_CONTEXT_SECONDS,
+    MAX_GIT_FILE_BYTES,
+    MAX_PACKED_REFS_BYTES,
+)
 from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import (
@@ -71,6 +76,7 @@ EXPECTED = {
     "limits.MAX_DOCUMENT_BYTES": f"{limits.MAX_DOCUMENT_BYTES // MIB} MiB",
     "limits.MAX_CONFIG_BYTES": f"{limits.MAX_CONFIG_BYTES // MIB} MiB",
     "limits.MAX_YAML_ALIAS_NODES": f"{limits.MAX_YAML_ALIAS_NODES:,} nodes",
+    "limits.MAX_ANSWER_CHARS": f"{limits.MAX_ANSWER_CHARS:,} characters",
     "limits.MAX_FINDINGS_PER_FILE": f"{limits.MAX_FINDINGS_PER_FILE:,} diagnostics",
     "limits.MAX_COMPILED_STEP_CHARS": f"{limits.MAX_COMPILED_STEP_CHARS:,} characters",
     "limits.MAX_COMPILED_WORKFLOW_CHARS": f"{limits.MAX_COMPILED_WORKFLOW_CHARS:,} characters",
@@ -134,6 +140,12 @@ EXPECTED = {
         f"the last {sessions.RECOVERY_STEPS} answered steps, "
         f"{sessions.RECOVERY_NOTE_CHARS:,} characters of each one's notes, "
         f"{sessions.RECOVERY_CHARS:,} characters in all"
+    ),
+    "MAX_GIT_FILE_BYTES": (
+        f"regular files only; {MAX_GIT_FILE_BYTES // KIB} KiB each (`HEAD`, "
+        f"a worktree's `.git` file, `commondir`, a loose ref), "
+        f"{MAX_PACKED_REFS_BYTES // MIB} MiB for `packed-refs`; "
+        f"{GIT_CONTEXT_SECONDS:g} s for the whole look-up"
     ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {loop_rules.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 __all__ = [
+    "MAX_ANSWER_CHARS",
     "MAX_COMPILED_STEP_CHARS",
     "MAX_CONFIG_BYTES",
     "MAX_COMPILED_WORKFLOW_CHARS",
@@ -77,6 +78,15 @@ MAX_COMPILED_WORKFLOW_CHARS = 8 * 1024 * 1024
 
 Upstream's largest compiled workflow is ~143,000 characters; 8 Mi is more than any file within
 the 5 MiB document limit holds as written, so only what the compile step adds can reach it.
+"""
+
+MAX_ANSWER_CHARS = 1024 * 1024
+"""The longest answer to a step (a session's notes, the output of a run's prompt step), the
+agent's or the client's model's, in characters.
+
+An answer is stored and returned with the step (`get_workflow_run` shows it in several places:
+a 12 MB answer made a 96 MB reply). Notes are a recap of what was done; a step may ask the model
+for at most 100,000 tokens, about 400,000 characters, and a million is more than twice that.
 """
 
 MAX_FINDINGS_PER_FILE = 1000

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_types import CreateMessageResult, ElicitResult, TextContent
+from mcp_types import CreateMessageResult, ElicitResult, Implementation, TextContent
 
 from tests.mcp.conftest import stdio_parameters
 from tests.mcp.shared_server import kept_open
@@ -24,15 +24,16 @@ __all__ = ["Model", "Person", "SharedServers", "connected"]
 class Model:
     """Answers each request with the next of ``answers``; keeps the requests."""
 
-    def __init__(self, *answers: str) -> None:
+    def __init__(self, *answers: str, name: str = "scripted") -> None:
         self.answers = list(answers)
+        self.name = name  # the model the client says answered
         self.requests: list = []
 
     async def __call__(self, _context, params) -> CreateMessageResult:
         self.requests.append(params)
         text = self.answers.pop(0) if self.answers else "nothing"
         return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text=text), model="scripted"
+            role="assistant", content=TextContent(type="text", text=text), model=self.name
         )
 
 
@@ -70,11 +71,12 @@ async def connected(
     model: Model | None = None,
     person: Person | None = None,
     mode: str = "legacy",
+    client_info: Implementation | None = None,
 ) -> AsyncIterator[tuple[Any, str | None]]:
     """A client of a new ``workrail-mcp --project project *options`` offering the callbacks
     given; yields it and the dashboard's base URL (HTTP only, else None). ``mode``: the client's
-    era (``legacy`` handshake, or ``2026-07-28``)."""
-    callbacks = _callbacks(model, person)
+    era (``legacy`` handshake, or ``2026-07-28``); ``client_info``: the name it gives."""
+    callbacks: dict[str, Any] = {**_callbacks(model, person), "client_info": client_info}
     if transport == "stdio":
         params = stdio_parameters(project, tmp_path, *options)
         async with Client(params, mode=mode, **callbacks) as client:

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.test_run_tools import TWO_QUESTIONS
+from workrail_engine.runs.answer_delivery import CRASH_AFTER_RECORDING
 
 pytestmark = pytest.mark.slow
 
@@ -29,13 +31,14 @@ class StdioSession:
         tmp_path: Path,
         options: tuple[str, ...] = ("--allow-commands",),
         capabilities: dict | None = None,
+        **env: str,
     ) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "workrail_mcp", "--project", str(project), *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=server_env(tmp_path),
+            env=server_env(tmp_path, **env),
             cwd=tmp_path,
             text=True,
         )
@@ -230,3 +233,70 @@ def test_a_server_that_ends_mid_step_hands_its_run_to_a_worker(tmp_path):
     finally:
         history.close()
     assert log.read_text().split() == ["start", "start"]  # killed with the server, run again
+
+
+def _dies_recording_the_answer(project: Path, tmp_path: Path, run_id: str) -> None:
+    """A server that records the answer to the run's first step and ends right then, before
+    sending it to the run (the fault point of `answer_delivery`)."""
+    dying = StdioSession(project, tmp_path, **{CRASH_AFTER_RECORDING: "1"})
+    arguments = {"workflow_id": run_id, "output": "the answer", "wait_seconds": 0}
+    dying.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "method": "tools/call",
+            "params": {"name": "continue_workflow", "arguments": arguments},
+        }
+    )
+    assert dying.proc.stdout.read() == ""  # no answer: it ended first
+    assert dying.proc.wait(timeout=30) != 0
+    dying.proc.stdin.close()
+    dying.proc.stdout.close()
+
+
+def _moved_on(server: StdioSession, run_id: str) -> dict:
+    state = server.tool("get_workflow_run", {"workflow_id": run_id, "wait_seconds": 20})
+    assert state["status"] == "waiting" and state["waiting"]["step_key"] == "second", state
+    assert state["step_results"][0]["output"] == "the answer"
+    return state
+
+
+def test_an_answer_recorded_by_a_server_that_died_reaches_the_run_after_a_restart(tmp_path):
+    """The answer was recorded, never sent: the run stayed `running` for good (a retry was a
+    replay, another answer refused). A new server sends it again."""
+    project = tmp_path / "project"
+    write_workflow(project / "workflows", TWO_QUESTIONS)
+    first = StdioSession(project, tmp_path)
+    run_id = first.tool("run_workflow", {"workflow_name": "two-questions", "wait_seconds": 30})[
+        "workflow_id"
+    ]
+    first.kill()  # the run waits with no process; the next one to open the store takes it
+    _dies_recording_the_answer(project, tmp_path, run_id)
+    restarted = StdioSession(project, tmp_path)
+    try:
+        _moved_on(restarted, run_id)
+        replay = restarted.tool("continue_workflow", {"workflow_id": run_id, "output": "x"})
+        assert replay["outcome"] == "accepted" and replay["answered_step"] == "second"
+    finally:
+        restarted.kill()
+
+
+def test_a_retry_of_an_answer_recorded_but_never_sent_delivers_it(tmp_path):
+    """The run waits in a live server; another process recorded the answer and ended before
+    sending it. The agent's retry of the same answer sends it again, and the run moves on."""
+    project = tmp_path / "project"
+    write_workflow(project / "workflows", TWO_QUESTIONS)
+    executing = StdioSession(project, tmp_path)
+    try:
+        run_id = executing.tool(
+            "run_workflow", {"workflow_name": "two-questions", "wait_seconds": 30}
+        )["workflow_id"]
+        _dies_recording_the_answer(project, tmp_path, run_id)
+        retry = executing.tool(
+            "continue_workflow",
+            {"workflow_id": run_id, "output": "the answer", "wait_seconds": 20},
+        )
+        assert retry["outcome"] == "replayed", retry
+        _moved_on(executing, run_id)
+    finally:
+        executing.kill()

@@ -5,13 +5,17 @@ and finishes it."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.mcp.conftest import write_workflow
 from tests.mcp.test_run_recovery import StdioSession
+from workrail_engine.sessions.git_context import MAX_GIT_FILE_BYTES
 
 pytestmark = pytest.mark.slow
 
@@ -102,6 +106,58 @@ def test_a_session_outlives_its_server_and_is_found_by_its_notes(tmp_path):
         assert started["runId"] not in json.dumps(listed.get("running", []))
     finally:
         again.kill()
+
+
+def hostile_heads(root: Path) -> dict[str, Path]:
+    """Workspaces whose ``.git/HEAD`` is not a small regular file, and one whose HEAD is."""
+    heads = {}
+    for name in ("plain", "huge", "fifo", "dev-zero"):
+        workspace = root / name
+        (workspace / ".git").mkdir(parents=True)
+        heads[name] = workspace
+    (heads["plain"] / ".git" / "HEAD").write_text("ref: refs/heads/feature\n")
+    # a branch first, then more than the bound of blank lines: read whole, it named the branch
+    with open(heads["huge"] / ".git" / "HEAD", "w") as huge:
+        huge.write("ref: refs/heads/feature" + "\n" * (1 << 20))
+    os.mkfifo(heads["fifo"] / ".git" / "HEAD")  # no writer: an open for reading waits for one
+    (heads["dev-zero"] / ".git" / "HEAD").symlink_to("/dev/zero")  # never ends
+    return heads
+
+
+def test_a_workspace_git_head_that_is_not_a_small_file_is_unknown(tmp_path):
+    """`.git/HEAD` a FIFO hung the call for good, `/dev/zero` read to the memory cap, a huge
+    file was read whole: each now answers at once with the branch unknown."""
+    project = tmp_path / "project"
+    write_workflow(project / "workflows", FLOW)
+    heads = hostile_heads(tmp_path / "workspaces")
+    server = StdioSession(project, tmp_path)
+    try:
+        with ThreadPoolExecutor(1) as waiting:
+            for name, workspace in heads.items():
+                started_at = time.monotonic()
+                answer = waiting.submit(
+                    call,
+                    server,
+                    "start_workflow",
+                    {"workflowId": "session-flow", "workspacePath": str(workspace), "goal": name},
+                )
+                try:
+                    started = answer.result(timeout=20)
+                except TimeoutError:
+                    server.kill()  # the reader thread sees the end of stdout
+                    pytest.fail(f"{name}: start_workflow did not answer in 20 s")
+                assert time.monotonic() - started_at < 10, name
+                found = call(
+                    server,
+                    "resume_session",
+                    {"workspacePath": str(workspace), "runId": started["runId"]},
+                )
+                branch = found["candidates"][0]["gitBranch"]
+                assert branch == ("feature" if name == "plain" else None), (name, branch)
+    finally:
+        if server.proc.poll() is None:
+            server.kill()
+    assert (heads["huge"] / ".git" / "HEAD").stat().st_size > MAX_GIT_FILE_BYTES
 
 
 @pytest.fixture(scope="module")

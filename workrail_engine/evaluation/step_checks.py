@@ -1,8 +1,9 @@
 """The checks an agent's answer to a step must pass: one function for every path that takes one.
 
 Checking a step's output (``workflow_validate``), answering a run's waiting step and advancing a
-session all call `check_answer`: notes (see `notes_required`), the
-step's ``validationCriteria`` on the output text, and its output contract and assessments on the
+session all call `check_answer`: the answer's length (`MAX_ANSWER_CHARS`, the agent's and the
+client's model's alike), notes (see `notes_required`), the step's
+``validationCriteria`` on the output text, and its output contract and assessments on the
 artifacts handed over. Each problem says what to send instead.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..limits import MAX_ANSWER_CHARS
 from .contracts import check_step_artifacts
 from .rules import validate_output
 
@@ -51,6 +53,15 @@ def check_answer(
     ``step``; ``context`` is what criteria conditions see. ``require_notes``: an empty output is
     a problem unless the step's notes are optional (sessions; a stateless check asks no notes)."""
     check = AnswerCheck()
+    if output is not None and len(output) > MAX_ANSWER_CHARS:
+        # Refused before any check reads it: nothing of it is stored or shown.
+        message = (
+            f"the answer is {len(output):,} characters; at most {MAX_ANSWER_CHARS:,} are taken"
+        )
+        check.issues.append(message)
+        check.suggestions.append("send a shorter recap of what was done, found and decided")
+        check.problems.append({"kind": "notes", "message": message})
+        return check
     if require_notes and notes_required(step) and not (output or "").strip():
         message = (
             f"step {step.get('id')!r} needs notes: a short recap of what was done, found and "

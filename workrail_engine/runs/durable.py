@@ -483,6 +483,18 @@ class DurableRuntime:
             )
         )
 
+    def runs_in_flight(self) -> list[str]:
+        """The ids of every run not ended (inputs and outputs left unread)."""
+        return [
+            status.workflow_id
+            for status in DBOS.list_workflows(
+                name=RUN_WORKFLOW,
+                status=["PENDING", "ENQUEUED"],
+                load_input=False,
+                load_output=False,
+            )
+        ]
+
     def events(self, run_id: str) -> dict[str, Any]:
         return dict(DBOS.get_all_events(run_id))
 

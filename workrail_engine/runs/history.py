@@ -175,6 +175,11 @@ class RunHistory:
                     self.close_locked()
         return []
 
+    def _count(self, text: str, args: Iterable[Any] = ()) -> int:
+        """A ``SELECT COUNT(*)``; 0 where there is no store or no table yet to count in."""
+        found = self._query(text, args)
+        return int(found[0][0]) if found else 0
+
     def close_locked(self) -> None:
         if self._conn is not None:
             try:
@@ -215,8 +220,8 @@ class RunHistory:
             where.append("s.workflow_id = ?")
             args.append(workflow)
         condition = " WHERE " + " AND ".join(where)
-        total = self._query("SELECT COUNT(*) FROM {sessions} s" + condition, args)
-        if not total or not total[0][0]:
+        total = self._count("SELECT COUNT(*) FROM {sessions} s" + condition, args)
+        if not total:
             return RunPage([], 0, 0, limit)
         found = self._query(
             "SELECT s.run_id, s.workflow_id, s.status, s.created_at, s.updated_at, s.attempt,"
@@ -241,7 +246,7 @@ class RunHistory:
                     len(executable_steps(definition)),
                 )
             )
-        return RunPage(rows, int(total[0][0]), 0, limit)
+        return RunPage(rows, total, 0, limit)
 
     def _pinned(self, digest: str) -> dict[str, Any]:
         key = f"pinned:{digest}"
@@ -282,11 +287,9 @@ class RunHistory:
         if offset == 0 and len(found) < limit:
             total = len(found)
         elif filtered:
-            total = int(self._query("SELECT COUNT(*)" + joins + condition, args)[0][0])
+            total = self._count("SELECT COUNT(*)" + joins + condition, args)
         else:  # every run: no join needed to count them
-            total = int(
-                self._query("SELECT COUNT(*) FROM {status} WHERE name = 'workrail_run'")[0][0]
-            )
+            total = self._count("SELECT COUNT(*) FROM {status} WHERE name = 'workrail_run'")
         ids = [row[0] for row in found]
         runs = self._inputs(ids)
         done = self._done(ids)

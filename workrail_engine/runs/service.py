@@ -21,6 +21,7 @@ from ..definition.declared import declared_secrets
 from ..definition.steps import find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..evaluation.step_checks import check_answer
+from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliver_recorded_answers
 from .commands import AttemptSettings
 from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
 from .params import check_parameters
@@ -88,23 +89,28 @@ class RunService:
     def start(self) -> None:
         """Launch the durable layer (and recover dead processes' runs); idempotent."""
         with self._lock:
-            if self.runtime is None:
-                from . import durable
+            if self.runtime is not None:
+                return
+            from . import durable
 
-                home = self.home or store_home()
-                try:
-                    runtime = durable.launch(
-                        home,
-                        self.database or database_url(),
-                        self.settings,
-                        executes=self.executes,
-                        answered=self._answered,
-                    )
-                except RuntimeError as exc:  # DBOS is one per process, on one store
-                    raise StorageError(str(exc)) from None
-                if self.server:
-                    runtime.exit_promptly_on_shutdown()
-                self.runtime = runtime
+            home = self.home or store_home()
+            try:
+                runtime = durable.launch(
+                    home,
+                    self.database or database_url(),
+                    self.settings,
+                    executes=self.executes,
+                    answered=self._answered,
+                )
+            except RuntimeError as exc:  # DBOS is one per process, on one store
+                raise StorageError(str(exc)) from None
+            if self.server:
+                runtime.exit_promptly_on_shutdown()
+            self.runtime = runtime
+        # An answer recorded by a process that ended before sending it reaches its run now.
+        in_flight = runtime.runs_in_flight()
+        if in_flight:
+            deliver_recorded_answers(runtime, self.sessions.store, in_flight)
 
     @property
     def sessions(self) -> SessionService:
@@ -266,7 +272,8 @@ class RunService:
         for result in snap["step_results"]:
             answer = answers.get(result["step_name"])
             if answer is not None and answer.response:
-                result.update(answer_facts(answer, refusals))
+                facts = answer_facts(answer, refusals)
+                result.update({k: v for k, v in facts.items() if v is not None})
         return with_history(snap, self.sessions.store, refusals)
 
     def workflow_of(self, run_id: str) -> dict[str, Any]:
@@ -472,26 +479,30 @@ class RunService:
         )
         if confirmation is not None and confirmation["action"] != "approve":
             return self._refused(run_id, confirmation)
-        response = {"confirmation": confirmation, "model_usage": model_usage}
+        message: dict[str, Any] = {"step_key": key, **body}
+        if not body["artifacts"]:
+            message.pop("artifacts")
+        # DBOS stores the message (and the run's receipt of it): masked before it is sent. It is
+        # kept with the answer too, to be sent again (answer_delivery).
+        response = {
+            "confirmation": confirmation,
+            "model_usage": masks.mask(model_usage),
+            MESSAGE: message,
+        }
         record = Answer(
             key,
             digest,
             step["id"],
             None,
             None,
-            {k: v for k, v in response.items() if v is not None} or None,
+            {k: v for k, v in response.items() if v is not None},
             time.time(),
         )
         claim = self.sessions.store.claim(run_id, record)
         if not claim.applied:
             return self._earlier_answer(run_id, self._raw(run_id), key, digest, explicit=True) or {}
-        message: dict[str, Any] = {"step_key": key, **body}
-        if not body["artifacts"]:
-            message.pop("artifacts")
-        # DBOS stores the message (and the run's receipt of it): masked before it is sent.
-        runtime = self._runtime()
-        runtime.send(run_id, message)
-        runtime.hand_over(run_id)
+        crash_point()
+        deliver(self._runtime(), run_id, message)
         after = self.wait(run_id, wait_seconds, leave_waiting=key)
         return {**after, "outcome": "accepted", "answered_step": key}
 
@@ -548,6 +559,10 @@ class RunService:
         if recorded is None:
             return None
         if recorded.digest == digest:
+            if snap.get("answered_step") == recorded.step_key:
+                # Recorded and not acted on: the process that recorded it may have ended before
+                # sending it. Sent again; the run acts on one of the two.
+                deliver_again(self._runtime(), store, run_id, recorded.step_key)
             replayed = {**_public(snap), "outcome": "replayed", "answered_step": recorded.step_key}
             waiting = snap.get("waiting") if snap.get("status") == "waiting" else None
             if waiting and waiting["step_key"] != recorded.step_key:

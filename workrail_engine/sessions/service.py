@@ -394,9 +394,12 @@ class SessionService:
             blocked.problems, blocked.issues = checked.problems, checked.issues + checked.followups
             blocked.suggestions = checked.suggestions
             return blocked
-        confirmation = ask_confirmation(pending.get("guidance") or {}, step, notes_m, confirm)
+        # Every string a person or the client gave (a comment, the client's name, the model's
+        # name) is masked as the notes are, whatever the reply.
+        confirmation = masks.mask(
+            ask_confirmation(pending.get("guidance") or {}, step, notes_m, confirm)
+        )
         if confirmation is not None and confirmation["action"] != "approve":
-            confirmation = masks.mask(confirmation)
             self.store.refuse(row.run_id, str(attempt), step["id"], confirmation)
             return self._refused(row, confirmation)
         completed = [*row.state["completed"], step["id"]]
@@ -419,7 +422,7 @@ class SessionService:
         )
         response = self._step("advanced", moved)
         response.confirmation = confirmation
-        response.model_usage = dict(model_usage) if model_usage is not None else None
+        response.model_usage = masks.mask(dict(model_usage)) if model_usage is not None else None
         record = Answer(
             str(attempt),
             digest,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -253,3 +254,28 @@ def test_the_invalid_files_list_is_bounded(kept_locked):
     total = 2 + MAX_FILES_SHOWN + 5  # many-errors.json, huge.json, the broken ones
     assert f"Invalid files ({total})" in html
     assert html[html.index('id="invalid"') :].count('<span class="source">') == MAX_FILES_SHOWN
+
+
+def test_pages_past_the_first_of_an_empty_store_are_empty_pages(hostile_project, tmp_path):
+    """`/runs?page=2` on a store with no runs yet answered 500: the count of runs read the first
+    row of an answer that has none where the store (or its tables) is not there yet."""
+    empty_home = tmp_path / "home"
+    empty_home.mkdir()
+    with (
+        served(
+            workrail("dashboard", "--port", "0"),
+            hostile_project,
+            env_for(empty_home, WORKRAIL_HTTP_TOKEN=TOKEN),
+            r"listening on (http://\S+/)",
+        ) as base,
+        client_from("127.0.0.1", base, headers=AUTH) as client,
+    ):
+        for store in ("no store file", "a store without tables"):
+            if store == "a store without tables":
+                sqlite3.connect(empty_home / "runs.sqlite").close()
+            for page in ("2", "3", "1000000"):
+                answer = client.get("/runs", params={"page": page})
+                assert answer.status_code == 200, (store, page, answer.text[-2000:])
+                assert "No runs yet" in answer.text, (store, page)
+                live = client.get("/live/runs", params={"page": page})
+                assert live.status_code == 200, (store, page)
