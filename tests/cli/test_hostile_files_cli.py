@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from address_space import limit_address_space
 
+from tests.hostile_workflows import alias_bomb
+
 WORKRAIL = Path(sys.executable).with_name("workrail")
 SECRET = "TOP-SECRET-FILE-CONTENT-7f3a"
 
@@ -49,13 +51,6 @@ def workrail(
         stdin=stdin,
         preexec_fn=limit_address_space(memory_limit) if memory_limit else None,
     )
-
-
-def alias_bomb() -> str:
-    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for level in range(1, 8):
-        lines.append(f"a{level}: &a{level} [" + ",".join([f"*a{level - 1}"] * 10) + "]")
-    return "\n".join(lines) + "\n"
 
 
 def deep_condition_workflow(levels: int) -> dict:

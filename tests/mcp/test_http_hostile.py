@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx2
 import pytest
 
-from tests.mcp.conftest import INITIALIZE, INITIALIZED
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from tests.mcp.test_http import ACCEPT, http_server
 from workrail_mcp.http_sessions import (
     MAX_SESSIONS,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.slow
 
@@ -31,15 +32,8 @@ class StdioSession:
             text=True,
         )
         self.next_id = 0
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        )
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.request("initialize", INITIALIZE["params"])
+        self.send(INITIALIZED)
 
     def send(self, message: dict) -> None:
         self.proc.stdin.write(json.dumps(message) + "\n")
