@@ -189,20 +189,47 @@ def test_loop_bodies_and_inline_templates_are_compiled() -> None:
     assert body[0]["prompt"] == "## Goal\nPass"
 
 
+# The feature every case names: a list where a feature's name belongs.
+FEATURE_NOT_A_NAME = ("WR805", "/features/0", "Unknown feature [1] (known: wr.features.")
+
+
 @pytest.mark.parametrize(
-    "step",
+    ("step", "expected"),
     [
-        pytest.param({"id": "a", "prompt": "p", "guidance": 5}, id="guidance-not-a-list"),
-        pytest.param({"id": "a", "prompt": "p", "promptFragments": 3}, id="fragments-not-a-list"),
+        pytest.param(
+            {"id": "a", "prompt": "p", "guidance": 5},
+            [FEATURE_NOT_A_NAME],
+            id="guidance-not-a-list",
+        ),
+        pytest.param(
+            {"id": "a", "prompt": "p", "promptFragments": 3},
+            [FEATURE_NOT_A_NAME],
+            id="fragments-not-a-list",
+        ),
         pytest.param(
             {"id": "a", "promptBlocks": {"goal": [{"kind": "ref", "refId": [1]}]}},
+            [
+                FEATURE_NOT_A_NAME,
+                (
+                    "WR806",
+                    "/steps/0/promptBlocks/goal/0/refId",
+                    "Step 'a' refers to [1], which is not a known snippet",
+                ),
+            ],
             id="unhashable-ref-id",
         ),
     ],
 )
-def test_a_malformed_file_compiles_to_problems_not_exceptions(step: dict) -> None:
-    """`workrail validate` and the editor's hover compile files that may not pass the schema."""
-    compile_workflow({"id": "w", "features": [[1]], "steps": [step]})
+def test_a_malformed_file_compiles_to_problems_not_exceptions(
+    step: dict, expected: list[tuple[str, str, str]]
+) -> None:
+    """`workrail validate` and the editor's hover compile files that may not pass the schema:
+    what the compile reads is a problem with its code, pointer and words; a value it does not
+    read (guidance or fragments that are no list) is left to the schema's WR101."""
+    compiled = compile_workflow({"id": "w", "features": [[1]], "steps": [step]})
+    assert [(p.code, p.pointer) for p in compiled.problems] == [(c, p) for c, p, _ in expected]
+    for problem, (_, _, words) in zip(compiled.problems, expected, strict=True):
+        assert problem.message.startswith(words), problem.message
 
 
 def test_the_compile_copies_the_workflow_as_deepcopy_does():
