@@ -25,6 +25,19 @@ def alias_bomb(levels: int = 7, fan_out: int = 10) -> str:
     return "\n".join(lines) + "\n"
 
 
+def deep_run_condition_workflow(levels: int) -> dict[str, Any]:
+    """A workflow whose one step's runCondition nests ``levels`` `not`s."""
+    condition: dict[str, Any] = {"var": "x", "equals": 1}
+    for _ in range(levels):
+        condition = {"not": condition}
+    return {
+        "id": "deep-condition",
+        "name": "Deep",
+        "description": "A runCondition nested far too deep",
+        "steps": [{"id": "only", "title": "Only", "prompt": "p", "runCondition": condition}],
+    }
+
+
 BOUND_FLOW: dict[str, Any] = {
     "id": "bound-flow",
     "name": "Bound",

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.hostile_workflows import alias_bomb
+from tests.hostile_workflows import alias_bomb, deep_run_condition_workflow
 from tests.mcp.conftest import by_id, run_stdio, server_command, server_env
 from tests.mcp.messages import INITIALIZE, INITIALIZED
 from workrail_engine.limits import MAX_NESTING
@@ -31,18 +31,6 @@ def deep_object(levels: int) -> dict:
     for _ in range(levels - 1):
         value = {"a": value}
     return value
-
-
-def deep_run_condition_workflow(levels: int) -> dict:
-    condition: dict = {"var": "x", "equals": 1}
-    for _ in range(levels):
-        condition = {"not": condition}
-    return {
-        "id": "deep-condition",
-        "name": "Deep",
-        "description": "A runCondition nested far too deep",
-        "steps": [{"id": "only", "title": "Only", "prompt": "p", "runCondition": condition}],
-    }
 
 
 def workflow_next(request_id: int, context: dict) -> dict:
