@@ -16,6 +16,28 @@ def many_findings_workflow(count: int, workflow_id: str = "many-findings") -> di
     }
 
 
+def alias_bomb(levels: int = 7, fan_out: int = 10) -> str:
+    """The 'billion laughs' in YAML: each level a list of ``fan_out`` aliases of the level below
+    (10 ** 8 strings from fewer than 500 bytes with the defaults)."""
+    lines = ["a0: &a0 [" + ",".join(['"lol"'] * fan_out) + "]"]
+    for level in range(1, levels + 1):
+        lines.append(f"a{level}: &a{level} [" + ",".join([f"*a{level - 1}"] * fan_out) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def deep_run_condition_workflow(levels: int) -> dict[str, Any]:
+    """A workflow whose one step's runCondition nests ``levels`` `not`s."""
+    condition: dict[str, Any] = {"var": "x", "equals": 1}
+    for _ in range(levels):
+        condition = {"not": condition}
+    return {
+        "id": "deep-condition",
+        "name": "Deep",
+        "description": "A runCondition nested far too deep",
+        "steps": [{"id": "only", "title": "Only", "prompt": "p", "runCondition": condition}],
+    }
+
+
 BOUND_FLOW: dict[str, Any] = {
     "id": "bound-flow",
     "name": "Bound",

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from address_space import limit_address_space
 
+from tests.hostile_workflows import alias_bomb, deep_run_condition_workflow
+
 WORKRAIL = Path(sys.executable).with_name("workrail")
 SECRET = "TOP-SECRET-FILE-CONTENT-7f3a"
 
@@ -49,25 +51,6 @@ def workrail(
         stdin=stdin,
         preexec_fn=limit_address_space(memory_limit) if memory_limit else None,
     )
-
-
-def alias_bomb() -> str:
-    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for level in range(1, 8):
-        lines.append(f"a{level}: &a{level} [" + ",".join([f"*a{level - 1}"] * 10) + "]")
-    return "\n".join(lines) + "\n"
-
-
-def deep_condition_workflow(levels: int) -> dict:
-    condition: dict = {"var": "x", "equals": 1}
-    for _ in range(levels):
-        condition = {"not": condition}
-    return {
-        "id": "deep-condition",
-        "name": "Deep",
-        "description": "d",
-        "steps": [{"id": "only", "title": "Only", "prompt": "p", "runCondition": condition}],
-    }
 
 
 def ref_workflow(reference: str) -> dict:
@@ -118,7 +101,7 @@ def watched_http_server() -> Iterator[tuple[str, list[str]]]:
 def test_validate_refuses_a_300_deep_run_condition(tmp_path):
     path = tmp_path / "workflows" / "deep-condition.json"
     path.parent.mkdir()
-    path.write_text(json.dumps(deep_condition_workflow(300)))
+    path.write_text(json.dumps(deep_run_condition_workflow(300)))
     done = workrail(tmp_path, "validate", str(path), "--format", "json")
     assert done.returncode == 1, done.stdout + done.stderr
     codes = [d["code"] for f in json.loads(done.stdout)["files"] for d in f["diagnostics"]]

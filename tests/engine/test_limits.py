@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from tests.hostile_workflows import alias_bomb
 from workrail_engine.limits import (
     MAX_DOCUMENT_BYTES,
     MAX_NESTING,
@@ -29,14 +30,6 @@ def workflow_with_depth(depth: int) -> str:
     """A workflow whose deepest object sits ``depth`` levels down (workflow → steps → step → …)."""
     step = {"id": "step", "title": "t", "prompt": "p", "runCondition": nested_condition(depth - 3)}
     return json.dumps({"id": "deep", "name": "n", "description": "d", "steps": [step]})
-
-
-def alias_bomb(levels: int = 7, fan_out: int = 10) -> str:
-    """The 'billion laughs': each level is a list of ``fan_out`` aliases of the level below."""
-    lines = ["a0: &a0 [" + ", ".join(["lol"] * fan_out) + "]"]
-    for level in range(1, levels + 1):
-        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * fan_out) + "]")
-    return "\n".join(lines) + "\n"
 
 
 def test_a_workflow_at_the_limit_is_clean_and_one_past_it_is_refused():

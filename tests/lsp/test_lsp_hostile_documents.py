@@ -8,16 +8,10 @@ import json
 import pytest
 from lsprotocol import types
 
+from tests.hostile_workflows import alias_bomb
 from workrail_engine.limits import MAX_NESTING
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
-
-
-def alias_bomb() -> str:
-    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for level in range(1, 8):
-        lines.append(f"a{level}: &a{level} [" + ",".join([f"*a{level - 1}"] * 10) + "]")
-    return "\n".join(lines) + "\n"
 
 
 async def test_an_alias_bomb_is_a_diagnostic_and_the_server_stays_responsive(session):

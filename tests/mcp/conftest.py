@@ -77,20 +77,6 @@ SPEC_EXAMPLE = {
 }
 
 
-# The handshake of a raw client (the tests that speak JSON-RPC lines themselves).
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
 def write_workflow(directory: Path, definition: dict) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{definition['id']}.json"

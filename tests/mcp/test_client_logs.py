@@ -9,7 +9,8 @@ import pytest
 from mcp import MCPError
 from mcp_types import EmptyResult, Request
 
-from tests.mcp.conftest import INITIALIZE, INITIALIZED, by_id, run_stdio
+from tests.mcp.conftest import by_id, run_stdio
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from tests.mcp.test_stdio_sdk_client import stdio_client
 
 pytestmark = [

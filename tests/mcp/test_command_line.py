@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.conftest import TEST_FLOW, by_id, server_command, server_env
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.slow
 
@@ -120,17 +121,8 @@ def test_an_unknown_host_is_one_line_and_exit_1(project, tmp_path):
 def _create_over_stdio(project: Path, tmp_path: Path, umask: int) -> dict:
     flow = {**TEST_FLOW, "id": "made-here"}
     calls = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        INITIALIZE,
+        INITIALIZED,
         {
             "jsonrpc": "2.0",
             "id": 2,

@@ -16,8 +16,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.hostile_workflows import alias_bomb, deep_run_condition_workflow
 from tests.mcp.conftest import by_id, run_stdio, server_command, server_env
-from tests.mcp.test_stdio_protocol import INITIALIZE, INITIALIZED
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from workrail_engine.limits import MAX_NESTING
 
 pytestmark = pytest.mark.slow
@@ -30,18 +31,6 @@ def deep_object(levels: int) -> dict:
     for _ in range(levels - 1):
         value = {"a": value}
     return value
-
-
-def deep_run_condition_workflow(levels: int) -> dict:
-    condition: dict = {"var": "x", "equals": 1}
-    for _ in range(levels):
-        condition = {"not": condition}
-    return {
-        "id": "deep-condition",
-        "name": "Deep",
-        "description": "A runCondition nested far too deep",
-        "steps": [{"id": "only", "title": "Only", "prompt": "p", "runCondition": condition}],
-    }
 
 
 def workflow_next(request_id: int, context: dict) -> dict:
@@ -246,13 +235,6 @@ async def test_the_stdio_output_pump_answers_an_unserializable_result_and_goes_o
     assert written[0]["error"]["code"] == -32603
     assert written[1]["result"] == {"ok": True}
     assert in_flight.idle.is_set()
-
-
-def alias_bomb() -> str:
-    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for level in range(1, 8):
-        lines.append(f"a{level}: &a{level} [" + ",".join([f"*a{level - 1}"] * 10) + "]")
-    return "\n".join(lines) + "\n"
 
 
 def test_the_catalog_and_workflow_lint_survive_an_alias_bomb_and_a_fifo(project, tmp_path):

@@ -21,6 +21,7 @@ from tests.hostile_workflows import (
     regex_rules_workflow,
 )
 from tests.mcp.conftest import by_id, run_stdio
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from tests.mcp.test_hostile_input import (
     WORKFLOW_LIST,
     _answer,
@@ -29,7 +30,6 @@ from tests.mcp.test_hostile_input import (
     lines,
     tools_call,
 )
-from tests.mcp.test_stdio_protocol import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.slow
 

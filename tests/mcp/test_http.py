@@ -18,7 +18,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import INITIALIZE, server_command, server_env
+from tests.mcp.conftest import server_command, server_env
+from tests.mcp.messages import INITIALIZE
 from workrail_mcp.__main__ import parse_args
 from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, bind_listener
 

@@ -25,7 +25,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import INITIALIZE
+from tests.mcp.messages import INITIALIZE
 from tests.mcp.test_http import http_server
 
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp_types import ElicitResult
 
-from tests.mcp.conftest import INITIALIZE, INITIALIZED
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from tests.mcp.test_confirmation import NOTES
 from tests.mcp.test_http import ACCEPT, http_server
 from workrail_mcp.client_waits import (

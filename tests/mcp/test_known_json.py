@@ -11,6 +11,7 @@ import mcp_types
 import pytest
 
 from tests.mcp.conftest import write_workflow
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from workrail_engine.catalog import Catalog, Source
 from workrail_mcp import create_server
 from workrail_mcp.known_json import KnownJson
@@ -110,17 +111,8 @@ async def test_stdio_answers_a_repeated_listing_without_serializing_it_again(tmp
 
     monkeypatch.setattr(mcp_types.JSONRPCResponse, "model_dump_json", spy)
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {**INITIALIZE, "id": 0},
+        INITIALIZED,
     ]
     for n in range(1, 7):
         call = {"name": "workflow_list", "arguments": {}}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from tests.mcp.test_run_tools import TWO_QUESTIONS
 from workrail_engine.runs.answer_delivery import CRASH_AFTER_RECORDING
 
@@ -43,15 +44,8 @@ class StdioSession:
             text=True,
         )
         self.next_id = 0
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": capabilities or {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        )
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.request("initialize", {**INITIALIZE["params"], "capabilities": capabilities or {}})
+        self.send(INITIALIZED)
 
     def send(self, message: dict) -> None:
         self.proc.stdin.write(json.dumps(message) + "\n")

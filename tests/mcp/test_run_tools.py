@@ -11,6 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.mcp.conftest import server_env, write_workflow
+from tests.mcp.tool_results import error_of
 
 pytestmark = pytest.mark.slow
 # The tests on the module's kept server run in the module's event loop, as its client does.
@@ -94,11 +95,6 @@ def client(project: Path, tmp_path: Path, *flags: str) -> Client:
             cwd=str(tmp_path),
         )
     )
-
-
-def error_of(result) -> dict:
-    assert result.is_error, result
-    return json.loads(result.content[0].text)["error"]
 
 
 async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project, tmp_path):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.conftest import INITIALIZE, server_command, server_env
+from tests.mcp.conftest import server_command, server_env
+from tests.mcp.messages import INITIALIZE
 
 # In a fresh interpreter: logging and sys.modules are process-wide.
 MAKE_SERVER = """

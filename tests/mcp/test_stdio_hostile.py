@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.mcp.conftest import by_id, run_stdio, stdio_process
-from tests.mcp.test_stdio_protocol import INITIALIZE, INITIALIZED
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.slow
 

@@ -7,20 +7,9 @@ import json
 import pytest
 
 from tests.mcp.conftest import by_id, run_stdio
+from tests.mcp.messages import INITIALIZED, SPEC_EXAMPLE_INITIALIZE
 
 pytestmark = pytest.mark.slow
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2024-11-05",
-        "capabilities": {"tools": {}},
-        "clientInfo": {"name": "claude-desktop", "version": "1.0.0"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def lines(*messages) -> list[str]:
@@ -40,7 +29,7 @@ def test_the_handshake_specs_complete_example(project, tmp_path):
         project,
         tmp_path,
         lines(
-            INITIALIZE,
+            SPEC_EXAMPLE_INITIALIZE,
             INITIALIZED,
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
             {"jsonrpc": "2.0", "id": 3, "method": "workflow_list", "params": {}},
@@ -77,7 +66,7 @@ def test_the_api_specs_example_session_as_direct_calls(project, tmp_path):
         project,
         tmp_path,
         lines(
-            INITIALIZE,
+            SPEC_EXAMPLE_INITIALIZE,
             INITIALIZED,
             {"jsonrpc": "2.0", "id": "list-1", "method": "workflow_list", "params": None},
             {
@@ -124,7 +113,7 @@ def test_every_error_example_of_both_specs(project, tmp_path):
         project,
         tmp_path,
         lines(
-            INITIALIZE,
+            SPEC_EXAMPLE_INITIALIZE,
             INITIALIZED,
             '{"jsonrpc": "2.0", "id": 3, "method": "workflow_list"',  # parse error
             {"jsonrpc": "2.0", "id": 3, "method": "non_existent_tool", "params": {}},
@@ -327,7 +316,10 @@ def test_shutdown_answers_null_and_exits_zero_with_input_still_open(project, tmp
     from tests.mcp.conftest import stdio_process
 
     process = stdio_process(project, tmp_path)
-    for message in (INITIALIZE, {"jsonrpc": "2.0", "id": 99, "method": "shutdown", "params": {}}):
+    for message in (
+        SPEC_EXAMPLE_INITIALIZE,
+        {"jsonrpc": "2.0", "id": 99, "method": "shutdown", "params": {}},
+    ):
         process.stdin.write(json.dumps(message).encode() + b"\n")
     process.stdin.flush()  # stdin stays open: the server must leave on its own
     with process:
@@ -384,7 +376,7 @@ def test_oldest_revision_gets_text_only_tool_results(project, tmp_path):
         project,
         tmp_path,
         lines(
-            INITIALIZE,
+            SPEC_EXAMPLE_INITIALIZE,
             INITIALIZED,
             {
                 "jsonrpc": "2.0",
@@ -417,7 +409,7 @@ def test_a_clients_responses_get_no_reply(project, tmp_path):
         project,
         tmp_path,
         lines(
-            INITIALIZE,
+            SPEC_EXAMPLE_INITIALIZE,
             INITIALIZED,
             *responses,
             {"jsonrpc": "2.0", "id": 14},  # neither a request nor a response: still answered
@@ -445,7 +437,7 @@ def test_lone_surrogates_and_infinite_numbers_are_refused_without_a_traceback(pr
         project,
         tmp_path,
         [
-            *lines(INITIALIZE, INITIALIZED),
+            *lines(SPEC_EXAMPLE_INITIALIZE, INITIALIZED),
             *hostile,
             *lines({"jsonrpc": "2.0", "id": 99, "method": "ping"}),
         ],

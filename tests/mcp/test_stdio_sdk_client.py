@@ -9,6 +9,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 from tests.mcp.conftest import TEST_FLOW, server_env, write_workflow
+from tests.mcp.tool_results import error_of
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +40,7 @@ async def test_a_full_session(project, tmp_path, mode, version):
         )
         assert step.structured_content["step"]["id"] == "understand"
         missing = await client.call_tool("workflow_get", {"id": "missing-flow"})
-        assert missing.is_error and json.loads(missing.content[0].text)["error"]["code"] == -32001
+        assert error_of(missing)["code"] == -32001
         with pytest.raises(MCPError) as raised:
             await client.call_tool("no_such_tool", {})
         assert raised.value.error.code == -32602

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.mcp.conftest import INITIALIZE, INITIALIZED, by_id, run_stdio
+from tests.mcp.conftest import by_id, run_stdio
+from tests.mcp.messages import INITIALIZE, INITIALIZED
+from tests.mcp.tool_results import error_of
 from workrail_mcp import create_server
 
 RUN_TOOLS = ("run_workflow", "get_workflow_run", "cancel_workflow", "continue_workflow")
@@ -29,11 +31,6 @@ def run_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(params=["legacy", "2026-07-28"])
 def connect(request, catalog):
     return lambda: Client(create_server(catalog), mode=request.param)
-
-
-def error_of(result) -> dict:
-    assert result.is_error, result
-    return json.loads(result.content[0].text)["error"]
 
 
 async def test_run_tools_are_strict_like_the_others(connect):

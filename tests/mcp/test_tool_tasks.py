@@ -48,14 +48,8 @@ from mcp_types import (
     TaskStatusNotificationParams,
 )
 
-from tests.mcp.conftest import (
-    INITIALIZE,
-    INITIALIZED,
-    server_command,
-    server_env,
-    stdio_parameters,
-    write_workflow,
-)
+from tests.mcp.conftest import server_command, server_env, stdio_parameters, write_workflow
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 from tests.mcp.shared_server import kept_open
 from tests.mcp.test_http import http_server
 from workrail_mcp import tool_tasks

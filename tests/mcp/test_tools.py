@@ -9,6 +9,7 @@ import pytest
 from mcp import Client, MCPError
 
 from tests.mcp.conftest import TEST_FLOW
+from tests.mcp.tool_results import error_of
 from workrail_engine.definition.ids import WORKFLOW_ID_PATTERN
 from workrail_mcp import create_server
 
@@ -17,12 +18,6 @@ from workrail_mcp import create_server
 def connect(request, catalog):
     """Opens a session in the test's own task (an async fixture would close it in another)."""
     return lambda: Client(create_server(catalog), mode=request.param)
-
-
-def error_of(result) -> dict:
-    assert result.is_error, result
-    assert result.structured_content is None
-    return json.loads(result.content[0].text)["error"]
 
 
 def ok(result) -> dict:

@@ -17,21 +17,11 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.conftest import by_id, run_stdio, server_command, server_env
+from tests.mcp.messages import INITIALIZE, INITIALIZED
 
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "upstream" / "workflows"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "upstream-format-test", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 # Schema-invalid (a prompt step with neither prompt, promptBlocks nor templateCall).
 BROKEN = {"id": "broken-one", "name": "Broken", "steps": [{"id": "only", "title": "Only"}]}
 

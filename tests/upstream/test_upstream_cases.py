@@ -38,7 +38,7 @@ What we skipped, and why — upstream internals no surface of ours shows:
 - within ported files, expectations on internal values (traces, parsed objects, cache hits,
   normalization records) — the observable outcome (served step, valid or not) is ported;
   ``undefined`` inputs (JSON has none) are ported as an unset variable where that is what they
-  mean, else skipped; the unknown-template cases are covered by tests/engine/test_compile.py.
+  mean, else skipped; the unknown-template cases are covered by tests/engine/compile/test_compile.py.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import httpx2
 import pytest
 
 from tests.mcp.dashboard.conftest import cli_run, env_for, served, workrail
+from tests.mcp.messages import INITIALIZE
 
 pytestmark = pytest.mark.slow
 
@@ -90,16 +91,7 @@ def test_nothing_is_served_without_the_token(which, locked_url, mcp_url, demo_ru
 
 def test_the_mcp_endpoint_keeps_its_bearer_rule_next_to_the_dashboard(mcp_url):
     with httpx2.Client(base_url=mcp_url) as client:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
+        body = INITIALIZE
         headers = {
             "Accept": "application/json, text/event-stream",
             "Content-Type": "application/json",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workrail_engine.lint.rule_names import RULE_NAMES, rule_name
 
-DOC = Path(__file__).parents[2] / "docs" / "diagnostics.md"
+DOC = Path(__file__).parents[3] / "docs" / "diagnostics.md"
 
 
 def test_the_named_codes_are_the_documented_codes() -> None:

@@ -1,0 +1,104 @@
+"""Conditions and validation criteria (WR4xx)."""
+
+from __future__ import annotations
+
+from tests.engine.lint.lint_workflows import bad_and_good, check_bad_and_good, set_at
+
+# code, bad change, good change, text the diagnostic must sit on
+CASES = [
+    (
+        "WR401",
+        set_at(["steps", 2, "runCondition"], {"var": "x", "matches": "(a"}),
+        set_at(["steps", 2, "runCondition"], {"var": "x", "matches": "(a)"}),
+        '"(a"',
+    ),
+    (
+        "WR402",
+        set_at(["steps", 2, "runCondition"], {"var": "x", "gt": "5"}),
+        set_at(["steps", 2, "runCondition"], {"var": "x", "gt": 5}),
+        '"5"',
+    ),
+    (
+        "WR403",
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"type": "nope"}, "message": "m"},
+        ),
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"type": "object"}, "message": "m"},
+        ),
+        None,
+    ),
+    (
+        "WR404",
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"type": "length", "min": 9, "max": 2, "message": "m"},
+        ),
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"type": "length", "min": 2, "max": 9, "message": "m"},
+        ),
+        "9",
+    ),
+    (
+        "WR406",
+        set_at(
+            ["parameters"],
+            {"type": "object", "properties": {"target": {"$ref": "https://example.com/p.json"}}},
+        ),
+        set_at(
+            ["parameters"],
+            {
+                "type": "object",
+                "properties": {"target": {"$ref": "#/$defs/target"}},
+                "$defs": {"target": {"type": "string"}},
+            },
+        ),
+        '"https://example.com/p.json"',
+    ),
+    (
+        "WR406",
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"$ref": "file:///etc/passwd"}, "message": "m"},
+        ),
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"type": "schema", "schema": {"type": "object"}, "message": "m"},
+        ),
+        '"file:///etc/passwd"',
+    ),
+    (
+        "WR405",
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"type": "regex", "pattern": "^(?!.*TODO)", "message": "m"},
+        ),
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            {"not": {"type": "contains", "value": "TODO", "message": "m"}, "message": "m"},
+        ),
+        '"^(?!.*TODO)"',
+    ),
+    (
+        "WR407",
+        set_at(["steps", 0, "validationCriteria"], []),
+        set_at(["steps", 0, "validationCriteria"], [{"type": "length", "min": 1, "message": ""}]),
+        "[]",
+    ),
+    (
+        "WR408",
+        set_at(["steps", 0, "validationCriteria"], [{"type": "contains", "message": "Say it"}]),
+        set_at(
+            ["steps", 0, "validationCriteria"], [{"type": "contains", "value": "it", "message": ""}]
+        ),
+        '{\n          "type": "contains",\n          "message": "Say it"\n        }',
+    ),
+]
+
+
+@bad_and_good(CASES)
+def test_code_bad_and_good(code, bad, good, on_text):
+    check_bad_and_good(code, bad, good, on_text)
