@@ -141,7 +141,7 @@ class WorkrailLanguageServer(LanguageServer):
         if state.path is not None and state.is_workflow:
             self.index.set_open(state.path, state.workflow_id)
             # A due scan starts now, not at the next pull: the first one may have been answered
-            # before pygls loaded (first_diagnostics.py). It runs beside; on_change tells.
+            # before pygls loaded (the fast start). It runs beside; on_change tells.
             self.index.refresh()
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)

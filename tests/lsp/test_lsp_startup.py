@@ -70,7 +70,7 @@ def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported(whole_ses
     lines = whole_session
     answered = next(i for i, line in enumerate(lines) if "answered initialize" in line)
     before = _modules(lines[:answered])
-    assert "workrail_lsp.handshake" in before
+    assert "workrail_lsp.fast_start.handshake" in before
     assert [
         m for m in before if m.split(".")[0] in ("lsprotocol", "pygls", "cattrs", "asyncio")
     ] == []

@@ -18,7 +18,9 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["ClientStream", "content_length_header"]
+from ..message_size import content_length_header
+
+__all__ = ["ClientStream"]
 
 _READ_SIZE = 1 << 16
 # Chunks read ahead of the reader: the pipe holds the rest, so a client that sends faster than
@@ -106,14 +108,3 @@ def _content_length(headers: bytes) -> int | None:
         if (length := content_length_header(line)) is not None:
             return length
     return None
-
-
-def content_length_header(line: bytes) -> int | None:
-    """The length a ``Content-Length`` header line gives; None for another line or a bad value."""
-    name, _, value = line.partition(b":")
-    if name.strip().lower() != b"content-length":
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None

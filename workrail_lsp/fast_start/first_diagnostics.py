@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..message_size import MAX_MESSAGE_BYTES
 from .client_stream import ClientStream
-from .handshake import MAX_MESSAGE_BYTES, AnsweredOnce, Replay, position_encoding
+from .handshake import AnsweredOnce, Replay, position_encoding
 
 __all__ = ["diagnose_first_document", "document_diagnostics"]
 
@@ -65,7 +66,7 @@ def document_diagnostics(
     from workrail_engine.lint import lint_document
     from workrail_engine.text.document import parse_document
 
-    from .configuration import reported
+    from ..configuration import reported
 
     path = _file_path(uri)
     if not settings.is_workflow(path, text):
@@ -230,7 +231,7 @@ class _FirstDocument:
         return True
 
     def _settings(self) -> Any:
-        from .configuration import Settings
+        from ..configuration import Settings
 
         # As the server: the initialization options, then the client's answer laid over them.
         settings = Settings.from_client(self.options)

@@ -1,5 +1,5 @@
 """The first opened workflow's diagnostics are sent before pygls is loaded
-(``workrail_lsp/first_diagnostics.py``), and they are the server's own: the real server process
+(``workrail_lsp/fast_start/first_diagnostics.py``), and they are the server's own: the real server process
 over stdio, its stderr under ``-X importtime`` telling when pygls was imported."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 from raw_lsp import RawLspServer
 
 from workrail_lsp.configuration import SECTION
-from workrail_lsp.first_diagnostics import SETTINGS_REQUEST
+from workrail_lsp.fast_start.first_diagnostics import SETTINGS_REQUEST
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EARLY = "before loading pygls"  # the server's INFO log line when it published or answered early
 COMMAND = [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--log-level", "INFO"]
 
