@@ -119,10 +119,15 @@ class WorkrailLanguageServer(LanguageServer):
 
     def apply_settings(self, settings: Settings) -> None:
         settings = settings.with_roots(self._roots())
+        # Taken before reclassify drops the states of documents the settings make (or unmake)
+        # workflows: their reports must go too, and their new diagnostics be published.
+        open_uris = [s.uri for s in self.states.open_states()]
         self.states.reclassify(settings)
         self.index.configure(self._roots(), settings)
-        for uri in [s.uri for s in self.states.open_states()]:
+        for uri in open_uris:
             self.store.forget(uri)
+            if uri in self.workspace.text_documents:  # opened by the client: judged again now
+                self.state(uri)
         self.refresh_all()
 
     def _roots(self) -> list[Path]:
