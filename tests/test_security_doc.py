@@ -20,7 +20,8 @@ from workrail_engine.runs import executor, step_events, walker
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import navigator
 from workrail_engine.sessions.model_answers import ModelLimits
-from workrail_lsp import disk_files
+from workrail_lsp import disk_files, message_size
+from workrail_lsp.fast_start import client_stream
 from workrail_mcp import (
     client_logs,
     completions,
@@ -90,6 +91,12 @@ EXPECTED = {
     "READ_TIMEOUT_SECONDS": (
         f"{disk_files.READ_TIMEOUT_SECONDS:g} s per read; "
         f"after {disk_files._MAX_READ_THREADS} reads stalled"
+    ),
+    "MAX_MESSAGE_BYTES": f"{message_size.MAX_MESSAGE_BYTES // MIB} MiB (a frame's",
+    "_CHUNKS_AHEAD": (
+        f"{client_stream._CHUNKS_AHEAD} chunks of {client_stream._READ_SIZE // KIB} KiB "
+        f"({client_stream._CHUNKS_AHEAD * client_stream._READ_SIZE // MIB} MiB) read ahead of the "
+        f"server; {client_stream._MAX_HEADERS // KIB} KiB of frame headers"
     ),
     "STDOUT_CAP": f"{executor.STDOUT_CAP // MIB} MiB",
     "STDERR_TAIL": f"{executor.STDERR_TAIL // KIB} KiB",

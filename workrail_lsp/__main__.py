@@ -50,6 +50,7 @@ def _parse(argv: list[str]) -> SimpleNamespace:
         default=True,
         show_default=True,
         envvar=ENVIRONMENT_SWITCH,
+        show_envvar=True,  # in the help, and in the error for a value that is not a boolean
         help=(
             "Answer initialize and the first opened workflow's diagnostics before pygls loads "
             f"(docs/lsp.md, 'Start-up'); --no-fast-start, or {ENVIRONMENT_SWITCH}=0, leaves "
