@@ -1,8 +1,8 @@
 """``ClientStream``: the client's stream (stdin), read on a thread of its own.
 
-The server reads its client through this rather than ``sys.stdin.buffer``, so that what comes
-before pygls is loaded can be waited for with a deadline (``first_diagnostics``), and pygls then
-reads the same bytes through ``readline`` and ``read``. The thread reads the file descriptor
+With the fast start, the server reads its client through this rather than ``sys.stdin.buffer``,
+so that what comes before pygls is loaded can be waited for with a deadline
+(``first_diagnostics``), and pygls then reads the same bytes through ``readline`` and ``read``. The thread reads the file descriptor
 with ``os.read``: a daemon thread blocked inside a ``BufferedReader`` holds its lock, and
 Python aborts (SIGABRT) when it closes ``sys.stdin`` at exit.
 
