@@ -22,6 +22,7 @@ from raw_lsp import SERVER, WITHOUT_FAST_START, RawLspServer
 
 from workrail_lsp.configuration import IS_WORKFLOW
 from workrail_lsp.fast_start.first_diagnostics import SETTINGS_REQUEST
+from workrail_lsp.fast_start.handshake import RECORD_COMMAND
 
 REPO = Path(__file__).resolve().parents[3]
 CAPTURES = REPO / "tests" / "fixtures" / "lsp" / "initialize"
@@ -209,8 +210,15 @@ def test_the_fast_start_gives_what_pygls_alone_gives(tmp_path, client, document)
     assert any(EARLY in line and name in line for line in fast.stderr.splitlines()), fast.stderr
     assert EARLY not in alone.stderr
 
-    assert fast.initialize == alone.initialize
-    assert fast.first_diagnostics == alone.first_diagnostics
+    assert fast.initialize == alone.initialize, (
+        f"the fast start's initialize answer is not pygls's: run `{RECORD_COMMAND}` "
+        "(workrail_lsp/fast_start/initialize_result.json)"
+    )
+    assert fast.first_diagnostics == alone.first_diagnostics, (
+        "the early diagnostics differ from the server's: workrail_lsp/fast_start/"
+        "first_diagnostics.py (document_diagnostics, the settings it reads) must give what "
+        "diagnostics.py and configuration.py give"
+    )
     assert fast.diagnostics_after_change == alone.diagnostics_after_change
     # The fast start asks for the settings once more, before pygls loads, as pygls asks them.
     early = [(m, p) for i, m, p in fast.requests if i == SETTINGS_REQUEST]
@@ -218,7 +226,10 @@ def test_the_fast_start_gives_what_pygls_alone_gives(tmp_path, client, document)
     asked = [(m, p) for _, m, p in alone.requests]
     assert sorted(map(json.dumps, fast_rest)) == sorted(map(json.dumps, asked))
     if CLIENTS[client]["capabilities"].get("workspace", {}).get("configuration"):
-        assert early == [asked[0]] and asked[0][0] == "workspace/configuration"
+        assert early == [asked[0]] and asked[0][0] == "workspace/configuration", (
+            "the fast start asks for settings unlike the server: workrail_lsp/fast_start/"
+            "first_diagnostics.py must ask as server.py's _fetch_configuration does"
+        )
     else:
         assert early == [] and not [m for m, _ in asked if m == "workspace/configuration"]
 
