@@ -6,8 +6,8 @@ Processes started in turns so that load changes hit them alike, each timed from 
 - a bare ``pygls.lsp.server.LanguageServer`` with no features, until it answers ``initialize``;
 - ``python -m workrail_lsp`` (the editor's command): until it answers ``initialize``, then, after
   ``initialized`` and ``didOpen`` of a bundled workflow, until its diagnostics arrive;
-- the same server started without the early answer (pygls reads ``initialize`` itself, as before
-  ``workrail_lsp/handshake.py``): the same two times;
+- the same server with its fast start turned off (``--no-fast-start``: pygls reads everything
+  itself; ``workrail_lsp/fast_start/``): the same two times;
 - with ``--earlier DIR`` (a checkout of an earlier commit, e.g. ``git worktree add DIR COMMIT``),
   that checkout's ``python -m workrail_lsp``: the same two times.
 - with ``--large-root``, ``python -m workrail_lsp`` (and the earlier checkout's) with a workspace
@@ -37,9 +37,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / "workflows" / "coding-task.json"
 BARE_PYGLS = "from pygls.lsp.server import LanguageServer\nLanguageServer('bare', '1').start_io()\n"
-WITHOUT_EARLY_ANSWER = (
-    "from workrail_lsp.server import create_language_server\ncreate_language_server().start_io()\n"
-)
 
 
 def _frame(message: dict) -> bytes:
@@ -174,7 +171,7 @@ def _cpu_seconds(process: subprocess.Popen[bytes]) -> float:
 FLOOR = "import lsprotocol.types"
 BARE = "bare pygls server"
 OURS = "workrail-lsp"
-WITHOUT = "without the early answer"
+WITHOUT = "without the fast start"
 EARLIER = "the earlier checkout"
 INITIALIZED, DIAGNOSED = "→ initialize", "→ first diagnostics"
 
@@ -190,7 +187,7 @@ def main(runs: int, earlier: Path | None, large_root: Path | None) -> None:
         FLOOR: lambda: until_exit([python, "-c", "import lsprotocol.types"]),
         BARE: lambda: session([python, "-c", BARE_PYGLS], open_document=False),
         OURS: lambda: session(server, open_document=True),
-        WITHOUT: lambda: session([python, "-c", WITHOUT_EARLY_ANSWER], open_document=True),
+        WITHOUT: lambda: session([*server, "--no-fast-start"], open_document=True),
     }
     if earlier is not None:
         cases[EARLIER] = lambda: session(server, True, earlier.resolve())
@@ -239,13 +236,13 @@ def main(runs: int, earlier: Path | None, large_root: Path | None) -> None:
             f"{BARE} {INITIALIZED}",
         ),
         (
-            "answering initialize, ours − without the early answer",
+            "answering initialize, ours − without the fast start",
             f"{OURS} {INITIALIZED}",
             f"{WITHOUT} {INITIALIZED}",
         ),
         ("first diagnostics, ours − lsprotocol alone", f"{OURS} {DIAGNOSED}", FLOOR),
         (
-            "first diagnostics, ours − without the early answer",
+            "first diagnostics, ours − without the fast start",
             f"{OURS} {DIAGNOSED}",
             f"{WITHOUT} {DIAGNOSED}",
         ),

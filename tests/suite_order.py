@@ -31,7 +31,7 @@ LONGEST_MODULES = (
     "tests/mcp/test_run_recovery.py",
     "tests/engine/runs/test_store_files.py",
     "tests/mcp/test_tool_tasks.py",
-    "tests/lsp/test_handshake.py",
+    "tests/lsp/fast_start/test_handshake.py",
     "tests/engine/runs/test_step_processes.py",
     "tests/mcp/dashboard/test_dashboard_browser.py",
 )

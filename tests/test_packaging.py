@@ -27,7 +27,7 @@ def test_wheel_contents(tmp_path):
     assert bundled == {p.name for p in (ROOT / "workflows").glob("*.json")}
     assert {"workrail_mcp/__main__.py", "workrail_lsp/__main__.py"} <= names
     # the language server answers initialize from it before pygls is loaded
-    assert "workrail_lsp/initialize_result.json" in names
+    assert "workrail_lsp/fast_start/initialize_result.json" in names
     # the MCP tools' recorded schemas (without them every start derives them again)
     assert "workrail_mcp/tools/tool_schemas.json" in names
     # the dashboard's templates and static files (nothing of it is fetched at run time)

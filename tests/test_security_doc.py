@@ -26,7 +26,8 @@ from workrail_engine.sessions.git_context import (
     MAX_PACKED_REFS_BYTES,
 )
 from workrail_engine.sessions.model_answers import ModelLimits
-from workrail_lsp import disk_files
+from workrail_lsp import disk_files, message_size
+from workrail_lsp.fast_start import client_stream
 from workrail_mcp import (
     client_logs,
     client_waits,
@@ -98,6 +99,12 @@ EXPECTED = {
     "READ_TIMEOUT_SECONDS": (
         f"{disk_files.READ_TIMEOUT_SECONDS:g} s per read; "
         f"after {disk_files._MAX_READ_THREADS} reads stalled"
+    ),
+    "MAX_MESSAGE_BYTES": f"{message_size.MAX_MESSAGE_BYTES // MIB} MiB (a frame's",
+    "_CHUNKS_AHEAD": (
+        f"{client_stream._CHUNKS_AHEAD} chunks of {client_stream._READ_SIZE // KIB} KiB "
+        f"({client_stream._CHUNKS_AHEAD * client_stream._READ_SIZE // MIB} MiB) read ahead of the "
+        f"server; {client_stream._MAX_HEADERS // KIB} KiB of frame headers"
     ),
     "STDOUT_CAP": f"{executor.STDOUT_CAP // MIB} MiB",
     "STDERR_TAIL": f"{executor.STDERR_TAIL // KIB} KiB",

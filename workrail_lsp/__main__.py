@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, BinaryIO
+
+from .fast_start import ENVIRONMENT_SWITCH
+from .message_size import LineReader, SizeLimitedStream
 
 __all__ = ["main"]
 
@@ -42,6 +46,18 @@ def _parse(argv: list[str]) -> SimpleNamespace:
         help="Talk LSP over stdin/stdout (the default; accepted for editors that pass it).",
     )
     @click.option(
+        "--fast-start/--no-fast-start",
+        default=True,
+        show_default=True,
+        envvar=ENVIRONMENT_SWITCH,
+        show_envvar=True,  # in the help, and in the error for a value that is not a boolean
+        help=(
+            "Answer initialize and the first opened workflow's diagnostics before pygls loads "
+            f"(docs/lsp.md, 'Start-up'); --no-fast-start, or {ENVIRONMENT_SWITCH}=0, leaves "
+            "every message to pygls."
+        ),
+    )
+    @click.option(
         "--log-level",
         type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
         default="WARNING",
@@ -58,29 +74,27 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Editors start the server with no arguments or with --stdio; click (and what it loads) is
     # left out of that start-up, which the editor waits for.
-    log_level = "WARNING"
-    if argv not in ([], ["--stdio"]):
-        log_level = _parse(argv).log_level
+    log_level, fast_start = "WARNING", True
+    if argv not in ([], ["--stdio"]) or ENVIRONMENT_SWITCH in os.environ:
+        options = _parse(argv)
+        log_level, fast_start = options.log_level, options.fast_start
     logging.basicConfig(
         stream=sys.stderr,
         level=log_level,
         format="workrail-lsp %(levelname)s %(name)s: %(message)s",
     )
     gc.set_threshold(YOUNG_GENERATION_THRESHOLD)  # the older generations' thresholds are kept
-    # The editor waits for the answer to ``initialize``; it is given before pygls is loaded.
-    from .client_stream import ClientStream
-    from .handshake import AnsweredOnce, answer_initialize
+    stdin: LineReader = sys.stdin.buffer
+    stdout: BinaryIO = sys.stdout.buffer
+    if fast_start:
+        # The editor waits for the answer to ``initialize``, then for the first opened workflow's
+        # diagnostics: both are given before pygls is loaded (~0.5 s).
+        from .fast_start import start
 
-    client = ClientStream(sys.stdin.fileno())
-    stdin, stdout = answer_initialize(client, sys.stdout.buffer)  # type: ignore[arg-type]
-    if isinstance(stdout, AnsweredOnce):
-        # So is the first opened workflow's own diagnostics (pygls takes ~0.5 s to load).
-        from .first_diagnostics import diagnose_first_document
-
-        stdin = diagnose_first_document(stdin, stdout)
+        stdin, stdout = start(sys.stdin.fileno(), stdout)
     from .server import create_language_server
 
-    create_language_server().start_io(stdin, stdout)  # type: ignore[arg-type]
+    create_language_server().start_io(SizeLimitedStream(stdin), stdout)  # type: ignore[arg-type]
     return 0
 
 

@@ -119,10 +119,15 @@ class WorkrailLanguageServer(LanguageServer):
 
     def apply_settings(self, settings: Settings) -> None:
         settings = settings.with_roots(self._roots())
+        # Taken before reclassify drops the states of documents the settings make (or unmake)
+        # workflows: their reports must go too, and their new diagnostics be published.
+        open_uris = [s.uri for s in self.states.open_states()]
         self.states.reclassify(settings)
         self.index.configure(self._roots(), settings)
-        for uri in [s.uri for s in self.states.open_states()]:
+        for uri in open_uris:
             self.store.forget(uri)
+            if uri in self.workspace.text_documents:  # opened by the client: judged again now
+                self.state(uri)
         self.refresh_all()
 
     def _roots(self) -> list[Path]:
@@ -141,7 +146,7 @@ class WorkrailLanguageServer(LanguageServer):
         if state.path is not None and state.is_workflow:
             self.index.set_open(state.path, state.workflow_id)
             # A due scan starts now, not at the next pull: the first one may have been answered
-            # before pygls loaded (first_diagnostics.py). It runs beside; on_change tells.
+            # before pygls loaded (the fast start). It runs beside; on_change tells.
             self.index.refresh()
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)

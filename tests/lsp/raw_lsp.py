@@ -14,12 +14,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from address_space import limit_address_space
 
 SERVER = [sys.executable, "-m", "workrail_lsp"]
+WITHOUT_FAST_START = [*SERVER, "--no-fast-start"]  # pygls answers everything from the start
+Found = TypeVar("Found")
 
 
 def frame(message: dict[str, Any]) -> bytes:
@@ -30,12 +33,21 @@ def frame(message: dict[str, Any]) -> bytes:
 
 class RawLspServer:
     def __init__(
-        self, root: Path, memory_limit: int | None = None, command: list[str] | None = None
+        self,
+        root: Path,
+        memory_limit: int | None = None,
+        command: list[str] | None = None,
+        replies: dict[str, Callable[[Any], Any]] | None = None,
     ) -> None:
         """``memory_limit``: the process's address space in bytes, so that a server that reads
         without end fails its test with MemoryError instead of taking the machine's memory;
-        ``command``: the server's command line, if not ``SERVER``."""
+        ``command``: the server's command line, if not ``SERVER``; ``replies``: the result to
+        give, by method, to the server's requests (from its params), sent as soon as they are
+        read (other requests of the server's are answered null while ``answer`` waits)."""
         self.root = root
+        self.replies = replies or {}
+        self._writing = threading.Lock()  # the reading thread answers ``replies`` too
+        self._arrived = threading.Condition()
         self.stderr_path = root.parent / f"{root.name}-lsp-stderr.log"
         self._stderr = self.stderr_path.open("wb")
         self.process = subprocess.Popen(
@@ -48,6 +60,7 @@ class RawLspServer:
         self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.not_json: list[bytes] = []
         self.seen: list[dict[str, Any]] = []  # every message the server wrote, in order
+        self._ended = False
         self.initialize_id: Any = None
         self._next_id = 1000
         self._reader = threading.Thread(target=self._read_frames, daemon=True)
@@ -56,8 +69,9 @@ class RawLspServer:
     # -- the wire ---------------------------------------------------------------------------
     def send_bytes(self, body: bytes) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.process.stdin.flush()
+        with self._writing:
+            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.process.stdin.flush()
 
     def send(self, message: dict[str, Any]) -> None:
         self.send_bytes(json.dumps({"jsonrpc": "2.0", **message}).encode())
@@ -86,10 +100,35 @@ class RawLspServer:
                 if not isinstance(message, dict):
                     self.not_json.append(body)
                     continue
-                self.seen.append(message)
+                if message.get("method") in self.replies and "id" in message:
+                    result = self.replies[message["method"]](message.get("params"))
+                    self.send({"id": message["id"], "result": result})
+                with self._arrived:
+                    self.seen.append(message)
+                    self._arrived.notify_all()
                 self.frames.put(message)
         finally:
+            with self._arrived:
+                self._ended = True
+                self._arrived.notify_all()
             self.frames.put(None)
+
+    def wait_for(
+        self, found: Callable[[list[dict[str, Any]]], Found | None], timeout: float = 60
+    ) -> Found:
+        """What ``found`` makes of every message the server has written so far, once it is not
+        None; read again as each message arrives, until ``timeout`` or the server's exit."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while (result := found(self.seen)) is None:
+                left = deadline - time.monotonic()
+                if self._ended or left <= 0:
+                    raise AssertionError(
+                        f"not found within {timeout} s (server exit code {self.process.poll()}): "
+                        f"{self.seen[-5:]}\n{self.stderr_text()[-2000:]}"
+                    )
+                self._arrived.wait(left)
+        return result
 
     # -- requests -----------------------------------------------------------------------------
     def request(self, method: str, params: Any = None, request_id: Any = None) -> Any:
@@ -123,7 +162,8 @@ class RawLspServer:
                     + self.stderr_text()[-2000:]
                 )
             if "method" in message:
-                if "id" in message:  # a request of the server's (configuration, registration)
+                # a request of the server's (configuration, registration) not answered already
+                if "id" in message and message["method"] not in self.replies:
                     self.send({"id": message["id"], "result": None})
                 continue
             if message.get("id") == request_id:
@@ -133,7 +173,11 @@ class RawLspServer:
         return self.answer(self.request(method, params), timeout)
 
     # -- a session ------------------------------------------------------------------------
-    def initialize(self, capabilities: dict[str, Any] | None = None) -> None:
+    def initialize(
+        self, capabilities: dict[str, Any] | None = None, **params: Any
+    ) -> dict[str, Any]:
+        """``initialize`` (with ``params`` laid over ours: ``initializationOptions``, …), then
+        ``initialized``; the result."""
         uri = self.root.as_uri()
         self.initialize_id = self.request(
             "initialize",
@@ -142,11 +186,14 @@ class RawLspServer:
                 "rootUri": uri,
                 "workspaceFolders": [{"uri": uri, "name": "ws"}],
                 "capabilities": capabilities or {},
+                **params,
             },
         )
         answer = self.answer(self.initialize_id, timeout=30)
         assert "result" in answer, answer
         self.notify("initialized", {})
+        result: dict[str, Any] = answer["result"]
+        return result
 
     def open(self, path: Path, text: str, language: str = "json") -> str:
         uri = path.as_uri()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pytest
 from lsp_harness import (
@@ -14,8 +15,7 @@ from lsp_harness import (
     record_publications,
 )
 from pytest_lsp import ClientServerConfig, LanguageClient
-
-pytestmark = pytest.mark.asyncio
+from raw_lsp import RawLspServer
 
 BROKEN = json.dumps(
     {"id": "cfg-flow", "name": "C", "steps": [{"id": "one", "title": "T", "promt": "p"}]}, indent=2
@@ -95,3 +95,44 @@ async def test_debug_logging_goes_to_stderr_and_stdout_stays_protocol(tmp_path, 
     assert (
         "workrail-lsp DEBUG" in capfd.readouterr().err
     )  # the server's stderr, forwarded by pytest-lsp
+
+
+def _publishes_for(uri: str, count: int) -> Any:
+    def found(seen: list[dict[str, Any]]) -> list[list[dict[str, Any]]] | None:
+        published = [
+            m["params"]["diagnostics"]
+            for m in seen
+            if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        ]
+        return published if len(published) >= count else None
+
+    return found
+
+
+def test_settings_that_unmake_a_workflow_clear_its_diagnostics_at_once(tmp_path):
+    """A settings change after which an open document is no longer a workflow: its diagnostics
+    are published empty, and pulled empty, right away (the report of a document whose state the
+    change dropped was kept, and served again, until the workspace scan next changed)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    path = root / "task.flow.json"
+    path.write_text(BROKEN)
+    server = RawLspServer(root)
+    try:
+        server.initialize(
+            {}, initializationOptions={"workrail": {"workflowGlobs": ["**/*.flow.json"]}}
+        )
+        uri = server.open(path, BROKEN)
+        (first,) = server.wait_for(_publishes_for(uri, 1))
+        assert first, "the document is a workflow under the first settings"
+        pulled = {"textDocument": {"uri": uri}}
+        assert server.call("textDocument/diagnostic", pulled)["result"]["items"] == first
+        server.notify(
+            "workspace/didChangeConfiguration",
+            {"settings": {"workrail": {"workflowGlobs": ["**/*.other.json"]}}},
+        )
+        # (a publish with the old diagnostics may come first: the scan's end refreshes them)
+        server.wait_for(lambda seen: [] in _publishes_for(uri, 1)(seen) or None, timeout=20)
+        assert server.call("textDocument/diagnostic", pulled)["result"]["items"] == []
+    finally:
+        assert server.close() == 0

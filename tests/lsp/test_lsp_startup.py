@@ -4,11 +4,14 @@ loads nothing heavy of ours (the engine's document model and checkers load on fi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 from raw_lsp import frame
+
+from workrail_lsp.fast_start import ENVIRONMENT_SWITCH
 
 HEAVY = ["jsonschema_rs", "tree_sitter", "yaml", "workrail_engine.lint", "workrail_lsp.completion"]
 
@@ -22,14 +25,17 @@ INITIALIZE = frame(
 )
 
 
-def _imports_and_log(stdin: bytes) -> list[str]:
+def _imports_and_log(
+    stdin: bytes, *args: str, environment: dict[str, str] | None = None
+) -> list[str]:
     """The real server's stderr under ``-X importtime``, which logs each import as it happens,
     in one stream with the server's own log lines."""
     run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--log-level", "INFO"],
+        [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--log-level", "INFO", *args],
         input=stdin,
         capture_output=True,
         timeout=60,
+        env={**os.environ, **(environment or {})},
     )
     assert run.returncode == 0, run.stderr.decode()[-2000:]
     return run.stderr.decode().splitlines()
@@ -70,7 +76,7 @@ def test_initialize_is_answered_before_pygls_or_lsprotocol_is_imported(whole_ses
     lines = whole_session
     answered = next(i for i, line in enumerate(lines) if "answered initialize" in line)
     before = _modules(lines[:answered])
-    assert "workrail_lsp.handshake" in before
+    assert "workrail_lsp.fast_start.handshake" in before
     assert [
         m for m in before if m.split(".")[0] in ("lsprotocol", "pygls", "cattrs", "asyncio")
     ] == []
@@ -129,3 +135,36 @@ def test_the_server_process_collects_cyclic_garbage_less_often():
     )
     default, tuned, young = json.loads(run.stderr.decode().strip().splitlines()[-1])
     assert default[0] < young and tuned == [young, *default[1:]]
+
+
+SHUTDOWN = frame({"id": 2, "method": "shutdown"}) + frame({"method": "exit"})
+
+
+@pytest.mark.parametrize(
+    ("args", "environment"),
+    [
+        pytest.param(["--no-fast-start"], {}, id="--no-fast-start"),
+        pytest.param([], {ENVIRONMENT_SWITCH: "0"}, id=f"{ENVIRONMENT_SWITCH}=0"),
+    ],
+)
+def test_the_fast_start_can_be_turned_off(args, environment):
+    """pygls answers ``initialize`` itself: it is imported before the answer is written, and
+    none of the fast start's modules is imported at all."""
+    lines = _imports_and_log(INITIALIZE + SHUTDOWN, *args, environment=environment)
+    modules = _modules(lines)
+    assert not any("answered initialize" in line for line in lines)
+    assert "pygls.lsp.server" in modules and "workrail_lsp.server" in modules
+    fast_start = [m for m in modules if m.startswith("workrail_lsp.fast_start.")]
+    assert fast_start == []
+
+
+def test_a_switch_value_that_is_not_a_boolean_is_refused_with_its_name():
+    run = subprocess.run(
+        [sys.executable, "-m", "workrail_lsp"],
+        input=INITIALIZE,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, ENVIRONMENT_SWITCH: "sometimes"},
+    )
+    assert run.returncode == 2 and run.stdout == b""
+    assert ENVIRONMENT_SWITCH in run.stderr.decode() and "sometimes" in run.stderr.decode()

@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec
 
-from workrail_lsp.handshake import initialized_server
+from workrail_lsp.fast_start.handshake import initialized_server
 from workrail_lsp.text_documents import EditedTextDocument
 
 ENCODINGS = {

@@ -8,7 +8,7 @@ import time
 
 from raw_lsp import frame
 
-from workrail_lsp.client_stream import ClientStream
+from workrail_lsp.fast_start.client_stream import ClientStream
 
 
 def _stream(*writes: bytes, pause: float = 0.0) -> ClientStream:

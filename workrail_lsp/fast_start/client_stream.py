@@ -1,8 +1,8 @@
 """``ClientStream``: the client's stream (stdin), read on a thread of its own.
 
-The server reads its client through this rather than ``sys.stdin.buffer``, so that what comes
-before pygls is loaded can be waited for with a deadline (``first_diagnostics``), and pygls then
-reads the same bytes through ``readline`` and ``read``. The thread reads the file descriptor
+With the fast start, the server reads its client through this rather than ``sys.stdin.buffer``,
+so that what comes before pygls is loaded can be waited for with a deadline
+(``first_diagnostics``), and pygls then reads the same bytes through ``readline`` and ``read``. The thread reads the file descriptor
 with ``os.read``: a daemon thread blocked inside a ``BufferedReader`` holds its lock, and
 Python aborts (SIGABRT) when it closes ``sys.stdin`` at exit.
 
@@ -18,7 +18,9 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["ClientStream", "content_length_header"]
+from ..message_size import content_length_header
+
+__all__ = ["ClientStream"]
 
 _READ_SIZE = 1 << 16
 # Chunks read ahead of the reader: the pipe holds the rest, so a client that sends faster than
@@ -106,14 +108,3 @@ def _content_length(headers: bytes) -> int | None:
         if (length := content_length_header(line)) is not None:
             return length
     return None
-
-
-def content_length_header(line: bytes) -> int | None:
-    """The length a ``Content-Length`` header line gives; None for another line or a bad value."""
-    name, _, value = line.partition(b":")
-    if name.strip().lower() != b"content-length":
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None

@@ -1,21 +1,20 @@
 """The first opened workflow's diagnostics are sent before pygls is loaded
-(``workrail_lsp/first_diagnostics.py``), and they are the server's own: the real server process
+(``workrail_lsp/fast_start/first_diagnostics.py``), and they are the server's own: the real server process
 over stdio, its stderr under ``-X importtime`` telling when pygls was imported."""
 
 from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from raw_lsp import RawLspServer
 
 from workrail_lsp.configuration import SECTION
-from workrail_lsp.first_diagnostics import SETTINGS_REQUEST
+from workrail_lsp.fast_start.first_diagnostics import SETTINGS_REQUEST
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EARLY = "before loading pygls"  # the server's INFO log line when it published or answered early
 COMMAND = [sys.executable, "-X", "importtime", "-m", "workrail_lsp", "--log-level", "INFO"]
 
@@ -30,27 +29,26 @@ def _broken_workflow() -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _server(tmp_path: Path) -> tuple[RawLspServer, Path]:
+def _server(tmp_path: Path, settings: dict[str, Any] | None = None) -> tuple[RawLspServer, Path]:
+    """``settings``: the client's answer to each workspace/configuration request."""
     root = tmp_path / "ws"
     (root / "workflows").mkdir(parents=True)
     path = root / "workflows" / "coding-task.json"
     path.write_text(_broken_workflow(), encoding="utf-8")
-    return RawLspServer(root, command=COMMAND), path
+    replies = {"workspace/configuration": lambda params: [settings]} if settings else None
+    return RawLspServer(root, command=COMMAND, replies=replies), path
 
 
 def _publishes(server: RawLspServer, uri: str, count: int) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 60
-    while True:
-        found = [
+    def found(seen: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        published = [
             m["params"]
-            for m in list(server.seen)
+            for m in seen
             if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
         ]
-        if len(found) >= count:
-            return found
-        assert time.monotonic() < deadline, f"{len(found)} of {count} publishes: {server.seen}"
-        assert server.process.poll() is None, server.stderr_text()[-2000:]
-        time.sleep(0.02)
+        return published if len(published) >= count else None
+
+    return server.wait_for(found)
 
 
 def _imported_before_the_early_answer(server: RawLspServer) -> list[str]:
@@ -119,36 +117,21 @@ def test_a_pull_client_gets_one_answer_equal_to_the_servers_own(tmp_path):
         assert server.close() == 0
 
 
-def _answer_settings(server: RawLspServer, settings: dict[str, Any], count: int) -> list[Any]:
-    """Answer the server's first ``count`` workspace/configuration requests with ``settings``;
-    their ids."""
-    answered: list[Any] = []
-    deadline = time.monotonic() + 60
-    while len(answered) < count:
-        for message in list(server.seen):
-            if message.get("method") == "workspace/configuration" and message["id"] not in answered:
-                assert message["params"]["items"] == [{"section": SECTION}]
-                server.send({"id": message["id"], "result": [settings]})
-                answered.append(message["id"])
-        assert time.monotonic() < deadline, server.seen
-        time.sleep(0.01)
-    return answered
-
-
 def test_a_client_that_serves_settings_is_asked_for_them_first(tmp_path):
     """A client with ``workspace/configuration``: the document is judged by the client's settings
     (here the only ones that make it a workflow), early and by the server alike."""
-    server, path = _server(tmp_path)
+    server, path = _server(tmp_path, settings={"workflowGlobs": ["**/*.flow.json"]})
     try:
-        server.initialize({"workspace": {"configuration": True}})
         other = server.root / "task.flow.json"
         value = json.loads(path.read_text(encoding="utf-8"))
         del value["$schema"]  # which makes any file a workflow
         other.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        server.initialize({"workspace": {"configuration": True}})
         uri = server.open(other, other.read_text(encoding="utf-8"))
-        ids = _answer_settings(server, {"workflowGlobs": ["**/*.flow.json"]}, 2)
-        assert ids[0] == SETTINGS_REQUEST  # the early one; then pygls's own
         early, again = _publishes(server, uri, 2)
+        asked = [m for m in server.seen if m.get("method") == "workspace/configuration"]
+        assert [m["id"] for m in asked][:1] == [SETTINGS_REQUEST] and len(asked) == 2
+        assert all(m["params"]["items"] == [{"section": SECTION}] for m in asked)
         assert _no_pygls(_imported_before_the_early_answer(server)) == []
         assert early == again and {"WR201", "WR106"} <= {d["code"] for d in early["diagnostics"]}
     finally:

@@ -11,7 +11,8 @@ Everything read is then given to pygls as it came, except a pull request answere
 client gets one answer), and the server judges the document again: its diagnostics add the
 workspace-level findings (duplicate ids) when the workspace scan has found them, as they would
 have. The early ones are exactly the document's own (``lint_document`` filtered by the project's
-configuration, as ``DocumentState.diagnostics``); a test checks they equal the server's.
+configuration, as ``DocumentState.diagnostics``); ``tests/lsp/fast_start/test_parity.py`` checks
+they equal what pygls alone sends.
 
 A client that serves settings through ``workspace/configuration`` is asked for them after
 ``initialized``, as the server asks (the document is never judged by default settings first);
@@ -32,8 +33,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..message_size import MAX_MESSAGE_BYTES
 from .client_stream import ClientStream
-from .handshake import MAX_MESSAGE_BYTES, AnsweredOnce, Replay, position_encoding
+from .handshake import AnsweredOnce, Replay, position_encoding
 
 __all__ = ["diagnose_first_document", "document_diagnostics"]
 
@@ -45,7 +47,9 @@ pull client, its request) before loading pygls: editors send them back to back; 
 nothing at start-up gets pygls that much later."""
 _SEVERITY = {"error": 1, "warning": 2, "info": 3}  # LSP's DiagnosticSeverity
 SOURCE = "workrail"
-SECTION = "workrail"  # the settings' section (configuration.SECTION, not imported before needed)
+# The settings' section: configuration.SECTION, not imported before it is needed (the parity test
+# fails if the request sent here differs from the server's).
+SECTION = "workrail"
 SETTINGS_REQUEST = "workrail-first-diagnostics-settings"  # the id of the settings request sent
 
 
@@ -65,7 +69,7 @@ def document_diagnostics(
     from workrail_engine.lint import lint_document
     from workrail_engine.text.document import parse_document
 
-    from .configuration import reported
+    from ..configuration import reported
 
     path = _file_path(uri)
     if not settings.is_workflow(path, text):
@@ -230,7 +234,7 @@ class _FirstDocument:
         return True
 
     def _settings(self) -> Any:
-        from .configuration import Settings
+        from ..configuration import Settings
 
         # As the server: the initialization options, then the client's answer laid over them.
         settings = Settings.from_client(self.options)

@@ -1,5 +1,5 @@
 """``initialize`` answered before pygls is loaded: the same answer pygls gives, then a server that
-works as if pygls had read the request itself (workrail_lsp/handshake.py)."""
+works as if pygls had read the request itself (workrail_lsp/fast_start/handshake.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from raw_lsp import RawLspServer, frame
 
-from workrail_lsp import handshake
-from workrail_lsp.handshake import (
+from workrail_lsp.fast_start import handshake
+from workrail_lsp.fast_start.handshake import (
     CLIENT_SWITCHES,
+    RECORD_COMMAND,
     TEMPLATE,
     AnsweredOnce,
     Replay,
@@ -32,7 +33,7 @@ from workrail_lsp.handshake import (
 # Client capabilities captured from real editors: pytest-lsp's collection, and ours (the
 # initialize requests Neovim and VS Code sent to workrail-lsp, tests/fixtures/lsp/initialize/).
 PYTEST_LSP_CLIENTS = Path(__import__("pytest_lsp").__file__).parent / "clients"
-OUR_CAPTURES = Path(__file__).parents[1] / "fixtures" / "lsp" / "initialize"
+OUR_CAPTURES = Path(__file__).parents[2] / "fixtures" / "lsp" / "initialize"
 CAPTURED = {
     **{p.stem: json.loads(p.read_text()) for p in sorted(PYTEST_LSP_CLIENTS.glob("*.json"))},
     **{p.stem: json.loads(p.read_text())["params"] for p in sorted(OUR_CAPTURES.glob("*.json"))},
@@ -46,8 +47,11 @@ def _initialize(capabilities: dict[str, Any], request_id: int | str = 1) -> dict
 
 
 def test_the_recorded_template_is_what_pygls_builds_for_this_server():
+    """The server's capabilities are declared once, by ``server.py``'s feature registrations;
+    the fast start's answer is recorded from them."""
     assert TEMPLATE.read_text(encoding="utf-8") == template_text(record_template()), (
-        "workrail_lsp/initialize_result.json is out of date: run `python -m workrail_lsp.handshake`"
+        f"{TEMPLATE.relative_to(Path(handshake.__file__).parents[2])} differs from what pygls "
+        f"builds from workrail_lsp/server.py's feature registrations: run `{RECORD_COMMAND}`"
     )
 
 
@@ -110,7 +114,7 @@ def test_a_different_answer_from_pygls_is_logged(caplog):
     with caplog.at_level(logging.WARNING, logger=handshake.__name__):
         writer.write(frame({"jsonrpc": "2.0", "id": "init", "result": {"capabilities": {}}}))
     assert "hoverProvider: sent true, pygls null" in caplog.text
-    assert "python -m workrail_lsp.handshake" in caplog.text
+    assert RECORD_COMMAND in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -229,57 +233,3 @@ def test_initialize_params_pygls_refuses_deeper_stop_the_server_with_the_reason(
     assert answer["id"] == 1 and "result" in answer
     assert code == 1
     assert "answered, then refused by pygls" in stderr and "positionEncodings" in stderr
-
-
-# -- frames over MAX_MESSAGE_BYTES (issue 25 item 13) ---------------------------------------------
-
-
-def test_replay_skips_a_frame_over_the_limit_and_gives_the_next_one():
-    after = frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
-    limit = len(after)  # the next frame's body is within it
-    big = b"Content-Type: x\r\nContent-Length: %d\r\n\r\n" % (limit + 1) + b"x" * (limit + 1)
-    replay = Replay(b"", io.BytesIO(big + after), max_message=limit)
-    assert replay.readline() == b"Content-Type: x\r\n"  # pygls ignores a lone header line
-    header, _, body = after.partition(b"\r\n\r\n")
-    assert replay.readline() == header + b"\r\n"
-    assert replay.readline() == b"\r\n"
-    assert replay.read(len(body)) == body
-
-
-def test_a_frame_declaring_sixty_gigabytes_is_refused_without_reading_it(tmp_path):
-    """pygls alone allocated the declared size and the process died of MemoryError; now the
-    frame is skipped, and a client that never sends the body only makes the server wait for it:
-    at the end of input it exits 0 with the reason on stderr. A 1 GiB address space shows that
-    nothing near the declared size is allocated."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    server = RawLspServer(root, memory_limit=1024**3)
-    try:
-        server.initialize()
-        assert server.process.stdin is not None
-        server.process.stdin.write(b"Content-Length: 60000000000\r\n\r\n{}")
-        server.process.stdin.close()
-        code = server.process.wait(timeout=30)
-    finally:
-        server.close()
-    stderr = server.stderr_text()
-    assert code == 0, stderr[-2000:]
-    assert "MemoryError" not in stderr
-    assert "refused a message of 60,000,000,000 bytes" in stderr
-
-
-def test_the_server_keeps_serving_after_an_oversized_frame(tmp_path):
-    root = tmp_path / "ws"
-    (root / "workflows").mkdir(parents=True)
-    server = RawLspServer(root)
-    try:
-        server.initialize()
-        server.send_bytes(b" " * (handshake.MAX_MESSAGE_BYTES + 1))
-        text = '{"id": "after", "steps": []}'
-        uri = server.open(root / "workflows" / "after.json", text)
-        symbols = server.call("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
-        assert symbols["result"][0]["detail"] == "after", symbols
-    finally:
-        code = server.close()
-    assert code == 0
-    assert f"refused a message of {handshake.MAX_MESSAGE_BYTES + 1:,} bytes" in server.stderr_text()

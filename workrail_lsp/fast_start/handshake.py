@@ -5,7 +5,8 @@ pygls and lsprotocol costs ~0.5 s of Python here, most of it ``lsprotocol.types`
 attrs classes), then asyncio and cattrs building converters; nothing about the answer needs them.
 So the first message is read here with the standard library, and an ``initialize`` request is
 answered from ``initialize_result.json``: the capabilities that pygls builds for this server,
-recorded by ``python -m workrail_lsp.handshake`` (a test fails when the file is out of date).
+recorded by ``python -m workrail_lsp.fast_start.handshake`` (``RECORD_COMMAND``; a test fails,
+naming it, when the file is out of date).
 
 pygls is then loaded and given the same bytes, so it sets up its workspace, the client's
 capabilities and our own ``initialize`` handler exactly as if it had read them itself. Its answer
@@ -24,13 +25,13 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from .client_stream import content_length_header
-
 __all__ = ["AnsweredOnce", "Replay", "answer_initialize"]
 
 log = logging.getLogger(__name__)
 
 TEMPLATE = Path(__file__).with_name("initialize_result.json")
+# What re-records ``TEMPLATE`` from the pygls server (``server.py``'s feature registrations).
+RECORD_COMMAND = "python -m workrail_lsp.fast_start.handshake"
 # The position encodings pygls can convert; the client's first one of these is used, else UTF-16
 # (pygls's ``ServerCapabilitiesBuilder.choose_position_encoding``, checked against it by a test).
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")
@@ -38,19 +39,8 @@ DEFAULT_POSITION_ENCODING = "utf-16"
 # An ``initialize`` request is a few kilobytes (VS Code's: ~10 KB); a larger first message is
 # left to pygls rather than held in memory here.
 MAX_EARLY_MESSAGE = 1 << 20
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-"""The largest message body the server reads (its ``Content-Length``).
-
-pygls allocates a buffer of whatever size a frame declares: ``Content-Length: 60000000000`` ended
-the process with MemoryError. The largest message a real client sends is a document's whole
-text, and a document is refused past 5 MiB anyway (``limits.MAX_DOCUMENT_BYTES``); even written
-with every character escaped as ``\\u00XX`` (6 bytes each) that text fits in 30 MiB. A larger
-frame is read and thrown away in 1 MiB pieces (the stream stays in step with the client, and the
-server keeps serving the other documents) and the refusal is logged on stderr.
-"""
-_DISCARD_CHUNK = 1 << 20
 # The parts of the client's capabilities that change pygls's answer (each on its own; the
-# template records what each changes, ``python -m workrail_lsp.handshake`` checks they combine).
+# template records what each changes, ``RECORD_COMMAND`` checks they combine).
 CLIENT_SWITCHES = (
     "textDocument.synchronization.willSave",
     "textDocument.synchronization.willSaveWaitUntil",
@@ -176,15 +166,11 @@ def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
 
 
 class Replay:
-    """stdin for pygls: the bytes already read from the client, then the client's stream; a
-    frame whose body is over ``MAX_MESSAGE_BYTES`` is skipped (pygls never sees it)."""
+    """The client's stream for pygls: the bytes already read from it, then the stream itself."""
 
-    def __init__(
-        self, consumed: bytes, stream: BinaryIO, max_message: int = MAX_MESSAGE_BYTES
-    ) -> None:
+    def __init__(self, consumed: bytes, stream: BinaryIO) -> None:
         self._consumed = consumed
         self._stream = stream
-        self._max_message = max_message
 
     @property
     def consumed(self) -> bytes:
@@ -196,33 +182,6 @@ class Replay:
         return self._stream
 
     def readline(self) -> bytes:
-        while True:
-            line = self._readline()
-            length = content_length_header(line)
-            if length is None or length <= self._max_message:
-                return line
-            self._skip_frame(length)
-
-    def _skip_frame(self, length: int) -> None:
-        """Throw away the rest of a frame's headers and its body, never holding more than
-        ``_DISCARD_CHUNK`` bytes (a client that declares more than it sends is waited for until
-        it closes the stream, as for any frame)."""
-        while (line := self._readline()).strip():
-            pass
-        log.warning(
-            "refused a message of %s bytes (the limit is %s bytes, MAX_MESSAGE_BYTES); "
-            "its body is skipped and the server goes on serving",
-            f"{length:,}",
-            f"{self._max_message:,}",
-        )
-        left = length if line else 0
-        while left > 0:
-            chunk = self.read(min(left, _DISCARD_CHUNK))
-            if not chunk:
-                return
-            left -= len(chunk)
-
-    def _readline(self) -> bytes:
         if not self._consumed:
             return self._stream.readline()
         end = self._consumed.find(b"\n") + 1
@@ -295,12 +254,13 @@ class AnsweredOnce:
             os._exit(1)
         if message.get("result") != self._sent:
             # The client keeps what it was sent; pygls serves as it built. Likely a pygls release
-            # the template was not recorded with: `python -m workrail_lsp.handshake` re-records it.
+            # the template was not recorded with: ``RECORD_COMMAND`` re-records it.
             log.warning(
                 "initialize was answered with capabilities that differ from pygls's (%s); "
-                "re-record %s with `python -m workrail_lsp.handshake`",
+                "re-record %s with `%s`",
                 _differences(self._sent, message.get("result")),
                 TEMPLATE.name,
+                RECORD_COMMAND,
             )
         return True
 
@@ -347,7 +307,7 @@ class _Collected(list[bytes]):
 def initialized_server(capabilities: dict[str, Any]) -> tuple[Any, list[bytes]]:
     """A new server that has read an ``initialize`` request with these client capabilities
     through pygls's own message path, and what it wrote."""
-    from .server import create_language_server
+    from ..server import create_language_server
 
     server = create_language_server()
     written = _Collected()
