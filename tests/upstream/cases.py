@@ -610,7 +610,7 @@ output(
     [{"type": "contains", "value": "missing", "message": ""}],
     "hello world",
     False,
-    issues=["missing"],
+    issues=["Output must include: missing"],
 )
 # A rule message quoting JSON reads as a string to return: agents answer with it escaped (WR409).
 _QUOTED_JSON_MESSAGE = 'Output must include "{\\"state\\": \\"init\\"}"'
