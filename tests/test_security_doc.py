@@ -16,6 +16,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from workrail_engine import limits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
+from workrail_engine.lint import quoted_json
 from workrail_engine.runs import executor, step_events
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import loop_rules
@@ -86,6 +87,8 @@ EXPECTED = {
         f"{regexes.MAX_BACKTRACKING_SECONDS_PER_CALL:g} s for all the fallback matches of one "
         f"call (each also at most {regexes.BACKTRACKING_TIMEOUT_SECONDS:g} s"
     ),
+    "MAX_QUOTED_JSON_CHARS": f"{quoted_json.MAX_QUOTED_JSON_CHARS:,} characters",
+    "MAX_QUOTED_OPENINGS": f"{quoted_json.MAX_QUOTED_OPENINGS} quoted",
     "MAX_LINE_BYTES": f"{stdio.MAX_LINE_BYTES // MIB} MiB",
     "DEFAULT_MAX_REQUEST_BODY_SIZE": f"{DEFAULT_MAX_REQUEST_BODY_SIZE // MIB} MiB",
     "DEFAULT_MAX_INCOMPLETE_EVENT_SIZE": (

@@ -259,3 +259,72 @@ async def test_workflow_next_serves_the_first_step_without_completed_steps(share
             client, "workflow_next", {"workflowId": "contract-flow", "completedSteps": []}
         )
     assert first["step"]["id"] == "understand" and first == same
+
+
+def edition_of(edition: tuple[str, ...]) -> str:
+    return "upstream" if edition else "default"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_an_output_without_notes_or_artifacts_rereads_unless_the_intent_is_advance(
+    shared_servers, tmp_path, edition
+):
+    """``output: {}`` answers nothing: upstream reads it as a re-read (its rehydrate), and an
+    explicit ``intent: advance`` with it is an answer without notes (blocked)."""
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "long-flow", tmp_path)
+        token = started["continueToken"]
+        reread = await call(client, "continue_workflow", {"continueToken": token, "output": {}})
+        advance = {"continueToken": token, "output": {}, "intent": "advance"}
+        blocked = await call(client, "continue_workflow", advance)
+    assert reread["kind"] == "ok" and reread["pending"]["stepId"] == "part-1"
+    assert reread.get("nextIntent" if edition else "outcome") == (
+        "rehydrate_only" if edition else "current"
+    )
+    assert blocked["kind"] == "blocked" and codes(blocked) == ["MISSING_REQUIRED_NOTES"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_empty_notes_are_invalid_upstream_and_no_notes_here(
+    shared_servers, tmp_path, edition
+):
+    """``notesMarkdown: ""``: upstream's schema refuses it (VALIDATION_ERROR naming the path);
+    the default edition reads it as no notes — blocked, retried with the same token."""
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "long-flow", tmp_path)
+        arguments = {"continueToken": started["continueToken"], "output": {"notesMarkdown": ""}}
+        result = await client.call_tool("continue_workflow", arguments)
+    body = json.loads(result.content[0].text)
+    if edition_of(edition) == "upstream":
+        assert result.is_error and body["code"] == "VALIDATION_ERROR"
+        assert body["details"]["validationErrors"][0]["path"] == "output.notesMarkdown"
+    else:
+        assert not result.is_error and codes(body) == ["MISSING_REQUIRED_NOTES"]
+        assert body["retryContinueToken"] == started["continueToken"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_finished_session_answers_tokens_only_in_the_default_edition(
+    shared_servers, tmp_path, edition
+):
+    """Upstream's last answer has no continue or checkpoint token (nothing to continue); the
+    default edition keeps them: they re-read the finished session and make its checkpoint."""
+    async with shared_servers.connected(*edition) as (client, _):
+        now = await start(client, "contract-flow", tmp_path)
+        answers = [
+            {"notesMarkdown": "read"},
+            {"artifacts": [LOOP_STOP]},
+            {"notesMarkdown": "built"},
+        ]
+        for output in [*answers, {"notesMarkdown": "tidied"}]:
+            token = now["continueToken"]
+            now = await answer(client, token, **output)
+        replayed = await answer(client, token, notesMarkdown="tidied")
+        if "checkpointToken" in now:
+            ck = {"checkpointToken": now["checkpointToken"]}
+            checkpoint = await call(client, "checkpoint_workflow", ck)
+            assert checkpoint["checkpointNodeId"] == f"{now['runId']}:5"  # docs/compatibility.md
+    assert now["isComplete"] and now["nextIntent"] == "complete" and now["nextCall"] is None
+    kept = edition_of(edition) == "default"
+    for finished in (now, replayed):
+        assert ("continueToken" in finished) is kept and ("checkpointToken" in finished) is kept

@@ -610,7 +610,16 @@ output(
     [{"type": "contains", "value": "missing", "message": ""}],
     "hello world",
     False,
-    issues=["missing"],
+    issues=["Output must include: missing"],
+)
+# A rule message quoting JSON reads as a string to return: agents answer with it escaped (WR409).
+_QUOTED_JSON_MESSAGE = 'Output must include "{\\"state\\": \\"init\\"}"'
+output(
+    "should warn when custom message includes quoted JSON snippet (agents often stringify JSON)",
+    [{"type": "contains", "value": "state", "message": _QUOTED_JSON_MESSAGE}],
+    "nope",
+    False,
+    issues=[_QUOTED_JSON_MESSAGE],
 )
 output(
     "should pass when output matches regex pattern",
@@ -2325,6 +2334,26 @@ def _looped(
 
 
 lint(LOOPS, "should validate a valid while loop", errors=[], workflow=_looped(_WHILE))
+# The warning on the file itself (upstream's suggestion at validation time is its wording: WR409
+# says it before the workflow is served).
+lint(
+    LOOPS,
+    "should warn when validationCriteria.message contains quoted JSON snippets (agent confusion risk)",
+    errors=[],
+    warnings=["WR409"],
+    workflow=_wf(
+        steps=[
+            {
+                "id": "step1",
+                "title": "Step 1",
+                "prompt": "First",
+                "validationCriteria": [
+                    {"type": "contains", "value": "state", "message": _QUOTED_JSON_MESSAGE}
+                ],
+            }
+        ]
+    ),
+)
 lint(
     LOOPS,
     "should reject invalid loop type",

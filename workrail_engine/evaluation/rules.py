@@ -433,8 +433,15 @@ def _slashed(rule: Mapping[str, Any]) -> str:
 def _check_contains_rule(rule: Mapping[str, Any], output: str) -> _Outcome:
     if rule["value"] in output:
         return _Outcome(True)
-    issue = rule["message"] or f"The output must contain {_quote(rule['value'])}."
-    return _Outcome(True, False, [issue], [f"Include {_quote(rule['value'])} in the output."])
+    value = rule["value"]
+    # Upstream's default message shows the text after a colon, never quoted: quoted, a JSON value
+    # would come out escaped ("{\"a\": 1}"), and agents copy that escaped string (WR409).
+    issue = rule["message"] or f"Output must include: {value}"
+    if '"' in value or "\\" in value:
+        return _Outcome(
+            True, False, [issue], [f"Include this text in the output as written: {value}"]
+        )
+    return _Outcome(True, False, [issue], [f"Include {_quote(value)} in the output."])
 
 
 def _check_regex_rule(rule: Mapping[str, Any], output: str) -> _Outcome:

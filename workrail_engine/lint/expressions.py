@@ -18,6 +18,7 @@ from ..evaluation.problems import Problem, pointer_join
 from ..evaluation.regexes import RegexError, compile_regex
 from ..evaluation.rules import OPERANDS, criteria_problems
 from .finding import Finding
+from .quoted_json import QUOTED_JSON_IN_MESSAGE, quoted_json_snippet
 
 __all__ = ["expression_findings"]
 
@@ -60,10 +61,11 @@ _NESTED = ("and", "or", "not", "condition")
 
 def _warnings(node: Any, pointer: str, rules: bool) -> list[Finding]:
     """In one walk of a tree of criteria (``rules``) or of a condition: WR408 for each rule
-    without its operand — upstream's schema takes it, no output passes it — and WR405 for each
+    without its operand — upstream's schema takes it, no output passes it —, WR409 for each rule
+    whose message quotes a JSON snippet (`quoted_json`), and WR405 for each
     pattern (a regex rule's, a `matches` operand) on the fallback engine.
 
-    WR408 looks at the rules of the criteria, not into a rule's ``condition``. ``path`` says
+    WR408 and WR409 look at the rules of the criteria, not into a rule's ``condition``. ``path`` says
     where the walk is below ``node``, joined into a pointer only for a finding, which most
     objects have none of (a generator's ``yield from`` at each level, or a new path tuple per
     object, cost as much as the checks)."""
@@ -86,6 +88,8 @@ def _warnings(node: Any, pointer: str, rules: bool) -> list[Finding]:
                 message = f"This {kind} rule has no {operand!r}, so no output can pass it"
                 where = pointer_join(pointer, *path)
                 out.append(Finding(where, RULE_WITHOUT_OPERAND, Severity.WARNING, message))
+            if isinstance(item.get("message"), str):
+                _quoted_json(item["message"])
         if kind == "regex" and isinstance(item.get("pattern"), str):
             flags = item.get("flags", "")
             _backtracking(item["pattern"], flags if isinstance(flags, str) else "", "pattern")
@@ -96,6 +100,18 @@ def _warnings(node: Any, pointer: str, rules: bool) -> list[Finding]:
                 path.append(key)
                 visit(item[key], rules and key != "condition")
                 path.pop()
+
+    def _quoted_json(message: str) -> None:
+        snippet = quoted_json_snippet(message)
+        if snippet is None:
+            return
+        text = (
+            f"This message quotes the JSON {snippet}: agents copy quoted JSON as a string and "
+            "answer with its quotes escaped instead of the object. Describe the object's keys "
+            "and values, or show the JSON without quotes around it"
+        )
+        where = pointer_join(pointer, *path, "message")
+        out.append(Finding(where, QUOTED_JSON_IN_MESSAGE, Severity.WARNING, text))
 
     def _backtracking(pattern: str, flags: str, key: str) -> None:
         try:

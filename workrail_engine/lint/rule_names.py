@@ -44,6 +44,7 @@ RULE_NAMES: dict[str, str] = {
     "WR406": "schema-ref-outside",
     "WR407": "empty-validation-criteria",
     "WR408": "rule-without-operand",
+    "WR409": "quoted-json-in-message",
     "WR501": "command-without-timeout",
     "WR502": "template-in-shell-script",
     "WR601": "id-differs-from-file-name",

@@ -106,7 +106,19 @@ def _answer(output: dict[str, Any] | None, notes: str | None, artifacts: Any) ->
             f"output accepts notesMarkdown and artifacts, not {', '.join(unknown)}",
             details=f"unexpected output keys: {', '.join(unknown)}",
         )
+    if output.get("notesMarkdown") == "":  # upstream's schema: at least one character
+        raise InvalidParams(
+            "output.notesMarkdown is empty: send your notes (at least one character), or leave "
+            "notesMarkdown out on a step whose notes are optional",
+            validationErrors=[{"path": "output.notesMarkdown", "message": "must not be empty"}],
+        )
     return output.get("notesMarkdown", notes), output.get("artifacts", artifacts)
+
+
+def _answers(output: dict[str, Any] | None) -> bool:
+    """Whether ``output`` answers the step: upstream reads an output with neither notes nor
+    artifacts (``{}``) as no output, a re-read unless the intent says advance."""
+    return bool(output) and ("notesMarkdown" in output or "artifacts" in output)
 
 
 def continue_session(
@@ -149,7 +161,7 @@ def continue_session(
     sample: AskModel | None = None,
 ) -> dict[str, Any]:
     answer_notes, answer_artifacts = _answer(output, notes, artifacts)
-    if intent is None and output is not None:
+    if intent is None and _answers(output):
         intent = "advance"
     step = sessions_of(env).continue_session(
         continueToken,
@@ -168,6 +180,8 @@ def upstream_step(step: SessionStep) -> dict[str, Any]:
     answer recorded (no ``outcome`` saying it is one), a re-read says ``rehydrate_only``."""
     body = session_response(step)
     del body["outcome"]
+    if step.is_complete:  # upstream's finished session answers no tokens: nothing to continue
+        del body["continueToken"], body["checkpointToken"]
     if step.outcome == "current" and not step.is_complete:
         body["nextIntent"] = "rehydrate_only"
     return body

@@ -680,3 +680,22 @@ def test_schema_and_engine_agree_on_what_is_valid_criteria(criteria) -> None:
         p for p in criteria_problems(criteria) if p.code not in ("WR401", "WR403", "WR404")
     ]
     assert CRITERIA_SCHEMA.is_valid(criteria) is (structural == [])
+
+
+@pytest.mark.parametrize(
+    ("value", "suggestion"),
+    [
+        pytest.param("missing", 'Include "missing" in the output.', id="text"),
+        pytest.param(
+            '{"state": "init"}',
+            'Include this text in the output as written: {"state": "init"}',
+            id="json-never-escaped",
+        ),
+    ],
+)
+def test_a_contains_rule_without_message_shows_its_value_as_written(value, suggestion) -> None:
+    """Upstream's default message, the value after a colon: a JSON value quoted would come out
+    escaped, the string agents copy instead of the object."""
+    result = validate_output({"type": "contains", "value": value, "message": ""}, "nope")
+    assert result.issues == [f"Output must include: {value}"]
+    assert result.suggestions == [suggestion]

@@ -96,6 +96,18 @@ CASES = [
         ),
         '{\n          "type": "contains",\n          "message": "Say it"\n        }',
     ),
+    (
+        "WR409",
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            [{"type": "contains", "value": "init", "message": 'Send \'{"state": "init"}\''}],
+        ),
+        set_at(
+            ["steps", 0, "validationCriteria"],
+            [{"type": "contains", "value": "init", "message": "Set the state to init"}],
+        ),
+        None,
+    ),
 ]
 
 
