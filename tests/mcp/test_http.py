@@ -20,7 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.conftest import INITIALIZE, server_command, server_env
 from workrail_mcp.__main__ import parse_args
-from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, bind_listener
+from workrail_mcp.web import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS
+from workrail_mcp.web.listener import bind_listener
 
 pytestmark = pytest.mark.slow
 
