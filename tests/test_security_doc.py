@@ -34,12 +34,12 @@ from workrail_mcp import (
     client_waits,
     completions,
     confirmation,
-    http,
     input_rounds,
     protocol,
     stdio,
     tool_tasks,
 )
+from workrail_mcp.web import options as web_options
 
 ROOT = Path(__file__).resolve().parents[1]
 KIB = 1024
@@ -94,8 +94,8 @@ EXPECTED = {
     "DEFAULT_MAX_INCOMPLETE_EVENT_SIZE": (
         f"{h11._connection.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE // KIB} KiB"
     ),
-    "HEADER_TIMEOUT_SECONDS": f"{http.HEADER_TIMEOUT_SECONDS:g} s",
-    "BODY_TIMEOUT_SECONDS": f"{http.BODY_TIMEOUT_SECONDS:g} s",
+    "HEADER_TIMEOUT_SECONDS": f"{web_options.HEADER_TIMEOUT_SECONDS:g} s",
+    "BODY_TIMEOUT_SECONDS": f"{web_options.BODY_TIMEOUT_SECONDS:g} s",
     "timeout_keep_alive": (
         f"{inspect.signature(uvicorn.Config).parameters['timeout_keep_alive'].default:g} s"
     ),
@@ -183,3 +183,21 @@ def test_each_figure_in_the_limits_table_is_the_codes():
                 )
                 checked.add(key)
     assert checked == set(EXPECTED), f"rows missing for {set(EXPECTED) - checked}"
+
+
+def test_each_module_the_limits_table_names_defines_its_constants():
+    """A row's "constant" cell names the file that enforces the limit: the file exists and
+    defines each name after it, so a module that moves takes its rows along."""
+    import re
+
+    named = 0
+    for limit, _figure, _applies, _past, constant in _limit_rows():
+        parts = re.split(r"`(workrail_\w+/[\w/]+\.py)`", constant)
+        for path, after in zip(parts[1::2], parts[2::2], strict=True):
+            assert (ROOT / path).is_file(), f"{limit}: the table names {path}, which is gone"
+            source = (ROOT / path).read_text()
+            for name in re.findall(r"`([A-Za-z_][\w.]*)`", after):
+                defined = rf"^\s*(def |class )?{re.escape(name.split('.')[0])}\b"
+                assert re.search(defined, source, re.M), f"{limit}: {path} defines no {name}"
+                named += 1
+    assert named > 20, "the table's paths were not read"

@@ -15,7 +15,7 @@ import click
 from workrail_engine import __version__
 from workrail_engine.server_command_line import HELP_SETTINGS, parse_command_line
 from workrail_engine.sessions.model_answers import ModelLimits
-from workrail_mcp.command_options import shared_server_options
+from workrail_mcp.web.options import shared_server_options
 
 __all__ = ["main", "parse_args", "serve"]
 
@@ -204,13 +204,14 @@ def serve(args: SimpleNamespace) -> int:
 
     if args.transport == "http":
         from workrail_mcp.dashboard import build_dashboard
-        from workrail_mcp.http import ListenError, serve_http
+        from workrail_mcp.http import serve_http
+        from workrail_mcp.web import HostRules, ListenError
 
-        def dashboard(security: Any, token: str | None) -> Any:
+        def dashboard(rules: HostRules, token: str | None) -> Any:
             return build_dashboard(
                 catalog,
                 service,
-                security=security,
+                rules=rules,
                 token=token,
                 allow_commands=args.allow_commands,
             )

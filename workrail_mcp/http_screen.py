@@ -5,10 +5,7 @@ lone surrogate escape as a string no answer can hold; over stdio `line_screen` r
 −32602 before the SDK sees them. `RequestScreen` does the same for each POST body of ``/mcp``,
 and hands the SDK an error response in place of a client's response to one of our requests that
 cannot be used (`line_screen.failed_response`: the SDK would refuse it with 400 and leave our
-request waiting for its whole time-out).
-`limited` caps a body's size (the SDK's middleware: a declared length past the cap is refused
-before a byte is read, a chunked body as soon as it passes it), for ``/mcp`` and every dashboard
-route alike.
+request waiting for its whole time-out). The body it reads is already capped (`web.limited`).
 """
 
 from __future__ import annotations
@@ -17,11 +14,6 @@ import json
 from collections import deque
 from typing import Any
 
-from mcp.server.transport_security import (
-    RequestBodyLimitMiddleware,
-    TransportSecurityMiddleware,
-    TransportSecuritySettings,
-)
 from starlette.requests import Request
 
 from workrail_mcp.line_screen import (
@@ -30,15 +22,11 @@ from workrail_mcp.line_screen import (
     may_be_unrepresentable,
     unrepresentable,
 )
+from workrail_mcp.web import HostRules
 
-__all__ = ["RequestScreen", "limited"]
+__all__ = ["RequestScreen"]
 
 _INVALID_PARAMS = -32602
-
-
-def limited(app: Any, max_bytes: int) -> Any:
-    """``app`` behind a request-body cap: past ``max_bytes``, 413 and the app never runs."""
-    return RequestBodyLimitMiddleware(app, max_bytes)
 
 
 async def _read_body(receive: Any) -> tuple[bytes, deque[Any]]:
@@ -88,9 +76,9 @@ class RequestScreen:
     under its own id (as on stdio); every other request goes to the app with its body intact.
     A request from a Host or Origin that is not ours goes to the app too, which refuses it."""
 
-    def __init__(self, app: Any, security: TransportSecuritySettings) -> None:
+    def __init__(self, app: Any, rules: HostRules) -> None:
         self.app = app
-        self._hosts = TransportSecurityMiddleware(security)
+        self._rules = rules
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
@@ -120,4 +108,4 @@ class RequestScreen:
         return await self.app(scope, replayed, send)
 
     async def _ours(self, scope: Any) -> bool:
-        return await self._hosts.validate_request(Request(scope), is_post=True) is None
+        return await self._rules.refusal(Request(scope), json_post=True) is None

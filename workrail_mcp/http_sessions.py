@@ -3,8 +3,8 @@
 The SDK keeps up to 10,000 sessions for 30 idle minutes each and refuses every new one past
 that with 503: one anonymous client that sent 10,000 ``initialize`` requests (26 s) locked every
 other client out for half an hour, and 1,017 held-open GET event streams used up the process's
-descriptors the same way. Here each client address (an IPv6 client by its /64, which one host
-usually holds whole) may hold `MAX_SESSIONS_PER_CLIENT` sessions and `MAX_STREAMS_PER_CLIENT`
+descriptors the same way. Here each client address (`web.client_key`: an IPv6 client by its
+/64) may hold `MAX_SESSIONS_PER_CLIENT` sessions and `MAX_STREAMS_PER_CLIENT`
 event streams, and the server `MAX_SESSIONS` and `MAX_STREAMS` in all. A client past its own
 share loses its least recently used session that has no request in flight; when the server is
 full, the client holding the most loses one the same way — so there is always room for a new
@@ -17,13 +17,14 @@ in-process, which ends the session and its event stream.
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from workrail_mcp.web import client_key
 
 __all__ = [
     "MAX_SESSIONS",
@@ -32,7 +33,6 @@ __all__ = [
     "MAX_STREAMS_PER_CLIENT",
     "SESSION_IDLE_SECONDS",
     "SessionAdmission",
-    "client_key",
 ]
 
 MAX_SESSIONS = 1000
@@ -44,22 +44,6 @@ SESSION_IDLE_SECONDS = 600.0
 
 _SESSION_HEADER = b"mcp-session-id"
 _VERSION_HEADER = b"mcp-protocol-version"
-
-
-def client_key(scope: Any) -> str:
-    """Whose request this is: the peer's address; an IPv6 peer's /64 network."""
-    client = scope.get("client")
-    if not client:
-        return "unknown"
-    try:
-        address = ipaddress.ip_address(client[0])
-    except ValueError:
-        return str(client[0])
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
 
 
 @dataclass

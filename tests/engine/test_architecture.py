@@ -64,3 +64,74 @@ def test_dead_members_stay_gone(module, owner, member):
     import importlib
 
     assert not hasattr(getattr(importlib.import_module(module), owner), member)
+
+
+def _imports(path) -> list[tuple[str, list[str]]]:
+    """(module, names imported from it) for each import statement of a Python file."""
+    import ast
+
+    found: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: a relative import"
+            found.append((node.module or "", [alias.name for alias in node.names]))
+    return found
+
+
+def _package_files(package: str):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    return sorted((root / package.replace(".", "/")).rglob("*.py"))
+
+
+def _is_private(dotted: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+
+def test_the_dashboard_is_an_app_on_the_web_host_not_on_mcp():
+    """The dashboard imports no MCP protocol module (neither the SDK nor the MCP adapter): of
+    `workrail_mcp` it sees only the web host's public names (issue 40 §8)."""
+    found = []
+    for path in _package_files("workrail_mcp.dashboard"):
+        for module, names in _imports(path):
+            top = module.split(".")[0]
+            if top in ("mcp", "mcp_types"):
+                found.append(f"{path.name}: {module}")
+            elif top == "workrail_mcp" and not module.startswith("workrail_mcp.dashboard"):
+                if module != "workrail_mcp.web" and not module.startswith("workrail_mcp.web."):
+                    found.append(f"{path.name}: {module}")
+                elif _is_private(module) or any(_is_private(name) for name in names):
+                    found.append(f"{path.name}: {module} {names}")
+    assert found == []
+
+
+def test_the_web_host_speaks_no_mcp():
+    """The web host serves the MCP endpoint and the dashboard alike: it imports neither, and of
+    the SDK only its Host/Origin and body-size middleware (shared so both refuse alike)."""
+    found = []
+    for path in _package_files("workrail_mcp.web"):
+        for module, _names in _imports(path):
+            top = module.split(".")[0]
+            if top == "mcp_types" or (top == "mcp" and module != "mcp.server.transport_security"):
+                found.append(f"{path.name}: {module}")
+            elif top == "workrail_mcp" and not module.startswith("workrail_mcp.web"):
+                found.append(f"{path.name}: {module}")
+    assert found == []
+
+
+def test_no_private_name_of_the_web_host_is_imported_elsewhere():
+    """Modules outside `workrail_mcp.web` use its public names only (the dashboard's command once
+    imported `http._security` and `http._host_port`)."""
+    found = []
+    for path in _package_files("workrail_mcp"):
+        if "web" in path.parts:
+            continue
+        for module, names in _imports(path):
+            if module.startswith(("workrail_mcp.web", "workrail_mcp.http")) and (
+                _is_private(module) or any(_is_private(name) for name in names)
+            ):
+                found.append(f"{path.name}: {module} {names}")
+    assert found == []

@@ -21,7 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.mcp.conftest import server_command, server_env
 from tests.mcp.messages import INITIALIZE
 from workrail_mcp.__main__ import parse_args
-from workrail_mcp.http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, bind_listener
+from workrail_mcp.web import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS
+from workrail_mcp.web.listener import bind_listener
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import anyio
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -25,8 +24,7 @@ from workrail_mcp.dashboard import workflows as workflow_views
 from workrail_mcp.dashboard.invalid_files import InvalidFilesListing
 from workrail_mcp.dashboard.rendering import Pages
 from workrail_mcp.dashboard.security import SECURITY_HEADERS, SIGNIN_WINDOW_SECONDS, Access
-from workrail_mcp.http_screen import limited
-from workrail_mcp.http_sessions import client_key
+from workrail_mcp.web import HostRules, client_key, limited
 
 __all__ = ["MAX_FORM_BYTES", "build_dashboard"]
 
@@ -141,7 +139,7 @@ def build_dashboard(
     catalog: Any,
     service: Any,
     *,
-    security: TransportSecuritySettings,
+    rules: HostRules,
     token: str | None,
     allow_commands: bool,
     history: RunHistory | None = None,
@@ -166,7 +164,7 @@ def build_dashboard(
         ),
     ]
     app = Starlette(routes=routes)
-    access = Access(security, token)
+    access = Access(rules, token)
     app.state.catalog = catalog
     app.state.service = service
     app.state.history = history or RunHistory(

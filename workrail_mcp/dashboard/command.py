@@ -8,7 +8,6 @@ MCP server's HTTP transport.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 import webbrowser
@@ -20,7 +19,7 @@ from typing import Any
 import click
 
 from workrail_engine.server_command_line import HELP_SETTINGS, parse_command_line
-from workrail_mcp.command_options import shared_server_options
+from workrail_mcp.web.options import shared_server_options
 
 __all__ = ["main"]
 
@@ -71,13 +70,7 @@ async def _serve(args: SimpleNamespace) -> int:
     from workrail_engine.runs import RunService
     from workrail_engine.runs.resolve import store_exists
     from workrail_mcp.dashboard import build_dashboard
-    from workrail_mcp.http import (
-        TOKEN_ENV,
-        _host_port,
-        _security,
-        bind_listener,
-        start_serving,
-    )
+    from workrail_mcp.web import TOKEN_ENV, WebHost
 
     project = (args.project or Path.cwd()).resolve()
     catalog = Catalog.default(
@@ -86,26 +79,24 @@ async def _serve(args: SimpleNamespace) -> int:
         rescan_interval=2.0,
         background=True,
     )
-    listener = bind_listener(args.host, args.port)
-    token = os.environ.get(TOKEN_ENV) or None
+    web = WebHost.open(
+        args.host,
+        args.port,
+        allowed_hosts=list(args.allowed_host),
+        allowed_origins=list(args.allowed_origin),
+    )
     service = RunService(project, allow_commands=args.allow_commands, server=True)
     app = build_dashboard(
         catalog,
         service,
-        security=_security(
-            args.host,
-            listener.getsockname()[1],
-            list(args.allowed_host),
-            list(args.allowed_origin),
-        ),
-        token=token,
+        rules=web.rules,
+        token=web.token,
         allow_commands=args.allow_commands,
     )
     async with anyio.create_task_group() as group:
-        if not await start_serving(
+        if not await web.serve(
             group,
             app,
-            listener,
             lifespan="off",
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,
@@ -115,9 +106,9 @@ async def _serve(args: SimpleNamespace) -> int:
             # The durable layer is what a cancel goes through: opening it now (about a second)
             # keeps that second out of the first click on "Cancel run".
             threading.Thread(target=_open_quietly, args=(service,), daemon=True).start()
-        url = f"http://{_host_port(args.host, listener.getsockname()[1])}/"
+        url = web.url("/")
         lines = [f"WorkRail dashboard listening on {url}"]
-        if token:
+        if web.token:
             lines.append(f"Sign in with the token from {TOKEN_ENV}.")
         lines.append("Press Ctrl+C to stop.")
         print("\n".join(lines), file=sys.stderr, flush=True)
@@ -130,7 +121,7 @@ async def _serve(args: SimpleNamespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     import anyio
 
-    from workrail_mcp.http import ListenError
+    from workrail_mcp.web import ListenError
 
     args = parse_args(argv)
     logging.basicConfig(

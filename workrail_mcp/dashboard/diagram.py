@@ -15,7 +15,9 @@ from html import escape
 from typing import Any
 
 from workrail_engine.definition.steps import step_kind
+from workrail_engine.errors import InvalidWorkflow
 from workrail_engine.evaluation.conditions import describe
+from workrail_engine.serving.loop_rules import LoopRules
 
 __all__ = ["condition_words", "loop_words", "workflow_svg"]
 
@@ -37,6 +39,7 @@ def condition_words(condition: Any) -> str | None:
 
 
 def loop_words(step: Mapping[str, Any]) -> str:
+    """A loop's kind, what it repeats on and its bound, as the engine reads them."""
     spec = step.get("loop") if isinstance(step.get("loop"), Mapping) else {}
     kind = spec.get("type", "loop")
     parts = [str(kind)]
@@ -47,9 +50,17 @@ def loop_words(step: Mapping[str, Any]) -> str:
     elif kind == "forEach":
         items = spec.get("items")
         parts.append(f"item of {items}" if isinstance(items, str) else "item")
-    bound = spec.get("maxIterations")
-    parts.append(f"at most {bound} iterations" if bound else "at most 100 iterations")
+    parts.append(_bound_words(step))
     return " · ".join(p for p in parts if p)
+
+
+def _bound_words(step: Mapping[str, Any]) -> str:
+    """The iterations the engine allows the loop: its ``maxIterations``, else the engine's
+    default."""
+    try:
+        return f"at most {LoopRules(step).limit} iterations"
+    except (InvalidWorkflow, KeyError):  # drawn anyway: the page says what is wrong elsewhere
+        return "an iteration bound that is not valid"
 
 
 def _cut(text: str, width: float) -> str:

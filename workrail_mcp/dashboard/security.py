@@ -1,7 +1,7 @@
 """Who may see the dashboard and change things through it.
 
 - The same DNS-rebinding rules as ``/mcp``: the Host (and Origin, when sent) must be a name the
-  server listens as (`workrail_mcp.http.transport_security`), checked by the SDK's own checker.
+  server listens as (`workrail_mcp.web.HostRules`, the web host's, which ``/mcp`` keeps too).
 - With ``WORKRAIL_HTTP_TOKEN`` set, nothing but the sign-in form and the static files (public
   code, no data) is served without the token: either ``Authorization: Bearer <token>`` or the
   session cookie the sign-in form sets (HttpOnly, SameSite=Strict). The cookie holds a random
@@ -25,11 +25,10 @@ import time
 from collections import OrderedDict, deque
 from typing import Any
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import Response
 
-from workrail_mcp.http import bearer_authorized
+from workrail_mcp.web import HostRules, bearer_authorized
 
 __all__ = [
     "COOKIE",
@@ -66,8 +65,8 @@ SECURITY_HEADERS = {
 class Access:
     """The dashboard's checks for one server: its allowed names, its token, its CSRF key."""
 
-    def __init__(self, settings: TransportSecuritySettings, token: str | None) -> None:
-        self._hosts = TransportSecurityMiddleware(settings)
+    def __init__(self, rules: HostRules, token: str | None) -> None:
+        self._rules = rules
         self.token = token
         # cookie value -> when it expires (monotonic); in memory only, so a restart signs all out
         self._sessions: OrderedDict[str, float] = OrderedDict()
@@ -76,7 +75,7 @@ class Access:
 
     async def refused_host(self, request: Request) -> Response | None:
         """421/403 for a Host or Origin that is not ours (DNS rebinding), as on ``/mcp``."""
-        return await self._hosts.validate_request(request, is_post=False)
+        return await self._rules.refusal(request)
 
     def signed_in(self, request: Request) -> bool:
         if self.token is None:

@@ -3,7 +3,6 @@ step panel, dry-run form, start button)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from workrail_engine.definition.steps import walk_steps
-from workrail_engine.errors import EngineError, InvalidWorkflow, WorkflowNotFound
+from workrail_engine.errors import EngineError, InvalidCriteria, InvalidWorkflow, WorkflowNotFound
+from workrail_engine.evaluation.rules import describe_criteria
 from workrail_engine.evaluation.templates import find_references
 from workrail_engine.runs import MASK, RunOptions, SecretSet
 from workrail_mcp.dashboard.diagram import condition_words, loop_words, workflow_svg
@@ -97,40 +97,13 @@ def _masked(text: str, secrets: SecretSet) -> str:
     return secrets.mask_text(out)
 
 
-def rule_words(rule: Any) -> str:
-    """A validation rule (or a composition of rules) in words."""
-    if isinstance(rule, list):
-        return "; ".join(rule_words(r) for r in rule)
-    if not isinstance(rule, Mapping):
-        return str(rule)
-    for key, joiner in (("and", " and "), ("or", " or ")):
-        if key in rule and isinstance(rule[key], list):
-            return "(" + joiner.join(rule_words(r) for r in rule[key]) + ")"
-    if "not" in rule:
-        return f"not ({rule_words(rule['not'])})"
-    kind = rule.get("type")
-    if kind == "contains":
-        text = f"output contains {json.dumps(rule.get('value'))}"
-    elif kind == "regex":
-        text = f"output matches /{rule.get('pattern')}/{rule.get('flags', '')}"
-    elif kind == "length":
-        text = "output length " + " and ".join(
-            part
-            for part in (
-                f"at least {rule['min']}" if "min" in rule else "",
-                f"at most {rule['max']}" if "max" in rule else "",
-            )
-            if part
-        )
-    elif kind == "schema":
-        text = "output is JSON matching a schema"
-    else:
-        text = json.dumps(rule)
-    if rule.get("condition") is not None:
-        text += f" (when {condition_words(rule['condition'])})"
-    if rule.get("message"):
-        text += f" — “{rule['message']}”"
-    return text
+def criteria_words(criteria: Any) -> list[str]:
+    """A step's validation criteria in the engine's words: one line per rule, each conditional
+    rule with its condition (as the agent is told them, the context aside)."""
+    try:
+        return describe_criteria(criteria)
+    except InvalidCriteria:  # drawn anyway: `workrail validate` says what is wrong
+        return ["criteria that are not valid"]
 
 
 def _step_panel(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -167,9 +140,7 @@ def _step_panel(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
                 str(m.get("id")) for m in step.get("steps") or [] if isinstance(m, Mapping)
             ]
         if step.get("validationCriteria") is not None:
-            criteria = step["validationCriteria"]
-            rules = criteria if isinstance(criteria, list) else [criteria]
-            entry["rules"] = [rule_words(r) for r in rules]
+            entry["rules"] = criteria_words(step["validationCriteria"])
         panel.append(entry)
     return panel
 

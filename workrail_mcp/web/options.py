@@ -1,4 +1,9 @@
-"""The options `workrail-mcp` and `workrail dashboard` share: both serve a catalog over HTTP."""
+"""The options of a command that serves a catalog over the web host: `workrail-mcp` and
+`workrail dashboard` share them.
+
+Read before anything is served, so this module imports click alone: `--help` and a usage error
+answer without uvicorn and the MCP SDK.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,8 @@ __all__ = ["BODY_TIMEOUT_SECONDS", "HEADER_TIMEOUT_SECONDS", "shared_server_opti
 F = TypeVar("F", bound=Callable[..., object])
 
 # A request's headers must arrive within this many seconds of the server waiting for them,
-# and its body within BODY_TIMEOUT_SECONDS of its headers (a 4 MiB body at 150 KB/s). Here, not
-# in the HTTP module that applies them, so that `--help` need not import uvicorn and the SDK.
+# and its body within BODY_TIMEOUT_SECONDS of its headers (a 4 MiB body at 150 KB/s). Defaults
+# of options, hence here; `listener.RequestDeadlineProtocol` applies them.
 HEADER_TIMEOUT_SECONDS = 10.0
 BODY_TIMEOUT_SECONDS = 30.0
 _SECONDS = click.FloatRange(min=0, min_open=True)
