@@ -57,6 +57,7 @@ def test_one_step_finder():
         ("workrail_mcp.tools._binding", "ToolRegistry", "mcp_tools"),
         ("workrail_mcp.tools._binding", "ToolRegistry", "argument_error"),
         ("workrail_mcp.catalog_content", "CatalogContent", "owns_prompt"),
+        ("workrail_engine.text.tolerant_document", "TolerantDocument", "has_errors"),
     ],
 )
 def test_dead_members_stay_gone(module, owner, member):
@@ -64,3 +65,34 @@ def test_dead_members_stay_gone(module, owner, member):
     import importlib
 
     assert not hasattr(getattr(importlib.import_module(module), owner), member)
+
+
+TOLERANT_TREE_PARTS = (
+    "workrail_engine.text.tolerant_tree",
+    "workrail_engine.text.tolerant_scalars",
+    "workrail_engine.text.tree_sitter_offsets",
+    "workrail_engine.text.tree_sitter_bounds",
+    "workrail_engine.text.json_recovery",
+    "workrail_engine.text.tolerant_json",
+    "workrail_engine.text.tolerant_yaml",
+    "workrail_engine.text.strict_tree",
+    "workrail_engine.text.cursor",
+)
+
+
+def test_the_tolerant_trees_parts_sit_below_the_document_and_load_no_grammar():
+    """``tolerant_document`` puts the parts of the tree together and none of them imports it
+    back; importing them loads no tree-sitter (its parser is made on the first parse, ~10 ms)."""
+    script = (
+        "import importlib, sys\n"
+        f"for name in {TOLERANT_TREE_PARTS!r}:\n"
+        "    importlib.import_module(name)\n"
+        "above = 'workrail_engine.text.tolerant_document' in sys.modules\n"
+        "importlib.import_module('workrail_engine.text.tolerant_document')\n"
+        "print(above, sorted(m for m in sys.modules if m.startswith('tree_sitter')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False []"
