@@ -104,7 +104,7 @@ tree-sitter-yaml's scanner saves its stack of indentation levels (4 bytes each, 
 column: a mapping and a sequence written at its keys' column) into tree-sitter's 1,024-byte
 buffer without checking the size: at 254 levels it writes past the buffer and the process dies
 (a segmentation fault, not an exception: a 46 KB file took the language server down). Levels are
-counted from the text alone by ``tolerant_document.yaml_block_levels``, which never counts fewer
+counted from the text alone by ``tree_sitter_bounds.yaml_block_levels``, which never counts fewer
 than the scanner holds; 100 leaves room for 64 levels of nesting (``MAX_NESTING``) and the
 indentation inside block scalars. Past it the editor's tree is built from the strict parse (or
 is absent), never by tree-sitter.

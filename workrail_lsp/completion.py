@@ -14,7 +14,7 @@ from typing import Any
 from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
-from workrail_engine.text.tolerant_document import CursorContext
+from workrail_engine.text.cursor import CursorContext
 
 from .documents import DocumentState
 from .schema_model import UNKNOWN, schema_model

@@ -17,7 +17,8 @@ from pygls.workspace import TextDocument
 from workrail_engine.diagnostics import Diagnostic
 from workrail_engine.lint import lint_document
 from workrail_engine.text.document import LineIndex, WorkflowDocument, detect_format, parse_document
-from workrail_engine.text.tolerant_document import Node, TolerantDocument
+from workrail_engine.text.tolerant_document import TolerantDocument
+from workrail_engine.text.tolerant_tree import Node
 
 from .configuration import Settings, reported
 from .positions import Positions

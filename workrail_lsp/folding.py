@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from workrail_engine.text.tolerant_document import Node
+from workrail_engine.text.tolerant_tree import Node
 
 from .documents import DocumentState
 

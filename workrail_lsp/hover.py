@@ -14,7 +14,7 @@ from workrail_engine.compile import compile_workflow
 from workrail_engine.diagnostics import Span
 from workrail_engine.evaluation.conditions import describe
 from workrail_engine.evaluation.templates import find_references
-from workrail_engine.text.tolerant_document import CursorContext
+from workrail_engine.text.cursor import CursorContext
 
 from .completion import instance_of
 from .documents import DocumentState

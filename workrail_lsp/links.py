@@ -13,7 +13,7 @@ from lsprotocol import types
 from workrail_engine.definition.routine_templates import routine_ids_for
 from workrail_engine.definition.steps import walk_steps
 from workrail_engine.diagnostics import Span
-from workrail_engine.text.tolerant_document import Node
+from workrail_engine.text.tolerant_tree import Node
 
 from .documents import DocumentState
 from .workflow_facts import facts_of

@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from workrail_engine.definition.steps import step_kind
 from workrail_engine.diagnostics import Span
-from workrail_engine.text.tolerant_document import Node
+from workrail_engine.text.tolerant_tree import Node
 
 from .documents import DocumentState
 

@@ -60,7 +60,12 @@ def test_json_validation_does_not_load_the_text_format() -> None:
 def test_checking_without_fixing_loads_neither_the_writer_nor_the_editor_model() -> None:
     """`workrail validate` of a JSON file needs no temporary files (--fix), no diff (--diff) and
     no tolerant tree (the language server's): 1,000 files' run pays ~5 % of its time to start."""
-    names = ["tempfile", "difflib", "workrail_engine.text.tolerant_document"]
+    names = [
+        "tempfile",
+        "difflib",
+        "workrail_engine.text.tolerant_document",
+        "workrail_engine.text.tolerant_tree",
+    ]
     code = (
         "import sys, json\nfrom workrail_engine.cli import cli\n"
         f"try:\n    cli.main(['validate', '--format', 'json', {str(BUNDLED / 'coding-task.json')!r}], standalone_mode=False)\n"

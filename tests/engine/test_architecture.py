@@ -17,18 +17,23 @@ def test_engine_imports_no_protocol_library():
         m.name for m in pkgutil.walk_packages(workrail_engine.__path__, "workrail_engine.")
     )
     assert "workrail_engine.lint" in modules and "workrail_engine.catalog" in modules
-    script = (
-        "import importlib, sys\n"
-        f"for name in {modules!r}:\n"
-        "    importlib.import_module(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol', 'workrail_mcp', 'workrail_lsp', 'starlette', 'jinja2'))\n"
-        "print(','.join(bad))\n"
+    bad = _after_importing(
+        modules,
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol', 'workrail_mcp', 'workrail_lsp', 'starlette', 'jinja2'))))\n",
     )
+    assert bad == "", f"protocol modules imported by the engine: {bad}"
+
+
+def _after_importing(modules: list[str] | tuple[str, ...], then: str) -> str:
+    """What ``then`` prints in a fresh interpreter that imported ``modules`` first."""
+    script = (
+        f"import importlib, sys\nfor name in {modules!r}:\n    importlib.import_module(name)\n"
+    ) + then
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "", f"protocol modules imported by the engine: {result.stdout}"
+    return result.stdout.strip()
 
 
 def test_one_step_finder():
@@ -57,6 +62,7 @@ def test_one_step_finder():
         ("workrail_mcp.tools._binding", "ToolRegistry", "mcp_tools"),
         ("workrail_mcp.tools._binding", "ToolRegistry", "argument_error"),
         ("workrail_mcp.catalog_content", "CatalogContent", "owns_prompt"),
+        ("workrail_engine.text.tolerant_document", "TolerantDocument", "has_errors"),
     ],
 )
 def test_dead_members_stay_gone(module, owner, member):
@@ -135,3 +141,28 @@ def test_no_private_name_of_the_web_host_is_imported_elsewhere():
             ):
                 found.append(f"{path.name}: {module} {names}")
     assert found == []
+
+
+TOLERANT_TREE_PARTS = (
+    "workrail_engine.text.tolerant_tree",
+    "workrail_engine.text.tolerant_scalars",
+    "workrail_engine.text.tree_sitter_offsets",
+    "workrail_engine.text.tree_sitter_bounds",
+    "workrail_engine.text.json_recovery",
+    "workrail_engine.text.tolerant_json",
+    "workrail_engine.text.tolerant_yaml",
+    "workrail_engine.text.strict_tree",
+    "workrail_engine.text.cursor",
+)
+
+
+def test_the_tolerant_trees_parts_sit_below_the_document_and_load_no_grammar():
+    """``tolerant_document`` puts the parts of the tree together and none of them imports it
+    back; importing them loads no tree-sitter (its parser is made on the first parse, ~10 ms)."""
+    printed = _after_importing(
+        TOLERANT_TREE_PARTS,
+        "above = 'workrail_engine.text.tolerant_document' in sys.modules\n"
+        "importlib.import_module('workrail_engine.text.tolerant_document')\n"
+        "print(above, sorted(m for m in sys.modules if m.startswith('tree_sitter')))\n",
+    )
+    assert printed == "False []"

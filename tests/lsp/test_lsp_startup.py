@@ -98,6 +98,7 @@ def test_handling_initialize_imports_no_engine_document_or_checker(whole_session
             "workrail_engine.text.document",
             "workrail_engine.diagnostics",
             "workrail_engine.text.tolerant_document",
+            "workrail_engine.text.tolerant_tree",
             "workrail_lsp.documents",
             "workrail_lsp.workspace_index",
         )

@@ -25,6 +25,7 @@ from .regular_files import FileTooLarge, UnreadableFile, read_regular_file, read
 
 if TYPE_CHECKING:
     from ._yaml_text import YamlParse
+    from .strict_tree import StrictSpans
     from .tolerant_document import TolerantDocument
 
 __all__ = [
@@ -159,7 +160,7 @@ class WorkflowDocument(PointerSpans):
         return parse_tolerant(self.text, self.format, self.value, self.path, self._yaml_spans)
 
     @property
-    def _yaml_spans(self) -> dict[str, tuple[tuple[int, int] | None, tuple[int, int]]] | None:
+    def _yaml_spans(self) -> StrictSpans | None:
         return self._yaml.spans if self._yaml is not None else None
 
     @property
