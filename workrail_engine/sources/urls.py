@@ -48,12 +48,15 @@ def check_url(url: str, where: str) -> str:
 
 
 def _why_refused(url: str) -> str | None:
+    found = _SCHEME.match(url)
+    if found is None and "::" in url.split("/")[0]:
+        return (
+            "a transport helper (such as ext:: or fd::) can run commands; "
+            "use https, ssh, git or file"
+        )
     if not url or url.startswith("-") or any(c.isspace() or ord(c) < 32 for c in url):
         return "it is empty, starts with '-' or holds spaces or control characters"
-    found = _SCHEME.match(url)
     if found is None:
-        if "::" in url.split("/")[0] or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*::", url):
-            return "a transport helper (such as ext:: or fd::) can run commands; use https, ssh, git or file"
         if _SCP.match(url) and not url.startswith(("/", ".", "~")):
             return None
         return "not a URL; a local repository is written file:///absolute/path"
