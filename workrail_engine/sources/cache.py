@@ -355,9 +355,10 @@ class _Objects:
         return data if size <= limit else None
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            if self._process.stdin is not None:
-                self._process.stdin.close()
+        for stream in (self._process.stdin, self._process.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
         self._process.wait()
 
 
