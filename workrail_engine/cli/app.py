@@ -261,7 +261,8 @@ def list_command(settings: Settings, category: str | None, fmt: str) -> None:
     """List the workflows of every source.
 
     Sources, later wins: bundled, user (~/.workrail/workflows or $WORKRAIL_HOME), each directory
-    of $WORKRAIL_WORKFLOW_PATH, the project's ./workflows and ./.workrail/workflows, --workflows.
+    of $WORKRAIL_WORKFLOW_PATH, workflow repositories (workflow-repos, see `workrail sources`),
+    the project's ./workflows and ./.workrail/workflows, --workflows.
     """
     from workrail_engine.cli.browse import run_list
 
@@ -275,7 +276,7 @@ def list_command(settings: Settings, category: str | None, fmt: str) -> None:
 @catalog_options
 @click.pass_context
 def sources(ctx: click.Context, fmt: str) -> None:
-    """List every workflow source, or sync and lock the Git repositories (docs/sources.md).
+    """Workflow sources; sync and lock the Git ones (docs/sources.md).
 
     Each source with its workflow count and the ids later sources shadow; a repository
     (workflow-repos) with its commit, whether the lock holds it, and its last sync.
