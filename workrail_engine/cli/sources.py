@@ -121,22 +121,22 @@ def run_sources(catalog: Catalog, project: Path, *, fmt: str, console: Console) 
     return 0
 
 
-def _declared(project: Path, console: Console) -> Declared | None:
+def _declared_and_locked(
+    project: Path, console: Console
+) -> tuple[Declared, dict[tuple[str, str | None], str]] | None:
+    """The repositories declared and the lock's commits ({} without a lock); None (each problem
+    reported) when a declaration or the lock cannot be read."""
+    from workrail_engine.sources.lock import LockError, read_lock
     from workrail_engine.sources.served import declared_sources
 
     declared = declared_sources(project)
     for problem in declared.problems:
         console.error(problem)
-    return None if declared.problems else declared
-
-
-def _locked(declared: Declared, console: Console) -> dict[tuple[str, str | None], str] | None:
-    """The lock's commits ({} when there is no lock); None (reported) when it cannot be read."""
-    from workrail_engine.sources.lock import LockError, read_lock
-
+    if declared.problems:
+        return None
     assert declared.root is not None
     try:
-        return read_lock(declared.root) or {}
+        return declared, read_lock(declared.root) or {}
     except LockError as error:
         console.error(str(error))
         return None
@@ -184,12 +184,10 @@ def _report(outcomes: Sequence[SyncOutcome], console: Console) -> int:
 
 
 def run_sync(project: Path, *, console: Console) -> int:
-    declared = _declared(project, console)
-    if declared is None:
+    found = _declared_and_locked(project, console)
+    if found is None:
         return 2
-    locked = _locked(declared, console)
-    if locked is None:
-        return 2
+    declared, locked = found
     if not declared.sources:
         console.err("No workflow repositories are declared (workflow-repos).")
         return 0
@@ -211,12 +209,10 @@ def _write_lock(
 def _relock(project: Path, console: Console, names: Sequence[str] | None) -> int:
     """Write the lock: ``names`` (every source when empty) re-resolved from their remotes, the
     others kept at their locked commit (``names`` None: only those not locked are resolved)."""
-    declared = _declared(project, console)
-    if declared is None:
+    found = _declared_and_locked(project, console)
+    if found is None:
         return 2
-    locked = _locked(declared, console)
-    if locked is None:
-        return 2
+    declared, locked = found
     known = {s.name for s in declared.sources}
     unknown = [n for n in names or () if n not in known]
     if unknown:
