@@ -27,6 +27,8 @@ from workrail_engine.sessions.git_context import (
     MAX_PACKED_REFS_BYTES,
 )
 from workrail_engine.sessions.model_answers import ModelLimits
+from workrail_engine.sources.cache import MAX_SOURCE_BYTES, MAX_SOURCE_FILES
+from workrail_engine.sources.git import GIT_TIMEOUT_SECONDS
 from workrail_lsp import disk_files, message_size
 from workrail_lsp.fast_start import client_stream
 from workrail_mcp import (
@@ -156,6 +158,11 @@ EXPECTED = {
         f"a worktree's `.git` file, `commondir`, a loose ref), "
         f"{MAX_PACKED_REFS_BYTES // MIB} MiB for `packed-refs`; "
         f"{GIT_CONTEXT_SECONDS:g} s for the whole look-up"
+    ),
+    "GIT_TIMEOUT_SECONDS": f"{GIT_TIMEOUT_SECONDS:g} s per call",
+    "MAX_SOURCE_FILES": (
+        f"each at most the document size ({limits.MAX_DOCUMENT_BYTES // MIB} MiB); "
+        f"{MAX_SOURCE_FILES:,} files and {MAX_SOURCE_BYTES // MIB} MiB per commit"
     ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {loop_rules.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"

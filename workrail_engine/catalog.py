@@ -1,7 +1,9 @@
 """Where workflows come from: layered sources, shadowing, invalid files, and change detection.
 
-Sources, lowest precedence first: bundled → user directory → ``WORKRAIL_WORKFLOW_PATH`` → the
-project's ``./workflows`` and ``./.workrail/workflows`` → directories named explicitly. A later
+Sources, lowest precedence first: bundled → user directory → ``WORKRAIL_WORKFLOW_PATH`` →
+workflow repositories (``workflow-repos``: the user's, the environment's, the project's; read
+from their cache, see `workrail_engine.sources`) → the project's ``./workflows`` and
+``./.workrail/workflows`` → directories named explicitly. A later
 source's workflow with the same id wins and the shadowing is reported. Invalid files are left out
 and reported with their diagnostics; they never break the others: asking for one by id raises
 ``InvalidWorkflow`` with them, and ``report_invalid`` hears of each when it is first read and
@@ -42,16 +44,24 @@ __all__ = [
     "WorkflowEntry",
     "bundled_directory",
     "default_sources",
+    "repository_sources",
     "user_directory",
 ]
 
-SOURCE_KINDS = ("bundled", "user", "env", "project", "extra")
+SOURCE_KINDS = ("bundled", "user", "env", "repo", "project", "extra")
 
 
 @dataclass(frozen=True)
 class Source:
     kind: str
     directory: Path
+    name: str = ""
+    """A workflow repository's name (``kind == "repo"``); empty for a folder."""
+
+    @property
+    def label(self) -> str:
+        """How a listing names the source: its kind, and a repository's name."""
+        return f"repo:{self.name}" if self.name else self.kind
 
 
 @dataclass(frozen=True)
@@ -118,14 +128,31 @@ def _project_sources(project_dir: Path) -> list[Source]:
     ]
 
 
+def repository_sources(project_dir: Path, warnings: list[str] | None = None) -> list[Source]:
+    """The workflow repositories ``project_dir`` uses, as served from the cache now (never a
+    network call); what cannot be served is added to ``warnings``."""
+    from .sources.served import served_repositories
+
+    served, problems = served_repositories(project_dir)
+    if warnings is not None:
+        warnings += problems + [s.warning for s in served if s.warning]
+    return [Source("repo", s.directory, s.source.name) for s in served if s.directory is not None]
+
+
 def default_sources(
-    project_dir: Path | None = None, extra_dirs: Sequence[Path] = ()
+    project_dir: Path | None = None,
+    extra_dirs: Sequence[Path] = (),
+    warnings: list[str] | None = None,
 ) -> list[Source]:
+    """The catalog's sources, lowest precedence first; ``warnings`` hears of the workflow
+    repositories that cannot be served."""
     sources = [Source("bundled", bundled_directory()), Source("user", user_directory())]
     for entry in os.environ.get("WORKRAIL_WORKFLOW_PATH", "").split(os.pathsep):
         if entry.strip():
             sources.append(Source("env", Path(entry).expanduser()))
-    sources += _project_sources(Path(project_dir) if project_dir is not None else Path.cwd())
+    project = Path(project_dir) if project_dir is not None else Path.cwd()
+    sources += repository_sources(project, warnings)
+    sources += _project_sources(project)
     sources += [Source("extra", Path(d).expanduser()) for d in extra_dirs]
     return sources
 
@@ -174,22 +201,33 @@ class Catalog:
         self._signature: tuple[Any, ...] = ()
         self._compiled: dict[str, CompiledWorkflow] = {}
         self.generation = 0
+        self.source_warnings: list[str] = []
+        """Workflow repositories that cannot be served (never fetched, a bad lock…)."""
 
     @classmethod
     def default(
         cls, project_dir: Path | None = None, extra_dirs: Sequence[Path] = (), **options: Any
     ) -> Catalog:
-        return cls(default_sources(project_dir, extra_dirs), **options)
+        warnings: list[str] = []
+        catalog = cls(default_sources(project_dir, extra_dirs, warnings), **options)
+        catalog.source_warnings = warnings
+        return catalog
 
     @property
     def sources(self) -> list[Source]:
         return list(self._sources)
 
     def set_project_dirs(self, dirs: Sequence[Path]) -> None:
-        """Replace the project sources (e.g. with an MCP client's roots) and rescan now."""
+        """Replace the project sources (e.g. with an MCP client's roots), and the workflow
+        repositories those projects declare, and rescan now."""
+        warnings: list[str] = []
+        repositories = list(
+            dict.fromkeys(s for d in dirs for s in repository_sources(Path(d), warnings))
+        )
         with self._lock:
-            kept = [s for s in self._sources if s.kind != "project"]
-            project = [s for d in dirs for s in _project_sources(Path(d))]
+            kept = [s for s in self._sources if s.kind not in ("project", "repo")]
+            project = repositories + [s for d in dirs for s in _project_sources(Path(d))]
+            self.source_warnings = list(dict.fromkeys(warnings))
             at = next((i for i, s in enumerate(kept) if s.kind == "extra"), len(kept))
             self._sources = kept[:at] + project + kept[at:]
             self._scan()  # at once: the caller expects the new projects' workflows now

@@ -17,6 +17,7 @@ Keys (kebab-case, as ruff spells its own)::
     workflow-dirs = ["ops/flows"]   # more workflow directories (relative to this file's directory)
     strict = false                  # warnings fail `workrail validate` too
     extend = "../shared/workrail.toml"  # settings read first; this file's apply on top
+    workflow-repos = [{url = "https://…", rev = "v1.2.0", path = "workflows"}]  # docs/sources.md
 
 A code is on when the longest selector matching it (``WR1`` < ``WR10`` < ``WR101``) is a select;
 at equal length an ignore wins. ``ALL`` selects every code.
@@ -51,6 +52,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .limits import MAX_CONFIG_BYTES
+from .sources.declared import DeclarationError, RepoSource, parse_repo_entries
+from .sources.urls import UrlRefused
 from .text.regular_files import UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
@@ -69,7 +72,16 @@ __all__ = [
 CONFIG_FILES = (os.path.join(".workrail", "config.toml"), "pyproject.toml")
 _SELECTOR = re.compile(r"^(ALL|WR\d{0,3})$")
 _KEYS = frozenset(
-    {"select", "extend-select", "ignore", "per-file-ignores", "workflow-dirs", "strict", "extend"}
+    {
+        "select",
+        "extend-select",
+        "ignore",
+        "per-file-ignores",
+        "workflow-dirs",
+        "strict",
+        "extend",
+        "workflow-repos",
+    }
 )
 MAX_EXTEND_DEPTH = 16
 """How many files one ``extend`` chain may hold (a cycle is refused before this bound)."""
@@ -175,6 +187,8 @@ class ProjectConfig:
     workflow_dirs: tuple[Path, ...] = ()
     """Absolute: resolved against the configuration file's directory."""
     strict: bool = False
+    workflow_repos: tuple[RepoSource, ...] = ()
+    """The ``workflow-repos`` declared (see `workrail_engine.sources`)."""
 
     @property
     def root(self) -> Path | None:
@@ -250,7 +264,13 @@ def _from_table(table: Mapping[str, Any], path: Path, base: ProjectConfig) -> Pr
         if dirs is None
         else tuple(Path(os.path.abspath(root / os.path.expanduser(d))) for d in dirs)
     )
-    return ProjectConfig(path, selection, ignores, absolute, strict)
+    repos = base.workflow_repos
+    if table.get("workflow-repos") is not None:
+        try:
+            repos = parse_repo_entries(table["workflow-repos"], where)
+        except (DeclarationError, UrlRefused) as error:
+            raise ConfigError(str(error)) from None
+    return ProjectConfig(path, selection, ignores, absolute, strict, repos)
 
 
 @dataclass(frozen=True, slots=True)

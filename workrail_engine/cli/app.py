@@ -261,11 +261,67 @@ def list_command(settings: Settings, category: str | None, fmt: str) -> None:
     """List the workflows of every source.
 
     Sources, later wins: bundled, user (~/.workrail/workflows or $WORKRAIL_HOME), each directory
-    of $WORKRAIL_WORKFLOW_PATH, the project's ./workflows and ./.workrail/workflows, --workflows.
+    of $WORKRAIL_WORKFLOW_PATH, workflow repositories (workflow-repos, see `workrail sources`),
+    the project's ./workflows and ./.workrail/workflows, --workflows.
     """
     from workrail_engine.cli.browse import run_list
 
     _finish(run_list(settings.catalog(), category=category, fmt=fmt, console=Console.detect()))
+
+
+@cli.group(invoke_without_command=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@catalog_options
+@click.pass_context
+def sources(ctx: click.Context, fmt: str) -> None:
+    """Workflow sources; sync and lock the Git ones (docs/sources.md).
+
+    Each source with its workflow count and the ids later sources shadow; a repository
+    (workflow-repos) with its commit, whether the lock holds it, and its last sync.
+    """
+    if ctx.invoked_subcommand is None:
+        from workrail_engine.cli.sources import run_sources
+
+        settings = ctx.obj
+        _finish(
+            run_sources(settings.catalog(), settings.project, fmt=fmt, console=Console.detect())
+        )
+
+
+@sources.command("sync")
+@catalog_options
+@click.pass_obj
+def sources_sync(settings: Settings) -> None:
+    """Fetch every workflow repository now (progress on stderr); with a lock, its commits."""
+    from workrail_engine.cli.sources import run_sync
+
+    _finish(run_sync(settings.project, console=Console.detect()))
+
+
+@sources.command("lock")
+@catalog_options
+@click.pass_obj
+def sources_lock(settings: Settings) -> None:
+    """Write .workrail/sources.lock with the commit of each workflow repository.
+
+    Commits already locked stay; a repository not yet locked is fetched and resolved.
+    """
+    from workrail_engine.cli.sources import run_lock
+
+    _finish(run_lock(settings.project, console=Console.detect()))
+
+
+@sources.command("update")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@catalog_options
+@click.pass_obj
+def sources_update(settings: Settings, names: tuple[str, ...]) -> None:
+    """Re-resolve NAME (default: every repository) from its remote and rewrite the lock."""
+    from workrail_engine.cli.sources import run_update
+
+    _finish(run_update(settings.project, names, console=Console.detect()))
 
 
 @cli.command()

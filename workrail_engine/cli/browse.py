@@ -27,7 +27,7 @@ def _row(entry: WorkflowEntry) -> dict[str, str]:
         "name": str(summary.get("name") or ""),
         "category": str(summary.get("category") or ""),
         "version": str(summary.get("version") or ""),
-        "source": entry.source.kind,
+        "source": entry.source.label,
     }
 
 
@@ -40,6 +40,8 @@ def render_table(rows: Sequence[Mapping[str, str]], columns: Sequence[str] = COL
 
 
 def _report_catalog_problems(catalog: Catalog, console: Console) -> None:
+    for warning in catalog.source_warnings:
+        console.warning(warning)
     for invalid in catalog.invalid_files():
         first = invalid.diagnostics[0].message if invalid.diagnostics else "invalid"
         more = len(invalid.diagnostics) - 1
@@ -64,7 +66,7 @@ def _same_bytes(first: Path, second: Path) -> bool:
 
 
 def _listing(entry: WorkflowEntry) -> dict[str, Any]:
-    return {**entry.summary(), "source": entry.source.kind, "path": str(entry.path)}
+    return {**entry.summary(), "source": entry.source.label, "path": str(entry.path)}
 
 
 def run_list(catalog: Catalog, *, category: str | None, fmt: str, console: Console) -> int:
@@ -118,7 +120,7 @@ def render_workflow(entry: WorkflowEntry) -> str:
     for label, key in (("Version", "version"), ("Category", "category")):
         if d.get(key):
             lines.append(f"{label}: {d[key]}")
-    lines.append(f"Source: {entry.source.kind} ({printable_path(entry.path)})")
+    lines.append(f"Source: {entry.source.label} ({printable_path(entry.path)})")
     if d.get("description"):
         lines += ["", str(d["description"])]
     for label, key in (("Preconditions", "preconditions"), ("Secrets", "secrets")):

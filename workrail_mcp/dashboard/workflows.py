@@ -45,13 +45,13 @@ async def workflows_page(request: Request) -> Response:
         categories = sorted(
             {str(e.definition.get("category")) for e in entries if e.definition.get("category")}
         )
-        sources = sorted({e.source.kind for e in entries})
+        sources = sorted({e.source.label for e in entries})
         shown = [
             e
             for e in entries
             if (not query or _matches(e, query))
             and (not category or e.definition.get("category") == category)
-            and (not source or e.source.kind == source)
+            and (not source or e.source.label == source)
         ]
         invalid = state.invalid_files.listing(state.catalog.invalid_files())
         return {
@@ -63,7 +63,7 @@ async def workflows_page(request: Request) -> Response:
                     "category": e.definition.get("category", ""),
                     "tags": [str(t) for t in e.definition.get("tags") or []],
                     "version": e.definition.get("version", ""),
-                    "source": e.source.kind,
+                    "source": e.source.label,
                     "path": str(e.path),
                     "shadows": [str(p) for p in hidden.get(e.id, ())],
                 }

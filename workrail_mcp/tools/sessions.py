@@ -368,7 +368,9 @@ def inspect_workflow(
 def source_visibility(entry: Any) -> dict[str, Any]:
     """Where a workflow comes from, in upstream's ``visibility`` shape (our source kinds)."""
     kind = entry.source.kind
-    return {"category": kind, "source": {"kind": kind, "displayName": kind.capitalize()}}
+    name = entry.source.name  # a workflow repository's name
+    display = f"Repository {name}" if name else kind.capitalize()
+    return {"category": kind, "source": {"kind": kind, "displayName": display}}
 
 
 SPECS = [

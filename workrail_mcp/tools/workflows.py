@@ -38,7 +38,7 @@ def summary_of(entry: Any) -> WorkflowSummary:
     # The spec requires all five keys; a workflow may omit the optional ones.
     summary = entry.summary()
     out: dict[str, Any] = {key: summary.get(key) or "" for key in _SUMMARY_KEYS}
-    out["source"] = entry.source.kind
+    out["source"] = entry.source.label  # a repository's as repo:NAME
     return out  # type: ignore[return-value]
 
 
