@@ -85,8 +85,8 @@ def test_this_modules_own_need_of_a_package_fails_under_ci(tmp_path):
 
 def test_every_package_names_what_apt_installs_and_ci_installs_it():
     ci = (HERE.parent / ".ci" / "run").read_text(encoding="utf-8")
-    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
+    development = (HERE.parent / "docs" / "development.md").read_text(encoding="utf-8")
     for package in PACKAGES.values():
         for name in package.apt.split():
             assert f"missing+=({name}" in ci or f" {name})" in ci, name
-            assert f"`{name}`" in readme, name
+            assert f"`{name}`" in development, name
