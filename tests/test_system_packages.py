@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from system_packages import PACKAGES, missing
+from system_packages import PACKAGES, require
 
 HERE = Path(__file__).resolve().parent
 NEEDS_BWRAP = """
@@ -62,16 +62,31 @@ def test_under_ci_a_missing_package_fails_the_run(tmp_path, hidden):
 
 
 def test_a_present_package_runs_the_test(tmp_path):
-    if missing("bubblewrap"):
-        pytest.skip("this machine has no bubblewrap to find")  # the CI run has it: see above
+    require("bubblewrap")  # without it: a skip here, a failure under CI=true (CI installs it)
     done = pytest_on(tmp_path, CI="true")
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
 
 
+def test_this_modules_own_need_of_a_package_fails_under_ci(tmp_path):
+    """The test above needs bubblewrap too; under CI=true its absence fails it, never skips it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0",
+         f"{__file__}::test_a_present_package_runs_the_test"],
+        cwd=tmp_path,
+        env={**os.environ, "CI": "true", "WORKRAIL_TESTS_WITHOUT": "bubblewrap",
+             "PYTEST_ADDOPTS": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr
+    assert "skipped" not in done.stdout, done.stdout
+
+
 def test_every_package_names_what_apt_installs_and_ci_installs_it():
     ci = (HERE.parent / ".ci" / "run").read_text(encoding="utf-8")
-    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
+    development = (HERE.parent / "docs" / "development.md").read_text(encoding="utf-8")
     for package in PACKAGES.values():
         for name in package.apt.split():
             assert f"missing+=({name}" in ci or f" {name})" in ci, name
-            assert f"`{name}`" in readme, name
+            assert f"`{name}`" in development, name

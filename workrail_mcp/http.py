@@ -29,9 +29,13 @@ from workrail_mcp.web import (
     limited,
 )
 
-__all__ = ["MCP_PATH", "DashboardFactory", "build_http_app", "serve_http"]
+__all__ = ["INSPECTOR_PACKAGE", "MCP_PATH", "DashboardFactory", "build_http_app", "serve_http"]
 
 MCP_PATH = "/mcp"
+# The MCP Inspector release the banner's "try it" line runs, pinned: unpinned, npx on Node 20 picks
+# 0.15 (every later release declares Node 22), whose CLI has no --header. This one's CLI runs on
+# Node 20 too (npm only warns about the declared engine); tests/mcp/test_real_clients.py runs it.
+INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"
 
 # The dashboard app, made with the host's Host/Origin rules and token.
 DashboardFactory = Callable[[HostRules, "str | None"], Any]
@@ -88,7 +92,7 @@ def _banner(
     header = f' --header "Authorization: Bearer ${TOKEN_ENV}"' if token else ""
     lines.append(f"Connect Claude Code:  claude mcp add --transport http workrail {url}{header}")
     lines.append(
-        f"Or try it:            npx @modelcontextprotocol/inspector --cli {url} --transport http{header} --method tools/list"
+        f"Or try it:            npx -y {INSPECTOR_PACKAGE} --cli {url} --transport http{header} --method tools/list"
     )
     if token:
         lines.append(f"Clients must send the bearer token from {TOKEN_ENV}.")

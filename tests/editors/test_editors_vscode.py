@@ -1,7 +1,8 @@
 """The VS Code extension builds offline into a .vsix whose manifest is what the server needs.
 
-Runs `npm ci` and `npm run package` in a temporary copy (npm's cache under /tmp). If the npm
-registry cannot be reached this test fails: it does not skip.
+Runs `npm ci` and `npm run package` in a temporary copy (npm's cache under /tmp), only with
+WORKRAIL_TESTS_VSCODE=1 (tests/editors/vscode_build.py). If the npm registry cannot be reached this
+test fails: it does not skip.
 """
 
 from __future__ import annotations

