@@ -44,6 +44,7 @@ def test_wheel_contents(tmp_path):
         "workrail = workrail_engine.cli:main",
         "workrail-mcp = workrail_mcp.__main__:main",
         "workrail-lsp = workrail_lsp.__main__:main",
+        "workrail-kit = workrail_mcp.__main__:main",  # `uvx workrail-kit`, as server.json says
     ):
         assert script in scripts
 
