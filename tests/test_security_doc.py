@@ -14,6 +14,7 @@ import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from workrail_engine import limits
+from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
 from workrail_engine.runs import executor, step_events
@@ -25,7 +26,6 @@ from workrail_engine.sessions.git_context import (
     MAX_GIT_FILE_BYTES,
     MAX_PACKED_REFS_BYTES,
 )
-from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_lsp import disk_files
 from workrail_mcp import (
     client_logs,

@@ -35,9 +35,9 @@ from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
 
 if TYPE_CHECKING:  # the run service (planner, walker, executor) and the sessions engine load on
     # first use: the server's start and workflow_next need neither (issue 24 §3)
+    from workrail_engine.answers.confirmation import Confirm
+    from workrail_engine.answers.model_loop import AskModel
     from workrail_engine.runs import RunService
-    from workrail_engine.sessions import Confirm
-    from workrail_engine.sessions.model_answers import AskModel
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
 
@@ -440,6 +440,9 @@ def continue_workflow(
         )
     if result.get("outcome") == "accepted":  # not for a replay, nor an answer sent back
         result = _with_model(env, result, sample, confirm, wait_seconds)
+    follow_ups = [p["message"] for p in result.get("problems", ()) if p["kind"] == "followup"]
+    if follow_ups:  # the assessments' follow-ups by themselves (they are among the issues)
+        result["follow_ups"] = follow_ups
     return phrase_run(result)  # type: ignore[return-value]
 
 

@@ -21,13 +21,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.answers.model_loop import AskModel, answer_with_model
 from workrail_engine.errors import EngineError, InvalidParams
-from workrail_engine.sessions.model_answers import AskModel, SessionForModel, answer_with_model
+from workrail_engine.sessions.model_answers import SessionForModel
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
 
 if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
-    from workrail_engine.sessions import Confirm, SessionService, SessionStep
+    from workrail_engine.answers.confirmation import Confirm
+    from workrail_engine.sessions import SessionService, SessionStep
 
 __all__ = [
     "SPECS",
