@@ -57,12 +57,21 @@ def judge(
         context,
         require_notes=require_notes,
     )
-    blocked = blocked_by_checks(checked)
+    blocked = blocked_by_checks(
+        checked,
+        definition,
+        step,
+        answer.output,
+        answer.artifacts,
+        context,
+        require_notes=require_notes,
+    )
     if blocked is not None:
         return Verdict(blocked)
     confirmation = confirm_answer(
         records, run_id, step_key, guidance, shown, answer.output, confirm, masks
     )
     if confirmation is not None and confirmation["action"] != "approve":
-        return Verdict(blocked_by_refusal(confirmation), confirmation)
+        refused = blocked_by_refusal(confirmation, shown["id"], answer.output, answer.artifacts)
+        return Verdict(refused, confirmation)
     return Verdict(None, confirmation)

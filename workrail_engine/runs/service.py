@@ -479,13 +479,8 @@ class RunService:
         confirmation = verdict.confirmation
         if verdict.blocked is not None:
             state = self.get(run_id) if confirmation is not None else _public(snap)
-            blocked: dict[str, Any] = {
-                **state,
-                "outcome": "blocked",
-                "issues": verdict.blocked.issues,
-                "suggestions": verdict.blocked.suggestions,
-                "problems": verdict.blocked.problems,
-            }
+            shown = {k: v for k, v in verdict.blocked.to_dict().items() if v is not None}
+            blocked: dict[str, Any] = {**state, "outcome": "blocked", **shown}
             if confirmation is not None:
                 blocked["confirmation"] = confirmation
             return masks.mask(blocked)  # type: ignore[no-any-return]
@@ -628,6 +623,11 @@ def session_result(snap: dict[str, Any], step: SessionStep) -> dict[str, Any]:
     }
     if step.outcome == "blocked":
         out.update(issues=step.issues, suggestions=step.suggestions, problems=step.problems)
+        out.update(blockers=step.blockers, retry=step.retry)
+        if step.validation is not None:
+            out["validation"] = step.validation
+        if step.assessment_followup is not None:
+            out["assessment_followup"] = step.assessment_followup
     if step.confirmation is not None:
         out["confirmation"] = step.confirmation
     return out

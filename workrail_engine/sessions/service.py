@@ -91,6 +91,12 @@ class SessionStep:
     problems: list[dict[str, str]] = field(default_factory=list)
     issues: list[str] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
+    # A blocked answer's blockers, validation and assessment follow-up (`answers.blockers`), and
+    # the answer that would pass ({notes, artifacts}; None when none is known).
+    blockers: list[dict[str, Any]] = field(default_factory=list)
+    validation: dict[str, list[str]] | None = None
+    assessment_followup: dict[str, str] | None = None
+    retry: dict[str, Any] | None = None
     recovery: list[dict[str, Any]] | None = None
     # On an advance: the person's confirmation of the step just answered ({action, comment, by,
     # at}); on a blocked answer: the refusal that keeps the step pending.
@@ -330,9 +336,8 @@ class SessionService:
         confirmation = verdict.confirmation
         if verdict.blocked is not None:
             blocked = self._step("blocked", row)
-            blocked.problems = verdict.blocked.problems
-            blocked.issues = verdict.blocked.issues
-            blocked.suggestions = verdict.blocked.suggestions
+            for name, value in verdict.blocked.to_dict().items():
+                setattr(blocked, name, value)
             blocked.confirmation = confirmation
             return blocked
         completed = [*row.state["completed"], step["id"]]
