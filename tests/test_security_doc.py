@@ -14,6 +14,7 @@ import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from workrail_engine import limits
+from workrail_engine.answers import blockers
 from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
@@ -135,6 +136,11 @@ EXPECTED = {
     "STALE_TEMPORARY_SECONDS": (
         f"{rewrites.STALE_TEMPORARY_SECONDS:,} s, or at once when the PID in its name is no live "
         "process"
+    ),
+    "MAX_BLOCKERS": (
+        f"{blockers.MAX_BLOCKERS} blockers, each message "
+        f"{blockers.MAX_BLOCKER_MESSAGE_CHARS:,} characters, each suggestedFix "
+        f"{blockers.MAX_BLOCKER_FIX_CHARS:,} characters"
     ),
     "RECOVERY_STEPS": (
         f"the last {sessions.RECOVERY_STEPS} answered steps, "

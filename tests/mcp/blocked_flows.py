@@ -26,8 +26,23 @@ def _flow(kind: str, first: dict[str, Any], **extra: Any) -> dict[str, Any]:
     }
 
 
+REVIEW = "wr.contracts.review_verdict"
+
+
+def _reviewed(kind: str, artifacts: list[Any], code: str) -> tuple[Any, ...]:
+    """A step whose output contract is a review verdict, answered with ``artifacts``."""
+    pointer = {"kind": "output_contract", "contractRef": REVIEW}
+    return (
+        _flow(kind, {"outputContract": {"contractRef": REVIEW}}),
+        "reviewed",
+        artifacts,
+        code,
+        pointer,
+    )
+
+
 # kind -> (workflow, the answer's notes, its artifacts, the blocker's code, its pointer)
-BLOCKED: dict[str, tuple[dict[str, Any], str, list[Any], str, dict[str, Any]]] = {
+BLOCKED: dict[str, tuple[Any, ...]] = {
     "notes": (
         _flow("notes", {}),
         "   ",
@@ -45,23 +60,11 @@ BLOCKED: dict[str, tuple[dict[str, Any], str, list[Any], str, dict[str, Any]]] =
         "INVALID_REQUIRED_OUTPUT",
         {"kind": "output_contract", "contractRef": "wr.validationCriteria"},
     ),
-    "contract-missing": (
-        _flow(
-            "contract-missing", {"outputContract": {"contractRef": "wr.contracts.review_verdict"}}
-        ),
-        "reviewed",
-        [],
-        "MISSING_REQUIRED_OUTPUT",
-        {"kind": "output_contract", "contractRef": "wr.contracts.review_verdict"},
-    ),
-    "contract-invalid": (
-        _flow(
-            "contract-invalid", {"outputContract": {"contractRef": "wr.contracts.review_verdict"}}
-        ),
-        "reviewed",
+    "contract-missing": _reviewed("contract-missing", [], "MISSING_REQUIRED_OUTPUT"),
+    "contract-invalid": _reviewed(
+        "contract-invalid",
         [{"kind": "wr.review_verdict", "verdict": "so-so"}],
         "INVALID_REQUIRED_OUTPUT",
-        {"kind": "output_contract", "contractRef": "wr.contracts.review_verdict"},
     ),
     "assessment": (
         _flow("assessment", {"assessmentRefs": ["risk"]}, assessments=[ASSESSMENT]),

@@ -1,8 +1,8 @@
 """Prompt steps answered by a model the front end can reach (opt-in, bounded): sessions and runs.
 
 `answer_with_model` takes whatever waits for an answer — a session
-(`workrail_engine.sessions.model_answers`) or a run (`workrail_engine.runs.model_answers`) — and, while the step it waits on may be given to the
-model, asks it (the step's prompt and guidance, a system text saying what the engine checks),
+(`workrail_engine.sessions.model_answers`) or a run (`workrail_engine.runs.model_answers`) — and,
+while the step it waits on may be given to the model, asks it (the step's prompt and guidance, a system text saying what the engine checks),
 hands its reply to the same answer path as the agent's — the same checks, the same confirmation —
 and moves on. A reply that fails a check is sent back once with the problems
 (``retries_per_step``); if it fails again, the step waits for the agent as it would have. It
