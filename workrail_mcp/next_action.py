@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "phrase_next",
+    "next_retry_call",
     "phrase_run",
     "run_retry_call",
     "session_retry_call",
@@ -99,6 +100,24 @@ def run_retry_call(run_id: str, step_key: Any, retry: dict[str, Any] | None) -> 
         if retry.get("artifacts"):
             params["artifacts"] = retry["artifacts"]
     return {"tool": "continue_workflow", "params": params}
+
+
+def next_retry_call(
+    workflow_id: str,
+    completed_steps: list[str],
+    context: dict[str, Any],
+    retry: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """``workflow_next``'s call that hands over the engine's ``retry`` artifacts with the step
+    just done again (the same completed steps and context)."""
+    params: dict[str, Any] = {
+        "workflowId": workflow_id,
+        "completedSteps": completed_steps,
+        "context": context,
+    }
+    if retry is not None:
+        params["artifacts"] = retry["artifacts"]
+    return {"tool": "workflow_next", "params": params}
 
 
 def with_retry_call(blockers: list[dict[str, Any]], call: dict[str, Any]) -> dict[str, Any]:

@@ -115,3 +115,21 @@ async def test_every_blocker_kind_of_a_run_answer_carries_the_retry_that_passes(
             after = await _copy_the_suggested_call(client, blocker)
             assert after["outcome"] == "accepted", (kind, after)
             assert after["waiting"]["step"]["id"] == "second", (kind, after)
+
+
+async def test_workflow_next_blocked_by_its_artifacts_carries_the_retry_that_passes(tmp_path):
+    """The stateless next step checks only the artifacts (contract, assessments): each such kind
+    is sent back with the workflow_next call that hands over artifacts that pass."""
+    project = _project(tmp_path)
+    kinds = ["contract-missing", "contract-invalid", "assessment", "followup"]
+    async with connected(project, tmp_path) as (client, _):
+        for kind in kinds:
+            flow, _, artifacts, code, pointer = BLOCKED[kind]
+            asked = {"workflowId": flow["id"], "completedSteps": ["first"], "context": {}}
+            found = await _call(client, "workflow_next", {**asked, "artifacts": artifacts})
+            assert found["step"]["id"] == "first" and found["blocked"], kind
+            (blocker,) = found["blocked"]["blockers"]
+            assert (blocker["code"], blocker["pointer"]) == (code, pointer), kind
+            assert blocker["retryCall"]["params"]["completedSteps"] == ["first"], kind
+            moved = await _copy_the_suggested_call(client, blocker)
+            assert "blocked" not in moved and moved["step"]["id"] == "second", (kind, moved)

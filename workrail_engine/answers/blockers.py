@@ -47,6 +47,7 @@ __all__ = [
     "RETRY_NOTES",
     "VALIDATION_CRITERIA_REF",
     "Blocked",
+    "blocked_by_artifacts",
     "blocked_by_checks",
     "blocked_by_refusal",
 ]
@@ -188,6 +189,20 @@ def blocked_by_checks(
         if first_hit
         else None,
         _retry(definition, step, notes, artifacts, context, require_notes),
+    )
+
+
+def blocked_by_artifacts(
+    definition: Mapping[str, Any], step: Mapping[str, Any], artifacts: Sequence[Any]
+) -> Blocked | None:
+    """What artifacts handed over with ``step`` done outside a session or run (the stateless
+    next step) are sent back with: its output contract and assessments only — no notes, no
+    criteria (`workflow_validate` checks those) — and the artifacts that pass; None when they
+    pass."""
+    handed_only = {k: v for k, v in step.items() if k != "validationCriteria"}
+    checked = check_answer(definition, handed_only, None, artifacts, {})
+    return blocked_by_checks(
+        checked, definition, handed_only, None, artifacts, {}, require_notes=False
     )
 
 
