@@ -14,6 +14,8 @@ import uvicorn
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from workrail_engine import limits
+from workrail_engine.answers import blockers
+from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
 from workrail_engine.lint import quoted_json
@@ -26,7 +28,6 @@ from workrail_engine.sessions.git_context import (
     MAX_GIT_FILE_BYTES,
     MAX_PACKED_REFS_BYTES,
 )
-from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_engine.sources.cache import MAX_SOURCE_BYTES, MAX_SOURCE_FILES
 from workrail_engine.sources.git import GIT_TIMEOUT_SECONDS
 from workrail_lsp import disk_files, message_size
@@ -147,6 +148,11 @@ EXPECTED = {
     "STALE_TEMPORARY_SECONDS": (
         f"{rewrites.STALE_TEMPORARY_SECONDS:,} s, or at once when the PID in its name is no live "
         "process"
+    ),
+    "MAX_BLOCKERS": (
+        f"{blockers.MAX_BLOCKERS} blockers, each message "
+        f"{blockers.MAX_BLOCKER_MESSAGE_CHARS:,} characters, each suggestedFix "
+        f"{blockers.MAX_BLOCKER_FIX_CHARS:,} characters"
     ),
     "RECOVERY_STEPS": (
         f"the last {sessions.RECOVERY_STEPS} answered steps, "

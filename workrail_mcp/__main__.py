@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from workrail_engine import __version__
+from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.server_command_line import HELP_SETTINGS, parse_command_line
-from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_mcp.web.options import shared_server_options
 
 __all__ = ["main", "parse_args", "serve"]

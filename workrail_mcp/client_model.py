@@ -4,7 +4,7 @@ Only when the server was started with ``--sampling`` and the client declared the
 capability. On the handshake revisions the request goes to the client as a request of the
 server's; on 2026-07-28 it rides an ``input_required`` result of the tool call
 (`workrail_mcp.input_rounds`). The engine decides what to ask and checks every reply
-(`workrail_engine.sessions.model_answers`); this module only carries the request to the client
+(`workrail_engine.answers.model_loop`); this module only carries the request to the client
 and the text back.
 """
 

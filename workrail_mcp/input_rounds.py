@@ -10,7 +10,7 @@ The tool is the same call as on the handshake revisions, run once: on its worker
 ``ask`` and ``confirm`` callables wait for the client's answer as they wait for the reply to a
 ``sampling/createMessage`` there. Here each question ends the current round, and the next round's
 answer resumes the waiting call — so the same checks, limits and records apply, by the same code
-(`workrail_engine.sessions.model_answers`, the confirm callback of `confirmation.Person`).
+(`workrail_engine.answers.model_loop`, the confirm callback of `confirmation.Person`).
 
 The calls waiting for their next round are held in this process. The SDK seals ``requestState``
 (it binds it to the tool and the arguments of the call, under a key of this process — its

@@ -10,7 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["phrase_next", "phrase_run"]
+__all__ = [
+    "phrase_next",
+    "next_retry_call",
+    "phrase_run",
+    "run_retry_call",
+    "session_retry_call",
+    "with_retry_call",
+]
 
 
 def _with_line(guidance: dict[str, Any], line: str) -> dict[str, Any]:
@@ -65,3 +72,54 @@ def phrase_run(snap: dict[str, Any]) -> dict[str, Any]:
         "and your output (plus any context variables the step asked you to set)."
     )
     return {**snap, "waiting": {**waiting, "guidance": _with_line(waiting["guidance"], line)}}
+
+
+def _session_output(retry: dict[str, Any]) -> dict[str, Any]:
+    output: dict[str, Any] = {}
+    if retry.get("notes"):
+        output["notesMarkdown"] = retry["notes"]
+    if retry.get("artifacts"):
+        output["artifacts"] = retry["artifacts"]
+    return output
+
+
+def session_retry_call(continue_token: str, retry: dict[str, Any] | None) -> dict[str, Any]:
+    """The session tools' call that sends the engine's ``retry`` answer (a blocked answer's): the
+    continue token, and the answer that passes the step's checks when one is known."""
+    params: dict[str, Any] = {"continueToken": continue_token}
+    if retry is not None:
+        params["output"] = _session_output(retry)
+    return {"tool": "continue_workflow", "params": params}
+
+
+def run_retry_call(run_id: str, step_key: Any, retry: dict[str, Any] | None) -> dict[str, Any]:
+    """The run tools' call that sends the engine's ``retry`` answer to the step ``step_key``."""
+    params: dict[str, Any] = {"workflow_id": run_id, "step_key": str(step_key)}
+    if retry is not None:
+        params["output"] = retry.get("notes") or ""
+        if retry.get("artifacts"):
+            params["artifacts"] = retry["artifacts"]
+    return {"tool": "continue_workflow", "params": params}
+
+
+def next_retry_call(
+    workflow_id: str,
+    completed_steps: list[str],
+    context: dict[str, Any],
+    retry: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """``workflow_next``'s call that hands over the engine's ``retry`` artifacts with the step
+    just done again (the same completed steps and context)."""
+    params: dict[str, Any] = {
+        "workflowId": workflow_id,
+        "completedSteps": completed_steps,
+        "context": context,
+    }
+    if retry is not None:
+        params["artifacts"] = retry["artifacts"]
+    return {"tool": "workflow_next", "params": params}
+
+
+def with_retry_call(blockers: list[dict[str, Any]], call: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's blocker report, each blocker carrying the exact call that retries the step."""
+    return {"blockers": [{**blocker, "retryCall": call} for blocker in blockers]}

@@ -13,7 +13,7 @@ from mcp.server import MCPServer
 from mcp_types import Completion, CompletionArgument, CompletionContext
 
 from workrail_engine import __version__
-from workrail_engine.sessions.model_answers import ModelLimits
+from workrail_engine.answers.model_loop import ModelLimits
 from workrail_mcp.catalog_content import CatalogContent
 from workrail_mcp.change_notices import ChangeNotices
 from workrail_mcp.client_logs import ClientLogs

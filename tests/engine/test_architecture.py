@@ -166,3 +166,52 @@ def test_the_tolerant_trees_parts_sit_below_the_document_and_load_no_grammar():
         "print(above, sorted(m for m in sys.modules if m.startswith('tree_sitter')))\n",
     )
     assert printed == "False []"
+
+
+def _imported_modules(path, package: str) -> set[str]:
+    """Every module ``path`` imports (at module level or inside a function), absolute."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    here = package.split(".")
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _imports_between(source: str, target: str) -> list[str]:
+    from pathlib import Path
+
+    root = Path(workrail_engine.__file__).parent
+    found = []
+    for path in sorted((root / source).rglob("*.py")):
+        package = ".".join(["workrail_engine", *path.parent.relative_to(root).parts])
+        for module in sorted(_imported_modules(path, package)):
+            if module == f"workrail_engine.{target}" or module.startswith(
+                f"workrail_engine.{target}."
+            ):
+                found.append(f"{path.relative_to(root)} imports {module}")
+    return found
+
+
+def test_sessions_import_nothing_of_runs():
+    """Answering a step is the answers package's (issue 40 §1): sessions build on it, never on
+    runs — not at module level, not inside a function."""
+    assert _imports_between("sessions", "runs") == []
+
+
+def test_runs_import_sessions_only_to_serve_a_sessions_id():
+    """The run service is the one facade the front ends call, for a session's id too; that is
+    the only reason runs know sessions. Nothing of answering comes from sessions (issue 40 §1)."""
+    assert _imports_between("runs", "sessions") == [
+        "runs/service.py imports workrail_engine.sessions.service",
+        "runs/service.py imports workrail_engine.sessions.service.SessionService",
+        "runs/service.py imports workrail_engine.sessions.service.SessionStep",
+    ]

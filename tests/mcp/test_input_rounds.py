@@ -22,9 +22,9 @@ from tests.mcp.scripted_peer import Model, Person
 from tests.mcp.test_client_model import FLOW
 from tests.mcp.test_confirmation import NOTES
 from tests.mcp.test_run_model import CONFIRMED_FLOW, PLAN, RUN_FLOW
+from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.catalog import Catalog, Source
 from workrail_engine.runs import RunService
-from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_mcp import client_waits, create_server, input_rounds
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ too — with its JSON pointer, and tolerates malformed input (the schema reports
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from ..errors import StepNotFound
 
 __all__ = [
     "StepSite",
+    "executable_steps",
     "find_step",
     "step_ids",
     "step_kind",
@@ -97,3 +98,24 @@ def find_step(workflow: Any, step_id: str, workflow_id: str | None = None) -> Ma
     if workflow_id is None and isinstance(workflow, Mapping):
         workflow_id = workflow.get("id") if isinstance(workflow.get("id"), str) else None
     raise StepNotFound(step_id, ids, workflow_id=workflow_id)
+
+
+def executable_steps(workflow: Mapping[str, Any]) -> list[str]:
+    """Ids of the steps that do work (prompt and command), in document order, each once."""
+    ids: dict[str, None] = {}  # insertion-ordered and a set: a list's `in` made this quadratic
+
+    def visit(steps: Iterable[Any]) -> None:
+        for step in steps:
+            if not isinstance(step, Mapping):
+                continue
+            kind = step_kind(step)
+            if kind == "parallel" and "parallelDelegations" not in step:
+                visit(step.get("steps") or [])
+            elif kind == "loop":
+                if isinstance(step.get("body"), list):
+                    visit(step["body"])
+            elif isinstance(step.get("id"), str):
+                ids.setdefault(step["id"], None)
+
+    visit(workflow.get("steps") or [])
+    return list(ids)

@@ -232,6 +232,12 @@ class ArtifactCheck:
     suggestions: list[str] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)  # assessment consequences that fired
     warnings: list[str] = field(default_factory=list)
+    # Where the problems come from, for an answer that says what to send: the output contract's
+    # issues (``contract_missing``: no artifact of its kind at all), and each dimension whose
+    # rating fired a follow-up {assessmentId, dimensionId, level, guidance}.
+    contract_issues: list[str] = field(default_factory=list)
+    contract_missing: bool = False
+    followup_hits: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -339,6 +345,8 @@ def _check_contract(output_contract: Any, artifacts: Any, check: ArtifactCheck) 
                 f"This step requires an artifact of kind {contract.kind!r} ({ref})"
                 + (f"; handed over: {handed}." if handed else ".")
             )
+            check.contract_issues.append(check.issues[-1])
+            check.contract_missing = True
             check.suggestions.append(
                 "Hand over an artifact like " + json.dumps(contract.example, ensure_ascii=False)
             )
@@ -346,6 +354,7 @@ def _check_contract(output_contract: Any, artifacts: Any, check: ArtifactCheck) 
     for error in _validator(ref).iter_errors(dict(found[-1])):
         where = "/".join(str(part) for part in error.instance_path) or "(the artifact)"
         check.issues.append(f"Artifact {contract.kind!r} at {where}: {error.message}")
+        check.contract_issues.append(check.issues[-1])
 
 
 def _check_assessment(
@@ -411,15 +420,25 @@ def _consequences(
             continue
         target = str(when.get("anyEqualsLevel", "")).casefold()
         scope = when.get("forAssessment")
-        hits = [
-            f"{assessment_id}.{dim}"
+        fired = [
+            (assessment_id, dim)
             for assessment_id, levels in recorded.items()
             if scope is None or scope == assessment_id
             for dim, level in levels.items()
             if level.casefold() == target
         ]
-        if hits:
+        if fired:
+            guidance = str(effect.get("guidance", "Follow up before moving on."))
+            hits = [f"{assessment_id}.{dim}" for assessment_id, dim in fired]
             check.followups.append(
-                f"{effect.get('guidance', 'Follow up before moving on.')} "
-                f"(rated {when.get('anyEqualsLevel')}: {', '.join(hits)})"
+                f"{guidance} (rated {when.get('anyEqualsLevel')}: {', '.join(hits)})"
             )
+            check.followup_hits += [
+                {
+                    "assessmentId": assessment_id,
+                    "dimensionId": dim,
+                    "level": str(when.get("anyEqualsLevel")),
+                    "guidance": guidance,
+                }
+                for assessment_id, dim in fired
+            ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..limits import MAX_ANSWER_CHARS
-from .contracts import check_step_artifacts
+from .contracts import ArtifactCheck, check_step_artifacts
 from .rules import validate_output
 
 __all__ = ["AnswerCheck", "check_answer", "notes_required"]
@@ -27,6 +27,13 @@ class AnswerCheck:
     followups: list[str] = field(default_factory=list)  # assessment consequences that fired
     # One entry per problem: {kind: notes | criteria | artifacts | followup, message}
     problems: list[dict[str, str]] = field(default_factory=list)
+    # Where they come from, for an answer that says what to send (`answers.blockers`): the
+    # answer too long, notes missing, the criteria's own issues, the artifacts' check.
+    too_long: bool = False
+    notes_missing: bool = False
+    criteria_issues: list[str] = field(default_factory=list)
+    criteria_suggestions: list[str] = field(default_factory=list)
+    artifacts: ArtifactCheck = field(default_factory=ArtifactCheck)
 
     @property
     def valid(self) -> bool:
@@ -61,6 +68,7 @@ def check_answer(
         check.issues.append(message)
         check.suggestions.append("send a shorter recap of what was done, found and decided")
         check.problems.append({"kind": "notes", "message": message})
+        check.too_long = True
         return check
     if require_notes and notes_required(step) and not (output or "").strip():
         message = (
@@ -70,13 +78,16 @@ def check_answer(
         check.issues.append(message)
         check.suggestions.append("send notes describing this step's work with the same answer")
         check.problems.append({"kind": "notes", "message": message})
+        check.notes_missing = True
     criteria = step.get("validationCriteria")
     if criteria is not None:
         validated = validate_output(criteria, output or "", dict(context))
         check.issues += validated.issues
         check.suggestions += validated.suggestions
         check.problems += [{"kind": "criteria", "message": m} for m in validated.issues]
-    handed = check_step_artifacts(workflow, step, artifacts or [])
+        check.criteria_issues = list(validated.issues)
+        check.criteria_suggestions = list(validated.suggestions)
+    handed = check.artifacts = check_step_artifacts(workflow, step, artifacts or [])
     check.issues += handed.issues
     check.suggestions += handed.suggestions
     check.followups += handed.followups

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..sessions.store import Answer, SessionStore
+    from ..answers.store import Answer, AnswerStore
     from .durable import DurableRuntime
 
 __all__ = [
@@ -56,7 +56,7 @@ def _message_of(answer: Answer | None) -> Mapping[str, Any] | None:
     return message if isinstance(message, Mapping) else None
 
 
-def deliver_again(runtime: DurableRuntime, store: SessionStore, run_id: str, step_key: str) -> None:
+def deliver_again(runtime: DurableRuntime, store: AnswerStore, run_id: str, step_key: str) -> None:
     """Send the recorded answer to ``step_key`` again (a retry of it: as the first time)."""
     message = _message_of(store.answer(run_id, step_key))
     if message is not None:
@@ -64,7 +64,7 @@ def deliver_again(runtime: DurableRuntime, store: SessionStore, run_id: str, ste
 
 
 def deliver_recorded_answers(
-    runtime: DurableRuntime, store: SessionStore, in_flight: list[str]
+    runtime: DurableRuntime, store: AnswerStore, in_flight: list[str]
 ) -> list[str]:
     """Each run of ``in_flight`` that waits on a step whose answer is recorded gets it again;
     the runs it was sent to. Sent only: the launch that opened the store has already handed a

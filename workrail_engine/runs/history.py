@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ..answers.store import confirmations_of, refusal_of
 from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
-from ..sessions.store import confirmations_of, refusal_of
 from .model import ACTIVE, executable_steps
 from .resolve import database_url, store_home
 

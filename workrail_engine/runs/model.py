@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..definition.steps import step_kind
+from ..definition.steps import executable_steps
 
 __all__ = [
     "ACTIVE",
@@ -32,27 +31,6 @@ def run_input(status: Any) -> dict[str, Any]:
     inputs = status.input or {}
     args = inputs.get("args") if isinstance(inputs, dict) else None
     return args[0] if args else {}
-
-
-def executable_steps(workflow: Mapping[str, Any]) -> list[str]:
-    """Ids of the steps that do work (prompt and command), in document order, each once."""
-    ids: dict[str, None] = {}  # insertion-ordered and a set: a list's `in` made this quadratic
-
-    def visit(steps: Iterable[Any]) -> None:
-        for step in steps:
-            if not isinstance(step, Mapping):
-                continue
-            kind = step_kind(step)
-            if kind == "parallel" and "parallelDelegations" not in step:
-                visit(step.get("steps") or [])
-            elif kind == "loop":
-                if isinstance(step.get("body"), list):
-                    visit(step["body"])
-            elif isinstance(step.get("id"), str):
-                ids.setdefault(step["id"], None)
-
-    visit(workflow.get("steps") or [])
-    return list(ids)
 
 
 def step_result(

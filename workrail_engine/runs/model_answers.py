@@ -1,7 +1,7 @@
 """A run's prompt steps answered by a model the front end can reach (``--sampling``).
 
-The same loop as a session's (`workrail_engine.sessions.model_answers.answer_with_model`: the
-same request, checks, send-back, opt-outs and limits); here only how a run is seen by it: the
+The loop is `workrail_engine.answers.model_loop.answer_with_model` (the same request, checks,
+send-back, opt-outs and limits for runs and sessions); here only how a run is seen by it: the
 step it waits on (``waiting``) and the agent's answer path (`RunService.continue_run`, which
 checks the answer, asks a person to confirm it where the step wants that, and lets the run go
 on until it waits again, ends, or ``wait_seconds`` pass).
@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..definition.steps import find_step
-from ..sessions.model_answers import (
+from ..answers.confirmation import Confirm
+from ..answers.model_loop import (
     AskModel,
     ModelLimits,
     ModelUsage,
     StepForModel,
     answer_with_model,
 )
-from ..sessions.service import Confirm
+from ..definition.steps import find_step
 from .service import RunService
 
 __all__ = ["RunForModel", "answer_run_with_model"]

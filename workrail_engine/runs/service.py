@@ -17,23 +17,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..definition.declared import declared_secrets
-from ..definition.steps import find_step
+from ..answers.confirmation import Confirm
+from ..answers.record import (
+    AnswerNotApplied,
+    answer_facts,
+    earlier_answer,
+    masked_answer,
+    masks_of,
+    with_history,
+)
+from ..answers.store import Answer
+from ..answers.verdict import judge
+from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
-from ..evaluation.step_checks import check_answer
 from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliver_recorded_answers
 from .commands import AttemptSettings
-from .model import ACTIVE, TERMINAL, executable_steps, run_input, run_result
+from .model import ACTIVE, TERMINAL, run_input, run_result
 from .params import check_parameters
 from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
-from .secrets import SecretSet
 from .step_events import StepFeedRead
 from .walker import condition_context
 from .workspace import check_sandbox
 
 if TYPE_CHECKING:
-    from ..sessions.service import Confirm, SessionService, SessionStep
+    from ..sessions.service import SessionService, SessionStep
     from .durable import DurableRuntime
 
 __all__ = ["RunOptions", "RunService"]
@@ -118,7 +126,7 @@ class RunService:
         there is what makes an answer to a run's waiting step exactly-once. Made on first use
         (sessions import the navigator: not needed to execute a run)."""
         if self._sessions is None:
-            from ..sessions.service import SessionService  # sessions import runs' modules
+            from ..sessions.service import SessionService
 
             self._sessions = SessionService(home=self.home, database=self.database)
         return self._sessions
@@ -189,7 +197,7 @@ class RunService:
         self, workflow: dict[str, Any], parameters: Any, options: RunOptions
     ) -> dict[str, Any]:
         values = self.prepare(workflow, parameters, options)
-        masks = _secrets_of(workflow)  # as the run would store and use them (see `run`)
+        masks = masks_of(workflow)  # as the run would store and use them (see `run`)
         return plan_run(
             workflow,
             masks.mask(values),
@@ -215,7 +223,7 @@ class RunService:
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
         # The run's input is stored: a parameter or a context value holding a secret's value is
         # stored (and seen by the steps) masked, as everything else of the run.
-        masks = _secrets_of(workflow)
+        masks = masks_of(workflow)
         runtime.start_run(
             run_id,
             {
@@ -266,8 +274,6 @@ class RunService:
     def _with_answers(self, snap: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
         """Each prompt step's result with what its answer recorded (a person's confirmation,
         the model's usage), the refusals of the waiting step, the run's model usage."""
-        from ..sessions.service import answer_facts, with_history
-
         refusals = self.sessions.store.refusals(snap["workflow_id"])
         for result in snap["step_results"]:
             answer = answers.get(result["step_name"])
@@ -390,7 +396,7 @@ class RunService:
                 "steps_completed": snap["steps_completed"],
                 "message": f"run {run_id} had already finished ({snap['status']}); nothing to cancel",
             }
-        masks = _secrets_of(raw["_workflow"])
+        masks = masks_of(raw["_workflow"])
         self._runtime().cancel(run_id, masks.mask(reason or "cancelled"))
         out = {"status": "cancelled", "steps_completed": self.get(run_id)["steps_completed"]}
         if reason:
@@ -421,19 +427,14 @@ class RunService:
         once the answer has passed its checks (a refusal keeps the step waiting, ``outcome:
         blocked``, and is recorded); ``model_usage``: the answer is the client's model's, and
         this is the run's usage so far (kept with the answer)."""
-        from ..sessions.service import answer_digest
-        from ..sessions.store import Answer
-
         if self.sessions.store.get(run_id) is not None:
             return self._continue_session(
                 run_id, output, context, artifacts, step_key, confirm, model_usage
             )
         snap = self._raw(run_id)
-        masks = _secrets_of(snap["_workflow"])
-        body = masks.mask(
-            {"output": output, "context": context or {}, "artifacts": artifacts or []}
-        )
-        digest = answer_digest(body["output"], body["artifacts"], body["context"])
+        masks = masks_of(snap["_workflow"])
+        given = masked_answer(masks, output, artifacts, context)
+        digest = given.digest
         waiting = snap.get("waiting") if snap["status"] == "waiting" else None
         key = step_key or (waiting["step_key"] if waiting else snap.get("answered_step"))
         replay = self._earlier_answer(run_id, snap, key, digest, explicit=step_key is not None)
@@ -458,29 +459,38 @@ class RunService:
         step = find_step(snap["_workflow"], waiting["step"]["id"])
         values = {
             "parameters": snap["_parameters"],
-            "context": {**waiting.get("context", {}), **body["context"]},
+            "context": {**waiting.get("context", {}), **given.context},
             "steps": {},
         }
-        checked = check_answer(
-            snap["_workflow"], step, body["output"], body["artifacts"], condition_context(values)
+        verdict = judge(
+            self.sessions.store,
+            run_id,
+            key,
+            given,
+            definition=snap["_workflow"],
+            step=step,
+            shown={**step, "title": waiting["step"].get("title") or step.get("title")},
+            guidance=waiting.get("guidance") or {},
+            context=condition_context(values),
+            require_notes=False,
+            confirm=confirm,
+            masks=masks,
         )
-        if not checked.valid:
-            blocked: dict[str, Any] = {
-                **_public(snap),
-                "outcome": "blocked",
-                "issues": checked.issues,
-                "suggestions": checked.suggestions,
-            }
-            if checked.followups:
-                blocked["follow_ups"] = checked.followups
+        confirmation = verdict.confirmation
+        if verdict.blocked is not None:
+            state = self.get(run_id) if confirmation is not None else _public(snap)
+            shown = {k: v for k, v in verdict.blocked.to_dict().items() if v is not None}
+            blocked: dict[str, Any] = {**state, "outcome": "blocked", **shown}
+            if confirmation is not None:
+                blocked["confirmation"] = confirmation
             return masks.mask(blocked)  # type: ignore[no-any-return]
-        confirmation = self._confirmation(
-            run_id, key, waiting, step, body["output"], confirm, masks
-        )
-        if confirmation is not None and confirmation["action"] != "approve":
-            return self._refused(run_id, confirmation)
-        message: dict[str, Any] = {"step_key": key, **body}
-        if not body["artifacts"]:
+        message: dict[str, Any] = {
+            "step_key": key,
+            "output": given.output,
+            "context": given.context,
+            "artifacts": given.artifacts,
+        }
+        if not given.artifacts:
             message.pop("artifacts")
         # DBOS stores the message (and the run's receipt of it): masked before it is sent. It is
         # kept with the answer too, to be sent again (answer_delivery).
@@ -506,56 +516,13 @@ class RunService:
         after = self.wait(run_id, wait_seconds, leave_waiting=key)
         return {**after, "outcome": "accepted", "answered_step": key}
 
-    def _confirmation(
-        self,
-        run_id: str,
-        key: str,
-        waiting: Mapping[str, Any],
-        step: Mapping[str, Any],
-        output: Any,
-        confirm: Confirm | None,
-        masks: SecretSet,
-    ) -> dict[str, Any] | None:
-        """The person's reply to the waiting step's confirmation (masked); a refusal is recorded."""
-        from ..sessions.service import ask_confirmation
-
-        shown = {**step, "title": waiting["step"].get("title") or step.get("title")}
-        reply = ask_confirmation(waiting.get("guidance") or {}, shown, output, confirm)
-        if reply is None:
-            return None
-        confirmation: dict[str, Any] = masks.mask(reply)
-        if confirmation["action"] != "approve":
-            self.sessions.store.refuse(run_id, key, step["id"], confirmation)
-        return confirmation
-
-    def _refused(self, run_id: str, confirmation: dict[str, Any]) -> dict[str, Any]:
-        """The run stays at the step: the person rejected the answer (or closed the question)."""
-        from ..sessions.service import REFUSAL_SUGGESTION, refusal_message
-
-        return {
-            **self.get(run_id),
-            "outcome": "blocked",
-            "issues": [refusal_message(confirmation)],
-            "suggestions": [REFUSAL_SUGGESTION],
-            "confirmation": confirmation,
-        }
-
     def _earlier_answer(
         self, run_id: str, snap: dict[str, Any], key: str | None, digest: str, *, explicit: bool
     ) -> dict[str, Any] | None:
         """The run's state as a replay when this very answer was applied before; `AnswerNotApplied`
         when another answer to that step was; None when the step has no answer yet."""
-        from ..sessions.service import AnswerNotApplied
-
         store = self.sessions.store
-        recorded = store.answer(run_id, key) if key else None
-        if recorded is None and not explicit:
-            answers = store.answers(run_id)
-            last = answers[-1] if answers else None
-            if last is not None and last.digest == digest:
-                recorded = last  # the agent resent its last answer: a replay
-            else:
-                return None
+        recorded = earlier_answer(store, run_id, key, digest, resent_last=not explicit)
         if recorded is None:
             return None
         if recorded.digest == digest:
@@ -656,6 +623,11 @@ def session_result(snap: dict[str, Any], step: SessionStep) -> dict[str, Any]:
     }
     if step.outcome == "blocked":
         out.update(issues=step.issues, suggestions=step.suggestions, problems=step.problems)
+        out.update(blockers=step.blockers, retry=step.retry)
+        if step.validation is not None:
+            out["validation"] = step.validation
+        if step.assessment_followup is not None:
+            out["assessment_followup"] = step.assessment_followup
     if step.confirmation is not None:
         out["confirmation"] = step.confirmation
     return out
@@ -665,11 +637,6 @@ def _state_words(snap: dict[str, Any]) -> str:
     if snap.get("status") == "waiting" and snap.get("waiting"):
         return f"waiting on step {snap['waiting']['step_key']!r}"
     return str(snap.get("status"))
-
-
-def _secrets_of(workflow: dict[str, Any]) -> SecretSet:
-    """The masks of a workflow's declared secrets, read from this process's environment."""
-    return SecretSet.from_environment(declared_secrets(workflow))
 
 
 def _elapsed(run: dict[str, Any], state: dict[str, Any], status: Any) -> float:

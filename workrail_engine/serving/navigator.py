@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..answers.blockers import blocked_by_artifacts
 from ..definition.declared import with_parameter_defaults
 from ..definition.steps import step_kind, walk_steps
 from ..errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
@@ -100,15 +101,21 @@ def _blocked(plan: _Plan, completed: list[str], artifacts: Any) -> dict[str, Any
     step = plan.by_id[completed[-1]]
     if not step.get("outputContract") and not step.get("assessmentRefs"):
         return None
-    check = check_step_artifacts(plan.workflow, step, artifacts or [])
-    if check.valid:
+    handed = list(artifacts) if isinstance(artifacts, list) else []
+    blocked = blocked_by_artifacts(plan.workflow, step, handed)
+    if blocked is None:
         return None
-    return {
+    check = check_step_artifacts(plan.workflow, step, handed)
+    found = {
         "stepId": step["id"],
         "issues": check.issues,
         "suggestions": check.suggestions,
         "followUps": check.followups,
+        "blockers": blocked.blockers,
     }
+    if blocked.retry is not None:
+        found["retry"] = {"artifacts": blocked.retry["artifacts"]}
+    return found
 
 
 # --- inputs -------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 How to use it (the MCP tools and the CLI are thin layers over exactly this)::
 
-    from workrail_engine.sessions import SessionService, AnswerNotApplied, SessionTokenError
+    from workrail_engine.sessions import SessionService, SessionTokenError
+    from workrail_engine.answers.record import AnswerNotApplied
 
     sessions = SessionService()                  # the run store: WORKRAIL_HOME or WORKRAIL_DATABASE_URL
     step = sessions.start(catalog.served("bug-investigation"), goal="fix the flaky login test",
@@ -38,25 +39,15 @@ from .._lazy_names import names_loaded_on_first_use
 
 if TYPE_CHECKING:
     from .git_context import git_context
-    from .service import (
-        AnswerNotApplied,
-        Confirm,
-        SessionService,
-        SessionStep,
-        answer_digest,
-        workflow_hash,
-    )
+    from .service import SessionService, SessionStep, workflow_hash
     from .store import SessionStore
     from .tokens import SessionTokenError
 
 # Each name loads its module on first use: the MCP server starts without the sessions engine
 # and its run store, and loads them with the first session tool call.
 _MODULE_OF = {
-    "AnswerNotApplied": "service",
-    "Confirm": "service",
     "SessionService": "service",
     "SessionStep": "service",
-    "answer_digest": "service",
     "workflow_hash": "service",
     "SessionStore": "store",
     "SessionTokenError": "tokens",
@@ -67,13 +58,10 @@ __getattr__ = names_loaded_on_first_use(__name__, _MODULE_OF)
 
 
 __all__ = [
-    "AnswerNotApplied",
-    "Confirm",
     "SessionService",
     "SessionStep",
     "SessionStore",
     "SessionTokenError",
-    "answer_digest",
     "git_context",
     "workflow_hash",
 ]

@@ -14,39 +14,35 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..definition.declared import declared_secrets
-from ..definition.steps import find_step
-from ..errors import InvalidRunState, RunNotFound
-from ..evaluation.step_checks import check_answer, notes_required
+from ..answers.confirmation import Confirm
+from ..answers.record import (
+    AnswerNotApplied,
+    answer_facts,
+    earlier_answer,
+    masked_answer,
+    masks_of,
+    with_history,
+)
+from ..answers.store import Answer, store_url
+from ..answers.verdict import judge
+from ..definition.steps import executable_steps, find_step
+from ..errors import RunNotFound
+from ..evaluation.step_checks import notes_required
 from ..evaluation.templates import StepOutput
-from ..runs.model import executable_steps
-from ..runs.resolve import database_url, store_home
-from ..runs.secrets import SecretSet
-from ..runs.sqlite_store import DATABASE, make_private
 from ..serving.navigator import next_step
 from .git_context import git_context
-from .store import Answer, SessionRow, SessionStore, confirmations_of
+from .store import SessionRow, SessionStore
 from .tokens import SessionTokenError, read_token, sign_token
 
 __all__ = [
-    "AnswerNotApplied",
-    "Confirm",
-    "HUMAN_CONFIRMATION_ACTIONS",
     "NOTES_REQUIRED",
-    "REFUSAL_SUGGESTION",
     "SessionService",
     "SessionStep",
-    "answer_digest",
-    "answer_facts",
-    "ask_confirmation",
-    "asks_a_person",
-    "refusal_message",
-    "with_history",
     "workflow_hash",
 ]
 
@@ -66,79 +62,10 @@ NOTES_REQUIRED = (
 _WORD = re.compile(r"[\w.#/-]{2,}", re.UNICODE)
 
 
-class AnswerNotApplied(InvalidRunState):
-    """Another answer to the same step was applied first; this one was not. ``data.state`` is
-    the session's (or run's) state now."""
-
-
-# What a person may answer when asked to confirm a step: approve moves on; anything else keeps
-# the step pending (declined / cancelled: the person closed the question without an answer).
-HUMAN_CONFIRMATION_ACTIONS = ("approve", "reject", "declined", "cancelled")
-
-Confirm = Callable[[Mapping[str, Any]], "Mapping[str, Any] | None"]
-"""Asks a person to confirm a step: given ``{stepId, title, notes}``, returns the reply
-``{action, comment?, by?}`` (``action`` one of `HUMAN_CONFIRMATION_ACTIONS`), or None when nobody
-can be asked (the step then moves on as it would without a confirmation)."""
-
-
-def asks_a_person(guidance: Mapping[str, Any]) -> bool:
-    """A step whose confirmation is a person's: ``requireConfirmation`` true or ``human_approval``
-    (a ``coordinator_eval`` confirmation is the coordinating agent's, not a person's)."""
-    return bool(guidance.get("requiresConfirmation")) and guidance.get("confirmationKind") in (
-        None,
-        "human_approval",
-    )
-
-
-REFUSAL_SUGGESTION = "Address the comment, then answer the step again."
-
-
-def ask_confirmation(
-    guidance: Mapping[str, Any], step: Mapping[str, Any], notes: Any, confirm: Confirm | None
-) -> dict[str, Any] | None:
-    """The person's reply ``{action, comment, by, at}`` to the confirmation of ``step`` (a
-    session's or a run's), asked once its answer passed the checks; None when the step needs no
-    person's confirmation or nobody can be asked."""
-    if confirm is None or not asks_a_person(guidance):
-        return None
-    reply = confirm(
-        {"stepId": step["id"], "title": step.get("title") or step["id"], "notes": notes}
-    )
-    if reply is None:
-        return None
-    action = reply.get("action")
-    comment = reply.get("comment")
-    return {
-        "action": action if action in HUMAN_CONFIRMATION_ACTIONS else "declined",
-        "comment": comment if isinstance(comment, str) and comment else None,
-        "by": str(reply.get("by") or "a person"),
-        "at": time.time(),
-    }
-
-
-def refusal_message(confirmation: Mapping[str, Any]) -> str:
-    """Why a step stays pending after a person's reply other than approve."""
-    said = f": {confirmation['comment']}" if confirmation.get("comment") else ""
-    if confirmation["action"] == "reject":
-        return f"the step was rejected by {confirmation['by']}{said}"
-    return (
-        f"the confirmation was {confirmation['action']} by {confirmation['by']}; "
-        "the step waits for it"
-    )
-
-
 def workflow_hash(definition: Mapping[str, Any]) -> str:
     """The content hash that pins a compiled workflow (canonical JSON, SHA-256)."""
     text = json.dumps(definition, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def answer_digest(output: Any, artifacts: Any, context: Any) -> str:
-    """What makes two answers the same answer (a replay), whatever their key order."""
-    text = json.dumps(
-        [output, artifacts or [], context or {}], sort_keys=True, ensure_ascii=False, default=str
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -164,6 +91,12 @@ class SessionStep:
     problems: list[dict[str, str]] = field(default_factory=list)
     issues: list[str] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
+    # A blocked answer's blockers, validation and assessment follow-up (`answers.blockers`), and
+    # the answer that would pass ({notes, artifacts}; None when none is known).
+    blockers: list[dict[str, Any]] = field(default_factory=list)
+    validation: dict[str, list[str]] | None = None
+    assessment_followup: dict[str, str] | None = None
+    retry: dict[str, Any] | None = None
     recovery: list[dict[str, Any]] | None = None
     # On an advance: the person's confirmation of the step just answered ({action, comment, by,
     # at}); on a blocked answer: the refusal that keeps the step pending.
@@ -236,12 +169,7 @@ class SessionService:
     @property
     def store(self) -> SessionStore:
         if self._store is None:
-            url = self.database or database_url()
-            if url is None:
-                home = self.home or store_home()
-                make_private(home, sqlite=True)
-                url = f"sqlite:///{home / DATABASE}"
-            self._store = SessionStore(url)
+            self._store = SessionStore(store_url(self.home, self.database))
         return self._store
 
     def close(self) -> None:
@@ -275,7 +203,7 @@ class SessionService:
         """Pin ``workflow`` (as served: compiled) and serve its first step. ``goal`` becomes the
         context variable ``goal``; the workspace's git branch and HEAD are read unless given."""
         definition = json.loads(json.dumps(workflow))  # pinned: the caller's copy may change
-        masks = _masks(definition)
+        masks = masks_of(definition)
         digest = workflow_hash(definition)
         self.store.pin(digest, definition)
         ctx = masks.mask({**(context or {}), "goal": goal})
@@ -374,34 +302,44 @@ class SessionService:
         answer counts as its replay (an agent resending after a lost reply)."""
         row = self._row(run_id)
         definition = self.store.pinned(row.workflow_hash)
-        masks = _masks(definition)
-        notes_m, artifacts_m, context_m = masks.mask([notes, list(artifacts or []), context or {}])
-        digest = answer_digest(notes_m, artifacts_m, context_m)
+        masks = masks_of(definition)
+        given = masked_answer(masks, notes, artifacts, context)
+        notes_m, artifacts_m, digest = given.output, given.artifacts, given.digest
         if attempt is None:
-            replay = self._replay_of_last(row, digest)
-            if replay is not None:
-                return replay
+            last = str(row.attempt - 1) if row.attempt > 1 else None
+            replay = earlier_answer(
+                self.store, run_id, None, digest, last_key=last, resent_last=last is not None
+            )
+            if replay is not None and replay.response is not None:
+                return SessionStep.from_dict({**replay.response, "outcome": "replayed"})
             attempt = row.attempt
         if attempt != row.attempt or row.status != "waiting":
             return self._answered_before(row, attempt, digest)
         pending = row.pending or {}
         step = find_step(definition, pending["step"]["id"], row.workflow_id)
         outputs = row.state.get("outputs") or {}
-        ctx = _with_outputs({**row.state["context"], **context_m}, outputs)
-        checked = check_answer(definition, step, notes_m, artifacts_m, ctx, require_notes=True)
-        if not checked.valid:
-            blocked = self._step("blocked", row)
-            blocked.problems, blocked.issues = checked.problems, checked.issues + checked.followups
-            blocked.suggestions = checked.suggestions
-            return blocked
-        # Every string a person or the client gave (a comment, the client's name, the model's
-        # name) is masked as the notes are, whatever the reply.
-        confirmation = masks.mask(
-            ask_confirmation(pending.get("guidance") or {}, step, notes_m, confirm)
+        ctx = _with_outputs({**row.state["context"], **given.context}, outputs)
+        verdict = judge(
+            self.store,
+            run_id,
+            str(attempt),
+            given,
+            definition=definition,
+            step=step,
+            shown=step,
+            guidance=pending.get("guidance") or {},
+            context=ctx,
+            require_notes=True,
+            confirm=confirm,
+            masks=masks,
         )
-        if confirmation is not None and confirmation["action"] != "approve":
-            self.store.refuse(row.run_id, str(attempt), step["id"], confirmation)
-            return self._refused(row, confirmation)
+        confirmation = verdict.confirmation
+        if verdict.blocked is not None:
+            blocked = self._step("blocked", row)
+            for name, value in verdict.blocked.to_dict().items():
+                setattr(blocked, name, value)
+            blocked.confirmation = confirmation
+            return blocked
         completed = [*row.state["completed"], step["id"]]
         if f"steps.{step['id']}.output" in (pending.get("nextAction") or {}).get("outputTo", []):
             outputs = {**outputs, step["id"]: {"notes": notes_m, "fields": _fields(artifacts_m)}}
@@ -437,26 +375,8 @@ class SessionService:
             return response
         return self._answered_before(self._row(run_id), attempt, digest)
 
-    def _refused(self, row: SessionRow, confirmation: dict[str, Any]) -> SessionStep:
-        """The step stays pending: the person rejected it (or closed the question)."""
-        blocked = self._step("blocked", row)
-        message = refusal_message(confirmation)
-        blocked.problems = [{"kind": "confirmation", "message": message}]
-        blocked.issues = [message]
-        blocked.suggestions = [REFUSAL_SUGGESTION]
-        blocked.confirmation = confirmation
-        return blocked
-
-    def _replay_of_last(self, row: SessionRow, digest: str) -> SessionStep | None:
-        if row.attempt <= 1:
-            return None
-        last = self.store.answer(row.run_id, str(row.attempt - 1))
-        if last is None or last.digest != digest or last.response is None:
-            return None
-        return SessionStep.from_dict({**last.response, "outcome": "replayed"})
-
     def _answered_before(self, row: SessionRow, attempt: int, digest: str) -> SessionStep:
-        recorded = self.store.answer(row.run_id, str(attempt))
+        recorded = earlier_answer(self.store, row.run_id, str(attempt), digest)
         if recorded is not None and recorded.digest == digest and recorded.response is not None:
             return SessionStep.from_dict({**recorded.response, "outcome": "replayed"})
         now = self._step("current", row)
@@ -695,36 +615,6 @@ class SessionService:
         )
 
 
-def answer_facts(answer: Answer, refusals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What a step's result shows of its answer besides the output: the person's approval, every
-    reply to its confirmation, and the model's usage when the client's model gave it."""
-    recorded = answer.response or {}
-    facts: dict[str, Any] = {
-        "confirmation": recorded.get("confirmation"),
-        "model_usage": recorded.get("model_usage"),
-    }
-    replies = confirmations_of(refusals, answer.step_key, recorded.get("confirmation"))
-    if replies:
-        facts["confirmations"] = replies
-    return facts
-
-
-def with_history(
-    snap: dict[str, Any], store: SessionStore, refusals: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    """A run-shaped ``snap`` (a session's or a run's) with what a person and a model did that
-    its step results do not hold: the refusals of the waiting step, and the model's usage."""
-    waiting = snap.get("waiting")
-    if waiting:
-        replies = confirmations_of(refusals, waiting["step_key"], None)
-        if replies:
-            waiting["confirmations"] = replies
-    usage = store.model_usage(snap["workflow_id"])
-    if usage is not None:
-        snap["sampling"] = {"calls": usage[0], "tokens": usage[1]}
-    return snap
-
-
 def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
     """``context`` with the session's own ``steps``: each answered step that a later step reads
     (the navigator's ``outputTo``), its output its notes, whose artifacts' fields are read by
@@ -739,10 +629,6 @@ def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dic
 def _fields(artifacts: Sequence[Any]) -> dict[str, Any]:
     """The fields of the object artifacts handed over, a later artifact's over an earlier's."""
     return {key: value for a in artifacts if isinstance(a, Mapping) for key, value in a.items()}
-
-
-def _masks(definition: Mapping[str, Any]) -> SecretSet:
-    return SecretSet.from_environment(declared_secrets(definition))
 
 
 def _public_state(step: SessionStep) -> dict[str, Any]:

@@ -1,12 +1,13 @@
-"""The session tables in the run store: sessions, their answers, pinned workflows, the token key.
+"""The session tables in the run store: sessions, their positions, pinned workflows, the token key.
 
 Sessions live in the run store's database (SQLite ``runs.sqlite`` under ``WORKRAIL_HOME/runs``, or
 Postgres in the schema ``workrail``), next to the runs. Every advance is one write transaction
 here: the answer's row (unique per session and step attempt — the exactly-once guarantee) and the
 session's new position, guarded by the attempt it answers.
 
-The ``answers`` table is also what makes an answer to a *run*'s waiting step exactly-once
-(`RunService.continue_run`): one row per (run id, step key), the first answer wins.
+The answers table (one row per session and step attempt) is the answers package's
+(`workrail_engine.answers.store.AnswerStore`, which this store extends): runs record theirs there
+too.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..runs.sql_store import SqlStore
+from ..answers.store import Answer, AnswerStore, Claim, answer_values
 
-__all__ = ["Answer", "Claim", "SessionRow", "SessionStore", "confirmations_of", "refusal_of"]
+__all__ = ["SessionRow", "SessionStore"]
 
 _SESSION_COLUMNS = (
     # Narrow: what a search scans. The big JSON (position, pending step, last notes) lives in
@@ -32,27 +33,11 @@ _SESSION_COLUMNS = (
     " updated_at DOUBLE PRECISION NOT NULL, search TEXT NOT NULL"
 )
 _POSITION_COLUMNS = "run_id TEXT PRIMARY KEY, state TEXT NOT NULL, pending TEXT, last_notes TEXT"
-_ANSWER_COLUMNS = (
-    "run_id TEXT NOT NULL, step_key TEXT NOT NULL, digest TEXT NOT NULL, step_id TEXT,"
-    " title TEXT, notes TEXT, response TEXT, answered_at DOUBLE PRECISION NOT NULL,"
-    " PRIMARY KEY (run_id, step_key)"
-)
-_REFUSAL_COLUMNS = (
-    "run_id TEXT NOT NULL, step_key TEXT NOT NULL, step_id TEXT, action TEXT NOT NULL,"
-    " comment TEXT, by_whom TEXT, at DOUBLE PRECISION NOT NULL"
-)
 _NAMES = {
     "sessions": ("workrail_sessions", "workrail.sessions"),
     "positions": ("workrail_session_positions", "workrail.session_positions"),
-    "answers": ("workrail_answers", "workrail.answers"),
     "pinned": ("workrail_pinned_workflows", "workrail.pinned_workflows"),
     "keys": ("workrail_store_keys", "workrail.store_keys"),
-    # A person's refusals of a step's confirmation (reject, declined, cancelled): the step stays
-    # pending, so no answer row holds them. Approvals are kept with the answer they let through.
-    "refusals": ("workrail_confirmation_refusals", "workrail.confirmation_refusals"),
-    # What each run (or session) has asked of the client's model: every call counts, including
-    # those whose answers were sent back, before the model is asked.
-    "model_usage": ("workrail_model_usage", "workrail.model_usage"),
     # SQLite only: a full-text index of each session's words (goal, workflow id, notes), so that
     # a search reads the few sessions holding a word instead of scanning them all.
     "words": ("workrail_session_words", "workrail.session_words"),
@@ -61,23 +46,17 @@ _COMMON = (
     "CREATE TABLE IF NOT EXISTS {sessions} (" + _SESSION_COLUMNS + ")",
     "CREATE INDEX IF NOT EXISTS {sessions_updated} ON {sessions} (updated_at)",
     "CREATE TABLE IF NOT EXISTS {positions} (" + _POSITION_COLUMNS + ")",
-    "CREATE TABLE IF NOT EXISTS {answers} (" + _ANSWER_COLUMNS + ")",
     "CREATE TABLE IF NOT EXISTS {pinned} (workflow_hash TEXT PRIMARY KEY, definition TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {keys} (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS {refusals} (" + _REFUSAL_COLUMNS + ")",
-    "CREATE INDEX IF NOT EXISTS {refusals_run} ON {refusals} (run_id)",
-    "CREATE TABLE IF NOT EXISTS {model_usage} (run_id TEXT PRIMARY KEY,"
-    " calls INTEGER NOT NULL, tokens INTEGER NOT NULL)",
 )
 
 
 def _ddl(postgres: bool) -> tuple[str, ...]:
     names = {role: pair[1 if postgres else 0] for role, pair in _NAMES.items()}
     names["sessions_updated"] = "workrail_sessions_updated"
-    names["refusals_run"] = "workrail_confirmation_refusals_run"
     statements = tuple(s.format(**names) for s in _COMMON)
     if postgres:
-        return ("CREATE SCHEMA IF NOT EXISTS workrail", *statements)
+        return statements
     return (
         *statements,
         "CREATE VIRTUAL TABLE IF NOT EXISTS workrail_session_words USING fts5("
@@ -124,26 +103,7 @@ def _row(values: Sequence[Any]) -> SessionRow:
     )
 
 
-@dataclass
-class Answer:
-    step_key: str
-    digest: str
-    step_id: str | None
-    title: str | None
-    notes: str | None
-    response: dict[str, Any] | None
-    answered_at: float
-
-
-@dataclass
-class Claim:
-    """The outcome of offering an answer: ``applied`` (this one), or the one recorded before."""
-
-    applied: bool
-    recorded: Answer | None = None
-
-
-class SessionStore(SqlStore):
+class SessionStore(AnswerStore):
     application_name = "workrail-sessions"
 
     def __init__(self, url: str) -> None:
@@ -248,7 +208,7 @@ class SessionStore(SqlStore):
                 "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
                 " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key",
-                (row.run_id, *_answer_values(answer)),
+                (row.run_id, *answer_values(answer)),
             ).fetchall()
             if not inserted:
                 return Claim(False)
@@ -276,93 +236,6 @@ class SessionStore(SqlStore):
         if not claim.applied:
             claim.recorded = self.answer(row.run_id, answer.step_key)
         return claim
-
-    # --- answers (sessions and runs) ----------------------------------------------------------
-
-    def claim(self, run_id: str, answer: Answer) -> Claim:
-        """A run's answer to its waiting step: recorded if it is the first for that step."""
-        with self._lock:
-            inserted = self._fetch(
-                "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
-                " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key",
-                (run_id, *_answer_values(answer)),
-            )
-        if inserted:
-            return Claim(True)
-        return Claim(False, self.answer(run_id, answer.step_key))
-
-    def answer(self, run_id: str, step_key: str) -> Answer | None:
-        rows = self._read(
-            "SELECT step_key, digest, step_id, title, notes, response, answered_at FROM {answers}"
-            " WHERE run_id = ? AND step_key = ?",
-            (run_id, step_key),
-        )
-        return _answer(rows[0]) if rows else None
-
-    def answers(self, run_id: str) -> list[Answer]:
-        rows = self._read(
-            "SELECT step_key, digest, step_id, title, notes, response, answered_at FROM {answers}"
-            " WHERE run_id = ? ORDER BY answered_at",
-            (run_id,),
-        )
-        return [_answer(r) for r in rows]
-
-    def answered_keys(self, run_ids: Sequence[str]) -> set[tuple[str, str]]:
-        if not run_ids:
-            return set()
-        marks = ", ".join("?" * len(run_ids))
-        rows = self._read(
-            f"SELECT run_id, step_key FROM {{answers}} WHERE run_id IN ({marks})", tuple(run_ids)
-        )
-        return {(r, k) for r, k in rows}
-
-    # --- what a person and a model were asked (sessions and runs) --------------------------
-
-    def refuse(self, run_id: str, step_key: str, step_id: str, confirmation: Any) -> None:
-        """Record a person's refusal (reject, declined, cancelled) of the step at ``step_key``."""
-        with self._lock:
-            self._execute(
-                "INSERT INTO {refusals} (run_id, step_key, step_id, action, comment, by_whom, at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        run_id,
-                        step_key,
-                        step_id,
-                        confirmation["action"],
-                        confirmation.get("comment"),
-                        confirmation.get("by"),
-                        confirmation["at"],
-                    )
-                ],
-            )
-
-    def refusals(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's refused confirmations, oldest first: {step_key, stepId, action, comment,
-        by, at}."""
-        rows = self._read(
-            "SELECT step_key, step_id, action, comment, by_whom, at FROM {refusals}"
-            " WHERE run_id = ? ORDER BY at",
-            (run_id,),
-        )
-        return [refusal_of(r) for r in rows]
-
-    def count_model_call(self, run_id: str, tokens: int) -> tuple[int, int]:
-        """Count one call to the model (and the tokens it may use) for the run: the new totals."""
-        with self._lock:
-            rows = self._fetch(
-                "INSERT INTO {model_usage} AS u (run_id, calls, tokens) VALUES (?, 1, ?)"
-                " ON CONFLICT (run_id) DO UPDATE SET calls = u.calls + 1,"
-                " tokens = u.tokens + excluded.tokens RETURNING calls, tokens",
-                (run_id, tokens),
-            )
-        return int(rows[0][0]), int(rows[0][1])
-
-    def model_usage(self, run_id: str) -> tuple[int, int] | None:
-        """(calls, tokens) the run has asked of the model, or None if it never asked."""
-        rows = self._read("SELECT calls, tokens FROM {model_usage} WHERE run_id = ?", (run_id,))
-        return (int(rows[0][0]), int(rows[0][1])) if rows else None
 
     # --- search --------------------------------------------------------------------------------
 
@@ -529,49 +402,4 @@ def _position(row: SessionRow) -> tuple[Any, ...]:
         json.dumps(row.state, ensure_ascii=False),
         json.dumps(row.pending, ensure_ascii=False) if row.pending else None,
         row.last_notes,
-    )
-
-
-def _answer_values(answer: Answer) -> tuple[Any, ...]:
-    return (
-        answer.step_key,
-        answer.digest,
-        answer.step_id,
-        answer.title,
-        answer.notes,
-        json.dumps(answer.response, ensure_ascii=False) if answer.response is not None else None,
-        answer.answered_at,
-    )
-
-
-def refusal_of(values: Sequence[Any]) -> dict[str, Any]:
-    """A refusal row (step_key, step_id, action, comment, by_whom, at) as results show it."""
-    key, step_id, action, comment, by, at = values
-    return {
-        "step_key": key,
-        "stepId": step_id,
-        "action": action,
-        "comment": comment,
-        "by": by,
-        "at": float(at),
-    }
-
-
-def confirmations_of(
-    refusals: Sequence[Mapping[str, Any]], step_key: str, approval: Mapping[str, Any] | None
-) -> list[dict[str, Any]]:
-    """Every reply a person gave to the confirmation of the step at ``step_key``, oldest first:
-    the refusals that kept it pending, then the approval that let it move on."""
-    shown = [
-        {k: v for k, v in r.items() if k != "step_key"}
-        for r in refusals
-        if r["step_key"] == step_key
-    ]
-    return shown + ([dict(approval)] if approval else [])
-
-
-def _answer(values: Sequence[Any]) -> Answer:
-    key, digest, step_id, title, notes, response, at = values
-    return Answer(
-        key, digest, step_id, title, notes, json.loads(response) if response else None, at
     )

@@ -33,8 +33,8 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import ValidationError
 from typing_extensions import is_typeddict
 
+from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.errors import EngineError, InvalidParams, closest
-from workrail_engine.sessions.model_answers import ModelLimits
 from workrail_mcp.client_model import ClientModel
 from workrail_mcp.confirmation import Person
 from workrail_mcp.error_mapping import (

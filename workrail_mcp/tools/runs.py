@@ -29,15 +29,15 @@ from workrail_engine.runs.resolve import (
     run_ids_explained,
     store_exists,
 )
-from workrail_mcp.next_action import phrase_run
+from workrail_mcp.next_action import phrase_run, run_retry_call, with_retry_call
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
 
 if TYPE_CHECKING:  # the run service (planner, walker, executor) and the sessions engine load on
     # first use: the server's start and workflow_next need neither (issue 24 §3)
+    from workrail_engine.answers.confirmation import Confirm
+    from workrail_engine.answers.model_loop import AskModel
     from workrail_engine.runs import RunService
-    from workrail_engine.sessions import Confirm
-    from workrail_engine.sessions.model_answers import AskModel
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
 
@@ -440,7 +440,23 @@ def continue_workflow(
         )
     if result.get("outcome") == "accepted":  # not for a replay, nor an answer sent back
         result = _with_model(env, result, sample, confirm, wait_seconds)
-    return phrase_run(result)  # type: ignore[return-value]
+    if result.get("outcome") == "blocked":
+        result = _phrase_blocked(result)
+    return phrase_run(result)
+
+
+def _phrase_blocked(result: dict[str, Any]) -> dict[str, Any]:
+    """A blocked answer with the blockers' exact retry (continue_workflow with the answer that
+    passes), and the assessments' follow-ups by themselves (they are among the issues)."""
+    out = dict(result)
+    follow_ups = [p["message"] for p in out.get("problems", ()) if p["kind"] == "followup"]
+    if follow_ups:
+        out["follow_ups"] = follow_ups
+    waiting = out.get("waiting") or {}
+    step_key = waiting.get("step_key") or out.get("session", {}).get("step_attempt")
+    call = run_retry_call(out["workflow_id"], step_key, out.pop("retry", None))
+    out["blockers"] = with_retry_call(out.get("blockers") or [], call)
+    return out  # type: ignore[return-value]
 
 
 def _answer_parts(output: Any, artifacts: list[Any] | None) -> tuple[str | None, list[Any] | None]:

@@ -21,13 +21,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.answers.model_loop import AskModel, answer_with_model
 from workrail_engine.errors import EngineError, InvalidParams
-from workrail_engine.sessions.model_answers import AskModel, SessionForModel, answer_with_model
+from workrail_engine.sessions.model_answers import SessionForModel
+from workrail_mcp.next_action import session_retry_call, with_retry_call
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
 
 if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
-    from workrail_engine.sessions import Confirm, SessionService, SessionStep
+    from workrail_engine.answers.confirmation import Confirm
+    from workrail_engine.sessions import SessionService, SessionStep
 
 __all__ = [
     "SPECS",
@@ -38,14 +41,6 @@ __all__ = [
     "source_visibility",
 ]
 
-MAX_BLOCKERS = 10
-_BLOCKER_CODES = {
-    "notes": "MISSING_REQUIRED_NOTES",
-    "criteria": "INVALID_REQUIRED_OUTPUT",
-    "artifacts": "MISSING_REQUIRED_OUTPUT",
-    "followup": "ASSESSMENT_FOLLOWUP_REQUIRED",
-    "confirmation": "USER_ONLY_DEPENDENCY",
-}
 PREFERENCES = {"autonomy": "guided", "riskPolicy": "conservative"}
 
 
@@ -81,21 +76,6 @@ def _next_intent(step: SessionStep) -> str:
     return "perform_pending_then_continue"
 
 
-def _blockers(step: SessionStep) -> dict[str, Any]:
-    step_id = (step.pending or {}).get("stepId", "")
-    blockers = [
-        {
-            "code": _BLOCKER_CODES.get(problem["kind"], "INVALID_REQUIRED_OUTPUT"),
-            "pointer": {"kind": "workflow_step", "stepId": step_id},
-            "message": problem["message"][:500],
-        }
-        for problem in step.problems[:MAX_BLOCKERS]
-    ]
-    if step.suggestions and blockers:
-        blockers[0]["suggestedFix"] = " ".join(step.suggestions)[:1000]
-    return {"blockers": blockers}
-
-
 def session_response(step: SessionStep) -> dict[str, Any]:
     """A session's position in upstream's result shape (start, continue): ``kind`` ok | blocked,
     tokens, ``pending``, ``nextIntent``, ``nextCall`` — plus our ``runId`` and ``outcome``."""
@@ -118,9 +98,14 @@ def session_response(step: SessionStep) -> dict[str, Any]:
     if step.confirmation is not None:  # the person's reply to the step's confirmation
         out["confirmation"] = step.confirmation
     if step.outcome == "blocked":
-        out["blockers"] = _blockers(step)
+        retry = session_retry_call(step.continue_token, step.retry)
+        out["blockers"] = with_retry_call(step.blockers, retry)
         out["retryable"] = True
         out["retryContinueToken"] = step.continue_token
+        if step.validation is not None:
+            out["validation"] = step.validation
+        if step.assessment_followup is not None:
+            out["assessmentFollowup"] = step.assessment_followup
     return out
 
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from workrail_engine.answers.model_loop import AskModel
 from workrail_engine.definition.workflow_tags import tag_summary, workflow_tags
 from workrail_engine.errors import InvalidParams
-from workrail_engine.sessions.model_answers import AskModel
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._upstream_errors import upstream_error
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
@@ -33,7 +33,8 @@ from workrail_mcp.tools.sessions import (
 )
 
 if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
-    from workrail_engine.sessions import Confirm, SessionStep
+    from workrail_engine.answers.confirmation import Confirm
+    from workrail_engine.sessions import SessionStep
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
 

@@ -11,7 +11,7 @@ from workrail_engine.definition.ids import (
     SERVED_STEP_ID_PATTERN,
 )
 from workrail_engine.definition.steps import find_step
-from workrail_mcp.next_action import phrase_next
+from workrail_mcp.next_action import next_retry_call, phrase_next, with_retry_call
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import (
     AnyJson,
@@ -118,9 +118,10 @@ class NextStep(TypedDict):
         Annotated[
             dict[str, Any],
             Field(
-                description="{stepId, issues, suggestions, followUps}: the artifacts handed over "
-                "with that step failed its output contract or assessment, so it is not complete "
-                "and is the step returned; fix them and call again with the same completedSteps."
+                description="{stepId, issues, suggestions, followUps, blockers}: the artifacts "
+                "handed over with that step failed its output contract or assessment, so it is "
+                "not complete and is the step returned; each blocker's retryCall is the "
+                "workflow_next call with artifacts that pass."
             ),
         ]
     ]
@@ -190,7 +191,14 @@ def workflow_next(
         current_step=currentStep,
         artifacts=artifacts,
     )
-    return phrase_next(found.to_dict())  # type: ignore[return-value]
+    result = found.to_dict()
+    blocked = result.get("blocked")
+    if blocked:  # each blocker with the call that hands over artifacts that pass
+        call = next_retry_call(
+            workflowId, list(completedSteps or []), context or {}, blocked.pop("retry", None)
+        )
+        blocked["blockers"] = with_retry_call(blocked["blockers"], call)["blockers"]
+    return phrase_next(result)  # type: ignore[return-value]
 
 
 class Validation(TypedDict):

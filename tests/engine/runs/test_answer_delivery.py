@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from workrail_engine.answers.store import Answer
 from workrail_engine.runs import answer_delivery
 from workrail_engine.runs.answer_delivery import MESSAGE, deliver_recorded_answers
-from workrail_engine.sessions.store import Answer
 
 
 class _Runtime:

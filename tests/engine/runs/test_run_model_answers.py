@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from runs_support import workflow
 
+from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.runs import RunOptions
 from workrail_engine.runs.model_answers import answer_run_with_model
-from workrail_engine.sessions.model_answers import ModelLimits
 
 CONFIRMED = workflow(
     {

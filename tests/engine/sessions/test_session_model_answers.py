@@ -9,13 +9,9 @@ import uuid
 
 import pytest
 
+from workrail_engine.answers.model_loop import ModelLimits, answer_with_model, usage_of
 from workrail_engine.sessions import SessionService
-from workrail_engine.sessions.model_answers import (
-    ModelLimits,
-    SessionForModel,
-    answer_with_model,
-    usage_of,
-)
+from workrail_engine.sessions.model_answers import SessionForModel
 from workrail_engine.sessions.store import SessionStore
 
 FLOW = {

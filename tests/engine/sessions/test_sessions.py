@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from workrail_engine.answers.record import AnswerNotApplied
 from workrail_engine.catalog import Catalog, default_sources
 from workrail_engine.errors import RunNotFound
 from workrail_engine.serving.navigator import next_step
 from workrail_engine.sessions import (
-    AnswerNotApplied,
     SessionService,
     SessionTokenError,
     workflow_hash,
@@ -258,7 +258,8 @@ def test_a_cancelled_session_takes_no_answer(sessions):
 RACER = r"""
 import sys, json
 from pathlib import Path
-from workrail_engine.sessions import SessionService, AnswerNotApplied
+from workrail_engine.sessions import SessionService
+from workrail_engine.answers.record import AnswerNotApplied
 home, database, token, notes, go = sys.argv[1:6]
 service = SessionService(home=Path(home), database=database or None)
 service.store  # connected before the start line
