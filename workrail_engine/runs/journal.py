@@ -24,18 +24,23 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .sql_store import SqlStore
+from .sql_store import SqlStore, dbos_tables
 from .sqlite_store import configure_connection
 
 if TYPE_CHECKING:
     from .pg_prepared import PreparedStatement
 
-__all__ = ["Journal", "Recorded", "StatusRead"]
+__all__ = ["JOURNAL_TABLES", "Journal", "Recorded", "StatusRead"]
 
 # The run's status read with a step's result: called when the run needs it (see `add_result`).
 StatusRead = Callable[[], str | None]
 
 
+# role → (SQLite name, Postgres name); the members' queue is Postgres's alone
+JOURNAL_TABLES = {
+    "journal": ("workrail_journal", "workrail.journal"),
+    "members": ("", "workrail.members"),
+}
 # One row per attempt; the step's result rides on the row of its last attempt (attempt 0 for a
 # step that has none: skipped, or answered by the agent), so a step costs one INSERT.
 _COLUMNS = (
@@ -121,12 +126,7 @@ class Journal(SqlStore):
         self._data_version: int | None = None
         super().__init__(
             url,
-            {
-                "journal": ("workrail_journal", "workrail.journal"),
-                "status": ("workflow_status", f'"{dbos_schema}".workflow_status'),
-                "operations": ("operation_outputs", f'"{dbos_schema}".operation_outputs'),
-                "members": ("", "workrail.members"),
-            },
+            {**JOURNAL_TABLES, **dbos_tables(dbos_schema)},
             _SQLITE_TABLES,
             _POSTGRES_TABLES,
         )

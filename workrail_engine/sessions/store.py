@@ -21,7 +21,15 @@ from typing import Any
 
 from ..runs.sql_store import SqlStore
 
-__all__ = ["Answer", "Claim", "SessionRow", "SessionStore", "confirmations_of", "refusal_of"]
+__all__ = [
+    "SESSION_TABLES",
+    "Answer",
+    "Claim",
+    "SessionRow",
+    "SessionStore",
+    "confirmations_of",
+    "refusal_of",
+]
 
 _SESSION_COLUMNS = (
     # Narrow: what a search scans. The big JSON (position, pending step, last notes) lives in
@@ -41,7 +49,8 @@ _REFUSAL_COLUMNS = (
     "run_id TEXT NOT NULL, step_key TEXT NOT NULL, step_id TEXT, action TEXT NOT NULL,"
     " comment TEXT, by_whom TEXT, at DOUBLE PRECISION NOT NULL"
 )
-_NAMES = {
+# role → (SQLite name, Postgres name); the run history reads them too
+SESSION_TABLES = {
     "sessions": ("workrail_sessions", "workrail.sessions"),
     "positions": ("workrail_session_positions", "workrail.session_positions"),
     "answers": ("workrail_answers", "workrail.answers"),
@@ -72,7 +81,7 @@ _COMMON = (
 
 
 def _ddl(postgres: bool) -> tuple[str, ...]:
-    names = {role: pair[1 if postgres else 0] for role, pair in _NAMES.items()}
+    names = {role: pair[1 if postgres else 0] for role, pair in SESSION_TABLES.items()}
     names["sessions_updated"] = "workrail_sessions_updated"
     names["refusals_run"] = "workrail_confirmation_refusals_run"
     statements = tuple(s.format(**names) for s in _COMMON)
@@ -147,7 +156,7 @@ class SessionStore(SqlStore):
     application_name = "workrail-sessions"
 
     def __init__(self, url: str) -> None:
-        super().__init__(url, _NAMES, _ddl(False), _ddl(True))
+        super().__init__(url, SESSION_TABLES, _ddl(False), _ddl(True))
         self._pinned: dict[str, dict[str, Any]] = {}
 
     # --- the token key ---------------------------------------------------------------------
