@@ -317,7 +317,7 @@ class RunService:
         seen = None
         handed = time.monotonic()
         while True:
-            mark_before = self._runtime().change_mark(run_id)
+            mark_before = self._runtime().progress.change_mark(run_id)
             snap = self.get(run_id)
             if snap.get("answered_step") and time.monotonic() - handed > 2.0:
                 # Answered and not acted on yet: the process it was handed to may have ended
@@ -337,7 +337,7 @@ class RunService:
             remaining = end - time.monotonic()
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
-            self._runtime().wait_for_change(
+            self._runtime().progress.wait_for_change(
                 run_id, remaining, steps=on_change is not None, stop=stop, since=mark_before
             )
 
