@@ -102,8 +102,8 @@ def launch(
         runtime = DurableRuntime(home, database_url, settings, executes=executes)
         if answered is not None:
             runtime.answered = answered
-        # Current before DBOS starts: what it runs during the launch (a member dequeued from the
-        # shared step queue, a run recovered) looks the runtime up at once.
+        # Current before DBOS starts: what it runs during the launch (a run recovered) looks the
+        # runtime up at once.
         _current = runtime
         try:
             runtime.launch()
