@@ -18,7 +18,6 @@ from dbos import DBOS
 from ..executors import dead_executors, executor_locked, forget, stop_orphans
 from ..model import run_input
 from ..plan import has_commands
-from ..worker import spawn_worker
 
 if TYPE_CHECKING:
     from .runtime import DurableRuntime
@@ -33,7 +32,6 @@ __all__ = [
     "needs_worker",
     "recover",
     "recover_dead_now",
-    "start_worker",
 ]
 
 APP_VERSION = "workrail-runs-2"  # fixed: DBOS only recovers runs started by the same version
@@ -112,11 +110,7 @@ def hand_over(runtime: DurableRuntime, run_id: str) -> None:
         return
     status, executor_id, _queue = placement
     if status == "ENQUEUED" or (status == "PENDING" and not executor_alive(runtime, executor_id)):
-        start_worker(runtime)
-
-
-def start_worker(runtime: DurableRuntime) -> None:
-    spawn_worker(runtime.home, runtime.database_url, runtime.settings.project)
+        runtime.start_worker()
 
 
 def busy(runtime: DurableRuntime) -> bool:

@@ -33,6 +33,7 @@ from ..sqlite_store import DATABASE, make_private, sqlite_engine
 from ..step_events import StepEvents
 from ..walker import RunWalker
 from ..while_running import WhileRunning
+from ..worker import spawn_worker
 from . import recovery
 from .effects import CONTINUE_TOPIC, RunEffects
 from .members import MemberEnds
@@ -229,7 +230,7 @@ class DurableRuntime:
         # (A process that executes nothing leaves them to the worker it starts below: handing
         # back a run that only waits for the agent would have a worker replay it for nothing.)
         if not self.executes and self.needs_worker():
-            recovery.start_worker(self)
+            self.start_worker()
 
     def _watch_postgres(self, executor_id: str) -> None:
         """Register this executor as alive in the shared store, and recover the runs of
@@ -328,6 +329,14 @@ class DurableRuntime:
 
     def busy(self) -> bool:
         return recovery.busy(self)
+
+    def executor_alive(self, executor_id: str | None) -> bool:
+        return recovery.executor_alive(self, executor_id)
+
+    def start_worker(self) -> None:
+        """A worker (``workrail worker``) for this store: it takes over the runs that wait for a
+        process and exits once none is left."""
+        spawn_worker(self.home, self.database_url, self.settings.project)
 
     def _run_member(
         self, run_id: str, key: str, member: dict[str, Any], recorded: Recorded | None
@@ -460,7 +469,7 @@ def _exit_if_busy() -> None:
         # Runs in the middle of their steps: a worker takes them over once this process is gone
         # (the steps killed here run again there), instead of waiting for some later process.
         try:
-            recovery.start_worker(runtime)
+            runtime.start_worker()
         except OSError as error:
             logging.getLogger(__name__).warning("could not start a worker: %s", error)
     runtime.kill_in_flight()
