@@ -77,9 +77,9 @@ class RunEffects:
         recorded: Recorded | None = None,
         while_running: WhileRunning | None = None,
     ) -> None:
-        """``member``: the step key of the parallel member these effects are for (on the member
-        queue);
-        ``recorded``: what the journal holds for it, when already read (with its claim);
+        """``member``: the step key of the parallel member these effects are for (taken from the
+        member queue); ``recorded``: what the journal holds for it, when already read (with its
+        claim);
         ``while_running``: the walk's queue of bookkeeping done while its next step runs (a
         member's effects have none: a member's events are told as they happen)."""
         self.runtime = runtime
