@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workrail_engine.runs import RunOptions, RunService, commands, durable, executor, step_processes
+from workrail_engine.runs import RunOptions, RunService, commands, executor, step_processes
+from workrail_engine.runs.durable.effects import RunEffects
 from workrail_engine.runs.executors import InFlight
 from workrail_engine.runs.journal import Journal
 from workrail_engine.runs.step_events import StepEvents
@@ -40,8 +41,8 @@ _spent: dict[str, int] = {}
 
 # (owner, attribute, label): what is timed
 PIECES: list[tuple[Any, str, str]] = [
-    (durable._Effects, "attempt", "attempt (all of it)"),
-    (durable._Effects, "record", "result (all of it)"),
+    (RunEffects, "attempt", "attempt (all of it)"),
+    (RunEffects, "record", "result (all of it)"),
     (executor.subprocess, "Popen", "spawn: Popen"),
     (executor, "_pump", "pipes: read to their end"),
     (step_processes, "ended", "the step's end (step_processes.ended)"),

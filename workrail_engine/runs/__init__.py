@@ -47,7 +47,7 @@ def durable_runs_in_progress() -> bool:
 
     durable = sys.modules.get("workrail_engine.runs.durable")
     runtime = durable.running() if durable is not None else None
-    return bool(runtime is not None and runtime.live)
+    return bool(runtime is not None and runtime.progress.live)
 
 
 __all__ = [

@@ -9,7 +9,7 @@ So the message sent is kept with the answer, and sent again where the run may no
 by a retry of the same answer while the run has not acted on it, and by every process that opens
 the store (a restarted server, a worker, the CLI) for each run in flight that waits on a step
 whose answer is recorded. A run takes only the message for the step it waits on and drops any
-other (`durable._Effects.wait`), so a message sent twice is acted on once.
+other (`durable.effects.RunEffects.wait`), so a message sent twice is acted on once.
 """
 
 from __future__ import annotations

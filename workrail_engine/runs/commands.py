@@ -1,6 +1,6 @@
 """One attempt of a command step: render its argv per element, check where it runs, run it.
 
-This is the body of the durable attempt (see `durable`), kept free of DBOS so it can be tested
+This is the body of the durable attempt (see `durable.effects`), kept free of DBOS so it can be tested
 alone. Everything it returns has been through the secret mask.
 """
 

@@ -1,8 +1,8 @@
 """`RunHistory`: the runs of a store as people look at them — a page of runs, one run in detail.
 
 A read model beside `RunService`: it reads the store's tables (DBOS's run status, input and state
-event, and our step journal) with plain queries on a connection of its own, and never launches
-DBOS. So a reader sees every run whichever process executes it (the CLI, a server, another
+event, and our step journal) with plain queries on a read-only `SqlStore` of its own (the
+journal's and the sessions' table names, dialect and reconnection), and never launches DBOS. So a reader sees every run whichever process executes it (the CLI, a server, another
 machine on Postgres), costs no executor, and a page of 50 runs out of 10,000 is a few indexed
 queries: status, filters and ordering are computed in SQL, and only the runs on the page have
 their definition and journal read.
@@ -11,26 +11,25 @@ their definition and journal read.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from ..answers.store import confirmations_of, refusal_of
+from ..answers.store import ANSWER_NAMES, confirmations_of, refusal_of
 from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
+from ..sessions.store import SESSION_TABLES
+from .journal import JOURNAL_TABLES
 from .model import ACTIVE, executable_steps
 from .resolve import database_url, store_home
+from .run_status import FAILED, status_sql
+from .sql_store import SqlStore, dbos_tables
 
 __all__ = ["OUTPUT_CAP", "RunHistory", "RunPage", "RunRow"]
 
 OUTPUT_CAP = 16 << 10  # characters of a step's stdout (the tail) and stderr shown to a reader
-_IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
-_FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
 @dataclass(frozen=True)
@@ -53,45 +52,18 @@ class RunPage:
     limit: int
 
 
-class _Dialect:
-    """What differs between SQLite and Postgres in these queries: placeholders, table names and
-    how a field is taken out of a JSON text column."""
+class _Reader(SqlStore):
+    """The store, read-only: a store or a table not created yet reads as empty."""
 
-    def __init__(self, postgres: bool, dbos_schema: str) -> None:
-        self.postgres = postgres
-        prefix = f'"{dbos_schema}".' if postgres else ""
-        self.names = {
-            "status": f"{prefix}workflow_status",
-            "events": f"{prefix}workflow_events",
-            "input": f"{prefix}workflow_input",
-            "journal": "workrail.journal" if postgres else "workrail_journal",
-            "sessions": "workrail.sessions" if postgres else "workrail_sessions",
-            "positions": "workrail.session_positions" if postgres else "workrail_session_positions",
-            "answers": "workrail.answers" if postgres else "workrail_answers",
-            "pinned": "workrail.pinned_workflows" if postgres else "workrail_pinned_workflows",
-            "refusals": "workrail.confirmation_refusals"
-            if postgres
-            else "workrail_confirmation_refusals",
-            "model_usage": "workrail.model_usage" if postgres else "workrail_model_usage",
-        }
+    application_name = "workrail-history"
 
-    def field(self, column: str, *path: str | int) -> str:
-        if self.postgres:
-            steps = "".join(f" -> {p}" if isinstance(p, int) else f" -> '{p}'" for p in path[:-1])
-            return f"(({column})::json{steps} ->> '{path[-1]}')"
-        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-        return f"json_extract({column}, '{where}')"
-
-    @property
-    def newest_first(self) -> str:
-        # DBOS's SQLite rows are created at whole seconds: the rowid (insertion order, and part
-        # of every SQLite index entry, so the created_at index still serves the order) breaks ties.
-        tie = "ws.workflow_uuid" if self.postgres else "ws.rowid"
-        return f"ws.created_at DESC, {tie} DESC"
-
-    def sql(self, text: str) -> str:
-        text = text.format(**self.names)
-        return text.replace("?", "%s") if self.postgres else text
+    def rows(self, text: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        try:
+            return self._read(text, args)
+        except Exception as exc:
+            if _missing_table(exc):
+                return []  # a store whose tables are not created yet: no runs
+            raise
 
 
 class RunHistory:
@@ -108,42 +80,19 @@ class RunHistory:
                 if url
                 else (home or store_home(create=False)) / "runs.sqlite"
             )
-        self._url = url
-        self._dialect = _Dialect(self._path is None, dbos_schema)
-        self._conn: Any = None
-        self._lock = threading.Lock()
+            url = f"sqlite:///{self._path}"
+        self._store = _Reader(
+            url,
+            {**dbos_tables(dbos_schema), **JOURNAL_TABLES, **SESSION_TABLES, **ANSWER_NAMES},
+            read_only=True,
+        )
+        self._postgres = self._store.postgres
         self._definitions: dict[str, dict[str, Any]] = {}  # a run's input never changes
-        status = self._dialect.field("ev.value", "status")
         # The run's status as `RunService` reports it, in SQL so that filters and counts of
         # 10,000 runs stay in the database: DBOS's status, refined by the run's state event.
-        self._status_sql = (
-            "CASE WHEN ws.status = 'CANCELLED' THEN 'cancelled'"
-            f" WHEN ws.status IN {_FAILED!r} THEN 'failed'"
-            f" WHEN ws.status IN {_IN_FLIGHT!r} THEN"
-            f" (CASE WHEN {status} IN ('running', 'waiting', 'success', 'failed', 'partial',"
-            f" 'cancelled') THEN {status} ELSE 'running' END)"
-            f" ELSE COALESCE({status}, 'failed') END"
-        )
+        self._status_sql = status_sql("ws.status", self._field("ev.value", "status"))
 
-    # --- connection ----------------------------------------------------------------------
-
-    def _connect(self) -> Any:
-        if self._path is not None:
-            conn = sqlite3.connect(
-                f"file:{quote(str(self._path))}?mode=ro",
-                uri=True,
-                check_same_thread=False,
-                timeout=30,
-            )
-            conn.execute("PRAGMA busy_timeout=30000")
-            return conn
-        import psycopg
-
-        from .pg_liveness import connection_parameters
-
-        assert self._url is not None
-        params: dict[str, Any] = connection_parameters(self._url, "workrail-history")
-        return psycopg.connect(**params, autocommit=True)
+    # --- the store -----------------------------------------------------------------------
 
     def exists(self) -> bool:
         """Whether there is a store to read (a SQLite file is created by the first run)."""
@@ -152,44 +101,30 @@ class RunHistory:
     def _query(self, text: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         if not self.exists():
             return []
-        sql = self._dialect.sql(text)
-        with self._lock:
-            for again in (True, False):
-                try:
-                    if self._conn is None:
-                        self._conn = self._connect()
-                    if self._path is not None:
-                        rows: list[tuple[Any, ...]] = self._conn.execute(
-                            sql, tuple(args)
-                        ).fetchall()
-                        return rows
-                    with self._conn.cursor() as cur:
-                        cur.execute(sql, tuple(args))
-                        rows = cur.fetchall()
-                        return rows
-                except Exception as exc:
-                    if not again or not _connection_lost(exc):
-                        if _missing_table(exc):
-                            return []  # a store whose tables are not created yet: no runs
-                        raise
-                    self.close_locked()
-        return []
+        return self._store.rows(text, tuple(args))
 
     def _count(self, text: str, args: Iterable[Any] = ()) -> int:
         """A ``SELECT COUNT(*)``; 0 where there is no store or no table yet to count in."""
         found = self._query(text, args)
         return int(found[0][0]) if found else 0
 
-    def close_locked(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
-
     def close(self) -> None:
-        with self._lock:
-            self.close_locked()
+        self._store.close()
+
+    def _field(self, column: str, *path: str | int) -> str:
+        """A field of the JSON text in ``column``, as SQL of the store's dialect."""
+        if self._postgres:
+            steps = "".join(f" -> {p}" if isinstance(p, int) else f" -> '{p}'" for p in path[:-1])
+            return f"(({column})::json{steps} ->> '{path[-1]}')"
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+        return f"json_extract({column}, '{where}')"
+
+    @property
+    def _newest_first(self) -> str:
+        # DBOS's SQLite rows are created at whole seconds: the rowid (insertion order, and part
+        # of every SQLite index entry, so the created_at index still serves the order) breaks ties.
+        tie = "ws.workflow_uuid" if self._postgres else "ws.rowid"
+        return f"ws.created_at DESC, {tie} DESC"
 
     # --- a page of runs ------------------------------------------------------------------
 
@@ -261,9 +196,7 @@ class RunHistory:
         where, args = ["ws.name = 'workrail_run'"], []
         if workflow:
             stored = "COALESCE(wi.inputs, ws.inputs)"
-            where.append(
-                f"{self._dialect.field(stored, 'positionalArgs', 0, 'workflow', 'id')} = ?"
-            )
+            where.append(f"{self._field(stored, 'positionalArgs', 0, 'workflow', 'id')} = ?")
             args.append(workflow)
         if status:
             where.append(f"({self._status_sql}) = ?")
@@ -278,10 +211,10 @@ class RunHistory:
         filtered = bool(status or workflow)
         found = self._query(
             f"SELECT ws.workflow_uuid, ({self._status_sql}), ws.created_at, ws.updated_at,"
-            f" {self._dialect.field('ev.value', 'finished_at')}"
+            f" {self._field('ev.value', 'finished_at')}"
             + joins
             + condition
-            + f" ORDER BY {self._dialect.newest_first} LIMIT ? OFFSET ?",
+            + f" ORDER BY {self._newest_first} LIMIT ? OFFSET ?",
             [*args, max(limit, 1), max(offset, 0)],
         )
         if offset == 0 and len(found) < limit:
@@ -349,8 +282,8 @@ class RunHistory:
         if not run_ids:
             return {}
         marks = ", ".join("?" * len(run_ids))
-        status = self._dialect.field("result", "status")
-        step = self._dialect.field("result", "step_id")
+        status = self._field("result", "status")
+        step = self._field("result", "step_id")
         seen: dict[str, set[str]] = {}
         for run_id, step_id in self._query(
             f"SELECT run_id, {step} FROM {{journal}} WHERE run_id IN ({marks})"
@@ -412,7 +345,7 @@ class RunHistory:
         steps = _steps(workflow, rows, state if kind == "waiting" else {})
         self._people_and_model(run_id, steps, lambda key, _: key)
         message = state.get("error_message")
-        if dbos_status in _FAILED:
+        if dbos_status in FAILED:
             message = str(_json(error) or error or "the run failed")
         elif kind == "cancelled":
             reason = (_json(attrs) or {}).get("cancel_reason") if attrs else None
@@ -528,14 +461,6 @@ class RunHistory:
             "session": {"workflow_hash": digest, "goal": goal},
             "sampling": self._model_usage(run_id),
         }
-
-
-def _connection_lost(exc: Exception) -> bool:
-    try:
-        import psycopg
-    except ImportError:  # pragma: no cover - psycopg is a dependency
-        return False
-    return isinstance(exc, psycopg.OperationalError)
 
 
 def _missing_table(exc: Exception) -> bool:

@@ -24,18 +24,23 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .sql_store import SqlStore
+from .sql_store import SqlStore, dbos_tables
 from .sqlite_store import configure_connection
 
 if TYPE_CHECKING:
     from .pg_prepared import PreparedStatement
 
-__all__ = ["Journal", "Recorded", "StatusRead"]
+__all__ = ["JOURNAL_TABLES", "Journal", "Recorded", "StatusRead"]
 
 # The run's status read with a step's result: called when the run needs it (see `add_result`).
 StatusRead = Callable[[], str | None]
 
 
+# role → (SQLite name, Postgres name); the members' queue is Postgres's alone
+JOURNAL_TABLES = {
+    "journal": ("workrail_journal", "workrail.journal"),
+    "members": ("", "workrail.members"),
+}
 # One row per attempt; the step's result rides on the row of its last attempt (attempt 0 for a
 # step that has none: skipped, or answered by the agent), so a step costs one INSERT.
 _COLUMNS = (
@@ -121,12 +126,7 @@ class Journal(SqlStore):
         self._data_version: int | None = None
         super().__init__(
             url,
-            {
-                "journal": ("workrail_journal", "workrail.journal"),
-                "status": ("workflow_status", f'"{dbos_schema}".workflow_status'),
-                "operations": ("operation_outputs", f'"{dbos_schema}".operation_outputs'),
-                "members": ("", "workrail.members"),
-            },
+            {**JOURNAL_TABLES, **dbos_tables(dbos_schema)},
             _SQLITE_TABLES,
             _POSTGRES_TABLES,
         )
@@ -148,7 +148,7 @@ class Journal(SqlStore):
 
     def freeze(self, timeout: float = 5.0) -> None:
         """Write nothing more from this process: the write under way ends, any later one waits
-        for ever. For an exit with steps in flight (`durable._exit_if_busy`), before their
+        for ever. For an exit with steps in flight (`durable.runtime._exit_if_busy`), before their
         processes are killed: a step killed by the exit must not be recorded as failed (its run is
         taken over and the step runs again), and the run's thread, woken by the kill, would record
         it in the moment before the process is gone. ``timeout``: how long to wait for a write
@@ -319,33 +319,6 @@ class Journal(SqlStore):
         )
         return [json.loads(result) for (result,) in rows]
 
-    def member_ends(
-        self, run_id: str, running: dict[str, tuple[int, str]]
-    ) -> dict[str, dict[str, Any] | str]:
-        """Of a run's members on the queue (member workflow id → (index, step key)), those that
-        ended: the step's result once the member recorded it, DBOS's status for one whose
-        workflow ended without a result (an error, a cancel). The run's own id is in the answer,
-        with its status, when the run was cancelled. One query."""
-        keys = {key: workflow_id for workflow_id, (_, key) in running.items()}
-        ids = [*running, run_id]
-        rows = self._read(
-            "SELECT step_key, result, NULL FROM {journal} WHERE run_id = ? AND result IS NOT NULL"
-            f" AND step_key IN ({', '.join('?' * len(keys))})"
-            " UNION ALL SELECT workflow_uuid, NULL, status FROM {status}"
-            f" WHERE workflow_uuid IN ({', '.join('?' * len(ids))})"
-            " AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED')",
-            (run_id, *keys, *ids),
-        )
-        ended: dict[str, dict[str, Any] | str] = {}
-        for name, result, status in rows:
-            if result is not None:
-                ended[keys[name]] = json.loads(result)
-            elif name != run_id:
-                ended.setdefault(name, status)
-            elif status == "CANCELLED":
-                ended[run_id] = status
-        return ended
-
     def statuses(self, run_ids: list[str]) -> dict[str, str]:
         """DBOS's status of each run (read from its table: one indexed query, no ORM)."""
         if not run_ids:
@@ -373,17 +346,6 @@ class Journal(SqlStore):
         return bool(rows)
 
     # --- the member queue (Postgres; member_queue.py) ----------------------------------------
-
-    def had_children(self, run_id: str) -> bool:
-        """Whether the run started DBOS child workflows: its parallel members went through
-        DBOS's queue (a run an earlier version left in flight), and a replay must make the same
-        DBOS calls again."""
-        rows = self._read(
-            "SELECT 1 FROM {operations} WHERE workflow_uuid = ?"
-            " AND child_workflow_id IS NOT NULL LIMIT 1",
-            (run_id,),
-        )
-        return bool(rows)
 
     def enqueue_members(self, run_id: str, members: list[tuple[str, str]]) -> None:
         """Queue a run's members ((step key, the member as JSON) each) and wake the processes

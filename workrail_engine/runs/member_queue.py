@@ -1,7 +1,7 @@
 """The queue of parallel-group members on a Postgres run store: a table of ours, woken by NOTIFY.
 
-Members went through DBOS's queue before: each cost the run an enqueue (a checkpointed DBOS call,
-15–20 ms on a loaded machine), then waited for the queue's next poll (every 50 ms) and DBOS's
+Why not DBOS's queue: there each member costs the run an enqueue (a checkpointed DBOS call,
+15–20 ms on a loaded machine), then waits for the queue's next poll (every 50 ms) and DBOS's
 claim and start (≈ 3.6 transactions), 75–90 ms from enqueue to start; a group of 0.2 s steps
 took 1.6–1.8× its ideal time. Here (docs/benchmarks.md, "Speed goals, third pass"):
 
@@ -17,7 +17,7 @@ took 1.6–1.8× its ideal time. Here (docs/benchmarks.md, "Speed goals, third p
 What DBOS did for members, and where it is now: the run's ``parallel_limit`` across processes is
 the run's sliding window (at most that many of its members queued or running); recovery: a
 member claimed by an executor that died is queued again when the liveness watch finds it dead
-(`DurableRuntime.recover`), and its journal rows make the new execution a replay; cancellation:
+(`durable.recovery.recover`), and its journal rows make the new execution a replay; cancellation:
 a member reads the run's status before each step (none starts after a cancel, queued or not) and
 the cancel watch kills the steps running; replay: a member whose result is in the journal
 returns it without running, and queueing a member again is a no-op.

@@ -15,8 +15,8 @@ later. A server restart or failover ends every session at once, and a living pro
 one watch tick to reconnect and take its lock again; without the grace the first process back
 would declare all the others dead and recover their runs while they still execute them.
 
-Only psycopg and the standard library: this module works alone; the run store (durable.py) wires it
-to DBOS's recovery.
+Only psycopg and the standard library: this module works alone; the run store
+(durable/runtime.py) wires it to DBOS's recovery.
 """
 
 from __future__ import annotations

@@ -32,10 +32,11 @@ from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliver_recorded_answers
 from .commands import AttemptSettings
-from .model import ACTIVE, TERMINAL, run_input, run_result
+from .model import ACTIVE, run_input, run_result
 from .params import check_parameters
 from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
+from .run_status import FAILED, IN_FLIGHT, run_status
 from .step_events import StepFeedRead
 from .walker import condition_context
 from .workspace import check_sandbox
@@ -45,13 +46,6 @@ if TYPE_CHECKING:
     from .durable import DurableRuntime
 
 __all__ = ["RunOptions", "RunService"]
-
-_DBOS_STATUS = {
-    "SUCCESS": None,
-    "ERROR": "failed",
-    "CANCELLED": "cancelled",
-    "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed",
-}
 
 
 @dataclass
@@ -297,7 +291,7 @@ class RunService:
         statuses = runtime.list_runs(running_only=running_only, limit=limit)
         # An in-flight run may be waiting for the agent: its state event says so, as in get().
         runs = [
-            _summary(s, runtime.events(s.workflow_id) if s.status in _IN_FLIGHT else {})
+            _summary(s, runtime.events(s.workflow_id) if s.status in IN_FLIGHT else {})
             for s in statuses
         ]
         answered = self.sessions.store.answered_keys(
@@ -329,7 +323,7 @@ class RunService:
         seen = None
         handed = time.monotonic()
         while True:
-            mark_before = self._runtime().change_mark(run_id)
+            mark_before = self._runtime().progress.change_mark(run_id)
             snap = self.get(run_id)
             if snap.get("answered_step") and time.monotonic() - handed > 2.0:
                 # Answered and not acted on yet: the process it was handed to may have ended
@@ -349,7 +343,7 @@ class RunService:
             remaining = end - time.monotonic()
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
-            self._runtime().wait_for_change(
+            self._runtime().progress.wait_for_change(
                 run_id, remaining, steps=on_change is not None, stop=stop, since=mark_before
             )
 
@@ -645,19 +639,10 @@ def _elapsed(run: dict[str, Any], state: dict[str, Any], status: Any) -> float:
 
 
 def _status_of(status: Any, state: dict[str, Any]) -> str:
-    if status.status in ("PENDING", "ENQUEUED", "DELAYED"):
-        # The summary is the run's last event; the workflow ends right after (a reader in between
-        # need not wait for DBOS to record the end).
-        return (
-            state.get("status", "running")
-            if state.get("status") in ACTIVE + TERMINAL
-            else "running"
-        )
-    mapped = _DBOS_STATUS.get(status.status)
-    if mapped is not None:
-        return mapped
+    """The run's status from DBOS's and what the run reported last: its state event, or (when
+    the events were not read) the summary it ended with."""
     output = status.output if isinstance(status.output, dict) else {}
-    return str(output.get("status", "failed"))
+    return run_status(status.status, state.get("status", output.get("status")))
 
 
 def _snapshot(
@@ -667,7 +652,7 @@ def _snapshot(
     state = events.get("state") or {}
     kind = _status_of(status, state)
     error = state.get("error_message")
-    if status.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+    if status.status in FAILED:
         error = str(status.error) if status.error else "the run failed"
     elif kind == "cancelled":
         error = "cancelled: " + str(
@@ -690,9 +675,6 @@ def _snapshot(
 
 def _public(snap: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in snap.items() if not k.startswith("_")}
-
-
-_IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
 
 
 def _summary(status: Any, events: dict[str, Any]) -> dict[str, Any]:

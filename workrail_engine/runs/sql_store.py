@@ -1,7 +1,7 @@
 """One connection to the run store through the database driver itself (no ORM): SQLite or Postgres.
 
 The step journal and the session store both write to the run store's database next to DBOS's
-tables. Their SQL is written once with ``?`` placeholders and ``{name}`` table names; this class
+tables, and the run history reads all of them (read-only). Their SQL is written once with ``?`` placeholders and ``{name}`` table names; this class
 compiles it for the dialect, holds the one connection under a lock, and on Postgres connects
 again after a server restart or failover (every write of theirs is an upsert or guarded, so a
 repeat is harmless).
@@ -17,15 +17,25 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from .sqlite_store import configure_connection
 
-__all__ = ["RECONNECT_FOR", "SqlStore"]
+__all__ = ["RECONNECT_FOR", "SqlStore", "dbos_tables"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 RECONNECT_FOR = 120.0  # seconds a lost Postgres connection is tried again before a call fails
 DDL_LOCK = 0x776F726B7261696C  # "workrail": serializes CREATE … IF NOT EXISTS between processes
+
+
+def dbos_tables(schema: str = "dbos") -> dict[str, tuple[str, str]]:
+    """DBOS's tables our SQL reads, by role: (SQLite name, Postgres name)."""
+    return {
+        "status": ("workflow_status", f'"{schema}".workflow_status'),
+        "events": ("workflow_events", f'"{schema}".workflow_events'),
+        "input": ("workflow_input", f'"{schema}".workflow_input'),
+    }
 
 
 class SqlStore:
@@ -38,17 +48,24 @@ class SqlStore:
         self,
         url: str,
         names: dict[str, tuple[str, str]],
-        sqlite_tables: tuple[str, ...],
-        postgres_tables: tuple[str, ...],
+        sqlite_tables: tuple[str, ...] = (),
+        postgres_tables: tuple[str, ...] = (),
+        *,
+        read_only: bool = False,
     ) -> None:
-        """``names``: role → (SQLite name, Postgres name)."""
+        """``names``: role → (SQLite name, Postgres name). ``read_only``: a reader (`RunHistory`)
+        creates nothing and connects at its first read (SQLite read-only: a store no run has
+        created yet stays absent)."""
         self.postgres = not url.startswith("sqlite")
+        self.read_only = read_only
         self._url = url
         self._lock = threading.Lock()
         self._compiled: dict[str, str] = {}
         self._names = {role: pair[1 if self.postgres else 0] for role, pair in names.items()}
+        self._conn: Any = None
+        if read_only:
+            return
         if self.postgres:
-            self._conn: Any = None
 
             def open_store() -> None:
                 # A process started while the server restarts waits for it, as a running one does.
@@ -59,16 +76,22 @@ class SqlStore:
 
             self._again(open_store)
         else:
-            self._conn = sqlite3.connect(
-                url.removeprefix("sqlite:///"),
-                isolation_level=None,
-                check_same_thread=False,
-                timeout=30,
-            )
-            configure_connection(self._conn)
+            self._conn = self._connect_sqlite()
             with self._transaction() as cur:
                 for statement in sqlite_tables:
                     cur.execute(statement)
+
+    def _connect_sqlite(self) -> sqlite3.Connection:
+        path = self._url.removeprefix("sqlite:///")
+        if self.read_only:
+            conn = sqlite3.connect(
+                f"file:{quote(path)}?mode=ro", uri=True, check_same_thread=False, timeout=30
+            )
+            conn.execute("PRAGMA busy_timeout=30000")
+            return conn
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        configure_connection(conn)
+        return conn
 
     def _connect(self) -> Any:
         import psycopg
@@ -119,6 +142,7 @@ class SqlStore:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
+                self._conn = None  # a reader's next read connects again
 
     def _sql(self, text: str) -> str:
         compiled = self._compiled.get(text)
@@ -165,6 +189,8 @@ class SqlStore:
                     return list(cur.fetchall())
 
             return self._again(query)
+        if self._conn is None:  # a reader's first read
+            self._conn = self._connect_sqlite()
         return list(self._conn.execute(self._sql(text), args).fetchall())
 
     def _execute(self, text: str, rows: list[tuple[Any, ...]]) -> None:

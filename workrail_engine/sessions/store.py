@@ -22,7 +22,7 @@ from typing import Any
 
 from ..answers.store import Answer, AnswerStore, Claim, answer_values
 
-__all__ = ["SessionRow", "SessionStore"]
+__all__ = ["SESSION_TABLES", "SessionRow", "SessionStore"]
 
 _SESSION_COLUMNS = (
     # Narrow: what a search scans. The big JSON (position, pending step, last notes) lives in
@@ -33,7 +33,8 @@ _SESSION_COLUMNS = (
     " updated_at DOUBLE PRECISION NOT NULL, search TEXT NOT NULL"
 )
 _POSITION_COLUMNS = "run_id TEXT PRIMARY KEY, state TEXT NOT NULL, pending TEXT, last_notes TEXT"
-_NAMES = {
+# role → (SQLite name, Postgres name); the run history reads them too
+SESSION_TABLES = {
     "sessions": ("workrail_sessions", "workrail.sessions"),
     "positions": ("workrail_session_positions", "workrail.session_positions"),
     "pinned": ("workrail_pinned_workflows", "workrail.pinned_workflows"),
@@ -52,7 +53,7 @@ _COMMON = (
 
 
 def _ddl(postgres: bool) -> tuple[str, ...]:
-    names = {role: pair[1 if postgres else 0] for role, pair in _NAMES.items()}
+    names = {role: pair[1 if postgres else 0] for role, pair in SESSION_TABLES.items()}
     names["sessions_updated"] = "workrail_sessions_updated"
     statements = tuple(s.format(**names) for s in _COMMON)
     if postgres:
@@ -107,7 +108,7 @@ class SessionStore(AnswerStore):
     application_name = "workrail-sessions"
 
     def __init__(self, url: str) -> None:
-        super().__init__(url, _NAMES, _ddl(False), _ddl(True))
+        super().__init__(url, SESSION_TABLES, _ddl(False), _ddl(True))
         self._pinned: dict[str, dict[str, Any]] = {}
 
     # --- the token key ---------------------------------------------------------------------

@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from workrail_engine.errors import EngineError
 from workrail_engine.runs import ACTIVE
+from workrail_engine.runs.run_status import IN_FLIGHT
 
 __all__ = ["cancel_run", "run_fragment", "run_page", "timeline"]
 
@@ -70,7 +71,7 @@ def _marker(request: Request, run_id: str) -> str:
     every `TICK` seconds while it is in flight."""
     found = request.app.state.history.version(run_id)
     status = found[0][0] if found[0] else None
-    tick = int(time.time() // TICK) if status in ("PENDING", "ENQUEUED", "DELAYED") else 0
+    tick = int(time.time() // TICK) if status in IN_FLIGHT else 0
     return hashlib.sha256(repr((found, tick)).encode()).hexdigest()[:16]
 
 

@@ -1,4 +1,4 @@
-"""The one place the runs use DBOS's private API (`durable._reenqueue_dead`) and the one private
+"""The one place the runs use DBOS's private API (`durable.recovery._reenqueue_dead`) and the one private
 name they import: these tests fail loudly when a DBOS upgrade moves or changes them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The durable layer's own behaviour (workrail_engine/runs/durable.py), on the real SQLite store:
+"""The durable layer's own behaviour (workrail_engine/runs/durable/), on the real SQLite store:
 the process's one runtime and its lifecycle, taking over the runs of dead processes, and the
 in-process watching of the runs executing here. (Runs through it end to end: test_runs.py,
 test_recovery.py; the wait's mark: test_wait_for_change.py.)"""
@@ -14,7 +14,9 @@ import pytest
 
 from workrail_engine.runs import durable
 from workrail_engine.runs.commands import AttemptSettings
-from workrail_engine.runs.durable import DurableRuntime, MemberEnds, NotLaunched
+from workrail_engine.runs.durable import DurableRuntime, NotLaunched
+from workrail_engine.runs.durable.members import MemberEnds
+from workrail_engine.runs.durable.progress import RunProgress
 from workrail_engine.runs.sqlite_store import DATABASE
 
 Launch = Callable[..., DurableRuntime]
@@ -142,7 +144,7 @@ def test_an_answer_hands_a_run_over_only_when_no_live_process_has_it(
 ) -> None:
     runtime = launch(tmp_path / "home", executes=False)
     runtime.hand_over("no-such-run")  # no run: nobody to wake
-    runtime.live["run-here"] = [0, 0]  # executing in this process: it acts on the answer itself
+    runtime.progress.live["run-here"] = [0, 0]  # executing here: it acts on the answer itself
     runtime.hand_over("run-here")
     assert workers_started == []
 
@@ -151,9 +153,9 @@ def test_an_answer_hands_a_run_over_only_when_no_live_process_has_it(
 
 
 @pytest.fixture
-def runtime(tmp_path: Path) -> DurableRuntime:
-    # not launched: the watching is the in-process bookkeeping of the runs live here
-    return DurableRuntime(tmp_path, None, settings(tmp_path))
+def runtime() -> RunProgress:
+    # the watching is the in-process bookkeeping of the runs live here (`DurableRuntime.progress`)
+    return RunProgress()
 
 
 def in_a_moment(work: Callable[[], None]) -> threading.Thread:
@@ -162,7 +164,7 @@ def in_a_moment(work: Callable[[], None]) -> threading.Thread:
     return thread
 
 
-def waited(runtime: DurableRuntime, run_id: str, seconds: float, **options: object) -> float:
+def waited(runtime: RunProgress, run_id: str, seconds: float, **options: object) -> float:
     started = time.monotonic()
     runtime.wait_for_change(run_id, seconds, **options)  # type: ignore[arg-type]
     return time.monotonic() - started

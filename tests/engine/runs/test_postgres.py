@@ -31,18 +31,13 @@ import json, os, sys, time
 from pathlib import Path
 from workrail_engine.runs import RunOptions, RunService
 if os.environ.get("TEST_SLOW_LAUNCH"):
-    # a launch that goes on for a while once the step queue is registered, as on a loaded machine
-    from dbos import DBOS
-    register = DBOS.register_queue
-    def slow_register(name, *args, **kwargs):
-        register(name, *args, **kwargs)
-        if name == "workrail-steps":
-            time.sleep(float(os.environ["TEST_SLOW_LAUNCH"]))
-    DBOS.register_queue = slow_register
-if os.environ.get("TEST_DBOS_QUEUE"):
-    # members through DBOS's step queue, as the versions before the member queue put them
-    from workrail_engine.runs.journal import Journal
-    Journal.had_children = lambda self, run_id: True
+    # a launch that goes on for a while once the member queue listens, as on a loaded machine
+    from workrail_engine.runs.member_queue import MemberQueue
+    begin = MemberQueue.start
+    def slow_start(self):
+        begin(self)
+        time.sleep(float(os.environ["TEST_SLOW_LAUNCH"]))
+    MemberQueue.start = slow_start
 service = RunService(
     Path(sys.argv[1]), allow_commands=sys.argv[3] not in ("status", "cancel"), home=Path(sys.argv[2])
 )
@@ -447,12 +442,12 @@ def _wait_for_a_recorded_step(url: str, prefix: str = "") -> None:
 
 
 def test_a_worker_still_starting_runs_the_members_queued_for_it(postgres_url, tmp_path):
-    """A worker dequeues members of the shared step queue as soon as DBOS starts in it: the run
-    store must already be open then (it failed them with NotLaunched while the rest of its launch
-    went on). Members wait on the queue with no worker able to run them — their worker was
+    """A worker takes members from the member queue as soon as it listens to it: the run store
+    must already be open then (it failed them with NotLaunched while the rest of its launch went
+    on). Members wait on the queue with no worker able to run them — their worker was
     killed, and the process that handed them back runs no commands — when a worker starts; the
     test does not wait for it to be ready, and the worker's launch goes on for 1.5 s after it
-    registered the step queue (what a slow Postgres connection or a loaded machine does to the
+    started listening (what a slow Postgres connection or a loaded machine does to the
     rest of its launch; without it the race was too narrow to hit here 0 times in 3)."""
     env, project, marks = _takeover_setting(postgres_url, tmp_path)
     token = uuid.uuid4().hex
@@ -534,16 +529,14 @@ def _wait_for_queued_members(url: str, run_id: str, count: int) -> None:
 
 
 def _member_errors(url: str, run_id: str) -> list[str]:
-    """The run's members that ended in an error (on the member queue, or on DBOS's queue)."""
+    """The run's members that ended in an error on the member queue."""
     with psycopg.connect(url, autocommit=True) as conn:
         return [
             str(row[0])
             for row in conn.execute(
                 "SELECT step_key || ': ' || coalesce(error, state) FROM workrail.members"
-                " WHERE run_id = %s AND state NOT IN ('queued', 'claimed', 'ended')"
-                " UNION ALL SELECT workflow_uuid FROM dbos.workflow_status"
-                " WHERE status = 'ERROR' AND name = 'workrail_member' AND workflow_uuid LIKE %s",
-                (run_id, f"{run_id}%"),
+                " WHERE run_id = %s AND state NOT IN ('queued', 'claimed', 'ended')",
+                (run_id,),
             ).fetchall()
         ]
 
@@ -598,44 +591,3 @@ def test_a_cancel_reaches_the_members_waiting_on_the_queue(postgres_url, tmp_pat
         for pid in _processes_with(members[0]["run"]["command"][2]):
             os.kill(pid, 9)
     assert len(marks.read_text().splitlines()) == 3  # no member started again after the cancel
-
-
-def test_a_run_an_earlier_version_left_on_dbos_queue_finishes_there(postgres_url, tmp_path):
-    """The upgrade: a run whose members went through DBOS's step queue (what versions before the
-    member queue did; the first worker is made to) and whose worker was killed mid-group is taken
-    over by a worker of this version, which replays it with the same DBOS calls (a replay
-    without them fails with DBOS's unexpected-step error) and ends it there."""
-    env, project, marks = _takeover_setting(postgres_url, tmp_path)
-    token = uuid.uuid4().hex
-    members = _napping_group(marks, token, 3, 1.5)
-    workflow = {
-        "id": "pg-dbos-queue",
-        "name": "pg",
-        "steps": [
-            {"id": "group", "title": "g", "type": "parallel", "steps": members},
-            _step("after", _mark(marks, "after")),
-        ],
-    }
-    doomed = _start_worker(
-        {**env, "TEST_DBOS_QUEUE": "1"}, project, tmp_path / "home-a", "start", json.dumps(workflow)
-    )
-    other = None
-    try:
-        run_id = _kill_once_members_started(doomed, marks, 3)
-        other = _start_worker(env, project, tmp_path / "home-b", "serve", "90")
-        result = _worker_answer(env, project, tmp_path / "home-c", "status", run_id)
-        errors = _member_errors(postgres_url, run_id)
-    finally:
-        for worker in (doomed, other):
-            if worker is not None:
-                worker.kill()
-                worker.communicate()
-        for pid in _processes_with(members[0]["run"]["command"][2]):
-            os.kill(pid, 9)
-    assert errors == [], errors
-    assert result["status"] == "success", json.dumps(result, indent=1)[:3000]
-    assert sorted(r["step_name"] for r in result["step_results"]) == [
-        "after",
-        *(f"nap-{i}" for i in range(3)),
-    ]
-    assert _member_states(postgres_url, run_id) == []  # none went on the member queue

@@ -22,7 +22,7 @@ print(json.dumps(service.wait(sys.argv[3], float(sys.argv[5]))))
 """
 
 # Starts a run whose one step sleeps 30 s the first time, then does what an exit with a step in
-# flight does (`durable._exit_if_busy`, the CLI's `_leave`) — with a second between the kill and
+# flight does (`durable.runtime._exit_if_busy`, the CLI's `_leave`) — with a second between the kill and
 # `os._exit` for the run's thread, woken by the kill, to record what it would.
 KILLED_BY_EXIT = """
 import os, sys, time

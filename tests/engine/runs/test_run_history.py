@@ -127,7 +127,7 @@ def test_waiting_and_cancelled_runs(service, history):
     )
     service.cancel(sleeper, "enough")
     deadline = time.monotonic() + 10
-    while sleeper in service.runtime.live and time.monotonic() < deadline:
+    while sleeper in service.runtime.progress.live and time.monotonic() < deadline:
         time.sleep(0.05)  # its thread ends before the store closes at teardown
     view = history.run(sleeper)
     assert view["status"] == "cancelled" and "enough" in view["error_message"]

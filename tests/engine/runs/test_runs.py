@@ -141,7 +141,7 @@ def test_cancel_records_every_step_that_completed(service, tmp_path):
 
 def test_cancel_ends_a_retry_delay_at_once(service):
     def live_run_ids() -> list[str]:
-        return list(service.runtime.live)
+        return list(service.runtime.progress.live)
 
     wf = workflow(
         command(
