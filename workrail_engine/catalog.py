@@ -44,6 +44,7 @@ __all__ = [
     "WorkflowEntry",
     "bundled_directory",
     "default_sources",
+    "machine_sources",
     "repository_sources",
     "user_directory",
 ]
@@ -139,6 +140,15 @@ def repository_sources(project_dir: Path, warnings: list[str] | None = None) -> 
     return [Source("repo", s.directory, s.source.name) for s in served if s.directory is not None]
 
 
+def machine_sources() -> list[Source]:
+    """The sources no project decides: bundled, the user's, ``WORKRAIL_WORKFLOW_PATH``'s."""
+    sources = [Source("bundled", bundled_directory()), Source("user", user_directory())]
+    for entry in os.environ.get("WORKRAIL_WORKFLOW_PATH", "").split(os.pathsep):
+        if entry.strip():
+            sources.append(Source("env", Path(entry).expanduser()))
+    return sources
+
+
 def default_sources(
     project_dir: Path | None = None,
     extra_dirs: Sequence[Path] = (),
@@ -146,10 +156,7 @@ def default_sources(
 ) -> list[Source]:
     """The catalog's sources, lowest precedence first; ``warnings`` hears of the workflow
     repositories that cannot be served."""
-    sources = [Source("bundled", bundled_directory()), Source("user", user_directory())]
-    for entry in os.environ.get("WORKRAIL_WORKFLOW_PATH", "").split(os.pathsep):
-        if entry.strip():
-            sources.append(Source("env", Path(entry).expanduser()))
+    sources = machine_sources()
     project = Path(project_dir) if project_dir is not None else Path.cwd()
     sources += repository_sources(project, warnings)
     sources += _project_sources(project)

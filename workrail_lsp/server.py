@@ -444,11 +444,22 @@ def _register_features(server: WorkrailLanguageServer) -> None:
         )
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    @guarded
-    def on_definition(
+    async def on_definition(
         ls: WorkrailLanguageServer, params: types.DefinitionParams
     ) -> list[types.Location] | None:
-        return feature("navigation").definition(ls.state(params.text_document.uri), params.position)
+        try:
+            navigation = feature("navigation")
+            state = ls.state(params.text_document.uri)
+            found: list[types.Location] | None = navigation.definition(state, params.position)
+            if found is None:  # a routine or a delegation: the workflow files' ids are needed
+                paths = await ls.index.settled_paths()
+                found = navigation.workflow_definition(
+                    ls.state(params.text_document.uri), params.position, paths
+                )
+        except Exception:
+            log.exception("on_definition failed")
+            return None
+        return found
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded
@@ -536,7 +547,7 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink] | None:
         try:  # a link to a routine's file needs the workspace's ids: waits for a running scan
-            ids = await ls.index.settled_ids()
+            ids = await ls.index.settled_paths()
             links: list[types.DocumentLink] | None = feature("links").document_links(
                 ls.state(params.text_document.uri), ids
             )
@@ -592,10 +603,11 @@ def _snippets(ls: WorkrailLanguageServer) -> bool:
 
 
 def _routines(ls: WorkrailLanguageServer) -> Callable[[str], dict[str, Any] | None]:
-    """Routines for a hover's compiled view: the workspace's workflow files, looked up by id."""
+    """Routines for a hover's compiled view: the workflow files (the workspace's first, then the
+    catalog's other sources'), looked up by id."""
 
     def find(workflow_id: str) -> dict[str, Any] | None:
-        for path, found in ls.index.ids().items():
+        for path, found in reversed(ls.index.workflow_paths().items()):
             if found == workflow_id:
                 try:  # an unopened file is read the bounded way (size and time limits)
                     value = json.loads(read_unopened(path))

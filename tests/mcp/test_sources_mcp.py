@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.git_remotes import GitRemote, workflow
+from tests.git_remotes import GitRemote, project_using, workflow
 from tests.mcp.conftest import server_env
-from workrail_engine.sources.cache import sync
-from workrail_engine.sources.served import declared_sources
 
 
 def stdio_client(project: Path, tmp_path: Path, edition: str) -> Client:
@@ -31,13 +29,7 @@ def synced_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     remote = GitRemote(tmp_path / "remotes")
     remote.write("flows/team.json", workflow("team-review", "Review the change."))
     remote.commit("one")
-    project = tmp_path / "project"
-    (project / ".workrail").mkdir(parents=True)
-    (project / ".workrail" / "config.toml").write_text(
-        f'workflow-repos = [{{url = "{remote.url}", rev = "main", path = "flows", name = "team"}}]\n'
-    )
-    (source,) = declared_sources(project).sources
-    assert sync(source).commit is not None
+    project = project_using(remote, tmp_path / "project")
     remote.bare.rename(tmp_path / "gone.git")  # the server must not need the network
     return project
 
