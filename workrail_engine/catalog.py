@@ -210,6 +210,7 @@ class Catalog:
         self.generation = 0
         self.source_warnings: list[str] = []
         """Workflow repositories that cannot be served (never fetched, a bad lock…)."""
+        self._project_dirs: list[Path] = []  # whose workflow repositories are served
 
     @classmethod
     def default(
@@ -218,6 +219,7 @@ class Catalog:
         warnings: list[str] = []
         catalog = cls(default_sources(project_dir, extra_dirs, warnings), **options)
         catalog.source_warnings = warnings
+        catalog._project_dirs = [Path(project_dir) if project_dir is not None else Path.cwd()]
         return catalog
 
     @property
@@ -232,6 +234,7 @@ class Catalog:
             dict.fromkeys(s for d in dirs for s in repository_sources(Path(d), warnings))
         )
         with self._lock:
+            self._project_dirs = [Path(d) for d in dirs]
             kept = [s for s in self._sources if s.kind not in ("project", "repo")]
             project = repositories + [s for d in dirs for s in _project_sources(Path(d))]
             self.source_warnings = list(dict.fromkeys(warnings))
@@ -239,6 +242,19 @@ class Catalog:
             self._sources = kept[:at] + project + kept[at:]
             self._scan()  # at once: the caller expects the new projects' workflows now
             self._scanned_at = time.monotonic()
+
+    @property
+    def project_dirs(self) -> list[Path]:
+        """The projects whose workflow repositories are served (`default`'s, or the last
+        `set_project_dirs`')."""
+        return list(self._project_dirs)
+
+    def reload_repositories(self) -> None:
+        """Serve each workflow repository at its commit now (a background sync moved a followed
+        branch: the new commit's tree is another folder), and rescan."""
+        with self._lock:
+            if self._project_dirs:
+                self.set_project_dirs(self._project_dirs)
 
     def refresh(self, force: bool = False) -> None:
         if not force and time.monotonic() - self._scanned_at < self._rescan_interval:

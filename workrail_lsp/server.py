@@ -130,6 +130,24 @@ class WorkrailLanguageServer(LanguageServer):
                 self.state(uri)
         self.refresh_all()
 
+    def start_sources_refresh(self) -> None:
+        """Fetch the workspace's followed workflow repositories in the background
+        (`workrail_engine.sources.refresh`); a moved one is scanned again from its new commit."""
+        from workrail_engine.sources.refresh import BackgroundRefresh
+
+        loop = asyncio.get_running_loop()
+        index = self.index
+
+        def moved() -> None:  # on the refresh's thread: the index is the loop's
+            loop.call_soon_threadsafe(self._repositories_moved)
+
+        BackgroundRefresh(lambda: list(index.roots), moved).start()
+
+    def _repositories_moved(self) -> None:
+        # A scan under way read the old commit's folders: it is dropped, and a new one started.
+        self.index.configure(self.index.roots, self.index.settings)
+        self.index.refresh()
+
     def _roots(self) -> list[Path]:
         roots = [Path(p) for f in self.workspace.folders.values() if (p := to_fs_path(f.uri))]
         if not roots and self.workspace.root_path:
@@ -277,9 +295,15 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
         finally:
             ls.settings_read.set()
         _watch_project_configuration(ls)
+
         # Scan the workspace while the editor is idle, so that the first document opened later
-        # is judged with the workspace's ids already known (one opened sooner starts the scan).
-        asyncio.get_running_loop().call_later(_IDLE_SCAN_DELAY, lambda: ls.index.refresh())
+        # is judged with the workspace's ids already known (one opened sooner starts the scan);
+        # then start fetching the followed workflow repositories, on a thread of their own.
+        def when_idle() -> None:
+            ls.index.refresh()
+            ls.start_sources_refresh()
+
+        asyncio.get_running_loop().call_later(_IDLE_SCAN_DELAY, when_idle)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(

@@ -1,6 +1,7 @@
 """A workflow repository's workflows in the real language server: a routine template and a
 delegation naming them validate clean (one naming nothing still gets WR703/WR709), and
-go-to-definition on them opens the repository's file in the cache, which is read-only."""
+go-to-definition on them opens the repository's file in the cache, which is read-only; a push to
+the followed branch reaches the server by its background refresh."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 
 from raw_lsp import RawLspServer
 
-from tests.git_remotes import CALLER, project_using, team_remote
+from tests.git_remotes import CALLER, project_using, team_remote, workflow
+from workrail_engine.sources.refresh import SYNC_INTERVAL_VARIABLE
 from workrail_engine.text.document import LineIndex
 
 
@@ -82,5 +84,34 @@ def test_references_into_a_repository_validate_and_go_to_its_read_only_file(tmp_
             {"textDocument": {"uri": uri}, "position": _position(text, '"nobody-has-this"')},
         )
         assert nothing["result"] is None
+    finally:
+        assert server.close() == 0
+
+
+def test_a_routine_pushed_to_the_followed_branch_is_known_without_a_restart(tmp_path, monkeypatch):
+    monkeypatch.setenv(SYNC_INTERVAL_VARIABLE, "1")  # the server's environment: os.environ
+    remote = team_remote(tmp_path)
+    project = project_using(remote, tmp_path / "project")
+    path = project / "workflows" / "late.json"
+    path.parent.mkdir()
+    late = {
+        **CALLER,
+        "id": "late",
+        "steps": [
+            CALLER["steps"][0] | {"templateCall": {"templateId": "wr.templates.routine.team-late"}}
+        ],
+    }
+    text = json.dumps(late, indent=2)
+    path.write_text(text)
+    server = RawLspServer(project)
+    try:
+        server.initialize()
+        uri = server.open(path, text)
+        server.wait_for(_published(uri, lambda items: "WR703" in {d["code"] for d in items}))
+        remote.write("flows/routines/late.json", workflow("routine-team-late"))
+        remote.commit("a routine")
+        server.wait_for(
+            _published(uri, lambda items: "WR703" not in {d["code"] for d in items}), timeout=30
+        )
     finally:
         assert server.close() == 0
