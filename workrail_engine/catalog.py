@@ -17,6 +17,11 @@ Change detection is by polling: at most every ``rescan_interval`` seconds a look
 directories and stats the files; a file is re-read only when its size or modification time changed.
 This needs no watcher thread, works on every file system, and keeps a warm ``entries()`` on a
 10,000-file catalog to a dictionary read between scans.
+
+A workflow repository is served from the folder of one commit's tree, so a branch that moved is
+another folder, not a changed file: the servers' background refresh
+(`workrail_engine.sources.refresh`) calls ``reload_repositories``, which serves each repository
+at its commit now and rescans.
 """
 
 from __future__ import annotations
