@@ -15,7 +15,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GitRemote", "http_git_server", "workflow"]
+__all__ = [
+    "CALLER",
+    "GitRemote",
+    "http_git_server",
+    "project_using",
+    "team_remote",
+    "workflow",
+]
 
 _AUTHOR = {
     "GIT_AUTHOR_NAME": "Test",
@@ -83,6 +90,63 @@ class GitRemote:
             git("tag", tag, cwd=self.work)
         git("push", "-q", "origin", "main", *([tag] if tag else []), cwd=self.work)
         return git("rev-parse", "HEAD", cwd=self.work)
+
+
+def project_using(
+    remote: GitRemote, project: Path, *, rev: str = "main", sync: bool = True
+) -> Path:
+    """``project`` declaring ``remote`` (its ``flows`` folder, named ``team``) in
+    ``.workrail/config.toml``, synced into the cache of ``WORKRAIL_HOME`` unless ``sync=False``."""
+    from workrail_engine.sources.cache import sync as sync_source
+    from workrail_engine.sources.served import declared_sources
+
+    (project / ".workrail").mkdir(parents=True, exist_ok=True)
+    (project / ".workrail" / "config.toml").write_text(
+        f'workflow-repos = [{{url = "{remote.url}", rev = "{rev}", path = "flows", name = "team"}}]\n'
+    )
+    if sync:
+        (source,) = declared_sources(project).sources
+        assert sync_source(source).commit is not None
+    return project
+
+
+# A project's workflow naming the team repository's routine and workflow (`team_remote`), and
+# a routine and a workflow nobody has.
+CALLER = {
+    "id": "caller",
+    "name": "Caller",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "check",
+            "title": "Check",
+            "templateCall": {"templateId": "wr.templates.routine.team-check"},
+        },
+        {
+            "id": "missing",
+            "title": "Missing",
+            "templateCall": {"templateId": "wr.templates.routine.absent"},
+        },
+        {
+            "id": "fan-out",
+            "title": "Fan out",
+            "type": "parallel",
+            "parallelDelegations": [
+                {"workflowId": "team-review"},
+                {"workflowId": "nobody-has-this"},
+            ],
+        },
+    ],
+}
+
+
+def team_remote(tmp_path: Path) -> GitRemote:
+    """A team repository with a routine and a workflow under ``flows``."""
+    remote = GitRemote(tmp_path / "remotes")
+    remote.write("flows/routines/team-check.json", workflow("routine-team-check", "Check it."))
+    remote.write("flows/review.json", workflow("team-review", "Review it."))
+    remote.commit("team flows")
+    return remote
 
 
 class _GitHttp(BaseHTTPRequestHandler):

@@ -30,6 +30,11 @@ from workrail_engine.sessions.git_context import (
 )
 from workrail_engine.sources.cache import MAX_SOURCE_BYTES, MAX_SOURCE_FILES
 from workrail_engine.sources.git import GIT_TIMEOUT_SECONDS
+from workrail_engine.sources.refresh import (
+    DEFAULT_SYNC_INTERVAL_SECONDS,
+    MIN_SYNC_INTERVAL_OVERRIDE_SECONDS,
+    MIN_SYNC_INTERVAL_SECONDS,
+)
 from workrail_lsp import disk_files, message_size
 from workrail_lsp.fast_start import client_stream
 from workrail_mcp import (
@@ -166,6 +171,11 @@ EXPECTED = {
         f"{GIT_CONTEXT_SECONDS:g} s for the whole look-up"
     ),
     "GIT_TIMEOUT_SECONDS": f"{GIT_TIMEOUT_SECONDS:g} s per call",
+    "DEFAULT_SYNC_INTERVAL_SECONDS": (
+        f"default every {DEFAULT_SYNC_INTERVAL_SECONDS:g} s; a `sync-interval` is raised to at "
+        f"least {MIN_SYNC_INTERVAL_SECONDS:g} s; `WORKRAIL_SYNC_INTERVAL_SECONDS` (the person's "
+        f"environment) to at least {MIN_SYNC_INTERVAL_OVERRIDE_SECONDS:g} s"
+    ),
     "MAX_SOURCE_FILES": (
         f"each at most the document size ({limits.MAX_DOCUMENT_BYTES // MIB} MiB); "
         f"{MAX_SOURCE_FILES:,} files and {MAX_SOURCE_BYTES // MIB} MiB per commit"

@@ -17,6 +17,11 @@ Change detection is by polling: at most every ``rescan_interval`` seconds a look
 directories and stats the files; a file is re-read only when its size or modification time changed.
 This needs no watcher thread, works on every file system, and keeps a warm ``entries()`` on a
 10,000-file catalog to a dictionary read between scans.
+
+A workflow repository is served from the folder of one commit's tree, so a branch that moved is
+another folder, not a changed file: the servers' background refresh
+(`workrail_engine.sources.refresh`) calls ``reload_repositories``, which serves each repository
+at its commit now and rescans.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ __all__ = [
     "WorkflowEntry",
     "bundled_directory",
     "default_sources",
+    "machine_sources",
     "repository_sources",
     "user_directory",
 ]
@@ -139,6 +145,15 @@ def repository_sources(project_dir: Path, warnings: list[str] | None = None) -> 
     return [Source("repo", s.directory, s.source.name) for s in served if s.directory is not None]
 
 
+def machine_sources() -> list[Source]:
+    """The sources no project decides: bundled, the user's, ``WORKRAIL_WORKFLOW_PATH``'s."""
+    sources = [Source("bundled", bundled_directory()), Source("user", user_directory())]
+    for entry in os.environ.get("WORKRAIL_WORKFLOW_PATH", "").split(os.pathsep):
+        if entry.strip():
+            sources.append(Source("env", Path(entry).expanduser()))
+    return sources
+
+
 def default_sources(
     project_dir: Path | None = None,
     extra_dirs: Sequence[Path] = (),
@@ -146,10 +161,7 @@ def default_sources(
 ) -> list[Source]:
     """The catalog's sources, lowest precedence first; ``warnings`` hears of the workflow
     repositories that cannot be served."""
-    sources = [Source("bundled", bundled_directory()), Source("user", user_directory())]
-    for entry in os.environ.get("WORKRAIL_WORKFLOW_PATH", "").split(os.pathsep):
-        if entry.strip():
-            sources.append(Source("env", Path(entry).expanduser()))
+    sources = machine_sources()
     project = Path(project_dir) if project_dir is not None else Path.cwd()
     sources += repository_sources(project, warnings)
     sources += _project_sources(project)
@@ -203,6 +215,7 @@ class Catalog:
         self.generation = 0
         self.source_warnings: list[str] = []
         """Workflow repositories that cannot be served (never fetched, a bad lock…)."""
+        self._project_dirs: list[Path] = []  # whose workflow repositories are served
 
     @classmethod
     def default(
@@ -211,6 +224,7 @@ class Catalog:
         warnings: list[str] = []
         catalog = cls(default_sources(project_dir, extra_dirs, warnings), **options)
         catalog.source_warnings = warnings
+        catalog._project_dirs = [Path(project_dir) if project_dir is not None else Path.cwd()]
         return catalog
 
     @property
@@ -225,6 +239,7 @@ class Catalog:
             dict.fromkeys(s for d in dirs for s in repository_sources(Path(d), warnings))
         )
         with self._lock:
+            self._project_dirs = [Path(d) for d in dirs]
             kept = [s for s in self._sources if s.kind not in ("project", "repo")]
             project = repositories + [s for d in dirs for s in _project_sources(Path(d))]
             self.source_warnings = list(dict.fromkeys(warnings))
@@ -232,6 +247,19 @@ class Catalog:
             self._sources = kept[:at] + project + kept[at:]
             self._scan()  # at once: the caller expects the new projects' workflows now
             self._scanned_at = time.monotonic()
+
+    @property
+    def project_dirs(self) -> list[Path]:
+        """The projects whose workflow repositories are served (`default`'s, or the last
+        `set_project_dirs`')."""
+        return list(self._project_dirs)
+
+    def reload_repositories(self) -> None:
+        """Serve each workflow repository at its commit now (a background sync moved a followed
+        branch: the new commit's tree is another folder), and rescan."""
+        with self._lock:
+            if self._project_dirs:
+                self.set_project_dirs(self._project_dirs)
 
     def refresh(self, force: bool = False) -> None:
         if not force and time.monotonic() - self._scanned_at < self._rescan_interval:

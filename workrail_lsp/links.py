@@ -1,10 +1,12 @@
 """Document links: ``$schema`` to the schema, a loop's ``body`` step id to that step, a
-``functionReferences`` entry to its ``functionDefinitions`` entry, a ``templateCall`` routine to
-the workflow file that defines it."""
+``functionReferences`` entry to its ``functionDefinitions`` entry, a ``templateCall`` routine or a
+delegation's ``workflowId`` to the workflow file that defines it (the workspace's, else one of
+the catalog's other sources: a workflow repository's cached, read-only file)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +20,14 @@ from workrail_engine.text.tolerant_tree import Node
 from .documents import DocumentState
 from .workflow_facts import facts_of
 
-__all__ = ["document_links"]
+__all__ = ["WorkflowReference", "document_links", "path_of", "workflow_references"]
 
 
 def document_links(
     state: DocumentState, workflow_paths: Mapping[str, str | None] | None = None
 ) -> list[types.DocumentLink] | None:
-    """``workflow_paths``: path → workflow id of the workspace's workflow files (for routines)."""
+    """``workflow_paths``: path → workflow id of the workflow files a routine or a delegation may
+    lead to (`WorkspaceIndex.workflow_paths`)."""
     value = state.value
     if not state.is_workflow or not isinstance(value, Mapping):
         return None
@@ -47,7 +50,7 @@ def document_links(
         target = _here(state, step[1])
         out.append(_link(state, located[1], target))
     out.extend(_function_links(state, value))
-    out.extend(_routine_links(state, value, workflow_paths or {}))
+    out.extend(_routine_links(state, workflow_paths or {}))
     return out
 
 
@@ -85,22 +88,56 @@ def _function_links(state: DocumentState, value: Mapping[str, Any]) -> list[type
     return out
 
 
-def _routine_links(
-    state: DocumentState, value: Mapping[str, Any], workflow_paths: Mapping[str, str | None]
-) -> list[types.DocumentLink]:
-    """``templateCall.templateId`` ``wr.templates.routine.x`` → the file of the routine that
-    provides it (``routine_templates.routine_ids_for``: upstream's naming)."""
-    by_id = {wid: path for path, wid in workflow_paths.items() if wid}
+@dataclass(frozen=True)
+class WorkflowReference:
+    """A place in a workflow that names another workflow: a ``templateCall`` routine or a
+    delegation's ``workflowId``, with the ids that would provide it (first found wins)."""
+
+    node: Node
+    candidates: tuple[str, ...]
+
+
+def workflow_references(state: DocumentState) -> list[WorkflowReference]:
+    value = state.value
+    if not isinstance(value, Mapping):
+        return []
     out = []
     for site in walk_steps(value):
+        named: list[tuple[str, tuple[str, ...]]] = []
         call = site.step.get("templateCall")
         template = call.get("templateId") if isinstance(call, Mapping) else None
-        if not isinstance(template, str):
-            continue
-        path = next((by_id[i] for i in routine_ids_for(template) if i in by_id), None)
-        found = state.tree.locate(f"{site.pointer}/templateCall/templateId")
-        if path is not None and found is not None:
-            out.append(_link(state, found[1], Path(path).resolve().as_uri()))
+        if isinstance(template, str):  # upstream's naming: routine_templates.routine_ids_for
+            named.append(
+                (f"{site.pointer}/templateCall/templateId", tuple(routine_ids_for(template)))
+            )
+        delegations = site.step.get("parallelDelegations")
+        for index, delegation in enumerate(delegations if isinstance(delegations, list) else []):
+            target = delegation.get("workflowId") if isinstance(delegation, Mapping) else None
+            if isinstance(target, str):
+                named.append((f"{site.pointer}/parallelDelegations/{index}/workflowId", (target,)))
+        for pointer, candidates in named:
+            found = state.tree.locate(pointer)
+            if found is not None:
+                out.append(WorkflowReference(found[1], candidates))
+    return out
+
+
+def path_of(reference: WorkflowReference, workflow_paths: Mapping[str, str | None]) -> str | None:
+    """The file of the workflow ``reference`` names (``workflow_paths``: path → id, a later path
+    winning an id, as `WorkspaceIndex.workflow_paths` orders them)."""
+    by_id = {wid: path for path, wid in workflow_paths.items() if wid}
+    return next((by_id[i] for i in reference.candidates if i in by_id), None)
+
+
+def _routine_links(
+    state: DocumentState, workflow_paths: Mapping[str, str | None]
+) -> list[types.DocumentLink]:
+    """A routine template or a delegation → the file of the workflow that provides it."""
+    out = []
+    for reference in workflow_references(state):
+        path = path_of(reference, workflow_paths)
+        if path is not None:
+            out.append(_link(state, reference.node, Path(path).resolve().as_uri()))
     return out
 
 

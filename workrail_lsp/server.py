@@ -130,6 +130,24 @@ class WorkrailLanguageServer(LanguageServer):
                 self.state(uri)
         self.refresh_all()
 
+    def start_sources_refresh(self) -> None:
+        """Fetch the workspace's followed workflow repositories in the background
+        (`workrail_engine.sources.refresh`); a moved one is scanned again from its new commit."""
+        from workrail_engine.sources.refresh import BackgroundRefresh
+
+        loop = asyncio.get_running_loop()
+        index = self.index
+
+        def moved() -> None:  # on the refresh's thread: the index is the loop's
+            loop.call_soon_threadsafe(self._repositories_moved)
+
+        BackgroundRefresh(lambda: list(index.roots), moved).start()
+
+    def _repositories_moved(self) -> None:
+        # A scan under way read the old commit's folders: it is dropped, and a new one started.
+        self.index.configure(self.index.roots, self.index.settings)
+        self.index.refresh()
+
     def _roots(self) -> list[Path]:
         roots = [Path(p) for f in self.workspace.folders.values() if (p := to_fs_path(f.uri))]
         if not roots and self.workspace.root_path:
@@ -277,9 +295,15 @@ def _register_lifecycle(server: WorkrailLanguageServer) -> None:
         finally:
             ls.settings_read.set()
         _watch_project_configuration(ls)
+
         # Scan the workspace while the editor is idle, so that the first document opened later
-        # is judged with the workspace's ids already known (one opened sooner starts the scan).
-        asyncio.get_running_loop().call_later(_IDLE_SCAN_DELAY, lambda: ls.index.refresh())
+        # is judged with the workspace's ids already known (one opened sooner starts the scan);
+        # then start fetching the followed workflow repositories, on a thread of their own.
+        def when_idle() -> None:
+            ls.index.refresh()
+            ls.start_sources_refresh()
+
+        asyncio.get_running_loop().call_later(_IDLE_SCAN_DELAY, when_idle)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(
@@ -444,11 +468,22 @@ def _register_features(server: WorkrailLanguageServer) -> None:
         )
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    @guarded
-    def on_definition(
+    async def on_definition(
         ls: WorkrailLanguageServer, params: types.DefinitionParams
     ) -> list[types.Location] | None:
-        return feature("navigation").definition(ls.state(params.text_document.uri), params.position)
+        try:
+            navigation = feature("navigation")
+            state = ls.state(params.text_document.uri)
+            found: list[types.Location] | None = navigation.definition(state, params.position)
+            if found is None:  # a routine or a delegation: the workflow files' ids are needed
+                paths = await ls.index.settled_paths()
+                found = navigation.workflow_definition(
+                    ls.state(params.text_document.uri), params.position, paths
+                )
+        except Exception:
+            log.exception("on_definition failed")
+            return None
+        return found
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded
@@ -536,7 +571,7 @@ def _register_structure(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink] | None:
         try:  # a link to a routine's file needs the workspace's ids: waits for a running scan
-            ids = await ls.index.settled_ids()
+            ids = await ls.index.settled_paths()
             links: list[types.DocumentLink] | None = feature("links").document_links(
                 ls.state(params.text_document.uri), ids
             )
@@ -592,10 +627,11 @@ def _snippets(ls: WorkrailLanguageServer) -> bool:
 
 
 def _routines(ls: WorkrailLanguageServer) -> Callable[[str], dict[str, Any] | None]:
-    """Routines for a hover's compiled view: the workspace's workflow files, looked up by id."""
+    """Routines for a hover's compiled view: the workflow files (the workspace's first, then the
+    catalog's other sources'), looked up by id."""
 
     def find(workflow_id: str) -> dict[str, Any] | None:
-        for path, found in ls.index.ids().items():
+        for path, found in reversed(ls.index.workflow_paths().items()):
             if found == workflow_id:
                 try:  # an unopened file is read the bounded way (size and time limits)
                     value = json.loads(read_unopened(path))

@@ -1,7 +1,8 @@
 """The workflow ids of every workflow file in the workspace, for duplicate-id diagnostics, and
-the ids of the catalog's other sources (bundled, the user's, ``WORKRAIL_WORKFLOW_PATH``), which a
-delegation or a routine template may name (WR709, WR703) but which never clash with the
-workspace's (the catalog lets the project's shadow them).
+the ids of the catalog's other sources (bundled, the user's, ``WORKRAIL_WORKFLOW_PATH``, and the
+workflow repositories the workspace's projects declare, as served from their cache), which a
+delegation or a routine template may name (WR709, WR703) and go-to-definition opens, but which
+never clash with the workspace's (the catalog lets the project's shadow them).
 
 Files on disk are read once per (size, mtime); an open document's text replaces its file's.
 Ids are read with ``json.loads`` (a few ms per MB) rather than a full lint: only ``id`` matters.
@@ -82,12 +83,17 @@ class _Scan:
 
     def __init__(self, roots: list[Path], settings: Settings, known: dict[str, _Entry]) -> None:
         # The project configuration's workflow folders as they are when the scan starts, and the
-        # catalog's folders: read here, on the server's thread, so that the scan's thread imports
-        # nothing (an import under way when the server exits aborts the interpreter).
+        # modules that find the catalog's folders: imported here, on the server's thread, so that
+        # the scan's thread imports nothing (an import under way when the server exits aborts the
+        # interpreter). The folders themselves are found on the scan's thread: a workflow
+        # repository's may need its tree written from the clone (`sources.served`).
+        import workrail_engine.project_config
+        import workrail_engine.sources.served  # noqa: F401
         from workrail_engine.catalog import SKIPPED_FOLDERS
 
         self.roots, self.settings, self.known = roots, settings.frozen(), known
-        self.catalog_dirs, self.skipped = catalog_directories(), SKIPPED_FOLDERS
+        self.catalog_dirs: list[Path] = []
+        self.skipped = SKIPPED_FOLDERS
         self.found: dict[str, _Entry] = {}
         self.elsewhere: dict[str, _Entry] = {}
         self.cancelled = threading.Event()
@@ -101,6 +107,7 @@ class _Scan:
     def run(self) -> None:
         began = time.monotonic()
         deadline = began + MAX_SCAN_SECONDS
+        self.catalog_dirs = catalog_directories(self.roots)
 
         def stop() -> bool:
             if time.monotonic() > deadline:
@@ -247,14 +254,21 @@ class WorkspaceIndex:
         ids = {*self.ids().values(), *(w for _, w in self._elsewhere.values())}
         return {i for i in ids if i is not None}
 
-    async def settled_ids(self) -> dict[str, str | None]:
-        """The ids once a due scan has ended, for a feature that looks ids up (a link to a
-        routine's file) rather than reports on them: it is asked once, not again when a scan
-        ends. Bounded by the scan's own bounds."""
+    def workflow_paths(self) -> dict[str, str | None]:
+        """path → id of every workflow file a reference may lead to: the catalog's other sources'
+        (a workflow repository's cached, read-only files among them), then the workspace's, so
+        that a lookup by id that keeps the last path finds the workspace's first, as the catalog
+        serves it."""
+        return {**_ids(self._elsewhere), **self.ids()}
+
+    async def settled_paths(self) -> dict[str, str | None]:
+        """`workflow_paths` once a due scan has ended, for a feature that looks ids up (a link to
+        a routine's file, go-to-definition) rather than reports on them: it is asked once, not
+        again when a scan ends. Bounded by the scan's own bounds."""
         self.refresh()
         while self._scan is not None:
             await asyncio.sleep(0.02)
-        return self.ids()
+        return self.workflow_paths()
 
     def others_with_id(self, path: str, workflow_id: str) -> list[str]:
         # Files under examples/ are not served (the catalog skips them, as upstream does), so an
@@ -283,11 +297,15 @@ def _read_id(path: str, settings: Settings | None) -> str | None:
     return workflow_id_of(text, path)
 
 
-def catalog_directories() -> list[Path]:
-    """The catalog's sources that are not the project's: bundled, the user's, the environment's."""
-    from workrail_engine.catalog import default_sources
+def catalog_directories(roots: list[Path]) -> list[Path]:
+    """The catalog's sources that are not the project's: bundled, the user's, the environment's,
+    and the workflow repositories each root's project declares (from the cache: no network)."""
+    from workrail_engine.catalog import machine_sources, repository_sources
 
-    return [s.directory for s in default_sources() if s.kind in ("bundled", "user", "env")]
+    found = [source.directory for source in machine_sources()]
+    for root in roots:
+        found += [source.directory for source in repository_sources(root)]
+    return list(dict.fromkeys(found))
 
 
 def candidate_files(

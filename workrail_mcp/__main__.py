@@ -164,6 +164,11 @@ def _build(args: SimpleNamespace) -> tuple[Any, Any, Any]:
         name="workrail-catalog-first-scan",
         daemon=True,
     ).start()
+    # Followed workflow repositories are fetched on a thread of their own (at once, then every
+    # sync interval); a moved one is served from its new commit. Nothing here waits for it.
+    from workrail_engine.sources.refresh import BackgroundRefresh
+
+    BackgroundRefresh(lambda: catalog.project_dirs, catalog.reload_repositories).start()
     service = None
     if args.transport == "http":
         from workrail_engine.runs import RunService

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,24 +120,22 @@ def nvim() -> str:
     return found
 
 
-@pytest.mark.parametrize("registration", ["vim.lsp.config", "FileType autocommand"])
-def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path, registration):
-    workflow = tmp_path / "project" / "workflows" / "broken.json"
-    workflow.parent.mkdir(parents=True)
-    workflow.write_text(BROKEN, encoding="utf-8")
-    (tmp_path / "test.lua").write_text(SCRIPT, encoding="utf-8")
+def run_neovim(tmp_path: Path, script: str, cwd: Path, variables: dict[str, str]) -> dict[str, Any]:
+    """Run ``script`` in headless Neovim (the plugin at ``WORKRAIL_PLUGIN``, this Python at
+    ``WORKRAIL_PYTHON``, ``variables`` in its environment, its own XDG folders); what it wrote
+    as JSON to ``WORKRAIL_TEST_OUT``."""
+    (tmp_path / "test.lua").write_text(script, encoding="utf-8")
     out = tmp_path / "out.json"
     env = {
         **os.environ,
         "WORKRAIL_PLUGIN": str(PLUGIN),
         "WORKRAIL_PYTHON": sys.executable,
-        "WORKRAIL_FILE": str(workflow),
         "WORKRAIL_TEST_OUT": str(out),
-        "WORKRAIL_USE_AUTOCMD": "1" if registration == "FileType autocommand" else "0",
         **{
             f"XDG_{kind}_HOME": str(tmp_path / kind.lower())
             for kind in ("CONFIG", "DATA", "STATE", "CACHE")
         },
+        **variables,
     }
     run = subprocess.run(
         [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "test.lua")],
@@ -144,10 +143,27 @@ def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path, regi
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=workflow.parent,
+        cwd=cwd,
     )
     assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
-    result = json.loads(out.read_text())
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+@pytest.mark.parametrize("registration", ["vim.lsp.config", "FileType autocommand"])
+def test_neovim_plugin_diagnostics_hover_completion_and_quick_fix(tmp_path, registration):
+    workflow = tmp_path / "project" / "workflows" / "broken.json"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(BROKEN, encoding="utf-8")
+    result = run_neovim(
+        tmp_path,
+        SCRIPT,
+        workflow.parent,
+        {
+            "WORKRAIL_FILE": str(workflow),
+            "WORKRAIL_USE_AUTOCMD": "1" if registration == "FileType autocommand" else "0",
+        },
+    )
     assert result["waited"] and result["clients"] == 1
     assert result["encoding"] == "utf-8"
     found = {(d["code"], d["line"]) for d in result["diagnostics"]}
@@ -187,30 +203,16 @@ def test_neovim_builtin_enable_attaches_to_workflows_only(tmp_path):
     project.mkdir()
     workflow.write_text(BROKEN, encoding="utf-8")
     other.write_text('{"name": "not-a-workflow", "broken": }', encoding="utf-8")
-    (tmp_path / "enable.lua").write_text(ENABLE_SCRIPT, encoding="utf-8")
-    out = tmp_path / "out.json"
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "WORKRAIL_PLUGIN": str(PLUGIN),
-        "WORKRAIL_FILE": str(workflow),
-        "WORKRAIL_OTHER": str(other),
-        "WORKRAIL_TEST_OUT": str(out),
-        **{
-            f"XDG_{kind}_HOME": str(tmp_path / kind.lower())
-            for kind in ("CONFIG", "DATA", "STATE", "CACHE")
+    result = run_neovim(
+        tmp_path,
+        ENABLE_SCRIPT,
+        project,
+        {
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "WORKRAIL_FILE": str(workflow),
+            "WORKRAIL_OTHER": str(other),
         },
-    }
-    run = subprocess.run(
-        [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "enable.lua")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=project,
     )
-    assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
-    result = json.loads(out.read_text())
     assert result["other_clients"] == 0  # package.json is not a workflow: no server attached
     assert result["waited"] and result["clients"] == 1
     assert "WR102" in result["codes"] and "WR104" in result["codes"]
@@ -314,33 +316,89 @@ def test_neovim_outline_and_definition_while_typing_and_hover_completion_in_yaml
     folder.mkdir(parents=True)
     (folder / "typing.json").write_text(TYPING_JSON, encoding="utf-8")
     (folder / "typing.yaml").write_text(TYPING_YAML, encoding="utf-8")
-    (tmp_path / "typing.lua").write_text(TYPING_SCRIPT, encoding="utf-8")
-    out = tmp_path / "out.json"
-    env = {
-        **os.environ,
-        "WORKRAIL_PLUGIN": str(PLUGIN),
-        "WORKRAIL_PYTHON": sys.executable,
-        "WORKRAIL_JSON": str(folder / "typing.json"),
-        "WORKRAIL_YAML": str(folder / "typing.yaml"),
-        "WORKRAIL_TEST_OUT": str(out),
-        **{
-            f"XDG_{kind}_HOME": str(tmp_path / kind.lower())
-            for kind in ("CONFIG", "DATA", "STATE", "CACHE")
+    result = run_neovim(
+        tmp_path,
+        TYPING_SCRIPT,
+        folder,
+        {
+            "WORKRAIL_JSON": str(folder / "typing.json"),
+            "WORKRAIL_YAML": str(folder / "typing.yaml"),
         },
-    }
-    run = subprocess.run(
-        [nvim(), "--headless", "--clean", "-i", "NONE", "-l", str(tmp_path / "typing.lua")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=folder,
     )
-    assert out.exists(), f"nvim exited {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
-    result = json.loads(out.read_text())
     assert result["json_attached"] and result["broken_diagnostic"]  # really broken, strictly
     assert result["outline"] == ["plan", "build", "again"]
     assert result["definition_line"] == 3  # {{steps.plan.output}} → the "plan" step's id
     assert "Runs when:" in result["hover"] and "mode" in result["hover"]
     assert result["completion"]["agentRole"].startswith("agentRole:")
     assert '"' not in result["completion"]["agentRole"]
+
+
+REPOSITORY_SCRIPT = r"""
+-- A project workflow naming a workflow repository's routine: no WR703 for it (one for the
+-- routine nobody has), and go-to-definition opens the repository's file in the cache.
+local out = {}
+vim.opt.runtimepath:prepend(vim.env.WORKRAIL_PLUGIN)
+require("workrail").setup({ cmd = { vim.env.WORKRAIL_PYTHON, "-m", "workrail_lsp" } })
+vim.cmd.edit(vim.env.WORKRAIL_FILE)
+local caller = vim.api.nvim_get_current_buf()
+-- Neovim 0.11 pulls diagnostics but has no workspace/diagnostic/refresh: what the workspace
+-- scan finds reaches it at its next pull, after a change. So an empty line is typed each second.
+local typed = vim.uv.now()
+out.waited = vim.wait(30000, function()
+  for _, d in ipairs(vim.diagnostic.get(caller)) do
+    if d.code == "WR703" then return true end
+  end
+  if vim.uv.now() - typed > 1000 then
+    typed = vim.uv.now()
+    vim.api.nvim_buf_set_lines(caller, -1, -1, false, { "" })
+  end
+  return false
+end, 50)
+out.unknown = {}
+for _, d in ipairs(vim.diagnostic.get(caller)) do
+  if d.code == "WR703" or d.code == "WR709" then
+    table.insert(out.unknown, vim.api.nvim_buf_get_lines(caller, d.lnum, d.lnum + 1, false)[1])
+  end
+end
+for row, text in ipairs(vim.api.nvim_buf_get_lines(caller, 0, -1, false)) do
+  local column = text:find("routine.team-check", 1, true)
+  if column then vim.api.nvim_win_set_cursor(0, { row, column }) end
+end
+vim.lsp.buf.definition()
+out.jumped = vim.wait(10000, function() return vim.api.nvim_get_current_buf() ~= caller end, 50)
+out.target = vim.api.nvim_buf_get_name(0)
+out.line = vim.api.nvim_get_current_line()
+local file = io.open(vim.env.WORKRAIL_TEST_OUT, "w")
+file:write(vim.json.encode(out))
+file:close()
+vim.cmd("qa!")
+"""
+
+
+def test_neovim_sees_a_workflow_repository_and_goes_to_its_cached_file(tmp_path):
+    from tests.git_remotes import CALLER, project_using, team_remote
+
+    project = project_using(team_remote(tmp_path), tmp_path / "project")
+    caller = project / "workflows" / "caller.json"
+    caller.parent.mkdir()
+    caller.write_text(json.dumps(CALLER, indent=2), encoding="utf-8")
+    result = run_neovim(
+        tmp_path,
+        REPOSITORY_SCRIPT,
+        project,
+        {  # WORKRAIL_HOME: the cache the project's repository was synced into
+            "WORKRAIL_FILE": str(caller),
+        },
+    )
+    assert result["waited"]
+    # Only the routine and the workflow nobody has are unknown; the repository's are known.
+    assert sorted(line.strip() for line in result["unknown"]) == [
+        '"templateId": "wr.templates.routine.absent"',
+        '"workflowId": "nobody-has-this"',
+    ]
+    assert result["jumped"]
+    target = Path(result["target"])
+    home = Path(os.environ["WORKRAIL_HOME"]).resolve()
+    assert target.resolve().is_relative_to(home / "sources")
+    assert target.name == "team-check.json" and target.stat().st_mode & 0o222 == 0
+    assert '"id": "routine-team-check"' in result["line"] or "routine-team-check" in result["line"]

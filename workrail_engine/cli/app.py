@@ -405,27 +405,43 @@ def schema() -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", required=False)
 @click.option(
     "--dir",
     "directory",
     type=EXISTING_DIRECTORY,
     default=None,
     help="An existing directory to write NAME.json in (default: the project's ./workflows, "
-    "created when missing).",
+    "created when missing); with --repo, the repository's folder (default: the project's).",
+)
+@click.option(
+    "--repo",
+    is_flag=True,
+    help="Write what a team's workflow repository needs: README.md, workflows/NAME.json "
+    "(NAME default: team-workflow), a CI job running `workrail validate`, and the pre-commit "
+    "hooks. Existing files are kept.",
 )
 @catalog_options
 @click.pass_obj
-def init(settings: Settings, name: str, directory: Path | None) -> None:
-    """Write a new workflow NAME.json to start from.
+def init(settings: Settings, name: str | None, directory: Path | None, repo: bool) -> None:
+    """Write a new workflow NAME.json to start from (or, with --repo, a workflow repository).
 
     The file is valid as written and carries $schema; an existing file is never overwritten.
     """
     from workrail_engine.cli.scaffold import check_name, run_init
 
+    if name is None and not repo:
+        raise click.UsageError("Missing argument 'NAME' (or use --repo).")
+    if repo:
+        from workrail_engine.cli.team_repository import DEFAULT_REPO_WORKFLOW, run_init_repo
+
+        name = name or DEFAULT_REPO_WORKFLOW
+    assert name is not None
     problem = check_name(name)
     if problem:
         raise click.BadParameter(problem, param_hint="NAME")
+    if repo:
+        _finish(run_init_repo(name, directory or settings.project, Console.detect()))
     _finish(run_init(name, directory or settings.project / "workflows", Console.detect()))
 
 

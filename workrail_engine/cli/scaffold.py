@@ -17,7 +17,14 @@ from typing import Any
 
 from workrail_engine.cli.console import Console
 
-__all__ = ["INIT_NAME_RULE", "check_name", "current_umask", "run_init", "starter_workflow"]
+__all__ = [
+    "INIT_NAME_RULE",
+    "check_name",
+    "create_exclusively",
+    "current_umask",
+    "run_init",
+    "starter_workflow",
+]
 
 
 # The names `init` writes: the plain kebab-case form of a workflow id. Ids with '_' or a namespace
@@ -94,7 +101,7 @@ def current_umask() -> int:
     return mask
 
 
-def _create_exclusively(target: Path, content: str) -> None:
+def create_exclusively(target: Path, content: str) -> None:
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
@@ -117,7 +124,7 @@ def run_init(name: str, directory: Path, console: Console) -> int:
     )  # only the default ./workflows; the command line checks --dir exists
     content = json.dumps(starter_workflow(name), indent=2, ensure_ascii=False) + "\n"
     try:
-        _create_exclusively(target, content)
+        create_exclusively(target, content)
     except FileExistsError:
         console.error(f"{target} already exists; not overwriting it")
         return 1
