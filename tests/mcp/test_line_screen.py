@@ -101,9 +101,7 @@ def test_null_params_are_dropped_and_shutdown_is_ours():
         b"",
         b"   ",
         b'{"jsonrpc": "2.0", "method": "x", "params": [1]}',
-        b'{"jsonrpc": "2.0", "id": 7, "result": {}, "error": {"code": 1, "message": "m"}}',
         b'{"jsonrpc": "2.0", "id": true, "result": {}}',
-        b'{"jsonrpc": "1.0", "id": 7, "error": {"code": 1, "message": "m"}}',
     ],
 )
 def test_not_answered(line):
@@ -111,6 +109,22 @@ def test_not_answered(line):
     notification nor a response ever gets an answer."""
     screened = screen_line(line)
     assert screened.reply is None and screened.message is None and not screened.is_shutdown
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 7, "result": {}, "error": {"code": 1, "message": "m"}}',
+        b'{"jsonrpc": "1.0", "id": 7, "error": {"code": 1, "message": "m"}}',
+    ],
+)
+def test_a_malformed_response_fails_our_request_under_its_id(line):
+    """A malformed response is never answered, but it names a request of ours: the server is
+    handed an error response under that id, so the call waiting on it ends at once."""
+    screened = screen_line(line)
+    assert screened.reply is None and not screened.is_shutdown
+    assert screened.message is not None
+    assert screened.message["id"] == 7 and "error" in screened.message
 
 
 def test_a_surrogate_pair_is_text_not_a_lone_surrogate():
