@@ -4,6 +4,7 @@ answered (exactly once) with `workrail continue`, cancelled with `workrail cance
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -53,3 +54,23 @@ def test_a_session_is_found_continued_and_cancelled_from_the_terminal(tmp_path, 
         ]
         == "cancelled"
     )
+
+
+def test_a_blocked_answer_shows_the_command_that_passes_and_it_does(tmp_path, monkeypatch):
+    from workrail_engine.sessions import SessionService
+
+    project = tmp_path / "project"
+    (project / "workflows").mkdir(parents=True)
+    monkeypatch.setenv("WORKRAIL_HOME", str(tmp_path / "home"))
+    sessions = SessionService()
+    run_id = sessions.start(FLOW, goal="rotate the keys", workspace=str(project)).run_id
+    sessions.close()
+
+    blocked = workrail(project, tmp_path, "continue", run_id, "--step", "1", "--output", "x")
+    assert blocked.returncode == 1, blocked
+    shown = blocked.stdout.split("Send instead: ", 1)[1].strip()
+    command = shlex.split(shown)  # the line as a shell reads it, the notes' newline included
+    assert command[:5] == ["workrail", "continue", run_id, "--step", "1"]
+    retried = workrail(project, tmp_path, *command[1:])
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert "waiting for the agent at step 'ship'" in retried.stdout

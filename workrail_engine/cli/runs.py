@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -461,6 +462,9 @@ def continue_command(
             click.echo(f"{run_id}: the output does not pass the step's checks; the run still waits")
             for issue in result.get("issues", []):
                 click.echo(f"  - {issue}")
+            retry = _retry_line(run_id, result)
+            if retry:
+                click.echo(retry)
         click.get_current_context().exit(1)
     if result.get("outcome") == "replayed" and fmt == "text":
         click.echo(f"{run_id}: this answer was applied before; nothing was sent again", err=True)
@@ -471,6 +475,25 @@ def continue_command(
         )
         click.get_current_context().exit(130)
     click.get_current_context().exit(_EXIT.get(result["status"], 1))
+
+
+def _retry_line(run_id: str, blocked: dict[str, Any]) -> str | None:
+    """The engine's retry (the answer that passes) as the command that sends it; the artifacts a
+    step wants are named, as `continue` sends text only."""
+    retry = blocked.get("retry")
+    if not isinstance(retry, dict) or retry.get("notes") is None:
+        return None
+    command = ["workrail", "continue", run_id]
+    key = (blocked.get("waiting") or {}).get("step_key")
+    if key is not None:
+        command += ["--step", str(key)]
+    line = "Send instead: " + shlex.join([*command, "--output", retry["notes"]])
+    if retry.get("artifacts"):
+        line += (
+            "\n  with these artifacts, which `continue` does not send (the MCP tool "
+            "continue_workflow does): " + json.dumps(retry["artifacts"], ensure_ascii=False)
+        )
+    return line
 
 
 def _print_candidates(found: dict[str, Any], fmt: str) -> None:

@@ -158,10 +158,6 @@ CONTRACTS: dict[str, Contract] = {
                 "designDocPath": {"type": "string"},
                 "confidenceBand": _LEVEL,
                 "keyInvariants": _SHORT_LIST,
-                "rejectedDirections": {
-                    "type": "array",
-                    "items": _object({"direction": _TEXT, "reason": _TEXT}),
-                },
             },
             {
                 "version": 1,
@@ -169,7 +165,13 @@ CONTRACTS: dict[str, Contract] = {
                 "designDocPath": "…",
                 "confidenceBand": "high",
                 "keyInvariants": [],
-                "rejectedDirections": [],
+            },
+            # optional, as in upstream's schema of the artifact
+            {
+                "rejectedDirections": {
+                    "type": "array",
+                    "items": _object({"direction": _TEXT, "reason": _TEXT}),
+                },
             },
         ),
         _contract(

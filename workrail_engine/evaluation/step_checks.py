@@ -17,7 +17,7 @@ from ..limits import MAX_ANSWER_CHARS
 from .contracts import ArtifactCheck, check_step_artifacts
 from .rules import validate_output
 
-__all__ = ["AnswerCheck", "check_answer", "notes_required"]
+__all__ = ["AnswerCheck", "check_answer", "criteria_apply", "notes_required"]
 
 
 @dataclass
@@ -45,6 +45,14 @@ def notes_required(step: Mapping[str, Any]) -> bool:
     ``notesOptional``, nor when it has an ``outputContract`` — its artifact is the evidence of
     the work (a loop decision, a review verdict), as upstream WorkRail 3.x rules."""
     return step.get("notesOptional") is not True and step.get("outputContract") is None
+
+
+def criteria_apply(step: Mapping[str, Any]) -> bool:
+    """Whether ``step``'s ``validationCriteria`` judge its notes: not when it has an output
+    contract or assessments — the artifacts are then the evidence checked, and upstream WorkRail
+    3.x checks the criteria of no such step (its own workflows pair them: a walk through them
+    would otherwise be blocked where upstream's passes)."""
+    return step.get("outputContract") is None and not step.get("assessmentRefs")
 
 
 def check_answer(
@@ -80,7 +88,7 @@ def check_answer(
         check.problems.append({"kind": "notes", "message": message})
         check.notes_missing = True
     criteria = step.get("validationCriteria")
-    if criteria is not None:
+    if criteria is not None and criteria_apply(step):
         validated = validate_output(criteria, output or "", dict(context))
         check.issues += validated.issues
         check.suggestions += validated.suggestions

@@ -120,7 +120,12 @@ class LoopRules:
         over, read by a loop the agent decides. Reaching maxIterations ends the loop, with a note
         when it would have gone on; on that last pass the agent's decision no longer matters."""
         if self.by_artifact:
-            wanted = done == 0 or self._decision(artifacts, done < self.limit) == "continue"
+            # Before the first pass, only a "stop" handed over with the step just answered
+            # keeps the loop from starting (as upstream reads it); no decision enters it.
+            if done == 0:
+                wanted = loop_decision(artifacts or []) != "stop"
+            else:
+                wanted = self._decision(artifacts, done < self.limit) == "continue"
         elif self.kind == "while":
             wanted = self._holds(values, notes)
         elif self.kind == "until":

@@ -90,7 +90,8 @@ def next_step(
         blocked = _blocked(plan, completed, artifacts)
         if blocked is not None:
             completed = completed[:-1]
-        found = _Walk(plan, completed, ctx, artifacts).run()
+        # Artifacts come with a completed step: before the first one, no loop reads them.
+        found = _Walk(plan, completed, ctx, artifacts if completed else None).run()
     found.blocked = blocked
     return found
 

@@ -46,6 +46,26 @@ def deciding(*continue_at: str) -> Agent:
     return decide
 
 
+def asked_before(spec: dict[str, Any], *body: dict[str, Any]) -> dict[str, Any]:
+    """`looped`, the step ``before`` asking the agent (whose answer may carry a decision)."""
+    flow = looped(spec, *body)
+    flow["steps"][0] = {"id": "before", "title": "Before", "prompt": "Get ready."}
+    return flow
+
+
+def deciding_before(decision: str) -> Agent:
+    """An agent that hands over ``decision`` with the step before the loop, "stop" in it."""
+
+    def decide(key: str) -> list[dict[str, Any]] | None:
+        if key == "before":
+            return [{"kind": "wr.loop_control", "decision": decision}]
+        return (
+            [{"kind": "wr.loop_control", "decision": "stop"}] if key.startswith("decide") else None
+        )
+
+    return decide
+
+
 def deciding_until(last: int) -> Agent:
     """An agent that says "continue" in iterations up to ``last`` and hands over nothing after."""
 
@@ -417,6 +437,21 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], Agent, list[str], str | N
         {},
         deciding_until(1),
         ["before", "work[1]", "decide[1]", "work[2]", "decide[2]", "after"],
+        None,
+    ),
+    # As upstream reads it: the answer just given decides even the first pass.
+    "an artifact-decided while, stopped with the step before it": (
+        asked_before(by_artifact("while"), step("work"), decide()),
+        {},
+        deciding_before("stop"),
+        ["before", "after"],
+        None,
+    ),
+    "an artifact-decided while, continued with the step before it": (
+        asked_before(by_artifact("while"), step("work"), decide()),
+        {},
+        deciding_before("continue"),
+        ["before", "work[1]", "decide[1]", "after"],
         None,
     ),
     "an artifact-decided until that wants more than maxIterations": (
