@@ -22,6 +22,7 @@ from workrail_engine.lint import quoted_json
 from workrail_engine.runs import executor, step_events
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import loop_rules
+from workrail_engine.sessions import reference_paths
 from workrail_engine.sessions import service as sessions
 from workrail_engine.sessions.git_context import (
     GIT_CONTEXT_SECONDS,
@@ -164,6 +165,7 @@ EXPECTED = {
         f"{sessions.RECOVERY_NOTE_CHARS:,} characters of each one's notes, "
         f"{sessions.RECOVERY_CHARS:,} characters in all"
     ),
+    "MAX_REFERENCES_LOOKED_UP": f"the first {reference_paths.MAX_REFERENCES_LOOKED_UP} of",
     "MAX_GIT_FILE_BYTES": (
         f"regular files only; {MAX_GIT_FILE_BYTES // KIB} KiB each (`HEAD`, "
         f"a worktree's `.git` file, `commondir`, a loose ref), "

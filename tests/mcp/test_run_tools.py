@@ -67,6 +67,43 @@ SLOW = {
     ],
 }
 
+STOP = {"kind": "wr.loop_control", "decision": "stop"}
+LOOP_CONTROL = {"contractRef": "wr.contracts.loop_control", "required": True}
+BY_ARTIFACT = {
+    "type": "while",
+    "conditionSource": {"kind": "artifact_contract", "contractRef": "wr.contracts.loop_control"},
+}
+TWO_DECIDED_LOOPS = {
+    "id": "two-decided-loops",
+    "name": "Two decided loops",
+    "description": "a loop the agent stops, a command, a second loop the agent decides",
+    "version": "1.0.0",
+    "steps": [
+        {
+            "id": "first",
+            "type": "loop",
+            "loop": BY_ARTIFACT,
+            "body": [
+                {
+                    "id": "decide",
+                    "title": "Decide",
+                    "prompt": "Go on?",
+                    "outputContract": LOOP_CONTROL,
+                }
+            ],
+        },
+        {"id": "middle", "title": "Middle", "run": {"command": ["true"]}},
+        {
+            "id": "second",
+            "type": "loop",
+            "loop": BY_ARTIFACT,
+            "body": [
+                {"id": "again", "title": "Again", "prompt": "More?", "outputContract": LOOP_CONTROL}
+            ],
+        },
+    ],
+}
+
 
 @pytest.fixture
 def run_project(tmp_path: Path) -> Path:
@@ -81,7 +118,7 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The flows in the project of the module's kept server (`--allow-commands`), which the
     tests that need no fresh process share, telling their runs apart by id."""
     root = tmp_path_factory.mktemp("run-tools") / "project"
-    for flow in (AGENT_FLOW, COMMANDS, SLOW):
+    for flow in (AGENT_FLOW, COMMANDS, SLOW, TWO_DECIDED_LOOPS):
         write_workflow(root / "workflows", flow)
     return root
 
@@ -208,6 +245,30 @@ async def test_waiting_continue_blocked_continue_success(shared_servers):
         assert done.structured_content["step_results"][-1]["output"]["stdout"] == "PLAN: cache it\n"
         finished = await c.call_tool("continue_workflow", {"workflow_id": run_id, "output": "PLAN"})
         assert error_of(finished)["code"] == -32005
+
+
+@IN_THE_MODULES_LOOP
+async def test_a_stop_before_a_command_does_not_skip_the_next_decided_loop(shared_servers):
+    """The loop decision belongs to the answer that carried it: the command after the first
+    loop leaves none, so the second loop starts (as `workflow_next` serves it)."""
+    async with shared_servers.connected("--allow-commands") as (c, _):
+        started = await c.call_tool("run_workflow", {"workflow_name": "two-decided-loops"})
+        body = started.structured_content
+        assert body["waiting"]["step_key"] == "decide[1]", body
+        answer = {"workflow_id": body["workflow_id"], "output": "done", "wait_seconds": 30}
+        stopped = await c.call_tool("continue_workflow", {**answer, "artifacts": [STOP]})
+        after = stopped.structured_content
+        assert after["outcome"] == "accepted" and after["status"] == "waiting", after
+        assert after["waiting"]["step_key"] == "again[1]"
+        done = await c.call_tool(
+            "continue_workflow", {**answer, "step_key": "again[1]", "artifacts": [STOP]}
+        )
+        assert done.structured_content["status"] == "success"
+        assert [r["step_name"] for r in done.structured_content["step_results"]] == [
+            "decide[1]",
+            "middle",
+            "again[1]",
+        ]
 
 
 LOADED_ON_FIRST_USE = (

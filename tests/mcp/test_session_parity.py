@@ -68,6 +68,30 @@ LONG_FLOW = {
 
 PLAIN = {"id": "only", "title": "Only", "prompt": "Do it"}
 
+# Each reference with what a start in the test's workspace finds (the package folder of the
+# project's workflows is the project).
+REFERENCED = {
+    "guide": ("docs/guide.md", "workspace", "resolved"),
+    "missing": ("docs/missing.md", "workspace", "unresolved"),
+    "above": ("../outside.md", "workspace", "unresolved"),
+    "rubric": ("spec/rubric.md", "package", "resolved"),
+}
+REFERENCED_FLOW = {
+    **LONG_FLOW,
+    "id": "referenced-flow",
+    "references": [
+        {
+            "id": ref_id,
+            "title": f"The {ref_id}",
+            "source": source,
+            "purpose": "Read before you start",
+            "authoritative": ref_id == "guide",
+            **({"resolveFrom": "package"} if base == "package" else {}),
+        }
+        for ref_id, (source, base, _) in REFERENCED.items()
+    ],
+}
+
 
 @pytest.fixture(scope="module")
 def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -75,6 +99,9 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("parity") / "project"
     write_workflow(root / "workflows", CONTRACT_FLOW)
     write_workflow(root / "workflows", LONG_FLOW)
+    write_workflow(root / "workflows", REFERENCED_FLOW)
+    (root / "spec").mkdir()
+    (root / "spec" / "rubric.md").write_text("# rubric")
     for name in WALKED_NAV:
         write_workflow(root / "workflows", definition_of(name))
     for workflow_id in ("acme.deploy", "acme.rollback", "wr.coding-task"):  # tagged by their ids
@@ -328,3 +355,70 @@ async def test_a_finished_session_answers_tokens_only_in_the_default_edition(
     kept = edition_of(edition) == "default"
     for finished in (now, replayed):
         assert ("continueToken" in finished) is kept and ("checkpointToken" in finished) is kept
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_start_and_a_reread_list_the_references_as_looked_up_at_the_start(
+    shared_servers, tmp_path, edition
+):
+    """Upstream's start and re-read answers end with the workflow's references, each with where
+    it is looked up and whether it was found; the start's look-up is kept with the session (a
+    re-read does not look again), and an advance answers none. inspect_workflow lists them as
+    declared."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# guide")
+    (tmp_path.parent / "outside.md").write_text("beside the workspace")
+    ws = str(tmp_path)
+    async with shared_servers.connected(*edition) as (client, _):
+        inspected = await call(
+            client, "inspect_workflow", {"workflowId": "referenced-flow", "workspacePath": ws}
+        )
+        started = await start(client, "referenced-flow", tmp_path)
+        (tmp_path / "docs" / "guide.md").unlink()
+        token = started["continueToken"]
+        reread = await call(client, "continue_workflow", {"continueToken": token})
+        moved = await answer(client, token, notesMarkdown="read the guide")
+    references = started["references"]
+    assert list(started)[-1] == "references" and reread["references"] == references
+    assert [r["id"] for r in references] == list(REFERENCED)
+    for found in references:
+        source, base, status = REFERENCED[found["id"]]
+        assert (found["source"], found["resolveFrom"], found["status"]) == (source, base, status)
+    assert references[0]["resolvedPath"] == str(tmp_path / "docs" / "guide.md")
+    assert references[3]["resolvedPath"].endswith("/project/spec/rubric.md")
+    assert references[0]["authoritative"] is True and "resolvedPath" not in references[2]
+    assert "references" not in moved
+    assert inspected["references"] == REFERENCED_FLOW["references"]  # as declared
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_an_advance_past_an_assessment_step_answers_the_ratings_recorded(
+    shared_servers, tmp_path, edition
+):
+    """After an assessment step, ``stepContext.assessments`` says what was recorded: each rated
+    dimension at its defined level (with the rationale given), and a note for each rating read
+    ignoring case and space. A follow-up that fired records nothing; a replay answers the same;
+    the next advance has no stepContext."""
+    rated = {"tests": " HIGH ", "docs": {"level": "present", "rationale": "  the README  "}}
+    assessment = {"kind": ASSESSMENT_KIND, "dimensions": rated}
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "nav-assessment", tmp_path)
+        token = started["continueToken"]
+        low = {"kind": ASSESSMENT_KIND, "dimensions": {"tests": "low"}}
+        followup = await answer(client, token, notesMarkdown="rated", artifacts=[low])
+        moved = await answer(client, token, notesMarkdown="rated", artifacts=[assessment])
+        replayed = await answer(client, token, notesMarkdown="rated", artifacts=[assessment])
+        verdict = CONTRACTS["wr.contracts.review_verdict"].example
+        after = await answer(client, moved["continueToken"], artifacts=[verdict])
+    assert followup["kind"] == "blocked" and "stepContext" not in followup
+    assert moved["kind"] == "ok" and list(moved)[-1] == "stepContext"
+    [recorded] = moved["stepContext"]["assessments"]
+    assert recorded["assessmentId"] == "readiness"
+    assert recorded["dimensions"] == [
+        {"dimensionId": "tests", "level": "high"},
+        {"dimensionId": "docs", "level": "present", "rationale": "the README"},
+    ]
+    [note] = recorded["normalizationNotes"]
+    assert "'tests'" in note and "'high'" in note
+    assert replayed["stepContext"] == moved["stepContext"]
+    assert after["kind"] == "ok" and "stepContext" not in after

@@ -9,7 +9,7 @@ in one transaction; a run's answer is sent to the durable workflow) is each serv
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..evaluation.step_checks import check_answer
@@ -25,10 +25,12 @@ __all__ = ["Verdict", "judge"]
 @dataclass
 class Verdict:
     """``blocked``: why the step stays waiting (a check failed, or a person refused), else None;
-    ``confirmation``: the person's reply, when one was asked."""
+    ``confirmation``: the person's reply, when one was asked; ``assessments``: the ratings an
+    accepted answer records (`ArtifactCheck.assessments`)."""
 
     blocked: Blocked | None = None
     confirmation: dict[str, Any] | None = None
+    assessments: list[dict[str, Any]] = field(default_factory=list)
 
 
 def judge(
@@ -74,4 +76,4 @@ def judge(
     if confirmation is not None and confirmation["action"] != "approve":
         refused = blocked_by_refusal(confirmation, shown["id"], answer.output, answer.artifacts)
         return Verdict(refused, confirmation)
-    return Verdict(None, confirmation)
+    return Verdict(None, confirmation, checked.artifacts.assessments)

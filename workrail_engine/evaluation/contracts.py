@@ -240,6 +240,10 @@ class ArtifactCheck:
     contract_issues: list[str] = field(default_factory=list)
     contract_missing: bool = False
     followup_hits: list[dict[str, str]] = field(default_factory=list)
+    # The ratings of each assessment read without a problem, as an accepted answer records
+    # them: {assessmentId, dimensions: [{dimensionId, level (as defined), rationale?}],
+    # normalizationNotes: [a rating matched only ignoring case and space, said how]}.
+    assessments: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -383,13 +387,33 @@ def _check_assessment(
     submitted = candidates[0].get("dimensions")
     submitted = submitted if isinstance(submitted, Mapping) else {}
     levels: dict[str, str] = {}
+    rated: list[dict[str, str]] = []
+    issues, warnings = len(check.issues), len(check.warnings)
     for dim in assessment.get("dimensions") or []:
         if not isinstance(dim, Mapping):
             continue
-        level = _level(dim, submitted.get(dim.get("id")), check)
+        value = submitted.get(dim.get("id"))
+        level = _level(dim, value, check)
         if level is not None:
             levels[str(dim.get("id"))] = level
+            rated.append({"dimensionId": str(dim.get("id")), "level": level, **_rationale(value)})
+    if len(check.issues) == issues:
+        check.assessments.append(
+            {
+                "assessmentId": assessment_id,
+                "dimensions": rated,
+                "normalizationNotes": check.warnings[warnings:],
+            }
+        )
     return levels
+
+
+def _rationale(value: Any) -> dict[str, str]:
+    """A rating's rationale ({"level", "rationale"}), when it says something."""
+    rationale = value.get("rationale") if isinstance(value, Mapping) else None
+    if isinstance(rationale, str) and rationale.strip():
+        return {"rationale": rationale.strip()}
+    return {}
 
 
 def _level(dim: Mapping[str, Any], value: Any, check: ArtifactCheck) -> str | None:

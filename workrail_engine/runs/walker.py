@@ -199,7 +199,10 @@ class RunWalker:
             for s in workflow["steps"]
             if step_kind(s) == "loop" and isinstance(s.get("body"), str)
         }
-        self.artifacts: list[Any] = []  # what the agent handed over with its last step
+        # What the agent handed over with the answer just given; a command or a parallel
+        # group that finishes after it clears them, as `workflow_next` reads only the
+        # artifacts handed over in the same call (a loop decided by them reads none).
+        self.artifacts: list[Any] = []
         self.failed: list[str] = []  # steps that failed under onFailure: continue
         # the loop being walked, for the prompt of its body's steps (the final-pass notice)
         self.loop_position: dict[str, Any] | None = None
@@ -268,6 +271,7 @@ class RunWalker:
             self._finish(
                 step, run_with_retries(self.effects, key, step, self.values, self.deadline, plan)
             )
+            self.artifacts = []
         elif kind == "prompt" or is_delegation(step):
             self._prompt(step, key)
         elif kind == "parallel":
@@ -355,6 +359,7 @@ class RunWalker:
                 members, self.effects.parallel(members, limit, self.deadline), strict=False
             ):
                 self._finish(step, result)
+            self.artifacts = []
         for step in prompts:
             if self.error is None:
                 self._prompt(step, self._key(step))

@@ -36,6 +36,7 @@ from ..evaluation.step_checks import notes_required
 from ..evaluation.templates import StepOutput
 from ..serving.navigator import next_step
 from .git_context import git_context
+from .reference_paths import resolve_references
 from .store import SessionRow, SessionStore
 from .tokens import SessionTokenError, read_token, sign_token
 
@@ -103,6 +104,11 @@ class SessionStep:
     confirmation: dict[str, Any] | None = None
     # On an advance whose answer a model gave: the run's model usage so far (calls, tokens).
     model_usage: dict[str, Any] | None = None
+    # On a start and a re-read of a pending step: the workflow's references as looked up at the
+    # start (`reference_paths`). On an advance: what the step just answered recorded — its
+    # assessments' ratings ({assessments: [...]}, `ArtifactCheck.assessments`).
+    references: list[dict[str, Any]] | None = None
+    step_context: dict[str, Any] | None = None
 
     @property
     def pending(self) -> dict[str, Any] | None:
@@ -199,15 +205,19 @@ class SessionService:
         context: Mapping[str, Any] | None = None,
         git_branch: str | None = None,
         git_head: str | None = None,
+        package: Path | None = None,
     ) -> SessionStep:
         """Pin ``workflow`` (as served: compiled) and serve its first step. ``goal`` becomes the
-        context variable ``goal``; the workspace's git branch and HEAD are read unless given."""
+        context variable ``goal``; the workspace's git branch and HEAD are read unless given.
+        The workflow's references are looked up in ``workspace`` and ``package`` (the folder
+        that ships the workflow) and kept with the session."""
         definition = json.loads(json.dumps(workflow))  # pinned: the caller's copy may change
         masks = masks_of(definition)
         digest = workflow_hash(definition)
         self.store.pin(digest, definition)
         ctx = masks.mask({**(context or {}), "goal": goal})
         found = next_step(definition, [], ctx).to_dict()
+        references = resolve_references(definition, workspace, package)
         branch, head = git_context(workspace) if workspace else (None, None)
         now = time.time()
         row = SessionRow(
@@ -216,7 +226,7 @@ class SessionService:
             workflow_hash=digest,
             status="success" if found["isComplete"] else "waiting",
             attempt=1,
-            state={"completed": [], "context": found["context"]},
+            state={"completed": [], "context": found["context"], "references": references},
             pending=found,
             goal=masks.mask(goal),
             workspace=workspace,
@@ -227,7 +237,7 @@ class SessionService:
             updated_at=now,
         )
         self.store.create(row, _search_text(row.workflow_id, row.goal))
-        return self._step("started", row)
+        return _with_references(self._step("started", row), row)
 
     # --- advancing ----------------------------------------------------------------------------
 
@@ -352,7 +362,12 @@ class SessionService:
                 **asdict(row),
                 "status": "success" if found["isComplete"] else "waiting",
                 "attempt": attempt + 1,
-                "state": {"completed": completed, "context": found["context"], "outputs": outputs},
+                "state": {
+                    **row.state,
+                    "completed": completed,
+                    "context": found["context"],
+                    "outputs": outputs,
+                },
                 "pending": found,
                 "last_notes": notes_m or None,
                 "updated_at": time.time(),
@@ -360,6 +375,8 @@ class SessionService:
         )
         response = self._step("advanced", moved)
         response.confirmation = confirmation
+        if verdict.assessments:
+            response.step_context = {"assessments": verdict.assessments}
         response.model_usage = masks.mask(dict(model_usage)) if model_usage is not None else None
         record = Answer(
             str(attempt),
@@ -417,7 +434,7 @@ class SessionService:
 
     def rehydrate(self, run_id: str, *, recovery: bool = False) -> SessionStep:
         row = self._row(run_id)
-        step = self._step("current", row)
+        step = _with_references(self._step("current", row), row)
         if recovery:
             step.recovery = self._recovery(run_id)
         return step
@@ -613,6 +630,13 @@ class SessionService:
             is_complete=row.status == "success",
             next=found,
         )
+
+
+def _with_references(step: SessionStep, row: SessionRow) -> SessionStep:
+    """``step`` with the references kept at the session's start, while a step is pending."""
+    if step.pending is not None:
+        step.references = row.state.get("references") or None
+    return step
 
 
 def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:

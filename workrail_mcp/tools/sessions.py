@@ -106,6 +106,12 @@ def session_response(step: SessionStep) -> dict[str, Any]:
             out["validation"] = step.validation
         if step.assessment_followup is not None:
             out["assessmentFollowup"] = step.assessment_followup
+    # Last, as upstream adds them: on a start or a re-read the workflow's references, and on an
+    # advance what the step just answered recorded (its assessments).
+    if step.references:
+        out["references"] = step.references
+    if step.step_context:
+        out["stepContext"] = step.step_context
     return out
 
 
@@ -180,6 +186,7 @@ class SessionResult(TypedDict):
     retryContinueToken: NotRequired[str]
     sampling: NotRequired[dict[str, Any]]
     confirmation: NotRequired[dict[str, Any]]
+    references: NotRequired[list[dict[str, Any]]]
 
 
 def start_workflow(
@@ -203,7 +210,9 @@ def start_workflow(
     sample: AskModel | None = None,
 ) -> SessionResult:
     workspace = _workspace(workspacePath)
-    step = sessions_of(env).start(env.catalog.served(workflowId), goal=goal, workspace=workspace)
+    served = env.catalog.served(workflowId)
+    package = env.catalog.get(workflowId).source.directory.parent  # the folder shipping it
+    step = sessions_of(env).start(served, goal=goal, workspace=workspace, package=package)
     return session_response(with_model(env, step, sample, confirm))  # type: ignore[return-value]
 
 
@@ -321,6 +330,7 @@ class Inspected(TypedDict):
     mode: str
     compiled: dict[str, Any]
     visibility: dict[str, Any]
+    references: NotRequired[list[dict[str, Any]]]
 
 
 def inspect_workflow(
@@ -341,13 +351,16 @@ def inspect_workflow(
     )
     from workrail_engine.sessions import workflow_hash
 
-    return {
+    inspected: Inspected = {
         "workflowId": workflowId,
         "workflowHash": workflow_hash(served),
         "mode": mode,
         "compiled": compiled,
         "visibility": source_visibility(env.catalog.get(workflowId)),
     }
+    if served.get("references"):  # as declared: a session's start looks them up
+        inspected["references"] = list(served["references"])
+    return inspected
 
 
 def source_visibility(entry: Any) -> dict[str, Any]:

@@ -169,6 +169,23 @@ def decide(required: bool = True) -> dict[str, Any]:
     return {"id": "decide", "title": "Decide", "prompt": "Go on?", "outputContract": contract}
 
 
+def twice_decided(between: dict[str, Any]) -> dict[str, Any]:
+    """An artifact-decided loop ``first`` over `decide`, ``between``, then a second one ``second``
+    over ``work`` and ``decide_again``, then ``after``."""
+    again = {**decide(), "id": "decide_again"}
+    return workflow(
+        {"id": "first", "type": "loop", "loop": by_artifact("while"), "body": [decide()]},
+        between,
+        {
+            "id": "second",
+            "type": "loop",
+            "loop": by_artifact("while"),
+            "body": [step("work"), again],
+        },
+        step("after"),
+    )
+
+
 def by_artifact(kind: str, **spec: Any) -> dict[str, Any]:
     source = {"kind": "artifact_contract", "contractRef": "wr.contracts.loop_control"}
     return {"type": kind, "conditionSource": source, **spec}
@@ -452,6 +469,21 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], Agent, list[str], str | N
         {},
         deciding_before("continue"),
         ["before", "work[1]", "decide[1]", "after"],
+        None,
+    ),
+    # The decision belongs to the answer that carried it: a command in between leaves none.
+    "a command between an artifact loop stopped by the agent and a second one": (
+        twice_decided(step("middle")),
+        {},
+        deciding(),
+        ["decide[1]", "middle", "work[1]", "decide_again[1]", "after"],
+        None,
+    ),
+    "a parallel group between an artifact loop stopped by the agent and a second one": (
+        twice_decided({"id": "middle", "type": "parallel", "steps": [step("left"), step("right")]}),
+        {},
+        deciding(),
+        ["decide[1]", "left", "right", "work[1]", "decide_again[1]", "after"],
         None,
     ),
     "an artifact-decided until that wants more than maxIterations": (
