@@ -9,7 +9,7 @@ accepts is exactly what will run; this module only says where in a step they app
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from ..diagnostics import Severity
@@ -17,6 +17,7 @@ from ..evaluation.conditions import MALFORMED, condition_problems
 from ..evaluation.problems import Problem, pointer_join
 from ..evaluation.regexes import RegexError, compile_regex
 from ..evaluation.rules import OPERANDS, criteria_problems
+from .contradictions import Atom, atoms, contradiction
 from .finding import Finding
 from .quoted_json import QUOTED_JSON_IN_MESSAGE, quoted_json_snippet
 
@@ -36,11 +37,50 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
             out.append(_no_rules())
     if "runCondition" in step:
         out += _warnings(step["runCondition"], "/runCondition", rules=False)
+        out += never_holds(step["runCondition"], "/runCondition", "This step can never run")
     if "validationCriteria" in step:
         out += _warnings(step["validationCriteria"], "/validationCriteria", rules=True)
     if kind == "loop" and _is_object(loop) and "condition" in loop:
         out += _warnings(loop["condition"], "/loop/condition", rules=False)
+        out += never_holds(loop["condition"], "/loop/condition", "This loop condition never holds")
     return out
+
+
+CANNOT_HOLD = "WR410"
+
+
+def never_holds(
+    condition: Any,
+    pointer: str,
+    what: str,
+    guard: Sequence[Atom] = (),
+    guard_label: str = "",
+) -> list[Finding]:
+    """WR410 on the first comparison of ``condition`` that contradicts an earlier one it must
+    hold with: in its own `and`, or in ``guard`` (what must hold for the condition to be asked,
+    ``guard_label`` saying where that is)."""
+    if not _is_object(condition) or ("and" not in condition and not guard):
+        return []
+    seen = list(guard)
+    for atom in atoms(condition, pointer):
+        found = contradiction(seen, atom)
+        if found is not None:
+            other, why = found
+            where = guard_label if other in guard else f"{other.pointer.lstrip('/')}"
+            message = f"{what}: {why} ({where})"
+            return [Finding(atom.pointer, CANNOT_HOLD, Severity.WARNING, message)]
+        seen.append(atom)
+    return []
+    seen = list(guard)
+    for atom in atoms(condition):
+        found = contradiction(seen, atom)
+        if found is not None:
+            other, why = found
+            where = "" if other in guard else f" (with {pointer}{other.pointer})"
+            message = f"{what}: no value meets both {why}{where}"
+            return [Finding(pointer + atom.pointer, CANNOT_HOLD, Severity.WARNING, message)]
+        seen.append(atom)
+    return []
 
 
 def _is_object(value: Any) -> TypeGuard[Mapping[str, Any]]:

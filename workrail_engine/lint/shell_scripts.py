@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Severity
+from ..evaluation.templates import find_templates
 from .finding import Finding
 
 __all__ = [
@@ -166,7 +167,7 @@ def _run(dialect: str, scripts: list[str]) -> list[Outcome]:
         for number, script in enumerate(scripts):
             name = os.path.join(folder, f"{number}.sh")
             with open(name, "w", encoding="utf-8") as file:
-                file.write(script)
+                file.write(_templates_masked(script))
             names.append(name)
         argv = [program, "--norc", "-f", "json1", "-s", dialect, "-e", _EXCLUDED, *names]
         try:
@@ -190,6 +191,19 @@ def _run(dialect: str, scripts: list[str]) -> list[Outcome]:
         if number is not None:
             found[number].append(_finding(scripts[number], comment))
     return [tuple(each) for each in found]
+
+
+def _templates_masked(script: str) -> str:
+    """The script with each `{{…}}` replaced by a word of its length, so that ShellCheck sees the
+    value that will be there (WR502 reports the template itself) instead of stray braces; every
+    other character keeps its place."""
+    if "{{" not in script:
+        return script
+    refs, literals = find_templates(script)
+    chars = list(script)
+    for piece in (*refs, *literals):
+        chars[piece.span.start : piece.span.end] = "T" * (piece.span.end - piece.span.start)
+    return "".join(chars)
 
 
 def _finding(script: str, comment: Mapping[str, Any]) -> ShellFinding:
