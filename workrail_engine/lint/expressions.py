@@ -9,7 +9,7 @@ accepts is exactly what will run; this module only says where in a step they app
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
 from ..diagnostics import Severity
@@ -49,18 +49,20 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
 CANNOT_HOLD = "WR410"
 
 
-def never_holds(
-    condition: Any,
-    pointer: str,
-    what: str,
-    guard: Sequence[Atom] = (),
-    guard_label: str = "",
-) -> list[Finding]:
-    """WR410 on the first comparison of ``condition`` that contradicts an earlier one it must
-    hold with: in its own `and`, or in ``guard`` (what must hold for the condition to be asked,
-    ``guard_label`` saying where that is)."""
-    if not _is_object(condition) or ("and" not in condition and not guard):
+def never_holds(condition: Any, pointer: str, what: str) -> list[Finding]:
+    """WR410 on the first comparison of ``condition`` that contradicts an earlier one of its
+    `and` (`contradictions`); the conditions of enclosing groups are `flow`'s."""
+    if not _is_object(condition) or "and" not in condition:
         return []
+    seen: list[Atom] = []
+    for atom in atoms(condition, pointer):
+        found = contradiction(seen, atom)
+        if found is not None:
+            other, why = found
+            message = f"{what}: {why} ({other.pointer.lstrip('/')} is the other)"
+            return [Finding(atom.pointer, CANNOT_HOLD, Severity.WARNING, message)]
+        seen.append(atom)
+    return []
     seen = list(guard)
     for atom in atoms(condition, pointer):
         found = contradiction(seen, atom)
