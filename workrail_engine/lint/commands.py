@@ -68,7 +68,7 @@ def _script_templates(pointer: str, script: str) -> list[Finding]:
         name = _env_name(ref)
         fix = (
             f'pass it through the environment instead: "env": {{"{name}": "{{{{{ref.text}}}}}"}} '
-            f'in \'run\', and "${name}" in the script'
+            f"in 'run', and \"${name}\" in the script"
         )
         if agent_text:
             message = (

@@ -63,26 +63,6 @@ def never_holds(condition: Any, pointer: str, what: str) -> list[Finding]:
             return [Finding(atom.pointer, CANNOT_HOLD, Severity.WARNING, message)]
         seen.append(atom)
     return []
-    seen = list(guard)
-    for atom in atoms(condition, pointer):
-        found = contradiction(seen, atom)
-        if found is not None:
-            other, why = found
-            where = guard_label if other in guard else f"{other.pointer.lstrip('/')}"
-            message = f"{what}: {why} ({where})"
-            return [Finding(atom.pointer, CANNOT_HOLD, Severity.WARNING, message)]
-        seen.append(atom)
-    return []
-    seen = list(guard)
-    for atom in atoms(condition):
-        found = contradiction(seen, atom)
-        if found is not None:
-            other, why = found
-            where = "" if other in guard else f" (with {pointer}{other.pointer})"
-            message = f"{what}: no value meets both {why}{where}"
-            return [Finding(pointer + atom.pointer, CANNOT_HOLD, Severity.WARNING, message)]
-        seen.append(atom)
-    return []
 
 
 def _is_object(value: Any) -> TypeGuard[Mapping[str, Any]]:

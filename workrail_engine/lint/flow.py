@@ -117,7 +117,9 @@ def _unchanging_loops(
             "all or until the default bound of 100 iterations. Ask a body step to set the "
             "variable (name it in the prompt), or give maxIterations if that bound is meant"
         )
-        yield Diagnostic(UNCHANGED_LOOP_CONDITION, Severity.WARNING, message, where, doc.span(where))
+        yield Diagnostic(
+            UNCHANGED_LOOP_CONDITION, Severity.WARNING, message, where, doc.span(where)
+        )
 
 
 def _body(loop: StepSite, sites: list[StepSite]) -> list[StepSite] | None:
@@ -243,4 +245,3 @@ def _members(condition: Any) -> Iterator[Any]:
             yield from _members(member)
     elif condition != {}:
         yield condition
-

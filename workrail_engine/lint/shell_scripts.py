@@ -128,7 +128,9 @@ def shell_script_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
             )
             continue
         for found in outcome:
-            fixes = ((f"Apply ShellCheck's fix for SC{found.code}", found.fix),) if found.fix else ()
+            fixes = (
+                ((f"Apply ShellCheck's fix for SC{found.code}", found.fix),) if found.fix else ()
+            )
             out.append(
                 Finding(
                     pointer,
