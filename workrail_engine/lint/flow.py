@@ -82,7 +82,8 @@ def _group_contradictions(
 def _unchanging_loops(
     doc: WorkflowDocument, sites: list[StepSite], workflow: Mapping[str, Any]
 ) -> Iterator[Diagnostic]:
-    steps = workflow.get("steps") if isinstance(workflow.get("steps"), list) else []
+    listed = workflow.get("steps")
+    steps: list[Any] = listed if isinstance(listed, list) else []
     for site in sites:
         spec = site.step.get("loop") if site.kind == "loop" else None
         if (

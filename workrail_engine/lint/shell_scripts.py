@@ -189,9 +189,9 @@ def _run(dialect: str, scripts: list[str]) -> list[Outcome]:
     position = {name: number for number, name in enumerate(names)}
     found: list[list[ShellFinding]] = [[] for _ in names]
     for comment in comments:
-        number = position.get(comment.get("file"))
-        if number is not None:
-            found[number].append(_finding(scripts[number], comment))
+        at = position.get(comment.get("file"))
+        if at is not None:
+            found[at].append(_finding(scripts[at], comment))
     return [tuple(each) for each in found]
 
 
@@ -203,8 +203,9 @@ def _templates_masked(script: str) -> str:
         return script
     refs, literals = find_templates(script)
     chars = list(script)
-    for piece in (*refs, *literals):
-        chars[piece.span.start : piece.span.end] = "T" * (piece.span.end - piece.span.start)
+    spans = [ref.span for ref in refs] + [literal.span for literal in literals]
+    for span in spans:
+        chars[span.start : span.end] = "T" * (span.end - span.start)
     return "".join(chars)
 
 
