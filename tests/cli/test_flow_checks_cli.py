@@ -55,3 +55,18 @@ def test_without_shellcheck_the_script_gets_a_note_and_validate_passes(tmp_path:
     )
     broken = run("validate", str(script), env={"WORKRAIL_SHELLCHECK": str(tmp_path / "nope")})
     assert broken.returncode == 0 and "could not be run" in broken.stdout, broken.stdout
+
+
+def test_per_file_ignores_apply_to_the_flow_codes(tmp_path: Path) -> None:
+    folder = _write_corpus(tmp_path)
+    (tmp_path / ".git").mkdir()  # the project's root: the configuration is looked for up to it
+    (tmp_path / ".workrail").mkdir()
+    (tmp_path / ".workrail" / "config.toml").write_text(
+        '[per-file-ignores]\n"workflows/shellcheck*" = ["WR503"]\n'
+        '"workflows/loop-unchanged.json" = ["WR207"]\n'
+    )
+    report = _report(str(folder))
+    assert not [d for d in report["shellcheck.json"] if d["code"] == "WR503"]
+    assert not [d for d in report["shellcheck-block.yaml"] if d["code"] == "WR503"]
+    assert report["loop-unchanged.json"] == []
+    assert [d["code"] for d in report["skipped-output.json"]] == ["WR307"]
