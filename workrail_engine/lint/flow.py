@@ -14,6 +14,12 @@
   context only from the agent's answers.
 - WR307: `{{steps.X.output}}` where X has a runCondition (or is in a group or loop with one) that
   the reading step is not guarded by too: when X was skipped, there is no output to render.
+- WR308: a condition reads a context variable that nothing in the file mentions — no prompt,
+  guidance, contract or other text, no declared parameter, no loop variable. What is inferred
+  without declarations, kept quiet: any mention of the name as a word outside the conditions
+  counts (the agent may have been asked to set it); a file calling routines or delegating to
+  other workflows (whose steps may set it) is not checked, nor a routine (its caller sets its
+  context).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..definition.declared import declared_parameters
 from ..definition.steps import StepSite
 from ..diagnostics import Diagnostic, Severity
 from ..serving.loop_source import artifact_source, body_decides, loop_condition
@@ -36,6 +43,7 @@ __all__ = ["flow_diagnostics"]
 
 UNCHANGED_LOOP_CONDITION = "WR207"
 MAYBE_SKIPPED_OUTPUT = "WR307"
+UNMENTIONED_VARIABLE = "WR308"
 
 
 def flow_diagnostics(
@@ -49,6 +57,7 @@ def flow_diagnostics(
         *_group_contradictions(doc, sites, by_pointer),
         *_unchanging_loops(doc, sites, workflow),
         *_maybe_skipped_outputs(doc, sites, found, by_pointer),
+        *_unmentioned_variables(doc, sites, workflow),
     ]
 
 
@@ -100,7 +109,7 @@ def _unchanging_loops(
         body = _body(site, sites)
         if body is None:
             continue  # a body naming no step: WR202
-        variables = sorted(set(_variables(condition)))
+        variables = sorted({var for _, var in _reads(condition, "")})
         if any(_changeable(name, body, spec) for name in variables):
             continue
         where = (
@@ -131,18 +140,6 @@ def _body(loop: StepSite, sites: list[StepSite]) -> list[StepSite] | None:
             return None
         return [target, *(s for s in sites if s.group == target.pointer)]
     return [s for s in sites if s.loop == loop.pointer]
-
-
-def _variables(condition: Any) -> Iterator[str]:
-    if isinstance(condition, list):
-        for member in condition:
-            yield from _variables(member)
-    elif isinstance(condition, Mapping):
-        if isinstance(condition.get("var"), str):
-            yield condition["var"]
-        for key in ("and", "or", "not"):
-            if key in condition:
-                yield from _variables(condition[key])
 
 
 def _changeable(var: str, body: list[StepSite], spec: Mapping[str, Any]) -> bool:
@@ -249,3 +246,104 @@ def _members(condition: Any) -> Iterator[Any]:
             yield from _members(member)
     elif condition != {}:
         yield condition
+
+
+# --- WR308 --------------------------------------------------------------------------------
+
+
+def _unmentioned_variables(
+    doc: WorkflowDocument, sites: list[StepSite], workflow: Mapping[str, Any]
+) -> Iterator[Diagnostic]:
+    text = doc.text
+    if "templateCall" in text or "parallelDelegations" in text:
+        return  # a routine's or another workflow's steps may set any variable
+    if str(workflow.get("id", "")).startswith(("wr.routine-", "routine-")):
+        return  # a routine's context comes from the workflow that calls it
+    roots: list[tuple[str, Any]] = []
+    for site in sites:
+        roots.extend(_condition_roots(site))
+    if not roots:
+        return
+    known = set(declared_parameters(workflow))
+    for site in sites:
+        spec = site.step.get("loop") if site.kind == "loop" else None
+        if isinstance(spec, Mapping):
+            names = (spec.get(k) for k in ("iterationVar", "itemVar", "indexVar"))
+            known.update(n for n in names if isinstance(n, str))
+    reads: dict[str, list[str]] = {}
+    for root_pointer, condition in roots:
+        for pointer, var in _reads(condition, root_pointer):
+            parts = var.split(".")
+            if parts[0] in ("parameters", "steps"):
+                continue  # not the context
+            name = parts[1] if parts[0] == "context" and len(parts) > 1 else parts[0]
+            if name and name not in known:
+                reads.setdefault(name, []).append(pointer)
+    if not reads:
+        return
+    condition_text = [text[s.start : s.end] for s in (doc.span(p) for p, _ in roots)]
+    for name, pointers in reads.items():
+        word = re.compile(rf"(?:(?<![A-Za-z0-9_])|(?<=\\[ntr])){re.escape(name)}(?![A-Za-z0-9_])")
+        everywhere = len(word.findall(text))
+        in_conditions = sum(len(word.findall(piece)) for piece in condition_text)
+        if everywhere > in_conditions:
+            continue
+        message = (
+            f"Nothing in this workflow mentions the context variable {name!r} this condition "
+            "reads — no prompt, parameter or loop variable: unless the user or the agent passes "
+            "it unasked, it is missing (every comparison false, not_equals true). Ask a step to "
+            "set it (name it in the prompt), or declare it as a parameter"
+        )
+        for pointer in pointers:
+            yield Diagnostic(
+                UNMENTIONED_VARIABLE, Severity.WARNING, message, pointer, doc.span(pointer)
+            )
+
+
+def _condition_roots(site: StepSite) -> Iterator[tuple[str, Any]]:
+    """(pointer, condition) of every condition a step holds: its runCondition, a loop's
+    condition, a confirmation's, a delegation's, each validation rule's."""
+    step, at = site.step, site.pointer
+    if "runCondition" in step:
+        yield f"{at}/runCondition", step["runCondition"]
+    spec = step.get("loop") if site.kind == "loop" else None
+    if isinstance(spec, Mapping):
+        if "condition" in spec:
+            yield f"{at}/loop/condition", spec["condition"]
+        source = spec.get("conditionSource")
+        if isinstance(source, Mapping) and "condition" in source:
+            yield f"{at}/loop/conditionSource/condition", source["condition"]
+    confirm = step.get("requireConfirmation")
+    if isinstance(confirm, Mapping):
+        if "kind" in confirm:
+            if "condition" in confirm:
+                yield f"{at}/requireConfirmation/condition", confirm["condition"]
+        else:
+            yield f"{at}/requireConfirmation", confirm
+    if "validationCriteria" in step:
+        yield from _rule_conditions(step["validationCriteria"], f"{at}/validationCriteria")
+
+
+def _rule_conditions(node: Any, at: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _rule_conditions(item, f"{at}/{index}")
+    elif isinstance(node, Mapping):
+        if "condition" in node:
+            yield f"{at}/condition", node["condition"]
+        for key in ("and", "or", "not"):
+            if key in node:
+                yield from _rule_conditions(node[key], f"{at}/{key}")
+
+
+def _reads(condition: Any, at: str) -> Iterator[tuple[str, str]]:
+    """(pointer of the `var` value, the variable) of every comparison in ``condition``."""
+    if isinstance(condition, list):
+        for index, member in enumerate(condition):
+            yield from _reads(member, f"{at}/{index}")
+    elif isinstance(condition, Mapping):
+        if isinstance(condition.get("var"), str):
+            yield f"{at}/var", condition["var"]
+        for key in ("and", "or", "not"):
+            if key in condition:
+                yield from _reads(condition[key], f"{at}/{key}")

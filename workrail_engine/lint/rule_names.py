@@ -38,6 +38,7 @@ RULE_NAMES: dict[str, str] = {
     "WR305": "incomplete-reference",
     "WR306": "not-a-reference",
     "WR307": "output-of-skipped-step",
+    "WR308": "unmentioned-context-variable",
     "WR401": "invalid-regex",
     "WR402": "operator-type-mismatch",
     "WR403": "invalid-json-schema",

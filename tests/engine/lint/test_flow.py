@@ -32,16 +32,21 @@ def _and(*members: dict) -> dict:
     return {"and": list(members)}
 
 
-SIZE_LARGE = {"var": "size", "equals": "large"}
-MODE_DEEP = {"var": "mode", "equals": "deep"}
+# on the declared parameter, so that no unmentioned variable (WR308) adds to the findings
+SIZE_LARGE = {"var": "target", "equals": "large"}
+MODE_DEEP = {"var": "parameters.target", "equals": "deep"}
 
 # code, bad change, good change, text the diagnostic must sit on (multi-line objects: None here,
 # their ranges are checked below)
 CASES = [
     (
         "WR410",
-        set_at(["steps", 2, "runCondition"], _and(SIZE_LARGE, {"var": "size", "equals": "small"})),
-        set_at(["steps", 2, "runCondition"], _and(SIZE_LARGE, {"var": "n", "gt": 1})),
+        set_at(
+            ["steps", 2, "runCondition"], _and(SIZE_LARGE, {"var": "target", "equals": "small"})
+        ),
+        set_at(
+            ["steps", 2, "runCondition"], _and(SIZE_LARGE, {"var": "target", "startsWith": "l"})
+        ),
         None,
     ),
     (
@@ -58,6 +63,15 @@ CASES = [
             w["steps"][2].update(runCondition=_and(MODE_DEEP, SIZE_LARGE)),
         ),
         "{{steps.plan.output}}",
+    ),
+    (
+        "WR308",
+        set_at(["steps", 2, "runCondition"], {"var": "taskKind", "equals": "bug"}),
+        lambda w: (
+            set_at(["steps", 2, "runCondition"], {"var": "taskKind", "equals": "bug"})(w),
+            w["steps"][0].update(prompt="Plan the change; set taskKind to bug or feature."),
+        ),
+        '"taskKind"',
     ),
 ]
 
@@ -78,7 +92,7 @@ def _found(workflow: dict, code: str) -> list[tuple[str, object]]:
 
 
 def test_wr410_sits_on_the_comparison_that_contradicts():
-    small = {"var": "size", "equals": "small"}
+    small = {"var": "target", "equals": "small"}
     workflow = mutate(set_at(["steps", 0, "runCondition"], _and(SIZE_LARGE, small)))
     assert _found(workflow, "WR410") == [("/steps/0/runCondition/and/1", small)]
 
@@ -88,7 +102,7 @@ def test_wr410_a_group_member_against_its_group():
         "id": "fan",
         "type": "parallel",
         "title": "Fan",
-        "runCondition": {"var": "mode", "equals": "fast"},
+        "runCondition": {"var": "parameters.target", "equals": "fast"},
         "steps": [{"id": "deep", "title": "Deep", "prompt": "Go deep.", "runCondition": MODE_DEEP}],
     }
     workflow = mutate(lambda w: w["steps"].append(group))
@@ -100,7 +114,10 @@ def test_wr410_a_group_member_against_its_group():
                 {
                     **group,
                     "steps": [
-                        {**group["steps"][0], "runCondition": {"var": "mode", "equals": "fast"}}
+                        {
+                            **group["steps"][0],
+                            "runCondition": {"var": "parameters.target", "equals": "fast"},
+                        }
                     ],
                 }
             ]
@@ -159,3 +176,32 @@ def test_contradictions_are_sound(first, second, contradicts):
     earlier = list(atoms({"var": "v", **first}))
     (atom,) = atoms({"var": "v", **second})
     assert (contradiction(earlier, atom) is not None) is contradicts
+
+
+@pytest.mark.parametrize(
+    ("change", "found"),
+    [
+        pytest.param(lambda w: None, ["WR308"], id="unmentioned"),
+        pytest.param(lambda w: w.update(id="wr.routine-demo"), [], id="routine"),
+        pytest.param(
+            lambda w: w["steps"].append(
+                {"id": "call", "templateCall": {"templateId": "wr.templates.routine.x"}}
+            ),
+            [],
+            id="calls-a-routine",
+        ),
+        pytest.param(
+            lambda w: w["steps"][0].update(prompt="Plan.\ntaskKind: bug?"), [], id="after-a-newline"
+        ),
+        pytest.param(
+            lambda w: w["parameters"]["properties"].update(taskKind={"type": "string"}),
+            [],
+            id="a-parameter",
+        ),
+    ],
+)
+def test_wr308_is_quiet_where_something_may_set_the_variable(change, found):
+    condition = {"var": "context.taskKind", "equals": "bug"}
+    workflow = mutate(set_at(["steps", 2, "runCondition"], condition))
+    change(workflow)
+    assert [d.code for d in lint(workflow).diagnostics if d.code == "WR308"] == found
