@@ -31,7 +31,7 @@ from typing import Any
 
 from ..definition.declared import declared_parameters
 from ..definition.steps import StepSite
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Related, Severity
 from ..serving.loop_source import artifact_source, body_decides, loop_condition
 from ..text.document import WorkflowDocument
 from .contradictions import atoms, contradiction
@@ -294,10 +294,12 @@ def _unmentioned_variables(
             "it unasked, it is missing (every comparison false, not_equals true). Ask a step to "
             "set it (name it in the prompt), or declare it as a parameter"
         )
-        for pointer in pointers:
-            yield Diagnostic(
-                UNMENTIONED_VARIABLE, Severity.WARNING, message, pointer, doc.span(pointer)
-            )
+        # one finding per variable, on its first read, the others related: one cause
+        others = tuple(Related(f"{name!r} is read here too", doc.span(p)) for p in pointers[1:])
+        first = pointers[0]
+        yield Diagnostic(
+            UNMENTIONED_VARIABLE, Severity.WARNING, message, first, doc.span(first), related=others
+        )
 
 
 def _condition_roots(site: StepSite) -> Iterator[tuple[str, Any]]:

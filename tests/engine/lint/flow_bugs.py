@@ -73,6 +73,18 @@ SEEDED_BUGS = [
         "{{steps.ask.output}}",
     ),
     SeededBug(
+        "unmentioned-variable.json",
+        _steps(
+            "unmentioned-variable",
+            '{"id": "plan", "title": "Plan", "prompt": "Plan the work."}',
+            '{"id": "fix", "title": "Fix", "prompt": "Fix the bug.",'
+            ' "runCondition": {"var": "taskKind", "equals": "bug"}}',
+        ),
+        "WR308",
+        "warning",
+        '"taskKind"',
+    ),
+    SeededBug(
         "agent-text-in-script.json",
         _steps(
             "agent-text-in-script",
