@@ -41,7 +41,7 @@ SEEDED_BUGS = [
             "group-contradiction",
             '{"id": "fan", "type": "parallel", "title": "Fan",'
             ' "runCondition": {"var": "mode", "equals": "fast"}, "steps": ['
-            '{"id": "deep", "title": "Deep", "prompt": "Go deep.",'
+            '{"id": "deep", "title": "Deep", "prompt": "Go deep: the mode is deep.",'
             ' "runCondition": {"var": "mode", "equals": "deep"}}]}',
         ),
         "WR410",
@@ -52,6 +52,7 @@ SEEDED_BUGS = [
         "loop-unchanged.json",
         _steps(
             "loop-unchanged",
+            '{"id": "start", "title": "Start", "prompt": "Set done to false."}',
             '{"id": "polish", "type": "loop", "title": "Polish",'
             ' "loop": {"type": "until", "condition": {"var": "done", "equals": true}},'
             ' "body": [{"id": "work", "title": "Work", "prompt": "Improve the text."}]}',
@@ -64,7 +65,7 @@ SEEDED_BUGS = [
         "skipped-output.json",
         _steps(
             "skipped-output",
-            '{"id": "ask", "title": "Ask", "prompt": "Ask the user.",'
+            '{"id": "ask", "title": "Ask", "prompt": "Ask the user; set mode to deep or fast.",'
             ' "runCondition": {"var": "mode", "equals": "deep"}}',
             '{"id": "use", "title": "Use", "prompt": "Use {{steps.ask.output}} now."}',
         ),
