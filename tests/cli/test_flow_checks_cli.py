@@ -34,6 +34,7 @@ def test_each_seeded_bug_is_found_by_its_code_at_its_range(tmp_path: Path) -> No
             for d in report[bug.name]
         }
         assert (bug.code, bug.severity, bug.on_text) in found, (bug.name, found)
+        assert {code for code, _, _ in found} == {bug.code}, (bug.name, found)  # one construct
 
 
 def test_select_and_ignore_apply_to_the_flow_codes(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from ..diagnostics import Span
 from ..text.document import WorkflowDocument
@@ -18,26 +19,31 @@ class StringSpans:
 
     The raw text is decoded into an offset table once: a prompt holding thousands of findings
     used to rebuild it for each one (quadratic: 2,000 findings in one string took 7 s).
-    Maps JSON strings, YAML plain scalars on one line and YAML literal block scalars (``|``)
-    exactly; falls back to the whole value for the other YAML forms (quoted, folded ``>``, plain
-    over several lines), where a character's place would be a guess.
+    Maps JSON strings, YAML plain and quoted scalars on one line and YAML literal block scalars
+    (``|``) exactly; falls back to the whole value for the other YAML forms (folded ``>``, plain or
+    quoted over several lines), where a character's place would be a guess.
     """
 
     def __init__(self, doc: WorkflowDocument, pointer: str) -> None:
         self._whole = doc.span(pointer)
         raw = doc.text[self._whole.start : self._whole.end]
-        self._offsets: list[int] | range | None
-        if doc.format == "json" and raw.startswith('"'):
+        self._offsets: list[int] | range | None = None
+        # how an edit's text is written into this string: None where edits are not offered
+        self._writer: Callable[[str], str | None] | None = None
+        if raw.startswith('"') and (doc.format == "json" or "\n" not in raw):
+            # YAML's double-quoted escapes include JSON's; one of its own would change the length
             offsets = _json_offsets(raw)
-            # an escape we did not expect: stay safe
-            self._offsets = offsets if len(offsets) == len(json.loads(raw)) + 1 else None
+            decoded = json.loads(raw) if doc.format == "json" else _value_at(doc.value, pointer)
+            if isinstance(decoded, str) and len(offsets) == len(decoded) + 1:
+                self._offsets, self._writer = offsets, _json_escaped
+        elif raw.startswith("'") and "\n" not in raw:
+            self._offsets = _single_quoted_offsets(raw)
+            self._writer = _single_quoted
         elif raw.startswith("|"):
             self._offsets = _literal_block_offsets(raw, _value_at(doc.value, pointer))
-        elif raw and raw[0] in "'\"" or "\n" in raw:
-            self._offsets = None
-        else:
-            self._offsets = range(len(raw) + 1)
-        self._json = doc.format == "json"
+            self._writer = _as_is
+        elif raw and raw[0] not in "'\"" and "\n" not in raw:
+            self._offsets = range(len(raw) + 1)  # a plain scalar: no edits (a quote could end it)
 
     @property
     def exact(self) -> bool:
@@ -46,10 +52,11 @@ class StringSpans:
 
     def escaped(self, text: str) -> str | None:
         """``text`` as it must be written inside this string, or None where an edit could
-        change more than it says (a line break in a block scalar)."""
-        if self._json:
-            return json.dumps(text, ensure_ascii=False)[1:-1]
-        return text if self._offsets is not None and "\n" not in text else None
+        change more than it says (a line break in a block scalar, any edit of a YAML plain
+        scalar)."""
+        if self._offsets is None or self._writer is None:
+            return None
+        return self._writer(text)
 
     def span(self, start: int, end: int) -> Span:
         """The text span of characters ``start..end`` of the decoded string."""
@@ -116,3 +123,26 @@ def _value_at(value: object, pointer: str) -> object:
         else:
             return None
     return value
+
+
+def _json_escaped(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _single_quoted(text: str) -> str | None:
+    return text.replace("'", "''") if "\n" not in text else None  # a line break would fold
+
+
+def _as_is(text: str) -> str | None:
+    return text if "\n" not in text else None  # a line break would change the indentation
+
+
+def _single_quoted_offsets(raw: str) -> list[int]:
+    """Offsets of a one-line YAML single-quoted scalar, where ``''`` is one quote."""
+    offsets = []
+    i = 1
+    while i < len(raw) - 1:
+        offsets.append(i)
+        i += 2 if raw[i] == "'" else 1
+    offsets.append(i)
+    return offsets

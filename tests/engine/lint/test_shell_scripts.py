@@ -12,6 +12,7 @@ import pytest
 
 from tests.engine.lint.lint_workflows import lint, mutate, set_at
 from workrail_engine.lint import lint_text, shell_scripts
+from workrail_engine.lint.fixes import fix_text
 
 COMMAND = ["steps", 1, "run", "command"]
 
@@ -62,3 +63,30 @@ def test_the_script_is_never_run(tmp_path):
     marker = tmp_path / "ran"
     lint(mutate(set_at(COMMAND, ["sh", "-c", f"touch {marker}"])))
     assert not marker.exists() and os.path.isdir(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("written", "fixed"),
+    [
+        pytest.param(
+            "'echo ''hi''; test -f $nm'", "echo 'hi'; test -f \"$nm\"", id="single-quoted"
+        ),
+        pytest.param(
+            '"echo \\"hi\\"; test -f $nm"', 'echo "hi"; test -f "$nm"', id="double-quoted"
+        ),
+        pytest.param("echo hi; test -f $nm", None, id="plain"),  # a quote could end it: no fix
+    ],
+)
+def test_yaml_scalars_are_mapped_and_fixed_in_their_own_quoting(written, fixed):
+    import yaml
+
+    text = (
+        "id: demo\nname: Demo\nsteps:\n  - id: build\n"
+        f"    run: {{timeoutSeconds: 9, command: [sh, -c, {written}]}}\n"
+    )
+    result = lint_text(text, "demo.yaml")
+    (found,) = [d for d in result.diagnostics if d.data.get("shellcheck") == "SC2086"]
+    assert text[found.span.start : found.span.end] == "$nm"
+    after = fix_text(text, "demo.yaml", unsafe=True).text
+    script = yaml.safe_load(after)["steps"][0]["run"]["command"][2]
+    assert script == (fixed or yaml.safe_load(text)["steps"][0]["run"]["command"][2])
