@@ -64,3 +64,5 @@ class StepFindings:
     # (pointer relative to the step, the references in it, the literals in it where the string is
     # rendered — text in braces that is no reference; empty where the string is shown as written)
     templates: tuple[tuple[str, tuple[TemplateRef, ...], tuple[TemplateLiteral, ...]], ...]
+    # (pointer relative to the step, variable) of each `var` its conditions read
+    reads: tuple[tuple[str, str], ...] = ()

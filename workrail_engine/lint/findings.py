@@ -27,8 +27,9 @@ def step_findings(
     """Findings for every site, from ``cache`` where the step object is the same; prunes the cache."""
 
     def compute(site: StepSite) -> StepFindings:
+        reads: list[tuple[str, str]] = []
         findings = (
-            *expression_findings(site.step, site.kind),
+            *expression_findings(site.step, site.kind, reads),
             *command_findings(site.step, site.kind),
             *shell_script_findings(site.step, site.kind),
         )
@@ -38,7 +39,7 @@ def step_findings(
             templates.append(
                 (pointer, tuple(refs), tuple(literals) if is_rendered(pointer) else ())
             )
-        return StepFindings(findings, tuple(templates))
+        return StepFindings(findings, tuple(templates), tuple(reads))
 
     # The scripts of the steps to check, to ShellCheck in one batch (a process per step would
     # cost ~50 ms each); the steps then find their results in its cache.

@@ -35,7 +35,7 @@ from ..diagnostics import Diagnostic, Related, Severity
 from ..serving.loop_source import artifact_source, body_decides, loop_condition
 from ..text.document import WorkflowDocument
 from .contradictions import atoms, contradiction
-from .expressions import CANNOT_HOLD
+from .expressions import CANNOT_HOLD, condition_reads
 from .finding import StepFindings
 from .strings import StringSpans
 
@@ -57,7 +57,7 @@ def flow_diagnostics(
         *_group_contradictions(doc, sites, by_pointer),
         *_unchanging_loops(doc, sites, workflow),
         *_maybe_skipped_outputs(doc, sites, found, by_pointer),
-        *_unmentioned_variables(doc, sites, workflow),
+        *_unmentioned_variables(doc, sites, found, workflow),
     ]
 
 
@@ -109,7 +109,9 @@ def _unchanging_loops(
         body = _body(site, sites)
         if body is None:
             continue  # a body naming no step: WR202
-        variables = sorted({var for _, var in _reads(condition, "")})
+        found_reads: list[tuple[str, str]] = []
+        condition_reads(condition, "", found_reads)
+        variables = sorted({var for _, var in found_reads})
         if any(_changeable(name, body, spec) for name in variables):
             continue
         where = (
@@ -252,44 +254,45 @@ def _members(condition: Any) -> Iterator[Any]:
 
 
 def _unmentioned_variables(
-    doc: WorkflowDocument, sites: list[StepSite], workflow: Mapping[str, Any]
+    doc: WorkflowDocument,
+    sites: list[StepSite],
+    found: list[StepFindings],
+    workflow: Mapping[str, Any],
 ) -> Iterator[Diagnostic]:
     text = doc.text
     if "templateCall" in text or "parallelDelegations" in text:
         return  # a routine's or another workflow's steps may set any variable
     if str(workflow.get("id", "")).startswith(("wr.routine-", "routine-")):
         return  # a routine's context comes from the workflow that calls it
-    roots: list[tuple[str, Any]] = []
-    known: set[Any] = set()
-    for site in sites:
-        _condition_roots(site, roots)
-        if site.kind == "loop" and _is_map(site.step.get("loop")):
-            spec = site.step["loop"]
-            known.update(spec.get(k) for k in ("iterationVar", "itemVar", "indexVar"))
-    if not roots:
-        return
-    known.update(declared_parameters(workflow))
     reads: dict[str, list[str]] = {}
-    for root_pointer, condition in roots:
-        for pointer, var in _reads(condition, root_pointer):
+    variables: list[str] = []
+    for site, step_found in zip(sites, found, strict=False):
+        for relative, var in step_found.reads:
+            variables.append(var)
             parts = var.split(".")
             if parts[0] in ("parameters", "steps"):
                 continue  # not the context
             name = parts[1] if parts[0] == "context" and len(parts) > 1 else parts[0]
-            if name and name not in known:
-                reads.setdefault(name, []).append(pointer)
+            if name:
+                reads.setdefault(name, []).append(site.pointer + relative)
     if not reads:
         return
-    written: list[str] = []
-    for _, condition in roots:
-        _strings_and_keys(condition, written)
-    in_conditions = "\x00".join(written)
-    for name, pointers in reads.items():
-        # Mentioned elsewhere when the text holds the name more often than the conditions do
-        # (as any substring: "mode" in "model" counts, which errs on the quiet side); str.count
-        # over the text, where a regex per name cost more than all the other checks together.
-        if text.count(name) > in_conditions.count(name):
+    # Mentioned elsewhere when the text holds the name more often than the `var` values do (as
+    # any substring, "mode" in "model", or in a condition's operand: both err on the quiet side);
+    # str.count over the text, where a regex per name cost more than all the other checks.
+    in_vars = "\x00".join(variables)
+    unmentioned = [name for name in reads if text.count(name) <= in_vars.count(name)]
+    if not unmentioned:
+        return
+    known = set(declared_parameters(workflow))
+    for site in sites:
+        if site.kind == "loop" and _is_map(site.step.get("loop")):
+            spec = site.step["loop"]
+            known.update(spec.get(k) for k in ("iterationVar", "itemVar", "indexVar"))
+    for name in unmentioned:
+        if name in known:
             continue
+        pointers = reads[name]
         message = (
             f"Nothing in this workflow mentions the context variable {name!r} this condition "
             "reads — no prompt, parameter or loop variable: unless the user or the agent passes "
@@ -304,67 +307,6 @@ def _unmentioned_variables(
         )
 
 
-def _condition_roots(site: StepSite, out: list[tuple[str, Any]]) -> None:
-    """(pointer, condition) of every condition a step holds, into ``out``: its runCondition, a
-    loop's condition, a confirmation's, each validation rule's."""
-    step, at = site.step, site.pointer
-    if "runCondition" in step:
-        out.append((f"{at}/runCondition", step["runCondition"]))
-    spec = step.get("loop") if site.kind == "loop" else None
-    if _is_map(spec):
-        if "condition" in spec:
-            out.append((f"{at}/loop/condition", spec["condition"]))
-        source = spec.get("conditionSource")
-        if _is_map(source) and "condition" in source:
-            out.append((f"{at}/loop/conditionSource/condition", source["condition"]))
-    confirm = step.get("requireConfirmation")
-    if _is_map(confirm):
-        if "kind" not in confirm:
-            out.append((f"{at}/requireConfirmation", confirm))
-        elif "condition" in confirm:
-            out.append((f"{at}/requireConfirmation/condition", confirm["condition"]))
-    if "validationCriteria" in step:
-        _rule_conditions(step["validationCriteria"], f"{at}/validationCriteria", out)
-
-
-def _rule_conditions(node: Any, at: str, out: list[tuple[str, Any]]) -> None:
-    if type(node) is list:
-        for index, item in enumerate(node):
-            _rule_conditions(item, f"{at}/{index}", out)
-    elif _is_map(node):
-        if "condition" in node:
-            out.append((f"{at}/condition", node["condition"]))
-        for key in ("and", "or", "not"):
-            if key in node:
-                _rule_conditions(node[key], f"{at}/{key}", out)
-
-
 def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     # a dict first: isinstance(value, Mapping) goes through ABCMeta at ~7x the cost
     return type(value) is dict or isinstance(value, Mapping)
-
-
-def _reads(condition: Any, at: str) -> Iterator[tuple[str, str]]:
-    """(pointer of the `var` value, the variable) of every comparison in ``condition``."""
-    if isinstance(condition, list):
-        for index, member in enumerate(condition):
-            yield from _reads(member, f"{at}/{index}")
-    elif isinstance(condition, Mapping):
-        if isinstance(condition.get("var"), str):
-            yield f"{at}/var", condition["var"]
-        for key in ("and", "or", "not"):
-            if key in condition:
-                yield from _reads(condition[key], f"{at}/{key}")
-
-
-def _strings_and_keys(value: Any, out: list[str]) -> None:
-    """Every string and key written in ``value``, into ``out``."""
-    if type(value) is str:
-        out.append(value)
-    elif _is_map(value):
-        for key, item in value.items():
-            out.append(key)
-            _strings_and_keys(item, out)
-    elif type(value) is list:
-        for item in value:
-            _strings_and_keys(item, out)
