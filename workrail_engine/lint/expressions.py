@@ -48,7 +48,8 @@ def expression_findings(
     if kind == "loop" and _is_object(loop) and "condition" in loop:
         out += _warnings(loop["condition"], "/loop/condition", False, reads)
         out += never_holds(loop["condition"], "/loop/condition", "This loop condition never holds")
-    _other_reads(step, kind, reads)
+    if kind == "loop" or "requireConfirmation" in step:
+        _other_reads(step, kind, reads)
     return out
 
 

@@ -267,12 +267,14 @@ def _unmentioned_variables(
     reads: dict[str, list[str]] = {}
     variables: list[str] = []
     for site, step_found in zip(sites, found, strict=False):
+        if not step_found.reads:
+            continue
         for relative, var in step_found.reads:
             variables.append(var)
-            parts = var.split(".")
-            if parts[0] in ("parameters", "steps"):
+            head, _, rest = var.partition(".")
+            if head == "parameters" or head == "steps":
                 continue  # not the context
-            name = parts[1] if parts[0] == "context" and len(parts) > 1 else parts[0]
+            name = rest.partition(".")[0] if head == "context" and rest else head
             if name:
                 reads.setdefault(name, []).append(site.pointer + relative)
     if not reads:
