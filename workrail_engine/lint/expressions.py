@@ -42,7 +42,8 @@ def expression_findings(
             out.append(_no_rules())
     if "runCondition" in step:
         out += _warnings(step["runCondition"], "/runCondition", False, reads)
-        out += never_holds(step["runCondition"], "/runCondition", "This step can never run")
+        if _is_object(step["runCondition"]) and "and" in step["runCondition"]:
+            out += never_holds(step["runCondition"], "/runCondition", "This step can never run")
     if "validationCriteria" in step:
         out += _warnings(step["validationCriteria"], "/validationCriteria", True, reads)
     if kind == "loop" and _is_object(loop) and "condition" in loop:

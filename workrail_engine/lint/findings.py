@@ -31,7 +31,7 @@ def step_findings(
         findings = (
             *expression_findings(site.step, site.kind, reads),
             *command_findings(site.step, site.kind),
-            *shell_script_findings(site.step, site.kind),
+            *(shell_script_findings(site.step, site.kind) if site.kind == "command" else ()),
         )
         templates = []
         for pointer, text in template_strings(site.step):
