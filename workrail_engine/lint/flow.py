@@ -264,7 +264,7 @@ def _unmentioned_variables(
         return  # a routine's or another workflow's steps may set any variable
     if str(workflow.get("id", "")).startswith(("wr.routine-", "routine-")):
         return  # a routine's context comes from the workflow that calls it
-    reads: dict[str, list[str]] = {}
+    reads: dict[str, list[tuple[str, str]]] = {}  # name: (step pointer, pointer in the step)
     variables: list[str] = []
     for site, step_found in zip(sites, found, strict=False):
         if not step_found.reads:
@@ -276,7 +276,7 @@ def _unmentioned_variables(
                 continue  # not the context
             name = rest.partition(".")[0] if head == "context" and rest else head
             if name:
-                reads.setdefault(name, []).append(site.pointer + relative)
+                reads.setdefault(name, []).append((site.pointer, relative))
     if not reads:
         return
     # Mentioned elsewhere when the text holds the name more often than the `var` values do (as
@@ -294,7 +294,7 @@ def _unmentioned_variables(
     for name in unmentioned:
         if name in known:
             continue
-        pointers = reads[name]
+        pointers = [step + relative for step, relative in reads[name]]
         message = (
             f"Nothing in this workflow mentions the context variable {name!r} this condition "
             "reads — no prompt, parameter or loop variable: unless the user or the agent passes "
