@@ -18,7 +18,7 @@ from workrail_engine.answers import blockers
 from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
-from workrail_engine.lint import quoted_json
+from workrail_engine.lint import quoted_json, shell_scripts
 from workrail_engine.runs import executor, step_events
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import loop_rules
@@ -98,6 +98,9 @@ EXPECTED = {
     ),
     "MAX_QUOTED_JSON_CHARS": f"{quoted_json.MAX_QUOTED_JSON_CHARS:,} characters",
     "MAX_QUOTED_OPENINGS": f"{quoted_json.MAX_QUOTED_OPENINGS} quoted",
+    "SHELLCHECK_TIMEOUT_SECONDS": f"{shell_scripts.SHELLCHECK_TIMEOUT_SECONDS:g} s per file",
+    "MAX_SCRIPT_CHARS": f"{shell_scripts.MAX_SCRIPT_CHARS:,} characters",
+    "MAX_CACHED_SCRIPTS": f"{shell_scripts.MAX_CACHED_SCRIPTS:,} scripts",
     "MAX_LINE_BYTES": f"{stdio.MAX_LINE_BYTES // MIB} MiB",
     "DEFAULT_MAX_REQUEST_BODY_SIZE": f"{DEFAULT_MAX_REQUEST_BODY_SIZE // MIB} MiB",
     "DEFAULT_MAX_INCOMPLETE_EVENT_SIZE": (

@@ -29,7 +29,7 @@ TEST_FLOW = {
         {
             "id": "understand",
             "title": "Understand the task",
-            "prompt": "Analyze the requirements.",
+            "prompt": "Analyze the requirements; set taskScope to small or large.",
             "requireConfirmation": True,
             "validationCriteria": [
                 {

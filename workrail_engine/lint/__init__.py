@@ -155,13 +155,22 @@ def _check_modules() -> tuple[ModuleType, ...]:
     """The modules of the content checks, imported on first use — so that reading a document
     never pays for the schema validator — and once: the import statements in the per-file path
     cost ~1 µs each, every file (3 % of `workrail validate` on 1,000 files)."""
-    from . import findings, metadata, parameters, references, schema_errors, structure, upstream
+    from . import (
+        findings,
+        flow,
+        metadata,
+        parameters,
+        references,
+        schema_errors,
+        structure,
+        upstream,
+    )
 
-    return findings, metadata, parameters, references, schema_errors, structure, upstream
+    return findings, flow, metadata, parameters, references, schema_errors, structure, upstream
 
 
 def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
-    findings, metadata, parameters, references, schema_errors, structure, upstream = (
+    findings, flow, metadata, parameters, references, schema_errors, structure, upstream = (
         _check_modules()
     )
     sites = doc.step_sites
@@ -176,6 +185,7 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
         *structure.structure_diagnostics(doc, sites),
         *upstream.upstream_diagnostics(doc, sites),
         *references.reference_diagnostics(doc, sites, found),
+        *flow.flow_diagnostics(doc, sites, found),
         *local,
         *metadata.metadata_diagnostics(doc),
         *parameters.parameters_diagnostics(doc),

@@ -1,4 +1,4 @@
-"""Command steps: a timeout on each, and no templates handed to a shell's `-c` script."""
+"""Command steps: a timeout on each, and no templates pasted into a shell's `-c` script."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diagnostics import Severity
+from ..evaluation.templates import TemplateRef, find_templates
 from .finding import Finding
 
 __all__ = ["command_findings"]
@@ -49,9 +50,46 @@ def _shell_script_templates(command: list[object]) -> list[Finding]:
         if arg == "-c" and index + 1 < len(command):
             script = command[index + 1]
             if isinstance(script, str) and "{{" in script:
-                message = (
-                    "A template inside a shell script is pasted into shell code (injection risk); "
-                    "pass the value as a separate argument (\"$1\") or through 'env' instead"
-                )
-                out.append(Finding(f"/run/command/{index + 1}", "WR502", Severity.WARNING, message))
+                out += _script_templates(f"/run/command/{index + 1}", script)
     return out
+
+
+# What an agent or a model wrote: a step's output, a context variable (a bare {{name}} is one).
+_WRITTEN_BY_AGENTS = ("steps", "context")
+
+
+def _script_templates(pointer: str, script: str) -> list[Finding]:
+    """WR502 on each template of the script: an error for text an agent or a model wrote (it can
+    hold `$(...)`, quotes, anything), a warning for a parameter or secret the user gave."""
+    refs, _ = find_templates(script)
+    out = []
+    for ref in refs:
+        agent_text = ref.bare or ref.namespace in _WRITTEN_BY_AGENTS
+        name = _env_name(ref)
+        fix = (
+            f'pass it through the environment instead: "env": {{"{name}": "{{{{{ref.text}}}}}"}} '
+            f"in 'run', and \"${name}\" in the script"
+        )
+        if agent_text:
+            message = (
+                f"{{{{{ref.text}}}}} is text an agent or a model wrote, pasted into shell code: "
+                f"it can run any command; {fix}"
+            )
+        else:
+            message = (
+                f"{{{{{ref.text}}}}} is pasted into shell code (injection risk); {fix}, "
+                'or as a separate argument ("$1")'
+            )
+        severity = Severity.ERROR if agent_text else Severity.WARNING
+        where = (ref.span.start, ref.span.end)
+        out.append(
+            Finding(pointer, "WR502", severity, message, {"reference": ref.text}, within=where)
+        )
+    return out
+
+
+def _env_name(ref: TemplateRef) -> str:
+    """An environment variable name for the value: {{steps.plan.output}} is PLAN_OUTPUT."""
+    words = "_".join(ref.path[-2:] if ref.namespace == "steps" else ref.path[-1:])
+    name = "".join(c if c.isalnum() else "_" for c in words.upper())
+    return name if name and not name[0].isdigit() else f"VALUE_{name}"

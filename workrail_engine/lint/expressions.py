@@ -17,13 +17,19 @@ from ..evaluation.conditions import MALFORMED, condition_problems
 from ..evaluation.problems import Problem, pointer_join
 from ..evaluation.regexes import RegexError, compile_regex
 from ..evaluation.rules import OPERANDS, criteria_problems
+from .contradictions import Atom, atoms, contradiction
 from .finding import Finding
 from .quoted_json import QUOTED_JSON_IN_MESSAGE, quoted_json_snippet
 
 __all__ = ["expression_findings"]
 
 
-def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
+def expression_findings(
+    step: Mapping[str, Any], kind: str, reads: list[tuple[str, str]] | None = None
+) -> list[Finding]:
+    """The findings of the step's conditions and criteria; ``reads`` gets (pointer relative to
+    the step, variable) of each `var` they read (WR308's input, collected in the same walk)."""
+    reads = [] if reads is None else reads
     out: list[Finding] = []
     if "runCondition" in step and _is_object(step["runCondition"]):
         out += _relative("/runCondition", condition_problems(step["runCondition"]))
@@ -35,12 +41,64 @@ def expression_findings(step: Mapping[str, Any], kind: str) -> list[Finding]:
         if step["validationCriteria"] == []:
             out.append(_no_rules())
     if "runCondition" in step:
-        out += _warnings(step["runCondition"], "/runCondition", rules=False)
+        out += _warnings(step["runCondition"], "/runCondition", False, reads)
+        if _is_object(step["runCondition"]) and "and" in step["runCondition"]:
+            out += never_holds(step["runCondition"], "/runCondition", "This step can never run")
     if "validationCriteria" in step:
-        out += _warnings(step["validationCriteria"], "/validationCriteria", rules=True)
+        out += _warnings(step["validationCriteria"], "/validationCriteria", True, reads)
     if kind == "loop" and _is_object(loop) and "condition" in loop:
-        out += _warnings(loop["condition"], "/loop/condition", rules=False)
+        out += _warnings(loop["condition"], "/loop/condition", False, reads)
+        out += never_holds(loop["condition"], "/loop/condition", "This loop condition never holds")
+    if kind == "loop" or "requireConfirmation" in step:
+        _other_reads(step, kind, reads)
     return out
+
+
+def _other_reads(step: Mapping[str, Any], kind: str, reads: list[tuple[str, str]]) -> None:
+    """The reads of the conditions the walks above do not visit: upstream's `conditionSource`
+    and a conditional `requireConfirmation`."""
+    loop = step.get("loop") if kind == "loop" else None
+    source = loop.get("conditionSource") if _is_object(loop) else None
+    if _is_object(source) and "condition" in source:
+        condition_reads(source["condition"], "/loop/conditionSource/condition", reads)
+    confirm = step.get("requireConfirmation")
+    if _is_object(confirm):
+        if "kind" not in confirm:
+            condition_reads(confirm, "/requireConfirmation", reads)
+        elif "condition" in confirm:
+            condition_reads(confirm["condition"], "/requireConfirmation/condition", reads)
+
+
+def condition_reads(condition: Any, at: str, out: list[tuple[str, str]]) -> None:
+    """(pointer of the `var` value, the variable) of every comparison in ``condition``."""
+    if type(condition) is list:
+        for index, member in enumerate(condition):
+            condition_reads(member, f"{at}/{index}", out)
+    elif _is_object(condition):
+        if type(condition.get("var")) is str:
+            out.append((f"{at}/var", condition["var"]))
+        for key in ("and", "or", "not"):
+            if key in condition:
+                condition_reads(condition[key], f"{at}/{key}", out)
+
+
+CANNOT_HOLD = "WR410"
+
+
+def never_holds(condition: Any, pointer: str, what: str) -> list[Finding]:
+    """WR410 on the first comparison of ``condition`` that contradicts an earlier one of its
+    `and` (`contradictions`); the conditions of enclosing groups are `flow`'s."""
+    if not _is_object(condition) or "and" not in condition:
+        return []
+    seen: list[Atom] = []
+    for atom in atoms(condition, pointer):
+        found = contradiction(seen, atom)
+        if found is not None:
+            other, why = found
+            message = f"{what}: {why} ({other.pointer.lstrip('/')} is the other)"
+            return [Finding(atom.pointer, CANNOT_HOLD, Severity.WARNING, message)]
+        seen.append(atom)
+    return []
 
 
 def _is_object(value: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -59,11 +117,13 @@ RULE_WITHOUT_OPERAND = "WR408"
 _NESTED = ("and", "or", "not", "condition")
 
 
-def _warnings(node: Any, pointer: str, rules: bool) -> list[Finding]:
+def _warnings(node: Any, pointer: str, rules: bool, reads: list[tuple[str, str]]) -> list[Finding]:
     """In one walk of a tree of criteria (``rules``) or of a condition: WR408 for each rule
     without its operand — upstream's schema takes it, no output passes it —, WR409 for each rule
     whose message quotes a JSON snippet (`quoted_json`), and WR405 for each
     pattern (a regex rule's, a `matches` operand) on the fallback engine.
+
+    And into ``reads``, each `var` read on the way (WR308's input).
 
     WR408 and WR409 look at the rules of the criteria, not into a rule's ``condition``. ``path`` says
     where the walk is below ``node``, joined into a pointer only for a finding, which most
@@ -82,6 +142,9 @@ def _warnings(node: Any, pointer: str, rules: bool) -> list[Finding]:
         if not _is_object(item):
             return
         kind = item.get("type")
+        var = item.get("var")
+        if type(var) is str:
+            reads.append((pointer_join(pointer, *path, "var"), var))
         if rules:
             operand = OPERANDS.get(kind) if isinstance(kind, str) else None
             if operand is not None and operand not in item:

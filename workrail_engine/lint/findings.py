@@ -16,6 +16,7 @@ from .commands import command_findings
 from .expressions import expression_findings
 from .finding import StepFindings
 from .references import is_rendered, template_strings
+from .shell_scripts import check_scripts, shell_script_findings, shell_scripts
 
 __all__ = ["step_findings"]
 
@@ -26,9 +27,11 @@ def step_findings(
     """Findings for every site, from ``cache`` where the step object is the same; prunes the cache."""
 
     def compute(site: StepSite) -> StepFindings:
+        reads: list[tuple[str, str]] = []
         findings = (
-            *expression_findings(site.step, site.kind),
+            *expression_findings(site.step, site.kind, reads),
             *command_findings(site.step, site.kind),
+            *(shell_script_findings(site.step, site.kind) if site.kind == "command" else ()),
         )
         templates = []
         for pointer, text in template_strings(site.step):
@@ -36,8 +39,16 @@ def step_findings(
             templates.append(
                 (pointer, tuple(refs), tuple(literals) if is_rendered(pointer) else ())
             )
-        return StepFindings(findings, tuple(templates))
+        return StepFindings(findings, tuple(templates), tuple(reads))
 
+    # The scripts of the steps to check, to ShellCheck in one batch (a process per step would
+    # cost ~50 ms each); the steps then find their results in its cache.
+    check_scripts(
+        (dialect, script)
+        for site in sites
+        if site.kind == "command" and _changed(site, cache)
+        for _, dialect, script in shell_scripts(site.step, site.kind)
+    )
     results = []
     fresh: dict[int, tuple[Any, StepFindings]] = {}
     for site in sites:
@@ -50,3 +61,8 @@ def step_findings(
     cache.clear()
     cache.update(fresh)
     return results
+
+
+def _changed(site: StepSite, cache: dict[int, tuple[Any, StepFindings]]) -> bool:
+    hit = cache.get(id(site.step))
+    return hit is None or hit[0] is not site.step

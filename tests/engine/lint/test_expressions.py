@@ -8,14 +8,14 @@ from tests.engine.lint.lint_workflows import bad_and_good, check_bad_and_good, s
 CASES = [
     (
         "WR401",
-        set_at(["steps", 2, "runCondition"], {"var": "x", "matches": "(a"}),
-        set_at(["steps", 2, "runCondition"], {"var": "x", "matches": "(a)"}),
+        set_at(["steps", 2, "runCondition"], {"var": "target", "matches": "(a"}),
+        set_at(["steps", 2, "runCondition"], {"var": "target", "matches": "(a)"}),
         '"(a"',
     ),
     (
         "WR402",
-        set_at(["steps", 2, "runCondition"], {"var": "x", "gt": "5"}),
-        set_at(["steps", 2, "runCondition"], {"var": "x", "gt": 5}),
+        set_at(["steps", 2, "runCondition"], {"var": "target", "gt": "5"}),
+        set_at(["steps", 2, "runCondition"], {"var": "target", "gt": 5}),
         '"5"',
     ),
     (

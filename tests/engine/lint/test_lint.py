@@ -101,9 +101,9 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
 @pytest.mark.parametrize(
     "condition",
     [
-        pytest.param({"var": "x", "gt": "5"}, id="gt-string"),
-        pytest.param({"var": "x", "in": "abc"}, id="in-string"),
-        pytest.param({"and": [{"var": "x", "lte": True}]}, id="nested-lte-bool"),
+        pytest.param({"var": "target", "gt": "5"}, id="gt-string"),
+        pytest.param({"var": "target", "in": "abc"}, id="in-string"),
+        pytest.param({"and": [{"var": "target", "lte": True}]}, id="nested-lte-bool"),
     ],
 )
 def test_operand_type_problems_are_reported_once(condition):

@@ -7,7 +7,7 @@ from tests.engine.lint.lint_workflows import bad_and_good, check_bad_and_good, l
 LOOP = {
     "id": "again",
     "type": "loop",
-    "loop": {"type": "while", "condition": {"var": "more", "equals": True}},
+    "loop": {"type": "while", "condition": {"var": "steps.review.output", "equals": "again"}},
     "body": "review",
 }
 INLINE_LOOP = {
