@@ -276,7 +276,7 @@ def list_command(settings: Settings, category: str | None, fmt: str) -> None:
 @catalog_options
 @click.pass_context
 def sources(ctx: click.Context, fmt: str) -> None:
-    """Workflow sources; sync and lock the Git ones (docs/sources.md).
+    """List workflow sources; sync and lock the Git ones (docs/sources.md).
 
     Each source with its workflow count and the ids later sources shadow; a repository
     (workflow-repos) with its commit, whether the lock holds it, and its last sync.
@@ -424,7 +424,7 @@ def schema() -> None:
 @catalog_options
 @click.pass_obj
 def init(settings: Settings, name: str | None, directory: Path | None, repo: bool) -> None:
-    """Write a new workflow NAME.json to start from (or, with --repo, a workflow repository).
+    """Write a workflow NAME.json, or (--repo) a team repository.
 
     The file is valid as written and carries $schema; an existing file is never overwritten.
     """
