@@ -214,7 +214,7 @@ LOADED_ON_FIRST_USE = (
     "dbos",
     "sqlalchemy",
     "workrail_engine.runs.service",
-    "workrail_engine.runs.executor",
+    "workrail_engine.runs.command_process",
     "workrail_engine.sessions.service",
 )
 
@@ -223,7 +223,7 @@ LOADED_ON_FIRST_USE = (
 def test_creating_the_server_imports_no_dbos_nor_sqlalchemy(run_project, tmp_path, edition):
     """The run store (DBOS, SQLAlchemy) loads on the first run or session, not at start-up: it
     was ~0.15-0.35 s of CPU of the server's cold start (issue 24 §3); nor do the run service
-    (planner, walker, executor) and the sessions engine."""
+    (planner, walker, command runner) and the sessions engine."""
     code = (
         "import sys; from pathlib import Path\n"
         "import anyio\n"

@@ -155,17 +155,25 @@ def _check_modules() -> tuple[ModuleType, ...]:
     """The modules of the content checks, imported on first use — so that reading a document
     never pays for the schema validator — and once: the import statements in the per-file path
     cost ~1 µs each, every file (3 % of `workrail validate` on 1,000 files)."""
-    from . import findings, metadata, parameters, references, schema_errors, structure, upstream
+    from . import (
+        metadata,
+        parameters,
+        references,
+        schema_errors,
+        step_check_cache,
+        structure,
+        upstream,
+    )
 
-    return findings, metadata, parameters, references, schema_errors, structure, upstream
+    return step_check_cache, metadata, parameters, references, schema_errors, structure, upstream
 
 
 def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
-    findings, metadata, parameters, references, schema_errors, structure, upstream = (
+    step_check_cache, metadata, parameters, references, schema_errors, structure, upstream = (
         _check_modules()
     )
     sites = doc.step_sites
-    found = findings.step_findings(sites, doc.lint_cache)
+    found = step_check_cache.step_findings(sites, doc.lint_cache)
     local = [
         finding.place(doc, site.pointer)
         for site, step_found in zip(sites, found, strict=False)

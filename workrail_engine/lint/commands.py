@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diagnostics import Severity
-from .finding import Finding
+from .step_finding import Finding
 
 __all__ = ["command_findings"]
 

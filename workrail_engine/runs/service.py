@@ -32,10 +32,10 @@ from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliver_recorded_answers
 from .commands import AttemptSettings
-from .model import ACTIVE, run_input, run_result
 from .params import check_parameters
 from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
+from .run_results import ACTIVE, run_input, run_result
 from .run_status import FAILED, IN_FLIGHT, run_status
 from .step_events import StepFeedRead
 from .walker import condition_context
