@@ -59,8 +59,8 @@ def test_one_step_finder():
         ("workrail_engine.runs.service", "RunService", "running_count"),
         ("workrail_engine.runs.secrets", "SecretSet", "masked_values"),
         ("workrail_engine.diagnostics", "Severity", "rank"),
-        ("workrail_mcp.tools._binding", "ToolRegistry", "mcp_tools"),
-        ("workrail_mcp.tools._binding", "ToolRegistry", "argument_error"),
+        ("workrail_mcp.tools.binding", "ToolRegistry", "mcp_tools"),
+        ("workrail_mcp.tools.binding", "ToolRegistry", "argument_error"),
         ("workrail_mcp.catalog_content", "CatalogContent", "owns_prompt"),
         ("workrail_engine.text.tolerant_document", "TolerantDocument", "has_errors"),
     ],
@@ -218,3 +218,34 @@ def test_runs_import_sessions_only_to_serve_a_sessions_id():
         "runs/service.py imports workrail_engine.sessions.service.SessionService",
         "runs/service.py imports workrail_engine.sessions.service.SessionStep",
     ]
+
+
+FIRST_PARTY = ("workrail_engine", "workrail_mcp", "workrail_lsp")
+
+
+def _private_owner(module: str) -> str | None:
+    """The package a private (``_name``) module belongs to, or None for a public module."""
+    parts = module.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:index])
+    return None
+
+
+def test_no_module_imports_another_packages_private_module():
+    """A ``_name`` module is private to its package (and the packages inside it): what another
+    package needs is a public module, so that a newcomer can tell the API from the internals."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for top in FIRST_PARTY:
+        for path in _package_files(top):
+            package = ".".join(path.parent.relative_to(root).parts)
+            for module in sorted(_imported_modules(path, package)):
+                owner = _private_owner(module)
+                if module.split(".")[0] not in FIRST_PARTY or owner is None:
+                    continue
+                if package != owner and not package.startswith(f"{owner}."):
+                    found.append(f"{path.relative_to(root)} imports {module}")
+    assert found == []

@@ -6,7 +6,7 @@ time; the durable layer is loaded when the first run is started or read.
 
 from typing import TYPE_CHECKING
 
-from .._lazy_names import names_loaded_on_first_use
+from ..lazy_names import names_loaded_on_first_use
 
 if TYPE_CHECKING:
     from .command_process import CommandOutcome, CommandSpec, run_command
