@@ -1,4 +1,4 @@
-"""Where a step of ``true`` spends the run's thread: CPU per step of each piece (issue 24 §3).
+"""Where a step of ``true`` spends the run's thread: CPU per step of each piece (the runs' goal, docs/benchmarks.md).
 
 A profile, not a benchmark of the goal (that is `bench/runs.py`): the pieces of a command step on
 the run's thread are wrapped with a timer of the thread's CPU (``time.thread_time_ns``; a wrapper

@@ -1,5 +1,5 @@
 """The tools' JSON schemas are read from ``tool_schemas.json`` instead of derived at each start
-(issue 24 §3, cold start); what the server publishes and validates stays what the SDK derives."""
+(the cold start); what the server publishes and validates stays what the SDK derives."""
 
 from __future__ import annotations
 

@@ -222,7 +222,7 @@ LOADED_ON_FIRST_USE = (
 @pytest.mark.parametrize("edition", ["default", "upstream"])
 def test_creating_the_server_imports_no_dbos_nor_sqlalchemy(run_project, tmp_path, edition):
     """The run store (DBOS, SQLAlchemy) loads on the first run or session, not at start-up: it
-    was ~0.15-0.35 s of CPU of the server's cold start (issue 24 §3); nor do the run service
+    was ~0.15-0.35 s of CPU of the server's cold start; nor do the run service
     (planner, walker, command runner) and the sessions engine."""
     code = (
         "import sys; from pathlib import Path\n"
@@ -260,7 +260,7 @@ TWO_QUESTIONS = {
 
 
 async def test_a_resent_answer_is_not_applied_to_the_next_step(tmp_path):
-    """Issue 19/20: the same continue_workflow {workflow_id, output} sent twice (a retry after a
+    """The same continue_workflow {workflow_id, output} sent twice (a retry after a
     lost reply) used to answer the next step as well."""
     project = tmp_path / "project"
     write_workflow(project / "workflows", TWO_QUESTIONS)

@@ -370,8 +370,8 @@ def cancel_command(settings: Settings, run_id: str, reason: str | None) -> None:
 def _output_text(value: str) -> str:
     """``--output TEXT`` or ``--output @FILE`` (``@-``: standard input).
 
-    A file is read like a workflow file (a regular file of at most 5 MiB): ``@/dev/zero`` used to
-    grow until MemoryError and ``@FIFO`` to wait for a writer forever."""
+    A file is read like a workflow file (a regular file of at most 5 MiB), so that ``@/dev/zero``
+    cannot grow until MemoryError nor ``@FIFO`` wait for a writer forever."""
     if not value.startswith("@"):
         return value
     name = value[1:]
