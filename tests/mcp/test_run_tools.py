@@ -67,6 +67,23 @@ SLOW = {
     ],
 }
 
+NAP_SECONDS = 1.5  # longer than two tool calls take, so that the first answer's reply sees it
+ASK_NAP_ASK = {
+    "id": "ask-nap-ask",
+    "name": "Ask, nap, ask",
+    "description": "a prompt step, a command that takes a while, a prompt step",
+    "version": "1.0.0",
+    "steps": [
+        {"id": "ask", "title": "Ask", "prompt": "Say go"},
+        {
+            "id": "nap",
+            "title": "nap",
+            "run": {"command": [sys.executable, "-c", f"import time; time.sleep({NAP_SECONDS})"]},
+        },
+        {"id": "again", "title": "Again", "prompt": "Say go again"},
+    ],
+}
+
 
 @pytest.fixture
 def run_project(tmp_path: Path) -> Path:
@@ -81,7 +98,7 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The flows in the project of the module's kept server (`--allow-commands`), which the
     tests that need no fresh process share, telling their runs apart by id."""
     root = tmp_path_factory.mktemp("run-tools") / "project"
-    for flow in (AGENT_FLOW, COMMANDS, SLOW):
+    for flow in (AGENT_FLOW, COMMANDS, SLOW, ASK_NAP_ASK):
         write_workflow(root / "workflows", flow)
     return root
 
@@ -259,9 +276,25 @@ TWO_QUESTIONS = {
 }
 
 
+@IN_THE_MODULES_LOOP
+async def test_a_resent_answer_follows_the_run_as_the_answer_it_repeats(shared_servers):
+    """A retry after a lost reply gets the state that reply would have had: the service follows
+    the run after a replay as after the answer itself (the CLI's `continue` waits the same way)."""
+    async with shared_servers.connected("--allow-commands") as (c, _):
+        started = await c.call_tool("run_workflow", {"workflow_name": "ask-nap-ask"})
+        run_id = started.structured_content["workflow_id"]
+        answer = {"workflow_id": run_id, "output": "go", "step_key": "ask", "wait_seconds": 0}
+        first = (await c.call_tool("continue_workflow", answer)).structured_content
+        assert first["outcome"] == "accepted" and first["status"] == "running", first
+        again = await c.call_tool("continue_workflow", {**answer, "wait_seconds": 30})
+        replayed = again.structured_content
+        assert replayed["outcome"] == "replayed" and replayed["answered_step"] == "ask"
+        assert replayed["status"] == "waiting" and replayed["waiting"]["step_key"] == "again"
+
+
 async def test_a_resent_answer_is_not_applied_to_the_next_step(tmp_path):
-    """The same continue_workflow {workflow_id, output} sent twice (a retry after a
-    lost reply) used to answer the next step as well."""
+    """The same continue_workflow {workflow_id, output} sent twice (a retry after a lost reply)
+    is a replay: never applied to the step the run waits on next."""
     project = tmp_path / "project"
     write_workflow(project / "workflows", TWO_QUESTIONS)
     async with client(project, tmp_path) as c:

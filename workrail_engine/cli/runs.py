@@ -443,15 +443,10 @@ def continue_command(
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     try:
         with _explaining_run_ids(settings):
-            result = service.continue_run(run_id, text, context, 0, step_key=step_key)
-            if result.get("outcome") in ("accepted", "replayed"):
-                after = service.wait(
-                    run_id,
-                    10**9 if wait is None else wait,
-                    leave_waiting=result.get("answered_step"),
-                    stop=interrupted,
-                )
-                result = {**after, "outcome": result["outcome"]}
+            seconds = 10**9 if wait is None else wait
+            result = service.continue_run(
+                run_id, text, context, seconds, step_key=step_key, stop=interrupted
+            )
     finally:
         signal.signal(signal.SIGINT, previous)
     if result.get("outcome") == "blocked":
