@@ -1,4 +1,4 @@
-"""The dashboard's runs page over a store of 10,000 runs (issue 13 §5): server time per page.
+"""The dashboard's runs page over a store of 10,000 runs (docs/benchmarks.md, Dashboard): server time per page.
 
     .venv/bin/python bench/dashboard.py [--runs 10000] [--seed-runs 100] [--requests 30]
 

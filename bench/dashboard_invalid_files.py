@@ -1,4 +1,4 @@
-"""The dashboard's workflows page over invalid files (issue 25 §6): server time and page size.
+"""The dashboard's workflows page over invalid files (docs/security.md, The dashboard): server time and page size.
 
     .venv/bin/python bench/dashboard_invalid_files.py [--steps 60000] [--requests 10]
         [--python PATH]

@@ -1,4 +1,5 @@
-"""What hostile workflow content costs the engine (issue 25 items 1, 3, 5).
+"""What hostile workflow content costs the engine (docs/security.md, What a workflow costs to check,
+compile and serve).
 
 Usage: .venv/bin/python bench/hostile_costs.py [--runs N] [--cases lint,regex-time,compile,regex-compile]
        [--findings 2000,4000,20000]

@@ -1,4 +1,4 @@
-"""Benchmark: the per-document costs the third pass of issue 11 §4 changed, on the 1 MB workflow.
+"""Benchmark: the per-document costs of the language server (re-parse, lint, spans), on the 1 MB workflow.
 
     python bench/lsp_document_costs.py [--runs 15]
 

@@ -14,7 +14,7 @@ Processes started in turns so that load changes hit them alike, each timed from 
   root: one holding only the workflow, and one of 200,000 files (20,000 small JSON and 4,000 YAML
   files among them, as a JavaScript monorepo's vendored packages hold, made once in a temporary
   folder); a pull client (``textDocument/diagnostic``) opens the workflow right after
-  ``initialized``: until its first pulled diagnostics (issue 24 §2: the same whatever the root).
+  ``initialized``: until its first pulled diagnostics (the same whatever the root: the workspace scan never holds it up).
 
     python bench/lsp_startup.py [--runs 7] [--earlier DIR] [--large-root]
 

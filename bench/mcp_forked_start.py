@@ -1,4 +1,4 @@
-"""Benchmark: the CPU of one stdio ``workrail-mcp`` start, fresh against forked (issue 22 §1).
+"""Benchmark: the CPU of one stdio ``workrail-mcp`` start, fresh against forked (the test suite's cost, docs/benchmarks.md).
 
 The suite starts ≈ 140 servers, and most of a start is importing the MCP SDK. This measures what
 a fork server in the tests would save: in turns, (a) ``python -m workrail_mcp --project P`` as

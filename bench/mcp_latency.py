@@ -14,8 +14,8 @@ Measures, in one run:
   alternating blocks: with nobody looking at the dashboard, and with four dashboard tabs loading
   it (the live runs table every 1 s twice, the runs page and a workflow page every 0.5 s) —
   the dashboard must not move the p50.
-Goals (issue 3 §7): workflow_next p50 ≤ 1.3× floor; cold start ≤ 1.2× floor; workflow_list p50 < 20 ms.
-Goals (issue 24 §3): workflow_next p50 and cold start ≤ 1.1× floor (`--only-stdio` measures just
+Goals (docs/benchmarks.md, The MCP server): workflow_next p50 ≤ 1.3× floor; cold start ≤ 1.2× floor; workflow_list p50 < 20 ms.
+The cold-start goal (docs/benchmarks.md): workflow_next p50 and cold start ≤ 1.1× floor (`--only-stdio` measures just
 those two).
 
 Our packages' bytecode is compiled first, as installing the wheel does: the SDK under the floor
@@ -327,7 +327,7 @@ def main() -> None:
     parser.add_argument(
         "--only-stdio",
         action="store_true",
-        help="only the cold start and workflow_next over stdio (the issue 24 §3 goals)",
+        help="only the cold start and workflow_next over stdio (the cold-start goals)",
     )
     args = parser.parse_args()
     compile_bytecode()

@@ -1,4 +1,4 @@
-"""The floor under issue 24 §3's "1,000 × `true`" goal: the least a durable run must do per step.
+"""The floor under the runs' "1,000 × `true`" goal (docs/benchmarks.md, Runs): the least a durable run must do per step.
 
 `bench/runs.py` compares a run of ``--steps`` × ``true`` with spawning them bare
 (``subprocess.run``). This measures, against the same bare loop and taking turns with it, a loop

@@ -1,4 +1,4 @@
-"""Where a step of ``true`` spends the run's thread: CPU per step of each piece (issue 24 §3).
+"""Where a step of ``true`` spends the run's thread: CPU per step of each piece (the runs' goal, docs/benchmarks.md).
 
 A profile, not a benchmark of the goal (that is `bench/runs.py`): the pieces of a command step on
 the run's thread are wrapped with a timer of the thread's CPU (``time.thread_time_ns``; a wrapper
@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workrail_engine.runs import RunOptions, RunService, commands, executor, step_processes
+from workrail_engine.runs import RunOptions, RunService, command_process, commands, step_processes
 from workrail_engine.runs.durable.effects import RunEffects
-from workrail_engine.runs.executors import InFlight
+from workrail_engine.runs.executor_liveness import InFlight
 from workrail_engine.runs.journal import Journal
 from workrail_engine.runs.step_events import StepEvents
 from workrail_engine.runs.while_running import WhileRunning
@@ -43,8 +43,8 @@ _spent: dict[str, int] = {}
 PIECES: list[tuple[Any, str, str]] = [
     (RunEffects, "attempt", "attempt (all of it)"),
     (RunEffects, "record", "result (all of it)"),
-    (executor.subprocess, "Popen", "spawn: Popen"),
-    (executor, "_pump", "pipes: read to their end"),
+    (command_process.subprocess, "Popen", "spawn: Popen"),
+    (command_process, "_pump", "pipes: read to their end"),
     (step_processes, "ended", "the step's end (step_processes.ended)"),
     (Journal, "add_result", "journal: the result's commit"),
     (Journal, "add_attempt", "journal: the attempt (held)"),
@@ -62,7 +62,7 @@ _ended: list[tuple[float, float]] = []  # (wall, thread CPU) at the last step's 
 
 def between_steps() -> None:
     """Adds to `_between` the time from the last `_pump`'s return to each `_spawn`'s call."""
-    pump, spawn = executor._pump, executor._spawn
+    pump, spawn = command_process._pump, command_process._spawn
 
     def pumped(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -77,7 +77,7 @@ def between_steps() -> None:
             _between["cpu"] += time.thread_time() - cpu
         return spawn(*args, **kwargs)
 
-    executor._pump, executor._spawn = pumped, spawned
+    command_process._pump, command_process._spawn = pumped, spawned
 
 
 def timed(owner: Any, name: str, label: str) -> None:

@@ -1,4 +1,4 @@
-"""Benchmark of the orchestrator (issue 5 §8, issue 24 §3), in one process:
+"""Benchmark of the orchestrator (docs/benchmarks.md, Runs), in one process:
 
 1. 1,000 trivial command steps in one run, against the same command spawned 1,000 times bare
    (``subprocess.run``); goal: total ≤ 1.2× the bare time on SQLite, ≤ 1.3× on Postgres.

@@ -13,7 +13,7 @@ Measures, against one `workrail-mcp` process over stdio (the SDK's server, our t
   store exists.
 The walks answer with notes and a loop-control artifact; the workflow's validation criteria are
 dropped from the copy walked (placeholder notes would not pass them; what is timed is the same).
-Goals (issue 19 §5): advance p50 ≤ 21 ms (0.5× upstream's 43 ms); start ≤ upstream's;
+Goals (docs/benchmarks.md, Sessions): advance p50 ≤ 21 ms (0.5× upstream's 43 ms); start ≤ upstream's;
 resume p95 < 100 ms at 10,000 sessions.
 """
 

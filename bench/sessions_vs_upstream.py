@@ -1,6 +1,6 @@
 """Sessions, side by side with upstream WorkRail built from its source.
 
-    .venv/bin/python bench/sessions_vs_upstream.py --upstream /work/upstream/v3.121.0 \\
+    .venv/bin/python bench/sessions_vs_upstream.py --upstream UPSTREAM_CHECKOUT \\
         [--sessions 20] [--workflow wr.presentation-creation] [--resume-store 10000]
 
 Both servers run over stdio at once and take turns, one whole session each (so a change in the
@@ -21,7 +21,7 @@ store runs its recovery scan right after the handshake); p50/p95 of 200 searches
 from one session's notes, cycling through different sessions (all 10,000 share the workspace,
 so every one is eligible and ranked).
 
-Goals (issue 19 §5): step answered p50 ≤ 0.5× upstream's; start_workflow p50 ≤ upstream's;
+Goals (docs/benchmarks.md, Sessions): step answered p50 ≤ 0.5× upstream's; start_workflow p50 ≤ upstream's;
 resume_session p95 < 100 ms over 10,000 sessions. Results: docs/benchmarks.md. (bench/sessions.py
 measures ours alone: advance vs workflow_next, resume with a vocabulary of 8,000 words.)
 """

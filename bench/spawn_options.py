@@ -1,4 +1,4 @@
-"""What each of the executor's Popen options costs a spawn of ``true`` (issue 24 §3).
+"""What each of the executor's Popen options costs a spawn of ``true`` (the runs' goal, docs/benchmarks.md).
 
 A command step is started with ``subprocess.Popen`` and options a bare ``subprocess.run`` does
 not use: a process group (or a session) of its own, a working directory, an environment. Each

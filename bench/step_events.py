@@ -1,4 +1,4 @@
-"""What a run's step events cost each step (issue 23 §3): CPU time of `StepEvents.add`, the call
+"""What a run's step events cost each step (docs/benchmarks.md, Runs): CPU time of `StepEvents.add`, the call
 a run makes at every step's start and end, with no reader and with a reader following.
 
     .venv/bin/python bench/step_events.py [--events 100000] [--repeat 5]

@@ -1,6 +1,8 @@
 """Measure: do the workflow files upstream WorkRail accepts pass here?
 
-    .venv/bin/python bench/upstream_compat.py [--mirror DIR] [--verbose] [--keep DIR]
+    .venv/bin/python bench/upstream_compat.py --mirror DIR [--verbose] [--keep DIR]
+
+(DIR: `git clone --mirror https://github.com/EtienneBBeaulac/workrail`.)
 
 For each of four upstream releases (0.0.3, 0.0.17, 0.8.6, 3.121.0) this extracts, from the local
 bare mirror of `EtienneBBeaulac/workrail`, every JSON file under that release's `workflows/`
@@ -37,7 +39,6 @@ import jsonschema
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 WORKRAIL = BIN / "workrail"
-DEFAULT_MIRROR = Path("/work/.mirror/EtienneBBeaulac+workrail/repo")
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,9 @@ def _print(results: list[ReleaseResult], verbose: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR)
+    parser.add_argument(
+        "--mirror", type=Path, required=True, help="a git clone --mirror of upstream WorkRail"
+    )
     parser.add_argument("--verbose", action="store_true", help="print each failing file")
     parser.add_argument("--keep", type=Path, help="extract into DIR and keep it")
     args = parser.parse_args(argv)

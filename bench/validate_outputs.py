@@ -1,6 +1,6 @@
 """Check: does `workrail validate` print exactly what it printed before a change?
 
-    .venv/bin/python bench/validate_outputs.py --before REV [--after REV] [--keep DIR]
+    .venv/bin/python bench/validate_outputs.py --before REV --mirror DIR [--after REV] [--keep DIR]
 
 A speed change to the parsing, checking or reporting path must not change one byte of what
 `workrail validate` reports. This runs the command from two versions of the project — ``--before``
@@ -63,7 +63,7 @@ def _tree(revision: str | None, into: Path) -> Path:
     return tree
 
 
-def _inputs(work: Path) -> list[Case]:
+def _inputs(work: Path, mirror: Path) -> list[Case]:
     cases: list[Case] = []
     corpus = work / "corpus"
     corpus.mkdir()
@@ -76,7 +76,7 @@ def _inputs(work: Path) -> list[Case]:
 
     for release in upstream_compat.RELEASES:
         tree = work / "upstream" / release.label
-        files = upstream_compat.extract(upstream_compat.DEFAULT_MIRROR, release, tree)
+        files = upstream_compat.extract(mirror, release, tree)
         served = [str(p) for p in files if p.is_relative_to(tree / "workflows")]
         examples = [str(p) for p in files if not p.is_relative_to(tree / "workflows")]
         for group, paths in (("workflows", served), ("spec/examples", examples)):
@@ -143,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", required=True, help="git revision to compare against")
     parser.add_argument("--after", help="git revision (default: this working tree)")
     parser.add_argument("--keep", type=Path, help="work in this directory and keep it")
+    parser.add_argument(
+        "--mirror", type=Path, required=True, help="a git clone --mirror of upstream WorkRail"
+    )
     args = parser.parse_args(argv)
     work = args.keep or Path(tempfile.mkdtemp(prefix="validate-outputs-"))
     try:
@@ -151,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         (work / "home").mkdir()
         before = _tree(args.before, work / "trees")
         after = _tree(args.after, work / "trees")
-        cases = _inputs(work)
+        cases = _inputs(work, args.mirror)
         problems = compare(before, after, cases, work)
     finally:
         if args.keep is None:

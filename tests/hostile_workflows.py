@@ -1,4 +1,4 @@
-"""Hostile workflows of issue 25, built once for the CLI, MCP and language-server tests."""
+"""Hostile workflows (docs/security.md), built once for the CLI, MCP and language-server tests."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ BOUND_FLOW: dict[str, Any] = {
 
 
 # A 30 KB routine whose prompt holds 10,000 {a} placeholders, called with a 100 KB argument:
-# 1 GB of prompt once compiled (issue 25 item 1).
+# 1 GB of prompt once compiled (WR811 refuses it).
 AMPLIFIER_ROUTINE: dict[str, Any] = {
     "id": "routine-amplify",
     "name": "Amplify",
@@ -73,7 +73,7 @@ AMPLIFIED_CALLER: dict[str, Any] = {
 
 
 # 36 bytes: RE2 refuses the lookahead, and the backtracking engine's compilation of the counted
-# repetitions allocated without limit (issue 25 item 3).
+# repetitions allocated without limit.
 REGEX_COMPILE_BOMB = "(?!x)(?:(?:a{1000}){1000}){1000}"
 # Exponential backtracking on "a" * 30: each match runs until its own time limit.
 BACKTRACKING = "(?!z)(a|aa)*[bc]"

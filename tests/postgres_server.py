@@ -42,7 +42,7 @@ def _as_postgres_user() -> list[str]:
 # with PostgreSQL's "non-durable settings": no test's subject is a flush to disk (the journal's
 # own connections already set synchronous_commit=off, runs/sql_store.py). Measured: the first
 # `workrail runs` on a new database (DBOS's and our schema) took 2.7-4.1 s of wall, 1.4-2.1 s
-# without the flushes (docs/benchmarks.md, issue 22 §1, sixth pass).
+# without the flushes (docs/benchmarks.md, The test suite).
 NOT_DURABLE = "-c fsync=off -c full_page_writes=off"
 
 

@@ -12,8 +12,8 @@ import pytest
 # first; a module marked slow comes next, then the rest, most tests first. A module missing from
 # the list is only scheduled later, never skipped. The first two build or install what a clean
 # clone lacks (the VS Code extension, pre-commit's environment of the project); the rest are the
-# longest per-module sums of test durations of a whole CI=true run (issue 22 §1, fourth pass, in
-# docs/benchmarks.md; tests/test_system_packages.py left the list in the fifth).
+# longest per-module sums of test durations of a whole CI=true run (docs/benchmarks.md, The test
+# suite).
 LONGEST_MODULES = (
     "tests/editors/test_vscode_in_code_server.py",
     "tests/test_pre_commit.py",
@@ -23,8 +23,8 @@ LONGEST_MODULES = (
     "tests/mcp/dashboard/test_dashboard_hostile.py",
     "tests/mcp/test_stdio_protocol.py",
     "tests/mcp/test_run_model.py",
-    "tests/mcp/test_http_hostile.py",  # 73 s before its HTTP answers stopped waiting 40 ms each
-    "tests/mcp/test_http.py",  # 43 s before the slowloris test's deadlines were its own
+    "tests/mcp/test_http_hostile.py",
+    "tests/mcp/test_http.py",
     "tests/engine/text/test_document_edits.py",
     "tests/cli/test_runs_cli.py",
     "tests/mcp/test_real_clients.py",

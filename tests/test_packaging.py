@@ -50,7 +50,7 @@ def test_wheel_contents(tmp_path):
 
 
 def test_no_document_says_to_pip_install_an_unpublished_package():
-    """workrail-kit is not on PyPI: installing by its name would fail (issue 12 §1)."""
+    """workrail-kit is not on PyPI: installing by its name would fail."""
     root = Path(__file__).resolve().parents[1]
     documents = [root / "README.md", *root.glob("docs/*.md"), *root.glob("editors/*/README.md")]
     saying = [

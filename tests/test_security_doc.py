@@ -19,7 +19,7 @@ from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes
 from workrail_engine.lint import quoted_json, shell_scripts
-from workrail_engine.runs import executor, step_events
+from workrail_engine.runs import command_process, step_events
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import loop_rules
 from workrail_engine.sessions import reference_paths
@@ -121,8 +121,8 @@ EXPECTED = {
         f"({client_stream._CHUNKS_AHEAD * client_stream._READ_SIZE // MIB} MiB) read ahead of the "
         f"server; {client_stream._MAX_HEADERS // KIB} KiB of frame headers"
     ),
-    "STDOUT_CAP": f"{executor.STDOUT_CAP // MIB} MiB",
-    "STDERR_TAIL": f"{executor.STDERR_TAIL // KIB} KiB",
+    "STDOUT_CAP": f"{command_process.STDOUT_CAP // MIB} MiB",
+    "STDERR_TAIL": f"{command_process.STDERR_TAIL // KIB} KiB",
     "ModelLimits.calls_per_run": f"{ModelLimits.calls_per_run} (`--sampling-calls`)",
     "ModelLimits.tokens_per_run": (
         f"{ModelLimits.tokens_per_run:,} (`--sampling-tokens`), each request counting its "

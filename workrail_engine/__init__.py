@@ -14,56 +14,28 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    "answers",
     "catalog",
-    "text",
-    "evaluation",
-    "serving",
+    "cli",
+    "compile",
     "definition",
-    "conditions",
     "diagnostics",
-    "document",
     "errors",
+    "evaluation",
+    "home",
+    "limits",
     "lint",
-    "navigator",
-    "regexes",
-    "rules",
+    "project_config",
     "runs",
     "schema",
-    "steps",
-    "templates",
-    "workflow_files",
+    "serving",
+    "sessions",
+    "sources",
+    "text",
 ]
 
 
-# Where the modules named at the package's root before issue 24's layout now live; the
-# old names stay attributes of the package so that readers of docs/engine-api.md keep
-# working.
-_HOMES = {
-    "conditions": "evaluation.conditions",
-    "contracts": "evaluation.contracts",
-    "declared": "definition.declared",
-    "document": "text.document",
-    "formatting": "text.formatting",
-    "ids": "definition.ids",
-    "json_pointer": "text.json_pointer",
-    "loop_source": "serving.loop_source",
-    "metrics_profile": "serving.metrics_profile",
-    "navigator": "serving.navigator",
-    "problems": "evaluation.problems",
-    "regexes": "evaluation.regexes",
-    "regular_files": "text.regular_files",
-    "routine_templates": "definition.routine_templates",
-    "rules": "evaluation.rules",
-    "step_checks": "evaluation.step_checks",
-    "step_prompt": "serving.step_prompt",
-    "steps": "definition.steps",
-    "templates": "evaluation.templates",
-    "tolerant_document": "text.tolerant_document",
-    "workflow_files": "text.workflow_files",
-}
-
-
 def __getattr__(name: str) -> Any:
-    if name in __all__ or name in _HOMES:
-        return importlib.import_module(f"{__name__}.{_HOMES.get(name, name)}")
+    if name in __all__ and name != "__version__":
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ on first use, so that `workrail-mcp --help` and a usage error answer without the
 
 from typing import TYPE_CHECKING
 
-from workrail_engine._lazy_names import names_loaded_on_first_use
+from workrail_engine.lazy_names import names_loaded_on_first_use
 
 if TYPE_CHECKING:
     from workrail_mcp.server import SERVER_NAME, SERVER_TITLE, create_server

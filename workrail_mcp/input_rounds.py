@@ -49,7 +49,7 @@ from workrail_mcp.client_waits import ClientDidNotReply, ClientWaits
 from workrail_mcp.confirmation import Person, person_named
 from workrail_mcp.error_mapping import invalid_params
 from workrail_mcp.request_outliving import OutlivesRequests
-from workrail_mcp.tools._binding import ClientPeer
+from workrail_mcp.tools.binding import ClientPeer
 
 __all__ = ["ROUND_TIMEOUT_SECONDS", "InputRounds"]
 

@@ -48,7 +48,7 @@ from workrail_mcp.handshake import check_initialize, default_client_info
 from workrail_mcp.input_rounds import InputRounds
 from workrail_mcp.tool_tasks import TASK_TOOLS, TASKS_SINCE, ToolTasks
 from workrail_mcp.tools import ToolRegistry
-from workrail_mcp.tools._binding import ClientPeer
+from workrail_mcp.tools.binding import ClientPeer
 
 __all__ = ["ProtocolMiddleware"]
 

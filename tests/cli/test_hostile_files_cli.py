@@ -95,7 +95,7 @@ def watched_http_server() -> Iterator[tuple[str, list[str]]]:
         thread.join(timeout=5)
 
 
-# --- item 1: deep nesting -----------------------------------------------------------------
+# --- deep nesting -------------------------------------------------------------------------
 
 
 def test_validate_refuses_a_300_deep_run_condition(tmp_path):
@@ -108,7 +108,7 @@ def test_validate_refuses_a_300_deep_run_condition(tmp_path):
     assert codes == ["WR005"]
 
 
-# --- item 2: $ref never leaves the schema ----------------------------------------------
+# --- $ref never leaves the schema ------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["http", "file"])
@@ -154,7 +154,7 @@ def test_the_run_time_check_refuses_references_even_without_the_linter(tmp_path)
     assert check_parameters(inside, {"target": "x"}) == {"target": "x"}
 
 
-# --- item 3: the YAML alias bomb ---------------------------------------------------------
+# --- the YAML alias bomb -----------------------------------------------------------------
 
 
 def test_the_alias_bomb_is_refused_by_validate_and_list(tmp_path):
@@ -184,7 +184,7 @@ def test_a_yaml_value_that_does_not_fit_its_tag_is_a_diagnostic_not_a_traceback(
     assert listed.returncode == 0, listed.stdout + listed.stderr
 
 
-# --- item 7: FIFOs and devices -----------------------------------------------------------
+# --- FIFOs and devices -------------------------------------------------------------------
 
 
 def test_validate_refuses_a_fifo_and_dev_zero_without_hanging(tmp_path):
@@ -219,7 +219,7 @@ def test_a_directory_walk_skips_a_fifo_named_like_a_workflow(tmp_path):
     assert checked == ["good.workflow.json"]
 
 
-# --- item 12: control characters in paths ------------------------------------------------
+# --- control characters in paths --------------------------------------------------------
 
 
 def test_a_path_with_a_newline_is_escaped_in_text_output(tmp_path):
@@ -241,7 +241,7 @@ def test_a_path_with_a_newline_is_escaped_in_text_output(tmp_path):
     assert "evil\\nforged.json" in listed.stderr
 
 
-# --- item 1 on the command line: --context and --param values ----------------------------
+# --- --context and --param values on the command line ----------------------------------
 
 
 @pytest.mark.parametrize("depth", [100, 5000])
@@ -268,7 +268,7 @@ def test_deep_json_in_context_and_param_values_is_a_usage_error(tmp_path, depth)
         assert "Traceback" not in done.stderr
 
 
-# --- issue 34: configuration files and standard input ------------------------------------
+# --- configuration files and standard input -----------------------------------------------
 
 MEMORY_LIMIT = 1024**3  # reading without end fails at 1 GiB (MemoryError) instead of swapping
 SECRET_TOKEN = "TOKEN-ghp_0123456789abcdefSECRET"

@@ -1,4 +1,4 @@
-"""Hostile workflow content against the real `workrail` process (issue 25): files whose checking,
+"""Hostile workflow content against the real `workrail` process (docs/security.md): files whose checking,
 compiling, reading or regexes used to cost without bound. Each is answered with a code, in bounded
 time, and the command goes on to the next thing.
 """

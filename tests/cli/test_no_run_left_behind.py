@@ -1,4 +1,4 @@
-"""Issue 20: no run is left running without a live process, nor waiting on an answered step; an
+"""No run is left running without a live process, nor waiting on an answered step; an
 answer is applied once or refused with the reason. Real `workrail` processes throughout."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ What opens the run store (a run, the list, a status, a cancel, a continue) is a 
 those are what a process's start, end, signals and store make different. What opens nothing (a
 dry run's plan, a parameter refused before anything starts, `next`) runs in-process through
 click's runner, as the other CLI modules run the catalog commands: a process for each of those
-cost ≈ 0.25 s of CPU and told nothing more (docs/benchmarks.md, issue 22 §1, seventh pass)."""
+cost ≈ 0.25 s of CPU and told nothing more (docs/benchmarks.md, The test suite)."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def test_a_template_call_is_checked_against_the_catalog(invoke, tmp_path) -> Non
 
 
 def test_init_starts_plain_and_a_namespaced_id_is_written_by_hand(invoke, tmp_path) -> None:
-    # init writes the plain form docs/cli.md names (issue 22); a namespaced id stays valid in a
+    # init writes the plain form docs/cli.md names; a namespaced id stays valid in a
     # file, as upstream writes it.
     refused = invoke(["--project", str(tmp_path), "init", "team.release-check"], expect=2)
     assert "(did you mean 'team-release-check'?)" in refused.stderr

@@ -94,7 +94,7 @@ SERVER_SETTINGS = ("workrail.server.path", "workrail.server.pythonPath", "workra
 
 
 def test_a_workspace_cannot_choose_the_program_the_extension_starts(built: Path):
-    """Issue 25 item 15: a repository's `.vscode/settings.json` set `workrail.server.path` (or
+    """A repository's `.vscode/settings.json` set `workrail.server.path` (or
     `pythonPath`, `args`), and opening the trusted workspace ran its command. Application scope
     makes VS Code ignore workspace values of them (machine scope would too, but in a remote
     window, code-server's included, it ignores the user's settings as well: the server was not

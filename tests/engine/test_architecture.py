@@ -37,7 +37,7 @@ def _after_importing(modules: list[str] | tuple[str, ...], then: str) -> str:
 
 
 def test_one_step_finder():
-    """`steps.find_step` is the only one (issue 12 §4); the step-id pattern's single home is
+    """`steps.find_step` is the only one; the step-id pattern's single home is
     checked against the schema in test_schema.py."""
     import re
     from pathlib import Path
@@ -59,14 +59,14 @@ def test_one_step_finder():
         ("workrail_engine.runs.service", "RunService", "running_count"),
         ("workrail_engine.runs.secrets", "SecretSet", "masked_values"),
         ("workrail_engine.diagnostics", "Severity", "rank"),
-        ("workrail_mcp.tools._binding", "ToolRegistry", "mcp_tools"),
-        ("workrail_mcp.tools._binding", "ToolRegistry", "argument_error"),
+        ("workrail_mcp.tools.binding", "ToolRegistry", "mcp_tools"),
+        ("workrail_mcp.tools.binding", "ToolRegistry", "argument_error"),
         ("workrail_mcp.catalog_content", "CatalogContent", "owns_prompt"),
         ("workrail_engine.text.tolerant_document", "TolerantDocument", "has_errors"),
     ],
 )
 def test_dead_members_stay_gone(module, owner, member):
-    """Members nothing called (issue 12 §4): they stay removed rather than drift."""
+    """Members nothing called: they stay removed rather than drift."""
     import importlib
 
     assert not hasattr(getattr(importlib.import_module(module), owner), member)
@@ -99,7 +99,7 @@ def _is_private(dotted: str) -> bool:
 
 def test_the_dashboard_is_an_app_on_the_web_host_not_on_mcp():
     """The dashboard imports no MCP protocol module (neither the SDK nor the MCP adapter): of
-    `workrail_mcp` it sees only the web host's public names (issue 40 §8)."""
+    `workrail_mcp` it sees only the web host's public names."""
     found = []
     for path in _package_files("workrail_mcp.dashboard"):
         for module, names in _imports(path):
@@ -202,7 +202,7 @@ def _imports_between(source: str, target: str) -> list[str]:
 
 
 def test_sessions_import_nothing_of_runs():
-    """Answering a step is the answers package's (issue 40 §1): sessions build on it, never on
+    """Answering a step is the answers package's: sessions build on it, never on
     runs — not at module level, not inside a function."""
     assert _imports_between("sessions", "runs") == []
 
@@ -210,7 +210,7 @@ def test_sessions_import_nothing_of_runs():
 def test_runs_import_sessions_only_to_serve_a_sessions_id():
     """The run service is the one facade the front ends call, for a session's id too, and the
     history reads the session tables by their names; those are the only reasons runs know
-    sessions. Nothing of answering comes from sessions (issue 40 §1)."""
+    sessions. Nothing of answering comes from sessions."""
     assert _imports_between("runs", "sessions") == [
         "runs/history.py imports workrail_engine.sessions.store",
         "runs/history.py imports workrail_engine.sessions.store.SESSION_TABLES",
@@ -218,3 +218,34 @@ def test_runs_import_sessions_only_to_serve_a_sessions_id():
         "runs/service.py imports workrail_engine.sessions.service.SessionService",
         "runs/service.py imports workrail_engine.sessions.service.SessionStep",
     ]
+
+
+FIRST_PARTY = ("workrail_engine", "workrail_mcp", "workrail_lsp")
+
+
+def _private_owner(module: str) -> str | None:
+    """The package a private (``_name``) module belongs to, or None for a public module."""
+    parts = module.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:index])
+    return None
+
+
+def test_no_module_imports_another_packages_private_module():
+    """A ``_name`` module is private to its package (and the packages inside it): what another
+    package needs is a public module, so that a newcomer can tell the API from the internals."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for top in FIRST_PARTY:
+        for path in _package_files(top):
+            package = ".".join(path.parent.relative_to(root).parts)
+            for module in sorted(_imported_modules(path, package)):
+                owner = _private_owner(module)
+                if module.split(".")[0] not in FIRST_PARTY or owner is None:
+                    continue
+                if package != owner and not package.startswith(f"{owner}."):
+                    found.append(f"{path.relative_to(root)} imports {module}")
+    assert found == []

@@ -28,7 +28,12 @@ def nested_condition(levels: int) -> dict:
 
 def workflow_with_depth(depth: int) -> str:
     """A workflow whose deepest object sits ``depth`` levels down (workflow → steps → step → …)."""
-    step = {"id": "step", "title": "t", "prompt": "p", "runCondition": nested_condition(depth - 3)}
+    step = {
+        "id": "step",
+        "title": "t",
+        "prompt": "Set x.",
+        "runCondition": nested_condition(depth - 3),
+    }
     return json.dumps({"id": "deep", "name": "n", "description": "d", "steps": [step]})
 
 

@@ -32,7 +32,7 @@ async def test_deep_nesting_is_a_diagnostic_in_the_editor(session):
     await asyncio.wait_for(session.completion(uri, types.Position(0, 1)), timeout=20)
 
 
-# -- YAML that tree-sitter's grammar cannot take (issue 25 item 4) --------------------------------
+# -- YAML that tree-sitter's grammar cannot take ------------------------------------------------
 
 
 def indented_yaml(levels: int) -> str:

@@ -1,4 +1,4 @@
-"""Hostile workflow content opened in the real language server (issue 25): checking and the
+"""Hostile workflow content opened in the real language server (docs/security.md): checking and the
 compiled view stay bounded, and the server keeps answering."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-request work on a large document is bounded (issue 25 item 9): folding and the outline
+"""Per-request work on a large document is bounded: folding and the outline
 return at most a fixed number of items, outermost and first in the document first, through the
 real server process."""
 

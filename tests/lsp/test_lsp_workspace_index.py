@@ -1,4 +1,4 @@
-"""The workspace scan never holds up a document's own diagnostics (issue 24 §2).
+"""The workspace scan never holds up a document's own diagnostics.
 
 A workflow opened in a large root got its first diagnostics only after the server had walked the
 root and read every JSON and YAML file in it for duplicate ids. Now the document's diagnostics

@@ -1,4 +1,4 @@
-"""Frames over ``MAX_MESSAGE_BYTES`` are never handed to pygls (issue 25 item 13), with the fast
+"""Frames over ``MAX_MESSAGE_BYTES`` are never handed to pygls, with the fast
 start and without it (workrail_lsp/message_size.py)."""
 
 from __future__ import annotations

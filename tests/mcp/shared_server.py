@@ -1,7 +1,7 @@
 """One real server process for several tests of a module.
 
 Each start of ``workrail-mcp`` costs about 1.4 s of CPU (mostly importing the MCP SDK), and
-the suite is CPU-bound on its 2-core machine (docs/benchmarks.md, issue 22 §1), so tests that
+the suite is CPU-bound on its 2-core machine (docs/benchmarks.md, The test suite), so tests that
 need no fresh process of their own share one: a module-scoped fixture opens the client once and
 every test of the module talks to the same process over the same transport.
 

@@ -1,4 +1,4 @@
-"""An agent that does exactly what workflow_next's description says gets real prompts (issue 22 §3).
+"""An agent that does exactly what workflow_next's description says gets real prompts.
 
 The SDK's own client over a real stdio server, on the bundled workflows."""
 

@@ -1,4 +1,4 @@
-"""Hostile workflow content in the real MCP server's catalog (issue 25): files whose checking,
+"""Hostile workflow content in the real MCP server's catalog (docs/security.md): files whose checking,
 compiling, reading or regexes used to cost without bound. Each request is answered in bounded
 time — a refusal with a code where the workflow cannot be served — and the process keeps serving.
 """

@@ -73,7 +73,7 @@ async def test_accepted_connections_send_at_once():
     """The listener's connections have TCP_NODELAY, set by asyncio (which serves uvicorn's) only
     on sockets that say they are TCP. Without it, a response written as headers then body waited
     for the client's delayed ACK of the headers: ≈ 40 ms on every request of a kept-alive
-    connection (docs/benchmarks.md, "Fifth pass")."""
+    connection (docs/benchmarks.md, The MCP server)."""
     listener = bind_listener("127.0.0.1", 0)
     accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
@@ -94,7 +94,7 @@ async def test_accepted_connections_send_at_once():
 
 def test_banner_says_where_what_and_how(served_with_banner):
     """The banner of the module's server (its default options): a start of its own would say
-    the same (issue 22 §1)."""
+    the same (the suite's time, docs/benchmarks.md)."""
     url, banner = served_with_banner
     text = "\n".join(banner)
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")

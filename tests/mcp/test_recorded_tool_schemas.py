@@ -1,5 +1,5 @@
 """The tools' JSON schemas are read from ``tool_schemas.json`` instead of derived at each start
-(issue 24 §3, cold start); what the server publishes and validates stays what the SDK derives."""
+(the cold start); what the server publishes and validates stays what the SDK derives."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from mcp import Client
 
 from workrail_mcp import create_server
-from workrail_mcp.tools import EDITIONS, _binding
-from workrail_mcp.tools._binding import (
+from workrail_mcp.tools import EDITIONS, binding
+from workrail_mcp.tools.binding import (
     RECORDED_SCHEMAS,
     ToolEnv,
     ToolRegistry,
@@ -58,7 +58,7 @@ def test_each_tool_is_bound_from_its_record_as_the_sdk_binds_it(edition, name, m
         derived.append(spec.name)
         return derived_tool(spec, run)
 
-    monkeypatch.setattr(_binding, "derived_tool", counted)
+    monkeypatch.setattr(binding, "derived_tool", counted)
     ours = ToolRegistry(ToolEnv(catalog=None)).add(spec)
     # A result that is no TypedDict gets an output model the SDK makes: derived as before (the
     # workflow schema; upstream's list_workflows and continue_workflow).
@@ -78,7 +78,7 @@ def test_a_record_that_no_longer_matches_its_signature_is_not_used():
 
 
 def test_a_server_without_the_file_derives_every_tool(monkeypatch, tmp_path):
-    monkeypatch.setattr(_binding, "RECORDED_SCHEMAS", tmp_path / "absent.json")
+    monkeypatch.setattr(binding, "RECORDED_SCHEMAS", tmp_path / "absent.json")
     for spec in EDITIONS["default"]:
         ours = ToolRegistry(ToolEnv(catalog=None)).add(spec)
         _same_tool(ours, derived_tool(spec, client_function(spec, spec.fn)))

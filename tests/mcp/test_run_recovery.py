@@ -178,7 +178,7 @@ def test_server_ends_at_eof_with_a_run_waiting_and_the_next_one_continues_it(tmp
 
 
 def test_a_server_that_ends_mid_step_hands_its_run_to_a_worker(tmp_path):
-    """Issue 20: stdin closed while a command step runs — the server exits at once, and a worker
+    """Stdin closed while a command step runs — the server exits at once, and a worker
     it started takes the run over (nobody opens the store again)."""
     project = tmp_path / "project"
     log = project / "log"

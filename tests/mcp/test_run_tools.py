@@ -103,6 +103,22 @@ TWO_DECIDED_LOOPS = {
         },
     ],
 }
+NAP_SECONDS = 1.5  # longer than two tool calls take, so that the first answer's reply sees it
+ASK_NAP_ASK = {
+    "id": "ask-nap-ask",
+    "name": "Ask, nap, ask",
+    "description": "a prompt step, a command that takes a while, a prompt step",
+    "version": "1.0.0",
+    "steps": [
+        {"id": "ask", "title": "Ask", "prompt": "Say go"},
+        {
+            "id": "nap",
+            "title": "nap",
+            "run": {"command": [sys.executable, "-c", f"import time; time.sleep({NAP_SECONDS})"]},
+        },
+        {"id": "again", "title": "Again", "prompt": "Say go again"},
+    ],
+}
 
 
 @pytest.fixture
@@ -118,7 +134,7 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The flows in the project of the module's kept server (`--allow-commands`), which the
     tests that need no fresh process share, telling their runs apart by id."""
     root = tmp_path_factory.mktemp("run-tools") / "project"
-    for flow in (AGENT_FLOW, COMMANDS, SLOW, TWO_DECIDED_LOOPS):
+    for flow in (AGENT_FLOW, COMMANDS, SLOW, TWO_DECIDED_LOOPS, ASK_NAP_ASK):
         write_workflow(root / "workflows", flow)
     return root
 
@@ -275,7 +291,7 @@ LOADED_ON_FIRST_USE = (
     "dbos",
     "sqlalchemy",
     "workrail_engine.runs.service",
-    "workrail_engine.runs.executor",
+    "workrail_engine.runs.command_process",
     "workrail_engine.sessions.service",
 )
 
@@ -283,8 +299,8 @@ LOADED_ON_FIRST_USE = (
 @pytest.mark.parametrize("edition", ["default", "upstream"])
 def test_creating_the_server_imports_no_dbos_nor_sqlalchemy(run_project, tmp_path, edition):
     """The run store (DBOS, SQLAlchemy) loads on the first run or session, not at start-up: it
-    was ~0.15-0.35 s of CPU of the server's cold start (issue 24 §3); nor do the run service
-    (planner, walker, executor) and the sessions engine."""
+    was ~0.15-0.35 s of CPU of the server's cold start; nor do the run service
+    (planner, walker, command runner) and the sessions engine."""
     code = (
         "import sys; from pathlib import Path\n"
         "import anyio\n"
@@ -320,9 +336,25 @@ TWO_QUESTIONS = {
 }
 
 
+@IN_THE_MODULES_LOOP
+async def test_a_resent_answer_follows_the_run_as_the_answer_it_repeats(shared_servers):
+    """A retry after a lost reply gets the state that reply would have had: the service follows
+    the run after a replay as after the answer itself (the CLI's `continue` waits the same way)."""
+    async with shared_servers.connected("--allow-commands") as (c, _):
+        started = await c.call_tool("run_workflow", {"workflow_name": "ask-nap-ask"})
+        run_id = started.structured_content["workflow_id"]
+        answer = {"workflow_id": run_id, "output": "go", "step_key": "ask", "wait_seconds": 0}
+        first = (await c.call_tool("continue_workflow", answer)).structured_content
+        assert first["outcome"] == "accepted" and first["status"] == "running", first
+        again = await c.call_tool("continue_workflow", {**answer, "wait_seconds": 30})
+        replayed = again.structured_content
+        assert replayed["outcome"] == "replayed" and replayed["answered_step"] == "ask"
+        assert replayed["status"] == "waiting" and replayed["waiting"]["step_key"] == "again"
+
+
 async def test_a_resent_answer_is_not_applied_to_the_next_step(tmp_path):
-    """Issue 19/20: the same continue_workflow {workflow_id, output} sent twice (a retry after a
-    lost reply) used to answer the next step as well."""
+    """The same continue_workflow {workflow_id, output} sent twice (a retry after a lost reply)
+    is a replay: never applied to the step the run waits on next."""
     project = tmp_path / "project"
     write_workflow(project / "workflows", TWO_QUESTIONS)
     async with client(project, tmp_path) as c:

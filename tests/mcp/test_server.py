@@ -1,5 +1,5 @@
-"""Making the server: the SDK's logging set-up is skipped only where it would do nothing (issue 24
-§3, cold start: it imports rich, ~20 ms of CPU per start)."""
+"""Making the server: the SDK's logging set-up is skipped only where it would do nothing (the cold
+start: it imports rich, ~20 ms of CPU per start)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def one_start(shared_project: Path, tmp_path_factory: pytest.TempPathFactory) ->
     """The stderr of one start of the real stdio server to its ``initialize`` answer and exit,
     under both instruments the start-up tests read: ``-X importtime`` (every module imported)
     and the collector's counts at exit. One start for the two tests instead of one each: a
-    start is ≈ 1 s of CPU, and the two read different lines of it (issue 22 §1)."""
+    start is ≈ 1 s of CPU, and the two read different lines of it."""
     command = [sys.executable, "-X", "importtime", "-c", COUNTING_START]
     return _answer_initialize(
         [*command, *server_command(shared_project)[3:]], tmp_path_factory.mktemp("one-start")

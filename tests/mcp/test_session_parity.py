@@ -1,4 +1,4 @@
-"""Sessions on upstream WorkRail 3.x's rails (issue 33), through the real server process over
+"""Sessions on upstream WorkRail 3.x's rails, through the real server process over
 stdio, in both tool editions: which steps ask for notes and say so, what a later step reads of an
 earlier one's answer, what a re-read shows, how workflows are found by tag."""
 

@@ -1,4 +1,4 @@
-"""One tool surface: the run tools behave like every other tool (issue 12 §1).
+"""One tool surface: the run tools behave like every other tool.
 
 In memory through the SDK's Client (both protocol eras), and over raw stdio with the run tools
 called as direct JSON-RPC methods.

@@ -25,20 +25,17 @@ from tests.mcp.upstream_walks import DOCUMENTED, SdkCaller, walk_all, workflow_f
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio]
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "upstream_sessions"
-MIRROR = Path(
-    os.environ.get("WORKRAIL_UPSTREAM_MIRROR", "/work/.mirror/EtienneBBeaulac+workrail/repo")
-)
+# a clone (or bare mirror) of upstream's repository, named by whoever runs the suite
+MIRROR = os.environ.get("WORKRAIL_UPSTREAM_MIRROR", "")
 TAG = "v3.121.0"
 
 
 def upstream_workflows(into: Path) -> Path:
     """Upstream's ``workflows/`` folder at the tag, extracted from the mirror into ``into``."""
-    if not (MIRROR / "HEAD").exists():
-        pytest.skip(
-            f"no mirror of upstream's repository at {MIRROR} (set WORKRAIL_UPSTREAM_MIRROR)"
-        )
+    if not MIRROR or not Path(MIRROR).is_dir():
+        pytest.skip("set WORKRAIL_UPSTREAM_MIRROR to a clone of upstream's repository")
     archive = subprocess.run(
-        ["git", "-C", str(MIRROR), "archive", "--format=tar", TAG, "workflows"],
+        ["git", "-C", MIRROR, "archive", "--format=tar", TAG, "workflows"],
         check=True,
         capture_output=True,
     ).stdout

@@ -118,16 +118,9 @@ def _request(turn: StepForModel, max_tokens: int, problems: list[str]) -> dict[s
 
 
 def usage_of(store: AnswerStore, run_id: str) -> ModelUsage:
-    """The run's usage so far: every call counted (zero when none). A store written before the
-    count had its own table knows only the last answer the model gave."""
+    """The run's usage so far: every call counted (zero when none)."""
     counted = store.model_usage(run_id)
-    if counted is not None:
-        return ModelUsage(*counted)
-    for answer in reversed(store.answers(run_id)):
-        recorded = (answer.response or {}).get("model_usage")
-        if recorded:
-            return ModelUsage(int(recorded["calls"]), int(recorded["tokens"]))
-    return ModelUsage()
+    return ModelUsage() if counted is None else ModelUsage(*counted)
 
 
 def answer_with_model(

@@ -276,7 +276,7 @@ def list_command(settings: Settings, category: str | None, fmt: str) -> None:
 @catalog_options
 @click.pass_context
 def sources(ctx: click.Context, fmt: str) -> None:
-    """List workflow sources; sync and lock the Git ones (docs/sources.md).
+    """List the workflow sources; sync and lock the Git ones.
 
     Each source with its workflow count and the ids later sources shadow; a repository
     (workflow-repos) with its commit, whether the lock holds it, and its last sync.

@@ -371,8 +371,8 @@ def cancel_command(settings: Settings, run_id: str, reason: str | None) -> None:
 def _output_text(value: str) -> str:
     """``--output TEXT`` or ``--output @FILE`` (``@-``: standard input).
 
-    A file is read like a workflow file (a regular file of at most 5 MiB): ``@/dev/zero`` used to
-    grow until MemoryError and ``@FIFO`` to wait for a writer forever."""
+    A file is read like a workflow file (a regular file of at most 5 MiB), so that ``@/dev/zero``
+    cannot grow until MemoryError nor ``@FIFO`` wait for a writer forever."""
     if not value.startswith("@"):
         return value
     name = value[1:]
@@ -444,15 +444,10 @@ def continue_command(
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     try:
         with _explaining_run_ids(settings):
-            result = service.continue_run(run_id, text, context, 0, step_key=step_key)
-            if result.get("outcome") in ("accepted", "replayed"):
-                after = service.wait(
-                    run_id,
-                    10**9 if wait is None else wait,
-                    leave_waiting=result.get("answered_step"),
-                    stop=interrupted,
-                )
-                result = {**after, "outcome": result["outcome"]}
+            seconds = 10**9 if wait is None else wait
+            result = service.continue_run(
+                run_id, text, context, seconds, step_key=step_key, stop=interrupted
+            )
     finally:
         signal.signal(signal.SIGINT, previous)
     if result.get("outcome") == "blocked":

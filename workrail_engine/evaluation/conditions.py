@@ -45,6 +45,7 @@ from .templates import StepOutput
 __all__ = [
     "MISSING",
     "OPERATORS",
+    "as_number",
     "condition_problems",
     "describe",
     "evaluate",
@@ -110,7 +111,7 @@ _TRUE = ("true", "yes", "1")
 _FALSE = ("false", "no", "0")
 
 
-def _as_number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     if _is_number(value):
         return float(value)
     if isinstance(value, str) and value.strip():
@@ -132,7 +133,7 @@ def lenient_equal(a: Any, b: Any) -> bool:
     if isinstance(b, bool) and isinstance(a, str):
         return lenient_equal(b, a)
     if (isinstance(a, str) and _is_number(b)) or (_is_number(a) and isinstance(b, str)):
-        x, y = _as_number(a), _as_number(b)
+        x, y = as_number(a), as_number(b)
         return x is not None and y is not None and x == y
     return json_equal(a, b)
 
@@ -336,7 +337,7 @@ def _wanted_type(operator: str, actual: Any, expected: Any) -> str | None:
     """What ``actual`` should have been when its type alone makes the comparison false."""
     if actual is MISSING:
         return None
-    if operator in _NUMERIC and _as_number(actual) is None:
+    if operator in _NUMERIC and as_number(actual) is None:
         return "a number (or a string that reads as one)"
     if operator in ("startsWith", "endsWith", "matches") and not isinstance(actual, str):
         return "a string"
@@ -353,7 +354,7 @@ def _compare(operator: str, actual: Any, expected: Any) -> bool:
     if operator == "not_equals":
         return not lenient_equal(actual, expected)
     if operator in _NUMERIC:
-        number = _as_number(actual)
+        number = as_number(actual)
         return number is not None and _order(operator, number, expected)
     if operator == "in":
         return any(lenient_equal(actual, item) for item in expected)

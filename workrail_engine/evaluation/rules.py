@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from ..errors import InvalidCriteria, InvalidParams
-from ._json_output import json_schema_problems, parse_json_output, schema_errors
 from .conditions import condition_problems, describe, evaluate
+from .json_schemas import json_schema_problems, parse_json_output, schema_errors
 from .problems import Problem, pointer_join
 from .regexes import FLAGS, RegexError, backtracking_budget, compile_regex
 

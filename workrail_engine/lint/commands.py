@@ -8,7 +8,7 @@ from typing import Any
 
 from ..diagnostics import Severity
 from ..evaluation.templates import TemplateRef, find_templates
-from .finding import Finding
+from .step_finding import Finding
 
 __all__ = ["command_findings"]
 

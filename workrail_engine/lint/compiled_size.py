@@ -1,7 +1,7 @@
 """WR811 where a file checked would compile past the size limits (see ``compile/_budget.py``).
 
-The compile step runs when a workflow is served, so a file whose routine calls, bindings or refs
-expand to a gigabyte used to pass `workrail validate` and then fail (or worse) when served. The
+The compile step runs when a workflow is served: without this check a file whose routine calls,
+bindings or refs expand to a gigabyte would pass `workrail validate` and then fail when served. The
 check compiles each file that can grow — against the routines among the files checked, then the
 catalog's — and reports the compile step's size problems; its other problems have lint codes of
 their own (WR703 for a missing routine) or appear when the workflow is served.

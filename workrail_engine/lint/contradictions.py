@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..evaluation.conditions import _as_number  # the evaluator's own reading of a number
+from ..evaluation.conditions import as_number  # the evaluator's own reading of a number
 from ..evaluation.problems import pointer_join
 
 __all__ = ["Atom", "atoms", "contradiction"]
@@ -70,7 +70,7 @@ def _key(value: Any) -> Key | None:
         return ("n", float(value))
     if isinstance(value, str):
         folded = value.strip().casefold()
-        if _as_number(value) is not None or folded in _BOOLEAN_WORDS:
+        if as_number(value) is not None or folded in _BOOLEAN_WORDS:
             return None
         return ("s", folded)
     return None

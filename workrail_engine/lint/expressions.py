@@ -18,8 +18,8 @@ from ..evaluation.problems import Problem, pointer_join
 from ..evaluation.regexes import RegexError, compile_regex
 from ..evaluation.rules import OPERANDS, criteria_problems
 from .contradictions import Atom, atoms, contradiction
-from .finding import Finding
 from .quoted_json import QUOTED_JSON_IN_MESSAGE, quoted_json_snippet
+from .step_finding import Finding
 
 __all__ = ["expression_findings"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Fix, TextEdit
 from ..text.document import WorkflowDocument, parse_document
-from . import lint_document
+from .pipeline import lint_document
 
 __all__ = ["FixOutcome", "apply_edits", "fix_text", "fixable"]
 

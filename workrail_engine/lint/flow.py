@@ -36,7 +36,7 @@ from ..serving.loop_source import artifact_source, body_decides, loop_condition
 from ..text.document import WorkflowDocument
 from .contradictions import atoms, contradiction
 from .expressions import CANNOT_HOLD, condition_reads
-from .finding import StepFindings
+from .step_finding import StepFindings
 from .strings import StringSpans
 
 __all__ = ["flow_diagnostics"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..diagnostics import Diagnostic, Severity
-from ..evaluation._json_output import json_schema_problems
+from ..evaluation.json_schemas import json_schema_problems
 from ..text.document import WorkflowDocument
 
 __all__ = ["parameters_diagnostics"]

@@ -13,7 +13,7 @@ from ..errors import closest
 from ..evaluation.templates import NAMESPACES, TemplateLiteral, TemplateRef
 from ..text.document import WorkflowDocument
 from ..text.json_pointer import escape_token
-from .finding import StepFindings
+from .step_finding import StepFindings
 from .strings import StringSpans
 
 __all__ = ["is_rendered", "reference_diagnostics", "template_strings"]

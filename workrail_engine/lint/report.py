@@ -129,7 +129,7 @@ def lint_files(
     catalog_routine: RoutineLookup | None = None,
 ) -> list[FileReport]:
     """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
-    from . import lint_path
+    from .pipeline import lint_path
 
     # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
     reports = [
@@ -151,8 +151,8 @@ def add_cross_file_diagnostics(
     (asked only when the files alone do not answer: building a catalog reads every source).
     WR811 where a file would compile past the size limits, with the routines among the files,
     then ``catalog_routine``'s."""
-    from . import duplicate_workflow_ids
     from .compiled_size import compiled_size_diagnostics
+    from .duplicate_ids import duplicate_workflow_ids
     from .upstream import delegation_diagnostics, template_call_diagnostics
 
     documents = [r.document for r in reports]

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..diagnostics import Severity
 from ..evaluation.templates import find_templates
-from .finding import Finding
+from .step_finding import Finding
 
 __all__ = [
     "MAX_CACHED_SCRIPTS",

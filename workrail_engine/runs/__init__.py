@@ -6,27 +6,27 @@ time; the durable layer is loaded when the first run is started or read.
 
 from typing import TYPE_CHECKING
 
-from .._lazy_names import names_loaded_on_first_use
+from ..lazy_names import names_loaded_on_first_use
 
 if TYPE_CHECKING:
-    from .executor import CommandOutcome, CommandSpec, run_command
-    from .model import ACTIVE, RUN_STATUSES, STEP_STATUSES, TERMINAL
+    from .command_process import CommandOutcome, CommandSpec, run_command
     from .params import check_parameters, refuse_undeclared
     from .plan import plan_run
     from .resolve import resolve_workflow, store_home
+    from .run_results import ACTIVE, RUN_STATUSES, STEP_STATUSES, TERMINAL
     from .secrets import MASK, SecretSet
     from .service import RunOptions, RunService
 
 # Each name loads its module on first use, so that reading one module of the package (the MCP
-# server's start reads `runs.resolve`) does not load the executor, planner and walker.
+# server's start reads `runs.resolve`) does not load the command runner, planner and walker.
 _MODULE_OF = {
-    "CommandOutcome": "executor",
-    "CommandSpec": "executor",
-    "run_command": "executor",
-    "ACTIVE": "model",
-    "RUN_STATUSES": "model",
-    "STEP_STATUSES": "model",
-    "TERMINAL": "model",
+    "CommandOutcome": "command_process",
+    "CommandSpec": "command_process",
+    "run_command": "command_process",
+    "ACTIVE": "run_results",
+    "RUN_STATUSES": "run_results",
+    "STEP_STATUSES": "run_results",
+    "TERMINAL": "run_results",
     "check_parameters": "params",
     "refuse_undeclared": "params",
     "plan_run": "plan",

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import SecurityViolation
 from ..evaluation.rules import validate_output
 from ..evaluation.templates import TemplateError, render
-from .executor import CommandOutcome, CommandSpec, StepGroups, run_command
+from .command_process import CommandOutcome, CommandSpec, StepGroups, run_command
 from .secrets import SecretSet
 from .while_running import WhileRunning
 from .workspace import bubblewrap_argv, check_sandbox, minimal_environment, resolve_cwd

@@ -22,8 +22,8 @@ from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
 from ..sessions.store import SESSION_TABLES
 from .journal import JOURNAL_TABLES
-from .model import ACTIVE, executable_steps
 from .resolve import database_url, store_home
+from .run_results import ACTIVE, executable_steps
 from .run_status import FAILED, status_sql
 from .sql_store import SqlStore, dbos_tables
 

@@ -3,7 +3,7 @@
 Why not DBOS's queue: there each member costs the run an enqueue (a checkpointed DBOS call,
 15–20 ms on a loaded machine), then waits for the queue's next poll (every 50 ms) and DBOS's
 claim and start (≈ 3.6 transactions), 75–90 ms from enqueue to start; a group of 0.2 s steps
-took 1.6–1.8× its ideal time. Here (docs/benchmarks.md, "Speed goals, third pass"):
+took 1.6–1.8× its ideal time. Here (docs/benchmarks.md, Runs):
 
 * the run queues its members in ``workrail.members`` and notifies ``workrail_members`` in the
   same statement (`Journal.enqueue_members`);

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..definition.declared import with_parameter_defaults
 from ..errors import InvalidParams, InvalidWorkflow, closest
-from ..evaluation._json_output import compiled_schema, json_schema_problems
+from ..evaluation.json_schemas import compiled_schema, json_schema_problems
 
 __all__ = ["check_parameters", "refuse_undeclared"]
 

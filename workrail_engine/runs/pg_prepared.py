@@ -6,7 +6,7 @@ spawn (≈ 45 µs in a tight loop): the cursor, the query's conversion, the adap
 bookkeeping and the wait generator are Python, run again for every execution of a statement
 whose text, types and shape never change. Here it is prepared once, on the server, for the
 connection it runs on, and each execution is libpq's own call with the arguments as text —
-≈ 10 µs of CPU in the same tight loop (docs/benchmarks.md, "Speed goals, fourth pass").
+≈ 10 µs of CPU in the same tight loop (docs/benchmarks.md, Runs).
 
 The wait for the answer polls the socket with the interpreter's lock released, as psycopg's own
 wait does, so the other threads of the process go on meanwhile. A lost connection raises

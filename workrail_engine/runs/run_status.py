@@ -12,7 +12,7 @@ Plain strings, no DBOS import: the history reads the store without loading DBOS.
 
 from __future__ import annotations
 
-from .model import ACTIVE, TERMINAL
+from .run_results import ACTIVE, TERMINAL
 
 __all__ = [
     "CANCELLED",

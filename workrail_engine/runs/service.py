@@ -32,10 +32,10 @@ from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliver_recorded_answers
 from .commands import AttemptSettings
-from .model import ACTIVE, run_input, run_result
 from .params import check_parameters
 from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
+from .run_results import ACTIVE, run_input, run_result
 from .run_status import FAILED, IN_FLIGHT, run_status
 from .step_events import StepFeedRead
 from .walker import condition_context
@@ -407,8 +407,10 @@ class RunService:
         step_key: str | None = None,
         confirm: Confirm | None = None,
         model_usage: Mapping[str, Any] | None = None,
+        stop: threading.Event | None = None,
     ) -> dict[str, Any]:
-        """Answer the step a run (or a session) waits on, exactly once.
+        """Answer the step a run (or a session) waits on, exactly once, then follow the run for
+        up to ``wait_seconds`` (until ``stop`` is set) to its next wait or end, as `wait` does.
 
         ``step_key`` names the step attempt answered (``waiting.step_key``). The same answer
         again returns the run's state with ``outcome: replayed``; another answer to a step
@@ -420,7 +422,8 @@ class RunService:
         ``confirm``: how to ask a person to confirm a step whose confirmation is a person's,
         once the answer has passed its checks (a refusal keeps the step waiting, ``outcome:
         blocked``, and is recorded); ``model_usage``: the answer is the client's model's, and
-        this is the run's usage so far (kept with the answer)."""
+        this is the run's usage so far (kept with the answer). A replay is followed like the
+        answer it repeats: a retry after a lost reply gets the state that reply would have had."""
         if self.sessions.store.get(run_id) is not None:
             return self._continue_session(
                 run_id, output, context, artifacts, step_key, confirm, model_usage
@@ -433,7 +436,7 @@ class RunService:
         key = step_key or (waiting["step_key"] if waiting else snap.get("answered_step"))
         replay = self._earlier_answer(run_id, snap, key, digest, explicit=step_key is not None)
         if replay is not None:
-            return replay
+            return self._followed(run_id, replay, wait_seconds, stop)
         if waiting is None or waiting["step_key"] != key:
             answers = self.sessions.store.answers(run_id)
             raise InvalidRunState(
@@ -504,11 +507,25 @@ class RunService:
         )
         claim = self.sessions.store.claim(run_id, record)
         if not claim.applied:
-            return self._earlier_answer(run_id, self._raw(run_id), key, digest, explicit=True) or {}
+            replay = self._earlier_answer(run_id, self._raw(run_id), key, digest, explicit=True)
+            return self._followed(run_id, replay, wait_seconds, stop) if replay else {}
         crash_point()
         deliver(self._runtime(), run_id, message)
-        after = self.wait(run_id, wait_seconds, leave_waiting=key)
-        return {**after, "outcome": "accepted", "answered_step": key}
+        accepted = {"outcome": "accepted", "answered_step": key}
+        return self._followed(run_id, accepted, wait_seconds, stop)
+
+    def _followed(
+        self,
+        run_id: str,
+        answered: dict[str, Any],
+        seconds: float,
+        stop: threading.Event | None,
+    ) -> dict[str, Any]:
+        """The run's state after an answer (``answered``: its outcome, its step), once the run
+        has left that step and ended or waits again, or ``seconds`` are up."""
+        after = self.wait(run_id, seconds, leave_waiting=answered["answered_step"], stop=stop)
+        kept = ("outcome", "answered_step", "message")
+        return {**after, **{name: answered[name] for name in kept if name in answered}}
 
     def _earlier_answer(
         self, run_id: str, snap: dict[str, Any], key: str | None, digest: str, *, explicit: bool

@@ -56,7 +56,8 @@ def sqlite_engine(url: str) -> sa.Engine:
 
 def make_private(home: Path, sqlite: bool) -> None:
     """The store's directory 0700 and, on SQLite, its database files 0600 — created so, and
-    tightened when an earlier version left them readable by others."""
+    tightened when they exist readable by others (a directory made by hand, the WAL and shared
+    memory files SQLite creates under the process's umask)."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     paths = [home]
     if sqlite:

@@ -1,7 +1,7 @@
 """The processes a step started, wherever they went: found by a token in their environment.
 
 A command step runs in a process group of its own (a session too where the engine has a terminal:
-see `executor`), and the group is what the executor
+see `command_process`), and the group is what `command_process`
 stops on timeout, cancel and at the step's end. A child can leave the group (``setsid``, a daemon's
 double fork) and live on — holding the step's pipes open, or merely outliving it. Such a process
 still carries the environment it was started with, so every step gets a token of its own in

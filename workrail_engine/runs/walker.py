@@ -18,11 +18,11 @@ from ..definition.steps import step_kind
 from ..errors import EngineError
 from ..evaluation.conditions import evaluate
 from ..evaluation.templates import referenced_step_ids, render_for_agent
-from ..serving._navigator_guidance import step_guidance
 from ..serving.loop_rules import LoopRules
+from ..serving.step_guidance import step_guidance
 from ..serving.step_prompt import is_delegation, render_step
 from .commands import retry_policy
-from .model import step_result
+from .run_results import step_result
 from .while_running import WhileRunning
 
 __all__ = ["Effects", "RunWalker", "condition_context", "run_with_retries", "waiting_view"]

@@ -2,7 +2,7 @@
 
 Between one command step's end and the next step's spawn the run's thread is the whole run: the
 child of the next step cannot start until it is done, and a step of ``true`` leaves it
-≈ 0.15 ms for everything (issue 24 §3). Once the next child is spawned, the thread only waits for
+≈ 0.15 ms for everything (the runs' goal, docs/benchmarks.md). Once the next child is spawned, the thread only waits for
 it (its exec, its run, its exit: ≈ 0.4 ms of `true` on the other core). So the work that the run's
 guarantees do not need before the spawn — the step feed's events, the process-group log's line
 of the step that ended, preparing the step after next — is queued here and done right after the

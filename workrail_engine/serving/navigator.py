@@ -26,8 +26,8 @@ from ..evaluation.contracts import check_step_artifacts
 from ..evaluation.regexes import backtracking_budget
 from ..evaluation.rules import require_valid_criteria
 from ..evaluation.templates import referenced_step_ids
-from ._navigator_guidance import completion_guidance, next_action, step_criteria, step_guidance
 from .loop_rules import LoopRules
+from .step_guidance import completion_guidance, next_action, step_criteria, step_guidance
 from .step_prompt import is_delegation, render_step
 
 __all__ = ["LOOPS_KEY", "NextStep", "next_step"]

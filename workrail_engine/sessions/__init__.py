@@ -35,7 +35,7 @@ TOKEN_INVALID_FORMAT | TOKEN_BAD_SIGNATURE | TOKEN_SCOPE_MISMATCH). docs/session
 
 from typing import TYPE_CHECKING
 
-from .._lazy_names import names_loaded_on_first_use
+from ..lazy_names import names_loaded_on_first_use
 
 if TYPE_CHECKING:
     from .git_context import git_context

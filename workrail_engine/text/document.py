@@ -135,7 +135,7 @@ class WorkflowDocument(PointerSpans):
     value: Any | None
     syntax_errors: list[Diagnostic] = field(default_factory=list)
     # Per-step lint results by step identity, shared with the documents made from this one by
-    # with_edit (see lint/findings.py).
+    # with_edit (see lint/step_check_cache.py).
     lint_cache: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
     _json: JsonText | None = field(default=None, repr=False)
     _yaml: YamlParse | None = field(default=None, repr=False)

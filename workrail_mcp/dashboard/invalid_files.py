@@ -1,8 +1,8 @@
 """The invalid files a workflows page lists: from the catalog's diagnostics, bounded per page.
 
-A file with 60,000 errors used to be re-read once per error to find each one's line (7–9 s of
-CPU and 11 MB of HTML per page), and a 1 GB sparse file was read whole on every load. Now a page
-shows at most `MAX_FILES_SHOWN` files and `MAX_PROBLEMS_SHOWN` errors of each, with how many
+Files can hold 60,000 errors, or be a 1 GB sparse file: re-reading a file once per error to find
+each one's line would cost 7–9 s of CPU and 11 MB of HTML per page, reading it whole on every
+load as much again. So a page shows at most `MAX_FILES_SHOWN` files and `MAX_PROBLEMS_SHOWN` errors of each, with how many
 more there are; the lines of the shown errors come from one bounded read of the file's head (no
 further than the last shown error, at most the document limit), remembered until the catalog
 reports the file anew.

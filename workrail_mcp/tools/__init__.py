@@ -6,8 +6,8 @@ tools whose names clash with nothing) and ``upstream`` (upstream WorkRail 3.x's 
 
 from dataclasses import replace
 
-from workrail_mcp.tools._binding import ToolEnv, ToolRegistry, ToolSpec, read_only, writes
 from workrail_mcp.tools.authoring import SPECS as AUTHORING_SPECS
+from workrail_mcp.tools.binding import ToolEnv, ToolRegistry, ToolSpec, read_only, writes
 from workrail_mcp.tools.orchestrator import SPECS as ORCHESTRATOR_SPECS
 from workrail_mcp.tools.runs import SPECS as RUN_SPECS
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS

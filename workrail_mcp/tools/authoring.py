@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.errors import InvalidParams
-from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
+from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only
 
 __all__ = ["SPECS", "workflow_lint", "workflow_schema"]
 

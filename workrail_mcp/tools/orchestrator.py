@@ -17,9 +17,9 @@ from workrail_engine.definition.ids import (
     WORKFLOW_ID_RULE,
 )
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
-from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
 from workrail_mcp.tools._shapes import WorkflowSummary
+from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools.workflows import summary_of
 
 __all__ = ["SPECS", "create_workflow", "list_workflows"]

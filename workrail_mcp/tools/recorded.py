@@ -1,5 +1,5 @@
 """``python -m workrail_mcp.tools.recorded``: write ``tool_schemas.json``, the JSON schemas the
-SDK derives for every tool function of every edition (see `workrail_mcp.tools._binding`)."""
+SDK derives for every tool function of every edition (see `workrail_mcp.tools.binding`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from typing_extensions import is_typeddict
 
 from workrail_mcp.tools import EDITIONS
-from workrail_mcp.tools._binding import (
+from workrail_mcp.tools.binding import (
     RECORDED_SCHEMAS,
     client_function,
     derived_tool,

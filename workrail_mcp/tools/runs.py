@@ -30,11 +30,11 @@ from workrail_engine.runs.resolve import (
     store_exists,
 )
 from workrail_mcp.next_action import phrase_run, run_retry_call, with_retry_call
-from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
+from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only, writes
 
 if TYPE_CHECKING:  # the run service (planner, walker, executor) and the sessions engine load on
-    # first use: the server's start and workflow_next need neither (issue 24 §3)
+    # first use: the server's start and workflow_next need neither (the cold-start goal, docs/benchmarks.md)
     from workrail_engine.answers.confirmation import Confirm
     from workrail_engine.answers.model_loop import AskModel
     from workrail_engine.runs import RunService

@@ -25,8 +25,8 @@ from workrail_engine.answers.model_loop import AskModel, answer_with_model
 from workrail_engine.errors import EngineError, InvalidParams
 from workrail_engine.sessions.model_answers import SessionForModel
 from workrail_mcp.next_action import session_retry_call, with_retry_call
-from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._shapes import WorkflowId
+from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only, writes
 
 if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
     from workrail_engine.answers.confirmation import Confirm

@@ -20,8 +20,8 @@ from pydantic import Field
 from workrail_engine.answers.model_loop import AskModel
 from workrail_engine.definition.workflow_tags import tag_summary, workflow_tags
 from workrail_engine.errors import InvalidParams
-from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._upstream_errors import upstream_error
+from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools.sessions import SPECS as SESSION_SPECS
 from workrail_mcp.tools.sessions import (
     WorkspacePath,

@@ -12,7 +12,6 @@ from workrail_engine.definition.ids import (
 )
 from workrail_engine.definition.steps import find_step
 from workrail_mcp.next_action import next_retry_call, phrase_next, with_retry_call
-from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only
 from workrail_mcp.tools._shapes import (
     AnyJson,
     ArtifactsArg,
@@ -21,6 +20,7 @@ from workrail_mcp.tools._shapes import (
     WorkflowId,
     WorkflowSummary,
 )
+from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only
 
 __all__ = [
     "SPECS",

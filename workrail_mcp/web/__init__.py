@@ -15,7 +15,7 @@ The names load their module on first use: the options are read before anything i
 
 from typing import TYPE_CHECKING
 
-from workrail_engine._lazy_names import names_loaded_on_first_use
+from workrail_engine.lazy_names import names_loaded_on_first_use
 
 if TYPE_CHECKING:
     from workrail_mcp.web.access import (

@@ -238,7 +238,7 @@ def test_the_compile_copies_the_workflow_as_deepcopy_does():
     any other value (a YAML timestamp) is copied by deepcopy."""
     import datetime
 
-    from workrail_engine.compile import _copied
+    from workrail_engine.compile.pipeline import _copied
 
     shared = {"var": "mode", "equals": "fast"}
     when = datetime.datetime(2026, 11, 26, 12, 0)

@@ -93,7 +93,7 @@ def test_compiled_regex_is_cached_and_reports_its_source() -> None:
 
 
 def test_catastrophic_pattern_runs_in_linear_time() -> None:
-    # Issue 2 §6 states this requirement as a time bound, so the test measures it. Python's
+    # The requirement is a time bound (docs/conditions-and-rules.md), so the test measures it. Python's
     # backtracking `re` needs on the order of 2**50000 steps here and would never finish.
     hostile = "a" * 50_000 + "b"
     regex = compile_regex("(a+)+$")
@@ -144,7 +144,7 @@ def test_a_hostile_fallback_pattern_is_stopped_by_its_time_limit():
     assert hostile.search("aab") is True
 
 
-# -- bounds on the backtracking fallback (issue 25) ---------------------------------------------
+# -- bounds on the backtracking fallback (docs/security.md)-----------------------------------------
 
 
 @pytest.mark.parametrize(

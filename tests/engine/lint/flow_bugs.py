@@ -1,4 +1,4 @@
-"""The corpus of seeded flow bugs (issue 37 §2): one construct each, the code that must find it
+"""The corpus of seeded flow bugs: one construct each, the code that must find it
 and the text it must sit on. `workrail validate` (tests/cli/test_flow_checks_cli.py) and the
 language server (tests/lsp/test_lsp_flow_checks.py) are both checked against it."""
 

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from dbos._sys_db import WorkflowStatusString
 
-from workrail_engine.runs.model import ACTIVE, TERMINAL
+from workrail_engine.runs.run_results import ACTIVE, TERMINAL
 from workrail_engine.runs.run_status import DBOS_STATUSES, IN_FLIGHT, run_status, status_sql
 
 # What a run may have reported of itself: nothing, each of our statuses, something unknown.

@@ -11,7 +11,7 @@ from pathlib import Path
 from runs_support import command, py, workflow
 
 from workrail_engine.runs import RunOptions
-from workrail_engine.runs.executor import STDERR_TAIL, STDOUT_CAP, CommandSpec, run_command
+from workrail_engine.runs.command_process import STDERR_TAIL, STDOUT_CAP, CommandSpec, run_command
 from workrail_engine.runs.secrets import StreamMask
 
 FRAGMENT = 8  # no run of this many characters of a secret may be left anywhere

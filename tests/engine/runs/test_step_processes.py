@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from workrail_engine.runs.executor import CommandOutcome, CommandSpec, run_command
+from workrail_engine.runs.command_process import CommandOutcome, CommandSpec, run_command
 
 ESCAPE = ["sh", "-c", "setsid sleep 1000 & wait"]  # the escapee holds stdout and stderr
 CLI = [sys.executable, "-c", "from workrail_engine.cli import main; main()"]

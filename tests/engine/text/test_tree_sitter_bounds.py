@@ -1,4 +1,4 @@
-"""YAML tree-sitter must not parse (issue 25 item 4): refused before tree-sitter sees it."""
+"""YAML tree-sitter must not parse (it crashes on them): refused before tree-sitter sees it."""
 
 from __future__ import annotations
 

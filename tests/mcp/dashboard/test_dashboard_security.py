@@ -200,7 +200,7 @@ def test_every_response_forbids_inline_script(locked_url):
 
 def test_the_mcp_server_serves_the_dashboard_at_root(mcp_url, demo_run):
     """The module's `workrail-mcp --transport http` (its token sent as the header): a server of
-    its own would tell nothing more and cost a start (issue 22 §1)."""
+    its own would tell nothing more and cost a start (the suite's time, docs/benchmarks.md)."""
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     with httpx2.Client(base_url=mcp_url, headers=bearer) as client:
         page = client.get("/")

@@ -18,9 +18,9 @@ from dbos import DBOS
 from dbos._error import DBOSWorkflowCancelledError  # what DBOS itself catches as "cancelled"
 
 from ..commands import PreparedCommand, prepare_command, run_attempt
-from ..executors import InFlight
+from ..executor_liveness import InFlight
 from ..journal import Recorded, StatusRead
-from ..model import step_result
+from ..run_results import step_result
 from ..secrets import SecretSet
 from ..walker import run_with_retries
 from ..while_running import WhileRunning

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
 
-from ..executors import dead_executors, executor_locked, forget, stop_orphans
-from ..model import run_input
+from ..executor_liveness import dead_executors, executor_locked, forget, stop_orphans
 from ..plan import has_commands
+from ..run_results import run_input
 
 if TYPE_CHECKING:
     from .runtime import DurableRuntime

@@ -25,7 +25,7 @@ from ...definition.declared import declared_secrets
 from .. import run_logs
 from ..cancel_watch import CancelWatch
 from ..commands import AttemptSettings
-from ..executors import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
+from ..executor_liveness import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
 from ..journal import Journal, Recorded
 from ..run_status import CANCELLED, IN_FLIGHT
 from ..secrets import MaskingFilter

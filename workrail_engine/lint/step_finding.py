@@ -1,7 +1,7 @@
 """What a per-step check finds: a `Finding` relative to its step, and a step's `StepFindings`.
 
 Its own module so that the checks (commands, expressions, references), which build findings, and
-`findings`, which runs the checks, import it without importing each other.
+`step_check_cache`, which runs the checks, import it without importing each other.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from ..definition.steps import StepSite
 from ..evaluation.templates import find_templates
 from .commands import command_findings
 from .expressions import expression_findings
-from .finding import StepFindings
 from .references import is_rendered, template_strings
 from .shell_scripts import check_scripts, shell_script_findings, shell_scripts
+from .step_finding import StepFindings
 
 __all__ = ["step_findings"]
 

@@ -13,8 +13,13 @@ import uuid
 import pytest
 
 from workrail_engine.runs import step_processes
-from workrail_engine.runs.executor import CommandSpec, run_command
-from workrail_engine.runs.executors import ExecutorLock, InFlight, dead_executors, stop_orphans
+from workrail_engine.runs.command_process import CommandSpec, run_command
+from workrail_engine.runs.executor_liveness import (
+    ExecutorLock,
+    InFlight,
+    dead_executors,
+    stop_orphans,
+)
 
 PY = sys.executable
 

@@ -1,4 +1,4 @@
-"""The executor with real subprocesses: exit codes, JSON stdout, caps, timeouts, cancel, groups."""
+"""Running a command with real subprocesses: exit codes, JSON stdout, caps, timeouts, cancel, groups."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from workrail_engine.errors import SecurityViolation
-from workrail_engine.runs.executor import STDOUT_CAP, CommandSpec, run_command
+from workrail_engine.runs.command_process import STDOUT_CAP, CommandSpec, run_command
 from workrail_engine.runs.secrets import SecretSet
 from workrail_engine.runs.workspace import SandboxUnavailable, check_sandbox, resolve_cwd
 
@@ -180,7 +180,7 @@ def test_log_lines_are_masked(caplog):
 _ENGINE = """
 import json, sys
 from pathlib import Path
-from workrail_engine.runs.executor import CommandSpec, run_command
+from workrail_engine.runs.command_process import CommandSpec, run_command
 probe = (
     "import os, json\\n"
     "try:\\n    os.close(os.open('/dev/tty', os.O_RDWR | os.O_NOCTTY)); tty = True\\n"
