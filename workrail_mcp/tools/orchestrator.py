@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.catalog import Catalog, user_directory
+from workrail_engine.catalog import CatalogProtocol, user_directory
 from workrail_engine.definition.ids import (
     ID_MAX_LENGTH,
     ID_MIN_LENGTH,
@@ -106,7 +106,7 @@ def _serialize(name: str, definition: dict[str, Any]) -> str:
     return json.dumps(definition, indent=2, ensure_ascii=False) + "\n"
 
 
-def _lint(text: str, path: str, catalog: Catalog) -> list[Any]:
+def _lint(text: str, path: str, catalog: CatalogProtocol) -> list[Any]:
     from workrail_engine.lint import lint_document
     from workrail_engine.text.document import parse_document
 
@@ -159,9 +159,7 @@ def create_workflow(
         )
     write_atomically(target, text, overwrite=overwrite)
     # The agent will look for it next: re-scan now rather than at the next due time.
-    refresh = getattr(env.catalog, "refresh", None)
-    if callable(refresh):
-        refresh(force=True)
+    env.catalog.refresh(force=True)
     result: dict[str, Any] = {
         "status": "updated" if existing else "created",
         "workflow_path": str(target),

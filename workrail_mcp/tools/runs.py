@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the run service (planner, walker, executor) and the session
     # first use: the server's start and workflow_next need neither (issue 24 §3)
     from workrail_engine.answers.confirmation import Confirm
     from workrail_engine.answers.model_loop import AskModel
+    from workrail_engine.catalog import CatalogProtocol
     from workrail_engine.runs import RunService
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
@@ -49,7 +50,7 @@ class RunsState:
 
     def __init__(
         self,
-        catalog: Any,
+        catalog: CatalogProtocol,
         allow_commands: bool,
         sandbox: bool = False,
         service: RunService | None = None,
