@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workrail_engine.run_results import RunResult
+
 __all__ = [
     "phrase_next",
     "next_retry_call",
@@ -61,7 +63,7 @@ def phrase_next(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "guidance": _with_line(result["guidance"], _next_line(action))}
 
 
-def phrase_run(snap: dict[str, Any]) -> dict[str, Any]:
+def phrase_run(snap: RunResult) -> RunResult:
     """A run's state whose waiting step's guidance ends with the continue_workflow call."""
     waiting = snap.get("waiting")
     if not isinstance(waiting, dict) or not isinstance(waiting.get("guidance"), dict):

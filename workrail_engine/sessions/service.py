@@ -34,6 +34,7 @@ from ..definition.steps import executable_steps, find_step
 from ..errors import RunNotFound
 from ..evaluation.step_checks import notes_required
 from ..evaluation.templates import StepOutput
+from ..run_results import Cancelled, RunResult, RunSummary, StepResult
 from ..serving.navigator import next_step
 from .git_context import git_context
 from .store import SessionRow, SessionStore
@@ -510,7 +511,7 @@ class SessionService:
             for a in answers
         ]
 
-    def get(self, run_id: str) -> dict[str, Any] | None:
+    def get(self, run_id: str) -> RunResult | None:
         """The session as a run (the shape `RunService.get` returns), or None if no session has
         that id: status, step results with each step's notes, the step it waits on."""
         row = self.store.get(run_id)
@@ -519,20 +520,8 @@ class SessionService:
         definition = self.store.pinned(row.workflow_hash)
         answers = self.store.answers(run_id)
         refusals = self.store.refusals(run_id)
-        results = [
-            {
-                "step_name": a.step_id,
-                "status": "success",
-                "output": a.notes,
-                "duration": 0.0,
-                "notes": a.notes,
-                "step_attempt": int(a.step_key),
-                **answer_facts(a, refusals),
-            }
-            for a in answers
-            if a.step_id
-        ]
-        snap: dict[str, Any] = {
+        results = [_step_result(a, refusals) for a in answers if a.step_id]
+        snap: RunResult = {
             "status": row.status,
             "workflow_id": row.run_id,
             "steps_completed": len({r["step_name"] for r in results}),
@@ -561,7 +550,7 @@ class SessionService:
             "step_attempt": row.attempt,
         }
 
-    def list(self, *, limit: int = 50, active_only: bool = False) -> list[dict[str, Any]]:
+    def list(self, *, limit: int = 50, active_only: bool = False) -> list[RunSummary]:
         """Recent sessions as run summaries ({workflow_id, workflow_name, status, started_at,
         kind: session})."""
         return [
@@ -575,7 +564,7 @@ class SessionService:
             for row in self.store.recent(limit, active_only=active_only)
         ]
 
-    def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
+    def cancel(self, run_id: str, reason: str | None = None) -> Cancelled:
         row = self._row(run_id)
         cancelled = self.store.set_status(run_id, "cancelled", only_from="waiting")
         done = len({a.step_id for a in self.store.answers(run_id) if a.step_id})
@@ -585,7 +574,7 @@ class SessionService:
                 "steps_completed": done,
                 "message": f"session {run_id} had already finished ({row.status}); nothing to cancel",
             }
-        out: dict[str, Any] = {"status": "cancelled", "steps_completed": done}
+        out: Cancelled = {"status": "cancelled", "steps_completed": done}
         if reason:
             out["reason"] = reason
         return out
@@ -613,6 +602,24 @@ class SessionService:
             is_complete=row.status == "success",
             next=found,
         )
+
+
+def _step_result(answer: Answer, refusals: Sequence[Mapping[str, Any]]) -> StepResult:
+    """An answered step of a session as a run's step result: its notes are its output."""
+    facts = answer_facts(answer, refusals)
+    result: StepResult = {
+        "step_name": answer.step_id or "",
+        "status": "success",
+        "output": answer.notes,
+        "duration": 0.0,
+        "notes": answer.notes,
+        "step_attempt": int(answer.step_key),
+        "confirmation": facts["confirmation"],
+        "model_usage": facts["model_usage"],
+    }
+    if "confirmations" in facts:
+        result["confirmations"] = facts["confirmations"]
+    return result
 
 
 def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
