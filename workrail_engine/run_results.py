@@ -19,6 +19,7 @@ __all__ = [
     "BlockedFields",
     "Cancelled",
     "JsonTypes",
+    "Pending",
     "RunResult",
     "RunSummary",
     "StepOutput",
@@ -133,6 +134,15 @@ class BlockedFields(TypedDict, total=False):
     validation: dict[str, list[str]]
     assessment_followup: dict[str, str]
     retry: dict[str, Any] | None
+
+
+# The step a session waits on, as upstream's session tools show it (no docstring: a schema
+# derived from it would carry it as a description upstream's does not have).
+class Pending(TypedDict):
+    stepId: str
+    title: str
+    prompt: str
+    agentRole: NotRequired[str]
 
 
 class Cancelled(TypedDict):

@@ -34,7 +34,7 @@ from ..definition.steps import executable_steps, find_step
 from ..errors import RunNotFound
 from ..evaluation.step_checks import notes_required
 from ..evaluation.templates import StepOutput
-from ..run_results import Cancelled, RunResult, RunSummary, StepResult
+from ..run_results import Cancelled, Pending, RunResult, RunSummary, StepResult
 from ..serving.navigator import next_step
 from .git_context import git_context
 from .store import SessionRow, SessionStore
@@ -106,7 +106,7 @@ class SessionStep:
     model_usage: dict[str, Any] | None = None
 
     @property
-    def pending(self) -> dict[str, Any] | None:
+    def pending(self) -> Pending | None:
         """The step to do now: {stepId, title, prompt, agentRole?} (None once complete)."""
         step = self.next.get("step")
         if self.is_complete or not step:
@@ -116,7 +116,11 @@ class SessionStep:
             prompt = f"{prompt}\n\n{NOTES_REQUIRED}"
         if self.recovery:
             prompt = f"{prompt}\n\n{recovery_text(self.recovery)}"
-        pending = {"stepId": step["id"], "title": step.get("title") or step["id"], "prompt": prompt}
+        pending: Pending = {
+            "stepId": step["id"],
+            "title": step.get("title") or step["id"],
+            "prompt": prompt,
+        }
         if step.get("agentRole"):
             pending["agentRole"] = step["agentRole"]
         return pending

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.from_thread
 import anyio.to_thread
@@ -48,9 +48,11 @@ from workrail_mcp.error_mapping import (
 from workrail_mcp.known_json import KnownJson
 
 if TYPE_CHECKING:
-    from workrail_engine.catalog import CatalogProtocol
+    from workrail_engine.catalog import CatalogProtocol, WorkflowEntry
 
 __all__ = ["ToolEnv", "ToolRegistry", "ToolSpec", "read_only", "writes"]
+
+View = TypeVar("View")
 
 RECORDED_SCHEMAS = Path(__file__).with_name("tool_schemas.json")
 
@@ -106,18 +108,19 @@ class ToolEnv:
     shared: bool = False
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
-    def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:
+    def catalog_view(self, key: str, build: Callable[[list[WorkflowEntry]], View]) -> View:
         """``build(entries)``, computed once per catalog generation and then shared.
 
         Listing 10,000 workflows is the hot path of a big catalog; the catalog re-scans when a
         re-scan is due and bumps ``generation`` only when something changed. Callers must not
         modify the shared value.
         """
-        cached = self._views.get(key)
+        cached = self._views.get(key)  # each key is always built by the same function
         if cached is not None:
             self.catalog.refresh()  # cheap unless a re-scan is due; skips sorting every entry again
             if cached[0] == self.catalog.generation:
-                return cached[1]
+                view: View = cached[1]
+                return view
         entries = self.catalog.entries()
         generation = self.catalog.generation
         value = build(entries)

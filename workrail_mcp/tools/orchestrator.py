@@ -17,6 +17,7 @@ from workrail_engine.definition.ids import (
     WORKFLOW_ID_RULE,
 )
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
+from workrail_engine.run_results import RunSummary
 from workrail_mcp.tools._binding import ToolEnv, ToolSpec, read_only, writes
 from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
 from workrail_mcp.tools._shapes import WorkflowSummary
@@ -28,10 +29,10 @@ __all__ = ["SPECS", "create_workflow", "list_workflows"]
 class WorkflowCatalog(TypedDict):
     workflows: list[WorkflowSummary]
     running_count: int
-    running: NotRequired[list[dict[str, Any]]]
+    running: NotRequired[list[RunSummary]]
 
 
-def _running(env: ToolEnv) -> tuple[int, list[dict[str, Any]]]:
+def _running(env: ToolEnv) -> tuple[int, list[RunSummary]]:
     if env.runs is None:
         return 0, []
     runs = list(env.runs.running())
@@ -59,10 +60,10 @@ def list_workflows(
     if category is not None:
         summaries = [s for s in summaries if s["category"].lower() == category.lower()]
     count, runs = _running(env)
-    result: dict[str, Any] = {"workflows": summaries, "running_count": count}
+    result: WorkflowCatalog = {"workflows": summaries, "running_count": count}
     if include_running:
         result["running"] = runs
-    return result  # type: ignore[return-value]
+    return result
 
 
 class Created(TypedDict):
@@ -160,13 +161,13 @@ def create_workflow(
     write_atomically(target, text, overwrite=overwrite)
     # The agent will look for it next: re-scan now rather than at the next due time.
     env.catalog.refresh(force=True)
-    result: dict[str, Any] = {
+    result: Created = {
         "status": "updated" if existing else "created",
         "workflow_path": str(target),
     }
     if warnings:
         result["warnings"] = warnings
-    return result  # type: ignore[return-value]
+    return result
 
 
 SPECS = [
