@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .compile import CompiledWorkflow, compile_workflow
 from .compile.bindings import project_bindings
@@ -43,6 +43,7 @@ from .lint import WORKFLOW_SUFFIXES, lint_path
 
 __all__ = [
     "Catalog",
+    "CatalogProtocol",
     "InvalidFile",
     "Shadowing",
     "Source",
@@ -167,6 +168,28 @@ def default_sources(
     sources += _project_sources(project)
     sources += [Source("extra", Path(d).expanduser()) for d in extra_dirs]
     return sources
+
+
+class CatalogProtocol(Protocol):
+    """What the front ends and the run service ask of a catalog (`Catalog` is the one that reads
+    directories): look-ups by id, the listing, the files left out, and the project it serves."""
+
+    rescan_interval: float
+    generation: int  # bumped when a rescan found a change: views built on it are stale after
+
+    @property
+    def sources(self) -> list[Source]: ...
+    def refresh(self, force: bool = False) -> None: ...
+    def entries(self) -> list[WorkflowEntry]: ...
+    def ids(self) -> list[str]: ...
+    def get(self, workflow_id: str) -> WorkflowEntry: ...
+    def served(self, workflow_id: str) -> dict[str, Any]: ...
+    def serve_file(self, definition: dict[str, Any]) -> dict[str, Any]: ...
+    def routine(self, name: str) -> dict[str, Any] | None: ...
+    def invalid_files(self) -> list[InvalidFile]: ...
+    def shadowed(self) -> list[Shadowing]: ...
+    def writable_directory(self, where: str = "project") -> Path: ...
+    def set_project_dirs(self, dirs: Sequence[Path]) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workrail_engine.definition.steps import find_step
 from workrail_engine.errors import WorkflowNotFound
 from workrail_mcp.error_mapping import invalid_params
+
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol
 
 __all__ = [
     "SCHEMA_URI",
@@ -85,7 +88,7 @@ def _start_text(entry: Any, task: str | None, given: Mapping[str, str] | None = 
 
 
 class CatalogContent:
-    def __init__(self, catalog: Any) -> None:
+    def __init__(self, catalog: CatalogProtocol) -> None:
         self.catalog = catalog
 
     # resources

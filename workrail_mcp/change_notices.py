@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -23,6 +23,9 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
 )
 
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol
+
 __all__ = ["ChangeNotices"]
 
 logger = logging.getLogger(__name__)
@@ -31,7 +34,7 @@ _MAX_SESSIONS = 1000
 
 
 class ChangeNotices:
-    def __init__(self, catalog: Any, *, poll_seconds: float = 1.0) -> None:
+    def __init__(self, catalog: CatalogProtocol, *, poll_seconds: float = 1.0) -> None:
         self.catalog = catalog
         self.poll_seconds = poll_seconds
         self.bus = InMemorySubscriptionBus()
@@ -59,12 +62,12 @@ class ChangeNotices:
     async def watch(self) -> None:
         # The watcher never makes the first scan (at start-up it would compete with `initialize`,
         # and it would announce a change nobody saw): the first scan a client causes is the baseline.
-        seen = int(getattr(self.catalog, "generation", 0))
+        seen = self.catalog.generation
         pause = self.poll_seconds
         while True:
             await anyio.sleep(pause)
             if seen == 0:
-                seen = int(getattr(self.catalog, "generation", 0))
+                seen = self.catalog.generation
                 continue
             began = anyio.current_time()
             try:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
+
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol
 
 __all__ = ["ClientRoots", "root_directories"]
 
@@ -27,7 +30,7 @@ def root_directories(uris: list[str]) -> list[Path]:
 
 
 class ClientRoots:
-    def __init__(self, catalog: Any) -> None:
+    def __init__(self, catalog: CatalogProtocol) -> None:
         self.catalog = catalog
 
     async def adopt(self, session: Any) -> None:

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workrail_engine.definition.steps import step_ids
 from workrail_engine.errors import EngineError
 from workrail_mcp.catalog_content import STEP_TEMPLATE, WORKFLOW_TEMPLATE, declared_parameters
+
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol
 
 __all__ = ["MAX_VALUES", "Completions"]
 
@@ -45,7 +48,7 @@ def _schema_values(schema: Any) -> list[str]:
 
 
 class Completions:
-    def __init__(self, catalog: Any) -> None:
+    def __init__(self, catalog: CatalogProtocol) -> None:
         self.catalog = catalog
 
     def complete(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 from mcp.server import MCPServer
@@ -28,6 +28,9 @@ from workrail_mcp.web import (
     WebHost,
     limited,
 )
+
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol
 
 __all__ = ["INSPECTOR_PACKAGE", "MCP_PATH", "DashboardFactory", "build_http_app", "serve_http"]
 
@@ -66,7 +69,7 @@ def build_http_app(
 
 def _banner(
     url: str,
-    catalog: Any,
+    catalog: CatalogProtocol,
     token: bool,
     out: TextIO,
     exposed: bool = False,
@@ -85,9 +88,7 @@ def _banner(
             f"; {invalid} invalid file{'s' if invalid != 1 else ''} left out "
             "(see `workrail validate`)"
         )
-    interval = getattr(catalog, "rescan_interval", None)
-    if interval is not None:
-        line += f"; workflow files are re-scanned every {interval:g} s"
+    line += f"; workflow files are re-scanned every {catalog.rescan_interval:g} s"
     lines.append(line)
     header = f' --header "Authorization: Bearer ${TOKEN_ENV}"' if token else ""
     lines.append(f"Connect Claude Code:  claude mcp add --transport http workrail {url}{header}")
@@ -106,7 +107,7 @@ def _banner(
 
 async def serve_http(
     server: MCPServer,
-    catalog: Any,
+    catalog: CatalogProtocol,
     *,
     host: str = "127.0.0.1",
     port: int = 8765,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workrail_engine.result_shapes import RunResult
+
 __all__ = [
     "phrase_next",
     "next_retry_call",
@@ -53,15 +55,15 @@ def _output_line(paths: list[str]) -> str:
     )
 
 
-def phrase_next(result: dict[str, Any]) -> dict[str, Any]:
-    """A ``workflow_next`` result whose guidance ends with the call to make once the step is done."""
-    action = result.get("nextAction")
+def phrase_next(guidance: dict[str, Any], action: dict[str, Any] | None) -> dict[str, Any]:
+    """A ``workflow_next`` step's guidance ending with the call to make once the step is done
+    (``action``: the engine's next action; None once the workflow is complete)."""
     if not action:
-        return result
-    return {**result, "guidance": _with_line(result["guidance"], _next_line(action))}
+        return guidance
+    return _with_line(guidance, _next_line(action))
 
 
-def phrase_run(snap: dict[str, Any]) -> dict[str, Any]:
+def phrase_run(snap: RunResult) -> RunResult:
     """A run's state whose waiting step's guidance ends with the continue_workflow call."""
     waiting = snap.get("waiting")
     if not isinstance(waiting, dict) or not isinstance(waiting.get("guidance"), dict):

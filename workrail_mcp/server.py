@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 import mcp.server.mcpserver.server as sdk_server_module
@@ -25,6 +25,9 @@ from workrail_mcp.protocol import ProtocolMiddleware
 from workrail_mcp.tool_tasks import ToolTasks
 from workrail_mcp.tools import EDITIONS, ToolEnv, ToolRegistry
 from workrail_mcp.tools.runs import RecoveryKick, RunsState
+
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol
 
 __all__ = ["SERVER_NAME", "SERVER_TITLE", "TOOL_EDITIONS", "create_server"]
 
@@ -79,7 +82,7 @@ def _logging_left_as_configured() -> Iterator[None]:
 
 
 def create_server(
-    catalog: Any,
+    catalog: CatalogProtocol,
     *,
     allow_commands: bool = False,
     poll_seconds: float = 1.0,

@@ -249,3 +249,28 @@ def test_no_module_imports_another_packages_private_module():
                 if package != owner and not package.startswith(f"{owner}."):
                     found.append(f"{path.relative_to(root)} imports {module}")
     assert found == []
+
+
+def _lines_holding(text: str, packages: tuple[str, ...]) -> list[str]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    return [
+        f"{path.relative_to(root)}:{number}"
+        for package in packages
+        for path in sorted((root / package).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if text in line
+    ]
+
+
+def test_the_tools_results_are_typed_not_silenced():
+    """The run service returns typed results and the tools declare them (issue 40 §5): a result
+    that does not match its declared type is a mismatch to fix, not to silence."""
+    assert _lines_holding("type: ignore[return-value]", ("workrail_mcp/tools",)) == []
+
+
+def test_a_catalog_is_typed_by_its_protocol():
+    """What the front ends and the run service ask of a catalog is `CatalogProtocol`."""
+    packages = ("workrail_engine", "workrail_mcp", "workrail_lsp")
+    assert _lines_holding("catalog: Any", packages) == []

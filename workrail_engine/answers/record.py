@@ -15,6 +15,7 @@ from typing import Any
 
 from ..definition.declared import declared_secrets
 from ..errors import InvalidRunState
+from ..result_shapes import RunResult
 from ..runs.secrets import SecretSet
 from .store import Answer, AnswerStore, confirmations_of
 
@@ -115,8 +116,8 @@ def answer_facts(answer: Answer, refusals: Sequence[Mapping[str, Any]]) -> dict[
 
 
 def with_history(
-    snap: dict[str, Any], records: AnswerStore, refusals: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+    snap: RunResult, records: AnswerStore, refusals: Sequence[Mapping[str, Any]]
+) -> RunResult:
     """A run-shaped ``snap`` (a session's or a run's) with what a person and a model did that
     its step results do not hold: the refusals of the waiting step, and the model's usage."""
     waiting = snap.get("waiting")

@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from workrail_engine.cli.settings import Settings
 from workrail_engine.text.regular_files import UnreadableFile, read_regular_file, read_stream
 
 if TYPE_CHECKING:
+    from workrail_engine.result_shapes import RunResult
     from workrail_engine.runs import RunService
 
 __all__ = ["register"]
@@ -84,7 +85,7 @@ def _explaining_run_ids(settings: Settings) -> Any:
     )
 
 
-def _line(snap: dict[str, Any]) -> str:
+def _line(snap: RunResult) -> str:
     text = f"{snap['workflow_id']} {snap['status']}: {snap['steps_completed']}/{snap['steps_total']} steps"
     if snap.get("step_results"):
         last = snap["step_results"][-1]
@@ -92,7 +93,7 @@ def _line(snap: dict[str, Any]) -> str:
     return text
 
 
-def _print_result(snap: dict[str, Any], fmt: str) -> None:
+def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(snap, indent=2, ensure_ascii=False))
         return
@@ -128,7 +129,7 @@ def _print_result(snap: dict[str, Any], fmt: str) -> None:
         )
 
 
-def _follow(service: RunService, run_id: str, live: bool) -> dict[str, Any]:
+def _follow(service: RunService, run_id: str, live: bool) -> Mapping[str, Any]:
     """Watch the run until it ends or waits; Ctrl-C cancels it.
 
     SIGINT only sets a flag: a KeyboardInterrupt raised inside a database call could leave the
@@ -137,7 +138,7 @@ def _follow(service: RunService, run_id: str, live: bool) -> dict[str, Any]:
     interrupted = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     try:
-        snap = _watch(service, run_id, live, interrupted)
+        snap: Mapping[str, Any] = _watch(service, run_id, live, interrupted)
         if interrupted.is_set():
             snap = _cancel(service, run_id)
         return snap
@@ -145,7 +146,7 @@ def _follow(service: RunService, run_id: str, live: bool) -> dict[str, Any]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _watch(service: RunService, run_id: str, live: bool, stop: threading.Event) -> dict[str, Any]:
+def _watch(service: RunService, run_id: str, live: bool, stop: threading.Event) -> RunResult:
     if not live:
         return service.wait(
             run_id, 10**9, on_change=lambda s: click.echo(_line(s), err=True), stop=stop
@@ -157,7 +158,7 @@ def _watch(service: RunService, run_id: str, live: bool, stop: threading.Event) 
     with Progress(console=RichConsole(stderr=True), transient=True) as progress:
         task = progress.add_task(run_id, total=None)
 
-        def show(snap: dict[str, Any]) -> None:
+        def show(snap: RunResult) -> None:
             progress.update(
                 task,
                 completed=snap["steps_completed"],
@@ -171,9 +172,7 @@ def _watch(service: RunService, run_id: str, live: bool, stop: threading.Event) 
 def _cancel(service: RunService, run_id: str) -> dict[str, Any]:
     click.echo(f"cancelling {run_id} ...", err=True)
     service.cancel(run_id, "interrupted from the terminal (Ctrl-C)")
-    snap = service.wait(run_id, 10)
-    snap["interrupted"] = True
-    return snap
+    return {**service.wait(run_id, 10), "interrupted": True}
 
 
 @click.command("run", short_help="Run a workflow (by id or file) and follow it.")
@@ -234,7 +233,7 @@ def run_command(
     click.get_current_context().exit(code)
 
 
-def _plan_text(plan: dict[str, Any]) -> str:
+def _plan_text(plan: RunResult) -> str:
     """The dry-run plan for a person: numbered groups, each step's argv as a shell would show it."""
     import shlex
 
@@ -472,7 +471,7 @@ def continue_command(
     click.get_current_context().exit(_EXIT.get(result["status"], 1))
 
 
-def _retry_line(run_id: str, blocked: dict[str, Any]) -> str | None:
+def _retry_line(run_id: str, blocked: Mapping[str, Any]) -> str | None:
     """The engine's retry (the answer that passes) as the command that sends it; the artifacts a
     step wants are named, as `continue` sends text only."""
     retry = blocked.get("retry")

@@ -21,6 +21,7 @@ from ..answers.model_loop import (
     answer_with_model,
 )
 from ..definition.steps import find_step
+from ..result_shapes import RunResult
 from .service import RunService
 
 __all__ = ["RunForModel", "answer_run_with_model"]
@@ -32,7 +33,7 @@ class RunForModel:
     def __init__(
         self,
         service: RunService,
-        state: dict[str, Any],
+        state: RunResult,
         confirm: Confirm | None,
         wait_seconds: float,
     ) -> None:
@@ -75,13 +76,13 @@ class RunForModel:
 
 def answer_run_with_model(
     service: RunService,
-    state: dict[str, Any],
+    state: RunResult,
     ask: AskModel,
     limits: ModelLimits,
     *,
     confirm: Confirm | None = None,
     wait_seconds: float = 30.0,
-) -> tuple[dict[str, Any], ModelUsage]:
+) -> tuple[RunResult, ModelUsage]:
     """Let the model answer the run's prompt steps from the one ``state`` waits on: the run's
     state where the model stopped, and the run's usage (with why it stopped)."""
     target = RunForModel(service, state, confirm, wait_seconds)

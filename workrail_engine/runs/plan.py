@@ -19,6 +19,7 @@ from ..definition.steps import step_kind, walk_steps
 from ..errors import SecurityViolation
 from ..evaluation.conditions import evaluate
 from ..evaluation.templates import TemplateError, find_references, render
+from ..result_shapes import RunResult
 from ..serving.step_prompt import render_step
 from .commands import retry_policy
 from .walker import condition_context
@@ -163,7 +164,7 @@ def plan_run(
     project: Path,
     parallel_limit: int | None,
     timeout: float | None,
-) -> dict[str, Any]:
+) -> RunResult:
     """The plan of ``workflow`` as served (the compiled definition, as a run gets it)."""
     secrets = {name: "***" for name in declared_secrets(workflow)}
     values = {"parameters": parameters, "context": dict(context), "steps": {}, "secrets": secrets}

@@ -7,11 +7,14 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..definition.ids import is_workflow_id
 from ..errors import InvalidWorkflow, RunNotFound, SecurityViolation
 from ..home import workrail_home
+
+if TYPE_CHECKING:
+    from ..catalog import CatalogProtocol
 
 __all__ = [
     "database_url",
@@ -42,9 +45,9 @@ def database_url() -> str | None:
     return os.environ.get("WORKRAIL_DATABASE_URL") or None
 
 
-def project_of(catalog: Any) -> Path:
+def project_of(catalog: CatalogProtocol) -> Path:
     """The project directory: the parent of the catalog's first project source (``./workflows``)."""
-    for source in getattr(catalog, "sources", []):
+    for source in catalog.sources:
         if source.kind == "project":
             directory = Path(source.directory)
             return (
@@ -56,7 +59,7 @@ def project_of(catalog: Any) -> Path:
 
 
 @contextmanager
-def run_ids_explained(catalog: Any, start_one: Callable[[str], str]) -> Iterator[None]:
+def run_ids_explained(catalog: CatalogProtocol, start_one: Callable[[str], str]) -> Iterator[None]:
     """A workflow id given where a run id belongs is said to be one; ``start_one(workflow_id)``
     is the front end's words for starting a run of it ("call run_workflow to start one")."""
     try:
@@ -77,8 +80,8 @@ def _looks_like_path(name: str) -> bool:
     return "/" in name or os.sep in name or name.endswith(_SUFFIXES)
 
 
-def _confined(catalog: Any, path: Path) -> None:
-    roots = [Path(s.directory).resolve() for s in getattr(catalog, "sources", [])]
+def _confined(catalog: CatalogProtocol, path: Path) -> None:
+    roots = [Path(s.directory).resolve() for s in catalog.sources]
     if not any(path == root or root in path.parents for root in roots):
         raise SecurityViolation(
             f"workflow path {str(path)!r} is outside the workflow directories",
@@ -87,7 +90,7 @@ def _confined(catalog: Any, path: Path) -> None:
 
 
 def resolve_workflow(
-    catalog: Any, name: str, *, any_path: bool, base: Path | None = None
+    catalog: CatalogProtocol, name: str, *, any_path: bool, base: Path | None = None
 ) -> tuple[dict[str, Any], str]:
     """(definition, where it came from); raises WorkflowNotFound, InvalidWorkflow, SecurityViolation."""
     if is_workflow_id(name) and not name.endswith(_SUFFIXES):

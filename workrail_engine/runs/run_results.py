@@ -1,10 +1,12 @@
-"""The shape of a run as the orchestrator spec returns it, and the vocabulary of statuses."""
+"""A run's result built as the orchestrator spec returns it (typed in `result_shapes`), and the
+vocabulary of statuses."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..definition.steps import executable_steps
+from ..result_shapes import RunResult, step_result_of
 
 __all__ = [
     "ACTIVE",
@@ -48,21 +50,22 @@ def run_result(
     steps_total: int,
     execution_time: float,
     error_message: str | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
+    workflow_name: str | None = None,
+) -> RunResult:
     done = {
         r["step_id"]
         for r in results
         if r.get("status") in ("success", "skipped") and "step_id" in r
     }
-    out: dict[str, Any] = {
+    out: RunResult = {
         "status": status,
         "workflow_id": run_id,
         "steps_completed": len(done),
         "steps_total": steps_total,
-        "step_results": [{k: v for k, v in r.items() if k != "step_id"} for r in results],
+        "step_results": [step_result_of(r) for r in results],
         "execution_time": round(execution_time, 3),
         "error_message": error_message,
     }
-    out.update({k: v for k, v in extra.items() if v is not None})
+    if workflow_name is not None:
+        out["workflow_name"] = workflow_name
     return out

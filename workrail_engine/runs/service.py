@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..answers.confirmation import Confirm
 from ..answers.record import (
@@ -30,6 +30,7 @@ from ..answers.store import Answer
 from ..answers.verdict import judge
 from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
+from ..result_shapes import BlockedFields, Cancelled, RunResult, RunSummary
 from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliver_recorded_answers
 from .commands import AttemptSettings
 from .params import check_parameters
@@ -42,6 +43,7 @@ from .walker import condition_context
 from .workspace import check_sandbox
 
 if TYPE_CHECKING:
+    from ..answers.blockers import Blocked
     from ..sessions.service import SessionService, SessionStep
     from .durable import DurableRuntime
 
@@ -187,9 +189,7 @@ class RunService:
             raise InvalidParams("timeout must be positive", details="timeout <= 0")
         return values
 
-    def plan(
-        self, workflow: dict[str, Any], parameters: Any, options: RunOptions
-    ) -> dict[str, Any]:
+    def plan(self, workflow: dict[str, Any], parameters: Any, options: RunOptions) -> RunResult:
         values = self.prepare(workflow, parameters, options)
         masks = masks_of(workflow)  # as the run would store and use them (see `run`)
         return plan_run(
@@ -233,15 +233,15 @@ class RunService:
 
     # --- reading -------------------------------------------------------------------------
 
-    def get(self, run_id: str) -> dict[str, Any]:
+    def get(self, run_id: str) -> RunResult:
         """The run as the spec shapes it (status, workflow_id, steps_completed, step_results, ...);
         a session's too."""
         session = self.sessions.get(run_id)
         if session is not None:
             return session
-        return _public(self._raw(run_id))
+        return self._stored(run_id).state
 
-    def _raw(self, run_id: str) -> dict[str, Any]:
+    def _stored(self, run_id: str) -> _StoredRun:
         runtime = self._runtime()
         cached = self._inputs.get(run_id)
         status = runtime.run_status(run_id, load_input=cached is None)
@@ -254,27 +254,33 @@ class RunService:
             )
         if cached is None:
             cached = self._inputs.put(run_id, run_input(status))
-        snap = _snapshot(status, cached.input, runtime.events(run_id), runtime.step_results(run_id))
+        stored = _snapshot(
+            status, cached.input, runtime.events(run_id), runtime.step_results(run_id)
+        )
         if not cached.prompted:
-            return snap  # commands only: no answers, confirmations or model calls to read
+            return stored  # commands only: no answers, confirmations or model calls to read
+        snap = stored.state
         answers = {a.step_key: a for a in self.sessions.store.answers(run_id)}
         waiting = snap.get("waiting")
         if waiting and waiting["step_key"] in answers:
             # Answered, not yet acted on: the run is not waiting for the agent any more.
             snap["status"] = "running"
             snap["answered_step"] = snap.pop("waiting")["step_key"]
-        return self._with_answers(snap, answers)
+        self._with_answers(snap, run_id, answers)
+        return stored
 
-    def _with_answers(self, snap: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+    def _with_answers(self, snap: RunResult, run_id: str, answers: dict[str, Answer]) -> None:
         """Each prompt step's result with what its answer recorded (a person's confirmation,
         the model's usage), the refusals of the waiting step, the run's model usage."""
-        refusals = self.sessions.store.refusals(snap["workflow_id"])
-        for result in snap["step_results"]:
+        refusals = self.sessions.store.refusals(run_id)
+        for result in snap.get("step_results", ()):
             answer = answers.get(result["step_name"])
             if answer is not None and answer.response:
                 facts = answer_facts(answer, refusals)
-                result.update({k: v for k, v in facts.items() if v is not None})
-        return with_history(snap, self.sessions.store, refusals)
+                for key in _ANSWER_FACTS:
+                    if facts.get(key) is not None:
+                        result[key] = facts[key]
+        with_history(snap, self.sessions.store, refusals)
 
     def workflow_of(self, run_id: str) -> dict[str, Any]:
         """The workflow a run runs (as it was started: its input never changes)."""
@@ -282,24 +288,26 @@ class RunService:
         workflow: dict[str, Any] = (
             cached.input.get("workflow") or {}
             if cached is not None
-            else self._raw(run_id)["_workflow"]
+            else self._stored(run_id).workflow
         )
         return workflow
 
-    def list(self, *, running_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
+    def list(self, *, running_only: bool = False, limit: int = 50) -> list[RunSummary]:
         runtime = self._runtime()
         statuses = runtime.list_runs(running_only=running_only, limit=limit)
         # An in-flight run may be waiting for the agent: its state event says so, as in get().
-        runs = [
+        summaries = [
             _summary(s, runtime.events(s.workflow_id) if s.status in IN_FLIGHT else {})
             for s in statuses
         ]
         answered = self.sessions.store.answered_keys(
-            [r["workflow_id"] for r in runs if r.get("_waiting_on")]
+            [run["workflow_id"] for run, waiting_on in summaries if waiting_on]
         )
-        for run in runs:
-            if (run["workflow_id"], run.pop("_waiting_on", None)) in answered:
+        runs = []
+        for run, waiting_on in summaries:
+            if (run["workflow_id"], waiting_on) in answered:
                 run["status"] = "running"
+            runs.append(run)
         runs += self.sessions.list(limit=limit, active_only=running_only)
         runs.sort(key=lambda r: r["started_at"], reverse=True)
         return runs[:limit]
@@ -308,10 +316,10 @@ class RunService:
         self,
         run_id: str,
         seconds: float,
-        on_change: Callable[[dict[str, Any]], None] | None = None,
+        on_change: Callable[[RunResult], None] | None = None,
         leave_waiting: str | None = None,
         stop: threading.Event | None = None,
-    ) -> dict[str, Any]:
+    ) -> RunResult:
         """The run once it ends or waits for the agent, or as it is when ``seconds`` are up
         (or when ``stop`` is set)."""
         end = time.monotonic() + max(seconds, 0.0)
@@ -379,20 +387,23 @@ class RunService:
 
     # --- acting on a run -----------------------------------------------------------------
 
-    def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
+    def cancel(self, run_id: str, reason: str | None = None) -> Cancelled:
         if self.sessions.get(run_id) is not None:
             return self.sessions.cancel(run_id, reason)
-        raw = self._raw(run_id)
-        snap = _public(raw)
+        stored = self._stored(run_id)
+        snap = stored.state
         if snap["status"] not in ACTIVE:
             return {
                 "status": snap["status"],
                 "steps_completed": snap["steps_completed"],
                 "message": f"run {run_id} had already finished ({snap['status']}); nothing to cancel",
             }
-        masks = masks_of(raw["_workflow"])
+        masks = masks_of(stored.workflow)
         self._runtime().cancel(run_id, masks.mask(reason or "cancelled"))
-        out = {"status": "cancelled", "steps_completed": self.get(run_id)["steps_completed"]}
+        out: Cancelled = {
+            "status": "cancelled",
+            "steps_completed": self.get(run_id)["steps_completed"],
+        }
         if reason:
             out["reason"] = reason
         return out
@@ -408,7 +419,7 @@ class RunService:
         confirm: Confirm | None = None,
         model_usage: Mapping[str, Any] | None = None,
         stop: threading.Event | None = None,
-    ) -> dict[str, Any]:
+    ) -> RunResult:
         """Answer the step a run (or a session) waits on, exactly once, then follow the run for
         up to ``wait_seconds`` (until ``stop`` is set) to its next wait or end, as `wait` does.
 
@@ -428,15 +439,16 @@ class RunService:
             return self._continue_session(
                 run_id, output, context, artifacts, step_key, confirm, model_usage
             )
-        snap = self._raw(run_id)
-        masks = masks_of(snap["_workflow"])
+        stored = self._stored(run_id)
+        snap = stored.state
+        masks = masks_of(stored.workflow)
         given = masked_answer(masks, output, artifacts, context)
         digest = given.digest
         waiting = snap.get("waiting") if snap["status"] == "waiting" else None
         key = step_key or (waiting["step_key"] if waiting else snap.get("answered_step"))
         replay = self._earlier_answer(run_id, snap, key, digest, explicit=step_key is not None)
         if replay is not None:
-            return self._followed(run_id, replay, wait_seconds, stop)
+            return self._replayed(run_id, replay, key, wait_seconds, stop)
         if waiting is None or waiting["step_key"] != key:
             answers = self.sessions.store.answers(run_id)
             raise InvalidRunState(
@@ -451,11 +463,11 @@ class RunService:
                 ),
                 runId=run_id,
                 status=snap["status"],
-                state=_public(snap),
+                state=snap,
             )
-        step = find_step(snap["_workflow"], waiting["step"]["id"])
+        step = find_step(stored.workflow, waiting["step"]["id"])
         values = {
-            "parameters": snap["_parameters"],
+            "parameters": stored.parameters,
             "context": {**waiting.get("context", {}), **given.context},
             "steps": {},
         }
@@ -464,7 +476,7 @@ class RunService:
             run_id,
             key,
             given,
-            definition=snap["_workflow"],
+            definition=stored.workflow,
             step=step,
             shown={**step, "title": waiting["step"].get("title") or step.get("title")},
             guidance=waiting.get("guidance") or {},
@@ -475,12 +487,12 @@ class RunService:
         )
         confirmation = verdict.confirmation
         if verdict.blocked is not None:
-            state = self.get(run_id) if confirmation is not None else _public(snap)
-            shown = {k: v for k, v in verdict.blocked.to_dict().items() if v is not None}
-            blocked: dict[str, Any] = {**state, "outcome": "blocked", **shown}
+            state = self.get(run_id) if confirmation is not None else snap
+            blocked: RunResult = {**state, "outcome": "blocked", **_blocked_fields(verdict.blocked)}
             if confirmation is not None:
                 blocked["confirmation"] = confirmation
-            return masks.mask(blocked)  # type: ignore[no-any-return]
+            masked: RunResult = masks.mask(blocked)
+            return masked
         message: dict[str, Any] = {
             "step_key": key,
             "output": given.output,
@@ -507,29 +519,55 @@ class RunService:
         )
         claim = self.sessions.store.claim(run_id, record)
         if not claim.applied:
-            replay = self._earlier_answer(run_id, self._raw(run_id), key, digest, explicit=True)
-            return self._followed(run_id, replay, wait_seconds, stop) if replay else {}
+            # Another answer to this step was recorded first: replayed, or refused.
+            earlier = self._earlier_answer(
+                run_id, self._stored(run_id).state, key, digest, explicit=True
+            )
+            if earlier is None:
+                raise StorageError(f"the answer to step {key!r} of run {run_id} was lost")
+            return self._replayed(run_id, earlier, key, wait_seconds, stop)
         crash_point()
         deliver(self._runtime(), run_id, message)
-        accepted = {"outcome": "accepted", "answered_step": key}
-        return self._followed(run_id, accepted, wait_seconds, stop)
+        return self._followed(run_id, "accepted", key, None, wait_seconds, stop)
+
+    def _replayed(
+        self,
+        run_id: str,
+        earlier: RunResult,
+        key: str | None,
+        seconds: float,
+        stop: threading.Event | None,
+    ) -> RunResult:
+        """A resent answer follows the run as the answer it repeats (a recorded answer names
+        its step)."""
+        step = str(earlier.get("answered_step") or key)
+        return self._followed(
+            run_id, earlier.get("outcome"), step, earlier.get("message"), seconds, stop
+        )
 
     def _followed(
         self,
         run_id: str,
-        answered: dict[str, Any],
+        outcome: Any,
+        answered_step: str,
+        message: Any,
         seconds: float,
         stop: threading.Event | None,
-    ) -> dict[str, Any]:
-        """The run's state after an answer (``answered``: its outcome, its step), once the run
-        has left that step and ended or waits again, or ``seconds`` are up."""
-        after = self.wait(run_id, seconds, leave_waiting=answered["answered_step"], stop=stop)
-        kept = ("outcome", "answered_step", "message")
-        return {**after, **{name: answered[name] for name in kept if name in answered}}
+    ) -> RunResult:
+        """The run's state after an answer to ``answered_step`` (its ``outcome``, the ``message``
+        a replay carries), once the run has left that step and ended or waits again, or
+        ``seconds`` are up."""
+        after = self.wait(run_id, seconds, leave_waiting=answered_step, stop=stop)
+        if outcome is not None:
+            after["outcome"] = outcome
+        after["answered_step"] = answered_step
+        if message is not None:
+            after["message"] = message
+        return after
 
     def _earlier_answer(
-        self, run_id: str, snap: dict[str, Any], key: str | None, digest: str, *, explicit: bool
-    ) -> dict[str, Any] | None:
+        self, run_id: str, snap: RunResult, key: str | None, digest: str, *, explicit: bool
+    ) -> RunResult | None:
         """The run's state as a replay when this very answer was applied before; `AnswerNotApplied`
         when another answer to that step was; None when the step has no answer yet."""
         store = self.sessions.store
@@ -541,7 +579,11 @@ class RunService:
                 # Recorded and not acted on: the process that recorded it may have ended before
                 # sending it. Sent again; the run acts on one of the two.
                 deliver_again(self._runtime(), store, run_id, recorded.step_key)
-            replayed = {**_public(snap), "outcome": "replayed", "answered_step": recorded.step_key}
+            replayed: RunResult = {
+                **snap,
+                "outcome": "replayed",
+                "answered_step": recorded.step_key,
+            }
             waiting = snap.get("waiting") if snap.get("status") == "waiting" else None
             if waiting and waiting["step_key"] != recorded.step_key:
                 replayed["message"] = (
@@ -555,7 +597,7 @@ class RunService:
             "with another answer, which was applied; the run is now " + _state_words(snap),
             runId=run_id,
             reason="ANSWER_NOT_APPLIED",
-            state=_public(snap),
+            state=snap,
         )
 
     def _continue_session(
@@ -567,7 +609,7 @@ class RunService:
         step_key: str | None,
         confirm: Confirm | None,
         model_usage: Mapping[str, Any] | None,
-    ) -> dict[str, Any]:
+    ) -> RunResult:
         attempt = int(step_key) if step_key and step_key.isdigit() else None
         if step_key is not None and attempt is None:
             raise InvalidParams(
@@ -583,13 +625,24 @@ class RunService:
             confirm=confirm,
             model_usage=model_usage,
         )
-        return session_result(self.sessions.get(run_id) or {}, step)
+        state = self.sessions.get(run_id)
+        if state is None:  # the answer was taken: the session is there
+            raise StorageError(f"session {run_id} is gone")
+        return session_result(state, step)
 
 
 @dataclass(frozen=True)
 class _RunInput:
     input: dict[str, Any]  # what the run was started with: workflow, parameters, ...
     prompted: bool  # whether its workflow has prompt steps (answers to read with its results)
+
+
+# What a step's result shows of its answer (`answer_facts`), when there is something to show.
+_ANSWER_FACTS: tuple[Literal["confirmation", "model_usage", "confirmations"], ...] = (
+    "confirmation",
+    "model_usage",
+    "confirmations",
+)
 
 
 class _RunInputs:
@@ -623,28 +676,42 @@ class _RunInputs:
         return len(self._runs)
 
 
-def session_result(snap: dict[str, Any], step: SessionStep) -> dict[str, Any]:
+def session_result(snap: RunResult, step: SessionStep) -> RunResult:
     """A session's answer as the run tools return it: the run-shaped state plus the outcome,
     the problems of a blocked answer and the session's tokens."""
-    out = {
+    out: RunResult = {
         **snap,
         "outcome": {"advanced": "accepted"}.get(step.outcome, step.outcome),
         "continue_token": step.continue_token,
         "checkpoint_token": step.checkpoint_token,
     }
     if step.outcome == "blocked":
-        out.update(issues=step.issues, suggestions=step.suggestions, problems=step.problems)
-        out.update(blockers=step.blockers, retry=step.retry)
-        if step.validation is not None:
-            out["validation"] = step.validation
-        if step.assessment_followup is not None:
-            out["assessment_followup"] = step.assessment_followup
+        out = {**out, **_blocked_fields(step)}
+        out["retry"] = step.retry  # None too: a session's blocked answer always says
     if step.confirmation is not None:
         out["confirmation"] = step.confirmation
     return out
 
 
-def _state_words(snap: dict[str, Any]) -> str:
+def _blocked_fields(blocked: Blocked | SessionStep) -> BlockedFields:
+    """What a blocked answer (a run's verdict, a session's step) adds to the state (the fields
+    it has)."""
+    fields: BlockedFields = {
+        "problems": blocked.problems,
+        "issues": blocked.issues,
+        "suggestions": blocked.suggestions,
+        "blockers": blocked.blockers,
+    }
+    if blocked.validation is not None:
+        fields["validation"] = blocked.validation
+    if blocked.assessment_followup is not None:
+        fields["assessment_followup"] = blocked.assessment_followup
+    if blocked.retry is not None:
+        fields["retry"] = blocked.retry
+    return fields
+
+
+def _state_words(snap: RunResult) -> str:
     if snap.get("status") == "waiting" and snap.get("waiting"):
         return f"waiting on step {snap['waiting']['step_key']!r}"
     return str(snap.get("status"))
@@ -662,9 +729,18 @@ def _status_of(status: Any, state: dict[str, Any]) -> str:
     return run_status(status.status, state.get("status", output.get("status")))
 
 
+@dataclass(frozen=True)
+class _StoredRun:
+    """A run as read from the store: its state as returned, and what it was started with."""
+
+    state: RunResult
+    workflow: dict[str, Any]
+    parameters: dict[str, Any]
+
+
 def _snapshot(
     status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict[str, Any]]
-) -> dict[str, Any]:
+) -> _StoredRun:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}
     kind = _status_of(status, state)
@@ -686,24 +762,21 @@ def _snapshot(
     )
     if kind == "waiting" and state.get("waiting"):
         snap["waiting"] = state["waiting"]
-    snap["_workflow"], snap["_parameters"] = workflow, run.get("parameters") or {}
-    return snap
+    return _StoredRun(snap, workflow, run.get("parameters") or {})
 
 
-def _public(snap: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in snap.items() if not k.startswith("_")}
-
-
-def _summary(status: Any, events: dict[str, Any]) -> dict[str, Any]:
+def _summary(status: Any, events: dict[str, Any]) -> tuple[RunSummary, str | None]:
+    """The run in the list, and the step it waits on (None: it waits on none)."""
     run = run_input(status)
     state = events.get("state") or {}
     kind = _status_of(status, state)
-    summary = {
+    summary: RunSummary = {
         "workflow_id": status.workflow_id,
         "workflow_name": (run.get("workflow") or {}).get("id"),
         "status": kind,
         "started_at": (status.created_at or 0) / 1000,
     }
-    if kind == "waiting" and state.get("waiting"):
-        summary["_waiting_on"] = state["waiting"].get("step_key")
-    return summary
+    waiting_on = (
+        state["waiting"].get("step_key") if kind == "waiting" and state.get("waiting") else None
+    )
+    return summary, waiting_on

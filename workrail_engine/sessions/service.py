@@ -34,6 +34,7 @@ from ..definition.steps import executable_steps, find_step
 from ..errors import RunNotFound
 from ..evaluation.step_checks import notes_required
 from ..evaluation.templates import StepOutput
+from ..result_shapes import Cancelled, Pending, RunResult, RunSummary, StepResult
 from ..serving.navigator import next_step
 from .git_context import git_context
 from .reference_paths import resolve_references
@@ -111,7 +112,7 @@ class SessionStep:
     step_context: dict[str, Any] | None = None
 
     @property
-    def pending(self) -> dict[str, Any] | None:
+    def pending(self) -> Pending | None:
         """The step to do now: {stepId, title, prompt, agentRole?} (None once complete)."""
         step = self.next.get("step")
         if self.is_complete or not step:
@@ -121,7 +122,11 @@ class SessionStep:
             prompt = f"{prompt}\n\n{NOTES_REQUIRED}"
         if self.recovery:
             prompt = f"{prompt}\n\n{recovery_text(self.recovery)}"
-        pending = {"stepId": step["id"], "title": step.get("title") or step["id"], "prompt": prompt}
+        pending: Pending = {
+            "stepId": step["id"],
+            "title": step.get("title") or step["id"],
+            "prompt": prompt,
+        }
         if step.get("agentRole"):
             pending["agentRole"] = step["agentRole"]
         return pending
@@ -527,7 +532,7 @@ class SessionService:
             for a in answers
         ]
 
-    def get(self, run_id: str) -> dict[str, Any] | None:
+    def get(self, run_id: str) -> RunResult | None:
         """The session as a run (the shape `RunService.get` returns), or None if no session has
         that id: status, step results with each step's notes, the step it waits on."""
         row = self.store.get(run_id)
@@ -536,20 +541,8 @@ class SessionService:
         definition = self.store.pinned(row.workflow_hash)
         answers = self.store.answers(run_id)
         refusals = self.store.refusals(run_id)
-        results = [
-            {
-                "step_name": a.step_id,
-                "status": "success",
-                "output": a.notes,
-                "duration": 0.0,
-                "notes": a.notes,
-                "step_attempt": int(a.step_key),
-                **answer_facts(a, refusals),
-            }
-            for a in answers
-            if a.step_id
-        ]
-        snap: dict[str, Any] = {
+        results = [_step_result(a, refusals) for a in answers if a.step_id]
+        snap: RunResult = {
             "status": row.status,
             "workflow_id": row.run_id,
             "steps_completed": len({r["step_name"] for r in results}),
@@ -578,7 +571,7 @@ class SessionService:
             "step_attempt": row.attempt,
         }
 
-    def list(self, *, limit: int = 50, active_only: bool = False) -> list[dict[str, Any]]:
+    def list(self, *, limit: int = 50, active_only: bool = False) -> list[RunSummary]:
         """Recent sessions as run summaries ({workflow_id, workflow_name, status, started_at,
         kind: session})."""
         return [
@@ -592,7 +585,7 @@ class SessionService:
             for row in self.store.recent(limit, active_only=active_only)
         ]
 
-    def cancel(self, run_id: str, reason: str | None = None) -> dict[str, Any]:
+    def cancel(self, run_id: str, reason: str | None = None) -> Cancelled:
         row = self._row(run_id)
         cancelled = self.store.set_status(run_id, "cancelled", only_from="waiting")
         done = len({a.step_id for a in self.store.answers(run_id) if a.step_id})
@@ -602,7 +595,7 @@ class SessionService:
                 "steps_completed": done,
                 "message": f"session {run_id} had already finished ({row.status}); nothing to cancel",
             }
-        out: dict[str, Any] = {"status": "cancelled", "steps_completed": done}
+        out: Cancelled = {"status": "cancelled", "steps_completed": done}
         if reason:
             out["reason"] = reason
         return out
@@ -637,6 +630,24 @@ def _with_references(step: SessionStep, row: SessionRow) -> SessionStep:
     if step.pending is not None:
         step.references = row.state.get("references") or None
     return step
+
+
+def _step_result(answer: Answer, refusals: Sequence[Mapping[str, Any]]) -> StepResult:
+    """An answered step of a session as a run's step result: its notes are its output."""
+    facts = answer_facts(answer, refusals)
+    result: StepResult = {
+        "step_name": answer.step_id or "",
+        "status": "success",
+        "output": answer.notes,
+        "duration": 0.0,
+        "notes": answer.notes,
+        "step_attempt": int(answer.step_key),
+        "confirmation": facts["confirmation"],
+        "model_usage": facts["model_usage"],
+    }
+    if "confirmations" in facts:
+        result["confirmations"] = facts["confirmations"]
+    return result
 
 
 def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:

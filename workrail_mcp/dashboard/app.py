@@ -7,7 +7,7 @@ executor); actions (cancel, start) go through the process's `RunService`.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import anyio
@@ -25,6 +25,9 @@ from workrail_mcp.dashboard.invalid_files import InvalidFilesListing
 from workrail_mcp.dashboard.rendering import Pages
 from workrail_mcp.dashboard.security import SECURITY_HEADERS, SIGNIN_WINDOW_SECONDS, Access
 from workrail_mcp.web import HostRules, client_key, limited
+
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol
 
 __all__ = ["MAX_FORM_BYTES", "build_dashboard"]
 
@@ -136,7 +139,7 @@ def _encode_next(target: str) -> str:
 
 
 def build_dashboard(
-    catalog: Any,
+    catalog: CatalogProtocol,
     service: Any,
     *,
     rules: HostRules,

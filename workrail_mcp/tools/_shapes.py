@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, NotRequired
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.definition.ids import (
@@ -13,12 +13,12 @@ from workrail_engine.definition.ids import (
     WORKFLOW_ID_PATTERN,
     WORKFLOW_ID_RULE,
 )
+from workrail_engine.result_shapes import JsonTypes
 
 __all__ = [
     "AnyJson",
     "ArtifactsArg",
     "ContextArg",
-    "StepOutputValue",
     "StepId",
     "WorkflowId",
     "WorkflowSummary",
@@ -27,27 +27,11 @@ __all__ = [
 # A bare ``Any`` becomes the schema ``{}``: valid, but it says nothing, and schema linters (the
 # MCP Inspector's --strict) flag it. These say which JSON types the value takes, one ``type`` per
 # ``anyOf`` branch (a ``type`` array is lost on clients that map schemas onto one-type dialects).
-
-
-def _one_of_types(description: str, *types: str) -> WithJsonSchema:
-    return WithJsonSchema({"anyOf": [{"type": t} for t in types], "description": description})
-
-
+# A step's output is typed so in the engine's results (`workrail_engine.result_shapes.StepOutput`).
 AnyJson = Annotated[
     Any,
-    _one_of_types("Any JSON value.", "object", "array", "string", "number", "boolean", "null"),
+    JsonTypes("Any JSON value.", ("object", "array", "string", "number", "boolean", "null")),
 ]
-StepOutputValue = Annotated[
-    Any,
-    _one_of_types(
-        "A command step's {exit_code, stdout, stderr, duration, …}; the text an agent submitted "
-        "for a prompt step; null when the step produced none (skipped, or failed before it ran).",
-        "object",
-        "string",
-        "null",
-    ),
-]
-
 WorkflowId = Annotated[
     str,
     Field(

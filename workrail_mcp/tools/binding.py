@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.from_thread
 import anyio.to_thread
@@ -47,7 +47,12 @@ from workrail_mcp.error_mapping import (
 )
 from workrail_mcp.known_json import KnownJson
 
+if TYPE_CHECKING:
+    from workrail_engine.catalog import CatalogProtocol, WorkflowEntry
+
 __all__ = ["ToolEnv", "ToolRegistry", "ToolSpec", "read_only", "writes"]
+
+View = TypeVar("View")
 
 RECORDED_SCHEMAS = Path(__file__).with_name("tool_schemas.json")
 
@@ -92,7 +97,7 @@ def writes(title: str, *, destructive: bool, idempotent: bool) -> ToolAnnotation
 class ToolEnv:
     """What a tool needs besides its arguments: the catalog and the runs layer's view."""
 
-    catalog: Any
+    catalog: CatalogProtocol
     allow_commands: bool = False
     # The run tools' state (`workrail_mcp.tools.runs.RunsState`); None in a server without runs.
     runs: Any = None
@@ -103,24 +108,23 @@ class ToolEnv:
     shared: bool = False
     _views: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
-    def catalog_view(self, key: str, build: Callable[[list[Any]], Any]) -> Any:
+    def catalog_view(self, key: str, build: Callable[[list[WorkflowEntry]], View]) -> View:
         """``build(entries)``, computed once per catalog generation and then shared.
 
         Listing 10,000 workflows is the hot path of a big catalog; the catalog re-scans when a
         re-scan is due and bumps ``generation`` only when something changed. Callers must not
         modify the shared value.
         """
-        cached = self._views.get(key)
-        refresh = getattr(self.catalog, "refresh", None)
-        if cached is not None and refresh is not None:
-            refresh()  # cheap unless a re-scan is due; skips sorting every entry again
+        cached = self._views.get(key)  # each key is always built by the same function
+        if cached is not None:
+            self.catalog.refresh()  # cheap unless a re-scan is due; skips sorting every entry again
             if cached[0] == self.catalog.generation:
-                return cached[1]
+                view: View = cached[1]
+                return view
         entries = self.catalog.entries()
-        generation = getattr(self.catalog, "generation", None)
+        generation = self.catalog.generation
         value = build(entries)
-        if generation is not None:
-            self._views[key] = (generation, value)
+        self._views[key] = (generation, value)
         return value
 
 
@@ -134,7 +138,7 @@ class ClientPeer:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    fn: Callable[..., dict[str, Any]]
+    fn: Callable[..., Mapping[str, Any]]
     name: str
     title: str
     description: str
@@ -177,7 +181,7 @@ class _Invoker:
 
     def __call__(self, **arguments: Any) -> CallToolResult:
         try:
-            result = self.spec.fn(self.env, **arguments)
+            result = _json_object(self.spec.fn(self.env, **arguments))
         except EngineError as error:
             if self.spec.error_result is not None:
                 return self.spec.error_result(error)
@@ -192,7 +196,7 @@ class _Invoker:
 
     def direct(self, **arguments: Any) -> dict[str, Any]:
         """The bare result (direct method); its JSON is made only once the result proves shared."""
-        result = self.spec.fn(self.env, **arguments)
+        result = _json_object(self.spec.fn(self.env, **arguments))
         if self._shared_text(result) is None:
             self._last = (result, None)
         return result
@@ -208,6 +212,14 @@ class _Bound:
 # Parameters the server fills, not the client: progress reports, a person to confirm steps, the
 # client's model.
 _SERVER_SIDE = ("report", "confirm", "sample")
+
+
+def _json_object(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's result as the JSON object it is: its declared type is a TypedDict, a dict at run
+    time, passed on as it is (the JSON already made of a shared result is found by identity)."""
+    if not isinstance(result, dict):
+        raise TypeError(f"a tool returned {type(result).__name__}, not a JSON object")
+    return result
 
 
 def _client_signature(fn: Callable[..., Any]) -> inspect.Signature:

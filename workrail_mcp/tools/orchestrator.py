@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from workrail_engine.catalog import Catalog, user_directory
+from workrail_engine.catalog import CatalogProtocol, user_directory
 from workrail_engine.definition.ids import (
     ID_MAX_LENGTH,
     ID_MIN_LENGTH,
@@ -17,6 +17,7 @@ from workrail_engine.definition.ids import (
     WORKFLOW_ID_RULE,
 )
 from workrail_engine.errors import InvalidParams, InvalidWorkflow
+from workrail_engine.result_shapes import RunSummary
 from workrail_mcp.tools._files import existing_workflow_file, target_path, write_atomically
 from workrail_mcp.tools._shapes import WorkflowSummary
 from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only, writes
@@ -28,10 +29,10 @@ __all__ = ["SPECS", "create_workflow", "list_workflows"]
 class WorkflowCatalog(TypedDict):
     workflows: list[WorkflowSummary]
     running_count: int
-    running: NotRequired[list[dict[str, Any]]]
+    running: NotRequired[list[RunSummary]]
 
 
-def _running(env: ToolEnv) -> tuple[int, list[dict[str, Any]]]:
+def _running(env: ToolEnv) -> tuple[int, list[RunSummary]]:
     if env.runs is None:
         return 0, []
     runs = list(env.runs.running())
@@ -59,10 +60,10 @@ def list_workflows(
     if category is not None:
         summaries = [s for s in summaries if s["category"].lower() == category.lower()]
     count, runs = _running(env)
-    result: dict[str, Any] = {"workflows": summaries, "running_count": count}
+    result: WorkflowCatalog = {"workflows": summaries, "running_count": count}
     if include_running:
         result["running"] = runs
-    return result  # type: ignore[return-value]
+    return result
 
 
 class Created(TypedDict):
@@ -106,7 +107,7 @@ def _serialize(name: str, definition: dict[str, Any]) -> str:
     return json.dumps(definition, indent=2, ensure_ascii=False) + "\n"
 
 
-def _lint(text: str, path: str, catalog: Catalog) -> list[Any]:
+def _lint(text: str, path: str, catalog: CatalogProtocol) -> list[Any]:
     from workrail_engine.lint import lint_document
     from workrail_engine.text.document import parse_document
 
@@ -159,16 +160,14 @@ def create_workflow(
         )
     write_atomically(target, text, overwrite=overwrite)
     # The agent will look for it next: re-scan now rather than at the next due time.
-    refresh = getattr(env.catalog, "refresh", None)
-    if callable(refresh):
-        refresh(force=True)
-    result: dict[str, Any] = {
+    env.catalog.refresh(force=True)
+    result: Created = {
         "status": "updated" if existing else "created",
         "workflow_path": str(target),
     }
     if warnings:
         result["warnings"] = warnings
-    return result  # type: ignore[return-value]
+    return result
 
 
 SPECS = [

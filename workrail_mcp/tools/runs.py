@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from workrail_engine.errors import EngineError, InvalidParams
+from workrail_engine.result_shapes import Cancelled, RunResult, RunSummary, StepResult
 from workrail_engine.runs.resolve import (
     project_of,
     resolve_workflow,
@@ -30,13 +31,14 @@ from workrail_engine.runs.resolve import (
     store_exists,
 )
 from workrail_mcp.next_action import phrase_run, run_retry_call, with_retry_call
-from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg, StepOutputValue
+from workrail_mcp.tools._shapes import AnyJson, ArtifactsArg
 from workrail_mcp.tools.binding import ToolEnv, ToolSpec, read_only, writes
 
 if TYPE_CHECKING:  # the run service (planner, walker, executor) and the sessions engine load on
     # first use: the server's start and workflow_next need neither (the cold-start goal, docs/benchmarks.md)
     from workrail_engine.answers.confirmation import Confirm
     from workrail_engine.answers.model_loop import AskModel
+    from workrail_engine.catalog import CatalogProtocol
     from workrail_engine.runs import RunService
 
 __all__ = ["SPECS", "RunsState", "RecoveryKick"]
@@ -49,7 +51,7 @@ class RunsState:
 
     def __init__(
         self,
-        catalog: Any,
+        catalog: CatalogProtocol,
         allow_commands: bool,
         sandbox: bool = False,
         service: RunService | None = None,
@@ -57,7 +59,7 @@ class RunsState:
         # ``service``: the process's RunService when the dashboard shares it (DBOS is one per
         # process, so the service is too).
         self.catalog = catalog
-        self._settings = {"allow_commands": allow_commands, "sandbox": sandbox}
+        self._allow_commands, self._sandbox = allow_commands, sandbox
         self._service = service
         self._making = threading.Lock()
         self._recovery = threading.Lock()
@@ -70,7 +72,10 @@ class RunsState:
                     from workrail_engine.runs import RunService
 
                     self._service = RunService(
-                        project_of(self.catalog), server=True, **self._settings
+                        project_of(self.catalog),
+                        server=True,
+                        allow_commands=self._allow_commands,
+                        sandbox=self._sandbox,
                     )
         return self._service
 
@@ -96,7 +101,7 @@ class RunsState:
         except Exception as error:  # one line on stderr: the server goes on without recovery
             log.warning("could not open the run store for recovery: %s", error)
 
-    def running(self) -> list[dict[str, Any]]:
+    def running(self) -> list[RunSummary]:
         """The runs in progress, for list_workflows; without a store there are none (and none is
         created just to count them)."""
         if not self.started and not store_exists():
@@ -152,49 +157,14 @@ WaitSeconds = Annotated[
 ]
 
 
-class StepResult(TypedDict):
-    step_name: str
-    status: str
-    output: StepOutputValue
-    duration: float
-
-
-class RunResult(TypedDict):
-    status: str
-    workflow_id: NotRequired[str]
-    workflow_name: NotRequired[str | None]
-    steps_completed: NotRequired[int]
-    steps_total: NotRequired[int]
-    step_results: NotRequired[list[StepResult]]
-    execution_time: NotRequired[float]
-    error_message: NotRequired[str | None]
-    waiting: NotRequired[dict[str, Any]]
-    outcome: NotRequired[str]
-    issues: NotRequired[list[str]]
-    suggestions: NotRequired[list[str]]
-    follow_ups: NotRequired[list[str]]
-    groups: NotRequired[list[dict[str, Any]]]
-    sampling: NotRequired[dict[str, Any]]
-    confirmation: NotRequired[dict[str, Any]]
-
-    dry_run: NotRequired[bool]
-
-
-class Cancelled(TypedDict):
-    status: str
-    steps_completed: int
-    reason: NotRequired[str]
-    message: NotRequired[str]
-
-
 Progress = Callable[[float, float | None, str | None], None]
 
 
-def _on_change(report: Progress | None) -> Callable[[dict[str, Any]], None] | None:
+def _on_change(report: Progress | None) -> Callable[[RunResult], None] | None:
     if report is None:
         return None
 
-    def changed(snap: dict[str, Any]) -> None:
+    def changed(snap: RunResult) -> None:
         message = f"{snap['status']}: {snap['steps_completed']}/{snap['steps_total']} steps"
         if snap.get("step_results"):
             last = snap["step_results"][-1]
@@ -248,19 +218,19 @@ def run_workflow(
     workflow, _ = resolve_workflow(env.catalog, workflow_name, any_path=False, base=service.project)
     options = RunOptions(timeout=timeout, parallel_limit=parallel_limit, context=context or {})
     if dry_run:
-        return service.plan(workflow, parameters, options)  # type: ignore[return-value]
+        return service.plan(workflow, parameters, options)
     run_id = service.run(workflow, parameters, options)
     state = service.wait(run_id, wait_seconds, on_change=_on_change(report))
-    return phrase_run(_with_model(env, state, sample, confirm, wait_seconds))  # type: ignore[return-value]
+    return phrase_run(_with_model(env, state, sample, confirm, wait_seconds))
 
 
 def _with_model(
     env: ToolEnv,
-    state: dict[str, Any],
+    state: RunResult,
     sample: AskModel | None,
     confirm: Confirm | None,
     wait_seconds: float,
-) -> dict[str, Any]:
+) -> RunResult:
     """The run after the client's model answered the prompt steps it may (--sampling), with
     ``sampling: {calls, tokens, stopped}``; ``state`` itself otherwise."""
     if sample is None or env.model_limits is None or state.get("status") != "waiting":
@@ -276,12 +246,21 @@ def _with_model(
         wait_seconds=wait_seconds,
     )
     # The outcome stays that of the caller's own answer (none for run_workflow), not the model's.
-    answered = {k: state[k] for k in _ANSWER_KEYS if k in state}
-    shown = {k: v for k, v in moved.items() if k not in _ANSWER_KEYS}
-    return {**shown, **answered, "sampling": usage.to_dict()}
+    out: RunResult = {**moved}
+    for key in _ANSWER_KEYS:
+        out.pop(key, None)
+    for key in _ANSWER_KEYS:
+        if key in state:
+            out[key] = state[key]
+    out["sampling"] = usage.to_dict()
+    return out
 
 
-_ANSWER_KEYS = ("outcome", "answered_step", "message")
+_ANSWER_KEYS: tuple[Literal["outcome", "answered_step", "message"], ...] = (
+    "outcome",
+    "answered_step",
+    "message",
+)
 
 
 def get_workflow_run(
@@ -297,7 +276,7 @@ def get_workflow_run(
     ] = 0,
 ) -> RunResult:
     with _explaining_run_ids(env):
-        return phrase_run(_runs(env).service.wait(workflow_id, wait_seconds))  # type: ignore[return-value]
+        return phrase_run(_runs(env).service.wait(workflow_id, wait_seconds))
 
 
 def cancel_workflow(
@@ -308,7 +287,7 @@ def cancel_workflow(
     ] = None,
 ) -> Cancelled:
     with _explaining_run_ids(env):
-        return _runs(env).service.cancel(workflow_id, reason)  # type: ignore[return-value]
+        return _runs(env).service.cancel(workflow_id, reason)
 
 
 class ContinueResult(TypedDict, total=False):
@@ -426,7 +405,7 @@ def continue_workflow(
             confirm=confirm,
             workspace=caller_workspace(workspacePath),
         )
-        return session_response(with_model(env, step, sample, confirm))  # type: ignore[return-value]
+        return _as_continue_result(session_response(with_model(env, step, sample, confirm)))
     if workflow_id is None or notes is None:
         missing = "workflow_id" if workflow_id is None else "output"
         raise InvalidParams(
@@ -440,15 +419,24 @@ def continue_workflow(
         )
     if result.get("outcome") == "accepted":  # not for a replay, nor an answer sent back
         result = _with_model(env, result, sample, confirm, wait_seconds)
-    if result.get("outcome") == "blocked":
-        result = _phrase_blocked(result)
-    return phrase_run(result)
+    phrased = phrase_run(result)
+    if phrased.get("outcome") == "blocked":
+        return _as_continue_result(_phrase_blocked(phrased))
+    return _as_continue_result(phrased)
 
 
-def _phrase_blocked(result: dict[str, Any]) -> dict[str, Any]:
+def _as_continue_result(result: Mapping[str, Any]) -> ContinueResult:
+    """continue_workflow answers with one of two shapes, declared together as `ContinueResult`
+    (every key optional, so that its schema holds both): a run's state, its blockers in upstream's
+    form, or a session's position. A TypedDict of the one shape is not one of the union to mypy,
+    so it is said to be one here, once."""
+    return cast(ContinueResult, result)
+
+
+def _phrase_blocked(result: RunResult) -> dict[str, Any]:
     """A blocked answer with the blockers' exact retry (continue_workflow with the answer that
     passes), and the assessments' follow-ups by themselves (they are among the issues)."""
-    out = dict(result)
+    out: dict[str, Any] = {**result}
     follow_ups = [p["message"] for p in out.get("problems", ()) if p["kind"] == "followup"]
     if follow_ups:
         out["follow_ups"] = follow_ups
@@ -456,7 +444,7 @@ def _phrase_blocked(result: dict[str, Any]) -> dict[str, Any]:
     step_key = waiting.get("step_key") or out.get("session", {}).get("step_attempt")
     call = run_retry_call(out["workflow_id"], step_key, out.pop("retry", None))
     out["blockers"] = with_retry_call(out.get("blockers") or [], call)
-    return out  # type: ignore[return-value]
+    return out
 
 
 def _answer_parts(output: Any, artifacts: list[Any] | None) -> tuple[str | None, list[Any] | None]:

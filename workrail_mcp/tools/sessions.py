@@ -23,6 +23,7 @@ from typing_extensions import TypedDict
 
 from workrail_engine.answers.model_loop import AskModel, answer_with_model
 from workrail_engine.errors import EngineError, InvalidParams
+from workrail_engine.result_shapes import Pending
 from workrail_engine.sessions.model_answers import SessionForModel
 from workrail_mcp.next_action import session_retry_call, with_retry_call
 from workrail_mcp.tools._shapes import WorkflowId
@@ -76,10 +77,10 @@ def _next_intent(step: SessionStep) -> str:
     return "perform_pending_then_continue"
 
 
-def session_response(step: SessionStep) -> dict[str, Any]:
+def session_response(step: SessionStep) -> SessionResult:
     """A session's position in upstream's result shape (start, continue): ``kind`` ok | blocked,
     tokens, ``pending``, ``nextIntent``, ``nextCall`` — plus our ``runId`` and ``outcome``."""
-    out: dict[str, Any] = {
+    out: SessionResult = {
         "kind": "blocked" if step.outcome == "blocked" else "ok",
         "continueToken": step.continue_token,
         "checkpointToken": step.checkpoint_token,
@@ -163,13 +164,6 @@ WorkspacePath = Annotated[
 ]
 
 
-class Pending(TypedDict):
-    stepId: str
-    title: str
-    prompt: str
-    agentRole: NotRequired[str]
-
-
 class SessionResult(TypedDict):
     kind: str
     continueToken: str
@@ -184,9 +178,12 @@ class SessionResult(TypedDict):
     blockers: NotRequired[dict[str, Any]]
     retryable: NotRequired[bool]
     retryContinueToken: NotRequired[str]
+    validation: NotRequired[dict[str, list[str]]]
+    assessmentFollowup: NotRequired[dict[str, str]]
     sampling: NotRequired[dict[str, Any]]
     confirmation: NotRequired[dict[str, Any]]
     references: NotRequired[list[dict[str, Any]]]
+    stepContext: NotRequired[dict[str, Any]]
 
 
 def start_workflow(
@@ -213,7 +210,7 @@ def start_workflow(
     served = env.catalog.served(workflowId)
     package = env.catalog.get(workflowId).source.directory.parent  # the folder shipping it
     step = sessions_of(env).start(served, goal=goal, workspace=workspace, package=package)
-    return session_response(with_model(env, step, sample, confirm))  # type: ignore[return-value]
+    return session_response(with_model(env, step, sample, confirm))
 
 
 def with_model(
@@ -344,7 +341,7 @@ def inspect_workflow(
 ) -> Inspected:
     _workspace(workspacePath)
     served = env.catalog.served(workflowId)
-    compiled = (
+    compiled: dict[str, Any] = (
         served
         if mode == "preview"
         else {k: served[k] for k in ("id", "name", "description", "version") if k in served}

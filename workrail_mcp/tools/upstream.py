@@ -34,12 +34,13 @@ from workrail_mcp.tools.sessions import (
 
 if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
     from workrail_engine.answers.confirmation import Confirm
+    from workrail_engine.catalog import WorkflowEntry
     from workrail_engine.sessions import SessionStep
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
 
 
-def _entry(entry: Any) -> dict[str, Any]:
+def _entry(entry: WorkflowEntry) -> dict[str, Any]:
     summary = entry.summary()
     return {
         "workflowId": entry.id,
@@ -55,7 +56,7 @@ def _entry(entry: Any) -> dict[str, Any]:
     }
 
 
-def _listing(entries: list[Any]) -> dict[str, Any]:
+def _listing(entries: list[WorkflowEntry]) -> dict[str, Any]:
     workflows = [_entry(e) for e in entries]
     summary = tag_summary((w["workflowId"], w["tags"]) for w in workflows)
     return {"workflows": workflows, "tagSummary": summary}
@@ -179,7 +180,7 @@ def continue_session(
 def upstream_step(step: SessionStep) -> dict[str, Any]:
     """The shared session shape as upstream answers ``continue_workflow``: a replay is the very
     answer recorded (no ``outcome`` saying it is one), a re-read says ``rehydrate_only``."""
-    body = session_response(step)
+    body: dict[str, Any] = {**session_response(step)}
     del body["outcome"]
     if step.is_complete:  # upstream's finished session answers no tokens: nothing to continue
         del body["continueToken"], body["checkpointToken"]

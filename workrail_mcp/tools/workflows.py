@@ -5,6 +5,7 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from workrail_engine.catalog import WorkflowEntry
 from workrail_engine.definition.ids import (
     ID_MIN_LENGTH,
     SERVED_STEP_ID_MAX_LENGTH,
@@ -31,25 +32,30 @@ __all__ = [
     "workflow_validate",
 ]
 
-_SUMMARY_KEYS = ("id", "name", "description", "category", "version")
 
-
-def summary_of(entry: Any) -> WorkflowSummary:
+def summary_of(entry: WorkflowEntry) -> WorkflowSummary:
     # The spec requires all five keys; a workflow may omit the optional ones.
     summary = entry.summary()
-    out: dict[str, Any] = {key: summary.get(key) or "" for key in _SUMMARY_KEYS}
-    out["source"] = entry.source.label  # a repository's as repo:NAME
-    return out  # type: ignore[return-value]
+    return {
+        "id": summary.get("id") or "",
+        "name": summary.get("name") or "",
+        "description": summary.get("description") or "",
+        "category": summary.get("category") or "",
+        "version": summary.get("version") or "",
+        "source": entry.source.label,  # a repository's as repo:NAME
+    }
 
 
 class WorkflowList(TypedDict):
     workflows: list[WorkflowSummary]
 
 
+def _workflow_list(entries: list[WorkflowEntry]) -> WorkflowList:
+    return {"workflows": [summary_of(e) for e in entries]}
+
+
 def workflow_list(env: ToolEnv) -> WorkflowList:
-    return env.catalog_view(
-        "workflow_list", lambda entries: {"workflows": [summary_of(e) for e in entries]}
-    )
+    return env.catalog_view("workflow_list", _workflow_list)
 
 
 class Workflow(TypedDict):
@@ -191,14 +197,44 @@ def workflow_next(
         current_step=currentStep,
         artifacts=artifacts,
     )
-    result = found.to_dict()
-    blocked = result.get("blocked")
-    if blocked:  # each blocker with the call that hands over artifacts that pass
-        call = next_retry_call(
-            workflowId, list(completedSteps or []), context or {}, blocked.pop("retry", None)
-        )
-        blocked["blockers"] = with_retry_call(blocked["blockers"], call)["blockers"]
-    return phrase_next(result)  # type: ignore[return-value]
+    result: NextStep = {
+        "step": found.step,
+        "guidance": phrase_next(found.guidance, found.next_action),
+        "isComplete": found.is_complete,
+        "context": found.context,
+        "skipped": found.skipped,
+    }
+    if found.loop is not None:
+        result["loop"] = _loop_position(found.loop)
+    if found.notes:
+        result["notes"] = found.notes
+    blocked = found.blocked
+    if blocked is not None:
+        if blocked:  # each blocker with the call that hands over artifacts that pass
+            call = next_retry_call(
+                workflowId, list(completedSteps or []), context or {}, blocked.pop("retry", None)
+            )
+            blocked["blockers"] = with_retry_call(blocked["blockers"], call)["blockers"]
+        result["blocked"] = blocked
+    if found.next_action is not None:
+        result["nextAction"] = found.next_action
+    return result
+
+
+def _loop_position(loop: dict[str, Any]) -> LoopPosition:
+    """The navigator's position in a loop (`serving.navigator`), in the result's shape."""
+    position: LoopPosition = {
+        "id": loop["id"],
+        "type": loop["type"],
+        "iteration": loop["iteration"],
+        "index": loop["index"],
+        "maxIterations": loop["maxIterations"],
+    }
+    if "total" in loop:
+        position["total"] = loop["total"]
+    if "item" in loop:
+        position["item"] = loop["item"]
+    return position
 
 
 class Validation(TypedDict):
