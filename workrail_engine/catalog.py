@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,11 +48,13 @@ __all__ = [
     "InvalidFile",
     "Shadowing",
     "Source",
+    "SourceCount",
     "WorkflowEntry",
     "bundled_directory",
     "default_sources",
     "machine_sources",
     "repository_sources",
+    "source_counts",
     "user_directory",
 ]
 
@@ -115,6 +118,38 @@ class Shadowing:
     workflow_id: str
     winner: Path
     hidden: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class SourceCount:
+    """What one source holds: the workflows served from it, and the ids it holds that a later
+    source serves instead."""
+
+    source: Source
+    served: int
+    shadowed: tuple[str, ...]
+
+
+def source_counts(catalog: CatalogProtocol) -> list[SourceCount]:
+    """Each source of ``catalog``, in precedence order, with its counts."""
+    served = Counter(entry.source for entry in catalog.entries())
+    shadowings = catalog.shadowed()
+    return [
+        SourceCount(
+            source,
+            served[source],
+            tuple(
+                sorted(
+                    {
+                        s.workflow_id
+                        for s in shadowings
+                        if any(p.is_relative_to(source.directory) for p in s.hidden)
+                    }
+                )
+            ),
+        )
+        for source in catalog.sources
+    ]
 
 
 def bundled_directory() -> Path:

@@ -4,6 +4,7 @@ fetch), and a followed branch refreshed in the background, without a restart."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -67,6 +68,40 @@ async def test_the_upstream_edition_names_the_repository(
             "kind": "repo",
             "displayName": "Repository team",
         }
+
+
+async def test_the_upstream_source_catalog_counts_what_each_source_serves_and_shadows(
+    synced_project: Path, tmp_path: Path
+) -> None:
+    # the project's own file wins over the team's workflow of the same id
+    (synced_project / "workflows").mkdir(exist_ok=True)
+    (synced_project / "workflows" / "team-review.json").write_text(
+        json.dumps(workflow("team-review", "Our own review."))
+    )
+    async with stdio_client(synced_project, tmp_path, "upstream") as client:
+        plain = await client.call_tool("list_workflows", {"workspacePath": str(synced_project)})
+        assert "sources" not in plain.structured_content
+        listed = await client.call_tool(
+            "list_workflows", {"workspacePath": str(synced_project), "includeSources": True}
+        )
+    answer = listed.structured_content
+    assert "tagSummary" not in answer
+    by_kind = {entry["source"]["kind"]: entry for entry in answer["sources"]}
+    team = by_kind["git"]
+    assert team["source"]["displayName"] == "Repository team"
+    assert (
+        team["effectiveWorkflowCount"],
+        team["shadowedWorkflowCount"],
+        team["totalWorkflowCount"],
+    ) == (0, 1, 1)
+    # ./workflows and ./.workrail/workflows are two project sources
+    projects = [e for e in answer["sources"] if e["source"]["kind"] == "project"]
+    assert sum(e["effectiveWorkflowCount"] for e in projects) == 1
+    bundled = by_kind["bundled"]
+    assert bundled["sourceKey"] == "built_in" and bundled["category"] == "built_in"
+    assert bundled["effectiveWorkflowCount"] == sum(
+        w["visibility"]["source"]["kind"] == "bundled" for w in answer["workflows"]
+    )
 
 
 async def _listed_ids(client: Client) -> set[str]:

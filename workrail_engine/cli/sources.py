@@ -42,28 +42,20 @@ def _when(stamp: float | None) -> str:
 
 
 def _source_rows(catalog: Catalog, project: Path) -> list[dict[str, Any]]:
+    from workrail_engine.catalog import source_counts
     from workrail_engine.sources.served import served_repositories
 
     served, _ = served_repositories(project)
     by_directory = {s.directory: s for s in served if s.directory is not None}
-    entries = catalog.entries()
-    shadowed = catalog.shadowed()
     rows = []
-    for source in catalog.sources:
-        inside = [e for e in entries if e.source == source]
-        hidden = sorted(
-            {
-                s.workflow_id
-                for s in shadowed
-                if any(p.is_relative_to(source.directory) for p in s.hidden)
-            }
-        )
+    for count in source_counts(catalog):
+        source = count.source
         row: dict[str, Any] = {
             "source": source.label,
             "kind": source.kind,
             "where": str(source.directory),
-            "workflows": len(inside),
-            "shadowed": hidden,
+            "workflows": count.served,
+            "shadowed": list(count.shadowed),
         }
         repo = by_directory.get(source.directory)
         if repo is not None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from workrail_engine.answers.model_loop import AskModel
+from workrail_engine.catalog import source_counts
 from workrail_engine.definition.workflow_tags import tag_summary, workflow_tags
 from workrail_engine.errors import InvalidParams
 from workrail_mcp.tools._upstream_errors import upstream_error
@@ -34,7 +35,7 @@ from workrail_mcp.tools.sessions import (
 
 if TYPE_CHECKING:  # the sessions engine (and its run store) loads with the first session call
     from workrail_engine.answers.confirmation import Confirm
-    from workrail_engine.catalog import WorkflowEntry
+    from workrail_engine.catalog import CatalogProtocol, WorkflowEntry
     from workrail_engine.sessions import SessionStep
 
 __all__ = ["UPSTREAM_SPECS", "continue_session", "list_session_workflows"]
@@ -62,11 +63,45 @@ def _listing(entries: list[WorkflowEntry]) -> dict[str, Any]:
     return {"workflows": workflows, "tagSummary": summary}
 
 
+# Our source kinds in upstream's source catalog: (category, source kind, source mode).
+_UPSTREAM_SOURCE = {
+    "bundled": ("built_in", "bundled", "built_in"),
+    "user": ("personal", "user", "personal"),
+    "project": ("legacy_project", "project", "legacy_project"),
+    "repo": ("external", "git", "live_directory"),
+}
+_OTHER_SOURCE = ("external", "custom", "live_directory")  # WORKRAIL_WORKFLOW_PATH, --workflows
+
+
+def _source_catalog(catalog: CatalogProtocol) -> list[dict[str, Any]]:
+    """Where the workflows come from, in upstream's source-catalog shape: each source with the
+    workflows served from it and those a later source shadows."""
+    listed = []
+    for count in source_counts(catalog):
+        source = count.source
+        category, kind, mode = _UPSTREAM_SOURCE.get(source.kind, _OTHER_SOURCE)
+        display = f"Repository {source.name}" if source.name else source.kind.capitalize()
+        key = "built_in" if source.kind == "bundled" else f"{kind}:{source.directory}"
+        listed.append(
+            {
+                "sourceKey": key,
+                "category": category,
+                "source": {"kind": kind, "displayName": display},
+                "sourceMode": mode,
+                "effectiveWorkflowCount": count.served,
+                "totalWorkflowCount": count.served + len(count.shadowed),
+                "shadowedWorkflowCount": len(count.shadowed),
+            }
+        )
+    return listed
+
+
 def list_session_workflows(
     env: ToolEnv,
     workspacePath: WorkspacePath,
     includeSources: Annotated[
-        bool | None, Field(description="Accepted for compatibility; every entry names its source.")
+        bool | None,
+        Field(description="Also list where the workflows come from (sources), with their counts."),
     ] = None,
     tags: Annotated[
         list[str] | None,
@@ -74,6 +109,9 @@ def list_session_workflows(
     ] = None,
 ) -> dict[str, Any]:
     listing = env.catalog_view("upstream_list", _listing)
+    if includeSources:
+        # as upstream's source catalog: every workflow, where they come from, no tag summary
+        return {"workflows": listing["workflows"], "sources": _source_catalog(env.catalog)}
     if not tags:
         return listing
     wanted = set(tags)
