@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..definition.declared import declared_context
 from ..definition.steps import StepSite
 from ..diagnostics import Diagnostic, Severity
 from ..evaluation.conditions import lenient_equal
@@ -23,26 +24,13 @@ from ..text.document import WorkflowDocument
 from .step_finding import StepFindings
 from .strings import StringSpans, value_at
 
-__all__ = ["UNDECLARED_VARIABLE", "VALUE_OUTSIDE_ENUM", "context_diagnostics", "declared_context"]
+__all__ = ["UNDECLARED_VARIABLE", "VALUE_OUTSIDE_ENUM", "context_diagnostics"]
 
 UNDECLARED_VARIABLE = "WR309"
 VALUE_OUTSIDE_ENUM = "WR411"
 
 # the operators whose operand is a value of the variable (`in`: a list of them)
 _COMPARED = ("equals", "not_equals")
-
-
-def declared_context(workflow: Any) -> dict[str, Mapping[str, Any]] | None:
-    """The workflow's declared variables, name to schema (a `true` schema as `{}`); None when it
-    declares none."""
-    declared = workflow.get("context") if isinstance(workflow, Mapping) else None
-    if not isinstance(declared, Mapping):
-        return None
-    return {
-        name: schema if isinstance(schema, Mapping) else {}
-        for name, schema in declared.items()
-        if isinstance(name, str)
-    }
 
 
 def context_diagnostics(
