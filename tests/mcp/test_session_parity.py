@@ -327,6 +327,65 @@ async def test_a_step_with_sets_asks_for_its_variables_with_their_values(
     assert "Set these context variables" not in later["pending"]["prompt"]
 
 
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allowed_values(
+    shared_servers, tmp_path, edition
+):
+    notes = {"notesMarkdown": "Sized the task."}
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "sized-flow", tmp_path)
+        token = started["continueToken"]
+        wrong = {"taskSize": "huge", "needsReview": "yes"}
+        blocked = await call(
+            client,
+            "continue_workflow",
+            {"continueToken": token, "output": notes, "context": wrong},
+        )
+        right = {"taskSize": "small", "needsReview": False}
+        retried = await call(
+            client,
+            "continue_workflow",
+            {"continueToken": blocked["retryContinueToken"], "output": notes, "context": right},
+        )
+    assert blocked["kind"] == "blocked"
+    found = {(b["code"], b["message"], b["suggestedFix"]) for b in blocked["blockers"]["blockers"]}
+    assert found == {
+        (
+            "INVALID_REQUIRED_OUTPUT",
+            'context.taskSize is "huge", which its declaration refuses: "huge" is not one of '
+            '"small" or "large"',
+            'Send context.taskSize as one of "small", "large".',
+        ),
+        (
+            "INVALID_REQUIRED_OUTPUT",
+            'context.needsReview is "yes", which its declaration refuses: "yes" is not of type '
+            '"boolean"',
+            "Send context.needsReview as a JSON boolean.",
+        ),
+    }
+    assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
+
+
+async def test_a_runs_answer_with_a_refused_context_value_is_blocked_with_the_allowed_values(
+    shared_servers,
+):
+    async with shared_servers.connected() as (client, _):
+        started = await call(client, "run_workflow", {"workflow_name": "sized-flow"})
+        answer_to = {"workflow_id": started["workflow_id"], "output": "Sized the task."}
+        answer_to["step_key"] = started["waiting"]["step_key"]
+        assert SIZED_REQUEST in started["waiting"]["step"]["prompt"]
+        blocked = await call(
+            client, "continue_workflow", {**answer_to, "context": {"taskSize": "Huge"}}
+        )
+        accepted = await call(
+            client, "continue_workflow", {**answer_to, "context": {"taskSize": "large"}}
+        )
+    assert blocked["outcome"] == "blocked" and blocked["status"] == "waiting"
+    (blocker,) = blocked["blockers"]["blockers"]
+    assert blocker["suggestedFix"] == 'Send context.taskSize as one of "small", "large".'
+    assert accepted["outcome"] == "accepted" and accepted["waiting"]["step"]["id"] == "work"
+
+
 async def test_workflow_next_asks_for_the_variables_of_sets(shared_servers):
     async with shared_servers.connected() as (client, _):
         served = await call(client, "workflow_next", {"workflowId": "sized-flow"})

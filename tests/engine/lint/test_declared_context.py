@@ -123,3 +123,13 @@ def test_a_file_without_context_is_checked_as_before():
     workflow = mutate(_review_runs_when({"var": "taskSize", "equals": "huge"}))
     codes = [d.code for d in lint_text(json.dumps(workflow, indent=2), "demo.json").diagnostics]
     assert codes == ["WR308"]
+
+
+def test_a_declared_schema_that_cannot_check_anything_is_reported():
+    def bad_schemas(w):
+        w["context"]["remote"] = {"$ref": "file:///etc/passwd"}
+        w["context"]["broken"] = {"type": "strin"}
+
+    found = [(d.code, d.pointer) for d in lint(mutate(_declared(bad_schemas))).diagnostics]
+    assert ("WR406", "/context/remote/$ref") in found
+    assert any(code == "WR403" and pointer.startswith("/context/broken") for code, pointer in found)
