@@ -17,7 +17,7 @@ from workrail_engine import limits
 from workrail_engine.answers import blockers
 from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.cli import rewrites
-from workrail_engine.evaluation import regexes
+from workrail_engine.evaluation import regexes, step_checks
 from workrail_engine.lint import quoted_json, shell_scripts
 from workrail_engine.runs import command_process, step_events
 from workrail_engine.schema import schema_path
@@ -157,6 +157,10 @@ EXPECTED = {
     "STALE_TEMPORARY_SECONDS": (
         f"{rewrites.STALE_TEMPORARY_SECONDS:,} s, or at once when the PID in its name is no live "
         "process"
+    ),
+    "MAX_SHOWN_VALUE_CHARS": (
+        f"{step_checks.MAX_SHOWN_VALUE_CHARS} characters of the value, "
+        f"{step_checks.MAX_SHOWN_VALUE_CHARS * 2} of the reason"
     ),
     "MAX_BLOCKERS": (
         f"{blockers.MAX_BLOCKERS} blockers, each message "

@@ -19,7 +19,7 @@ from workrail_engine.text.cursor import CursorContext
 from .documents import DocumentState
 from .schema_model import UNKNOWN, schema_model
 from .snippets import body_text, scalar_text, value_snippet, yaml_body_text, yaml_value_snippet
-from .workflow_facts import WorkflowFacts, facts_of
+from .workflow_facts import WorkflowFacts, allowed_values, facts_of, variable_doc
 
 __all__ = ["complete", "instance_of"]
 
@@ -209,15 +209,21 @@ def _values(
     quoted = context.in_string
     yaml = state.is_yaml
     key = path[-1] if path else None
-    if key == "var":
-        for name in facts.context_vars:
+    in_names = len(path) > 1 and path[-2] in ("sets", "reads") and context.container == "array"
+    if key == "var" or in_names:
+        for name in facts.declared if in_names else facts.context_vars:
+            declared = facts.declared.get(name)
             builder.add(
                 name,
                 scalar_text(name, yaml),
                 types.CompletionItemKind.Variable,
-                detail="context variable",
+                detail="declared context variable" if declared is not None else "context variable",
+                doc=variable_doc(name, declared) if declared is not None else None,
+                sort="0" if declared is not None else "1",
                 filter_text=_filter(name, quoted),
             )
+    if key in ("equals", "not_equals") and context.container == "object":
+        _declared_values(builder, facts, context, quoted, yaml)
     if key == "body" and context.container == "object":
         _step_ids(builder, facts, quoted, _own_id(context), yaml)
     for node in nodes:
@@ -247,6 +253,25 @@ def _values(
         for word in ("true", "false"):
             builder.add(word, word, types.CompletionItemKind.Value)
     _dedupe(builder)
+
+
+def _declared_values(
+    builder: _Builder, facts: WorkflowFacts, context: CursorContext, quoted: bool, yaml: bool
+) -> None:
+    """The enum of the declared variable the comparison's `var` names."""
+    var = context.member("var")
+    name = var.node.value if var is not None and var.node is not None else None
+    schema = facts.declared.get(name.removeprefix("context.")) if isinstance(name, str) else None
+    for value in allowed_values(schema or {}):
+        text = scalar_text(value, yaml)
+        builder.add(
+            text.strip('"'),
+            text,
+            types.CompletionItemKind.EnumMember,
+            detail=f"allowed value of {name}",
+            sort="0",
+            filter_text=_filter(text.strip('"'), quoted),
+        )
 
 
 def _own_id(context: CursorContext) -> str | None:
@@ -338,10 +363,12 @@ def _in_template(
             detail="secret (from the environment)",
         )
     for name in facts.context_vars:
+        declared = facts.declared.get(name)
         builder.add(
             f"context.{name}",
             f"context.{name}{suffix}",
             types.CompletionItemKind.Variable,
-            detail="context variable",
+            detail="declared context variable" if declared is not None else "context variable",
+            doc=variable_doc(name, declared) if declared is not None else None,
         )
     return builder.items

@@ -1,4 +1,6 @@
 """Hover: schema descriptions on keys and values; a step's title and prompt on a reference to it;
+a declared context variable's description and allowed values on a `var`, a `sets`/`reads` name
+or a template reading it;
 the producer of ``{{steps.x.output}}``; a plain-English reading of conditions; on a step's
 ``promptBlocks`` or ``templateCall``, the step as the compile step serves it to an agent.
 """
@@ -19,7 +21,7 @@ from workrail_engine.text.cursor import CursorContext
 from .completion import instance_of
 from .documents import DocumentState
 from .schema_model import schema_model, value_at
-from .workflow_facts import facts_of
+from .workflow_facts import facts_of, variable_doc
 
 __all__ = ["condition_text", "hover"]
 
@@ -115,6 +117,12 @@ def _reference_text(state: DocumentState, context: CursorContext, offset: int) -
     facts = facts_of(state.value)
     if context.key == "body" and context.token_value in facts.steps:
         return _step_text(context.token_value, facts.steps[context.token_value], "Loop body")
+    if context.key == "var" or (
+        context.container == "array" and context.path[-1:] in (("sets",), ("reads",))
+    ):
+        name = context.token_value.removeprefix("context.")
+        if name in facts.declared:
+            return variable_doc(name, facts.declared[name])
     assert context.token is not None
     body = context.token[0] + (1 if state.text[context.token[0]] in "\"'" else 0)
     raw = state.text[body : context.token[1]]
@@ -137,6 +145,8 @@ def _template_text(namespace: str, path: tuple[str, ...], facts: Any) -> str | N
             "declared in `secrets`" if name in facts.secrets else "**not declared** in `secrets`"
         )
         return f"**Secret `{name}`**: read from the environment at run time, {known}; never stored, redacted from output."
+    if namespace == "context" and name in facts.declared:
+        return variable_doc(name, facts.declared[name])
     if namespace == "context":
         return f"**Context variable `{'.'.join(path)}`**: a value of the run's context."
     return None

@@ -41,7 +41,7 @@ def test_select_and_ignore_apply_to_the_flow_codes(tmp_path: Path) -> None:
     folder = str(_write_corpus(tmp_path))
     selected = _report(folder, "--select", "WR503")
     assert {d["code"] for ds in selected.values() for d in ds} == {"WR503"}
-    ignored = _report(folder, "--ignore", "WR207,WR307,WR308,WR410,WR502,WR503")
+    ignored = _report(folder, "--ignore", "WR207,WR307,WR308,WR309,WR410,WR411,WR502,WR503")
     assert [d for ds in ignored.values() for d in ds] == []
 
 

@@ -146,3 +146,43 @@ async def test_a_quote_not_closed_yet_gets_ranges_on_the_cursor_line(session):
         edit = item.text_edit
         assert edit.range.start.line == edit.range.end.line == position.line, item
         assert edit.range.start.character <= position.character <= edit.range.end.character, item
+
+
+DECLARED_HEAD = """{
+  "id": "sized-flow",
+  "name": "Sized",
+  "context": {"taskSize": {"type": "string", "enum": ["small", "large"], "description": "How big"}},
+  "steps": [
+    {"id": "plan", "title": "Plan", "prompt": "Plan it", "sets": ["taskSize"]},
+"""
+
+
+async def test_declared_variables_and_their_values_where_they_are_read(session):
+    in_var = await items_at(
+        session,
+        "declared-var.workflow.json",
+        DECLARED_HEAD
+        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "|"}}\n  ]\n}\n',
+    )
+    assert in_var["taskSize"].detail == "declared context variable"
+    assert 'Allowed values: `"small"`, `"large"`' in in_var["taskSize"].documentation.value
+    in_equals = await items_at(
+        session,
+        "declared-equals.workflow.json",
+        DECLARED_HEAD
+        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "taskSize", "equals": "|"}}\n  ]\n}\n',
+    )
+    assert {"small", "large"} <= set(in_equals)
+    assert in_equals["large"].text_edit.new_text == '"large"'
+    in_reads = await items_at(
+        session,
+        "declared-reads.workflow.json",
+        DECLARED_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "reads": ["|"]}\n  ]\n}\n',
+    )
+    assert set(in_reads) == {"taskSize"}
+    in_template = await items_at(
+        session,
+        "declared-template.workflow.json",
+        DECLARED_HEAD + '    {"id": "b", "title": "B", "prompt": "Size: {{|"}\n  ]\n}\n',
+    )
+    assert "How big" in in_template["context.taskSize"].documentation.value

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.lsp.test_lsp_completion import DECLARED_HEAD
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 WORKFLOW = """{
@@ -81,3 +83,22 @@ async def test_hover_on_a_template_call_without_its_routine_says_why_it_is_not_s
     clean, position = session.position(BLOCKS[:at] + "|" + BLOCKS[at:])
     text = await session.hover(session.open("h8.workflow.json", clean), position)
     assert "**Not served:** WR801" in text
+
+
+DECLARED = (
+    DECLARED_HEAD
+    + '    {"id": "b", "title": "B", "prompt": "Size: {{taskSize}}",'
+    + ' "runCondition": {"var": "taskSize", "equals": "large"}}\n  ]\n}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "marker", ['taskSize"]', "taskSize}}", 'taskSize", "equals'], ids=["sets", "template", "var"]
+)
+async def test_hover_on_a_declared_variable_shows_its_description_and_values(session, marker):
+    at = DECLARED.index(marker)
+    clean, position = session.position(DECLARED[:at] + "|" + DECLARED[at:])
+    uri = session.open(f"declared-{len(marker)}.workflow.json", clean)
+    text = await session.hover(uri, position)
+    assert text is not None and "**Context variable `taskSize`** (declared in `context`)" in text
+    assert "How big" in text and 'Allowed values: `"small"`, `"large"`' in text

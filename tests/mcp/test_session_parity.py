@@ -68,6 +68,30 @@ LONG_FLOW = {
 
 PLAIN = {"id": "only", "title": "Only", "prompt": "Do it"}
 
+# a declared context: the first step asks for both variables, with their allowed values
+SIZED_FLOW = {
+    "id": "sized-flow",
+    "name": "Sized flow",
+    "context": {
+        "taskSize": {"type": "string", "enum": ["small", "large"], "description": "How big"},
+        "needsReview": {"type": "boolean"},
+    },
+    "steps": [
+        {
+            "id": "size",
+            "title": "Size",
+            "prompt": "Size the task.",
+            "sets": ["taskSize", "needsReview"],
+        },
+        {"id": "work", "title": "Work", "prompt": "Do the work.", "reads": ["taskSize"]},
+    ],
+}
+SIZED_REQUEST = (
+    "Set these context variables when you answer this step:\n"
+    '- taskSize (How big): one of "small", "large"\n'
+    "- needsReview: true or false"
+)
+
 # Each reference with what a start in the test's workspace finds (the package folder of the
 # project's workflows is the project).
 REFERENCED = {
@@ -100,6 +124,7 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_workflow(root / "workflows", CONTRACT_FLOW)
     write_workflow(root / "workflows", LONG_FLOW)
     write_workflow(root / "workflows", REFERENCED_FLOW)
+    write_workflow(root / "workflows", SIZED_FLOW)
     (root / "spec").mkdir()
     (root / "spec" / "rubric.md").write_text("# rubric")
     for name in WALKED_NAV:
@@ -286,6 +311,85 @@ async def test_workflow_next_serves_the_first_step_without_completed_steps(share
             client, "workflow_next", {"workflowId": "contract-flow", "completedSteps": []}
         )
     assert first["step"]["id"] == "understand" and first == same
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_step_with_sets_asks_for_its_variables_with_their_values(
+    shared_servers, tmp_path, edition
+):
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "sized-flow", tmp_path)
+        later = await answer(
+            client, started["continueToken"], notesMarkdown="Sized it: small, no review."
+        )
+    assert "Size the task.\n\n" + SIZED_REQUEST + "\n" in started["pending"]["prompt"]
+    assert later["pending"]["stepId"] == "work"
+    assert "Set these context variables" not in later["pending"]["prompt"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allowed_values(
+    shared_servers, tmp_path, edition
+):
+    notes = {"notesMarkdown": "Sized the task."}
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "sized-flow", tmp_path)
+        token = started["continueToken"]
+        wrong = {"taskSize": "huge", "needsReview": "yes"}
+        blocked = await call(
+            client,
+            "continue_workflow",
+            {"continueToken": token, "output": notes, "context": wrong},
+        )
+        right = {"taskSize": "small", "needsReview": False}
+        retried = await call(
+            client,
+            "continue_workflow",
+            {"continueToken": blocked["retryContinueToken"], "output": notes, "context": right},
+        )
+    assert blocked["kind"] == "blocked"
+    found = {(b["code"], b["message"], b["suggestedFix"]) for b in blocked["blockers"]["blockers"]}
+    assert found == {
+        (
+            "INVALID_REQUIRED_OUTPUT",
+            'context.taskSize is "huge", which its declaration refuses: "huge" is not one of '
+            '"small" or "large"',
+            'Send context.taskSize as one of "small", "large".',
+        ),
+        (
+            "INVALID_REQUIRED_OUTPUT",
+            'context.needsReview is "yes", which its declaration refuses: "yes" is not of type '
+            '"boolean"',
+            "Send context.needsReview as a JSON boolean.",
+        ),
+    }
+    assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
+
+
+async def test_a_runs_answer_with_a_refused_context_value_is_blocked_with_the_allowed_values(
+    shared_servers,
+):
+    async with shared_servers.connected() as (client, _):
+        started = await call(client, "run_workflow", {"workflow_name": "sized-flow"})
+        answer_to = {"workflow_id": started["workflow_id"], "output": "Sized the task."}
+        answer_to["step_key"] = started["waiting"]["step_key"]
+        assert SIZED_REQUEST in started["waiting"]["step"]["prompt"]
+        blocked = await call(
+            client, "continue_workflow", {**answer_to, "context": {"taskSize": "Huge"}}
+        )
+        accepted = await call(
+            client, "continue_workflow", {**answer_to, "context": {"taskSize": "large"}}
+        )
+    assert blocked["outcome"] == "blocked" and blocked["status"] == "waiting"
+    (blocker,) = blocked["blockers"]["blockers"]
+    assert blocker["suggestedFix"] == 'Send context.taskSize as one of "small", "large".'
+    assert accepted["outcome"] == "accepted" and accepted["waiting"]["step"]["id"] == "work"
+
+
+async def test_workflow_next_asks_for_the_variables_of_sets(shared_servers):
+    async with shared_servers.connected() as (client, _):
+        served = await call(client, "workflow_next", {"workflowId": "sized-flow"})
+    assert served["step"]["prompt"] == "Size the task.\n\n" + SIZED_REQUEST
 
 
 def edition_of(edition: tuple[str, ...]) -> str:

@@ -17,7 +17,10 @@ upstream WorkRail 3.x's codes and pointers (one blocker per source, not per fail
 - a rating that fires a follow-up: ``ASSESSMENT_FOLLOWUP_REQUIRED`` per dimension, pointer
   ``{kind: assessment_dimension, assessmentId, dimensionId}``, and ``assessment_followup {title,
   guidance}``;
-- a person's refusal: ``USER_ONLY_DEPENDENCY``, pointer ``{kind: workflow_step, stepId}``.
+- a person's refusal: ``USER_ONLY_DEPENDENCY``, pointer ``{kind: workflow_step, stepId}``;
+- a context variable the answer set that its declaration in the workflow's ``context`` refuses:
+  ``INVALID_REQUIRED_OUTPUT`` per variable, pointer ``{kind: workflow_step, stepId}`` (upstream's
+  closed set has no pointer to a context variable), the allowed values in ``suggestedFix``.
 
 ``retry`` is the answer to send instead: the notes and artifacts given, changed as little as the
 checks ask (the missing word added, the contract's artifact, each assessment rated with an allowed
@@ -171,6 +174,10 @@ def blocked_by_checks(
         )
         fix = [f"Do the follow-up, then answer this step again: {hit['guidance']}"]
         blockers.append(_blocker("ASSESSMENT_FOLLOWUP_REQUIRED", pointer, message, fix))
+    for refused, allowed in checked.context_issues:
+        blockers.append(_blocker("INVALID_REQUIRED_OUTPUT", on_step, refused, [allowed]))
+        invalid.append(refused)
+        fixes.append(allowed)
     blockers.sort(key=_sort_key)
     first_hit = handed.followup_hits[0] if handed.followup_hits else None
     return Blocked(
@@ -188,7 +195,10 @@ def blocked_by_checks(
         }
         if first_hit
         else None,
-        _retry(definition, step, notes, artifacts, context, require_notes),
+        # a context value cannot be guessed: the fix names the allowed ones, no retry is offered
+        None
+        if checked.context_issues
+        else _retry(definition, step, notes, artifacts, context, require_notes),
     )
 
 

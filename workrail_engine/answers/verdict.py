@@ -49,8 +49,9 @@ def judge(
     masks: SecretSet,
 ) -> Verdict:
     """``answer`` to ``step`` (``shown``: the step as served, its title; ``guidance``: the step's
-    next-step guidance) checked, then confirmed by a person where the step wants that; a refusal
-    is recorded. ``context`` is what criteria conditions see."""
+        next-step guidance) checked, then confirmed by a person where the step wants that; a refusal
+        is recorded. ``context`` is what criteria conditions see; the answer's own context is checked
+    against the workflow's declared ``context``."""
     checked = check_answer(
         definition,
         step,
@@ -58,6 +59,7 @@ def judge(
         answer.artifacts,
         context,
         require_notes=require_notes,
+        answer_context=answer.context,
     )
     blocked = blocked_by_checks(
         checked,

@@ -1,4 +1,5 @@
-"""What a workflow declares for its templates: its parameters and its secrets, read tolerantly.
+"""What a workflow declares for its templates: its parameters, its secrets and its context
+variables, read tolerantly.
 
 Lint, the language server, the CLI and the runs all ask these two questions of a definition that
 may be half-typed; malformed declarations read as "nothing declared" (the schema reports them).
@@ -10,7 +11,12 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["declared_parameters", "declared_secrets", "with_parameter_defaults"]
+__all__ = [
+    "declared_context",
+    "declared_parameters",
+    "declared_secrets",
+    "with_parameter_defaults",
+]
 
 
 def declared_parameters(workflow: Any) -> dict[str, Mapping[str, Any]]:
@@ -40,3 +46,16 @@ def declared_secrets(workflow: Any) -> list[str]:
     """The names in ``secrets`` (values come from the environment at run time)."""
     secrets = workflow.get("secrets") if isinstance(workflow, Mapping) else None
     return [name for name in secrets if isinstance(name, str)] if isinstance(secrets, list) else []
+
+
+def declared_context(workflow: Any) -> dict[str, Mapping[str, Any]] | None:
+    """The workflow's declared variables, name to schema (a `true` schema as `{}`); None when it
+    declares none."""
+    declared = workflow.get("context") if isinstance(workflow, Mapping) else None
+    if not isinstance(declared, Mapping):
+        return None
+    return {
+        name: schema if isinstance(schema, Mapping) else {}
+        for name, schema in declared.items()
+        if isinstance(name, str)
+    }

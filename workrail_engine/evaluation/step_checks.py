@@ -3,21 +3,36 @@
 Checking a step's output (``workflow_validate``), answering a run's waiting step and advancing a
 session all call `check_answer`: the answer's length (`MAX_ANSWER_CHARS`, the agent's and the
 client's model's alike), notes (see `notes_required`), the step's
-``validationCriteria`` on the output text, and its output contract and assessments on the
-artifacts handed over. Each problem says what to send instead.
+``validationCriteria`` on the output text, its output contract and assessments on the
+artifacts handed over, and the context variables the answer sets against the workflow's declared
+``context`` (their JSON Schemas). Each problem says what to send instead.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..definition.declared import declared_context
 from ..limits import MAX_ANSWER_CHARS
 from .contracts import ArtifactCheck, check_step_artifacts
+from .json_schemas import json_schema_problems, schema_errors
 from .rules import validate_output
 
-__all__ = ["AnswerCheck", "check_answer", "criteria_apply", "notes_required"]
+__all__ = [
+    "MAX_SHOWN_VALUE_CHARS",
+    "AnswerCheck",
+    "check_answer",
+    "context_problems",
+    "criteria_apply",
+    "notes_required",
+]
+
+# a context value quoted in a blocked answer's message (twice that for the reason): enough to
+# recognise it, however long the value
+MAX_SHOWN_VALUE_CHARS = 80
 
 
 @dataclass
@@ -25,7 +40,7 @@ class AnswerCheck:
     issues: list[str] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)  # assessment consequences that fired
-    # One entry per problem: {kind: notes | criteria | artifacts | followup, message}
+    # One entry per problem: {kind: notes | criteria | artifacts | followup | context, message}
     problems: list[dict[str, str]] = field(default_factory=list)
     # Where they come from, for an answer that says what to send (`answers.blockers`): the
     # answer too long, notes missing, the criteria's own issues, the artifacts' check.
@@ -34,6 +49,8 @@ class AnswerCheck:
     criteria_issues: list[str] = field(default_factory=list)
     criteria_suggestions: list[str] = field(default_factory=list)
     artifacts: ArtifactCheck = field(default_factory=ArtifactCheck)
+    # (message, fix) per context variable the answer set against its declared schema
+    context_issues: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -63,10 +80,12 @@ def check_answer(
     context: Mapping[str, Any],
     *,
     require_notes: bool = False,
+    answer_context: Mapping[str, Any] | None = None,
 ) -> AnswerCheck:
     """``output`` (the text, or the notes of a session step) and ``artifacts`` checked against
-    ``step``; ``context`` is what criteria conditions see. ``require_notes``: an empty output is
-    a problem unless the step's notes are optional (sessions; a stateless check asks no notes)."""
+    ``step``; ``context`` is what criteria conditions see, ``answer_context`` what the answer
+    sets (checked against the declared ``context``). ``require_notes``: an empty output is a
+    problem unless the step's notes are optional (sessions; a stateless check asks no notes)."""
     check = AnswerCheck()
     if output is not None and len(output) > MAX_ANSWER_CHARS:
         # Refused before any check reads it: nothing of it is stored or shown.
@@ -101,4 +120,55 @@ def check_answer(
     check.followups += handed.followups
     check.problems += [{"kind": "artifacts", "message": m} for m in handed.issues]
     check.problems += [{"kind": "followup", "message": m} for m in handed.followups]
+    check.context_issues = context_problems(workflow, answer_context or {})
+    check.issues += [message for message, _ in check.context_issues]
+    check.suggestions += [fix for _, fix in check.context_issues]
+    check.problems += [{"kind": "context", "message": m} for m, _ in check.context_issues]
     return check
+
+
+def context_problems(
+    workflow: Mapping[str, Any], answer_context: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """(message, fix) for each variable of ``answer_context`` whose value its declared schema
+    refuses. Undeclared variables pass (a workflow declares what it checks, not all an agent may
+    say), as do the variables of a workflow that declares none or a schema that cannot be
+    compiled (`workrail validate` reports it)."""
+    declared = declared_context(workflow)
+    if not declared:
+        return []
+    out: list[tuple[str, str]] = []
+    for name, value in answer_context.items():
+        schema = declared.get(name)
+        if schema is None or json_schema_problems(dict(schema)):
+            continue
+        errors = schema_errors(dict(schema), value)
+        if not errors:
+            continue
+        where, why = errors[0]
+        why = (
+            why
+            if len(why) <= MAX_SHOWN_VALUE_CHARS * 2
+            else why[: MAX_SHOWN_VALUE_CHARS * 2 - 1] + "…"
+        )
+        inside = "" if where == "the top level" else f" at {where}"
+        message = f"context.{name} is {_shown(value)}, which its declaration refuses{inside}: {why}"
+        out.append((message, f"Send context.{name} as {_wanted(schema)}."))
+    return out
+
+
+def _wanted(schema: Mapping[str, Any]) -> str:
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return "one of " + ", ".join(_shown(value) for value in enum)
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return f"a JSON {kind}"
+    if isinstance(kind, list):
+        return "a JSON " + " or ".join(str(k) for k in kind)
+    return "a value its declaration in the workflow's context accepts"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= MAX_SHOWN_VALUE_CHARS else text[: MAX_SHOWN_VALUE_CHARS - 1] + "…"

@@ -264,6 +264,8 @@ def _unmentioned_variables(
         return  # a routine's or another workflow's steps may set any variable
     if str(workflow.get("id", "")).startswith(("wr.routine-", "routine-")):
         return  # a routine's context comes from the workflow that calls it
+    if isinstance(workflow.get("context"), Mapping):
+        return  # declared: WR309 (`declared_context`) reports what is read and not declared
     reads: dict[str, list[tuple[str, str]]] = {}  # name: (step pointer, pointer in the step)
     variables: list[str] = []
     for site, step_found in zip(sites, found, strict=False):

@@ -154,6 +154,7 @@ _EXPRESSION_CODES = frozenset({"WR401", "WR402", "WR403", "WR404"})
 
 # The modules of the content checks, by name.
 _CHECK_MODULES = (
+    "declared_context",
     "flow",
     "metadata",
     "parameters",
@@ -190,6 +191,7 @@ def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
         *checks.upstream.upstream_diagnostics(doc, sites),
         *checks.references.reference_diagnostics(doc, sites, found),
         *checks.flow.flow_diagnostics(doc, sites, found),
+        *checks.declared_context.context_diagnostics(doc, sites, found),
         *local,
         *checks.metadata.metadata_diagnostics(doc),
         *checks.parameters.parameters_diagnostics(doc),

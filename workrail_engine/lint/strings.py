@@ -9,7 +9,7 @@ from ..diagnostics import Span
 from ..text.document import WorkflowDocument
 from ..text.json_pointer import unescape_token
 
-__all__ = ["StringSpans"]
+__all__ = ["StringSpans", "value_at"]
 
 _ESCAPE_LENGTH = {"u": 6}
 
@@ -33,14 +33,14 @@ class StringSpans:
         if raw.startswith('"') and (doc.format == "json" or "\n" not in raw):
             # YAML's double-quoted escapes include JSON's; one of its own would change the length
             offsets = _json_offsets(raw)
-            decoded = json.loads(raw) if doc.format == "json" else _value_at(doc.value, pointer)
+            decoded = json.loads(raw) if doc.format == "json" else value_at(doc.value, pointer)
             if isinstance(decoded, str) and len(offsets) == len(decoded) + 1:
                 self._offsets, self._writer = offsets, _json_escaped
         elif raw.startswith("'") and "\n" not in raw:
             self._offsets = _single_quoted_offsets(raw)
             self._writer = _single_quoted
         elif raw.startswith("|"):
-            self._offsets = _literal_block_offsets(raw, _value_at(doc.value, pointer))
+            self._offsets = _literal_block_offsets(raw, value_at(doc.value, pointer))
             self._writer = _as_is
         elif raw and raw[0] not in "'\"" and "\n" not in raw:
             self._offsets = range(len(raw) + 1)  # a plain scalar: no edits (a quote could end it)
@@ -114,7 +114,8 @@ def _literal_block_offsets(raw: str, decoded: object) -> list[int] | None:
     return offsets
 
 
-def _value_at(value: object, pointer: str) -> object:
+def value_at(value: object, pointer: str) -> object:
+    """The value at a JSON pointer inside ``value``; None where the pointer leads nowhere."""
     for token in pointer.split("/")[1:]:
         if isinstance(value, dict):
             value = value.get(unescape_token(token))

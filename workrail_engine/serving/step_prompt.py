@@ -1,8 +1,9 @@
 """What an agent is told for one step, the same whether it walks the workflow step by step or a
 run waits on it: the step's title and prompt with every template filled, the prompt fragments
 whose ``when`` holds, the artifact its output contract asks for, the assessments it asks for, the
-delegations of an agent parallel step, the metrics its ``metricsProfile`` asks for, and whether
-the user must confirm.
+delegations of an agent parallel step, the context variables its ``sets`` asks for (with their
+allowed values, from the workflow's declared ``context``), the metrics its ``metricsProfile``
+asks for, and whether the user must confirm.
 
 ``values`` holds ``parameters``, ``context`` and ``steps`` (earlier outputs); upstream's bare
 ``{{name}}`` and conditions read the parameters and the context by bare name. Secrets are never
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..definition.declared import declared_context
 from ..evaluation.conditions import MISSING, evaluate, resolve
 from ..evaluation.contracts import LOOP_CONTROL, assessment_lines, contract_lines, step_assessments
 from ..evaluation.templates import render_for_agent
@@ -100,11 +102,51 @@ def render_step(
     if assessments:
         rendered.assessments = [dict(a) for a in assessments]
         parts.append("\n".join(assessment_lines(assessments)))
+    parts.append(context_request(workflow, step))
     parts.append(_final_pass(step, loop))
     rendered.prompt = _with_metrics(
         "\n\n".join(part for part in parts if part), workflow, step.get("id")
     )
     return rendered
+
+
+def context_request(workflow: Mapping[str, Any], step: Mapping[str, Any]) -> str:
+    """The paragraph that asks the agent to set the step's ``sets``: each variable with its
+    description and its allowed values (the declared ``enum``, else its ``type``). Names the
+    workflow does not declare are listed bare (WR309 reports them)."""
+    names = step.get("sets")
+    if not isinstance(names, list) or not names:
+        return ""
+    declared = declared_context(workflow) or {}
+    lines = ["Set these context variables when you answer this step:"]
+    for name in names:
+        if isinstance(name, str):
+            lines.append(f"- {name}{_allowed(declared.get(name, {}))}")
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def _allowed(schema: Mapping[str, Any]) -> str:
+    description = schema.get("description")
+    about = f" ({description})" if isinstance(description, str) and description.strip() else ""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        values = ", ".join(json.dumps(value, ensure_ascii=False) for value in enum)
+        return f"{about}: one of {values}"
+    kind = schema.get("type")
+    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
+    shown = " or ".join(_TYPE_WORDS.get(k, str(k)) for k in kinds)
+    return f"{about}: {shown}" if shown else about
+
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "boolean": "true or false",
+    "integer": "an integer",
+    "number": "a number",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
 
 
 def _final_pass(step: Mapping[str, Any], loop: Mapping[str, Any] | None) -> str:

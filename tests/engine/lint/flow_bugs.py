@@ -120,4 +120,26 @@ SEEDED_BUGS = [
         "error",  # ShellCheck's SC2045 is an error
         "$(ls *.txt)",
     ),
+    SeededBug(
+        "undeclared-context.json",
+        '{"id": "undeclared-context", "name": "Flow bug",'
+        ' "context": {"taskSize": {"type": "string", "enum": ["small", "large"]}},'
+        ' "steps": [{"id": "plan", "title": "Plan", "prompt": "Plan.", "sets": ["taskSize"]},'
+        ' {"id": "split", "title": "Split", "prompt": "Split the work.",'
+        ' "runCondition": {"var": "taskSise", "equals": "large"}}]}\n',
+        "WR309",
+        "warning",
+        '"taskSise"',
+    ),
+    SeededBug(
+        "outside-enum.json",
+        '{"id": "outside-enum", "name": "Flow bug",'
+        ' "context": {"taskSize": {"type": "string", "enum": ["small", "large"]}},'
+        ' "steps": [{"id": "plan", "title": "Plan", "prompt": "Plan.", "sets": ["taskSize"]},'
+        ' {"id": "split", "title": "Split", "prompt": "Split the work.",'
+        ' "runCondition": {"var": "taskSize", "in": ["large", "Huge"]}}]}\n',
+        "WR411",
+        "error",
+        '"Huge"',
+    ),
 ]
