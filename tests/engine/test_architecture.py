@@ -265,7 +265,7 @@ def _lines_holding(text: str, packages: tuple[str, ...]) -> list[str]:
 
 
 def test_the_tools_results_are_typed_not_silenced():
-    """The run service returns typed results and the tools declare them (issue 40 §5): a result
+    """The run service returns typed results and the tools declare them: a result
     that does not match its declared type is a mismatch to fix, not to silence."""
     assert _lines_holding("type: ignore[return-value]", ("workrail_mcp/tools",)) == []
 
