@@ -6,10 +6,10 @@ commits. A process that ends between them left the answer recorded and the run w
 for good — a retry of the answer was a replay that sent nothing, another answer was refused.
 
 So the message sent is kept with the answer, and sent again where the run may not have had it:
-by a retry of the same answer while the run has not acted on it, and by every process that opens
-the store (a restarted server, a worker, the CLI) for each run in flight that waits on a step
-whose answer is recorded. A run takes only the message for the step it waits on and drops any
-other (`durable.effects.RunEffects.wait`), so a message sent twice is acted on once.
+by a retry of the same answer while the run has not acted on it, and by every MCP server that
+opens the store, for each run in flight that waits on a step whose answer is recorded. A run
+takes only the message for the step it waits on and drops any other
+(`durable.effects.RunEffects.wait`), so a message sent twice is acted on once.
 """
 
 from __future__ import annotations

@@ -111,8 +111,12 @@ class RunService:
             if self.server:
                 runtime.exit_promptly_on_shutdown()
             self.runtime = runtime
-        # An answer recorded by a process that ended before sending it reaches its run now.
-        in_flight = runtime.runs_in_flight()
+        # An answer recorded by a server that ended before sending it reaches its run when a
+        # server opens the store again. Only a server: a worker or the CLI that a hand-over
+        # starts while the run's answer is in flight found the run's state not yet moved past
+        # the answered step, sent the answer again, and the step after it ran twice
+        # (tests/cli/test_no_run_left_behind.py, the short wait); the CLI re-sends on a retry.
+        in_flight = runtime.runs_in_flight() if self.server else []
         if in_flight:
             deliver_recorded_answers(runtime, self.sessions.store, in_flight)
 
