@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..diagnostics import Diagnostic, Severity, Span
 from ..limits import MAX_FINDINGS_PER_FILE
 from ..text.document import WorkflowDocument, parse_document, read_document
+from ..text.workflow_files import SUFFIXES as WORKFLOW_SUFFIXES
 
 if TYPE_CHECKING:
     from ..compile import RoutineLookup
@@ -31,8 +32,6 @@ __all__ = [
     "lint_path",
     "lint_text",
 ]
-
-WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 @dataclass

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..home import workrail_home
 from ..limits import MAX_DOCUMENT_BYTES
+from ..text.workflow_files import SUFFIXES as WORKFLOW_SUFFIXES
 from .declared import COMMIT_ID, RepoSource
 from .git import Git, GitError, GitMissing
 from .urls import cache_name
@@ -50,7 +51,6 @@ MAX_SOURCE_BYTES = 256 * 1024 * 1024
 """The most bytes of workflow files one commit contributes (the rest are left out)."""
 MAX_LINK_TARGET_BYTES = 4096
 MAX_STATE_BYTES = 1024 * 1024
-WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
 NOTES_FILE = ".workrail-export.json"  # hidden: the catalog never reads it as a workflow
 
 
