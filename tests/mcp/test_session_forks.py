@@ -165,15 +165,21 @@ async def test_the_session_pages_show_where_it_was_forked_from_and_its_forks(
     assert status["session"]["forked_from"] is None
 
     home = tmp_path / "home"
-    shown = subprocess.run(
-        workrail("run-status", fork),
-        cwd=forked_project,
-        env=env_for(home),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert f"forked from {session} at step 'draft' (attempt 1)" in shown.stdout, shown
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            workrail(*args),
+            cwd=forked_project,
+            env=env_for(home),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert f"forked from {session} at step 'draft' (attempt 1)" in cli("run-status", fork)
+    assert f"forked from {session} at step 'draft'" in cli("runs", "--search", "second draft")
 
     with (
         served(
