@@ -209,11 +209,13 @@ def test_sessions_import_nothing_of_runs():
 
 def test_runs_import_sessions_only_to_serve_a_sessions_id():
     """The run service is the one facade the front ends call, for a session's id too, and the
-    history reads the session tables by their names; those are the only reasons runs know
-    sessions. Nothing of answering comes from sessions."""
+    history reads the session tables by their names (a session's lineage by the store's one
+    query of it, `read_lineage`); those are the only reasons runs know sessions. Nothing of
+    answering comes from sessions."""
     assert _imports_between("runs", "sessions") == [
         "runs/history.py imports workrail_engine.sessions.store",
         "runs/history.py imports workrail_engine.sessions.store.SESSION_TABLES",
+        "runs/history.py imports workrail_engine.sessions.store.read_lineage",
         "runs/service.py imports workrail_engine.sessions.service",
         "runs/service.py imports workrail_engine.sessions.service.SessionService",
         "runs/service.py imports workrail_engine.sessions.service.SessionStep",

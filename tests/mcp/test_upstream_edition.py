@@ -271,7 +271,9 @@ async def test_a_replay_after_a_restart_is_the_recorded_answer(empty_project, tm
         replayed = await call(
             second, "continue_workflow", {"continueToken": token, "output": notes}
         )
-        reread = json.loads(await call(second, "continue_workflow", {"continueToken": token}))
+        latest = json.loads(answered)["continueToken"]
+        reread = json.loads(await call(second, "continue_workflow", {"continueToken": latest}))
     assert replayed == answered
     assert json.loads(answered)["pending"]["stepId"] == "plan"
-    assert reread["pending"]["stepId"] == "plan"  # still one step on, not two
+    # still one step on, not two: the answer's token names the step pending now
+    assert reread["pending"]["stepId"] == "plan" and "forkOf" not in reread

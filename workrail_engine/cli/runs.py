@@ -113,6 +113,8 @@ def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
             f"session of {snap.get('workflow_name')} pinned at {session['workflow_hash'][:19]}"
             + (f"; goal: {session['goal']}" if session.get("goal") else "")
         )
+        for line in _lineage_lines(session):
+            click.echo(line)
     if snap.get("answered_step") and snap["status"] == "running":
         click.echo(
             f"the answer to step {snap['answered_step']!r} was accepted; the run goes on "
@@ -127,6 +129,22 @@ def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
             f"When this step is done, run: workrail continue {snap['workflow_id']} "
             f"--step {key} --output TEXT|@FILE [--context KEY=VALUE]"
         )
+
+
+def _lineage_lines(session: Mapping[str, Any]) -> list[str]:
+    """Where a session was forked from and its forks (docs/sessions.md, Forking a session)."""
+    lines = []
+    parent = session.get("forked_from")
+    if parent:
+        lines.append(
+            f"forked from {parent['run_id']} at step {parent['step_id']!r} "
+            f"(attempt {parent['step_attempt']})"
+        )
+    for fork in session.get("forks") or []:
+        lines.append(
+            f"fork: {fork['run_id']} from step {fork['step_id']!r} (attempt {fork['step_attempt']})"
+        )
+    return lines
 
 
 def _follow(service: RunService, run_id: str, live: bool) -> Mapping[str, Any]:
@@ -501,6 +519,9 @@ def _print_candidates(found: dict[str, Any], fmt: str) -> None:
         age = _age(c["ageSeconds"])
         step = c["pendingStepId"] or ("complete" if c["isComplete"] else c["status"])
         click.echo(f"{c['runId']}  {c['workflowId']}  at {step}  ({age} ago)  {c['goal'] or ''}")
+        if c.get("forkedFrom"):
+            parent = c["forkedFrom"]
+            click.echo(f"    forked from {parent['runId']} at step {parent['stepId']!r}")
         if c.get("lastNotes"):
             click.echo("    " + c["lastNotes"].strip().splitlines()[0][:100])
     click.echo(

@@ -20,7 +20,7 @@ from typing import Any
 from ..answers.store import ANSWER_NAMES, confirmations_of, refusal_of
 from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
-from ..sessions.store import SESSION_TABLES
+from ..sessions.store import SESSION_TABLES, read_lineage
 from .journal import JOURNAL_TABLES
 from .resolve import database_url, store_home
 from .run_results import ACTIVE, executable_steps
@@ -300,8 +300,12 @@ class RunHistory:
         session = self._query(
             "SELECT status, updated_at, attempt FROM {sessions} WHERE run_id = ?", [run_id]
         )
-        if session:
-            return ("session", *session[0])
+        if session:  # a new fork of it changes its page too (its list of forks)
+            return (
+                "session",
+                *session[0],
+                self._count("SELECT COUNT(*) FROM {forks} WHERE parent_run_id = ?", [run_id]),
+            )
         state = self._query(
             "SELECT ws.status, ws.updated_at, ev.value FROM {status} ws LEFT JOIN {events} ev"
             " ON ev.workflow_uuid = ws.workflow_uuid AND ev.key = 'state'"
@@ -460,6 +464,7 @@ class RunHistory:
             else None,
             "session": {"workflow_hash": digest, "goal": goal},
             "sampling": self._model_usage(run_id),
+            "lineage": read_lineage(lambda text, args: self._query(text, args), run_id),
         }
 
 

@@ -21,6 +21,10 @@ How to use it (the MCP tools and the CLI are thin layers over exactly this)::
                     same_workspace_only=True)              # only the sessions started in /abs/repo
     sessions.continue_session(resume_token, workspace="/abs/repo")  # re-read + recovery section;
                                                            # refused outside the session's workspace
+    earlier = sessions.continue_session(first_token)       # a step passed since: that step,
+    earlier.fork_of                                        # {runId, stepId, stepAttempt, …}
+    branch = sessions.continue_session(earlier.continue_token, notes="…")  # a new session,
+    branch.forked_from                                     # branched there: {runId, stepId, …}
     sessions.answer(run_id, attempt, notes=…)              # the same advance, by id + step attempt
     sessions.get(run_id) / sessions.list() / sessions.cancel(run_id)   # run-shaped views
 

@@ -22,6 +22,7 @@ from typing import Any
 from ..answers.confirmation import Confirm
 from ..answers.record import (
     AnswerNotApplied,
+    MaskedAnswer,
     answer_facts,
     earlier_answer,
     masked_answer,
@@ -38,7 +39,7 @@ from ..result_shapes import Cancelled, Pending, RunResult, RunSummary, StepResul
 from ..serving.navigator import next_step
 from .git_context import git_context
 from .reference_paths import resolve_references
-from .store import SessionRow, SessionStore
+from .store import Fork, SessionRow, SessionStore
 from .tokens import SessionTokenError, read_token, sign_token
 
 __all__ = [
@@ -60,6 +61,12 @@ NOTES_REQUIRED = (
     "**Notes required.** When you advance, send `output.notesMarkdown`: a short markdown record, "
     "for a person reading it later, of what you did, what you found or changed, and what you "
     "decided and why. An answer without notes is sent back."
+)
+# Appended to the prompt of a step re-read after the session moved past it: what advancing does.
+FORK_NOTE = (
+    "**An earlier step.** Session {run_id} has moved past this step (it is {now}). Advancing "
+    "with this continueToken starts a new branch of the session from here, which becomes the "
+    "session you continue; the session as it is stays as it is, and readable."
 )
 _WORD = re.compile(r"[\w.#/-]{2,}", re.UNICODE)
 
@@ -110,6 +117,12 @@ class SessionStep:
     # assessments' ratings ({assessments: [...]}, `ArtifactCheck.assessments`).
     references: list[dict[str, Any]] | None = None
     step_context: dict[str, Any] | None = None
+    # On a re-read of a step the session has moved past: the session and step that advancing
+    # with ``continue_token`` branches from ({runId, stepId, stepAttempt, sessionStatus,
+    # sessionPendingStepId: where the session is now}). On the advance
+    # that made a branch: where it branched ({runId, stepId, stepAttempt}).
+    fork_of: dict[str, Any] | None = None
+    forked_from: dict[str, Any] | None = None
 
     @property
     def pending(self) -> Pending | None:
@@ -120,6 +133,13 @@ class SessionStep:
         prompt = (self.next.get("guidance") or {}).get("prompt") or step.get("prompt") or ""
         if notes_required(step):
             prompt = f"{prompt}\n\n{NOTES_REQUIRED}"
+        if self.fork_of:
+            now = self.fork_of["sessionPendingStepId"]
+            note = FORK_NOTE.format(
+                run_id=self.fork_of["runId"],
+                now=f"at step {now!r}" if now else self.fork_of["sessionStatus"],
+            )
+            prompt = f"{prompt}\n\n{note}"
         if self.recovery:
             prompt = f"{prompt}\n\n{recovery_text(self.recovery)}"
         pending: Pending = {
@@ -226,7 +246,7 @@ class SessionService:
         branch, head = git_context(workspace) if workspace else (None, None)
         now = time.time()
         row = SessionRow(
-            run_id=f"wf-{uuid.uuid4().hex[:12]}",
+            run_id=_new_run_id(),
             workflow_id=str(definition.get("id")),
             workflow_hash=digest,
             status="success" if found["isComplete"] else "waiting",
@@ -274,24 +294,117 @@ class SessionService:
                 "and the continue token to continue",
                 reason="TOKEN_SCOPE_MISMATCH",
             )
-        if not advancing:
-            if parsed.kind == "resume":
-                self._require_workspace(self._row(parsed.run_id), workspace)
-            return self.rehydrate(parsed.run_id, recovery=True)
-        if parsed.kind == "resume":
+        if parsed.kind == "resume" and advancing:
             raise SessionTokenError(
                 "a resume token can re-read a session (intent rehydrate) but not advance it: "
                 "re-read it first and advance with the continue token that returns",
                 reason="TOKEN_SCOPE_MISMATCH",
             )
+        run_id, branch = parsed.run_id, parsed.branch
+        if branch is not None and self.store.get(branch) is not None:
+            run_id, branch = branch, None  # the fork token's branch is made: it is its token
+        if not advancing:
+            if parsed.kind == "resume":
+                self._require_workspace(self._row(run_id), workspace)
+            return self._reread(run_id, parsed.attempt, token if branch else None)
+        if branch is not None:
+            return self._fork(
+                self._row(run_id), parsed.attempt, branch, token, notes, artifacts, context, confirm
+            )
         return self.answer(
-            parsed.run_id,
+            run_id,
             parsed.attempt,
             notes=notes,
             artifacts=artifacts,
             context=context,
             confirm=confirm,
         )
+
+    def _reread(self, run_id: str, attempt: int, fork_token: str | None) -> SessionStep:
+        """The step a token names, with the recovery section: the pending one, or — for a step
+        the session has moved past, whose position is kept — that step, with a fork token to
+        advance (``fork_token``, or one with a branch id of its own)."""
+        row = self._row(run_id)
+        kept = self.store.position_at(run_id, attempt) if attempt < row.attempt else None
+        if kept is None:
+            return self.rehydrate(run_id, recovery=True)
+        state, pending = kept
+        then = self._at(row, attempt, state, pending)
+        step = _with_references(self._step("current", then), then)
+        key = self._token_key()
+        step.continue_token = fork_token or sign_token(
+            key, "continue", run_id, attempt, branch=_new_run_id()
+        )
+        step.checkpoint_token = sign_token(key, "checkpoint", run_id, attempt)
+        now = (row.pending or {}).get("step") if row.status == "waiting" else None
+        step.fork_of = {
+            "runId": run_id,
+            "stepId": (pending or {}).get("step", {}).get("id"),
+            "stepAttempt": attempt,
+            "sessionStatus": row.status,
+            "sessionPendingStepId": now["id"] if now else None,
+        }
+        step.recovery = self._recovery(run_id, before=attempt)
+        return step
+
+    @staticmethod
+    def _at(row: SessionRow, attempt: int, state: dict[str, Any], pending: Any) -> SessionRow:
+        """``row`` as it stood when ``attempt`` was pending."""
+        return SessionRow(
+            **{
+                **asdict(row),
+                "status": "waiting",
+                "attempt": attempt,
+                "state": state,
+                "pending": pending,
+            }
+        )
+
+    def _fork(
+        self,
+        parent: SessionRow,
+        attempt: int,
+        branch: str,
+        token: str,
+        notes: str | None,
+        artifacts: Sequence[Any] | None,
+        context: Mapping[str, Any] | None,
+        confirm: Confirm | None,
+    ) -> SessionStep:
+        """Answer ``parent``'s step ``attempt`` in a new session ``branch``, made with this
+        answer (a blocked answer makes none: the same fork token retries)."""
+        kept = self.store.position_at(parent.run_id, attempt) if attempt < parent.attempt else None
+        if kept is None:
+            raise SessionTokenError(
+                "this token's step is no longer one the session can branch from: re-read the "
+                "session (intent rehydrate) and advance with the continue token that returns",
+                reason="TOKEN_SCOPE_MISMATCH",
+            )
+        now = time.time()
+        base = SessionRow(
+            **{
+                **asdict(self._at(parent, attempt, *kept)),
+                "run_id": branch,
+                "last_notes": None,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+        step_id = str((base.pending or {}).get("step", {}).get("id"))
+        earlier = [
+            a.notes for a in self.store.answers(parent.run_id) if _before(a.step_key, attempt)
+        ]
+        search = _search_text(base.workflow_id, base.goal) + " " + " ".join(map(_words_of, earlier))
+        fork = Fork(parent.run_id, attempt, step_id, base, search[:4096])
+        key = self._token_key()
+        checkpoint = sign_token(key, "checkpoint", parent.run_id, attempt)
+        given = masked_answer(
+            masks_of(self.store.pinned(base.workflow_hash)), notes, artifacts, context
+        )
+        step = self._apply(base, attempt, given, confirm, None, fork=fork)
+        if step.outcome == "blocked":
+            step.continue_token, step.checkpoint_token = token, checkpoint
+        return step
 
     def answer(
         self,
@@ -319,7 +432,7 @@ class SessionService:
         definition = self.store.pinned(row.workflow_hash)
         masks = masks_of(definition)
         given = masked_answer(masks, notes, artifacts, context)
-        notes_m, artifacts_m, digest = given.output, given.artifacts, given.digest
+        digest = given.digest
         if attempt is None:
             last = str(row.attempt - 1) if row.attempt > 1 else None
             replay = earlier_answer(
@@ -330,6 +443,24 @@ class SessionService:
             attempt = row.attempt
         if attempt != row.attempt or row.status != "waiting":
             return self._answered_before(row, attempt, digest)
+        return self._apply(row, attempt, given, confirm, model_usage)
+
+    def _apply(
+        self,
+        row: SessionRow,
+        attempt: int,
+        given: MaskedAnswer,
+        confirm: Confirm | None,
+        model_usage: Mapping[str, Any] | None,
+        *,
+        fork: Fork | None = None,
+    ) -> SessionStep:
+        """Check ``given`` (an answer to ``row``'s pending step) and apply it (``fork``: in a
+        branch that the answer makes)."""
+        run_id = row.run_id
+        definition = self.store.pinned(row.workflow_hash)
+        masks = masks_of(definition)
+        notes_m, artifacts_m, digest = given.output, given.artifacts, given.digest
         pending = row.pending or {}
         step = find_step(definition, pending["step"]["id"], row.workflow_id)
         outputs = row.state.get("outputs") or {}
@@ -383,6 +514,12 @@ class SessionService:
         if verdict.assessments:
             response.step_context = {"assessments": verdict.assessments}
         response.model_usage = masks.mask(dict(model_usage)) if model_usage is not None else None
+        if fork is not None:
+            response.forked_from = {
+                "runId": fork.parent_run_id,
+                "stepId": fork.step_id,
+                "stepAttempt": fork.parent_attempt,
+            }
         record = Answer(
             str(attempt),
             digest,
@@ -392,7 +529,7 @@ class SessionService:
             response.to_dict(),
             moved.updated_at,
         )
-        claim = self.store.advance(moved, attempt, record, " " + _words_of(notes_m))
+        claim = self.store.advance(moved, attempt, record, " " + _words_of(notes_m), fork)
         if claim.applied:
             return response
         return self._answered_before(self._row(run_id), attempt, digest)
@@ -405,7 +542,9 @@ class SessionService:
         if recorded is not None:
             reason = (
                 f"step attempt {attempt} ({recorded.step_id!r}) was already answered with another "
-                "answer, which was applied; this answer was not"
+                "answer, which was applied; this answer was not (to answer that step anew, "
+                "re-read it with this token, intent rehydrate: advancing with the token that "
+                "returns branches the session there)"
             )
         elif row.status != "waiting":
             reason = f"the session is {row.status}; it waits on nothing"
@@ -518,11 +657,18 @@ class SessionService:
             "updatedAt": row.updated_at,
             "ageSeconds": round(max(time.time() - row.updated_at, 0.0), 1),
             "whyMatched": why,
+            "forkedFrom": _camel(self.store.lineage(row.run_id)["forked_from"]),
             "resumeToken": sign_token(self._token_key(), "resume", row.run_id, row.attempt),
         }
 
-    def _recovery(self, run_id: str) -> list[dict[str, Any]]:
-        answers = [a for a in self.store.answers(run_id) if a.step_id][-RECOVERY_STEPS:]
+    def _recovery(self, run_id: str, *, before: int | None = None) -> list[dict[str, Any]]:
+        """The latest answered steps' titles and notes (``before``: answered before that step
+        attempt)."""
+        answers = [
+            a
+            for a in self.store.answers(run_id)
+            if a.step_id and (before is None or _before(a.step_key, before))
+        ][-RECOVERY_STEPS:]
         return [
             {
                 "stepId": a.step_id,
@@ -569,6 +715,8 @@ class SessionService:
             "git_head": row.git_head,
             "workflow_hash": row.workflow_hash,
             "step_attempt": row.attempt,
+            # where the session branched from and its own branches (docs/sessions.md, Forking)
+            **self.store.lineage(row.run_id),
         }
 
     def list(self, *, limit: int = 50, active_only: bool = False) -> list[RunSummary]:
@@ -623,6 +771,22 @@ class SessionService:
             is_complete=row.status == "success",
             next=found,
         )
+
+
+def _camel(fork: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A fork's {run_id, step_id, step_attempt} as a tool result names them."""
+    if fork is None:
+        return None
+    return {"runId": fork["run_id"], "stepId": fork["step_id"], "stepAttempt": fork["step_attempt"]}
+
+
+def _new_run_id() -> str:
+    return f"wf-{uuid.uuid4().hex[:12]}"
+
+
+def _before(step_key: str, attempt: int) -> bool:
+    """Whether a session's answer (keyed by its step attempt) came before ``attempt``."""
+    return step_key.isdigit() and int(step_key) < attempt
 
 
 def _with_references(step: SessionStep, row: SessionRow) -> SessionStep:

@@ -5,6 +5,12 @@ Postgres in the schema ``workrail``), next to the runs. Every advance is one wri
 here: the answer's row (unique per session and step attempt — the exactly-once guarantee) and the
 session's new position, guarded by the attempt it answers.
 
+A fork is a session of its own (`fork`): it starts from its parent's position at the step it
+branches at, with the parent's earlier answers and positions copied, and a row in ``forks``
+saying where it came from. Every position a session leaves is kept (``steps``), so that any step
+it served since can be forked; the current one is in ``positions``. Stores made before these
+tables gain them on open, and each session starts keeping its positions with its next advance.
+
 The answers table (one row per session and step attempt) is the answers package's
 (`workrail_engine.answers.store.AnswerStore`, which this store extends): runs record theirs there
 too.
@@ -16,13 +22,13 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..answers.store import Answer, AnswerStore, Claim, answer_values
 
-__all__ = ["SESSION_TABLES", "SessionRow", "SessionStore"]
+__all__ = ["SESSION_TABLES", "Fork", "SessionRow", "SessionStore", "read_lineage"]
 
 _SESSION_COLUMNS = (
     # Narrow: what a search scans. The big JSON (position, pending step, last notes) lives in
@@ -42,6 +48,11 @@ SESSION_TABLES = {
     # SQLite only: a full-text index of each session's words (goal, workflow id, notes), so that
     # a search reads the few sessions holding a word instead of scanning them all.
     "words": ("workrail_session_words", "workrail.session_words"),
+    # The positions a session has left, by the attempt that was pending there: what a fork
+    # starts from.
+    "steps": ("workrail_session_steps", "workrail.session_steps"),
+    # Each fork's parent and the step attempt it branched at.
+    "forks": ("workrail_session_forks", "workrail.session_forks"),
 }
 _COMMON = (
     "CREATE TABLE IF NOT EXISTS {sessions} (" + _SESSION_COLUMNS + ")",
@@ -49,12 +60,18 @@ _COMMON = (
     "CREATE TABLE IF NOT EXISTS {positions} (" + _POSITION_COLUMNS + ")",
     "CREATE TABLE IF NOT EXISTS {pinned} (workflow_hash TEXT PRIMARY KEY, definition TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {keys} (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {steps} (run_id TEXT NOT NULL, attempt INTEGER NOT NULL,"
+    " state TEXT NOT NULL, pending TEXT, PRIMARY KEY (run_id, attempt))",
+    "CREATE TABLE IF NOT EXISTS {forks} (run_id TEXT PRIMARY KEY, parent_run_id TEXT NOT NULL,"
+    " parent_attempt INTEGER NOT NULL, step_id TEXT, created_at DOUBLE PRECISION NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS {forks_parent} ON {forks} (parent_run_id)",
 )
 
 
 def _ddl(postgres: bool) -> tuple[str, ...]:
     names = {role: pair[1 if postgres else 0] for role, pair in SESSION_TABLES.items()}
     names["sessions_updated"] = "workrail_sessions_updated"
+    names["forks_parent"] = "workrail_session_forks_parent"
     statements = tuple(s.format(**names) for s in _COMMON)
     if postgres:
         return statements
@@ -81,6 +98,18 @@ class SessionRow:
     last_notes: str | None
     created_at: float
     updated_at: float
+
+
+@dataclass(frozen=True)
+class Fork:
+    """A branch to create with its first answer: ``base`` is the new session at the step it
+    branches at (its parent's position there), ``search`` its search text."""
+
+    parent_run_id: str
+    parent_attempt: int
+    step_id: str
+    base: SessionRow
+    search: str
 
 
 _ROW = (
@@ -150,34 +179,75 @@ class SessionStore(AnswerStore):
     # --- sessions ----------------------------------------------------------------------------
 
     def create(self, row: SessionRow, search: str) -> None:
-        def steps(run: Any) -> None:
-            run(
-                "INSERT INTO {sessions} (run_id, workflow_id, workflow_hash, status, attempt, goal,"
-                " workspace, git_branch, git_head, created_at, updated_at, search)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    row.run_id,
-                    row.workflow_id,
-                    row.workflow_hash,
-                    row.status,
-                    row.attempt,
-                    row.goal,
-                    row.workspace,
-                    row.git_branch,
-                    row.git_head,
-                    row.created_at,
-                    row.updated_at,
-                    search,
-                ),
-            )
-            run(
-                "INSERT INTO {positions} (run_id, state, pending, last_notes) VALUES (?, ?, ?, ?)",
-                (row.run_id, *_position(row)),
-            )
-            if not self.postgres:
-                run("INSERT INTO {words} (run_id, words) VALUES (?, ?)", (row.run_id, search))
+        self._atomically(lambda run: self._insert(run, row, search))
 
-        self._atomically(steps)
+    def _insert(self, run: Any, row: SessionRow, search: str) -> bool:
+        """Insert a new session's rows; False (and nothing written) when its id exists."""
+        created = run(
+            "INSERT INTO {sessions} (run_id, workflow_id, workflow_hash, status, attempt, goal,"
+            " workspace, git_branch, git_head, created_at, updated_at, search)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
+            (
+                row.run_id,
+                row.workflow_id,
+                row.workflow_hash,
+                row.status,
+                row.attempt,
+                row.goal,
+                row.workspace,
+                row.git_branch,
+                row.git_head,
+                row.created_at,
+                row.updated_at,
+                search,
+            ),
+        ).fetchall()
+        if not created:
+            return False
+        run(
+            "INSERT INTO {positions} (run_id, state, pending, last_notes) VALUES (?, ?, ?, ?)",
+            (row.run_id, *_position(row)),
+        )
+        if not self.postgres:
+            run("INSERT INTO {words} (run_id, words) VALUES (?, ?)", (row.run_id, search))
+        return True
+
+    def _branch(self, run: Any, fork: Fork) -> None:
+        """Create the fork's session (once: a fork already made is left as it is) with its
+        parent's answers and positions before the step it branches at."""
+        if not self._insert(run, fork.base, fork.search):
+            return
+        run(
+            "INSERT INTO {forks} (run_id, parent_run_id, parent_attempt, step_id, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (
+                fork.base.run_id,
+                fork.parent_run_id,
+                fork.parent_attempt,
+                fork.step_id,
+                fork.base.created_at,
+            ),
+        )
+        # A session's answers are keyed by their attempt: the parent's before the fork. Compared
+        # here, not in SQL: the table is the runs' too, whose keys are not all numbers.
+        earlier = run(
+            "SELECT step_key, digest, step_id, title, notes, response, answered_at"
+            " FROM {answers} WHERE run_id = ?",
+            (fork.parent_run_id,),
+        ).fetchall()
+        for values in earlier:
+            if str(values[0]).isdigit() and int(values[0]) < fork.parent_attempt:
+                run(
+                    "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes,"
+                    " response, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (fork.base.run_id, *values),
+                )
+        run(
+            "INSERT INTO {steps} (run_id, attempt, state, pending) SELECT ?, attempt, state,"
+            " pending FROM {steps} WHERE run_id = ? AND attempt < ?",
+            (fork.base.run_id, fork.parent_run_id, fork.parent_attempt),
+        )
 
     def get(self, run_id: str) -> SessionRow | None:
         rows = self._read(f"SELECT {_ROW} FROM {_FROM} WHERE s.run_id = ?", (run_id,))
@@ -199,12 +269,23 @@ class SessionStore(AnswerStore):
             )
         return bool(found)
 
-    def advance(self, row: SessionRow, answered: int, answer: Answer, search_more: str) -> Claim:
+    def advance(
+        self,
+        row: SessionRow,
+        answered: int,
+        answer: Answer,
+        search_more: str,
+        fork: Fork | None = None,
+    ) -> Claim:
         """Record ``answer`` for attempt ``answered`` and move the session to ``row`` — both or
         neither, in one transaction. When another answer to that attempt is recorded already
-        (a replay, or a concurrent answer), nothing changes and that answer is returned."""
+        (a replay, or a concurrent answer), nothing changes and that answer is returned.
+        ``fork``: the session is a branch that this first answer creates, in the same
+        transaction."""
 
         def steps(run: Any) -> Claim:
+            if fork is not None:
+                self._branch(run, fork)
             inserted = run(
                 "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
                 " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -221,6 +302,11 @@ class SessionStore(AnswerStore):
             ).fetchall()
             if not moved:
                 raise _Moved()
+            run(  # the position left, kept for forks
+                "INSERT INTO {steps} (run_id, attempt, state, pending) SELECT run_id, ?, state,"
+                " pending FROM {positions} WHERE run_id = ? ON CONFLICT (run_id, attempt) DO NOTHING",
+                (answered, row.run_id),
+            )
             run(
                 "UPDATE {positions} SET state = ?, pending = ?,"
                 " last_notes = COALESCE(?, last_notes) WHERE run_id = ?",
@@ -237,6 +323,20 @@ class SessionStore(AnswerStore):
         if not claim.applied:
             claim.recorded = self.answer(row.run_id, answer.step_key)
         return claim
+
+    def position_at(self, run_id: str, attempt: int) -> tuple[dict[str, Any], Any] | None:
+        """(state, pending) of a position the session has left, pending at ``attempt``; None
+        when it was not kept (left before the store kept positions)."""
+        rows = self._read(
+            "SELECT state, pending FROM {steps} WHERE run_id = ? AND attempt = ?",
+            (run_id, attempt),
+        )
+        if not rows:
+            return None
+        return json.loads(rows[0][0]), json.loads(rows[0][1]) if rows[0][1] else None
+
+    def lineage(self, run_id: str) -> dict[str, Any]:
+        return read_lineage(self._read, run_id)
 
     # --- search --------------------------------------------------------------------------------
 
@@ -371,6 +471,27 @@ class SessionStore(AnswerStore):
             if row is not None:
                 found.append((row, int(hits), int(bits_found)))
         return found, int(total)
+
+
+def read_lineage(
+    read: Callable[[str, tuple[Any, ...]], Sequence[Sequence[Any]]], run_id: str
+) -> dict[str, Any]:
+    """Where session ``run_id`` was forked from and its forks, oldest first: {forked_from:
+    {run_id, step_id, step_attempt} | None, forks: [{run_id, step_id, step_attempt,
+    created_at}]}. ``read(sql, args)`` queries the store (the sessions' table names)."""
+    parent = read(
+        "SELECT parent_run_id, step_id, parent_attempt FROM {forks} WHERE run_id = ?", (run_id,)
+    )
+    children = read(
+        "SELECT run_id, step_id, parent_attempt, created_at FROM {forks}"
+        " WHERE parent_run_id = ? ORDER BY created_at",
+        (run_id,),
+    )
+    fields = ("run_id", "step_id", "step_attempt", "created_at")
+    return {
+        "forked_from": dict(zip(fields[:3], parent[0], strict=True)) if parent else None,
+        "forks": [dict(zip(fields, child, strict=True)) for child in children],
+    }
 
 
 _RECENT_POOL = 500  # the most recent sessions ranked by signal when too few match a word

@@ -9,6 +9,11 @@ attempt. A token altered by one character, or signed by another store, fails the
 - ``ct_`` continue: answer the attempt it names (or re-read the session);
 - ``ck_`` checkpoint: ask for a resume token at the attempt it names;
 - ``st_`` resume: re-read the session from another conversation; it cannot advance it.
+
+A re-read of a step the session has moved past hands out a *fork* token: a ``ct_`` whose payload
+also names the branch that advancing it creates (6 more bytes: ``ct_`` + 40 characters). The
+branch id is drawn at the re-read, so each re-read offers a branch of its own, and a fork token
+sent again (a retry after a lost reply) finds the branch it made.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ KINDS = {"continue": "ct_", "checkpoint": "ck_", "resume": "st_"}
 _KIND_BYTE = {"continue": 1, "checkpoint": 2, "resume": 3}
 _MAC_BYTES = 13
 _RUN_ID = re.compile(r"^wf-([0-9a-f]{12})$")
-_BODY = re.compile(r"^[A-Za-z0-9_-]{32}$")
+_BODY = re.compile(r"^[A-Za-z0-9_-]{32}(?:[A-Za-z0-9_-]{8})?$")
+_FORK_BYTE = 4  # a continue token that branches: kind, parent, attempt, branch
+_PAYLOAD = 11
+_FORK_PAYLOAD = 17
 
 
 class SessionTokenError(InvalidParams):
@@ -41,17 +49,32 @@ class SessionToken:
     kind: str  # continue | checkpoint | resume
     run_id: str
     attempt: int
+    # A fork token's branch: the session that advancing it creates (or created), from
+    # ``run_id`` at ``attempt``. None for every other token.
+    branch: str | None = None
 
 
 def _mac(key: bytes, payload: bytes) -> bytes:
     return hmac.new(key, payload, hashlib.sha256).digest()[:_MAC_BYTES]
 
 
-def sign_token(key: bytes, kind: str, run_id: str, attempt: int) -> str:
+def _id_bytes(run_id: str) -> bytes:
     match = _RUN_ID.match(run_id)
     if match is None:
         raise ValueError(f"not a session id: {run_id!r}")
-    payload = bytes([_KIND_BYTE[kind]]) + bytes.fromhex(match.group(1)) + attempt.to_bytes(4, "big")
+    return bytes.fromhex(match.group(1))
+
+
+def sign_token(
+    key: bytes, kind: str, run_id: str, attempt: int, *, branch: str | None = None
+) -> str:
+    """A signed token; ``branch`` (continue tokens only) makes it a fork token."""
+    kind_byte = _KIND_BYTE[kind] if branch is None else _FORK_BYTE
+    if branch is not None and kind != "continue":
+        raise ValueError("only a continue token can branch a session")
+    payload = bytes([kind_byte]) + _id_bytes(run_id) + attempt.to_bytes(4, "big")
+    if branch is not None:
+        payload += _id_bytes(branch)
     body = base64.urlsafe_b64encode(payload + _mac(key, payload)).decode("ascii")
     return KINDS[kind] + body
 
@@ -71,16 +94,24 @@ def read_token(key: bytes, token: str) -> SessionToken:
     except (binascii.Error, ValueError):
         raw = b""
     payload, mac = raw[:-_MAC_BYTES], raw[-_MAC_BYTES:]
-    if len(payload) != 11 or not hmac.compare_digest(mac, _mac(key, payload)):
+    if len(payload) not in (_PAYLOAD, _FORK_PAYLOAD) or not hmac.compare_digest(
+        mac, _mac(key, payload)
+    ):
         raise SessionTokenError(
             "this token's signature does not match: it was altered, or issued by another run "
             "store (another WORKRAIL_HOME or database). Pass the token exactly as received, or "
             "search for the session again to resume it",
             reason="TOKEN_BAD_SIGNATURE",
         )
-    if payload[0] != _KIND_BYTE[kind]:
+    forks = kind == "continue" and payload[0] == _FORK_BYTE and len(payload) == _FORK_PAYLOAD
+    if not forks and (payload[0] != _KIND_BYTE[kind] or len(payload) != _PAYLOAD):
         raise SessionTokenError(
             "this token's prefix does not match its kind: pass it exactly as received",
             reason="TOKEN_BAD_SIGNATURE",
         )
-    return SessionToken(kind, "wf-" + payload[1:7].hex(), int.from_bytes(payload[7:11], "big"))
+    return SessionToken(
+        kind,
+        "wf-" + payload[1:7].hex(),
+        int.from_bytes(payload[7:11], "big"),
+        "wf-" + payload[11:17].hex() if forks else None,
+    )

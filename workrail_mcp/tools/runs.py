@@ -325,6 +325,8 @@ class ContinueResult(TypedDict, total=False):
     blockers: dict[str, Any]
     retryable: bool
     retryContinueToken: str
+    forkOf: dict[str, Any]
+    forkedFrom: dict[str, Any]
 
 
 class SessionOutput(TypedDict, total=False):
@@ -374,7 +376,7 @@ def continue_workflow(
         Literal["advance", "rehydrate"] | None,
         Field(
             description="With continueToken: advance (the default when output is given) or "
-            "rehydrate (show the pending step again; no output)."
+            "rehydrate (show the step the token names again; no output)."
         ),
     ] = None,
     workspacePath: Annotated[
@@ -520,7 +522,10 @@ SPECS = [
             'continue/stop decision is {"kind": "wr.loop_control", "decision": ...}): when a check '
             "fails, the run stays at the step and the result has outcome: blocked with issues and "
             "suggestions (fix and call again); when it passes, the run goes on and the result "
-            "(outcome: accepted) is its new state."
+            "(outcome: accepted) is its new state. A session's earlier continueToken re-read "
+            "(intent: rehydrate) shows that earlier step (forkOf says so) with a continueToken "
+            "that branches the session there: advancing it makes a new session (forkedFrom), "
+            "which you continue; the old one stays as it is."
         ),
     ),
 ]

@@ -113,6 +113,13 @@ def session_response(step: SessionStep) -> SessionResult:
         out["references"] = step.references
     if step.step_context:
         out["stepContext"] = step.step_context
+    # Forks (docs/sessions.md, Forking a session): a re-read of a step the session has moved
+    # past says which session and step advancing branches from; the advance that branched says
+    # where the new session (runId) came from.
+    if step.fork_of:
+        out["forkOf"] = step.fork_of
+    if step.forked_from:
+        out["forkedFrom"] = step.forked_from
     return out
 
 
@@ -142,6 +149,7 @@ def candidate_response(candidate: dict[str, Any], workspace: str | None) -> dict
         "ageSeconds": candidate["ageSeconds"],
         "lastNotes": candidate.get("lastNotes"),
         "whyMatched": why,
+        "forkedFrom": candidate.get("forkedFrom"),
         "nextCall": {
             "tool": "continue_workflow",
             "params": {
@@ -184,6 +192,8 @@ class SessionResult(TypedDict):
     confirmation: NotRequired[dict[str, Any]]
     references: NotRequired[list[dict[str, Any]]]
     stepContext: NotRequired[dict[str, Any]]
+    forkOf: NotRequired[dict[str, Any]]
+    forkedFrom: NotRequired[dict[str, Any]]
 
 
 def start_workflow(
@@ -217,7 +227,12 @@ def with_model(
     env: ToolEnv, step: SessionStep, sample: AskModel | None, confirm: Confirm | None
 ) -> SessionStep:
     """The session after the client's model answered what it may (--sampling), else ``step``."""
-    if sample is None or env.model_limits is None or step.outcome == "replayed":
+    if (
+        sample is None
+        or env.model_limits is None
+        or step.outcome == "replayed"
+        or step.fork_of is not None  # an earlier step re-read: the model answers no branch
+    ):
         return step
     service = sessions_of(env)
     target = SessionForModel(service, step, confirm)

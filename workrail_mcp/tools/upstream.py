@@ -257,7 +257,10 @@ _CONTINUE = ToolSpec(
         "pending step and new tokens, or kind blocked with blockers and the retryContinueToken to "
         "send the corrected answer with. The same token sent again returns the recorded answer; "
         "a different answer to a step already answered is refused with where the session is now. "
-        "Re-read: {continueToken, intent: rehydrate}, or a resumeToken (which cannot advance)."
+        "Re-read: {continueToken, intent: rehydrate}, or a resumeToken (which cannot advance). "
+        "A re-read of an earlier step's token shows that step (forkOf) with a continueToken that "
+        "branches the session there: advancing it makes a new session (forkedFrom), which you "
+        "continue; the old one stays as it is."
     ),
 )
 
