@@ -81,7 +81,8 @@ def main() -> None:
             wall, cpu, fork = timed(service, lambda: service.fork(parent, f"step-{n - 1}"))
             last.append((wall, cpu))
             record = next(
-                f for f in service.runtime.journal.forks_of([parent])[parent]  # type: ignore[union-attr]
+                f
+                for f in service.runtime.journal.forks_of([parent])[parent]  # type: ignore[union-attr]
                 if f["run_id"] == fork
             )
             kept = rows_kept(service, parent, record["kept"])

@@ -307,7 +307,8 @@ def fork_command(
     except RunNotFound as error:
         raise click.BadParameter(error.message, param_hint="RUN_ID") from None
     except InvalidParams as error:
-        hint = "--from" if error.data.get("details") == "from_step" else "--param"
+        hints = {"from_step": "--from", "run_id": "RUN_ID"}
+        hint = hints.get(str(error.data.get("details")), "--param")
         raise click.BadParameter(error.message, param_hint=hint) from None
     click.echo(f"started {fork_id} (forked from {run_id} at {from_step})", err=True)
     _follow_to_the_end(service, fork_id, fmt)
