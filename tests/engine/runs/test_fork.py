@@ -13,6 +13,7 @@ from test_secrets import database_text, leaks, new_secret
 from workrail_engine.errors import InvalidParams
 from workrail_engine.runs import RunOptions
 from workrail_engine.runs.fork import KeptPrefix, Switch, fork_point, forked_from_input
+from workrail_engine.runs.history import RunHistory
 
 
 def _log(path) -> list[str]:
@@ -50,6 +51,14 @@ def test_a_kept_step_keeps_its_attempts_and_the_step_forked_from_gets_all_of_its
             (parent,),
         ).fetchone()[0]
     assert fork["rows_copied"] == parent_rows == 2  # one row per attempt, and nothing else
+
+    history = RunHistory(home=service.home)  # what the dashboard reads
+    try:
+        assert [f["step"] for f in history.run(parent)["forks"]] == ["after", "flaky"]
+        assert history.run(fork["run_id"])["forked_from"] == {"run_id": parent, "step": "after"}
+        assert history.run(parent)["forked_from"] is None
+    finally:
+        history.close()
 
 
 def test_secrets_are_read_again_from_the_environment_never_copied(
