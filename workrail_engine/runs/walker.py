@@ -289,11 +289,13 @@ class RunWalker:
         plan = self._plan(step)
         kind = plan.kind
         if kind not in ("parallel", "loop"):
+            # Before a kept step too: a fork of a fork takes its parent's values at the parent's
+            # fork point, inside what it keeps, for the loops and conditions after it.
+            self._reaching(key)
             kept = self._kept_result(key)
             if kept is not None:
                 self._replay(step, kind, kept)
                 return
-            self._reaching(key)
         notes: list[str] = []
         if not self._holds(step, notes):
             reason = " ".join(["runCondition is false", *notes])
@@ -377,6 +379,7 @@ class RunWalker:
         members, prompts, kept_members = [], [], []
         for step in group.get("steps") or []:
             key = self._key(step)
+            self._reaching(key)
             kept = self._kept_result(key)
             if kept is not None:  # a fork's: ended before the fork point
                 if step_kind(step) == "prompt":
@@ -384,7 +387,6 @@ class RunWalker:
                 else:
                     kept_members.append((step, kept))
                 continue
-            self._reaching(key)
             if not self._holds(step):
                 self._finish(
                     step,
@@ -415,11 +417,11 @@ class RunWalker:
         for step in prompts:
             if self.error is None:
                 key = self._key(step)
+                self._reaching(key)
                 kept = self._kept_result(key)
                 if kept is not None:
                     self._replay(step, "prompt", kept)
                 else:
-                    self._reaching(key)
                     self._prompt(step, key)
 
     # --- loops -------------------------------------------------------------------------

@@ -102,6 +102,32 @@ def test_a_fork_from_the_step_a_run_waits_on_keeps_everything_before_it(service,
         assert service.continue_run(run_id, "yes", wait_seconds=30)["status"] == "success"
 
 
+def test_a_fork_of_a_fork_walks_what_it_keeps_with_the_values_its_parent_had(service, tmp_path):
+    """The parent forked its root before a loop whose count is a parameter; its own fork keeps
+    the loop: the walk must count the loop with the parent's value, not the root's, for the step
+    after it to read the last iteration's output."""
+    log = tmp_path / "log"
+    wf = workflow(
+        command("a", py("print('a')")),
+        {
+            "id": "rep",
+            "title": "rep",
+            "type": "loop",
+            "loop": {"type": "for", "count": "n", "iterationVar": "i"},
+            "body": [command("b", py("import sys; print(sys.argv[1], end='')") + ["{{context.i}}"])],
+        },
+        command("z", py(f"import sys; open({str(log)!r}, 'a').write(sys.argv[1] + '\\n')") + ["{{steps.b.output.stdout}}"]),
+        parameters={"type": "object", "properties": {"n": {"type": "integer"}}},
+    )  # fmt: skip
+    root = service.run(wf, {"n": 1}, RunOptions())
+    assert service.wait(root, 30)["status"] == "success"
+    parent = service.wait(service.fork(root, "a", {"n": 3}), 30)
+    assert [r["step_name"] for r in parent["step_results"]] == ["a", "b[1]", "b[2]", "b[3]", "z"]
+    child = service.wait(service.fork(parent["workflow_id"], "z"), 30)
+    assert child["status"] == "success"
+    assert log.read_text().splitlines() == ["1", "3", "3"]
+
+
 # --- the fork point and the switches (no store) --------------------------------------------------
 
 
