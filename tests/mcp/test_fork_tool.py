@@ -71,12 +71,13 @@ async def test_fork_keeps_the_answer_and_runs_the_command_again_with_new_values(
         assert fork["forked_from"] == {"run_id": run_id, "step": "mark"}
         assert [r["step_name"] for r in fork["step_results"]] == ["ask", "mark"]
         assert log.read_text() == "a one\nb one\n"
+        # a fork of the fork: the answer it keeps is the first run's, its context too
         again = await c.call_tool(
             "fork_workflow",
-            {"workflow_id": fork["workflow_id"], "from_step": "mark", "context": {"word": "two"}},
+            {"workflow_id": fork["workflow_id"], "from_step": "mark", "parameters": {"tag": "c"}},
         )
-        assert again.structured_content["waiting"]["step_key"] == "again"
-        assert log.read_text() == "a one\nb one\nb two\n"
+        assert again.structured_content["waiting"]["step_key"] == "again", again.structured_content
+        assert log.read_text() == "a one\nb one\nc one\n"
         parent = await c.call_tool("get_workflow_run", {"workflow_id": run_id})
         assert parent.structured_content["forks"] == [
             {"run_id": fork["workflow_id"], "step": "mark"}

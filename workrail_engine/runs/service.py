@@ -273,7 +273,7 @@ class RunService:
         values = self.prepare(workflow, {**stored.parameters, **(parameters or {})}, RunOptions())
         masks = masks_of(workflow)
         kept = results[: point.kept]
-        answers = self._kept_answers(run_id, kept)
+        answers = self._kept_answers(run_id, parent, kept)
         deadline, started = parent.get("deadline"), parent.get("started_at") or time.time()
         run = {
             "workflow": workflow,
@@ -293,11 +293,15 @@ class RunService:
         }
         return self._start(workflow, run)
 
-    def _kept_answers(self, run_id: str, kept: list[dict[str, Any]]) -> dict[str, Any]:
+    def _kept_answers(
+        self, run_id: str, parent: Mapping[str, Any], kept: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         """What the agent sent with each kept prompt step's answer (its context changes and
-        artifacts: the fork's walk takes them as the parent's did), by step key."""
+        artifacts: the fork's walk takes them as the parent's did), by step key: the answers
+        given to the run, and those it kept itself when it is a fork."""
         keys = {r["step_name"] for r in kept}
-        answers = {}
+        inherited = (parent.get(FORKED_FROM) or {}).get("answers") or {}
+        answers = {key: message for key, message in inherited.items() if key in keys}
         for answer in self.sessions.store.answers(run_id):
             message = (answer.response or {}).get(MESSAGE)
             if answer.step_key in keys and isinstance(message, dict):
