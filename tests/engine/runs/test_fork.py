@@ -51,6 +51,15 @@ def test_a_kept_step_keeps_its_attempts_and_the_step_forked_from_gets_all_of_its
             (parent,),
         ).fetchone()[0]
     assert fork["rows_copied"] == parent_rows == 2  # one row per attempt, and nothing else
+    # a replay of the fork (DBOS runs it again after a crash) copies nothing again
+    assert [r["step_name"] for r in journal.keep(fork["run_id"], parent, "after", 1)] == ["flaky"]
+    with sqlite3.connect(service.home / "runs.sqlite") as db:
+        assert (
+            db.execute(
+                "SELECT count(*) FROM workrail_journal WHERE run_id = ?", (fork["run_id"],)
+            ).fetchone()[0]
+            == parent_rows + 1
+        )  # the kept rows and its own `after`
 
     history = RunHistory(home=service.home)  # what the dashboard reads
     try:
