@@ -1,13 +1,13 @@
 """Forking a run: a new run that keeps what an earlier run recorded before one of its steps, and
 runs from that step on, its parameters and context changed as asked (docs/runs.md, "Fork").
 
-The fork's walk starts from the top, as a replay after a crash does: the step journal hands back
-the recorded attempts of every kept step (its rows, copied from the parent, the only rows copied),
-and the agent's recorded answers are handed back for the kept prompt steps, so no command runs
-again and nobody is asked again. Up to the fork point the walk sees the values the parent saw
-(its parameters, its context); when it first reaches a step it does not keep, the new parameters
-and context take over (`KeptPrefix.due`). The walk reaches the same steps in the same order as the
-parent did, since it decides with the same values and the same recorded outputs.
+The fork's walk starts from the top, as a replay after a crash does, and takes each kept step's
+result as recorded (`KeptPrefix.results`: read from the journal rows copied from the parent, the
+only rows copied) and the agent's recorded answer to each kept prompt step (its context changes
+and artifacts), so no command runs again and nobody is asked again. Up to the fork point the walk
+sees the values the parent saw (its parameters, its context), so its loops and conditions decide
+as the parent's did; when it first reaches a step it does not keep, the new parameters and context
+take over (`KeptPrefix.due`).
 
 A fork of a fork keeps its parent's switches that fall inside what it keeps (each is a number of
 kept results, and what a fork keeps is always a prefix of its parent's results), so its walk
