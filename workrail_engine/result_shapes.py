@@ -20,6 +20,7 @@ __all__ = [
     "Cancelled",
     "JsonTypes",
     "Pending",
+    "RunLink",
     "RunResult",
     "RunSummary",
     "StepOutput",
@@ -84,6 +85,13 @@ _StepExtra = Literal[
 _STEP_EXTRAS: tuple[_StepExtra, ...] = get_args(_StepExtra)
 
 
+class RunLink(TypedDict):
+    """A run forked from another (`RunService.fork`), at the step key it was forked from."""
+
+    run_id: str
+    step: str
+
+
 class RunResult(TypedDict):
     status: str
     workflow_id: NotRequired[str]
@@ -121,6 +129,9 @@ class RunResult(TypedDict):
     session: NotRequired[dict[str, Any]]
     continue_token: NotRequired[str]
     checkpoint_token: NotRequired[str]
+    # A forked run: the run and step it was forked from; a run forked: its forks.
+    forked_from: NotRequired[RunLink]
+    forks: NotRequired[list[RunLink]]
 
 
 class BlockedFields(TypedDict, total=False):
@@ -160,6 +171,8 @@ class RunSummary(TypedDict):
     status: str
     started_at: float
     kind: NotRequired[str]
+    forked_from: NotRequired[RunLink]
+    forks: NotRequired[list[RunLink]]
 
 
 def step_result_of(stored: Mapping[str, Any]) -> StepResult:

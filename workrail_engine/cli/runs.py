@@ -1,4 +1,4 @@
-"""`workrail run`, `runs`, `run-status`, `continue`, `cancel`: runs from a terminal.
+"""`workrail run`, `fork`, `runs`, `run-status`, `continue`, `cancel`: runs from a terminal.
 
 The CLI runs command steps because its user asked for them (the MCP server needs
 ``--allow-commands``). Progress is a live display on a terminal and plain lines otherwise;
@@ -107,6 +107,8 @@ def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
         f"in {snap['execution_time']:.2f}s"
         + (f"; {snap['error_message']}" if snap.get("error_message") else "")
     )
+    for line in _lineage(snap):
+        click.echo(line)
     if snap.get("session"):
         session = snap["session"]
         click.echo(
@@ -131,6 +133,7 @@ def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
         )
 
 
+<<<<<<< HEAD
 def _lineage_lines(session: Mapping[str, Any]) -> list[str]:
     """Where a session was forked from and its forks (docs/sessions.md, Forking a session)."""
     lines = []
@@ -144,6 +147,15 @@ def _lineage_lines(session: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"fork: {fork['run_id']} from step {fork['step_id']!r} (attempt {fork['step_attempt']})"
         )
+=======
+def _lineage(run: Mapping[str, Any]) -> list[str]:
+    """Where a run was forked from, and its forks, as lines."""
+    lines = []
+    if run.get("forked_from"):
+        lines.append(f"forked from {run['forked_from']['run_id']} at {run['forked_from']['step']}")
+    if run.get("forks"):
+        lines.append("forks: " + ", ".join(f"{f['run_id']} (at {f['step']})" for f in run["forks"]))
+>>>>>>> fork-runs
     return lines
 
 
@@ -244,11 +256,80 @@ def run_command(
         return
     run_id = service.run(definition, values, options)
     click.echo(f"started {run_id}", err=True)
+    _follow_to_the_end(service, run_id, fmt)
+
+
+def _follow_to_the_end(service: RunService, run_id: str, fmt: str) -> None:
+    """Follow a run this process started until it ends or waits, print it, exit with its code."""
     snap = _follow(service, run_id, live=sys.stderr.isatty() and fmt == "text")
     _print_result(snap, fmt)
     code = 130 if snap.get("interrupted") else _EXIT.get(snap["status"], 1)
     _leave(code)
     click.get_current_context().exit(code)
+
+
+@click.command("fork", short_help="Run a run again from one of its steps, and follow it.")
+@click.argument("run_id", metavar="RUN_ID")
+@click.option(
+    "--from",
+    "from_step",
+    required=True,
+    metavar="STEP_ID",
+    help="The step to run again from: a step id (its first result) or a step key as "
+    "run-status shows it (test[2] in a loop). What ended before it is kept, not run again.",
+)
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A parameter to change from this step on (repeatable); VALUE is JSON when it parses.",
+)
+@click.option(
+    "--context",
+    "context_items",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A context variable to add or change from this step on (repeatable).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.pass_obj
+def fork_command(
+    settings: Settings,
+    run_id: str,
+    from_step: str,
+    params: tuple[str, ...],
+    context_items: tuple[str, ...],
+    fmt: str,
+) -> None:
+    """Start a new run that keeps what RUN_ID recorded before STEP_ID (no command of those runs
+    again, no agent is asked again) and runs from STEP_ID on with the parameters and context
+    changed as given; print its id and follow it as `workrail run` does.
+
+    Exit status: as `workrail run`; 2 for an unknown run or step (the steps to choose from are
+    listed)."""
+    from workrail_engine.cli.navigate import parse_context
+    from workrail_engine.errors import InvalidParams, RunNotFound
+
+    try:
+        context = parse_context(context_items)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--context") from None
+    service = _service(settings)
+    try:
+        with _explaining_run_ids(settings):
+            values = _parameters(service.workflow_of(run_id), params)
+            fork_id = service.fork(run_id, from_step, values, context)
+    except RunNotFound as error:
+        raise click.BadParameter(error.message, param_hint="RUN_ID") from None
+    except InvalidParams as error:
+        hints = {"from_step": "--from", "run_id": "RUN_ID"}
+        hint = hints.get(str(error.data.get("details")), "--param")
+        raise click.BadParameter(error.message, param_hint=hint) from None
+    click.echo(f"started {fork_id} (forked from {run_id} at {from_step})", err=True)
+    _follow_to_the_end(service, fork_id, fmt)
 
 
 def _plan_text(plan: RunResult) -> str:
@@ -353,10 +434,14 @@ def runs_command(
             "status": run["status"],
             "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["started_at"])),
             "workflow": str(run["workflow_name"] or ""),
+            "lineage": "; ".join(_lineage(run)),
         }
         for run in runs
     ]
-    click.echo(render_table(rows, ("run", "status", "started", "workflow")))
+    columns: tuple[str, ...] = ("run", "status", "started", "workflow")
+    if any(row["lineage"] for row in rows):
+        columns += ("lineage",)
+    click.echo(render_table(rows, columns))
 
 
 @click.command("run-status")
@@ -558,6 +643,7 @@ def register(cli: click.Group, catalog_options: Callable[[click.Command], click.
     """Add the runs commands, each taking ``--project``/``--workflows`` after its name too."""
     for command in (
         run_command,
+        fork_command,
         runs_command,
         run_status_command,
         continue_command,

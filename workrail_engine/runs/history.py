@@ -21,6 +21,7 @@ from ..answers.store import ANSWER_NAMES, confirmations_of, refusal_of
 from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
 from ..sessions.store import SESSION_TABLES, read_lineage
+from .fork import FORKED_FROM
 from .journal import JOURNAL_TABLES
 from .resolve import database_url, store_home
 from .run_results import ACTIVE, executable_steps
@@ -372,6 +373,19 @@ class RunHistory:
             "steps_total": len(executable_steps(workflow)),
             "waiting": state.get("waiting") if kind == "waiting" else None,
             "sampling": self._model_usage(run_id),
+            **self._lineage(run_id, run),
+        }
+
+    def _lineage(self, run_id: str, run: Mapping[str, Any]) -> dict[str, Any]:
+        """Where a run was forked from (None) and its forks, oldest first (`RunService.fork`)."""
+        parent = run.get(FORKED_FROM)
+        forks = self._query(
+            "SELECT run_id, from_step FROM {run_forks} WHERE parent_id = ? ORDER BY forked_at",
+            [run_id],
+        )
+        return {
+            "forked_from": {"run_id": parent["run_id"], "step": parent["step"]} if parent else None,
+            "forks": [{"run_id": fork_id, "step": step} for fork_id, step in forks],
         }
 
     def _people_and_model(

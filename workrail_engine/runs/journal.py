@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -40,6 +41,7 @@ StatusRead = Callable[[], str | None]
 JOURNAL_TABLES = {
     "journal": ("workrail_journal", "workrail.journal"),
     "members": ("", "workrail.members"),
+    "run_forks": ("workrail_forks", "workrail.forks"),
 }
 # One row per attempt; the step's result rides on the row of its last attempt (attempt 0 for a
 # step that has none: skipped, or answered by the agent), so a step costs one INSERT.
@@ -47,10 +49,19 @@ _COLUMNS = (
     "run_id TEXT NOT NULL, step_key TEXT NOT NULL, attempt INTEGER NOT NULL,"
     " outcome TEXT, result TEXT, UNIQUE (run_id, step_key, attempt)"
 )
+# A fork (fork.py): its parent, the step it was forked from, how many of the parent's results it
+# keeps and how many journal rows that copied. A table of its own, created where missing: a store
+# of an earlier version gains it in place.
+_FORK_COLUMNS = (
+    "run_id TEXT PRIMARY KEY, parent_id TEXT NOT NULL, from_step TEXT NOT NULL,"
+    " kept INTEGER NOT NULL, rows_copied INTEGER NOT NULL, forked_at REAL NOT NULL"
+)
 _SQLITE_TABLES = (
     # INTEGER PRIMARY KEY, not AUTOINCREMENT: rows are never deleted, so rowids only grow, and
     # AUTOINCREMENT's extra bookkeeping row costs a third of each commit.
     f"CREATE TABLE IF NOT EXISTS workrail_journal (position INTEGER PRIMARY KEY, {_COLUMNS})",
+    f"CREATE TABLE IF NOT EXISTS workrail_forks ({_FORK_COLUMNS})",
+    "CREATE INDEX IF NOT EXISTS workrail_forks_parent ON workrail_forks (parent_id)",
 )
 _POSTGRES_TABLES = (
     "CREATE SCHEMA IF NOT EXISTS workrail",
@@ -65,6 +76,8 @@ _POSTGRES_TABLES = (
     " WHERE state = 'queued'",
     "CREATE INDEX IF NOT EXISTS members_claimed ON workrail.members (executor_id)"
     " WHERE state = 'claimed'",
+    f"CREATE TABLE IF NOT EXISTS workrail.forks ({_FORK_COLUMNS})",
+    "CREATE INDEX IF NOT EXISTS forks_parent ON workrail.forks (parent_id)",
 )
 # The channels of the member queue: a member queued (payload: how many), a member ended.
 MEMBERS_QUEUED = "workrail_members"
@@ -89,6 +102,14 @@ RELEASE_CLAIMS = (
 _UPSERT = (
     "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (run_id, step_key, attempt) DO UPDATE SET outcome = excluded.outcome, result = excluded.result"
+)
+# Every row of the steps whose results are the first ``kept`` of the parent's, copied to the fork
+# in the order they were written (their positions then come before any row of the fork's own).
+_COPY_KEPT = (
+    "INSERT INTO {journal} (run_id, step_key, attempt, outcome, result)"
+    " SELECT ?, step_key, attempt, outcome, result FROM {journal} WHERE run_id = ? AND step_key IN"
+    " (SELECT step_key FROM {journal} WHERE run_id = ? AND result IS NOT NULL"
+    " ORDER BY position LIMIT ?) ORDER BY position"
 )
 # Postgres: a step's result (with its last attempt's outcome) and the run's status read right
 # after, in one statement.
@@ -318,6 +339,48 @@ class Journal(SqlStore):
             (run_id,),
         )
         return [json.loads(result) for (result,) in rows]
+
+    # --- forks (fork.py) -----------------------------------------------------------------------
+
+    def keep(self, run_id: str, parent_id: str, from_step: str, kept: int) -> list[dict[str, Any]]:
+        """Give the fork ``run_id`` the journal rows of the parent's first ``kept`` results, and
+        record where it was forked from, in one transaction (once: a replay of the fork finds its
+        row and copies nothing). Returns the fork's kept results, in order."""
+
+        def copy(run: Callable[[str, tuple[Any, ...]], Any]) -> None:
+            if run("SELECT 1 FROM {run_forks} WHERE run_id = ?", (run_id,)).fetchall():
+                return
+            copied = run(_COPY_KEPT, (run_id, parent_id, parent_id, kept)).rowcount
+            run(
+                "INSERT INTO {run_forks} (run_id, parent_id, from_step, kept, rows_copied, forked_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, parent_id, from_step, kept, copied, time.time()),
+            )
+
+        self._atomically(copy)
+        rows = self._read(
+            "SELECT result FROM {journal} WHERE run_id = ? AND result IS NOT NULL"
+            " ORDER BY position LIMIT ?",
+            (run_id, kept),
+        )
+        return [json.loads(result) for (result,) in rows]
+
+    def forks_of(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """The forks of each of ``run_ids`` (oldest first): ``{run_id, step, kept, rows_copied}``."""
+        if not run_ids:
+            return {}
+        marks = ", ".join("?" * len(run_ids))
+        rows = self._read(
+            "SELECT parent_id, run_id, from_step, kept, rows_copied FROM {run_forks}"
+            f" WHERE parent_id IN ({marks}) ORDER BY forked_at",
+            tuple(run_ids),
+        )
+        found: dict[str, list[dict[str, Any]]] = {}
+        for parent_id, run_id, step, kept, copied in rows:
+            found.setdefault(parent_id, []).append(
+                {"run_id": run_id, "step": step, "kept": kept, "rows_copied": copied}
+            )
+        return found
 
     def statuses(self, run_ids: list[str]) -> dict[str, str]:
         """DBOS's status of each run (read from its table: one indexed query, no ORM)."""

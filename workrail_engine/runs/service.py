@@ -33,6 +33,7 @@ from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolat
 from ..result_shapes import BlockedFields, Cancelled, RunResult, RunSummary
 from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliver_recorded_answers
 from .commands import AttemptSettings
+from .fork import FORKED_FROM, fork_point, forked_from_input
 from .params import check_parameters
 from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
 from .resolve import database_url, store_home
@@ -207,6 +208,25 @@ class RunService:
 
     def run(self, workflow: dict[str, Any], parameters: Any, options: RunOptions) -> str:
         values = self.prepare(workflow, parameters, options)
+        timeout = options.timeout or workflow.get("timeoutSeconds")
+        # The run's input is stored: a parameter or a context value holding a secret's value is
+        # stored (and seen by the steps) masked, as everything else of the run.
+        masks = masks_of(workflow)
+        return self._start(
+            workflow,
+            {
+                "workflow": workflow,
+                "parameters": masks.mask(values),
+                "context": masks.mask(options.context),
+                "deadline": time.time() + timeout if timeout else None,
+                "parallel_limit": options.parallel_limit,
+                "started_at": time.time(),
+            },
+        )
+
+    def _start(self, workflow: dict[str, Any], run: dict[str, Any]) -> str:
+        """Start a run of ``workflow`` with the input ``run``, once commands and the sandbox are
+        allowed; returns its id."""
         if has_commands(workflow) and not self.settings.allow_commands:
             raise SecurityViolation(
                 "this workflow has command steps, and command execution is off: start the server "
@@ -217,23 +237,78 @@ class RunService:
         if sandbox_wanted(workflow) or self.settings.sandbox:
             check_sandbox()
         runtime = self._runtime()
-        timeout = options.timeout or workflow.get("timeoutSeconds")
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
-        # The run's input is stored: a parameter or a context value holding a secret's value is
-        # stored (and seen by the steps) masked, as everything else of the run.
-        masks = masks_of(workflow)
-        runtime.start_run(
-            run_id,
-            {
-                "workflow": workflow,
-                "parameters": masks.mask(values),
-                "context": masks.mask(options.context),
-                "deadline": time.time() + timeout if timeout else None,
-                "parallel_limit": options.parallel_limit,
-                "started_at": time.time(),
-            },
-        )
+        runtime.start_run(run_id, run)
         return run_id
+
+    def fork(
+        self,
+        run_id: str,
+        from_step: str,
+        parameters: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Start a new run of ``run_id``'s workflow that keeps the results the run recorded before
+        ``from_step`` (a step key as in ``step_results``, ``test[2]`` in a loop, or a step id: its
+        first result) — no command of those runs again, no agent is asked again — and runs from
+        that step on with ``parameters`` changed (merged over the run's, checked against the
+        workflow's schema) and ``context`` variables added or changed. Returns the new run's id.
+
+        The run may be a fork itself, and still running. Its timeout (as a duration) and parallel
+        limit carry over; secrets are read from the environment as each step starts, as in any
+        run. Unknown run: `RunNotFound`; a step the run has no result for (and does not wait on):
+        `InvalidParams`, whose ``steps`` lists those it has."""
+        if self.sessions.store.get(run_id) is not None:
+            raise InvalidParams(
+                f"{run_id} is a session: fork a session by continuing from an earlier step's "
+                "token; `fork` forks runs",
+                details="run_id",
+            )
+        stored = self._stored(run_id)
+        parent = stored.run
+        results = self._runtime().step_results(run_id)
+        waiting = stored.state.get("waiting") if stored.state["status"] == "waiting" else None
+        point = fork_point(results, waiting["step_key"] if waiting else None, from_step)
+        workflow = stored.workflow
+        values = self.prepare(workflow, {**stored.parameters, **(parameters or {})}, RunOptions())
+        masks = masks_of(workflow)
+        kept = results[: point.kept]
+        answers = self._kept_answers(run_id, parent, kept)
+        deadline, started = parent.get("deadline"), parent.get("started_at") or time.time()
+        run = {
+            "workflow": workflow,
+            "parameters": masks.mask(values),
+            "context": parent.get("context") or {},
+            "deadline": time.time() + (deadline - started) if deadline else None,
+            "parallel_limit": parent.get("parallel_limit"),
+            "started_at": time.time(),
+            FORKED_FROM: forked_from_input(
+                run_id,
+                parent,
+                point,
+                masks.mask(values),
+                masks.mask(dict(context or {})),
+                answers,
+            ),
+        }
+        return self._start(workflow, run)
+
+    def _kept_answers(
+        self, run_id: str, parent: Mapping[str, Any], kept: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """What the agent sent with each kept prompt step's answer (its context changes and
+        artifacts: the fork's walk takes them as the parent's did), by step key: the answers
+        given to the run, and those it kept itself when it is a fork."""
+        keys = {r["step_name"] for r in kept}
+        inherited = (parent.get(FORKED_FROM) or {}).get("answers") or {}
+        answers = {key: message for key, message in inherited.items() if key in keys}
+        for answer in self.sessions.store.answers(run_id):
+            message = (answer.response or {}).get(MESSAGE)
+            if answer.step_key in keys and isinstance(message, dict):
+                answers[answer.step_key] = {
+                    k: message[k] for k in ("context", "artifacts") if message.get(k)
+                }
+        return answers
 
     # --- reading -------------------------------------------------------------------------
 
@@ -261,6 +336,9 @@ class RunService:
         stored = _snapshot(
             status, cached.input, runtime.events(run_id), runtime.step_results(run_id)
         )
+        forks = runtime.journal.forks_of([run_id]).get(run_id)
+        if forks:
+            stored.state["forks"] = [{"run_id": f["run_id"], "step": f["step"]} for f in forks]
         if not cached.prompted:
             return stored  # commands only: no answers, confirmations or model calls to read
         snap = stored.state
@@ -307,10 +385,15 @@ class RunService:
         answered = self.sessions.store.answered_keys(
             [run["workflow_id"] for run, waiting_on in summaries if waiting_on]
         )
+        forks = runtime.journal.forks_of([run["workflow_id"] for run, _ in summaries])
         runs = []
         for run, waiting_on in summaries:
             if (run["workflow_id"], waiting_on) in answered:
                 run["status"] = "running"
+            if run["workflow_id"] in forks:
+                run["forks"] = [
+                    {"run_id": f["run_id"], "step": f["step"]} for f in forks[run["workflow_id"]]
+                ]
             runs.append(run)
         runs += self.sessions.list(limit=limit, active_only=running_only)
         runs.sort(key=lambda r: r["started_at"], reverse=True)
@@ -740,6 +823,7 @@ class _StoredRun:
     state: RunResult
     workflow: dict[str, Any]
     parameters: dict[str, Any]
+    run: dict[str, Any]  # its whole input
 
 
 def _snapshot(
@@ -766,7 +850,10 @@ def _snapshot(
     )
     if kind == "waiting" and state.get("waiting"):
         snap["waiting"] = state["waiting"]
-    return _StoredRun(snap, workflow, run.get("parameters") or {})
+    lineage = run.get(FORKED_FROM)
+    if lineage:
+        snap["forked_from"] = {"run_id": lineage["run_id"], "step": lineage["step"]}
+    return _StoredRun(snap, workflow, run.get("parameters") or {}, run)
 
 
 def _summary(status: Any, events: dict[str, Any]) -> tuple[RunSummary, str | None]:
@@ -780,6 +867,9 @@ def _summary(status: Any, events: dict[str, Any]) -> tuple[RunSummary, str | Non
         "status": kind,
         "started_at": (status.created_at or 0) / 1000,
     }
+    lineage = run.get(FORKED_FROM)
+    if lineage:
+        summary["forked_from"] = {"run_id": lineage["run_id"], "step": lineage["step"]}
     waiting_on = (
         state["waiting"].get("step_key") if kind == "waiting" and state.get("waiting") else None
     )

@@ -22,6 +22,7 @@ from ..serving.loop_rules import LoopRules
 from ..serving.step_guidance import step_guidance
 from ..serving.step_prompt import is_delegation, render_step
 from .commands import retry_policy
+from .fork import KeptPrefix
 from .run_results import step_result
 from .while_running import WhileRunning
 
@@ -175,10 +176,14 @@ class RunWalker:
         parallel_limit: int | None,
         masked_secrets: dict[str, str],
         while_running: WhileRunning | None = None,
+        kept: KeptPrefix | None = None,
     ) -> None:
         """``while_running``: where the walk queues the preparation of the step after the one it
-        is about to run (`Effects.prepare`, the step's plan), done while that one's process runs."""
+        is about to run (`Effects.prepare`, the step's plan), done while that one's process runs.
+        ``kept``: a fork's kept steps (fork.py): replayed, not run, until the walk reaches a step
+        it does not keep, where the fork's parameters and context take over."""
         self.workflow = workflow
+        self.kept = kept
         self.while_running = while_running
         self.plans: dict[int, StepPlan] = {}  # by id() of a step of ``workflow``: see `_plan`
         self.loop_rules: dict[int, LoopRules] = {}  # the same, for its loop steps
@@ -256,8 +261,41 @@ class RunWalker:
         and sequential steps get theirs here alike, so no iteration reads another's outcome."""
         return str(step["id"]) + "".join(f"[{i}]" for i in self.iterations)
 
+    def _reaching(self, key: str) -> None:
+        """A fork's walk reaches the step ``key``: past what it keeps, its values take over."""
+        if self.kept is None:
+            return
+        for switch in self.kept.due(key):
+            self.values["parameters"] = switch.parameters
+            self.values["context"].update(switch.context)
+
+    def _kept_result(self, key: str) -> dict[str, Any] | None:
+        """The result a fork keeps for the step ``key`` (None: the step is not kept)."""
+        return self.kept.results.get(key) if self.kept is not None else None
+
+    def _replay(self, step: dict[str, Any], kind: str, result: dict[str, Any]) -> None:
+        """A kept step, as it ended in the run forked from: nothing runs, nobody is asked."""
+        if kind == "prompt" or is_delegation(step):
+            self.asked = True
+            if self.kept is not None and result["status"] == "success":
+                self._answered(step, self.kept.answers.get(result["step_name"]) or {}, result)
+                return
+        elif kind == "command":
+            self.artifacts = []
+        self._finish(step, result)
+
     def _step(self, step: dict[str, Any]) -> None:
         key = self._key(step)
+        plan = self._plan(step)
+        kind = plan.kind
+        if kind not in ("parallel", "loop"):
+            # Before a kept step too: a fork of a fork takes its parent's values at the parent's
+            # fork point, inside what it keeps, for the loops and conditions after it.
+            self._reaching(key)
+            kept = self._kept_result(key)
+            if kept is not None:
+                self._replay(step, kind, kept)
+                return
         notes: list[str] = []
         if not self._holds(step, notes):
             reason = " ".join(["runCondition is false", *notes])
@@ -265,8 +303,6 @@ class RunWalker:
                 step, step_result(key, "skipped", None, 0.0, step_id=step["id"], reason=reason)
             )
             return
-        plan = self._plan(step)
-        kind = plan.kind
         if kind == "command":
             self._finish(
                 step, run_with_retries(self.effects, key, step, self.values, self.deadline, plan)
@@ -319,11 +355,10 @@ class RunWalker:
                 ),
             )
             return
-        self.values["context"].update(message.get("context") or {})
-        self.artifacts = list(message.get("artifacts") or [])
         self.effects.state({"status": "running"})
-        self._finish(
+        self._answered(
             step,
+            message,
             step_result(
                 key,
                 "success",
@@ -333,14 +368,30 @@ class RunWalker:
             ),
         )
 
+    def _answered(
+        self, step: dict[str, Any], message: Mapping[str, Any], result: dict[str, Any]
+    ) -> None:
+        self.values["context"].update(message.get("context") or {})
+        self.artifacts = list(message.get("artifacts") or [])
+        self._finish(step, result)
+
     def _parallel(self, group: dict[str, Any]) -> None:
-        members, prompts = [], []
+        members, prompts, kept_members = [], [], []
         for step in group.get("steps") or []:
+            key = self._key(step)
+            self._reaching(key)
+            kept = self._kept_result(key)
+            if kept is not None:  # a fork's: ended before the fork point
+                if step_kind(step) == "prompt":
+                    prompts.append(step)  # after the commands, as they were asked
+                else:
+                    kept_members.append((step, kept))
+                continue
             if not self._holds(step):
                 self._finish(
                     step,
                     step_result(
-                        self._key(step),
+                        key,
                         "skipped",
                         None,
                         0.0,
@@ -351,18 +402,27 @@ class RunWalker:
             elif step_kind(step) == "prompt":
                 prompts.append(step)  # the agent does one thing at a time
             else:
-                members.append((self._key(step), step, needed_values(step, self.values)))
+                members.append((key, step, needed_values(step, self.values)))
         limits = [n for n in (group.get("parallelLimit"), self.parallel_limit) if n]
         limit = min(limits) if limits else max(len(members), 1)
+        for step, result in kept_members:
+            self._finish(step, result)
         if members:
             for (_, step, _), result in zip(
                 members, self.effects.parallel(members, limit, self.deadline), strict=False
             ):
                 self._finish(step, result)
-            self.artifacts = []
+        if members or any(result["status"] != "skipped" for _, result in kept_members):
+            self.artifacts = []  # as when those members ran
         for step in prompts:
             if self.error is None:
-                self._prompt(step, self._key(step))
+                key = self._key(step)
+                self._reaching(key)
+                kept = self._kept_result(key)
+                if kept is not None:
+                    self._replay(step, "prompt", kept)
+                else:
+                    self._prompt(step, key)
 
     # --- loops -------------------------------------------------------------------------
 

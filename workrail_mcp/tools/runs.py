@@ -1,4 +1,4 @@
-"""The run tools: run_workflow, get_workflow_run, cancel_workflow, continue_workflow.
+"""The run tools: run_workflow, fork_workflow, get_workflow_run, cancel_workflow, continue_workflow.
 
 They are tools like the others (one registry: strict arguments, callable as direct methods and
 through ``tools/call`` with the same codes). Error policy, as for the other tools: an anticipated
@@ -222,6 +222,39 @@ def run_workflow(
     run_id = service.run(workflow, parameters, options)
     state = service.wait(run_id, wait_seconds, on_change=_on_change(report))
     return phrase_run(_with_model(env, state, sample, confirm, wait_seconds))
+
+
+def fork_workflow(
+    env: ToolEnv,
+    workflow_id: RunId,
+    from_step: Annotated[
+        str,
+        Field(
+            description="The step to run again from: a step key as in step_results "
+            '("test[2]" in a loop) or a step id (its first result).',
+            min_length=1,
+            max_length=200,
+        ),
+    ],
+    parameters: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="Parameters to change from that step on (merged over the run's, "
+            "checked against the workflow's parameters schema)."
+        ),
+    ] = None,
+    context: Annotated[
+        dict[str, Any] | None,
+        Field(description="Context variables to add or change from that step on."),
+    ] = None,
+    wait_seconds: WaitSeconds = 30,
+    *,
+    report: Progress | None = None,
+) -> RunResult:
+    service = _runs(env).service
+    with _explaining_run_ids(env):
+        fork_id = service.fork(workflow_id, from_step, parameters, context)
+    return phrase_run(service.wait(fork_id, wait_seconds, on_change=_on_change(report)))
 
 
 def _with_model(
@@ -479,6 +512,24 @@ SPECS = [
             "continue_workflow) or cancelled. Command steps need a server started with "
             "--allow-commands (else error -32007); dry_run is always allowed. Parameters failing "
             "the workflow's schema: -32602 with details."
+        ),
+    ),
+    ToolSpec(
+        fork_workflow,
+        name="fork_workflow",
+        title="Fork a run",
+        annotations=writes("Fork a run", destructive=True, idempotent=False),
+        reports_progress=True,
+        description=(
+            "Run a run again from one of its steps: a new run keeps the results of every step "
+            "that ended before that step (no command runs again, you are not asked again) and "
+            "runs from it on with the parameters and context changed as given. Pass {workflow_id "
+            "(the run id, wf-...), from_step (a step id or a step key of step_results, "
+            "e.g. test[2]), parameters?, context?, wait_seconds?}. Returns the new run's state "
+            "as run_workflow does, with forked_from {run_id, step}; get_workflow_run of a run "
+            "lists its forks. Command steps need a server started with --allow-commands (else "
+            "error -32007). Unknown run: -32008; a step the run has not reached: -32602 with "
+            "data.steps, the steps to choose from."
         ),
     ),
     ToolSpec(

@@ -53,3 +53,44 @@ LOOP_OUTPUTS = {
     for i, item in enumerate("xyz", 1)
     for name in ("left", "right")
 }
+
+
+LOG_LINE = "import sys; line = ' '.join(sys.argv[2:]); open(sys.argv[1], 'a').write(line + '\\n'); print(line)"
+
+
+def fork_flow(log: Path) -> dict:
+    """A run to fork: `first`, a `for` loop of 3 iterations whose body is a parallel group of
+    `left` and `right`, `last`, then `noted` when the context variable ``note`` is ``yes``. Each
+    step appends a line to ``log`` (`NAME ITERATION`; `last TAG` with the parameter ``tag``), so
+    what ran, and with which values, is read back from the file."""
+
+    def logging(step_id: str, *words: str, **extra) -> dict:
+        return command(step_id, [PY, "-c", LOG_LINE, str(log), step_id, *words], **extra)
+
+    return workflow(
+        logging("first"),
+        {
+            "id": "each",
+            "title": "each",
+            "type": "loop",
+            "loop": {"type": "for", "count": 3, "iterationVar": "i"},
+            "body": [
+                {
+                    "id": "pair",
+                    "title": "pair",
+                    "type": "parallel",
+                    "steps": [logging(name, "{{context.i}}") for name in ("left", "right")],
+                }
+            ],
+        },
+        logging("last", "{{parameters.tag}}"),
+        logging("noted", runCondition={"var": "note", "equals": "yes"}),
+        id="fork-flow",
+        parameters={"type": "object", "properties": {"tag": {"type": "string", "default": "a"}}},
+    )
+
+
+def fork_log_line(key: str) -> str:
+    """The line `fork_flow` logs for a step of the loop (``left[2]`` → ``left 2``)."""
+    name, _, iteration = key.partition("[")
+    return f"{name} {iteration.rstrip(']')}"

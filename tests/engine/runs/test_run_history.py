@@ -226,3 +226,16 @@ def test_sessions_are_listed_with_each_steps_notes(service, history):
     sessions.cancel(step.run_id)
     assert history.version(step.run_id) != before
     assert history.run(step.run_id)["status"] == "cancelled"
+
+
+def test_the_stores_name_maps_share_no_name():
+    """The history formats its queries with the journal's, the sessions' and the answers' table
+    names in one mapping: a key two of them used would silently point one's queries at the
+    other's table (the sessions' and the runs' fork tables once did)."""
+    from workrail_engine.answers.store import ANSWER_NAMES
+    from workrail_engine.runs.journal import JOURNAL_TABLES
+    from workrail_engine.sessions.store import SESSION_TABLES
+
+    maps = (JOURNAL_TABLES, SESSION_TABLES, ANSWER_NAMES)
+    keys = [key for names in maps for key in names]
+    assert len(keys) == len(set(keys))

@@ -26,6 +26,7 @@ from .. import run_logs
 from ..cancel_watch import CancelWatch
 from ..commands import AttemptSettings
 from ..executor_liveness import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
+from ..fork import FORKED_FROM, kept_prefix
 from ..journal import Journal, Recorded
 from ..run_status import CANCELLED, IN_FLIGHT
 from ..secrets import MaskingFilter
@@ -427,16 +428,28 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     runtime.progress.started(run_id)
     runtime.steps.open(run_id)  # a run recovered here (started elsewhere) has none yet
     while_running = WhileRunning()
+    parameters, kept = run["parameters"], None
+    forked_from = run.get(FORKED_FROM)
+    if forked_from:
+        # before the effects read what the journal holds: the kept rows are among it
+        kept = kept_prefix(
+            forked_from,
+            runtime.journal.keep(
+                run_id, forked_from["run_id"], forked_from["step"], forked_from["kept"]
+            ),
+        )
+        parameters = forked_from["parameters"]  # the parent's, up to the fork point
     effects = RunEffects(runtime, run_id, declared_secrets(workflow), while_running=while_running)
     walker = RunWalker(
         workflow,
-        run["parameters"],
+        parameters,
         run.get("context") or {},
         effects,
         deadline=run.get("deadline"),
         parallel_limit=run.get("parallel_limit"),
         masked_secrets={name: "***" for name in effects.secret_names},
         while_running=while_running,
+        kept=kept,
     )
     try:
         try:

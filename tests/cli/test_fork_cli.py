@@ -1,0 +1,98 @@
+"""`workrail fork RUN --from STEP` as a user types it, on SQLite and on a real PostgreSQL server.
+
+Every step of the forked workflow appends a line to a log file, so the file tells which commands
+ran again (none of those before the fork point) and with which values (the changed parameter and
+context from the fork point on)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_runs_cli import workrail
+from tests.engine.runs.runs_support import fork_flow, fork_log_line
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The run store the `workrail` processes share: SQLite under WORKRAIL_HOME, or Postgres."""
+    if request.param == "postgres":
+        monkeypatch.setenv("WORKRAIL_DATABASE_URL", request.getfixturevalue("postgres_url"))
+    return str(request.param)
+
+
+def _json(done) -> dict:
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def test_fork_from_a_parallel_member_in_a_loop_then_a_fork_of_the_fork(store, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    log = tmp_path / "log"
+    flow = project / "fork-flow.json"
+    flow.write_text(json.dumps(fork_flow(log)))
+    parent = _json(workrail(project, tmp_path, "run", str(flow), "--format", "json"))
+    keys = [r["step_name"] for r in parent["step_results"]]
+    assert parent["status"] == "success" and "right[2]" in keys, keys
+    log.write_text("")
+
+    fork = _json(
+        workrail(
+            project, tmp_path, "fork", parent["workflow_id"], "--from", "right[2]",
+            "--param", "tag=b", "--context", "note=yes", "--format", "json",
+        )
+    )  # fmt: skip
+    at = keys.index("right[2]")
+    assert fork["status"] == "success"
+    assert fork["forked_from"] == {"run_id": parent["workflow_id"], "step": "right[2]"}
+    # the results recorded before right[2] are kept as they were; nothing of them ran again
+    assert fork["step_results"][:at] == parent["step_results"][:at]
+    again = [k for k in keys[at:] if k not in ("last", "noted")]
+    assert sorted(log.read_text().splitlines()) == sorted(
+        [*(fork_log_line(k) for k in again), "last b", "noted"]
+    )
+
+    log.write_text("")
+    second = _json(
+        workrail(
+            project, tmp_path, "fork", fork["workflow_id"], "--from", "last",
+            "--param", "tag=c", "--format", "json",
+        )
+    )  # fmt: skip
+    # the first fork's context change (at right[2], inside what this one keeps) still holds
+    assert log.read_text().splitlines() == ["last c", "noted"]
+    assert second["forked_from"] == {"run_id": fork["workflow_id"], "step": "last"}
+
+    shown = workrail(project, tmp_path, "run-status", fork["workflow_id"])
+    assert shown.returncode == 0, shown.stderr
+    assert f"forked from {parent['workflow_id']} at right[2]" in shown.stdout
+    assert f"forks: {second['workflow_id']} (at last)" in shown.stdout
+    listed = workrail(project, tmp_path, "runs", "--format", "json")
+    by_id = {r["workflow_id"]: r for r in json.loads(listed.stdout)}
+    assert by_id[parent["workflow_id"]]["forks"] == [
+        {"run_id": fork["workflow_id"], "step": "right[2]"}
+    ]
+    assert by_id[second["workflow_id"]]["forked_from"]["run_id"] == fork["workflow_id"]
+
+
+def test_an_unknown_run_or_step_is_a_usage_error_naming_the_steps(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    flow = project / "fork-flow.json"
+    flow.write_text(json.dumps(fork_flow(tmp_path / "log")))
+    parent = _json(workrail(project, tmp_path, "run", str(flow), "--format", "json"))
+    unknown_step = workrail(project, tmp_path, "fork", parent["workflow_id"], "--from", "lats")
+    assert unknown_step.returncode == 2, unknown_step.stderr
+    assert "no step 'lats' to fork from" in unknown_step.stderr
+    listed = unknown_step.stderr.split("its steps, in the order they ran: ", 1)[1]
+    assert [k.strip() for k in " ".join(listed.split()).split(",")] == [
+        r["step_name"] for r in parent["step_results"]
+    ]
+    unknown_run = workrail(project, tmp_path, "fork", "wf-000000000000", "--from", "last")
+    assert unknown_run.returncode == 2, unknown_run.stderr
+    assert "wf-000000000000" in unknown_run.stderr
+    assert "started" not in unknown_step.stderr + unknown_run.stderr

@@ -1,0 +1,155 @@
+"""Forking a run: a new run that keeps what an earlier run recorded before one of its steps, and
+runs from that step on, its parameters and context changed as asked (docs/runs.md, "Fork").
+
+The fork's walk starts from the top, as a replay after a crash does, and takes each kept step's
+result as recorded (`KeptPrefix.results`: read from the journal rows copied from the parent, the
+only rows copied) and the agent's recorded answer to each kept prompt step (its context changes
+and artifacts), so no command runs again and nobody is asked again. Up to the fork point the walk
+sees the values the parent saw (its parameters, its context), so its loops and conditions decide
+as the parent's did; when it first reaches a step it does not keep, the new parameters and context
+take over (`KeptPrefix.due`).
+
+A fork of a fork keeps its parent's switches that fall inside what it keeps (each is a number of
+kept results, and what a fork keeps is always a prefix of its parent's results), so its walk
+replays the parent's own change of parameters at the parent's fork point.
+
+Secrets are never part of what is kept: a step reads them from the environment when it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidParams
+
+__all__ = [
+    "FORKED_FROM",
+    "ForkPoint",
+    "KeptPrefix",
+    "Switch",
+    "fork_point",
+    "forked_from_input",
+    "kept_prefix",
+]
+
+FORKED_FROM = "forked_from"  # the key of a fork's run input that says what it keeps
+
+
+@dataclass(frozen=True)
+class Switch:
+    """Values that take over when the walk first reaches a step outside the run's first ``kept``
+    results: the parameters (all of them) and context variables (added or changed)."""
+
+    kept: int
+    parameters: dict[str, Any]
+    context: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kept": self.kept, "parameters": self.parameters, "context": self.context}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Switch:
+        return cls(int(data["kept"]), dict(data["parameters"]), dict(data["context"]))
+
+
+class KeptPrefix:
+    """What a fork's walk keeps: its first results (by step key, in the order they were
+    recorded), the agent's answers to the kept prompt steps, and the switches still to come."""
+
+    def __init__(
+        self,
+        results: Sequence[dict[str, Any]],
+        switches: Sequence[Switch],
+        answers: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.results = {str(r["step_name"]): r for r in results}
+        self._position = {key: position for position, key in enumerate(self.results)}
+        self._switches = sorted(switches, key=lambda s: s.kept)
+        self.answers = dict(answers)
+
+    def due(self, key: str) -> list[Switch]:
+        """The switches that take over as the walk reaches the step ``key`` (oldest first); each
+        is handed out once."""
+        position = self._position.get(key)
+        due = []
+        while self._switches and (position is None or position >= self._switches[0].kept):
+            due.append(self._switches.pop(0))
+        return due
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """Where a fork starts in its parent: the step key, and how many of the parent's results
+    (in the order they were recorded) come before it."""
+
+    step_key: str
+    kept: int
+
+
+def fork_point(
+    results: Sequence[Mapping[str, Any]], waiting_key: str | None, step: str
+) -> ForkPoint:
+    """The fork point that ``step`` names in a run whose results are ``results``: a step key
+    (``build``, ``test[2]``) or a step id (its first result). A step the run waits on (no
+    result yet) keeps every result. Unknown: `InvalidParams` listing the step keys to choose from."""
+    keys = [str(r["step_name"]) for r in results]
+    if step in keys:
+        return ForkPoint(step, keys.index(step))
+    for position, result in enumerate(results):
+        if result.get("step_id") == step:
+            return ForkPoint(keys[position], position)
+    if waiting_key is not None and step in (waiting_key, waiting_key.split("[", 1)[0]):
+        return ForkPoint(waiting_key, len(keys))
+    valid = list(dict.fromkeys([*keys, *([waiting_key] if waiting_key else [])]))
+    raise InvalidParams(
+        f"the run has no step {step!r} to fork from; "
+        + (
+            f"its steps, in the order they ran: {', '.join(valid)}"
+            if valid
+            else "it has not reached any step yet"
+        ),
+        details="from_step",
+        stepId=step,
+        steps=valid,
+    )
+
+
+def forked_from_input(
+    parent_id: str,
+    parent: Mapping[str, Any],
+    point: ForkPoint,
+    parameters: dict[str, Any],
+    context: dict[str, Any],
+    answers: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The ``forked_from`` part of a fork's run input: the parent and step, how many results it
+    keeps, the values its walk starts with and the switches on the way (the parent's, when the
+    parent is a fork itself, then this fork's own: ``parameters``, the ``context`` changes)."""
+    inherited = parent.get(FORKED_FROM)
+    if inherited:
+        start = inherited["parameters"]
+        switches = [
+            Switch.from_json(s) for s in inherited["switches"] if int(s["kept"]) <= point.kept
+        ]
+    else:
+        start, switches = parent.get("parameters") or {}, []
+    switches.append(Switch(point.kept, parameters, context))
+    return {
+        "run_id": parent_id,
+        "step": point.step_key,
+        "kept": point.kept,
+        "parameters": start,
+        "switches": [s.to_json() for s in switches],
+        "answers": dict(answers),
+    }
+
+
+def kept_prefix(forked_from: Mapping[str, Any], kept: Sequence[dict[str, Any]]) -> KeptPrefix:
+    """The walk's view of a fork's ``forked_from`` input, with the results its journal kept."""
+    return KeptPrefix(
+        kept,
+        [Switch.from_json(s) for s in forked_from["switches"]],
+        forked_from.get("answers") or {},
+    )
