@@ -115,7 +115,7 @@ def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
             f"session of {snap.get('workflow_name')} pinned at {session['workflow_hash'][:19]}"
             + (f"; goal: {session['goal']}" if session.get("goal") else "")
         )
-        for line in _lineage_lines(session):
+        for line in _lineage(session):
             click.echo(line)
     if snap.get("answered_step") and snap["status"] == "running":
         click.echo(
@@ -133,29 +133,22 @@ def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
         )
 
 
-<<<<<<< HEAD
-def _lineage_lines(session: Mapping[str, Any]) -> list[str]:
-    """Where a session was forked from and its forks (docs/sessions.md, Forking a session)."""
+def _lineage(record: Mapping[str, Any]) -> list[str]:
+    """Where a run or a session was forked from, and its forks, as lines (a session's name the
+    attempt of the step it branched at: docs/sessions.md, Forking a session; docs/runs.md, Fork)."""
+
+    def at(fork: Mapping[str, Any]) -> str:
+        if "step_attempt" in fork:
+            return f"step {fork['step_id']!r} (attempt {fork['step_attempt']})"
+        return str(fork["step"])
+
     lines = []
-    parent = session.get("forked_from")
-    if parent:
+    if record.get("forked_from"):
         lines.append(
-            f"forked from {parent['run_id']} at step {parent['step_id']!r} "
-            f"(attempt {parent['step_attempt']})"
+            f"forked from {record['forked_from']['run_id']} at {at(record['forked_from'])}"
         )
-    for fork in session.get("forks") or []:
-        lines.append(
-            f"fork: {fork['run_id']} from step {fork['step_id']!r} (attempt {fork['step_attempt']})"
-        )
-=======
-def _lineage(run: Mapping[str, Any]) -> list[str]:
-    """Where a run was forked from, and its forks, as lines."""
-    lines = []
-    if run.get("forked_from"):
-        lines.append(f"forked from {run['forked_from']['run_id']} at {run['forked_from']['step']}")
-    if run.get("forks"):
-        lines.append("forks: " + ", ".join(f"{f['run_id']} (at {f['step']})" for f in run["forks"]))
->>>>>>> fork-runs
+    if record.get("forks"):
+        lines.append("forks: " + ", ".join(f"{f['run_id']} at {at(f)}" for f in record["forks"]))
     return lines
 
 
