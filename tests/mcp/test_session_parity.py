@@ -68,13 +68,14 @@ LONG_FLOW = {
 
 PLAIN = {"id": "only", "title": "Only", "prompt": "Do it"}
 
-# a declared context: the first step asks for both variables, with their allowed values
+# a declared context: the first step asks for both variables, with their allowed values;
+# taskSize must be set, needsReview may be left out (its default)
 SIZED_FLOW = {
     "id": "sized-flow",
     "name": "Sized flow",
     "context": {
         "taskSize": {"type": "string", "enum": ["small", "large"], "description": "How big"},
-        "needsReview": {"type": "boolean"},
+        "needsReview": {"type": "boolean", "default": False},
     },
     "steps": [
         {
@@ -89,8 +90,9 @@ SIZED_FLOW = {
 SIZED_REQUEST = (
     "Set these context variables when you answer this step:\n"
     '- taskSize (How big): one of "small", "large"\n'
-    "- needsReview: true or false"
+    "- needsReview: true or false (false if you leave it out)"
 )
+TASK_SIZE_SCHEMA = SIZED_FLOW["context"]["taskSize"]  # type: ignore[index]
 
 # Each reference with what a start in the test's workspace finds (the package folder of the
 # project's workflows is the project).
@@ -319,12 +321,36 @@ async def test_a_step_with_sets_asks_for_its_variables_with_their_values(
 ):
     async with shared_servers.connected(*edition) as (client, _):
         started = await start(client, "sized-flow", tmp_path)
-        later = await answer(
-            client, started["continueToken"], notesMarkdown="Sized it: small, no review."
+        later = await call(
+            client,
+            "continue_workflow",
+            {
+                "continueToken": started["continueToken"],
+                "output": {"notesMarkdown": "Sized it: small, no review."},
+                "context": {"taskSize": "small"},  # needsReview left out: it has a default
+            },
         )
     assert "Size the task.\n\n" + SIZED_REQUEST + "\n" in started["pending"]["prompt"]
     assert later["pending"]["stepId"] == "work"
     assert "Set these context variables" not in later["pending"]["prompt"]
+
+
+PICKED_BY_TYPE = {"boolean": False, "string": "", "integer": 0}
+
+
+def filled(call_: dict[str, Any]) -> dict[str, Any]:
+    """The scripted agent's retry: the blocker's retryCall, each param of ``fill`` given a value
+    its schema allows — the enum's first, else one of its type (the agent picks; the engine
+    cannot)."""
+    params = json.loads(json.dumps(call_["params"]))
+    for path, schema in call_["fill"].items():
+        *parents, leaf = path.split(".")
+        target = params
+        for part in parents:
+            target = target[part]
+        assert str(target[leaf]).startswith("<"), target  # a placeholder, not a value
+        target[leaf] = schema["enum"][0] if "enum" in schema else PICKED_BY_TYPE[schema["type"]]
+    return params
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
@@ -335,18 +361,14 @@ async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allow
     async with shared_servers.connected(*edition) as (client, _):
         started = await start(client, "sized-flow", tmp_path)
         token = started["continueToken"]
-        wrong = {"taskSize": "huge", "needsReview": "yes"}
+        wrong = {"taskSize": "huge", "needsReview": "yes", "owner": "ana"}
         blocked = await call(
             client,
             "continue_workflow",
             {"continueToken": token, "output": notes, "context": wrong},
         )
-        right = {"taskSize": "small", "needsReview": False}
-        retried = await call(
-            client,
-            "continue_workflow",
-            {"continueToken": blocked["retryContinueToken"], "output": notes, "context": right},
-        )
+        retry_calls = [b["retryCall"] for b in blocked["blockers"]["blockers"]]
+        retried = await call(client, "continue_workflow", filled(retry_calls[0]))
     assert blocked["kind"] == "blocked"
     found = {(b["code"], b["message"], b["suggestedFix"]) for b in blocked["blockers"]["blockers"]}
     assert found == {
@@ -363,10 +385,62 @@ async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allow
             "Send context.needsReview as a JSON boolean.",
         ),
     }
+    # The retry holds what the engine knows: the token, the notes, the values that passed, and
+    # a placeholder for each refused one, with the schema its value must meet.
+    assert (
+        retry_calls[0]
+        == retry_calls[1]
+        == {
+            "tool": "continue_workflow",
+            "params": {
+                "continueToken": token,
+                "output": notes,
+                "context": {
+                    "taskSize": '<one of "small", "large">',
+                    "needsReview": "<a JSON boolean>",
+                    "owner": "ana",
+                },
+            },
+            "fill": {
+                "context.taskSize": TASK_SIZE_SCHEMA,
+                "context.needsReview": {"type": "boolean", "default": False},
+            },
+        }
+    )
     assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
 
 
-async def test_a_runs_answer_with_a_refused_context_value_is_blocked_with_the_allowed_values(
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_an_answer_leaving_out_a_variable_of_sets_is_blocked_with_the_call_to_complete(
+    shared_servers, tmp_path, edition
+):
+    notes = {"notesMarkdown": "Sized the task."}
+    async with shared_servers.connected(*edition) as (client, _):
+        started = await start(client, "sized-flow", tmp_path)
+        token = started["continueToken"]
+        blocked = await call(client, "continue_workflow", {"continueToken": token, "output": notes})
+        (blocker,) = blocked["blockers"]["blockers"]  # needsReview may be left out
+        retried = await call(client, "continue_workflow", filled(blocker["retryCall"]))
+    assert blocked["kind"] == "blocked" and blocked["retryContinueToken"] == token
+    assert {k: blocker[k] for k in ("code", "pointer", "message", "suggestedFix")} == {
+        "code": "MISSING_REQUIRED_OUTPUT",
+        "pointer": {"kind": "workflow_step", "stepId": "size"},
+        "message": "context.taskSize is not set: step 'size' asks the answer to set it",
+        "suggestedFix": 'Send context.taskSize as one of "small", "large".',
+    }
+    assert blocker["retryCall"] == {
+        "tool": "continue_workflow",
+        "params": {
+            "continueToken": token,
+            "output": notes,
+            "context": {"taskSize": '<one of "small", "large">'},
+        },
+        "fill": {"context.taskSize": TASK_SIZE_SCHEMA},
+    }
+    assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
+
+
+async def test_a_runs_answer_with_a_refused_or_missing_context_value_is_blocked_with_the_fix(
     shared_servers,
 ):
     async with shared_servers.connected() as (client, _):
@@ -374,16 +448,29 @@ async def test_a_runs_answer_with_a_refused_context_value_is_blocked_with_the_al
         answer_to = {"workflow_id": started["workflow_id"], "output": "Sized the task."}
         answer_to["step_key"] = started["waiting"]["step_key"]
         assert SIZED_REQUEST in started["waiting"]["step"]["prompt"]
-        blocked = await call(
+        refused = await call(
             client, "continue_workflow", {**answer_to, "context": {"taskSize": "Huge"}}
         )
-        accepted = await call(
-            client, "continue_workflow", {**answer_to, "context": {"taskSize": "large"}}
-        )
-    assert blocked["outcome"] == "blocked" and blocked["status"] == "waiting"
-    (blocker,) = blocked["blockers"]["blockers"]
-    assert blocker["suggestedFix"] == 'Send context.taskSize as one of "small", "large".'
+        missing = await call(client, "continue_workflow", answer_to)
+        (blocker,) = missing["blockers"]["blockers"]
+        accepted = await call(client, "continue_workflow", filled(blocker["retryCall"]))
+    assert refused["outcome"] == "blocked" and refused["status"] == "waiting"
+    (wrong,) = refused["blockers"]["blockers"]
+    assert wrong["code"] == "INVALID_REQUIRED_OUTPUT"
+    assert wrong["suggestedFix"] == 'Send context.taskSize as one of "small", "large".'
+    assert (
+        wrong["retryCall"]
+        == blocker["retryCall"]
+        == {
+            "tool": "continue_workflow",
+            "params": {**answer_to, "context": {"taskSize": '<one of "small", "large">'}},
+            "fill": {"context.taskSize": TASK_SIZE_SCHEMA},
+        }
+    )
+    assert blocker["code"] == "MISSING_REQUIRED_OUTPUT"
     assert accepted["outcome"] == "accepted" and accepted["waiting"]["step"]["id"] == "work"
+    # needsReview, left out, took its declared default
+    assert accepted["waiting"]["context"] == {"taskSize": "small", "needsReview": False}
 
 
 async def test_workflow_next_asks_for_the_variables_of_sets(shared_servers):

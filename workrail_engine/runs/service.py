@@ -28,6 +28,7 @@ from ..answers.record import (
 )
 from ..answers.store import Answer
 from ..answers.verdict import judge
+from ..definition.declared import with_context_defaults
 from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..result_shapes import BlockedFields, Cancelled, RunResult, RunSummary
@@ -500,7 +501,9 @@ class RunService:
         message: dict[str, Any] = {
             "step_key": key,
             "output": given.output,
-            "context": given.context,
+            "context": with_context_defaults(
+                stored.workflow, step, given.context, waiting.get("context", {})
+            ),
             "artifacts": given.artifacts,
         }
         if not given.artifacts:
