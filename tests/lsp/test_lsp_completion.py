@@ -186,3 +186,31 @@ async def test_declared_variables_and_their_values_where_they_are_read(session):
         DECLARED_HEAD + '    {"id": "b", "title": "B", "prompt": "Size: {{|"}\n  ]\n}\n',
     )
     assert "How big" in in_template["context.taskSize"].documentation.value
+
+
+async def test_declared_values_inside_an_in_list(session):
+    """The values of the variable that the comparison's `var` names, in each item of its `in`
+    list (JSON, and a YAML block list), and nothing of the kind in a list beside no `var`."""
+    in_list = await items_at(
+        session,
+        "declared-in.workflow.json",
+        DECLARED_HEAD
+        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "taskSize", "in": ["small", "|"]}}\n  ]\n}\n',
+    )
+    assert {"small", "large"} <= set(in_list)
+    assert in_list["large"].detail == "allowed value of taskSize"
+    assert in_list["large"].text_edit.new_text == '"large"'
+    in_yaml = await items_at(
+        session,
+        "declared-in.workflow.yaml",
+        "id: sized-flow\nname: Sized\ncontext:\n  taskSize: {type: string, enum: [small, large]}\n"
+        "steps:\n  - id: b\n    title: B\n    prompt: p\n    runCondition:\n      var: taskSize\n"
+        "      in:\n        - sm|\n",
+    )
+    assert in_yaml["large"].detail == "allowed value of taskSize"
+    beside_no_var = await items_at(
+        session,
+        "declared-reads-values.workflow.json",
+        DECLARED_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "reads": ["|"]}\n  ]\n}\n',
+    )
+    assert "large" not in beside_no_var
