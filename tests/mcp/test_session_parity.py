@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_hostile_files_cli import workrail
+from tests.context_answers import a_value_it_allows
 from tests.mcp.conftest import write_workflow
 from tests.mcp.upstream_agent import ANSWER_BOOK, GENERIC_NOTES
 from workrail_engine.evaluation.contracts import ASSESSMENT_KIND, CONTRACTS
@@ -335,9 +336,6 @@ async def test_a_step_with_sets_asks_for_its_variables_with_their_values(
     assert "Set these context variables" not in later["pending"]["prompt"]
 
 
-PICKED_BY_TYPE = {"boolean": False, "string": "", "integer": 0}
-
-
 def filled(call_: dict[str, Any]) -> dict[str, Any]:
     """The scripted agent's retry: the blocker's retryCall, each param of ``fill`` given a value
     its schema allows — the enum's first, else one of its type (the agent picks; the engine
@@ -349,7 +347,7 @@ def filled(call_: dict[str, Any]) -> dict[str, Any]:
         for part in parents:
             target = target[part]
         assert str(target[leaf]).startswith("<"), target  # a placeholder, not a value
-        target[leaf] = schema["enum"][0] if "enum" in schema else PICKED_BY_TYPE[schema["type"]]
+        target[leaf] = a_value_it_allows(schema)
     return params
 
 

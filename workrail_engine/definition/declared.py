@@ -81,17 +81,13 @@ def required_sets(workflow: Any, step: Mapping[str, Any]) -> dict[str, Mapping[s
     }
 
 
-def with_context_defaults(
-    workflow: Any,
-    step: Mapping[str, Any],
-    answer_context: Mapping[str, Any],
-    context_before: Mapping[str, Any],
-) -> dict[str, Any]:
-    """``answer_context`` plus the declared ``default`` of each variable of ``step``'s ``sets``
-    that the answer leaves out and that the context did not hold yet: what an accepted answer
-    adds to the context (a value set earlier is kept, as an unset parameter takes its default)."""
-    values = dict(answer_context)
-    for name, schema in _sets(workflow, step).items():
-        if name not in values and name not in context_before and "default" in schema:
+def with_context_defaults(workflow: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+    """``context`` plus the declared ``default`` of each variable of the workflow's ``context``
+    it does not hold: what a run, a session and the stateless next step start from, so that a
+    condition or a template reads an optional variable nobody set as its declared value (as a
+    parameter left out takes its ``default``)."""
+    values = dict(context)
+    for name, schema in (declared_context(workflow) or {}).items():
+        if name not in values and "default" in schema:
             values[name] = copy.deepcopy(schema["default"])
     return values

@@ -28,7 +28,6 @@ from ..answers.record import (
 )
 from ..answers.store import Answer
 from ..answers.verdict import judge
-from ..definition.declared import with_context_defaults
 from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..result_shapes import BlockedFields, Cancelled, RunResult, RunSummary
@@ -501,9 +500,7 @@ class RunService:
         message: dict[str, Any] = {
             "step_key": key,
             "output": given.output,
-            "context": with_context_defaults(
-                stored.workflow, step, given.context, waiting.get("context", {})
-            ),
+            "context": given.context,
             "artifacts": given.artifacts,
         }
         if not given.artifacts:

@@ -136,7 +136,26 @@ def _allowed(schema: Mapping[str, Any]) -> str:
     kind = schema.get("type")
     kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
     shown = " or ".join(_TYPE_WORDS.get(k, str(k)) for k in kinds)
+    if kinds == ["array"] and isinstance(schema.get("items"), Mapping):
+        item_kind = schema["items"].get("type")
+        if isinstance(item_kind, str) and item_kind in _TYPE_WORDS:
+            shown = f"a list of {item_kind}s"
+    if kinds in (["number"], ["integer"]):
+        shown += _bounds(schema)
     return f"{about}: {shown}{_unless_left_out(schema)}" if shown else about
+
+
+def _bounds(schema: Mapping[str, Any]) -> str:
+    """A number's declared ``minimum``/``maximum`` in words."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    numeric = (int, float)
+    if isinstance(low, numeric) and isinstance(high, numeric):
+        return f" from {low} to {high}"
+    if isinstance(low, numeric):
+        return f" of at least {low}"
+    if isinstance(high, numeric):
+        return f" of at most {high}"
+    return ""
 
 
 def _unless_left_out(schema: Mapping[str, Any]) -> str:

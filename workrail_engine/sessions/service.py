@@ -30,7 +30,6 @@ from ..answers.record import (
 )
 from ..answers.store import Answer, store_url
 from ..answers.verdict import judge
-from ..definition.declared import with_context_defaults
 from ..definition.steps import executable_steps, find_step
 from ..errors import RunNotFound
 from ..evaluation.step_checks import notes_required
@@ -334,9 +333,7 @@ class SessionService:
         pending = row.pending or {}
         step = find_step(definition, pending["step"]["id"], row.workflow_id)
         outputs = row.state.get("outputs") or {}
-        before = row.state["context"]
-        set_now = with_context_defaults(definition, step, given.context, before)
-        ctx = _with_outputs({**before, **set_now}, outputs)
+        ctx = _with_outputs({**row.state["context"], **given.context}, outputs)
         verdict = judge(
             self.store,
             run_id,

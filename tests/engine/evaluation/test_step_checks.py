@@ -57,10 +57,7 @@ def test_no_answer_context_checks_nothing_of_sets():
     assert check_answer(DECLARED, SETS_ALL, "notes", [], {}).valid
 
 
-def test_a_left_out_default_is_taken_only_when_the_context_had_no_value():
-    assert with_context_defaults(DECLARED, SETS_ALL, {"count": 1}, {}) == {
-        "count": 1,
-        "reviewer": "anyone",
-    }
-    assert with_context_defaults(DECLARED, SETS_ALL, {}, {"reviewer": "ana"}) == {}
-    assert with_context_defaults(DECLARED, {"id": "other"}, {}, {}) == {}
+def test_a_declared_default_fills_only_a_variable_the_context_does_not_hold():
+    assert with_context_defaults(DECLARED, {"count": 1}) == {"count": 1, "reviewer": "anyone"}
+    assert with_context_defaults(DECLARED, {"reviewer": "ana"}) == {"reviewer": "ana"}
+    assert with_context_defaults({}, {"x": 1}) == {"x": 1}
