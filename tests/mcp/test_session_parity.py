@@ -351,20 +351,30 @@ def filled(call_: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+SIZED_NOTES = {"notesMarkdown": "Sized the task."}
+
+
+async def sized_answer(
+    client: Any, tmp_path: Path, context: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """A sized-flow session started and its first step answered with ``context`` (None: none):
+    the continue token and the answer."""
+    started = await start(client, "sized-flow", tmp_path)
+    token = started["continueToken"]
+    answer = {"continueToken": token, "output": SIZED_NOTES}
+    if context is not None:
+        answer["context"] = context
+    return token, await call(client, "continue_workflow", answer)
+
+
 @pytest.mark.parametrize("edition", EDITIONS)
 async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allowed_values(
     shared_servers, tmp_path, edition
 ):
-    notes = {"notesMarkdown": "Sized the task."}
+    notes = SIZED_NOTES
     async with shared_servers.connected(*edition) as (client, _):
-        started = await start(client, "sized-flow", tmp_path)
-        token = started["continueToken"]
         wrong = {"taskSize": "huge", "needsReview": "yes", "owner": "ana"}
-        blocked = await call(
-            client,
-            "continue_workflow",
-            {"continueToken": token, "output": notes, "context": wrong},
-        )
+        token, blocked = await sized_answer(client, tmp_path, wrong)
         retry_calls = [b["retryCall"] for b in blocked["blockers"]["blockers"]]
         retried = await call(client, "continue_workflow", filled(retry_calls[0]))
     assert blocked["kind"] == "blocked"
@@ -412,11 +422,9 @@ async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allow
 async def test_an_answer_leaving_out_a_variable_of_sets_is_blocked_with_the_call_to_complete(
     shared_servers, tmp_path, edition
 ):
-    notes = {"notesMarkdown": "Sized the task."}
+    notes = SIZED_NOTES
     async with shared_servers.connected(*edition) as (client, _):
-        started = await start(client, "sized-flow", tmp_path)
-        token = started["continueToken"]
-        blocked = await call(client, "continue_workflow", {"continueToken": token, "output": notes})
+        token, blocked = await sized_answer(client, tmp_path, None)
         (blocker,) = blocked["blockers"]["blockers"]  # needsReview may be left out
         retried = await call(client, "continue_workflow", filled(blocker["retryCall"]))
     assert blocked["kind"] == "blocked" and blocked["retryContinueToken"] == token
@@ -475,6 +483,7 @@ async def test_workflow_next_asks_for_the_variables_of_sets(shared_servers):
     async with shared_servers.connected() as (client, _):
         served = await call(client, "workflow_next", {"workflowId": "sized-flow"})
     assert served["step"]["prompt"] == "Size the task.\n\n" + SIZED_REQUEST
+    assert served["context"]["needsReview"] is False  # its declared default, from the start
 
 
 def edition_of(edition: tuple[str, ...]) -> str:
