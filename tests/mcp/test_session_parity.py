@@ -14,6 +14,7 @@ from tests.cli.test_hostile_files_cli import workrail
 from tests.context_answers import a_value_it_allows
 from tests.mcp.conftest import write_workflow
 from tests.mcp.upstream_agent import ANSWER_BOOK, GENERIC_NOTES
+from workrail_engine.answers.blockers import MAX_FILL_CHARS
 from workrail_engine.evaluation.contracts import ASSESSMENT_KIND, CONTRACTS
 from workrail_engine.sessions.service import (
     NOTES_REQUIRED,
@@ -94,6 +95,14 @@ SIZED_REQUEST = (
     "- needsReview: true or false (false if you leave it out)"
 )
 TASK_SIZE_SCHEMA = SIZED_FLOW["context"]["taskSize"]  # type: ignore[index]
+# a declared enum far longer than a blocked answer repeats (`MAX_FILL_CHARS`)
+WIDE_ENUM = [f"region-{n:05d}-of-the-world" for n in range(3000)]
+WIDE_FLOW = {
+    "id": "wide-flow",
+    "name": "Wide flow",
+    "context": {"region": {"type": "string", "enum": WIDE_ENUM}},
+    "steps": [{"id": "pick", "title": "Pick", "prompt": "Pick a region.", "sets": ["region"]}],
+}
 
 # Each reference with what a start in the test's workspace finds (the package folder of the
 # project's workflows is the project).
@@ -128,6 +137,7 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_workflow(root / "workflows", LONG_FLOW)
     write_workflow(root / "workflows", REFERENCED_FLOW)
     write_workflow(root / "workflows", SIZED_FLOW)
+    write_workflow(root / "workflows", WIDE_FLOW)
     (root / "spec").mkdir()
     (root / "spec" / "rubric.md").write_text("# rubric")
     for name in WALKED_NAV:
@@ -444,6 +454,27 @@ async def test_an_answer_leaving_out_a_variable_of_sets_is_blocked_with_the_call
         "fill": {"context.taskSize": TASK_SIZE_SCHEMA},
     }
     assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
+
+
+async def test_a_huge_declared_enum_is_not_repeated_whole_in_each_retry(shared_servers, tmp_path):
+    async with shared_servers.connected() as (client, _):
+        started = await start(client, "wide-flow", tmp_path)
+        blocked = await call(
+            client,
+            "continue_workflow",
+            {"continueToken": started["continueToken"], "output": SIZED_NOTES},
+        )
+    (blocker,) = blocked["blockers"]["blockers"]
+    call_ = blocker["retryCall"]
+    placeholder = call_["params"]["context"]["region"]
+    assert len(placeholder) == MAX_FILL_CHARS and placeholder.endswith("…>")
+    assert placeholder.startswith(f'<one of "{WIDE_ENUM[0]}", "{WIDE_ENUM[1]}"')
+    assert call_["fill"]["context.region"] == {
+        "type": "string",
+        "$comment": "see the declaration of region in the workflow's context "
+        f"({len(json.dumps(WIDE_FLOW['context']['region'])):,} characters as JSON)",
+    }
+    assert len(json.dumps(blocked["blockers"])) < 3 * MAX_FILL_CHARS  # the prompt lists them all
 
 
 async def test_a_runs_answer_with_a_refused_or_missing_context_value_is_blocked_with_the_fix(

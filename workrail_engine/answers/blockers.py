@@ -52,6 +52,7 @@ __all__ = [
     "MAX_BLOCKERS",
     "MAX_BLOCKER_MESSAGE_CHARS",
     "MAX_BLOCKER_FIX_CHARS",
+    "MAX_FILL_CHARS",
     "RETRY_NOTES",
     "VALIDATION_CRITERIA_REF",
     "Blocked",
@@ -65,6 +66,9 @@ ASSESSMENT_CONTRACT_REF = "wr.contracts.assessment"  # and for a step's assessme
 MAX_BLOCKERS = 10  # upstream's bound on the blockers of one answer
 MAX_BLOCKER_MESSAGE_CHARS = 500  # each blocker's message (upstream: 512 bytes)
 MAX_BLOCKER_FIX_CHARS = 1000  # each blocker's suggestedFix (upstream: 1024 bytes)
+# A retry's placeholder for a context value, and the declared schema `fill` repeats for it (as
+# JSON): each blocker carries the retry, so a workflow's huge enum is not sent ten times over.
+MAX_FILL_CHARS = 2000
 # The notes a retry offers when the answer had none: the smallest a step asking notes takes.
 RETRY_NOTES = "Notes: what I did, what I found, and what I decided."
 _NO_METACHARACTERS = re.compile(r"[\w \-:,'\"#/]+")
@@ -295,14 +299,33 @@ def _to_fill(
     (what it must be, in words), and ``fill``: each placeholder's variable → its declared
     schema."""
     answer = passing or {"notes": notes, "artifacts": list(artifacts)}
-    placeholders = {
-        issue.name: f"<{context_wanted(issue.schema)}>" for issue in checked.context_issues
-    }
+    placeholders = {issue.name: _placeholder(issue.schema) for issue in checked.context_issues}
     return {
         **answer,
         "context": {**(answer_context or {}), **placeholders},
-        "fill": {issue.name: dict(issue.schema) for issue in checked.context_issues},
+        "fill": {
+            issue.name: _fill_schema(issue.name, issue.schema) for issue in checked.context_issues
+        },
     }
+
+
+def _placeholder(schema: Mapping[str, Any]) -> str:
+    """What the value must be, in words, between ``<`` and ``>`` (at most `MAX_FILL_CHARS`)."""
+    wanted = context_wanted(schema)
+    if len(wanted) + 2 > MAX_FILL_CHARS:
+        wanted = wanted[: MAX_FILL_CHARS - 3] + "…"
+    return f"<{wanted}>"
+
+
+def _fill_schema(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared schema, or — longer than `MAX_FILL_CHARS` as JSON — its type and where to
+    read it."""
+    text = _json(dict(schema))
+    if len(text) <= MAX_FILL_CHARS:
+        return dict(schema)
+    short = {"type": schema["type"]} if isinstance(schema.get("type"), str) else {}
+    note = f"the declaration of {name} in the workflow's context ({len(text):,} characters as JSON)"
+    return {**short, "$comment": f"see {note}"}
 
 
 def _is_kind(artifact: Any, kind: str) -> bool:
