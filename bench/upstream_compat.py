@@ -1,6 +1,6 @@
 """Measure: do the workflow files upstream WorkRail accepts pass here?
 
-    .venv/bin/python bench/upstream_compat.py --mirror DIR [--verbose] [--keep DIR]
+    .venv/bin/python bench/upstream_compat.py --mirror DIR [--verbose] [--findings] [--keep DIR]
 
 (DIR: `git clone --mirror https://github.com/EtienneBBeaulac/workrail`.)
 
@@ -17,7 +17,10 @@ to learn which ones upstream accepts, and then:
   accepted file there, except under `examples/` (examples are not served, as upstream does), must
   be listed (its path appears in the listing).
 
-Prints the figures per release and, with --verbose, each failing file with its first errors.
+Prints the figures per release and, with --verbose, each failing file with its first errors;
+with --findings, how many findings of each code (every severity) the accepted files get, and
+each finding of the dataflow and shell checks (WR207, WR307–WR309, WR410, WR411, WR502–WR504)
+with its file and message.
 Nothing is written into this repository: upstream files live only in the temporary directory
 (kept with --keep DIR). Needs the `test` extra (`jsonschema`). Exit status 1 when some accepted
 file fails either check. Results: docs/compatibility.md.
@@ -33,6 +36,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 
@@ -64,6 +68,11 @@ class ReleaseResult:
     failing: dict[Path, list[str]] = field(default_factory=dict)
     to_list: list[Path] = field(default_factory=list)
     unlisted: list[Path] = field(default_factory=list)
+    findings: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)  # every severity
+
+
+# The flow and context checks whose noise on upstream's files --findings lists one by one.
+FLOW_CODES = ("WR207", "WR307", "WR308", "WR309", "WR410", "WR411", "WR502", "WR503", "WR504")
 
 
 def _git(mirror: Path, *args: str) -> bytes:
@@ -123,8 +132,11 @@ def _isolated_env(home: Path) -> dict[str, str]:
     return env
 
 
-def validate(files: list[Path], env: dict[str, str], cwd: Path) -> dict[Path, list[str]]:
-    """Errors per file reported by `workrail validate` (files with none are left out)."""
+def validate(
+    files: list[Path], env: dict[str, str], cwd: Path, findings: list[tuple[Path, dict[str, Any]]]
+) -> dict[Path, list[str]]:
+    """Errors per file reported by `workrail validate` (files with none are left out); every
+    diagnostic, whatever its severity, is appended to ``findings``."""
     if not files:
         return {}
     proc = subprocess.run(
@@ -137,6 +149,7 @@ def validate(files: list[Path], env: dict[str, str], cwd: Path) -> dict[Path, li
     report = json.loads(proc.stdout)
     errors: dict[Path, list[str]] = {}
     for entry in report["files"]:
+        findings.extend((Path(entry["path"]), d) for d in entry["diagnostics"])
         found = [
             f"{d['code']} {d.get('pointer', '')}: {d['message']}"
             for d in entry["diagnostics"]
@@ -173,7 +186,9 @@ def measure(mirror: Path, release: Release, work: Path) -> ReleaseResult:
     # workflow in both, which one run would rightly report as a duplicate id (WR603).
     served = [p for p in result.accepted if p.is_relative_to(workflows_dir)]
     examples = [p for p in result.accepted if not p.is_relative_to(workflows_dir)]
-    result.failing = validate(served, env, empty_project) | validate(examples, env, empty_project)
+    result.failing = validate(served, env, empty_project, result.findings) | validate(
+        examples, env, empty_project, result.findings
+    )
     result.to_list = [
         p
         for p in result.accepted
@@ -204,6 +219,25 @@ def _print(results: list[ReleaseResult], verbose: bool) -> None:
             print(f"\n[{r.release.label}] not listed: {path}")
 
 
+def _print_findings(results: list[ReleaseResult]) -> None:
+    """Findings per code over every release's accepted files, then each flow finding."""
+    counts: dict[str, int] = {}
+    for r in results:
+        for _, d in r.findings:
+            key = f"{d['code']} {d['severity']}"
+            counts[key] = counts.get(key, 0) + 1
+    print(f"\nfindings on the {sum(len(r.accepted) for r in results)} accepted files:")
+    for key, count in sorted(counts.items()):
+        print(f"  {key:<16} {count:>4}")
+    for r in results:
+        for path, d in r.findings:
+            if d["code"] in FLOW_CODES:
+                where = f"{path.parent.name}/{path.name}"
+                print(
+                    f"[{r.release.label}] {where} {d['code']} {d.get('pointer', '')}: {d['message']}"
+                )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -211,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--verbose", action="store_true", help="print each failing file")
     parser.add_argument("--keep", type=Path, help="extract into DIR and keep it")
+    parser.add_argument(
+        "--findings", action="store_true", help="count every finding by code; list flow findings"
+    )
     args = parser.parse_args(argv)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -219,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="upstream-compat-") as work:
             results = [measure(args.mirror, r, Path(work)) for r in RELEASES]
     _print(results, args.verbose)
+    if args.findings:
+        _print_findings(results)
     return 0 if all(not r.failing and not r.unlisted for r in results) else 1
 
 

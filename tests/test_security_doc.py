@@ -162,6 +162,7 @@ EXPECTED = {
         f"{step_checks.MAX_SHOWN_VALUE_CHARS} characters of the value, "
         f"{step_checks.MAX_SHOWN_VALUE_CHARS * 2} of the reason"
     ),
+    "MAX_FILL_CHARS": f"{blockers.MAX_FILL_CHARS:,} characters each",
     "MAX_BLOCKERS": (
         f"{blockers.MAX_BLOCKERS} blockers, each message "
         f"{blockers.MAX_BLOCKER_MESSAGE_CHARS:,} characters, each suggestedFix "

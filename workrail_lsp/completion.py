@@ -15,6 +15,7 @@ from lsprotocol import types
 
 from workrail_engine.diagnostics import Span
 from workrail_engine.text.cursor import CursorContext
+from workrail_engine.text.tolerant_tree import Member
 
 from .documents import DocumentState
 from .schema_model import UNKNOWN, schema_model
@@ -223,7 +224,9 @@ def _values(
                 filter_text=_filter(name, quoted),
             )
     if key in ("equals", "not_equals") and context.container == "object":
-        _declared_values(builder, facts, context, quoted, yaml)
+        _declared_values(builder, facts, context.member("var"), quoted, yaml)
+    if len(path) > 1 and path[-2] == "in" and context.container == "array":
+        _declared_values(builder, facts, context.parent_member("var"), quoted, yaml)
     if key == "body" and context.container == "object":
         _step_ids(builder, facts, quoted, _own_id(context), yaml)
     for node in nodes:
@@ -256,10 +259,9 @@ def _values(
 
 
 def _declared_values(
-    builder: _Builder, facts: WorkflowFacts, context: CursorContext, quoted: bool, yaml: bool
+    builder: _Builder, facts: WorkflowFacts, var: Member | None, quoted: bool, yaml: bool
 ) -> None:
-    """The enum of the declared variable the comparison's `var` names."""
-    var = context.member("var")
+    """The enum of the declared variable the comparison's ``var`` member names."""
     name = var.node.value if var is not None and var.node is not None else None
     schema = facts.declared.get(name.removeprefix("context.")) if isinstance(name, str) else None
     for value in allowed_values(schema or {}):

@@ -85,13 +85,25 @@ def _session_output(retry: dict[str, Any]) -> dict[str, Any]:
     return output
 
 
+def _with_context(
+    call: dict[str, Any], params: dict[str, Any], retry: dict[str, Any] | None
+) -> dict[str, Any]:
+    """``call`` with the ``context`` of the engine's retry, when it has one, and ``fill``: the
+    params that hold a placeholder (``context.NAME``) → the JSON Schema their value must meet."""
+    if retry is None or retry.get("context") is None:
+        return call
+    params["context"] = retry["context"]
+    return {**call, "fill": {f"context.{name}": schema for name, schema in retry["fill"].items()}}
+
+
 def session_retry_call(continue_token: str, retry: dict[str, Any] | None) -> dict[str, Any]:
     """The session tools' call that sends the engine's ``retry`` answer (a blocked answer's): the
-    continue token, and the answer that passes the step's checks when one is known."""
+    continue token, and the answer that passes the step's checks when one is known (context
+    values to fill in ``fill``)."""
     params: dict[str, Any] = {"continueToken": continue_token}
-    if retry is not None:
+    if retry is not None and (retry.get("notes") or retry.get("artifacts")):
         params["output"] = _session_output(retry)
-    return {"tool": "continue_workflow", "params": params}
+    return _with_context({"tool": "continue_workflow", "params": params}, params, retry)
 
 
 def run_retry_call(run_id: str, step_key: Any, retry: dict[str, Any] | None) -> dict[str, Any]:
@@ -101,7 +113,7 @@ def run_retry_call(run_id: str, step_key: Any, retry: dict[str, Any] | None) -> 
         params["output"] = retry.get("notes") or ""
         if retry.get("artifacts"):
             params["artifacts"] = retry["artifacts"]
-    return {"tool": "continue_workflow", "params": params}
+    return _with_context({"tool": "continue_workflow", "params": params}, params, retry)
 
 
 def next_retry_call(

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.cli.test_runs_cli import workrail
+from tests.context_answers import REQUEST, names_asked
+from workrail_engine.catalog import bundled_directory
 from workrail_engine.cli.navigate import context_arguments, parse_completed, parse_context
 from workrail_engine.schema import load_schema
 
@@ -312,3 +316,38 @@ def test_an_identical_copy_of_a_workflow_is_not_reported_as_shadowing(
     assert f"workflow 'mr-review' from {copies / 'mr-review.json'} shadows" in result.stderr, (
         result.stderr
     )
+
+
+def _first_step_that_sets(workflow: dict[str, Any]) -> tuple[list[str], dict[str, Any]] | None:
+    """The steps before the first top-level step with `sets`, and that step."""
+    for index, step in enumerate(workflow["steps"]):
+        if step.get("sets"):
+            return [s["id"] for s in workflow["steps"][:index]], step
+    return None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(bundled_directory().glob("*.json")) if p.stem != "python-quality-gate"],
+    ids=lambda p: p.stem,
+)
+def test_each_bundled_workflow_asks_for_its_declared_context(tmp_path: Path, path: Path) -> None:
+    """`workrail next` (the real process) serves the first step that sets context variables
+    with the generated request: each variable, its description, its allowed values."""
+    workflow = json.loads(path.read_text(encoding="utf-8"))
+    found = _first_step_that_sets(workflow)
+    assert found is not None, path.stem
+    before, step = found
+    argv = ["next", "--format", "json", path.stem]
+    served = workrail(
+        tmp_path, tmp_path, *argv, *(["--completed", ",".join(before)] * bool(before))
+    )
+    assert served.returncode == 0, served.stderr
+    prompt = json.loads(served.stdout)["step"]["prompt"]
+    assert names_asked(prompt) == step["sets"]
+    lines = prompt.split(REQUEST, 1)[1].split("\n\n", 1)[0].splitlines()
+    for line, name in zip(lines, step["sets"], strict=True):
+        schema = workflow["context"][name]
+        assert f"({schema['description']})" in line, line
+        for value in schema.get("enum", []):
+            assert json.dumps(value) in line, line

@@ -94,6 +94,37 @@ def test_templates_reference_declared_names_and_earlier_steps(path):
         seen.add(site.id)
 
 
+LOOP_VARIABLE_KEYS = ("iterationVar", "itemVar", "indexVar")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_workflow_declares_the_context_it_reads_and_asks_for(path):
+    """Every context variable a condition, a loop's items or a template reads is declared with a
+    type and a description in our words, asked of the agent by a step's `sets`, and named in the
+    `reads` of a step; nothing is declared that no step sets."""
+    workflow = load(path)
+    declared = workflow["context"]
+    loop_variables = {value for key, value in _nodes(workflow) if key in LOOP_VARIABLE_KEYS}
+    read = {
+        condition["var"].split(".")[0]
+        for condition in _conditions([workflow])
+        if not condition["var"].startswith("parameters.")
+    }
+    read |= {value for key, value in _nodes(workflow) if key == "items" and isinstance(value, str)}
+    sets: set[str] = set()
+    reads: set[str] = set()
+    for site in walk_steps(workflow):
+        sets.update(site.step.get("sets", []))
+        reads.update(site.step.get("reads", []))
+        for text in _strings(site.step, skip=("steps", "body")):
+            read |= {ref.path[0] for ref in find_references(text) if ref.namespace == "context"}
+    read -= loop_variables
+    assert read <= set(declared), read - set(declared)
+    assert set(declared) == sets and read <= reads, (set(declared) ^ sets, read - reads)
+    for name, schema in declared.items():
+        assert schema["type"] and len(schema["description"]) > 20, name
+
+
 def _strings(value: Any, skip: tuple[str, ...] = ()) -> Iterator[str]:
     if isinstance(value, str):
         yield value

@@ -157,32 +157,63 @@ DECLARED_HEAD = """{
 """
 
 
+async def declared_items(session, name, step):
+    """Completion items in ``step`` (its JSON text, the cursor marked), the second step of a
+    workflow that declares `taskSize`."""
+    return await items_at(session, name, DECLARED_HEAD + f"    {step}\n  ]\n}}\n")
+
+
 async def test_declared_variables_and_their_values_where_they_are_read(session):
-    in_var = await items_at(
+    in_var = await declared_items(
         session,
         "declared-var.workflow.json",
-        DECLARED_HEAD
-        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "|"}}\n  ]\n}\n',
+        '{"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "|"}}',
     )
     assert in_var["taskSize"].detail == "declared context variable"
     assert 'Allowed values: `"small"`, `"large"`' in in_var["taskSize"].documentation.value
-    in_equals = await items_at(
+    in_equals = await declared_items(
         session,
         "declared-equals.workflow.json",
-        DECLARED_HEAD
-        + '    {"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "taskSize", "equals": "|"}}\n  ]\n}\n',
+        '{"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "taskSize", "equals": "|"}}',
     )
     assert {"small", "large"} <= set(in_equals)
     assert in_equals["large"].text_edit.new_text == '"large"'
-    in_reads = await items_at(
+    in_reads = await declared_items(
         session,
         "declared-reads.workflow.json",
-        DECLARED_HEAD + '    {"id": "b", "title": "B", "prompt": "p", "reads": ["|"]}\n  ]\n}\n',
+        '{"id": "b", "title": "B", "prompt": "p", "reads": ["|"]}',
     )
     assert set(in_reads) == {"taskSize"}
-    in_template = await items_at(
+    in_template = await declared_items(
         session,
         "declared-template.workflow.json",
-        DECLARED_HEAD + '    {"id": "b", "title": "B", "prompt": "Size: {{|"}\n  ]\n}\n',
+        '{"id": "b", "title": "B", "prompt": "Size: {{|"}',
     )
     assert "How big" in in_template["context.taskSize"].documentation.value
+
+
+async def test_declared_values_inside_an_in_list(session):
+    """The values of the variable that the comparison's `var` names, in each item of its `in`
+    list (JSON, and a YAML block list), and nothing of the kind in a list beside no `var`."""
+    in_list = await declared_items(
+        session,
+        "declared-in.workflow.json",
+        '{"id": "b", "title": "B", "prompt": "p", "runCondition": {"var": "taskSize", "in": ["small", "|"]}}',
+    )
+    assert {"small", "large"} <= set(in_list)
+    assert in_list["large"].detail == "allowed value of taskSize"
+    assert in_list["large"].text_edit.new_text == '"large"'
+    in_yaml = await items_at(
+        session,
+        "declared-in.workflow.yaml",
+        "id: sized-flow\nname: Sized\ncontext:\n  taskSize: {type: string, enum: [small, large]}\n"
+        "steps:\n  - id: b\n    title: B\n    prompt: p\n    runCondition:\n      var: taskSize\n"
+        "      in:\n        - sm|\n",
+    )
+    assert in_yaml["large"].detail == "allowed value of taskSize"
+    beside_no_var = await declared_items(
+        session,
+        "declared-reads-values.workflow.json",
+        '{"id": "b", "title": "B", "prompt": "p", "reads": ["|"]}',
+    )
+    assert "large" not in beside_no_var

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from tests.cli.test_hostile_files_cli import workrail
+from tests.context_answers import a_value_it_allows
 from tests.mcp.conftest import write_workflow
 from tests.mcp.upstream_agent import ANSWER_BOOK, GENERIC_NOTES
+from workrail_engine.answers.blockers import MAX_FILL_CHARS
 from workrail_engine.evaluation.contracts import ASSESSMENT_KIND, CONTRACTS
 from workrail_engine.sessions.service import (
     NOTES_REQUIRED,
@@ -68,13 +70,14 @@ LONG_FLOW = {
 
 PLAIN = {"id": "only", "title": "Only", "prompt": "Do it"}
 
-# a declared context: the first step asks for both variables, with their allowed values
+# a declared context: the first step asks for both variables, with their allowed values;
+# taskSize must be set, needsReview may be left out (its default)
 SIZED_FLOW = {
     "id": "sized-flow",
     "name": "Sized flow",
     "context": {
         "taskSize": {"type": "string", "enum": ["small", "large"], "description": "How big"},
-        "needsReview": {"type": "boolean"},
+        "needsReview": {"type": "boolean", "default": False},
     },
     "steps": [
         {
@@ -89,8 +92,17 @@ SIZED_FLOW = {
 SIZED_REQUEST = (
     "Set these context variables when you answer this step:\n"
     '- taskSize (How big): one of "small", "large"\n'
-    "- needsReview: true or false"
+    "- needsReview: true or false (false if you leave it out)"
 )
+TASK_SIZE_SCHEMA = SIZED_FLOW["context"]["taskSize"]  # type: ignore[index]
+# a declared enum far longer than a blocked answer repeats (`MAX_FILL_CHARS`)
+WIDE_ENUM = [f"region-{n:05d}-of-the-world" for n in range(3000)]
+WIDE_FLOW = {
+    "id": "wide-flow",
+    "name": "Wide flow",
+    "context": {"region": {"type": "string", "enum": WIDE_ENUM}},
+    "steps": [{"id": "pick", "title": "Pick", "prompt": "Pick a region.", "sets": ["region"]}],
+}
 
 # Each reference with what a start in the test's workspace finds (the package folder of the
 # project's workflows is the project).
@@ -125,6 +137,7 @@ def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_workflow(root / "workflows", LONG_FLOW)
     write_workflow(root / "workflows", REFERENCED_FLOW)
     write_workflow(root / "workflows", SIZED_FLOW)
+    write_workflow(root / "workflows", WIDE_FLOW)
     (root / "spec").mkdir()
     (root / "spec" / "rubric.md").write_text("# rubric")
     for name in WALKED_NAV:
@@ -319,34 +332,61 @@ async def test_a_step_with_sets_asks_for_its_variables_with_their_values(
 ):
     async with shared_servers.connected(*edition) as (client, _):
         started = await start(client, "sized-flow", tmp_path)
-        later = await answer(
-            client, started["continueToken"], notesMarkdown="Sized it: small, no review."
+        later = await call(
+            client,
+            "continue_workflow",
+            {
+                "continueToken": started["continueToken"],
+                "output": {"notesMarkdown": "Sized it: small, no review."},
+                "context": {"taskSize": "small"},  # needsReview left out: it has a default
+            },
         )
     assert "Size the task.\n\n" + SIZED_REQUEST + "\n" in started["pending"]["prompt"]
     assert later["pending"]["stepId"] == "work"
     assert "Set these context variables" not in later["pending"]["prompt"]
 
 
+def filled(call_: dict[str, Any]) -> dict[str, Any]:
+    """The scripted agent's retry: the blocker's retryCall, each param of ``fill`` given a value
+    its schema allows — the enum's first, else one of its type (the agent picks; the engine
+    cannot)."""
+    params = json.loads(json.dumps(call_["params"]))
+    for path, schema in call_["fill"].items():
+        *parents, leaf = path.split(".")
+        target = params
+        for part in parents:
+            target = target[part]
+        assert str(target[leaf]).startswith("<"), target  # a placeholder, not a value
+        target[leaf] = a_value_it_allows(schema)
+    return params
+
+
+SIZED_NOTES = {"notesMarkdown": "Sized the task."}
+
+
+async def sized_answer(
+    client: Any, tmp_path: Path, context: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """A sized-flow session started and its first step answered with ``context`` (None: none):
+    the continue token and the answer."""
+    started = await start(client, "sized-flow", tmp_path)
+    token = started["continueToken"]
+    answer = {"continueToken": token, "output": SIZED_NOTES}
+    if context is not None:
+        answer["context"] = context
+    return token, await call(client, "continue_workflow", answer)
+
+
 @pytest.mark.parametrize("edition", EDITIONS)
 async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allowed_values(
     shared_servers, tmp_path, edition
 ):
-    notes = {"notesMarkdown": "Sized the task."}
+    notes = SIZED_NOTES
     async with shared_servers.connected(*edition) as (client, _):
-        started = await start(client, "sized-flow", tmp_path)
-        token = started["continueToken"]
-        wrong = {"taskSize": "huge", "needsReview": "yes"}
-        blocked = await call(
-            client,
-            "continue_workflow",
-            {"continueToken": token, "output": notes, "context": wrong},
-        )
-        right = {"taskSize": "small", "needsReview": False}
-        retried = await call(
-            client,
-            "continue_workflow",
-            {"continueToken": blocked["retryContinueToken"], "output": notes, "context": right},
-        )
+        wrong = {"taskSize": "huge", "needsReview": "yes", "owner": "ana"}
+        token, blocked = await sized_answer(client, tmp_path, wrong)
+        retry_calls = [b["retryCall"] for b in blocked["blockers"]["blockers"]]
+        retried = await call(client, "continue_workflow", filled(retry_calls[0]))
     assert blocked["kind"] == "blocked"
     found = {(b["code"], b["message"], b["suggestedFix"]) for b in blocked["blockers"]["blockers"]}
     assert found == {
@@ -363,10 +403,81 @@ async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allow
             "Send context.needsReview as a JSON boolean.",
         ),
     }
+    # The retry holds what the engine knows: the token, the notes, the values that passed, and
+    # a placeholder for each refused one, with the schema its value must meet.
+    assert (
+        retry_calls[0]
+        == retry_calls[1]
+        == {
+            "tool": "continue_workflow",
+            "params": {
+                "continueToken": token,
+                "output": notes,
+                "context": {
+                    "taskSize": '<one of "small", "large">',
+                    "needsReview": "<a JSON boolean>",
+                    "owner": "ana",
+                },
+            },
+            "fill": {
+                "context.taskSize": TASK_SIZE_SCHEMA,
+                "context.needsReview": {"type": "boolean", "default": False},
+            },
+        }
+    )
     assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
 
 
-async def test_a_runs_answer_with_a_refused_context_value_is_blocked_with_the_allowed_values(
+@pytest.mark.parametrize("edition", EDITIONS)
+async def test_an_answer_leaving_out_a_variable_of_sets_is_blocked_with_the_call_to_complete(
+    shared_servers, tmp_path, edition
+):
+    notes = SIZED_NOTES
+    async with shared_servers.connected(*edition) as (client, _):
+        token, blocked = await sized_answer(client, tmp_path, None)
+        (blocker,) = blocked["blockers"]["blockers"]  # needsReview may be left out
+        retried = await call(client, "continue_workflow", filled(blocker["retryCall"]))
+    assert blocked["kind"] == "blocked" and blocked["retryContinueToken"] == token
+    assert {k: blocker[k] for k in ("code", "pointer", "message", "suggestedFix")} == {
+        "code": "MISSING_REQUIRED_OUTPUT",
+        "pointer": {"kind": "workflow_step", "stepId": "size"},
+        "message": "context.taskSize is not set: step 'size' asks the answer to set it",
+        "suggestedFix": 'Send context.taskSize as one of "small", "large".',
+    }
+    assert blocker["retryCall"] == {
+        "tool": "continue_workflow",
+        "params": {
+            "continueToken": token,
+            "output": notes,
+            "context": {"taskSize": '<one of "small", "large">'},
+        },
+        "fill": {"context.taskSize": TASK_SIZE_SCHEMA},
+    }
+    assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
+
+
+async def test_a_huge_declared_enum_is_not_repeated_whole_in_each_retry(shared_servers, tmp_path):
+    async with shared_servers.connected() as (client, _):
+        started = await start(client, "wide-flow", tmp_path)
+        blocked = await call(
+            client,
+            "continue_workflow",
+            {"continueToken": started["continueToken"], "output": SIZED_NOTES},
+        )
+    (blocker,) = blocked["blockers"]["blockers"]
+    call_ = blocker["retryCall"]
+    placeholder = call_["params"]["context"]["region"]
+    assert len(placeholder) == MAX_FILL_CHARS and placeholder.endswith("…>")
+    assert placeholder.startswith(f'<one of "{WIDE_ENUM[0]}", "{WIDE_ENUM[1]}"')
+    assert call_["fill"]["context.region"] == {
+        "type": "string",
+        "$comment": "see the declaration of region in the workflow's context "
+        f"({len(json.dumps(WIDE_FLOW['context']['region'])):,} characters as JSON)",
+    }
+    assert len(json.dumps(blocked["blockers"])) < 3 * MAX_FILL_CHARS  # the prompt lists them all
+
+
+async def test_a_runs_answer_with_a_refused_or_missing_context_value_is_blocked_with_the_fix(
     shared_servers,
 ):
     async with shared_servers.connected() as (client, _):
@@ -374,22 +485,36 @@ async def test_a_runs_answer_with_a_refused_context_value_is_blocked_with_the_al
         answer_to = {"workflow_id": started["workflow_id"], "output": "Sized the task."}
         answer_to["step_key"] = started["waiting"]["step_key"]
         assert SIZED_REQUEST in started["waiting"]["step"]["prompt"]
-        blocked = await call(
+        refused = await call(
             client, "continue_workflow", {**answer_to, "context": {"taskSize": "Huge"}}
         )
-        accepted = await call(
-            client, "continue_workflow", {**answer_to, "context": {"taskSize": "large"}}
-        )
-    assert blocked["outcome"] == "blocked" and blocked["status"] == "waiting"
-    (blocker,) = blocked["blockers"]["blockers"]
-    assert blocker["suggestedFix"] == 'Send context.taskSize as one of "small", "large".'
+        missing = await call(client, "continue_workflow", answer_to)
+        (blocker,) = missing["blockers"]["blockers"]
+        accepted = await call(client, "continue_workflow", filled(blocker["retryCall"]))
+    assert refused["outcome"] == "blocked" and refused["status"] == "waiting"
+    (wrong,) = refused["blockers"]["blockers"]
+    assert wrong["code"] == "INVALID_REQUIRED_OUTPUT"
+    assert wrong["suggestedFix"] == 'Send context.taskSize as one of "small", "large".'
+    assert (
+        wrong["retryCall"]
+        == blocker["retryCall"]
+        == {
+            "tool": "continue_workflow",
+            "params": {**answer_to, "context": {"taskSize": '<one of "small", "large">'}},
+            "fill": {"context.taskSize": TASK_SIZE_SCHEMA},
+        }
+    )
+    assert blocker["code"] == "MISSING_REQUIRED_OUTPUT"
     assert accepted["outcome"] == "accepted" and accepted["waiting"]["step"]["id"] == "work"
+    # needsReview, left out, took its declared default
+    assert accepted["waiting"]["context"] == {"taskSize": "small", "needsReview": False}
 
 
 async def test_workflow_next_asks_for_the_variables_of_sets(shared_servers):
     async with shared_servers.connected() as (client, _):
         served = await call(client, "workflow_next", {"workflowId": "sized-flow"})
     assert served["step"]["prompt"] == "Size the task.\n\n" + SIZED_REQUEST
+    assert served["context"]["needsReview"] is False  # its declared default, from the start
 
 
 def edition_of(edition: tuple[str, ...]) -> str:

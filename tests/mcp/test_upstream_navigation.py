@@ -20,6 +20,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client, StdioServerParameters
 
+from tests.context_answers import names_asked
 from tests.mcp.conftest import server_env
 from tests.mcp.shared_server import kept_open
 from workrail_engine.compile.refs import SNIPPETS
@@ -283,6 +284,15 @@ BUNDLED_CONTEXT = {
     "errorMessage": "timeout",
     "severity": "high",
     "targetBranch": "release/1",
+    # what the steps' `sets` ask besides (the bundled workflows' declared context)
+    "riskScore": 0.8,
+    "touchesSecurity": False,
+    "hasMigrations": True,
+    "reproducible": True,
+    "linesChanged": 900,
+    "riskLevel": "high",
+    "needsCommands": True,
+    "usesContext": True,
 }
 
 
@@ -372,6 +382,11 @@ async def walk_run(c: Client, workflow: str, context: dict) -> tuple[list[dict],
             "step_key": waiting["step_key"],  # as the guidance asks: the same text each step
             "output": "done",
             "wait_seconds": 30,
+            # the variables the prompt asks to set (its `sets`) that the walk's context has (an
+            # optional one it lacks, ai-task-implementation's taskScope, is left out)
+            "context": {
+                k: context[k] for k in names_asked(waiting["step"]["prompt"]) if k in context
+            },
         }
         artifacts = _handed(waiting["step"]["id"], visits, None)
         if artifacts is not None:

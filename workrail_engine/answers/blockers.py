@@ -20,12 +20,17 @@ upstream WorkRail 3.x's codes and pointers (one blocker per source, not per fail
 - a person's refusal: ``USER_ONLY_DEPENDENCY``, pointer ``{kind: workflow_step, stepId}``;
 - a context variable the answer set that its declaration in the workflow's ``context`` refuses:
   ``INVALID_REQUIRED_OUTPUT`` per variable, pointer ``{kind: workflow_step, stepId}`` (upstream's
-  closed set has no pointer to a context variable), the allowed values in ``suggestedFix``.
+  closed set has no pointer to a context variable), the allowed values in ``suggestedFix``; one
+  of the step's ``sets`` that must be set and is left out: ``MISSING_REQUIRED_OUTPUT``, the same.
 
 ``retry`` is the answer to send instead: the notes and artifacts given, changed as little as the
 checks ask (the missing word added, the contract's artifact, each assessment rated with an allowed
 level that fires no follow-up), and checked again here — it is offered only when it passes every
-check. The front ends phrase it as their tool's call; the engine names no tool.
+check. A value of a declared context variable cannot be picked for the agent: when one is wrong
+or missing, ``retry`` also holds ``context`` (the answer's values, each wrong or missing one a
+placeholder saying what it must be) and ``fill`` (each placeholder's variable → its declared
+schema): an answer to complete, not to send as it is. The front ends phrase it as their tool's
+call; the engine names no tool.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..evaluation.contracts import ASSESSMENT_KIND, CONTRACTS, step_assessments
-from ..evaluation.step_checks import AnswerCheck, check_answer, notes_required
+from ..evaluation.step_checks import AnswerCheck, check_answer, context_wanted, notes_required
 from ..limits import MAX_ANSWER_CHARS
 from .confirmation import REFUSAL_SUGGESTION, refusal_message
 
@@ -47,6 +52,7 @@ __all__ = [
     "MAX_BLOCKERS",
     "MAX_BLOCKER_MESSAGE_CHARS",
     "MAX_BLOCKER_FIX_CHARS",
+    "MAX_FILL_CHARS",
     "RETRY_NOTES",
     "VALIDATION_CRITERIA_REF",
     "Blocked",
@@ -60,6 +66,9 @@ ASSESSMENT_CONTRACT_REF = "wr.contracts.assessment"  # and for a step's assessme
 MAX_BLOCKERS = 10  # upstream's bound on the blockers of one answer
 MAX_BLOCKER_MESSAGE_CHARS = 500  # each blocker's message (upstream: 512 bytes)
 MAX_BLOCKER_FIX_CHARS = 1000  # each blocker's suggestedFix (upstream: 1024 bytes)
+# A retry's placeholder for a context value, and the declared schema `fill` repeats for it (as
+# JSON): each blocker carries the retry, so a workflow's huge enum is not sent ten times over.
+MAX_FILL_CHARS = 2000
 # The notes a retry offers when the answer had none: the smallest a step asking notes takes.
 RETRY_NOTES = "Notes: what I did, what I found, and what I decided."
 _NO_METACHARACTERS = re.compile(r"[\w \-:,'\"#/]+")
@@ -74,7 +83,9 @@ class Blocked:
     blockers: list[dict[str, Any]] = field(default_factory=list)
     validation: dict[str, list[str]] | None = None  # {issues, suggestions}
     assessment_followup: dict[str, str] | None = None  # {title, guidance}
-    retry: dict[str, Any] | None = None  # {notes, artifacts}: an answer that passes
+    # {notes, artifacts}: an answer that passes; with {context, fill} when a context value is
+    # wanted (placeholders to fill)
+    retry: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,9 +126,10 @@ def blocked_by_checks(
     context: Mapping[str, Any],
     *,
     require_notes: bool,
+    answer_context: Mapping[str, Any] | None = None,
 ) -> Blocked | None:
-    """What an answer (``notes``, ``artifacts``) that failed ``step``'s checks is sent back with;
-    None when it passed."""
+    """What an answer (``notes``, ``artifacts``, the context it sets: ``answer_context``) that
+    failed ``step``'s checks is sent back with; None when it passed."""
     if checked.valid:
         return None
     on_step = {"kind": "workflow_step", "stepId": str(step.get("id"))}
@@ -174,10 +186,12 @@ def blocked_by_checks(
         )
         fix = [f"Do the follow-up, then answer this step again: {hit['guidance']}"]
         blockers.append(_blocker("ASSESSMENT_FOLLOWUP_REQUIRED", pointer, message, fix))
-    for refused, allowed in checked.context_issues:
-        blockers.append(_blocker("INVALID_REQUIRED_OUTPUT", on_step, refused, [allowed]))
-        invalid.append(refused)
-        fixes.append(allowed)
+    for issue in checked.context_issues:
+        code = "MISSING_REQUIRED_OUTPUT" if issue.missing else "INVALID_REQUIRED_OUTPUT"
+        blockers.append(_blocker(code, on_step, issue.message, [issue.fix]))
+        if not issue.missing:  # as for an artifact: `validation` is about a value sent
+            invalid.append(issue.message)
+            fixes.append(issue.fix)
     blockers.sort(key=_sort_key)
     first_hit = handed.followup_hits[0] if handed.followup_hits else None
     return Blocked(
@@ -195,10 +209,15 @@ def blocked_by_checks(
         }
         if first_hit
         else None,
-        # a context value cannot be guessed: the fix names the allowed ones, no retry is offered
-        None
-        if checked.context_issues
-        else _retry(definition, step, notes, artifacts, context, require_notes),
+        _retry(definition, step, notes, artifacts, context, require_notes)
+        if not checked.context_issues
+        else _to_fill(
+            checked,
+            _retry(definition, step, notes, artifacts, context, require_notes),
+            notes,
+            artifacts,
+            answer_context,
+        ),
     )
 
 
@@ -266,6 +285,47 @@ def _retry(
     ).valid:
         return None
     return {"notes": sent_notes, "artifacts": handed}
+
+
+def _to_fill(
+    checked: AnswerCheck,
+    passing: dict[str, Any] | None,
+    notes: str | None,
+    artifacts: Sequence[Any],
+    answer_context: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The answer to complete when context values are wrong or missing: the answer that passes
+    the other checks (else the one given), its context with a placeholder for each such value
+    (what it must be, in words), and ``fill``: each placeholder's variable → its declared
+    schema."""
+    answer = passing or {"notes": notes, "artifacts": list(artifacts)}
+    placeholders = {issue.name: _placeholder(issue.schema) for issue in checked.context_issues}
+    return {
+        **answer,
+        "context": {**(answer_context or {}), **placeholders},
+        "fill": {
+            issue.name: _fill_schema(issue.name, issue.schema) for issue in checked.context_issues
+        },
+    }
+
+
+def _placeholder(schema: Mapping[str, Any]) -> str:
+    """What the value must be, in words, between ``<`` and ``>`` (at most `MAX_FILL_CHARS`)."""
+    wanted = context_wanted(schema)
+    if len(wanted) + 2 > MAX_FILL_CHARS:
+        wanted = wanted[: MAX_FILL_CHARS - 3] + "…"
+    return f"<{wanted}>"
+
+
+def _fill_schema(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared schema, or — longer than `MAX_FILL_CHARS` as JSON — its type and where to
+    read it."""
+    text = _json(dict(schema))
+    if len(text) <= MAX_FILL_CHARS:
+        return dict(schema)
+    short = {"type": schema["type"]} if isinstance(schema.get("type"), str) else {}
+    note = f"the declaration of {name} in the workflow's context ({len(text):,} characters as JSON)"
+    return {**short, "$comment": f"see {note}"}
 
 
 def _is_kind(artifact: Any, kind: str) -> bool:

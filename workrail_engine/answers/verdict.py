@@ -69,6 +69,7 @@ def judge(
         answer.artifacts,
         context,
         require_notes=require_notes,
+        answer_context=answer.context,
     )
     if blocked is not None:
         return Verdict(blocked)

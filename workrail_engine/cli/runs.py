@@ -569,7 +569,8 @@ def continue_command(
 
 def _retry_line(run_id: str, blocked: Mapping[str, Any]) -> str | None:
     """The engine's retry (the answer that passes) as the command that sends it; the artifacts a
-    step wants are named, as `continue` sends text only."""
+    step wants are named, as `continue` sends text only, and so are the context values to fill
+    in (a placeholder each)."""
     retry = blocked.get("retry")
     if not isinstance(retry, dict) or retry.get("notes") is None:
         return None
@@ -577,13 +578,28 @@ def _retry_line(run_id: str, blocked: Mapping[str, Any]) -> str | None:
     key = (blocked.get("waiting") or {}).get("step_key")
     if key is not None:
         command += ["--step", str(key)]
-    line = "Send instead: " + shlex.join([*command, "--output", retry["notes"]])
+    command += ["--output", retry["notes"]]
+    for name, value in (retry.get("context") or {}).items():
+        command += ["--context", f"{name}={_context_text(value)}"]
+    line = "Send instead: " + shlex.join(command)
+    if retry.get("fill"):
+        line += "\n  replacing each <…> by a value it allows: " + ", ".join(retry["fill"])
     if retry.get("artifacts"):
         line += (
             "\n  with these artifacts, which `continue` does not send (the MCP tool "
             "continue_workflow does): " + json.dumps(retry["artifacts"], ensure_ascii=False)
         )
     return line
+
+
+def _context_text(value: Any) -> str:
+    """A context value as ``--context`` reads it back: text as it is unless it would read as
+    JSON (``"true"`` stays a string), anything else as JSON."""
+    from workrail_engine.cli.navigate import json_or_text
+
+    if isinstance(value, str) and json_or_text(value) == value:
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _print_candidates(found: dict[str, Any], fmt: str) -> None:

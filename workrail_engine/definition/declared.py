@@ -15,6 +15,8 @@ __all__ = [
     "declared_context",
     "declared_parameters",
     "declared_secrets",
+    "required_sets",
+    "with_context_defaults",
     "with_parameter_defaults",
 ]
 
@@ -59,3 +61,33 @@ def declared_context(workflow: Any) -> dict[str, Mapping[str, Any]] | None:
         for name, schema in declared.items()
         if isinstance(name, str)
     }
+
+
+def _sets(workflow: Any, step: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The declared variables of ``step``'s ``sets``, name to schema (undeclared names left out:
+    WR309 reports them)."""
+    declared = declared_context(workflow) or {}
+    names = step.get("sets")
+    if not isinstance(names, list):
+        return {}
+    return {name: declared[name] for name in names if isinstance(name, str) and name in declared}
+
+
+def required_sets(workflow: Any, step: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The variables an answer to ``step`` must set: those of its ``sets`` that the workflow
+    declares without a ``default`` (a ``default`` makes one optional)."""
+    return {
+        name: schema for name, schema in _sets(workflow, step).items() if "default" not in schema
+    }
+
+
+def with_context_defaults(workflow: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+    """``context`` plus the declared ``default`` of each variable of the workflow's ``context``
+    it does not hold: what a run, a session and the stateless next step start from, so that a
+    condition or a template reads an optional variable nobody set as its declared value (as a
+    parameter left out takes its ``default``)."""
+    values = dict(context)
+    for name, schema in (declared_context(workflow) or {}).items():
+        if name not in values and "default" in schema:
+            values[name] = copy.deepcopy(schema["default"])
+    return values

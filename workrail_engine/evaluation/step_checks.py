@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..definition.declared import declared_context
+from ..definition.declared import declared_context, required_sets
 from ..limits import MAX_ANSWER_CHARS
 from .contracts import ArtifactCheck, check_step_artifacts
 from .json_schemas import json_schema_problems, schema_errors
@@ -24,8 +24,11 @@ from .rules import validate_output
 __all__ = [
     "MAX_SHOWN_VALUE_CHARS",
     "AnswerCheck",
+    "ContextIssue",
     "check_answer",
     "context_problems",
+    "context_wanted",
+    "unset_context",
     "criteria_apply",
     "notes_required",
 ]
@@ -33,6 +36,18 @@ __all__ = [
 # a context value quoted in a blocked answer's message (twice that for the reason): enough to
 # recognise it, however long the value
 MAX_SHOWN_VALUE_CHARS = 80
+
+
+class ContextIssue(NamedTuple):
+    """A declared context variable an answer set to a value its schema refuses (``missing``
+    False) or left out though its step ``sets`` it (``missing`` True): what to say, what to send
+    instead, and the declared schema the value must meet."""
+
+    name: str
+    message: str
+    fix: str
+    schema: Mapping[str, Any]
+    missing: bool = False
 
 
 @dataclass
@@ -49,8 +64,8 @@ class AnswerCheck:
     criteria_issues: list[str] = field(default_factory=list)
     criteria_suggestions: list[str] = field(default_factory=list)
     artifacts: ArtifactCheck = field(default_factory=ArtifactCheck)
-    # (message, fix) per context variable the answer set against its declared schema
-    context_issues: list[tuple[str, str]] = field(default_factory=list)
+    # per declared context variable the answer set wrongly or left out (`ContextIssue`)
+    context_issues: list[ContextIssue] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -84,7 +99,9 @@ def check_answer(
 ) -> AnswerCheck:
     """``output`` (the text, or the notes of a session step) and ``artifacts`` checked against
     ``step``; ``context`` is what criteria conditions see, ``answer_context`` what the answer
-    sets (checked against the declared ``context``). ``require_notes``: an empty output is a
+    sets (checked against the declared ``context``, and for each variable of the step's ``sets``
+    that must be set; None: no answer's context to check, as for `workflow_validate`).
+    ``require_notes``: an empty output is a
     problem unless the step's notes are optional (sessions; a stateless check asks no notes)."""
     check = AnswerCheck()
     if output is not None and len(output) > MAX_ANSWER_CHARS:
@@ -120,24 +137,27 @@ def check_answer(
     check.followups += handed.followups
     check.problems += [{"kind": "artifacts", "message": m} for m in handed.issues]
     check.problems += [{"kind": "followup", "message": m} for m in handed.followups]
-    check.context_issues = context_problems(workflow, answer_context or {})
-    check.issues += [message for message, _ in check.context_issues]
-    check.suggestions += [fix for _, fix in check.context_issues]
-    check.problems += [{"kind": "context", "message": m} for m, _ in check.context_issues]
+    if answer_context is not None:
+        check.context_issues = context_problems(workflow, answer_context) + unset_context(
+            workflow, step, answer_context
+        )
+    check.issues += [issue.message for issue in check.context_issues]
+    check.suggestions += [issue.fix for issue in check.context_issues]
+    check.problems += [{"kind": "context", "message": i.message} for i in check.context_issues]
     return check
 
 
 def context_problems(
     workflow: Mapping[str, Any], answer_context: Mapping[str, Any]
-) -> list[tuple[str, str]]:
-    """(message, fix) for each variable of ``answer_context`` whose value its declared schema
+) -> list[ContextIssue]:
+    """A `ContextIssue` for each variable of ``answer_context`` whose value its declared schema
     refuses. Undeclared variables pass (a workflow declares what it checks, not all an agent may
     say), as do the variables of a workflow that declares none or a schema that cannot be
     compiled (`workrail validate` reports it)."""
     declared = declared_context(workflow)
     if not declared:
         return []
-    out: list[tuple[str, str]] = []
+    out: list[ContextIssue] = []
     for name, value in answer_context.items():
         schema = declared.get(name)
         if schema is None or json_schema_problems(dict(schema)):
@@ -153,11 +173,34 @@ def context_problems(
         )
         inside = "" if where == "the top level" else f" at {where}"
         message = f"context.{name} is {_shown(value)}, which its declaration refuses{inside}: {why}"
-        out.append((message, f"Send context.{name} as {_wanted(schema)}."))
+        out.append(ContextIssue(name, message, _send(name, schema), schema))
     return out
 
 
-def _wanted(schema: Mapping[str, Any]) -> str:
+def unset_context(
+    workflow: Mapping[str, Any], step: Mapping[str, Any], answer_context: Mapping[str, Any]
+) -> list[ContextIssue]:
+    """A `ContextIssue` for each variable of ``step``'s ``sets`` that must be set
+    (`required_sets`) and that ``answer_context`` leaves out."""
+    return [
+        ContextIssue(
+            name,
+            f"context.{name} is not set: step {step.get('id')!r} asks the answer to set it",
+            _send(name, schema),
+            schema,
+            missing=True,
+        )
+        for name, schema in required_sets(workflow, step).items()
+        if name not in answer_context
+    ]
+
+
+def _send(name: str, schema: Mapping[str, Any]) -> str:
+    return f"Send context.{name} as {context_wanted(schema)}."
+
+
+def context_wanted(schema: Mapping[str, Any]) -> str:
+    """What a value of a declared variable must be, in words: its ``enum``, else its ``type``."""
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
         return "one of " + ", ".join(_shown(value) for value in enum)

@@ -14,6 +14,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
+from ..definition.declared import with_context_defaults
 from ..definition.steps import step_kind
 from ..errors import EngineError
 from ..evaluation.conditions import evaluate
@@ -192,7 +193,7 @@ class RunWalker:
         self.parallel_limit = parallel_limit
         self.values: dict[str, Any] = {
             "parameters": parameters,
-            "context": dict(context),
+            "context": with_context_defaults(workflow, context),
             "steps": {},
             "secrets": masked_secrets,
         }

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..answers.blockers import blocked_by_artifacts
-from ..definition.declared import with_parameter_defaults
+from ..definition.declared import with_context_defaults, with_parameter_defaults
 from ..definition.steps import step_kind, walk_steps
 from ..errors import InvalidParams, InvalidRunState, InvalidWorkflow, StepNotFound, closest
 from ..evaluation.conditions import evaluate
@@ -85,7 +85,7 @@ def next_step(
     with backtracking_budget():
         plan = _plan_of(workflow)
         completed = _completed(completed_steps)
-        ctx = _with_parameter_defaults(workflow, _context(context))
+        ctx = with_context_defaults(workflow, _with_parameter_defaults(workflow, _context(context)))
         _check_known(plan, completed, current_step)
         blocked = _blocked(plan, completed, artifacts)
         if blocked is not None:

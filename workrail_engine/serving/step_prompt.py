@@ -112,8 +112,9 @@ def render_step(
 
 def context_request(workflow: Mapping[str, Any], step: Mapping[str, Any]) -> str:
     """The paragraph that asks the agent to set the step's ``sets``: each variable with its
-    description and its allowed values (the declared ``enum``, else its ``type``). Names the
-    workflow does not declare are listed bare (WR309 reports them)."""
+    description and its allowed values (the declared ``enum``, else its ``type``), and what
+    leaving out an optional one (a ``default``) means. Names the workflow does not declare are
+    listed bare (WR309 reports them)."""
     names = step.get("sets")
     if not isinstance(names, list) or not names:
         return ""
@@ -131,11 +132,37 @@ def _allowed(schema: Mapping[str, Any]) -> str:
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
         values = ", ".join(json.dumps(value, ensure_ascii=False) for value in enum)
-        return f"{about}: one of {values}"
+        return f"{about}: one of {values}{_unless_left_out(schema)}"
     kind = schema.get("type")
     kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
     shown = " or ".join(_TYPE_WORDS.get(k, str(k)) for k in kinds)
-    return f"{about}: {shown}" if shown else about
+    if kinds == ["array"] and isinstance(schema.get("items"), Mapping):
+        item_kind = schema["items"].get("type")
+        if isinstance(item_kind, str) and item_kind in _TYPE_WORDS:
+            shown = f"a list of {item_kind}s"
+    if kinds in (["number"], ["integer"]):
+        shown += _bounds(schema)
+    return f"{about}: {shown}{_unless_left_out(schema)}" if shown else about
+
+
+def _bounds(schema: Mapping[str, Any]) -> str:
+    """A number's declared ``minimum``/``maximum`` in words."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    numeric = (int, float)
+    if isinstance(low, numeric) and isinstance(high, numeric):
+        return f" from {low} to {high}"
+    if isinstance(low, numeric):
+        return f" of at least {low}"
+    if isinstance(high, numeric):
+        return f" of at most {high}"
+    return ""
+
+
+def _unless_left_out(schema: Mapping[str, Any]) -> str:
+    """A declared ``default`` makes the variable optional: say what leaving it out means."""
+    if "default" not in schema:
+        return ""
+    return f" ({json.dumps(schema['default'], ensure_ascii=False)} if you leave it out)"
 
 
 _TYPE_WORDS = {

@@ -24,7 +24,9 @@ class CursorContext:
     ``in_key`` is true where a property name goes. ``key`` is the member whose value the cursor
     is in (objects only). ``token`` is the span of the scalar under the cursor, ``token_text`` its
     text up to the cursor (quotes stripped), ``token_value`` the whole scalar decoded.
-    ``members`` are the members of the enclosing object as far as they can be read.
+    ``members`` are the members of the enclosing object as far as they can be read;
+    ``parent_members``, in an array that is a member's value, those of the object holding it
+    (the ``var`` beside an ``in`` list).
     """
 
     path: tuple[str | int, ...] = ()
@@ -36,6 +38,7 @@ class CursorContext:
     token_text: str = ""
     token_value: Any = None
     members: list[Member] = field(default_factory=list)
+    parent_members: list[Member] = field(default_factory=list)
     container_start: int | None = None
     index: int = 0  # in an array: the position of the item at the cursor
     indent: str = ""  # YAML: the indentation of the line being typed (for multi-line inserts)
@@ -51,6 +54,9 @@ class CursorContext:
 
     def member(self, key: str) -> Member | None:
         return next((m for m in self.members if m.key == key), None)
+
+    def parent_member(self, key: str) -> Member | None:
+        return next((m for m in self.parent_members if m.key == key), None)
 
     def partial_object(self) -> dict[str, Any]:
         """The enclosing object as far as it can be read; nested containers as empty stand-ins."""
@@ -90,6 +96,8 @@ def cursor_context(document: TolerantDocument, offset: int) -> CursorContext:
         context.members = container.members
         _object_cursor(document, context, container, offset)
     else:
+        if len(chain) > 1 and chain[-2][1].kind == "object":
+            context.parent_members = chain[-2][1].members
         _array_cursor(document, context, container, offset)
     return context
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.context_answers import context_asked
 from workrail_engine.answers.record import AnswerNotApplied
 from workrail_engine.catalog import Catalog, default_sources
 from workrail_engine.errors import RunNotFound
@@ -104,10 +105,13 @@ def test_a_session_walks_the_same_steps_and_prompts_as_the_stateless_navigator(
             break
         notes = f"done {stateless['step']['id']}"
         completed.append(stateless["step"]["id"])
-        context = stateless["context"]
+        asked = context_asked(workflow, stateless["step"]["id"])  # the step's `sets`
+        context = {**stateless["context"], **asked}
         for path in stateless["nextAction"].get("outputTo", []):
             outputs[path.split(".")[1]] = {"output": notes}
-        step = sessions.continue_session(step.continue_token, notes=notes, artifacts=loop_stop)
+        step = sessions.continue_session(
+            step.continue_token, notes=notes, artifacts=loop_stop, context=asked
+        )
         assert step.outcome == "advanced"
         walked += 1
         assert walked < 200
