@@ -58,6 +58,10 @@ class MaskedAnswer:
     context: dict[str, Any]
     digest: str
 
+    def recorded(self) -> dict[str, Any]:
+        """The answer as its record keeps it for replay (`Answer.given`)."""
+        return {"output": self.output, "artifacts": self.artifacts, "context": self.context}
+
 
 def masked_answer(
     masks: SecretSet,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..answers.store import Answer, AnswerStore, Claim, answer_values
+from ..answers.store import ANSWER_INSERT, Answer, AnswerStore, Claim, answer_values
 
 __all__ = ["SESSION_TABLES", "SessionRow", "SessionStore"]
 
@@ -205,12 +205,7 @@ class SessionStore(AnswerStore):
         (a replay, or a concurrent answer), nothing changes and that answer is returned."""
 
         def steps(run: Any) -> Claim:
-            inserted = run(
-                "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
-                " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key",
-                (row.run_id, *answer_values(answer)),
-            ).fetchall()
+            inserted = run(ANSWER_INSERT, (row.run_id, *answer_values(answer))).fetchall()
             if not inserted:
                 return Claim(False)
             moved = run(

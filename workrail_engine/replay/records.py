@@ -1,0 +1,232 @@
+"""The recorded histories of a run store, read for replay: the sessions and runs of some workflows.
+
+Read-only through `RunHistory` (no DBOS, nothing created: a store no run has made reads as
+empty). What a history recorded before the record kept it is named in its ``lacks``: a session's
+start context (replayed from its goal alone), the artifacts and context of its answers (replayed
+with the notes alone), a run's answer messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..answers.store import ANSWER_FIELDS, Answer, answer_of
+from ..definition.content_hash import workflow_hash
+from ..runs.answer_delivery import MESSAGE
+from ..runs.history import RunHistory
+from ..runs.run_status import status_sql
+from .history import History, RecordedStep
+
+__all__ = ["LACKS", "read_histories"]
+
+# What a history recorded before the record kept it may lack, as replay says it.
+LACKS = {
+    "start_context": "the context it started with (replayed from its goal alone)",
+    "answer_given": "the artifacts and context of its answers (replayed with the notes alone)",
+    "answer_message": "the answer to a step (the walk stops there)",
+}
+_IDS_PER_QUERY = 500  # workflow ids or run ids per query (far below SQL's bound on them)
+_OLD_ANSWER_FIELDS = ANSWER_FIELDS.split(", workflow_hash")[0] + ", NULL, NULL, NULL, NULL"
+
+
+def read_histories(history: RunHistory, workflow_ids: Iterable[str] | None) -> list[History]:
+    """The sessions, then the runs, of ``workflow_ids`` (None: of every workflow), oldest first."""
+    wanted = sorted(set(workflow_ids)) if workflow_ids is not None else None
+    return [*_sessions(history, wanted), *_runs(history, wanted)]
+
+
+def _chunks(ids: Sequence[str] | None) -> Iterable[tuple[str, list[str]]]:
+    """(SQL condition, its arguments) per chunk of ``ids`` (one "1 = 1" without any)."""
+    if ids is None:
+        yield "1 = 1", []
+        return
+    for start in range(0, len(ids), _IDS_PER_QUERY):
+        chunk = list(ids[start : start + _IDS_PER_QUERY])
+        yield "IN (" + ", ".join("?" * len(chunk)) + ")", chunk
+
+
+def _answers(history: RunHistory, where: str, args: list[str]) -> dict[str, list[Answer]]:
+    """The answers of the runs (or sessions) that ``where`` selects (``s`` or ``ws`` aliased),
+    by run id; an answer recorded before the replay columns reads with them None."""
+    found: dict[str, list[Answer]] = {}
+    for fields in (ANSWER_FIELDS, _OLD_ANSWER_FIELDS):
+        try:
+            rows = history.rows(
+                f"SELECT a.run_id, {_prefixed(fields)} FROM {{answers}} a {where}"
+                " ORDER BY a.answered_at",
+                args,
+            )
+        except Exception as exc:  # a store written before the replay columns (read-only here)
+            if "column" not in str(exc).lower():
+                raise
+            continue
+        for run_id, *values in rows:
+            found.setdefault(run_id, []).append(answer_of(values))
+        return found
+    return found
+
+
+def _prefixed(fields: str) -> str:
+    return ", ".join(f if f == "NULL" else f"a.{f}" for f in fields.split(", "))
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+
+def _sessions(history: RunHistory, wanted: list[str] | None) -> list[History]:
+    out = []
+    for condition, args in _chunks(wanted):
+        where = "" if wanted is None else f"WHERE s.workflow_id {condition}"
+        rows = history.rows(
+            "SELECT s.run_id, s.workflow_id, s.workflow_hash, s.status, s.goal, p.state,"
+            " p.pending FROM {sessions} s JOIN {positions} p ON p.run_id = s.run_id "
+            + where
+            + " ORDER BY s.created_at",
+            args,
+        )
+        answers = _answers(history, "JOIN {sessions} s ON s.run_id = a.run_id " + where, args)
+        out += [_session(row, answers.get(row[0], [])) for row in rows]
+    return out
+
+
+def _session(row: Sequence[Any], answers: list[Answer]) -> History:
+    run_id, workflow_id, digest, status, goal, state_text, pending_text = row
+    state = json.loads(state_text)
+    pending = json.loads(pending_text) if pending_text else {}
+    lacks = []
+    start = state.get("start_context")
+    if start is None:
+        lacks.append(LACKS["start_context"])
+        start = {"goal": goal}
+    steps = []
+    answers = sorted(answers, key=lambda a: int(a.step_key))
+    for answer in answers:
+        given = answer.given
+        if given is None:
+            if LACKS["answer_given"] not in lacks:
+                lacks.append(LACKS["answer_given"])
+            given = {"output": answer.notes, "artifacts": [], "context": {}}
+        steps.append(RecordedStep(answer.step_key, answer.step_id or "", "answered", given))
+    served = [(answer.response or {}).get("next") or {} for answer in answers]
+    # the loop position each answered step was served at: the one before it recorded it
+    for step, earlier in zip(steps[1:], served, strict=False):
+        step.loop = earlier.get("loop")
+    end: dict[str, Any] = {"status": status}
+    if status != "success" and pending.get("step"):
+        end["pending"] = str(len(answers) + 1)
+        end["pending_step"] = pending["step"]["id"]
+    return History("session", run_id, workflow_id, digest, {"context": start}, steps, end, lacks)
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+def _runs(history: RunHistory, wanted: list[str] | None) -> list[History]:
+    stored = "COALESCE(wi.inputs, ws.inputs)"
+    workflow_id = history.json_field(stored, "positionalArgs", 0, "workflow", "id")
+    status = status_sql("ws.status", history.json_field("ev.value", "status"))
+    out = []
+    for condition, args in _chunks(wanted):
+        where = "" if wanted is None else f" AND {workflow_id} {condition}"
+        joins = (
+            " FROM {status} ws LEFT JOIN {events} ev"
+            " ON ev.workflow_uuid = ws.workflow_uuid AND ev.key = 'state'"
+            " LEFT JOIN {input} wi ON wi.workflow_uuid = ws.workflow_uuid"
+            " WHERE ws.name = 'workrail_run'" + where
+        )
+        rows = history.rows(
+            f"SELECT ws.workflow_uuid, ({status}), ev.value, {stored}"
+            + joins
+            + " ORDER BY ws.created_at",
+            args,
+        )
+        ids = "WHERE a.run_id IN (SELECT ws.workflow_uuid" + joins + ")"
+        answers = _answers(history, ids, args)
+        journal: dict[str, list[tuple[Any, ...]]] = {}
+        for run_id, *values in history.rows(
+            "SELECT j.run_id, j.step_key, j.attempt, j.outcome, j.result FROM {journal} j"
+            " WHERE j.run_id IN (SELECT ws.workflow_uuid" + joins + ") ORDER BY j.position",
+            args,
+        ):
+            journal.setdefault(run_id, []).append(tuple(values))
+        for run_id, kind, state_text, inputs in rows:
+            run = history.run_input_of(inputs)
+            out.append(
+                _run(run_id, kind, state_text, run, journal.get(run_id, []), answers.get(run_id))
+            )
+    return out
+
+
+def _run(
+    run_id: str,
+    status: str,
+    state_text: Any,
+    run: dict[str, Any],
+    journal: list[tuple[Any, ...]],
+    answers: list[Answer] | None,
+) -> History:
+    workflow = run.get("workflow") or {}
+    by_key = {answer.step_key: answer for answer in answers or []}
+    attempts: dict[str, dict[str, Any]] = {}
+    steps: list[RecordedStep] = []
+    lacks: list[str] = []
+    for key, attempt, outcome, result in journal:
+        if attempt and outcome is not None:
+            attempts.setdefault(key, {})[str(attempt)] = json.loads(outcome)
+        if result is None:
+            continue
+        result = json.loads(result)
+        answer = by_key.get(key)
+        given = _given(answer) if answer is not None else None
+        if answer is not None and given is None and LACKS["answer_message"] not in lacks:
+            lacks.append(LACKS["answer_message"])
+        steps.append(
+            RecordedStep(
+                key,
+                str(result.get("step_id") or key),
+                "answered" if given is not None else str(result.get("status")),
+                given,
+                attempts.pop(key, {}),
+                _kept(result),
+            )
+        )
+    state = json.loads(state_text) if isinstance(state_text, str) else {}
+    end: dict[str, Any] = {"status": status}
+    waiting = (state or {}).get("waiting") if status == "waiting" else None
+    if waiting:
+        end["pending"] = waiting["step_key"]
+        end["pending_step"] = waiting["step"]["id"]
+        answer = by_key.get(waiting["step_key"])
+        if answer is not None and _given(answer) is not None:
+            end["answer"] = _given(answer)  # answered, not yet acted on
+    return History(
+        "run",
+        run_id,
+        str(workflow.get("id")),
+        run.get("workflow_hash") or (workflow_hash(workflow) if workflow else None),
+        {"parameters": run.get("parameters") or {}, "context": run.get("context") or {}},
+        steps,
+        end,
+        lacks,
+    )
+
+
+def _given(answer: Answer) -> dict[str, Any] | None:
+    """A run's answer as given: the recorded column, or the message kept to send it again."""
+    if answer.given is not None:
+        return answer.given
+    message = (answer.response or {}).get(MESSAGE)
+    if not isinstance(message, dict):
+        return None
+    return {
+        "output": message.get("output"),
+        "artifacts": message.get("artifacts") or [],
+        "context": message.get("context") or {},
+    }
+
+
+def _kept(result: dict[str, Any]) -> dict[str, Any]:
+    """What of a step result the walk reads again (status, output, error), nothing of timing."""
+    return {k: result[k] for k in ("status", "output", "error", "deadline") if k in result}

@@ -1,0 +1,70 @@
+"""Replay of a recorded session: the navigator walked again from the session's start context, each
+recorded answer checked against the step as it is now and applied as the session applies it
+(`sessions.position`), until the walk and the history part or the history ends."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..answers.record import MaskedAnswer
+from ..answers.verdict import checked_answer
+from ..errors import EngineError
+from ..serving.navigator import next_step
+from ..sessions.position import answer_context, moved_state
+from .divergence import Divergence, Shape, blocked, diverged
+from .history import History
+
+__all__ = ["replay_session"]
+
+
+def _served(found: Mapping[str, Any]) -> str | None:
+    step = found.get("step")
+    return None if found.get("isComplete") or not step else str(step["id"])
+
+
+def replay_session(
+    definition: Mapping[str, Any], history: History
+) -> tuple[int, Divergence | None]:
+    """(answers replayed, the first divergence or None)."""
+    shape = Shape(definition)
+    replayed = 0
+    at = "the start"
+    try:
+        found = next_step(definition, [], history.start.get("context") or {}).to_dict()
+        state: dict[str, Any] = {"completed": [], "context": found["context"], "outputs": {}}
+        for recorded in history.steps:
+            at = f"attempt {recorded.key}"
+            served = _served(found)
+            if served != recorded.step_id:
+                return replayed, diverged(shape, at, recorded.step_id, served)
+            given = recorded.answer or {}
+            answer = MaskedAnswer(
+                given.get("output"),
+                list(given.get("artifacts") or []),
+                given.get("context") or {},
+                "",
+            )
+            ctx = answer_context(state, answer.context)
+            _, refused = checked_answer(
+                definition, shape.steps[served], answer, ctx, require_notes=True
+            )
+            if refused is not None:
+                return replayed, blocked(at, served, refused.issues)
+            found, state = moved_state(
+                definition, state, found, served, answer.output, answer.artifacts, ctx
+            )
+            if found.get("blocked"):
+                return replayed, blocked(at, served, list(found["blocked"].get("issues") or []))
+            replayed += 1
+    except EngineError as error:
+        return replayed, Divergence(
+            "step", at, f"the workflow now fails at {at}: {error.message}", None, None, None, None
+        )
+    expected = history.end.get("pending_step")
+    if history.end.get("status") not in ("success", "waiting") and expected is None:
+        return replayed, None  # cancelled where it stood: nothing more to compare
+    served = _served(found)
+    if served != expected:
+        return replayed, diverged(shape, "after the last answer", expected, served)
+    return replayed, None
