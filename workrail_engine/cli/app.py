@@ -247,7 +247,7 @@ def validate(settings: Settings, /, paths: tuple[str, ...], color: str, **option
 )
 @click.option(
     "--workflow",
-    "workflows",
+    "workflow_ids",
     multiple=True,
     metavar="ID",
     help="Only the histories of this workflow (repeatable).",

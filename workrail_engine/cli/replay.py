@@ -32,7 +32,7 @@ class ReplayOptions:
     quiet: bool = False
     fixtures: Path | None = None  # --from
     export: Path | None = None  # --export
-    workflows: tuple[str, ...] = ()  # --workflow
+    workflow_ids: tuple[str, ...] = ()  # --workflow
     store: Path | None = None  # --store
 
 
@@ -92,8 +92,8 @@ def _target(path: str, catalog: Catalog) -> ReplayTarget:
 
 
 def _wanted_ids(targets: Sequence[ReplayTarget], options: ReplayOptions) -> list[str] | None:
-    if options.workflows:
-        return list(options.workflows)
+    if options.workflow_ids:
+        return list(options.workflow_ids)
     ids = [t.workflow_id for t in targets if t.workflow_id]
     return ids if targets or options.export is None else None
 

@@ -27,6 +27,7 @@ class Divergence:
     member: str | None  # runCondition | validationCriteria | loop | id | … (None: the step)
     recorded: str | None  # the step the history took there (None: it ended)
     served: str | None  # the step the workflow serves there now (None: it ends)
+    iteration: int | None = None  # the loop iteration the history had reached (a loop's)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +38,7 @@ class Divergence:
             "member": self.member,
             "recorded": self.recorded,
             "served": self.served,
+            "iteration": self.iteration,
         }
 
 
@@ -65,10 +67,15 @@ def _where(step_id: str | None) -> str:
 
 
 def diverged(
-    shape: Shape, at: str, recorded: str | None, served: str | None, detail: str = ""
+    shape: Shape,
+    at: str,
+    recorded: str | None,
+    served: str | None,
+    iteration: int | None = None,
 ) -> Divergence:
     """The divergence where the history took ``recorded`` (None: it ended there) and the
-    workflow now serves ``served`` (None: it ends there), classified and blamed."""
+    workflow now serves ``served`` (None: it ends there), classified and blamed; ``iteration``:
+    the iteration of its loop the history was in at ``recorded``."""
     if recorded is not None and recorded not in shape.steps:
         instead = f"; {_where(served)} is served in its place (renamed?)" if served else ""
         return Divergence(
@@ -96,13 +103,13 @@ def diverged(
                 f"where the history went on to {_where(recorded)} ({at})"
             )
             loop = served_loop
-        return Divergence("loop", at, message + detail, loop, "loop", recorded, served)
+        return Divergence("loop", at, message, loop, "loop", recorded, served, iteration)
     step_id, member, why = _blame(shape, recorded, served)
     message = (
         f"another step is served at {at}: {_where(served)} where the history has "
         f"{_where(recorded)} ({why})"
     )
-    return Divergence("step", at, message + detail, step_id, member, recorded, served)
+    return Divergence("step", at, message, step_id, member, recorded, served)
 
 
 def _blame(
@@ -143,6 +150,21 @@ def blocked(at: str, step_id: str, issues: list[str]) -> Divergence:
     )
 
 
+# The setting that decides how many iterations a loop of each type runs (before its limit).
+_DECIDES = {"while": "condition", "until": "condition", "for": "count", "forEach": "items"}
+
+
+def _loop_setting(settings: Mapping[str, Any], divergence: Divergence) -> str:
+    """``/maxIterations`` when the loop now stops at its limit before the iteration the history
+    reached; else the setting its type decides by, when it has one."""
+    limit = settings.get("maxIterations")
+    reached = divergence.iteration
+    if isinstance(limit, int) and reached is not None and limit < reached:
+        return "/maxIterations"
+    key = _DECIDES.get(str(settings.get("type")))
+    return f"/{key}" if key in settings else ""
+
+
 def construct_pointer(sites: Any, divergence: Divergence) -> str:
     """The JSON pointer, in a workflow file's own value, of what caused ``divergence``: the
     step's member when the step has it (a loop's ``loop`` settings: its condition first), else
@@ -152,11 +174,7 @@ def construct_pointer(sites: Any, divergence: Divergence) -> str:
             continue
         member = divergence.member
         if member == "loop" and isinstance(site.step.get("loop"), Mapping):
-            settings = site.step["loop"]
-            for key in ("condition", "count", "items", "maxIterations"):
-                if key in settings:
-                    return f"{site.pointer}/loop/{key}"
-            return f"{site.pointer}/loop"
+            return f"{site.pointer}/loop" + _loop_setting(site.step["loop"], divergence)
         if member == "validationCriteria":
             for key in ("validationCriteria", "outputContract", "assessmentRefs"):
                 if key in site.step:

@@ -17,6 +17,7 @@ from ..definition.content_hash import workflow_hash
 from ..runs.answer_delivery import MESSAGE
 from ..runs.history import RunHistory
 from ..runs.run_status import status_sql
+from ..serving.navigator import LOOPS_KEY
 from .history import History, RecordedStep
 
 __all__ = ["LACKS", "read_histories"]
@@ -24,7 +25,9 @@ __all__ = ["LACKS", "read_histories"]
 # What a history recorded before the record kept it may lack, as replay says it.
 LACKS = {
     "start_context": "the context it started with (replayed from its goal alone)",
-    "answer_given": "the artifacts and context of its answers (replayed with the notes alone)",
+    "answer_given": (
+        "the artifacts of its answers, and their context (read back from the context after each)"
+    ),
     "answer_message": "the answer to a step (the walk stops there)",
 }
 _IDS_PER_QUERY = 500  # workflow ids or run ids per query (far below SQL's bound on them)
@@ -102,14 +105,16 @@ def _session(row: Sequence[Any], answers: list[Answer]) -> History:
         start = {"goal": goal}
     steps = []
     answers = sorted(answers, key=lambda a: int(a.step_key))
-    for answer in answers:
+    served = [(answer.response or {}).get("next") or {} for answer in answers]
+    before = start
+    for answer, after in zip(answers, served, strict=True):
         given = answer.given
         if given is None:
             if LACKS["answer_given"] not in lacks:
                 lacks.append(LACKS["answer_given"])
-            given = {"output": answer.notes, "artifacts": [], "context": {}}
+            given = {"output": answer.notes, "artifacts": [], "context": _set(before, after)}
+        before = after.get("context") or before
         steps.append(RecordedStep(answer.step_key, answer.step_id or "", "answered", given))
-    served = [(answer.response or {}).get("next") or {} for answer in answers]
     # the loop position each answered step was served at: the one before it recorded it
     for step, earlier in zip(steps[1:], served, strict=False):
         step.loop = earlier.get("loop")
@@ -118,6 +123,13 @@ def _session(row: Sequence[Any], answers: list[Answer]) -> History:
         end["pending"] = str(len(answers) + 1)
         end["pending_step"] = pending["step"]["id"]
     return History("session", run_id, workflow_id, digest, {"context": start}, steps, end, lacks)
+
+
+def _set(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What an answer recorded without its context set, read back from the session's context
+    after it: what changed, without the navigator's loop bookkeeping."""
+    context = after.get("context") or {}
+    return {k: v for k, v in context.items() if k != LOOPS_KEY and before.get(k) != v}
 
 
 # --- runs ----------------------------------------------------------------------------------

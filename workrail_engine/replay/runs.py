@@ -7,6 +7,7 @@ decisions (conditions, loops, retries, onFailure) are the engine's own; only the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,8 @@ from .divergence import Divergence, Shape, blocked, diverged, skip_changed
 from .history import History, RecordedStep
 
 __all__ = ["replay_run"]
+
+_ITERATION = re.compile(r"\[(\d+)\]$")  # a step key's innermost loop iteration: ID[2]
 
 
 class _Parted(Exception):
@@ -54,7 +57,11 @@ class _RecordedEffects:
         if expected is None and not self.history.finished:
             return _Parted(None)
         at = f"step key {expected.key}" if expected is not None else f"step key {key}"
-        return _Parted(diverged(self.shape, at, expected.step_id if expected else None, step_id))
+        recorded = expected.step_id if expected else None
+        reached = _ITERATION.search(expected.key) if expected else None
+        return _Parted(
+            diverged(self.shape, at, recorded, step_id, int(reached[1]) if reached else None)
+        )
 
     def _recorded(self, key: str, step_id: str) -> RecordedStep:
         found = self.by_key.get(key)

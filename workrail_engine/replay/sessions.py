@@ -37,7 +37,14 @@ def replay_session(
             at = f"attempt {recorded.key}"
             served = _served(found)
             if served != recorded.step_id:
-                return replayed, diverged(shape, at, recorded.step_id, served)
+                reached = (recorded.loop or {}).get("iteration")
+                return replayed, diverged(
+                    shape,
+                    at,
+                    recorded.step_id,
+                    served,
+                    reached if isinstance(reached, int) else None,
+                )
             given = recorded.answer or {}
             answer = MaskedAnswer(
                 given.get("output"),
