@@ -67,14 +67,12 @@ ANSWERS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> Path:
-    """A root with ``project/workflows/replay-flow.json`` and ``home/`` holding one finished
-    session and one finished run of it, answered through a real server."""
-    root = tmp_path_factory.mktemp("recorded")
+def record(root: Path, **env: str) -> Path:
+    """``root/project/workflows/replay-flow.json``, and one finished session and one finished run
+    of it answered through a real server (its store: ``root/home``, or ``env``'s database)."""
     project = root / "project"
     write_workflow(project / "workflows", FLOW)
-    server = StdioSession(project, root)
+    server = StdioSession(project, root, **env)
     try:
         step = call(
             server,
@@ -105,6 +103,12 @@ def recorded(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> Path:
+    """A root holding the workflow and its recorded session and run (SQLite, in ``home``)."""
+    return record(tmp_path_factory.mktemp("recorded"))
+
+
 @pytest.fixture
 def copy_of(recorded, tmp_path) -> Path:
     """The recorded root copied, to be edited by one test."""
@@ -113,9 +117,12 @@ def copy_of(recorded, tmp_path) -> Path:
     return root
 
 
-def replay(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def replay(
+    root: Path, *args: str, cwd: Path | None = None, **extra: str
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "WORKRAIL_HOME": str(root / "home")}
     env.pop("WORKRAIL_DATABASE_URL", None)
+    env.update(extra)
     return subprocess.run(
         [sys.executable, "-c", "from workrail_engine.cli import main; main()", "replay", *args],
         cwd=cwd or root / "project",
@@ -249,10 +256,13 @@ def test_exported_fixtures_replay_identically_from_another_root(copy_of, tmp_pat
     assert here.stdout == there.stdout and "WR903" in there.stdout
 
 
+REPLAY_COLUMNS = ("workflow_hash", "context_before", "given", "context_after")
+
+
 def test_a_store_from_before_replays_as_far_as_it_can_and_is_migrated_in_place(copy_of):
     database = copy_of / "home" / "runs" / "runs.sqlite"
     with sqlite3.connect(database) as conn:  # as a store written before replay's record
-        for column in ("workflow_hash", "context_before", "given", "context_after"):
+        for column in REPLAY_COLUMNS:
             conn.execute(f"ALTER TABLE workrail_answers DROP COLUMN {column}")
         conn.execute(
             "UPDATE workrail_session_positions SET state = json_remove(state, '$.start_context')"
@@ -270,5 +280,37 @@ def test_a_store_from_before_replays_as_far_as_it_can_and_is_migrated_in_place(c
     with sqlite3.connect(database) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(workrail_answers)")}
         kept = conn.execute("SELECT COUNT(*) FROM workrail_answers").fetchone()[0]
-    assert {"workflow_hash", "context_before", "given", "context_after"} <= columns
+    assert set(REPLAY_COLUMNS) <= columns
     assert kept == 10
+
+
+def test_on_postgres_an_old_store_replays_diverges_and_is_migrated_in_place(postgres_url, tmp_path):
+    import psycopg
+
+    root = record(tmp_path / "pg", WORKRAIL_DATABASE_URL=postgres_url)
+    with psycopg.connect(
+        postgres_url, autocommit=True
+    ) as conn:  # as written before replay's record
+        for column in REPLAY_COLUMNS:
+            conn.execute(f"ALTER TABLE workrail.answers DROP COLUMN {column}")
+        conn.execute(
+            "UPDATE workrail.session_positions SET state = (state::jsonb - 'start_context')::text"
+        )
+    path = edited(root, lambda f: f["steps"][3].update(id="deliver"))
+    out = replay(root, WORKRAIL_DATABASE_URL=postgres_url)
+    diverged(out, "WR903", path, line_of(path, '"deliver"'))
+    assert "WR905" in out.stdout
+    server = StdioSession(root / "project", root, WORKRAIL_DATABASE_URL=postgres_url)
+    try:
+        call(server, "list_workflows", {"include_running": True})
+    finally:
+        server.kill()
+    with psycopg.connect(postgres_url) as conn:
+        columns = {
+            row[0]
+            for row in conn.execute(
+                "SELECT column_name FROM information_schema.columns"
+                " WHERE table_schema = 'workrail' AND table_name = 'answers'"
+            )
+        }
+    assert set(REPLAY_COLUMNS) <= columns
