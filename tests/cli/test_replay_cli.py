@@ -20,6 +20,7 @@ import pytest
 from tests.mcp.conftest import write_workflow
 from tests.mcp.test_run_recovery import StdioSession
 from tests.mcp.test_sessions_mcp import call
+from workrail_engine.replay.fixtures import MAX_FIXTURE_BYTES
 
 pytestmark = pytest.mark.slow
 
@@ -226,6 +227,16 @@ def test_usage_errors_exit_2(copy_of, tmp_path):
     assert both.returncode == 2 and "--export" in both.stderr
     nothing = replay(copy_of, "no-such-file.json")
     assert nothing.returncode == 2 and "no such file or directory" in nothing.stderr
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    (fixtures / "not-one.json").write_text("[]")
+    malformed = replay(copy_of, "--from", str(fixtures))
+    assert malformed.returncode == 2 and "not-one.json: not a replay fixture" in malformed.stderr
+    (fixtures / "not-one.json").write_bytes(b" " * (MAX_FIXTURE_BYTES + 1))
+    huge = replay(copy_of, "--from", str(fixtures))
+    assert (
+        huge.returncode == 2 and f"a replay fixture is at most {MAX_FIXTURE_BYTES:,}" in huge.stderr
+    )
 
 
 def test_exported_fixtures_replay_identically_from_another_root(copy_of, tmp_path):
