@@ -19,6 +19,7 @@ import pytest
 
 from tests.mcp.conftest import write_workflow
 from tests.mcp.test_run_recovery import StdioSession
+from tests.mcp.test_sessions_mcp import FLOW as SESSION_FLOW
 from tests.mcp.test_sessions_mcp import call
 from workrail_engine.replay.fixtures import MAX_FIXTURE_BYTES
 
@@ -30,14 +31,7 @@ FLOW = {
     "description": "a plan, rounds of work while there is more, a gate in full mode, shipping",
     "version": "1.0.0",
     "steps": [
-        {
-            "id": "plan",
-            "title": "Plan",
-            "prompt": "Plan it",
-            "validationCriteria": [
-                {"type": "contains", "value": "PLAN", "message": "Start with PLAN"}
-            ],
-        },
+        copy.deepcopy(SESSION_FLOW["steps"][0]),  # "plan": its notes must hold PLAN
         {
             "id": "rounds",
             "type": "loop",

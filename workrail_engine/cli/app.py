@@ -167,9 +167,7 @@ COLOR_OPTION = click.option(
 )
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, metavar="[PATHS]...")
-@click.option(
+FORMAT_OPTION = click.option(
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
@@ -177,6 +175,11 @@ COLOR_OPTION = click.option(
     show_default=True,
     help="Output format: text for people, json/sarif/github for machines.",
 )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, metavar="[PATHS]...")
+@FORMAT_OPTION
 @click.option("--strict", is_flag=True, help="Warnings fail the run too (exit 1).")
 @click.option(
     "--fix", is_flag=True, help="Apply the safe fixes in place (as the editor's quick fixes)."
@@ -224,14 +227,7 @@ def validate(settings: Settings, /, paths: tuple[str, ...], color: str, **option
 
 @cli.command()
 @click.argument("paths", nargs=-1, metavar="[PATHS]...")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="Output format: text for people, json/sarif/github for machines.",
-)
+@FORMAT_OPTION
 @click.option(
     "--from",
     "fixtures",
