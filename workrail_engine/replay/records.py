@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..answers.store import ANSWER_FIELDS, Answer, answer_of
 from ..definition.content_hash import workflow_hash
 from ..runs.answer_delivery import MESSAGE
 from ..runs.history import RunHistory
@@ -31,7 +31,6 @@ LACKS = {
     "answer_message": "the answer to a step (the walk stops there)",
 }
 _IDS_PER_QUERY = 500  # workflow ids or run ids per query (far below SQL's bound on them)
-_OLD_ANSWER_FIELDS = ANSWER_FIELDS.split(", workflow_hash")[0] + ", NULL, NULL, NULL, NULL"
 
 
 def read_histories(history: RunHistory, workflow_ids: Iterable[str] | None) -> list[History]:
@@ -50,29 +49,62 @@ def _chunks(ids: Sequence[str] | None) -> Iterable[tuple[str, list[str]]]:
         yield "IN (" + ", ".join("?" * len(chunk)) + ")", chunk
 
 
-def _answers(history: RunHistory, where: str, args: list[str]) -> dict[str, list[Answer]]:
+@dataclass(frozen=True)
+class _Answered:
+    """What replay reads of an answer's row: the answer as given (None in a row recorded before
+    it was kept) and, from its recorded response, only the parts replay needs — read out in SQL,
+    so that the response (a rendered step, kilobytes) is never parsed here."""
+
+    step_key: str
+    step_id: str | None
+    notes: str | None
+    given: dict[str, Any] | None
+    loop: dict[str, Any] | None  # a session's: the loop position of the step served next
+    # read only for a row without ``given`` (JSON text until then: parsing is most of a read)
+    context_after_text: str | None  # a session's: the context its next step was served with
+    message_text: str | None  # a run's: the message sent to it
+
+    @property
+    def context_after(self) -> dict[str, Any]:
+        return _loaded(self.context_after_text) or {}
+
+    @property
+    def message(self) -> Any:
+        return _loaded(self.message_text)
+
+
+def _answers(history: RunHistory, where: str, args: list[str]) -> dict[str, list[_Answered]]:
     """The answers of the runs (or sessions) that ``where`` selects (``s`` or ``ws`` aliased),
-    by run id; an answer recorded before the replay columns reads with them None."""
-    found: dict[str, list[Answer]] = {}
-    for fields in (ANSWER_FIELDS, _OLD_ANSWER_FIELDS):
+    by run id, oldest first."""
+    loop = history.json_field("a.response", "next", "loop")
+    after = history.json_field("a.response", "next", "context")
+    message = history.json_field("a.response", MESSAGE)
+    found: dict[str, list[_Answered]] = {}
+    for given in ("a.given", "NULL"):
+        # the context after and the message only where the answer as given is not recorded
+        parts = [given, loop] + [
+            f"CASE WHEN {given} IS NULL THEN {p} END" for p in (after, message)
+        ]
         try:
             rows = history.rows(
-                f"SELECT a.run_id, {_prefixed(fields)} FROM {{answers}} a {where}"
-                " ORDER BY a.answered_at",
+                f"SELECT a.run_id, a.step_key, a.step_id, a.notes, {', '.join(parts)}"
+                f" FROM {{answers}} a {where} ORDER BY a.answered_at",
                 args,
             )
-        except Exception as exc:  # a store written before the replay columns (read-only here)
+        except Exception as exc:  # a store written before the column (read-only here)
             if "column" not in str(exc).lower():
                 raise
             continue
-        for run_id, *values in rows:
-            found.setdefault(run_id, []).append(answer_of(values))
+        for run_id, key, step_id, notes, given_text, loop, after, message in rows:
+            found.setdefault(run_id, []).append(
+                _Answered(key, step_id, notes, _loaded(given_text), _loaded(loop), after, message)
+            )
         return found
     return found
 
 
-def _prefixed(fields: str) -> str:
-    return ", ".join(f if f == "NULL" else f"a.{f}" for f in fields.split(", "))
+def _loaded(text: Any) -> Any:
+    return json.loads(text) if isinstance(text, str) and text else None
 
 
 # --- sessions ------------------------------------------------------------------------------
@@ -94,7 +126,7 @@ def _sessions(history: RunHistory, wanted: list[str] | None) -> list[History]:
     return out
 
 
-def _session(row: Sequence[Any], answers: list[Answer]) -> History:
+def _session(row: Sequence[Any], answers: list[_Answered]) -> History:
     run_id, workflow_id, digest, status, goal, state_text, pending_text = row
     state = json.loads(state_text)
     pending = json.loads(pending_text) if pending_text else {}
@@ -105,19 +137,20 @@ def _session(row: Sequence[Any], answers: list[Answer]) -> History:
         start = {"goal": goal}
     steps = []
     answers = sorted(answers, key=lambda a: int(a.step_key))
-    served = [(answer.response or {}).get("next") or {} for answer in answers]
     before = start
-    for answer, after in zip(answers, served, strict=True):
+    served_at = None  # the loop position the step was served at: the answer before recorded it
+    for answer in answers:
         given = answer.given
         if given is None:
             if LACKS["answer_given"] not in lacks:
                 lacks.append(LACKS["answer_given"])
+            after = answer.context_after
             given = {"output": answer.notes, "artifacts": [], "context": _set(before, after)}
-        before = after.get("context") or before
-        steps.append(RecordedStep(answer.step_key, answer.step_id or "", "answered", given))
-    # the loop position each answered step was served at: the one before it recorded it
-    for step, earlier in zip(steps[1:], served, strict=False):
-        step.loop = earlier.get("loop")
+            before = after or before
+        steps.append(
+            RecordedStep(answer.step_key, answer.step_id or "", "answered", given, loop=served_at)
+        )
+        served_at = answer.loop
     end: dict[str, Any] = {"status": status}
     if status != "success" and pending.get("step"):
         end["pending"] = str(len(answers) + 1)
@@ -128,8 +161,7 @@ def _session(row: Sequence[Any], answers: list[Answer]) -> History:
 def _set(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """What an answer recorded without its context set, read back from the session's context
     after it: what changed, without the navigator's loop bookkeeping."""
-    context = after.get("context") or {}
-    return {k: v for k, v in context.items() if k != LOOPS_KEY and before.get(k) != v}
+    return {k: v for k, v in after.items() if k != LOOPS_KEY and before.get(k) != v}
 
 
 # --- runs ----------------------------------------------------------------------------------
@@ -177,7 +209,7 @@ def _run(
     state_text: Any,
     run: dict[str, Any],
     journal: list[tuple[Any, ...]],
-    answers: list[Answer] | None,
+    answers: list[_Answered] | None,
 ) -> History:
     workflow = run.get("workflow") or {}
     by_key = {answer.step_key: answer for answer in answers or []}
@@ -225,11 +257,11 @@ def _run(
     )
 
 
-def _given(answer: Answer) -> dict[str, Any] | None:
+def _given(answer: _Answered) -> dict[str, Any] | None:
     """A run's answer as given: the recorded column, or the message kept to send it again."""
     if answer.given is not None:
         return answer.given
-    message = (answer.response or {}).get(MESSAGE)
+    message = answer.message
     if not isinstance(message, dict):
         return None
     return {

@@ -31,7 +31,8 @@ def replay_session(
     replayed = 0
     at = "the start"
     try:
-        found = next_step(definition, [], history.start.get("context") or {}).to_dict()
+        start = history.start.get("context") or {}
+        found = next_step(definition, [], start, rendered=False).to_dict()
         state: dict[str, Any] = {"completed": [], "context": found["context"], "outputs": {}}
         for recorded in history.steps:
             at = f"attempt {recorded.key}"
@@ -59,7 +60,14 @@ def replay_session(
             if refused is not None:
                 return replayed, blocked(at, served, refused.issues)
             found, state = moved_state(
-                definition, state, found, served, answer.output, answer.artifacts, ctx
+                definition,
+                state,
+                found,
+                served,
+                answer.output,
+                answer.artifacts,
+                ctx,
+                rendered=False,
             )
             if found.get("blocked"):
                 return replayed, blocked(at, served, list(found["blocked"].get("issues") or []))

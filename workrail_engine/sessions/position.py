@@ -41,15 +41,22 @@ def moved_state(
     notes: str | None,
     artifacts: Sequence[Any],
     context: Mapping[str, Any],
+    *,
+    rendered: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the navigator's next step, the session's new state) once ``step_id`` is answered with
-    ``notes`` and ``artifacts``; ``context`` is `answer_context`'s."""
+    ``notes`` and ``artifacts``; ``context`` is `answer_context`'s. ``rendered=False``: the next
+    step's prompt and guidance are not rendered (replay reads where the walk goes)."""
     completed = [*state["completed"], step_id]
     outputs = state.get("outputs") or {}
     if f"steps.{step_id}.output" in (pending.get("nextAction") or {}).get("outputTo", []):
         outputs = {**outputs, step_id: {"notes": notes, "fields": _fields(artifacts)}}
     found = next_step(
-        definition, completed, with_outputs(context, outputs), artifacts=artifacts
+        definition,
+        completed,
+        with_outputs(context, outputs),
+        artifacts=artifacts,
+        rendered=rendered,
     ).to_dict()
     found["context"].pop("steps", None)  # rebuilt from `outputs` for every step
     moved = {**state, "completed": completed, "context": found["context"], "outputs": outputs}
