@@ -337,18 +337,26 @@ class _Walk:
         return list(dict.fromkeys(self.skipped))
 
     def _result(self, step: Mapping[str, Any], loop: dict[str, Any] | None) -> NextStep:
-        if not self.rendered:
+        if self.rendered:
+            served, guidance = self._rendered(step, loop)
+        else:
             self.plan.check_criteria(step)
-            return NextStep(
-                dict(step),
-                {},
-                False,
-                self._context_out(),
-                self._skipped(),
-                loop,
-                self.notes,
-                next_action(step, loop, self.plan.read_outputs),
-            )
+            served, guidance = dict(step), {}
+        return NextStep(
+            served,
+            guidance,
+            False,
+            self._context_out(),
+            self._skipped(),
+            loop,
+            self.notes,
+            next_action(step, loop, self.plan.read_outputs),
+        )
+
+    def _rendered(
+        self, step: Mapping[str, Any], loop: dict[str, Any] | None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The step as served (its title and prompt rendered) and its guidance."""
         first = not self.completed
         values = served_values(self.ctx)
         rendered = render_step(self.plan.workflow, step, values, loop)
@@ -366,16 +374,7 @@ class _Walk:
         served = _json_copy(dict(step))  # the definition is shared: the caller gets its own step
         if step_kind(step) != "command":
             served.update(title=rendered.title, prompt=rendered.prompt)
-        return NextStep(
-            served,
-            guidance,
-            False,
-            self._context_out(),
-            self._skipped(),
-            loop,
-            self.notes,
-            next_action(step, loop, self.plan.read_outputs),
-        )
+        return served, guidance
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
         try:
