@@ -20,7 +20,7 @@ from ..runs.run_status import status_sql
 from ..serving.navigator import LOOPS_KEY
 from .history import History, RecordedStep
 
-__all__ = ["LACKS", "read_histories"]
+__all__ = ["LACKS", "histories_through_steps", "read_histories"]
 
 # What a history recorded before the record kept it may lack, as replay says it.
 LACKS = {
@@ -274,3 +274,31 @@ def _given(answer: _Answered) -> dict[str, Any] | None:
 def _kept(result: dict[str, Any]) -> dict[str, Any]:
     """What of a step result the walk reads again (status, output, error), nothing of timing."""
     return {k: result[k] for k in ("status", "output", "error", "deadline") if k in result}
+
+
+# --- how many histories pass through each step ---------------------------------------------
+
+
+def histories_through_steps(history: RunHistory, workflow_id: str) -> dict[str, int]:
+    """For each step id of the workflow ``workflow_id``: how many recorded histories (sessions
+    and runs) took it — answered it, or ran it (a skipped step is not taken)."""
+    counts: dict[str, int] = {}
+    for step_id, n in history.rows(
+        "SELECT a.step_id, COUNT(DISTINCT a.run_id) FROM {answers} a"
+        " JOIN {sessions} s ON s.run_id = a.run_id WHERE s.workflow_id = ? GROUP BY a.step_id",
+        [workflow_id],
+    ):
+        counts[str(step_id)] = counts.get(str(step_id), 0) + int(n)
+    stored = "COALESCE(wi.inputs, ws.inputs)"
+    of_workflow = history.json_field(stored, "positionalArgs", 0, "workflow", "id")
+    step_id = history.json_field("j.result", "step_id")
+    for found, n in history.rows(
+        f"SELECT {step_id}, COUNT(DISTINCT j.run_id) FROM {{journal}} j"
+        f" WHERE j.result IS NOT NULL AND {history.json_field('j.result', 'status')} <> 'skipped'"
+        " AND j.run_id IN (SELECT ws.workflow_uuid FROM {status} ws"
+        " LEFT JOIN {input} wi ON wi.workflow_uuid = ws.workflow_uuid"
+        f" WHERE ws.name = 'workrail_run' AND {of_workflow} = ?) GROUP BY {step_id}",
+        [workflow_id],
+    ):
+        counts[str(found)] = counts.get(str(found), 0) + int(n)
+    return counts
