@@ -129,7 +129,12 @@ def replay(
 
 
 def edited(root: Path, change) -> Path:
-    flow = copy.deepcopy(FLOW)
+    return edited_as(root, FLOW, change)
+
+
+def edited_as(root: Path, workflow: dict, change) -> Path:
+    """``workflow`` changed by ``change``, written over its file in ``root``'s project."""
+    flow = copy.deepcopy(workflow)
     change(flow)
     return write_workflow(root / "project" / "workflows", flow)
 
@@ -319,3 +324,72 @@ def test_on_postgres_an_old_store_replays_diverges_and_is_migrated_in_place(post
             )
         }
     assert set(REPLAY_COLUMNS) <= columns
+
+
+COMMANDS_FLOW = {
+    "id": "command-flow",
+    "name": "Command flow",
+    "description": "commands: one alone, a parallel group, a loop of them, one on a condition",
+    "version": "1.0.0",
+    "steps": [
+        {"id": "hello", "title": "Hello", "run": {"command": ["echo", "hi"], "timeoutSeconds": 10}},
+        {
+            "id": "both",
+            "type": "parallel",
+            "title": "Both",
+            "steps": [
+                {"id": f"side-{n}", "title": f"Side {n}", "run": {"command": ["echo", str(n)]}}
+                for n in (1, 2, 3)
+            ],
+        },
+        {
+            "id": "thrice",
+            "type": "loop",
+            "title": "Thrice",
+            "loop": {"type": "for", "count": 3, "maxIterations": 5},
+            "body": [{"id": "tick", "title": "Tick", "run": {"command": ["true"]}}],
+        },
+        {
+            "id": "greeted",
+            "title": "Greeted",
+            "run": {"command": ["true"]},
+            "runCondition": {"var": "steps.hello.output.stdout", "startsWith": "hi"},
+        },
+    ],
+}
+
+
+def test_a_run_of_commands_replays_its_recorded_outcomes_and_runs_nothing(tmp_path):
+    root = tmp_path / "root"
+    project = root / "project"
+    write_workflow(project / "workflows", COMMANDS_FLOW)
+    env = {**os.environ, "WORKRAIL_HOME": str(root / "home")}
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from workrail_engine.cli import main; main()",
+            "run",
+            "command-flow",
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    clean = replay(root)
+    assert clean.returncode == 0 and "1 hold" in clean.stdout, clean.stdout + clean.stderr
+    # the recorded output decides now: replay executes no command (none would print "bye")
+    path = edited_as(
+        root,
+        COMMANDS_FLOW,
+        lambda f: f["steps"][3]["runCondition"].update(startsWith="bye"),
+    )
+    parted = replay(root)
+    assert parted.returncode == 1, parted.stdout
+    (head,) = [line for line in parted.stdout.splitlines() if " WR901 " in line]
+    condition = line_of(path, '"runCondition"')
+    assert head.startswith(f"workflows/{path.name}:{condition}:"), head
+    assert "step 'greeted' (step key greeted) is skipped now" in head
