@@ -93,6 +93,8 @@ class _RecordedEffects:
     def wait(self, key: str, waiting: dict[str, Any], deadline: Any) -> dict[str, Any] | None:
         recorded = self.by_key.get(key)
         given = recorded.answer if recorded is not None else None
+        if recorded is not None and given is None:
+            raise _Parted(None)  # answered, its answer not recorded (`LACKS`): as far as it goes
         if given is None and self.history.end.get("pending") == key:
             given = self.history.end.get("answer")
             if given is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..answers.blockers import Blocked
 from ..answers.record import MaskedAnswer
 from ..answers.verdict import checked_answer
 from ..errors import EngineError
@@ -14,6 +15,7 @@ from ..serving.navigator import next_step
 from ..sessions.position import answer_context, moved_state
 from .divergence import Divergence, Shape, blocked, diverged
 from .history import History
+from .records import LACKS
 
 __all__ = ["replay_session"]
 
@@ -23,11 +25,25 @@ def _served(found: Mapping[str, Any]) -> str | None:
     return None if found.get("isComplete") or not step else str(step["id"])
 
 
+def _blocking(refused: Blocked | None, *, artifacts_known: bool) -> list[str]:
+    """Why the checks would send the recorded answer back; of a history that did not record
+    its answers' artifacts, only what its notes and context decide (its artifacts are unknown,
+    not missing)."""
+    if refused is None:
+        return []
+    if artifacts_known:
+        return list(refused.issues)
+    return [
+        p["message"] for p in refused.problems if p.get("kind") in ("notes", "criteria", "context")
+    ]
+
+
 def replay_session(
     definition: Mapping[str, Any], history: History
 ) -> tuple[int, Divergence | None]:
     """(answers replayed, the first divergence or None)."""
     shape = Shape(definition)
+    artifacts_known = LACKS["answer_given"] not in history.lacks
     replayed = 0
     at = "the start"
     try:
@@ -57,8 +73,9 @@ def replay_session(
             _, refused = checked_answer(
                 definition, shape.steps[served], answer, ctx, require_notes=True
             )
-            if refused is not None:
-                return replayed, blocked(at, served, refused.issues)
+            issues = _blocking(refused, artifacts_known=artifacts_known)
+            if issues:
+                return replayed, blocked(at, served, issues)
             found, state = moved_state(
                 definition,
                 state,
@@ -70,6 +87,8 @@ def replay_session(
                 rendered=False,
             )
             if found.get("blocked"):
+                if not artifacts_known:
+                    return replayed, None  # decided by artifacts not recorded: as far as it goes
                 return replayed, blocked(at, served, list(found["blocked"].get("issues") or []))
             replayed += 1
     except EngineError as error:
