@@ -393,3 +393,16 @@ def test_a_run_of_commands_replays_its_recorded_outcomes_and_runs_nothing(tmp_pa
     condition = line_of(path, '"runCondition"')
     assert head.startswith(f"workflows/{path.name}:{condition}:"), head
     assert "step 'greeted' (step key greeted) is skipped now" in head
+    # the recorded output judged by the criteria as they are now
+    path = edited_as(
+        root,
+        COMMANDS_FLOW,
+        lambda f: f["steps"][0].update(
+            validationCriteria=[{"type": "contains", "value": "bye", "message": "Say bye"}]
+        ),
+    )
+    judged = replay(root)
+    assert judged.returncode == 1, judged.stdout
+    (head,) = [line for line in judged.stdout.splitlines() if " WR902 " in line]
+    assert head.startswith(f"workflows/{path.name}:{line_of(path, 'validationCriteria')}:"), head
+    assert "the output recorded for step 'hello'" in head and "Say bye" in head

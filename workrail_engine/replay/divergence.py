@@ -136,12 +136,13 @@ def skip_changed(shape: Shape, at: str, step_id: str, skipped_now: bool) -> Dive
     )
 
 
-def blocked(at: str, step_id: str, issues: list[str]) -> Divergence:
-    """The recorded answer to ``step_id`` fails the step's checks as they are now."""
+def blocked(at: str, step_id: str, issues: list[str], what: str = "answer") -> Divergence:
+    """The recorded ``what`` (an agent's answer, a command's output) of ``step_id`` fails the
+    step's checks as they are now."""
     return Divergence(
         "blocked",
         at,
-        f"the answer recorded for step {step_id!r} ({at}) would now be blocked: "
+        f"the {what} recorded for step {step_id!r} ({at}) would now be blocked: "
         + "; ".join(issues),
         step_id,
         "validationCriteria",

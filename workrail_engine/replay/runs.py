@@ -14,6 +14,7 @@ from typing import Any
 from ..answers.record import MaskedAnswer
 from ..answers.verdict import checked_answer
 from ..definition.declared import declared_secrets
+from ..runs.commands import output_verdict
 from ..runs.walker import RunWalker, condition_context
 from .divergence import Divergence, Shape, blocked, diverged, skip_changed
 from .history import History, RecordedStep
@@ -38,6 +39,7 @@ class _RecordedEffects:
         self.remaining: list[RecordedStep] = list(history.steps)
         self.by_key = {step.key: step for step in history.steps}
         self.taken: set[str] = set()  # parallel members' results handed out, recorded next
+        self.judged: dict[str, dict[str, Any]] = {}  # each step's last attempt, judged now
         self.walker: RunWalker | None = None
         self.replayed = 0
 
@@ -76,9 +78,13 @@ class _RecordedEffects:
     ) -> dict[str, Any]:
         recorded = self._recorded(key, step["id"])
         outcome = recorded.attempts.get(str(attempt))
+        if outcome is None and attempt > 1 and key in self.judged:
+            # the walk retries where the history went on: the attempt before failed now
+            raise _Parted(_outcome_changed(key, step["id"], "", self.judged[key]))
         if outcome is None:
             raise self._part(key, step["id"])
-        return dict(outcome)
+        judged = self.judged[key] = _judged_again(step, dict(outcome), values)
+        return judged
 
     def parallel(
         self, members: list[tuple[str, dict[str, Any], dict[str, Any]]], limit: int, deadline: Any
@@ -140,6 +146,9 @@ class _RecordedEffects:
             self.remaining.pop(0)
         expected = self._next_recorded()
         if expected is not None and expected.key == key:
+            was = (expected.result or {}).get("status")
+            if not skipped_now and was not in (None, "skipped") and was != result["status"]:
+                raise _Parted(_outcome_changed(key, expected.step_id, was, result))
             if skipped_now != (expected.status == "skipped"):
                 raise _Parted(
                     skip_changed(self.shape, f"step key {key}", expected.step_id, skipped_now)
@@ -158,6 +167,38 @@ class _RecordedEffects:
 
     def prepare(self, step: dict[str, Any]) -> None:
         return None
+
+
+def _judged_again(
+    step: Mapping[str, Any], outcome: dict[str, Any], values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A recorded attempt whose command exited 0, judged by the step's criteria as they are now
+    (its text output: a JSON output was parsed when recorded, and its text is not kept)."""
+    output = outcome.get("output")
+    if not isinstance(output, Mapping) or output.get("exit_code") != 0:
+        return outcome
+    stdout = output.get("stdout")
+    if outcome.get("status") not in ("success", "failed") or not isinstance(stdout, str):
+        return outcome
+    status, error, validation = output_verdict(step, stdout, values)
+    outcome.update(status=status, error=error, validation=validation)
+    return outcome
+
+
+def _outcome_changed(key: str, step_id: str, was: str, now: Mapping[str, Any]) -> Divergence:
+    """A command step whose recorded output its criteria judge otherwise now."""
+    at = f"step key {key}"
+    if now["status"] == "failed":
+        return blocked(at, step_id, [str(now.get("error") or "it fails now")], what="output")
+    return Divergence(
+        "step",
+        at,
+        f"step {step_id!r} ({at}) ends {now['status']} now where the history has it {was}",
+        step_id,
+        "validationCriteria",
+        step_id,
+        step_id,
+    )
 
 
 def replay_run(definition: Mapping[str, Any], history: History) -> tuple[int, Divergence | None]:
