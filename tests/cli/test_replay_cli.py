@@ -57,7 +57,7 @@ ANSWERS = [
     ("PLAN: two rounds", {"more": True, "mode": "full"}),
     ("round one", {"more": True}),
     ("round two", {"more": False}),
-    ("gate passed", {}),
+    ("gate passed: tests run in {home}/checkout", {}),  # a path of the recording machine
     ("shipped", {}),
 ]
 
@@ -80,7 +80,7 @@ def record(root: Path, **env: str) -> Path:
                 "continue_workflow",
                 {
                     "continueToken": step["continueToken"],
-                    "output": {"notesMarkdown": notes},
+                    "output": {"notesMarkdown": notes.format(home=Path.home())},
                     "context": context,
                 },
             )
@@ -90,7 +90,11 @@ def record(root: Path, **env: str) -> Path:
             run = call(
                 server,
                 "continue_workflow",
-                {"workflow_id": run["workflow_id"], "output": notes, "context": context},
+                {
+                    "workflow_id": run["workflow_id"],
+                    "output": notes.format(home=Path.home()),
+                    "context": context,
+                },
             )
         assert run["status"] == "success", run
     finally:
@@ -240,13 +244,23 @@ def test_usage_errors_exit_2(copy_of, tmp_path):
 
 def test_exported_fixtures_replay_identically_from_another_root(copy_of, tmp_path):
     fixtures = copy_of / "project" / "replay-fixtures"
-    exported = replay(copy_of, "--export", str(fixtures), "--workflow", "replay-flow")
+    # a secret the workflow declares now, whose value an answer holds: masked in the fixture
+    edited(copy_of, lambda f: f.update(secrets=["DEPLOY_TOKEN"]))
+    exported = replay(
+        copy_of,
+        "--export",
+        str(fixtures),
+        "workflows/replay-flow.json",
+        DEPLOY_TOKEN="round one",
+    )
     assert exported.returncode == 0, exported.stderr
     files = sorted(fixtures.rglob("*.json"))
     assert len(files) == 2
     for path in files:
         text = path.read_text()
+        assert "round one" not in text and "***" in text, path
         assert str(copy_of) not in text and str(Path.home()) not in text, path
+        assert "tests run in ~/checkout" in text, path
         assert len(text) < 8000, path  # small: what replay reads, not the whole record
     path = edited(copy_of, lambda f: f["steps"][3].update(id="deliver"))
     here = replay(

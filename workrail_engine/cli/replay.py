@@ -52,9 +52,15 @@ def run_replay(
     arguments = list(paths) or [str(d) for d in project_directories(project, extra_dirs)]
     files = collect_files(arguments, sources=not paths) if arguments else []
     targets = [_target(path, catalog) for path in files]
+    # which workflows' histories: --workflow's; else the files'; an export of no named files
+    # takes every workflow's
+    wanted: list[str] | None = list(options.workflow_ids) or [
+        t.workflow_id for t in targets if t.workflow_id
+    ]
     if options.export is not None:
-        return _export(targets, options, console, project)
-    histories = _histories(targets, options)
+        every = not paths and not options.workflow_ids
+        return _export(targets, None if every else wanted, options, console, project)
+    histories = _histories(wanted, options)
     from workrail_engine.replay.report import replay_reports
 
     reports, replays = replay_reports(targets, histories)
@@ -91,15 +97,9 @@ def _target(path: str, catalog: Catalog) -> ReplayTarget:
     return ReplayTarget(path, linted.document, definition)
 
 
-def _wanted_ids(targets: Sequence[ReplayTarget], options: ReplayOptions) -> list[str] | None:
-    if options.workflow_ids:
-        return list(options.workflow_ids)
-    ids = [t.workflow_id for t in targets if t.workflow_id]
-    return ids if targets or options.export is None else None
-
-
-def _histories(targets: Sequence[ReplayTarget], options: ReplayOptions) -> list[History]:
-    wanted = _wanted_ids(targets, options)
+def _histories(wanted: list[str] | None, options: ReplayOptions) -> list[History]:
+    """The histories of the workflows ``wanted`` (None: of every workflow), from the fixtures
+    or the store."""
     if options.fixtures is not None:
         from workrail_engine.replay.fixtures import load_histories
 
@@ -116,14 +116,18 @@ def _histories(targets: Sequence[ReplayTarget], options: ReplayOptions) -> list[
 
 
 def _export(
-    targets: Sequence[ReplayTarget], options: ReplayOptions, console: Console, project: Path
+    targets: Sequence[ReplayTarget],
+    wanted: list[str] | None,
+    options: ReplayOptions,
+    console: Console,
+    project: Path,
 ) -> int:
     from workrail_engine.answers.record import masks_of
     from workrail_engine.home import workrail_home
     from workrail_engine.replay.fixtures import export_histories, machine_paths
 
     assert options.export is not None
-    histories = _histories(targets, options)
+    histories = _histories(wanted, options)
     masks = {
         t.workflow_id: masks_of(t.definition)
         for t in targets
