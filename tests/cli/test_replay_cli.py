@@ -312,6 +312,8 @@ def test_on_postgres_an_old_store_replays_diverges_and_is_migrated_in_place(post
     import psycopg
 
     root = record(tmp_path / "pg", WORKRAIL_DATABASE_URL=postgres_url)
+    clean = replay(root, WORKRAIL_DATABASE_URL=postgres_url)
+    assert clean.returncode == 0 and "2 hold" in clean.stdout, clean.stdout + clean.stderr
     with psycopg.connect(
         postgres_url, autocommit=True
     ) as conn:  # as written before replay's record
