@@ -59,8 +59,9 @@ class MaskedAnswer:
     digest: str
 
     def recorded(self) -> dict[str, Any]:
-        """The answer as its record keeps it for replay (`Answer.given`)."""
-        return {"output": self.output, "artifacts": self.artifacts, "context": self.context}
+        """What of the answer its row keeps besides the output (`Answer.given`): the output is
+        kept once, as a session's notes or in the message sent to a run."""
+        return {"artifacts": self.artifacts, "context": self.context}
 
 
 def masked_answer(

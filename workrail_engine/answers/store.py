@@ -61,8 +61,9 @@ ANSWER_TABLES = (
 ANSWER_INDEXES = {"refusals_run": "workrail_confirmation_refusals_run"}
 # What a replay (and a fork) reads of each answer, added after the table's first release (a
 # store made before gains them in place; its earlier answers hold NULL there: not recorded):
-# the hash of the workflow as served, the context the step was served with, the answer as
-# given (masked: output, artifacts, context) and the context after it.
+# the hash of the workflow as served, the context the step was served with, the answer's
+# artifacts and context as given (masked; its output is the notes of a session's answer, in the
+# message of a run's) and the context after it.
 REPLAY_COLUMNS = {
     "answers": (
         "workflow_hash TEXT",
@@ -100,7 +101,7 @@ class Answer:
     # What replay reads (`REPLAY_COLUMNS`); None in an answer recorded before they were kept.
     workflow_hash: str | None = None
     context_before: dict[str, Any] | None = None
-    given: dict[str, Any] | None = None  # {output, artifacts, context}, masked
+    given: dict[str, Any] | None = None  # {artifacts, context}, masked (the output: notes, message)
     context_after: dict[str, Any] | None = None
 
 

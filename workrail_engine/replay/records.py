@@ -60,9 +60,9 @@ class _Answered:
     notes: str | None
     given: dict[str, Any] | None
     loop: dict[str, Any] | None  # a session's: the loop position of the step served next
-    # read only for a row without ``given`` (JSON text until then: parsing is most of a read)
-    context_after_text: str | None  # a session's: the context its next step was served with
-    message_text: str | None  # a run's: the message sent to it
+    # parsed only when needed (JSON text until then: parsing is most of a read)
+    context_after_text: str | None  # a session's, without ``given``: the context after it
+    message_text: str | None  # a run's: the message sent to it, its output
 
     @property
     def context_after(self) -> dict[str, Any]:
@@ -81,10 +81,8 @@ def _answers(history: RunHistory, where: str, args: list[str]) -> dict[str, list
     message = history.json_field("a.response", MESSAGE)
     found: dict[str, list[_Answered]] = {}
     for given in ("a.given", "NULL"):
-        # the context after and the message only where the answer as given is not recorded
-        parts = [given, loop] + [
-            f"CASE WHEN {given} IS NULL THEN {p} END" for p in (after, message)
-        ]
+        # the context after only where the answer as given is not recorded
+        parts = [given, loop, f"CASE WHEN {given} IS NULL THEN {after} END", message]
         try:
             rows = history.rows(
                 f"SELECT a.run_id, a.step_key, a.step_id, a.notes, {', '.join(parts)}"
@@ -145,8 +143,9 @@ def _session(row: Sequence[Any], answers: list[_Answered]) -> History:
             if LACKS["answer_given"] not in lacks:
                 lacks.append(LACKS["answer_given"])
             after = answer.context_after
-            given = {"output": answer.notes, "artifacts": [], "context": _set(before, after)}
+            given = {"artifacts": [], "context": _set(before, after)}
             before = after or before
+        given = {"output": answer.notes, **given}
         steps.append(
             RecordedStep(answer.step_key, answer.step_id or "", "answered", given, loop=served_at)
         )
@@ -258,17 +257,16 @@ def _run(
 
 
 def _given(answer: _Answered) -> dict[str, Any] | None:
-    """A run's answer as given: the recorded column, or the message kept to send it again."""
-    if answer.given is not None:
-        return answer.given
+    """A run's answer as given: its output from the message sent to the run, its artifacts and
+    context from the recorded column, or the message too where it is not recorded."""
     message = answer.message
     if not isinstance(message, dict):
         return None
-    return {
-        "output": message.get("output"),
+    kept = answer.given or {
         "artifacts": message.get("artifacts") or [],
         "context": message.get("context") or {},
     }
+    return {"output": message.get("output"), **kept}
 
 
 def _kept(result: dict[str, Any]) -> dict[str, Any]:
