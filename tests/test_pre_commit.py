@@ -240,3 +240,26 @@ def test_the_readmes_config_works_as_written(repo: Path) -> None:
     good = pre_commit("--files", "workflows/good.json")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "workrail validate" in good.stdout and "Passed" in good.stdout, good.stdout
+
+
+@pytest.mark.slow
+def test_the_replay_hook_fails_a_change_that_parts_from_a_recorded_history(
+    tmp_path: Path, run_hook: RunHook
+) -> None:
+    from tests.cli.test_replay_cli import edited, record, replay
+
+    root = record(tmp_path / "recorded")
+    work = root / "project"
+    exported = replay(root, "--export", ".workrail/replays")
+    assert exported.returncode == 0, exported.stderr
+    git(work, "init", "-q")
+    git(work, "add", ".")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "w")
+    held = run_hook(work, "workflows/replay-flow.json", hook="workrail-replay")
+    assert held.returncode == 0, held.stdout + held.stderr
+    assert "2 hold" in held.stdout, held.stdout
+    edited(root, lambda flow: flow["steps"][3].update(id="deliver"))
+    parted = run_hook(work, "workflows/replay-flow.json", hook="workrail-replay")
+    output = parted.stdout + parted.stderr
+    assert parted.returncode == 1, output
+    assert re.search(r"^workflows/replay-flow\.json:\d+:\d+: WR903 ", output, re.M), output

@@ -19,6 +19,7 @@ from workrail_engine.answers.model_loop import ModelLimits
 from workrail_engine.cli import rewrites
 from workrail_engine.evaluation import regexes, step_checks
 from workrail_engine.lint import quoted_json, shell_scripts
+from workrail_engine.replay import fixtures as replay_fixtures
 from workrail_engine.runs import command_process, step_events
 from workrail_engine.schema import schema_path
 from workrail_engine.serving import loop_rules
@@ -189,6 +190,10 @@ EXPECTED = {
     "MAX_SOURCE_FILES": (
         f"each at most the document size ({limits.MAX_DOCUMENT_BYTES // MIB} MiB); "
         f"{MAX_SOURCE_FILES:,} files and {MAX_SOURCE_BYTES // MIB} MiB per commit"
+    ),
+    "MAX_FIXTURE_FILES": (
+        f"{replay_fixtures.MAX_FIXTURE_FILES:,} files under a `--from` directory, each at most "
+        f"{replay_fixtures.MAX_FIXTURE_BYTES // MIB} MiB"
     ),
     "DEFAULT_MAX_ITERATIONS": (
         f"default {loop_rules.DEFAULT_MAX_ITERATIONS}, at most {_loop_bound_maximum():,}"

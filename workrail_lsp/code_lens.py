@@ -1,5 +1,6 @@
 """Code lens on each workflow: "Preview steps" (the order the next-step engine gives with an empty
-context, shown as a message) and "Validate workspace" (the workspace validation command)."""
+context, shown as a message) and "Validate workspace" (the workspace validation command); and on
+each step, how many recorded histories pass through it (`history_lens`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from workrail_engine.serving.navigator import next_step
 
 from .configuration import PREVIEW_STEPS, VALIDATE_WORKSPACE
 from .documents import DocumentState
+from .history_lens import history_lenses
 
 __all__ = ["code_lenses", "preview_steps"]
 
@@ -36,6 +38,7 @@ def code_lenses(state: DocumentState) -> list[types.CodeLens] | None:
             range=where,
             command=types.Command(title="Validate workspace", command=VALIDATE_WORKSPACE),
         ),
+        *history_lenses(state),
     ]
 
 

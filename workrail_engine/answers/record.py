@@ -58,6 +58,11 @@ class MaskedAnswer:
     context: dict[str, Any]
     digest: str
 
+    def recorded(self) -> dict[str, Any]:
+        """What of the answer its row keeps besides the output (`Answer.given`): the output is
+        kept once, as a session's notes or in the message sent to a run."""
+        return {"artifacts": self.artifacts, "context": self.context}
+
 
 def masked_answer(
     masks: SecretSet,

@@ -23,6 +23,10 @@ __all__ = [
     "Answer",
     "AnswerStore",
     "Claim",
+    "ANSWER_FIELDS",
+    "ANSWER_INSERT",
+    "REPLAY_COLUMNS",
+    "answer_of",
     "answer_values",
     "confirmations_of",
     "refusal_of",
@@ -55,6 +59,23 @@ ANSWER_TABLES = (
     " calls INTEGER NOT NULL, tokens INTEGER NOT NULL)",
 )
 ANSWER_INDEXES = {"refusals_run": "workrail_confirmation_refusals_run"}
+# What a replay (and a fork) reads of each answer, added after the table's first release (a
+# store made before gains them in place; its earlier answers hold NULL there: not recorded):
+# the hash of the workflow as served, the context the step was served with, the answer's
+# artifacts and context as given (masked; its output is the notes of a session's answer, in the
+# message of a run's) and the context after it.
+REPLAY_COLUMNS = {
+    "answers": (
+        "workflow_hash TEXT",
+        "context_before TEXT",
+        "given TEXT",
+        "context_after TEXT",
+    )
+}
+ANSWER_FIELDS = (
+    "step_key, digest, step_id, title, notes, response, answered_at,"
+    " workflow_hash, context_before, given, context_after"
+)
 
 
 def store_url(home: Path | None, database: str | None) -> str:
@@ -77,6 +98,11 @@ class Answer:
     notes: str | None
     response: dict[str, Any] | None
     answered_at: float
+    # What replay reads (`REPLAY_COLUMNS`); None in an answer recorded before they were kept.
+    workflow_hash: str | None = None
+    context_before: dict[str, Any] | None = None
+    given: dict[str, Any] | None = None  # {artifacts, context}, masked (the output: notes, message)
+    context_after: dict[str, Any] | None = None
 
 
 @dataclass
@@ -111,36 +137,30 @@ class AnswerStore(SqlStore):
             every,
             (*tables(False), *sqlite_tables),
             ("CREATE SCHEMA IF NOT EXISTS workrail", *tables(True), *postgres_tables),
+            added_columns=REPLAY_COLUMNS,
         )
 
     def claim(self, run_id: str, answer: Answer) -> Claim:
         """A run's answer to its waiting step: recorded if it is the first for that step."""
         with self._lock:
-            inserted = self._fetch(
-                "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
-                " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key",
-                (run_id, *answer_values(answer)),
-            )
+            inserted = self._fetch(ANSWER_INSERT, (run_id, *answer_values(answer)))
         if inserted:
             return Claim(True)
         return Claim(False, self.answer(run_id, answer.step_key))
 
     def answer(self, run_id: str, step_key: str) -> Answer | None:
         rows = self._read(
-            "SELECT step_key, digest, step_id, title, notes, response, answered_at FROM {answers}"
-            " WHERE run_id = ? AND step_key = ?",
+            f"SELECT {ANSWER_FIELDS} FROM {{answers}} WHERE run_id = ? AND step_key = ?",
             (run_id, step_key),
         )
-        return _answer(rows[0]) if rows else None
+        return answer_of(rows[0]) if rows else None
 
     def answers(self, run_id: str) -> list[Answer]:
         rows = self._read(
-            "SELECT step_key, digest, step_id, title, notes, response, answered_at FROM {answers}"
-            " WHERE run_id = ? ORDER BY answered_at",
+            f"SELECT {ANSWER_FIELDS} FROM {{answers}} WHERE run_id = ? ORDER BY answered_at",
             (run_id,),
         )
-        return [_answer(r) for r in rows]
+        return [answer_of(r) for r in rows]
 
     def answered_keys(self, run_ids: Sequence[str]) -> set[tuple[str, str]]:
         if not run_ids:
@@ -199,17 +219,36 @@ class AnswerStore(SqlStore):
         return (int(rows[0][0]), int(rows[0][1])) if rows else None
 
 
+ANSWER_INSERT = (
+    f"INSERT INTO {{answers}} (run_id, {ANSWER_FIELDS})"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key"
+)
+
+
 def answer_values(answer: Answer) -> tuple[Any, ...]:
-    """An answer's columns after ``run_id``, in the answers table's order."""
+    """An answer's columns after ``run_id``, in `ANSWER_INSERT`'s order."""
     return (
         answer.step_key,
         answer.digest,
         answer.step_id,
         answer.title,
         answer.notes,
-        json.dumps(answer.response, ensure_ascii=False) if answer.response is not None else None,
+        _json_or_null(answer.response),
         answer.answered_at,
+        answer.workflow_hash,
+        _json_or_null(answer.context_before),
+        _json_or_null(answer.given),
+        _json_or_null(answer.context_after),
     )
+
+
+def _json_or_null(value: Any) -> str | None:
+    return json.dumps(value, ensure_ascii=False) if value is not None else None
+
+
+def _loaded(text: str | None) -> Any:
+    return json.loads(text) if text else None
 
 
 def refusal_of(values: Sequence[Any]) -> dict[str, Any]:
@@ -238,8 +277,19 @@ def confirmations_of(
     return shown + ([dict(approval)] if approval else [])
 
 
-def _answer(values: Sequence[Any]) -> Answer:
-    key, digest, step_id, title, notes, response, at = values
+def answer_of(values: Sequence[Any]) -> Answer:
+    """An answer from its row (the columns of `ANSWER_INSERT` after ``run_id``)."""
+    key, digest, step_id, title, notes, response, at, workflow, before, given, after = values
     return Answer(
-        key, digest, step_id, title, notes, json.loads(response) if response else None, at
+        key,
+        digest,
+        step_id,
+        title,
+        notes,
+        _loaded(response),
+        at,
+        workflow,
+        _loaded(before),
+        _loaded(given),
+        _loaded(after),
     )

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evaluation.step_checks import check_answer
+from ..evaluation.step_checks import AnswerCheck, check_answer
 from ..runs.secrets import SecretSet
 from .blockers import Blocked, blocked_by_checks, blocked_by_refusal
 from .confirmation import Confirm, confirm_answer
 from .record import MaskedAnswer
 from .store import AnswerStore
 
-__all__ = ["Verdict", "judge"]
+__all__ = ["Verdict", "checked_answer", "judge"]
 
 
 @dataclass
@@ -52,6 +52,31 @@ def judge(
         next-step guidance) checked, then confirmed by a person where the step wants that; a refusal
         is recorded. ``context`` is what criteria conditions see; the answer's own context is checked
     against the workflow's declared ``context``."""
+    checked, blocked = checked_answer(
+        definition, step, answer, context, require_notes=require_notes
+    )
+    if blocked is not None:
+        return Verdict(blocked)
+    confirmation = confirm_answer(
+        records, run_id, step_key, guidance, shown, answer.output, confirm, masks
+    )
+    if confirmation is not None and confirmation["action"] != "approve":
+        refused = blocked_by_refusal(confirmation, shown["id"], answer.output, answer.artifacts)
+        return Verdict(refused, confirmation)
+    return Verdict(None, confirmation, checked.artifacts.assessments)
+
+
+def checked_answer(
+    definition: Mapping[str, Any],
+    step: Mapping[str, Any],
+    answer: MaskedAnswer,
+    context: Mapping[str, Any],
+    *,
+    require_notes: bool,
+) -> tuple[AnswerCheck, Blocked | None]:
+    """``answer``'s checks against ``step`` (no person asked, nothing recorded), and why they
+    send it back (None: it passes) — what `judge` asks first, and replay asks of a recorded
+    answer against the step as it is now."""
     checked = check_answer(
         definition,
         step,
@@ -71,12 +96,4 @@ def judge(
         require_notes=require_notes,
         answer_context=answer.context,
     )
-    if blocked is not None:
-        return Verdict(blocked)
-    confirmation = confirm_answer(
-        records, run_id, step_key, guidance, shown, answer.output, confirm, masks
-    )
-    if confirmation is not None and confirmation["action"] != "approve":
-        refused = blocked_by_refusal(confirmation, shown["id"], answer.output, answer.artifacts)
-        return Verdict(refused, confirmation)
-    return Verdict(None, confirmation, checked.artifacts.assessments)
+    return checked, blocked

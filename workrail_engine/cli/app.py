@@ -167,9 +167,7 @@ COLOR_OPTION = click.option(
 )
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, metavar="[PATHS]...")
-@click.option(
+FORMAT_OPTION = click.option(
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
@@ -177,6 +175,11 @@ COLOR_OPTION = click.option(
     show_default=True,
     help="Output format: text for people, json/sarif/github for machines.",
 )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, metavar="[PATHS]...")
+@FORMAT_OPTION
 @click.option("--strict", is_flag=True, help="Warnings fail the run too (exit 1).")
 @click.option(
     "--fix", is_flag=True, help="Apply the safe fixes in place (as the editor's quick fixes)."
@@ -220,6 +223,70 @@ def validate(settings: Settings, /, paths: tuple[str, ...], color: str, **option
     from workrail_engine.cli.validate import ValidateOptions, run_validate
 
     _run_rewriting(run_validate, paths, ValidateOptions(**options), settings, color)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, metavar="[PATHS]...")
+@FORMAT_OPTION
+@click.option(
+    "--from",
+    "fixtures",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Replay the histories exported to DIR instead of the run store's.",
+)
+@click.option(
+    "--export",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Write the recorded histories to DIR as JSON fixtures (secrets masked); replay nothing.",
+)
+@click.option(
+    "--workflow",
+    "workflow_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only the histories of this workflow (repeatable).",
+)
+@click.option(
+    "--store",
+    type=EXISTING_DIRECTORY,
+    metavar="DIR",
+    help="The run store's directory (default: runs/ in WORKRAIL_HOME, or WORKRAIL_DATABASE_URL).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print the divergences and nothing else.")
+@COLOR_OPTION
+@catalog_options
+@click.pass_obj
+def replay(settings: Settings, /, paths: tuple[str, ...], color: str, **options: Any) -> None:
+    """Walk recorded sessions and runs again against the workflow files as they are now.
+
+    The histories of the workflows in PATHS (as for validate; default: the project's workflow
+    directories) are read from the run store, or from fixtures (--from); each is walked with its
+    recorded context and answers. Nothing is executed: no command, no model, no person. For each
+    history, the first divergence — another step served, a recorded answer the checks would now
+    block, a step gone or renamed, a loop that stops sooner or later — at the file position of
+    the construct that causes it. Exit status: 0 every history holds, 1 one diverges, 2 usage
+    error.
+    """
+    from workrail_engine.cli.discovery import MissingPath
+    from workrail_engine.cli.replay import ReplayOptions, ReplayUsageError, run_replay
+    from workrail_engine.replay.fixtures import FixtureError
+
+    try:
+        code = run_replay(
+            paths,
+            ReplayOptions(**options),
+            console=Console.detect(color),
+            project=settings.project,
+            catalog=settings.catalog(),
+            extra_dirs=settings.workflow_dirs,
+        )
+    except MissingPath as exc:
+        raise click.BadParameter(str(exc), param_hint="PATHS") from None
+    except (ReplayUsageError, FixtureError) as exc:
+        raise click.UsageError(str(exc)) from None
+    _finish(code)
 
 
 @cli.command("format")

@@ -79,6 +79,11 @@ RULE_NAMES: dict[str, str] = {
     "WR809": "duplicate-compiled-step-id",
     "WR810": "prompt-and-prompt-blocks",
     "WR811": "compiled-too-large",
+    "WR901": "replay-another-step",
+    "WR902": "replay-answer-blocked",
+    "WR903": "replay-step-gone",
+    "WR904": "replay-loop-changed",
+    "WR905": "replay-history-lacks",
 }
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "AttemptSettings",
     "DEFAULT_RETRY",
     "PreparedCommand",
+    "output_verdict",
     "prepare_command",
     "retry_policy",
     "run_attempt",
@@ -153,11 +154,19 @@ def _judge(
     if not outcome.ok:
         reason = outcome.error or f"exited with status {outcome.exit_code}"
         return ("cancelled" if outcome.cancelled else "failed"), reason, None
+    return output_verdict(step, outcome.stdout, values)
+
+
+def output_verdict(
+    step: Mapping[str, Any], stdout: str, values: Mapping[str, Any]
+) -> tuple[str, str | None, Any]:
+    """A command's output that exited 0 judged by the step's ``validationCriteria``: (status,
+    error, validation) — for an attempt just run, and for one recorded (replay)."""
     criteria = step.get("validationCriteria")
     if criteria is None:
         return "success", None, None
     context = {**values.get("parameters", {}), **values.get("context", {}), **values}
-    checked = validate_output(criteria, outcome.stdout, context)
+    checked = validate_output(criteria, stdout, context)
     if checked.valid:
         return "success", None, None
     return (

@@ -112,6 +112,21 @@ class RunHistory:
     def close(self) -> None:
         self._store.close()
 
+    def rows(self, text: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        """A read of the store's tables named by role (``{journal}``, ``{answers}``, ``{status}``
+        …, as `SqlStore` compiles them): for a reader beside this one (replay), empty where there
+        is no store or no table yet."""
+        return self._query(text, args)
+
+    def json_field(self, column: str, *path: str | int) -> str:
+        """SQL for a field of the JSON text in ``column`` (see `rows`)."""
+        return self._field(column, *path)
+
+    @staticmethod
+    def run_input_of(stored: Any) -> dict[str, Any]:
+        """A run's own input out of DBOS's stored arguments (see `rows`)."""
+        return _run_input(stored)
+
     def _field(self, column: str, *path: str | int) -> str:
         """A field of the JSON text in ``column``, as SQL of the store's dialect."""
         if self._postgres:

@@ -28,6 +28,7 @@ from ..answers.record import (
 )
 from ..answers.store import Answer
 from ..answers.verdict import judge
+from ..definition.content_hash import workflow_hash
 from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
 from ..result_shapes import BlockedFields, Cancelled, RunResult, RunSummary
@@ -216,6 +217,7 @@ class RunService:
             workflow,
             {
                 "workflow": workflow,
+                "workflow_hash": workflow_hash(workflow),
                 "parameters": masks.mask(values),
                 "context": masks.mask(options.context),
                 "deadline": time.time() + timeout if timeout else None,
@@ -277,6 +279,7 @@ class RunService:
         deadline, started = parent.get("deadline"), parent.get("started_at") or time.time()
         run = {
             "workflow": workflow,
+            "workflow_hash": workflow_hash(workflow),
             "parameters": masks.mask(values),
             "context": parent.get("context") or {},
             "deadline": time.time() + (deadline - started) if deadline else None,
@@ -595,6 +598,7 @@ class RunService:
             "model_usage": masks.mask(model_usage),
             MESSAGE: message,
         }
+        before = waiting.get("context", {})
         record = Answer(
             key,
             digest,
@@ -603,6 +607,10 @@ class RunService:
             None,
             {k: v for k, v in response.items() if v is not None},
             time.time(),
+            workflow_hash=workflow_hash(stored.workflow),
+            context_before=before,
+            given=given.recorded(),
+            context_after={**before, **given.context},
         )
         claim = self.sessions.store.claim(run_id, record)
         if not claim.applied:

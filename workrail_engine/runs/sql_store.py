@@ -14,14 +14,14 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 from .sqlite_store import configure_connection
 
-__all__ = ["RECONNECT_FOR", "SqlStore", "dbos_tables"]
+__all__ = ["RECONNECT_FOR", "SqlStore", "add_columns", "dbos_tables"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -38,6 +38,25 @@ def dbos_tables(schema: str = "dbos") -> dict[str, tuple[str, str]]:
     }
 
 
+def add_columns(
+    cur: Any, postgres: bool, names: Mapping[str, str], added: Mapping[str, tuple[str, ...]]
+) -> None:
+    """Add each column of ``added`` (role → ``"name TYPE"`` definitions) its table lacks: a
+    store written by an older version gains them in place, its rows kept (the new columns NULL:
+    readers treat NULL as "not recorded"). Postgres says IF NOT EXISTS; SQLite cannot, so its
+    table's columns are read first (both run under the DDL lock or SQLite's write lock)."""
+    for role, columns in added.items():
+        table = names[role]
+        if postgres:
+            for column in columns:
+                cur.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column}")
+            continue
+        present = {row[1] for row in cur.execute(f"PRAGMA table_info({table})").fetchall()}
+        for column in columns:
+            if column.split()[0] not in present:
+                cur.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+
+
 class SqlStore:
     """A connection to the store at ``url`` (``sqlite:///path`` or a Postgres URL), with table
     names by role (``names``) and the DDL of each dialect run once on open."""
@@ -52,10 +71,13 @@ class SqlStore:
         postgres_tables: tuple[str, ...] = (),
         *,
         read_only: bool = False,
+        added_columns: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         """``names``: role → (SQLite name, Postgres name). ``read_only``: a reader (`RunHistory`)
         creates nothing and connects at its first read (SQLite read-only: a store no run has
-        created yet stays absent)."""
+        created yet stays absent). ``added_columns``: role → column definitions (``"name
+        TYPE"``) added to a table after it was first created, added in place to a store made
+        before them (`add_columns`) in the same transaction as the tables."""
         self.postgres = not url.startswith("sqlite")
         self.read_only = read_only
         self._url = url
@@ -73,6 +95,7 @@ class SqlStore:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK,))
                     for statement in postgres_tables:
                         cur.execute(statement)
+                    add_columns(cur, True, self._names, added_columns or {})
 
             self._again(open_store)
         else:
@@ -80,6 +103,7 @@ class SqlStore:
             with self._transaction() as cur:
                 for statement in sqlite_tables:
                     cur.execute(statement)
+                add_columns(cur, False, self._names, added_columns or {})
 
     def _connect_sqlite(self) -> sqlite3.Connection:
         path = self._url.removeprefix("sqlite:///")

@@ -73,6 +73,8 @@ def next_step(
     context: Mapping[str, Any] | None = None,
     current_step: str | None = None,
     artifacts: Sequence[Any] | None = None,
+    *,
+    rendered: bool = True,
 ) -> NextStep:
     """The next step whose runCondition holds, with guidance; raises StepNotFound / InvalidParams.
 
@@ -81,6 +83,8 @@ def next_step(
     by a loop that decides from a loop-control artifact. When they fail the check, that step is
     not complete: it comes back with ``blocked`` (issues, suggestions, follow-ups) to redo.
     Every `matches` condition on the way shares one budget of backtracking time.
+    ``rendered=False``: the step is found but neither its prompt nor its guidance is rendered
+    (the step as defined, guidance empty) — for replay, which compares where a walk goes.
     """
     with backtracking_budget():
         plan = _plan_of(workflow)
@@ -91,7 +95,7 @@ def next_step(
         if blocked is not None:
             completed = completed[:-1]
         # Artifacts come with a completed step: before the first one, no loop reads them.
-        found = _Walk(plan, completed, ctx, artifacts if completed else None).run()
+        found = _Walk(plan, completed, ctx, artifacts if completed else None, rendered).run()
     found.blocked = blocked
     return found
 
@@ -288,9 +292,15 @@ def _check_known(plan: _Plan, completed: list[str], current_step: Any) -> None:
 
 class _Walk:
     def __init__(
-        self, plan: _Plan, completed: list[str], ctx: dict[str, Any], artifacts: Any = None
+        self,
+        plan: _Plan,
+        completed: list[str],
+        ctx: dict[str, Any],
+        artifacts: Any = None,
+        rendered: bool = True,
     ) -> None:
         self.plan = plan
+        self.rendered = rendered
         self.artifacts = artifacts
         self.completed = completed
         self.done = set(completed)
@@ -327,6 +337,26 @@ class _Walk:
         return list(dict.fromkeys(self.skipped))
 
     def _result(self, step: Mapping[str, Any], loop: dict[str, Any] | None) -> NextStep:
+        if self.rendered:
+            served, guidance = self._rendered(step, loop)
+        else:
+            self.plan.check_criteria(step)
+            served, guidance = dict(step), {}
+        return NextStep(
+            served,
+            guidance,
+            False,
+            self._context_out(),
+            self._skipped(),
+            loop,
+            self.notes,
+            next_action(step, loop, self.plan.read_outputs),
+        )
+
+    def _rendered(
+        self, step: Mapping[str, Any], loop: dict[str, Any] | None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The step as served (its title and prompt rendered) and its guidance."""
         first = not self.completed
         values = served_values(self.ctx)
         rendered = render_step(self.plan.workflow, step, values, loop)
@@ -344,16 +374,7 @@ class _Walk:
         served = _json_copy(dict(step))  # the definition is shared: the caller gets its own step
         if step_kind(step) != "command":
             served.update(title=rendered.title, prompt=rendered.prompt)
-        return NextStep(
-            served,
-            guidance,
-            False,
-            self._context_out(),
-            self._skipped(),
-            loop,
-            self.notes,
-            next_action(step, loop, self.plan.read_outputs),
-        )
+        return served, guidance
 
     def _holds(self, condition: Any, owner: str, where: str) -> bool:
         try:

@@ -9,7 +9,6 @@ transaction of ours (see `store.SessionStore.advance`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -31,13 +30,14 @@ from ..answers.record import (
 )
 from ..answers.store import Answer, store_url
 from ..answers.verdict import judge
+from ..definition.content_hash import workflow_hash
 from ..definition.steps import executable_steps, find_step
 from ..errors import RunNotFound
 from ..evaluation.step_checks import notes_required
-from ..evaluation.templates import StepOutput
 from ..result_shapes import Cancelled, Pending, RunResult, RunSummary, StepResult
 from ..serving.navigator import next_step
 from .git_context import git_context
+from .position import answer_context, moved_state
 from .reference_paths import resolve_references
 from .store import Fork, SessionRow, SessionStore
 from .tokens import SessionTokenError, read_token, sign_token
@@ -69,12 +69,6 @@ FORK_NOTE = (
     "session you continue; the session as it is stays as it is, and readable."
 )
 _WORD = re.compile(r"[\w.#/-]{2,}", re.UNICODE)
-
-
-def workflow_hash(definition: Mapping[str, Any]) -> str:
-    """The content hash that pins a compiled workflow (canonical JSON, SHA-256)."""
-    text = json.dumps(definition, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -251,7 +245,13 @@ class SessionService:
             workflow_hash=digest,
             status="success" if found["isComplete"] else "waiting",
             attempt=1,
-            state={"completed": [], "context": found["context"], "references": references},
+            state={
+                "completed": [],
+                "context": found["context"],
+                "references": references,
+                # what the first step was served from: replay starts its walk here
+                "start_context": ctx,
+            },
             pending=found,
             goal=masks.mask(goal),
             workspace=workspace,
@@ -463,8 +463,7 @@ class SessionService:
         notes_m, artifacts_m, digest = given.output, given.artifacts, given.digest
         pending = row.pending or {}
         step = find_step(definition, pending["step"]["id"], row.workflow_id)
-        outputs = row.state.get("outputs") or {}
-        ctx = _with_outputs({**row.state["context"], **given.context}, outputs)
+        ctx = answer_context(row.state, given.context)
         verdict = judge(
             self.store,
             run_id,
@@ -486,24 +485,15 @@ class SessionService:
                 setattr(blocked, name, value)
             blocked.confirmation = confirmation
             return blocked
-        completed = [*row.state["completed"], step["id"]]
-        if f"steps.{step['id']}.output" in (pending.get("nextAction") or {}).get("outputTo", []):
-            outputs = {**outputs, step["id"]: {"notes": notes_m, "fields": _fields(artifacts_m)}}
-        found = next_step(
-            definition, completed, _with_outputs(ctx, outputs), artifacts=artifacts_m
-        ).to_dict()
-        found["context"].pop("steps", None)  # rebuilt from `outputs` for every step
+        found, state = moved_state(
+            definition, row.state, pending, step["id"], notes_m, artifacts_m, ctx
+        )
         moved = SessionRow(
             **{
                 **asdict(row),
                 "status": "success" if found["isComplete"] else "waiting",
                 "attempt": attempt + 1,
-                "state": {
-                    **row.state,
-                    "completed": completed,
-                    "context": found["context"],
-                    "outputs": outputs,
-                },
+                "state": state,
                 "pending": found,
                 "last_notes": notes_m or None,
                 "updated_at": time.time(),
@@ -528,6 +518,10 @@ class SessionService:
             notes_m,
             response.to_dict(),
             moved.updated_at,
+            workflow_hash=row.workflow_hash,
+            context_before=row.state["context"],
+            given=given.recorded(),
+            context_after=found["context"],
         )
         claim = self.store.advance(moved, attempt, record, " " + _words_of(notes_m), fork)
         if claim.applied:
@@ -812,22 +806,6 @@ def _step_result(answer: Answer, refusals: Sequence[Mapping[str, Any]]) -> StepR
     if "confirmations" in facts:
         result["confirmations"] = facts["confirmations"]
     return result
-
-
-def _with_outputs(context: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
-    """``context`` with the session's own ``steps``: each answered step that a later step reads
-    (the navigator's ``outputTo``), its output its notes, whose artifacts' fields are read by
-    name. A ``steps`` the agent sent is replaced: a session knows its answers."""
-    steps = {
-        step_id: {"output": StepOutput(kept["notes"] or "", kept["fields"])}
-        for step_id, kept in outputs.items()
-    }
-    return {**context, "steps": steps}
-
-
-def _fields(artifacts: Sequence[Any]) -> dict[str, Any]:
-    """The fields of the object artifacts handed over, a later artifact's over an earlier's."""
-    return {key: value for a in artifacts if isinstance(a, Mapping) for key, value in a.items()}
 
 
 def _public_state(step: SessionStep) -> dict[str, Any]:

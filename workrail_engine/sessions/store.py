@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..answers.store import Answer, AnswerStore, Claim, answer_values
+from ..answers.store import ANSWER_FIELDS, ANSWER_INSERT, Answer, AnswerStore, Claim, answer_values
 
 __all__ = ["SESSION_TABLES", "Fork", "SessionRow", "SessionStore", "read_lineage"]
 
@@ -231,18 +231,13 @@ class SessionStore(AnswerStore):
         )
         # A session's answers are keyed by their attempt: the parent's before the fork. Compared
         # here, not in SQL: the table is the runs' too, whose keys are not all numbers.
+        # Every column, what replay reads too: a fork replays as its parent did up to the fork.
         earlier = run(
-            "SELECT step_key, digest, step_id, title, notes, response, answered_at"
-            " FROM {answers} WHERE run_id = ?",
-            (fork.parent_run_id,),
+            f"SELECT {ANSWER_FIELDS} FROM {{answers}} WHERE run_id = ?", (fork.parent_run_id,)
         ).fetchall()
-        for values in earlier:
+        for values in earlier:  # ANSWER_FIELDS starts with step_key
             if str(values[0]).isdigit() and int(values[0]) < fork.parent_attempt:
-                run(
-                    "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes,"
-                    " response, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (fork.base.run_id, *values),
-                )
+                run(ANSWER_INSERT, (fork.base.run_id, *values))
         run(
             "INSERT INTO {steps} (run_id, attempt, state, pending) SELECT ?, attempt, state,"
             " pending FROM {steps} WHERE run_id = ? AND attempt < ?",
@@ -286,12 +281,7 @@ class SessionStore(AnswerStore):
         def steps(run: Any) -> Claim:
             if fork is not None:
                 self._branch(run, fork)
-            inserted = run(
-                "INSERT INTO {answers} (run_id, step_key, digest, step_id, title, notes, response,"
-                " answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (run_id, step_key) DO NOTHING RETURNING step_key",
-                (row.run_id, *answer_values(answer)),
-            ).fetchall()
+            inserted = run(ANSWER_INSERT, (row.run_id, *answer_values(answer))).fetchall()
             if not inserted:
                 return Claim(False)
             moved = run(

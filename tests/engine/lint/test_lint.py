@@ -95,6 +95,8 @@ def test_every_code_the_engine_emits_is_documented_and_tested():
     # the compile step's codes have their bad/good cases in tests/engine/compile/
     for module in (root / "tests/engine/compile").glob("test_*.py"):
         tested |= set(re.findall(r'"(WR8\d\d)"', module.read_text()))
+    # replay's codes: a history diverging from an edited workflow in tests/cli/test_replay_cli.py
+    tested |= set(re.findall(r'"(WR9\d\d)"', (root / "tests/cli/test_replay_cli.py").read_text()))
     assert documented <= tested, f"without a bad/good test: {sorted(documented - tested)}"
 
 

@@ -16,7 +16,5 @@ class JsonFormatter(Formatter):
 
     def render(self, reports: Sequence[FileReport], summary: Summary) -> str:
         # default=str: a diagnostic's free-form `data` must never make the output fail.
-        return (
-            json.dumps(report_json(reports, summary), indent=2, ensure_ascii=False, default=str)
-            + "\n"
-        )
+        out = {**report_json(reports, summary), **self.extra}
+        return json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n"
