@@ -283,18 +283,20 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_pages_fit_320_px_and_follow_the_dark_scheme(
-    browser, dashboard_url, demo_run, screenshots
+    browser, dashboard_url, allowed_dashboard_url, demo_run, screenshots
 ):
     context = browser.new_context(viewport={"width": 320, "height": 700}, color_scheme="dark")
     page = context.new_page()
     try:
-        for name, path in (
-            ("runs", ""),
-            ("run", f"runs/{demo_run}"),
-            ("workflows", "workflows"),
-            ("workflow", "workflows/dash-demo"),
+        for name, url in (
+            ("runs", dashboard_url),
+            ("run", f"{dashboard_url}runs/{demo_run}"),
+            # with a "Run again from here" button on each step
+            ("run-with-actions", f"{allowed_dashboard_url}runs/{demo_run}"),
+            ("workflows", f"{dashboard_url}workflows"),
+            ("workflow", f"{dashboard_url}workflows/dash-demo"),
         ):
-            page.goto(dashboard_url + path)
+            page.goto(url)
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 320, f"{name} page is {width} px wide at 320"
             page.screenshot(path=str(screenshots / f"{name}-320-dark.png"), full_page=True)
@@ -368,3 +370,20 @@ def test_run_again_from_a_step_keeps_what_ran_before_it(
     page.wait_for_url(f"**/runs/{parent}")
     listed = page.locator("#forks li", has=page.locator(f'a[href="/runs/{fork}"]'))
     assert "second" in listed.text_content()
+
+
+@pytest.mark.parametrize("key", ["tick[2]", "check-two"])
+def test_run_again_from_a_loop_iteration_or_a_parallel_member(
+    page, allowed_dashboard_url, demo_run, home, key
+):
+    """The button names the step by its key: a loop's iteration, a member of a parallel group."""
+    page.goto(f"{allowed_dashboard_url}runs/{demo_run}")
+    page.locator(f'li[data-step="{key}"]').get_by_role("button", name="Run again from here").click()
+    page.wait_for_url(lambda url: "/runs/wf-" in url and demo_run not in url)
+    assert f"{demo_run} at step {key}" in page.locator("#forked-from").text_content()
+    fork = urlsplit(page.url).path.rsplit("/", 1)[1]
+    history = RunHistory(home=home / "runs")
+    try:
+        assert history.run(fork)["forked_from"] == {"run_id": demo_run, "step": key}
+    finally:
+        history.close()
