@@ -312,7 +312,8 @@ class RunHistory:
     # --- one run -------------------------------------------------------------------------
 
     def version(self, run_id: str) -> tuple[Any, ...]:
-        """Changes whenever the run does (status, state event, journal rows): cheap to poll."""
+        """Changes whenever the run does (status, state event, journal rows, forks of it): cheap
+        to poll."""
         session = self._query(
             "SELECT status, updated_at, attempt FROM {sessions} WHERE run_id = ?", [run_id]
         )
@@ -333,7 +334,8 @@ class RunHistory:
             " WHERE run_id = ?",
             [run_id],
         )
-        return (tuple(state[0]) if state else None, tuple(rows[0]) if rows else None)
+        forks = self._count("SELECT COUNT(*) FROM {run_forks} WHERE parent_id = ?", [run_id])
+        return (tuple(state[0]) if state else None, tuple(rows[0]) if rows else None, forks)
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         """One run: its status and times, and each step with its attempts, output and reason."""

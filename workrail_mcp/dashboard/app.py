@@ -1,7 +1,7 @@
 """The dashboard as one ASGI app: its routes, behind the host, token and CSRF checks.
 
 Pages read the run store through `RunHistory` (never through DBOS, so reading costs no
-executor); actions (cancel, start) go through the process's `RunService`.
+executor); actions (cancel, start, run again from a step) go through the process's `RunService`.
 """
 
 from __future__ import annotations
@@ -92,9 +92,9 @@ async def signin(request: Request) -> Response:
 
 
 async def signout(request: Request) -> Response:
-    form = await request.form()
-    if not await request.app.state.access.csrf_ok(request, form):
-        return Response("CSRF check failed", status_code=403)
+    _, refused = await request.app.state.access.checked_form(request)
+    if refused is not None:
+        return refused
     response = RedirectResponse("/signin", status_code=303)
     request.app.state.access.sign_out(request, response)
     return response
@@ -155,6 +155,7 @@ def build_dashboard(
         Route("/runs/{run_id}", run_views.run_page),
         Route("/live/runs/{run_id}", run_views.run_fragment),
         Route("/runs/{run_id}/cancel", run_views.cancel_run, methods=["POST"]),
+        Route("/runs/{run_id}/fork", run_views.fork_run, methods=["POST"]),
         Route("/workflows", workflow_views.workflows_page),
         Route("/workflows/{workflow_id}", workflow_views.workflow_page),
         Route("/workflows/{workflow_id}/dry-run", workflow_views.dry_run, methods=["POST"]),
@@ -167,7 +168,7 @@ def build_dashboard(
         ),
     ]
     app = Starlette(routes=routes)
-    access = Access(rules, token)
+    access = Access(rules, token, allow_commands=allow_commands)
     app.state.catalog = catalog
     app.state.service = service
     app.state.history = history or RunHistory(
@@ -176,7 +177,6 @@ def build_dashboard(
     app.state.pages = Pages()
     app.state.invalid_files = InvalidFilesListing()
     app.state.access = access
-    app.state.allow_commands = allow_commands
     return _Headers(limited(_Gate(app, access), MAX_FORM_BYTES))
 
 

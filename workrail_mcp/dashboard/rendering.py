@@ -52,7 +52,7 @@ class Pages:
         access = request.app.state.access
         context.setdefault("csrf", access.csrf_token(request))
         context.setdefault("signed_out_allowed", access.token is not None)
-        context.setdefault("allow_commands", request.app.state.allow_commands)
+        context.setdefault("allow_commands", access.allow_commands)
         return HTMLResponse(self.html(name, request=request, **context), code)
 
     @staticmethod

@@ -1,6 +1,7 @@
 """One run's page: a Gantt timeline of its steps and attempts, each step's status, duration, output
-and stderr tail, skipped steps with their condition, the guidance a waiting step gives; kept live
-by polling, and a cancel button while it is in flight."""
+and stderr tail, skipped steps with their condition, the guidance a waiting step gives; where it
+was forked from and its forks; kept live by polling, a cancel button while it is in flight, and
+"Run again from here" on each step it recorded (`RunService.fork`)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,22 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from workrail_engine.errors import EngineError
+from workrail_engine.errors import (
+    EngineError,
+    InvalidParams,
+    InvalidRunState,
+    RunNotFound,
+    SecurityViolation,
+    StorageError,
+)
 from workrail_engine.runs import ACTIVE
 from workrail_engine.runs.run_status import IN_FLIGHT
 
-__all__ = ["cancel_run", "run_fragment", "run_page", "timeline"]
+__all__ = ["cancel_run", "fork_run", "lineage", "run_fragment", "run_page", "timeline"]
 
 SCALE = 1000.0  # the timeline's width in SVG user units (the SVG stretches to the page)
+# A step in these has no result to keep yet, so a run cannot be forked from it
+UNRECORDED = ("pending", "running")
 
 
 def timeline(view: dict[str, Any]) -> dict[str, Any]:
@@ -57,6 +67,7 @@ def timeline(view: dict[str, Any]) -> dict[str, Any]:
                 **step,
                 "bars": bars,
                 "group_start": step["group"] is not None and step["group"] != previous_group,
+                "forkable": step["status"] not in UNRECORDED,
             }
         )
         previous_group = step["group"]
@@ -81,10 +92,34 @@ def _fragment(request: Request, run_id: str) -> tuple[str, dict[str, Any]] | Non
     if view is None:
         return None
     view["duration"] = round(view["duration"]) if view["status"] in ACTIVE else view["duration"]
+    view["lineage"] = lineage(view)
     html = state.pages.html(
-        "_run_body.html", run=view, timeline=timeline(view), final=view["status"] not in ACTIVE
+        "_run_body.html",
+        run=view,
+        timeline=timeline(view),
+        final=view["status"] not in ACTIVE,
+        # a session forks by its tokens (docs/sessions.md), not from here
+        can_fork=state.access.allow_commands and not view.get("session"),
+        csrf=state.access.csrf_token(request),
     )
     return html, view
+
+
+def lineage(view: dict[str, Any]) -> dict[str, Any]:
+    """Where a run or a session was forked from, and its forks, in the one shape the page shows:
+    links ``{run_id, step_id, step_attempt}`` (and a session fork's ``created_at``). A session
+    branches at an attempt of a step; a run forks at a step key (``tick[2]``), with no attempt."""
+    if "lineage" in view:  # a session's, already in that shape
+        return dict(view["lineage"])
+
+    def link(fork: dict[str, Any]) -> dict[str, Any]:
+        return {"run_id": fork["run_id"], "step_id": fork["step"], "step_attempt": None}
+
+    parent = view.get("forked_from")
+    return {
+        "forked_from": link(parent) if parent else None,
+        "forks": [link(fork) for fork in view.get("forks") or []],
+    }
 
 
 async def run_page(request: Request) -> Response:
@@ -129,9 +164,9 @@ async def run_fragment(request: Request) -> Response:
 async def cancel_run(request: Request) -> Response:
     state = request.app.state
     run_id = request.path_params["run_id"]
-    form = await request.form()
-    if not await state.access.csrf_ok(request, form):
-        return Response("CSRF check failed", status_code=403)
+    _, refused = await state.access.checked_form(request)
+    if refused is not None:
+        return refused
     try:
         result = await anyio.to_thread.run_sync(
             state.service.cancel, run_id, "cancelled from the dashboard"
@@ -142,3 +177,38 @@ async def cancel_run(request: Request) -> Response:
     page = f"/runs/{run_id}"
     query = urlencode({"notice": notice, "n": state.access.notice_mark(page, notice)})
     return RedirectResponse(f"{quote(page)}?{query}", status_code=303)
+
+
+# The answer to a fork the run store refuses; anything else it refuses is the request's fault (an
+# unknown step, a session's id).
+_REFUSAL_STATUS: dict[type[EngineError], int] = {
+    RunNotFound: 404,
+    SecurityViolation: 403,
+    InvalidRunState: 409,
+    StorageError: 503,
+}
+
+
+async def fork_run(request: Request) -> Response:
+    """ "Run again from here": a new run that keeps what this one recorded before the form's
+    ``step`` and runs from it on (`RunService.fork`); its page, or a page saying why not."""
+    state = request.app.state
+    run_id = request.path_params["run_id"]
+    form, refused = await state.access.checked_form(request, starts_run=True)
+    if refused is not None:
+        return refused
+    step = form.get("step")
+    try:
+        if not isinstance(step, str) or not step:
+            raise InvalidParams("say which step to run again from (the form's step field)")
+        fork_id = await anyio.to_thread.run_sync(state.service.fork, run_id, step)
+    except EngineError as error:
+        return state.pages.page(
+            request,
+            "refused.html",
+            code=_REFUSAL_STATUS.get(type(error), 400),
+            nav="runs",
+            problem=error.message,
+            back=quote(f"/runs/{run_id}"),
+        )
+    return RedirectResponse(f"/runs/{quote(fork_id)}", status_code=303)

@@ -12,7 +12,9 @@
 - A notice shown on a page (``?notice=``) is one this server issued: it carries a mark (an HMAC
   with the process's key, bound to the page) that nobody else can make.
 - Every state-changing request (POST) carries a CSRF token bound to the session, and a
-  cross-site ``Sec-Fetch-Site`` is refused.
+  cross-site ``Sec-Fetch-Site`` is refused (`Access.checked_form`, the one gate of every action).
+- Starting a run (a new one, or one forked from a step of another) needs a server started with
+  ``--allow-commands``, as the run tools' command steps do.
 - Every response forbids inline script and framing (`SECURITY_HEADERS`).
 """
 
@@ -25,6 +27,7 @@ import time
 from collections import OrderedDict, deque
 from typing import Any
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -33,6 +36,7 @@ from workrail_mcp.web import HostRules, bearer_authorized
 __all__ = [
     "COOKIE",
     "MAX_SIGNED_IN",
+    "RUNS_NEED_ALLOW_COMMANDS",
     "SECURITY_HEADERS",
     "SESSION_SECONDS",
     "SIGNIN_FAILURES",
@@ -46,6 +50,9 @@ MAX_SIGNED_IN = 1000  # sign-ins remembered at once; past it the oldest is signe
 SIGNIN_FAILURES = 10  # failed sign-ins one address may make in SIGNIN_WINDOW_SECONDS
 SIGNIN_WINDOW_SECONDS = 60.0
 _TRACKED_ADDRESSES = 10_000  # addresses whose failures are remembered; the oldest go first
+RUNS_NEED_ALLOW_COMMANDS = (
+    "starting runs from the dashboard needs a server started with --allow-commands"
+)
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
 SECURITY_HEADERS = {
@@ -63,11 +70,13 @@ SECURITY_HEADERS = {
 
 
 class Access:
-    """The dashboard's checks for one server: its allowed names, its token, its CSRF key."""
+    """The dashboard's checks for one server: its allowed names, its token, its CSRF key, and
+    whether it may start runs."""
 
-    def __init__(self, rules: HostRules, token: str | None) -> None:
+    def __init__(self, rules: HostRules, token: str | None, *, allow_commands: bool) -> None:
         self._rules = rules
         self.token = token
+        self.allow_commands = allow_commands
         # cookie value -> when it expires (monotonic); in memory only, so a restart signs all out
         self._sessions: OrderedDict[str, float] = OrderedDict()
         self._failures: OrderedDict[str, deque[float]] = OrderedDict()
@@ -154,3 +163,22 @@ class Access:
         return isinstance(given, str) and hmac.compare_digest(
             given.encode(), self.csrf_token(request).encode()
         )
+
+    async def checked_form(
+        self, request: Request, *, starts_run: bool = False
+    ) -> tuple[FormData, Response | None]:
+        """The form of a state-changing request, and its refusal when there is one: ``403`` for a
+        CSRF token that is not this session's (or a cross-site request), and, for an action that
+        ``starts_run``, ``403`` with a page saying why on a server without ``--allow-commands``."""
+        form = await request.form()
+        if not await self.csrf_ok(request, form):
+            return form, Response("CSRF check failed", status_code=403)
+        if starts_run and not self.allow_commands:
+            return form, request.app.state.pages.page(
+                request,
+                "refused.html",
+                code=403,
+                nav="runs",
+                problem=RUNS_NEED_ALLOW_COMMANDS,
+            )
+        return form, None

@@ -176,16 +176,9 @@ async def workflow_page(
     )
 
 
-async def _checked_form(request: Request) -> tuple[Any, Response | None]:
-    form = await request.form()
-    if not await request.app.state.access.csrf_ok(request, form):
-        return form, Response("CSRF check failed", status_code=403)
-    return form, None
-
-
 async def dry_run(request: Request) -> Response:
-    form, refused = await _checked_form(request)
-    if refused:
+    form, refused = await request.app.state.access.checked_form(request)
+    if refused is not None:
         return refused
     plan = await _with_served_workflow(request, form, request.app.state.service.plan)
     if isinstance(plan, Response):
@@ -194,14 +187,9 @@ async def dry_run(request: Request) -> Response:
 
 
 async def start_run(request: Request) -> Response:
-    form, refused = await _checked_form(request)
-    if refused:
+    form, refused = await request.app.state.access.checked_form(request, starts_run=True)
+    if refused is not None:
         return refused
-    if not request.app.state.allow_commands:
-        return Response(
-            "starting runs from the dashboard needs a server started with --allow-commands",
-            status_code=403,
-        )
     run_id = await _with_served_workflow(request, form, request.app.state.service.run)
     if isinstance(run_id, Response):
         return run_id

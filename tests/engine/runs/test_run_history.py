@@ -134,6 +134,17 @@ def test_waiting_and_cancelled_runs(service, history):
     assert history.page(status="cancelled", workflow="history-cancel").rows[0].run_id == sleeper
 
 
+def test_a_new_fork_changes_the_parents_version(service, history):
+    """A finished run's page lists its forks: a fork of it must make a poll of it redraw."""
+    wf = workflow(command("one", py("print(1)")), command("two", py("print(2)")), id="forked")
+    parent = service.run(wf, {}, RunOptions())
+    service.wait(parent, 30)
+    version = history.version(parent)
+    service.wait(service.fork(parent, "two"), 30)
+    assert history.version(parent) != version
+    assert [f["step"] for f in history.run(parent)["forks"]] == ["two"]
+
+
 def test_a_store_that_does_not_exist_has_no_runs(tmp_path):
     empty = RunHistory(home=tmp_path / "nothing-here")
     assert empty.page().rows == [] and empty.page().total == 0

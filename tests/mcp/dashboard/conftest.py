@@ -174,6 +174,36 @@ BLOCKS = {
     ],
 }
 
+# Three command steps, each appending its id to the file ``log``: a fork's kept steps must not
+# append again.
+APPENDS = {
+    "id": "appends",
+    "name": "Appends",
+    "description": "Each step appends its id to a file",
+    "version": "1.0.0",
+    "parameters": {
+        "type": "object",
+        "properties": {"log": {"type": "string"}},
+        "required": ["log"],
+    },
+    "steps": [
+        {
+            "id": name,
+            "title": name.capitalize(),
+            "run": {
+                "command": [
+                    PY,
+                    "-c",
+                    "import sys; open(sys.argv[1], 'a').write(sys.argv[2] + '\\n')",
+                    "{{parameters.log}}",
+                    name,
+                ]
+            },
+        }
+        for name in ("first", "second", "third")
+    ],
+}
+
 BROKEN = '{\n  "id": "broken-flow",\n  "name": "Broken",\n  "steps": [\n    {"id": "x"}\n  ]\n}\n'
 
 
@@ -182,7 +212,7 @@ def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("dash-project")
     flows = root / "workflows"
     flows.mkdir()
-    for flow in (DEMO, SLOW, SLEEPER, ASKS, BLOCKS):
+    for flow in (DEMO, SLOW, SLEEPER, ASKS, BLOCKS, APPENDS):
         (flows / f"{flow['id']}.json").write_text(json.dumps(flow, indent=2))
     (flows / "broken-flow.json").write_text(BROKEN)
     return root
@@ -256,6 +286,18 @@ def dashboard_url(project, home) -> Iterator[str]:
     """`workrail dashboard --port 0` on the module's store."""
     with served(
         workrail("dashboard", "--port", "0"),
+        project,
+        env_for(home),
+        r"listening on (http://\S+/)",
+    ) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def allowed_dashboard_url(project, home) -> Iterator[str]:
+    """`workrail dashboard --port 0 --allow-commands`: one that may start (and fork) runs."""
+    with served(
+        workrail("dashboard", "--port", "0", "--allow-commands"),
         project,
         env_for(home),
         r"listening on (http://\S+/)",

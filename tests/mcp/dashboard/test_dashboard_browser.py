@@ -8,10 +8,11 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from tests.mcp.dashboard.conftest import cli_run, env_for, served, workrail
+from tests.mcp.dashboard.conftest import cli_run, env_for, workrail
 from workrail_engine.runs.history import RunHistory
 
 pytestmark = pytest.mark.slow
@@ -282,18 +283,20 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_pages_fit_320_px_and_follow_the_dark_scheme(
-    browser, dashboard_url, demo_run, screenshots
+    browser, dashboard_url, allowed_dashboard_url, demo_run, screenshots
 ):
     context = browser.new_context(viewport={"width": 320, "height": 700}, color_scheme="dark")
     page = context.new_page()
     try:
-        for name, path in (
-            ("runs", ""),
-            ("run", f"runs/{demo_run}"),
-            ("workflows", "workflows"),
-            ("workflow", "workflows/dash-demo"),
+        for name, url in (
+            ("runs", dashboard_url),
+            ("run", f"{dashboard_url}runs/{demo_run}"),
+            # with a "Run again from here" button on each step
+            ("run-with-actions", f"{allowed_dashboard_url}runs/{demo_run}"),
+            ("workflows", f"{dashboard_url}workflows"),
+            ("workflow", f"{dashboard_url}workflows/dash-demo"),
         ):
-            page.goto(dashboard_url + path)
+            page.goto(url)
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 320, f"{name} page is {width} px wide at 320"
             page.screenshot(path=str(screenshots / f"{name}-320-dark.png"), full_page=True)
@@ -317,29 +320,70 @@ def test_runs_can_be_filtered_by_status_and_workflow(page, dashboard_url, demo_r
     assert json.dumps(page.url).count("token") == 0
 
 
-def test_runs_start_from_the_page_only_with_allow_commands(browser, dashboard_url, project, home):
+def test_runs_start_from_the_page_only_with_allow_commands(
+    browser, dashboard_url, allowed_dashboard_url
+):
     context = browser.new_context()
     page = context.new_page()
     try:
         page.goto(f"{dashboard_url}workflows/dash-demo")  # a server without --allow-commands
         assert page.get_by_role("button", name="Start a run").count() == 0
-        with served(
-            workrail("dashboard", "--port", "0", "--allow-commands"),
-            project,
-            env_for(home),
-            r"listening on (http://\S+/)",
-        ) as allowed:
-            page.goto(f"{allowed}workflows/dash-demo")
-            page.fill("#param-who", "from the page")
-            page.get_by_role("button", name="Start a run").click()
-            page.wait_for_url("**/runs/wf-*")
-            page.wait_for_function(
-                "() => document.getElementById('run-status').textContent === 'partial'",
-                timeout=30_000,
-            )
-            page.locator('li[data-step="greet"] details summary').click()
-            assert (
-                "from the page" in page.locator('li[data-step="greet"] pre.stdout').text_content()
-            )
+        page.goto(f"{allowed_dashboard_url}workflows/dash-demo")
+        page.fill("#param-who", "from the page")
+        page.get_by_role("button", name="Start a run").click()
+        page.wait_for_url("**/runs/wf-*")
+        page.wait_for_function(
+            "() => document.getElementById('run-status').textContent === 'partial'",
+            timeout=30_000,
+        )
+        page.locator('li[data-step="greet"] details summary').click()
+        assert "from the page" in page.locator('li[data-step="greet"] pre.stdout').text_content()
     finally:
         context.close()
+
+
+def test_run_again_from_a_step_keeps_what_ran_before_it(
+    page, dashboard_url, allowed_dashboard_url, project, home, tmp_path, screenshots
+):
+    log = tmp_path / "log"
+    parent = cli_run(project, home, "appends", f"log={log}")
+    assert log.read_text().split() == ["first", "second", "third"]
+    page.goto(f"{dashboard_url}runs/{parent}")  # a server without --allow-commands
+    assert page.get_by_role("button", name="Run again from here").count() == 0
+    page.goto(f"{allowed_dashboard_url}runs/{parent}")
+    second = page.locator('li[data-step="second"]')
+    second.get_by_role("button", name="Run again from here").click()
+    page.wait_for_url(lambda url: "/runs/wf-" in url and parent not in url)
+    fork = urlsplit(page.url).path.rsplit("/", 1)[1]
+    forked_from = page.locator("#forked-from")
+    assert parent in forked_from.text_content() and "second" in forked_from.text_content()
+    assert forked_from.locator("a").get_attribute("href") == f"/runs/{parent}"
+    page.wait_for_function(
+        "() => document.getElementById('run-status').textContent === 'success'",
+        timeout=30_000,
+    )
+    # the kept step shows its recorded result; only the steps from the fork point ran again
+    assert page.locator('li[data-step="first"]').get_attribute("data-status") == "success"
+    assert log.read_text().split() == ["first", "second", "third", "second", "third"]
+    page.screenshot(path=str(screenshots / "run-forked.png"), full_page=True)
+    forked_from.locator("a").click()
+    page.wait_for_url(f"**/runs/{parent}")
+    listed = page.locator("#forks li", has=page.locator(f'a[href="/runs/{fork}"]'))
+    assert "second" in listed.text_content()
+
+
+@pytest.mark.parametrize("key", ["tick[2]", "check-two"])
+def test_run_again_from_a_loop_iteration_or_a_parallel_member(
+    page, allowed_dashboard_url, demo_run, home, key
+):
+    """The button names the step by its key: a loop's iteration, a member of a parallel group."""
+    page.goto(f"{allowed_dashboard_url}runs/{demo_run}")
+    page.locator(f'li[data-step="{key}"]').get_by_role("button", name="Run again from here").click()
+    page.wait_for_url(lambda url: "/runs/wf-" in url and demo_run not in url)
+    assert f"{demo_run} at step {key}" in page.locator("#forked-from").text_content()
+    fork = urlsplit(page.url).path.rsplit("/", 1)[1]
+    history = RunHistory(home=home / "runs")
+    try:
+        assert history.run(fork)["forked_from"] == {"run_id": demo_run, "step": key}
+    finally:
+        history.close()

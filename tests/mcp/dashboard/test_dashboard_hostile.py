@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 import httpx2
 import pytest
 
-from tests.mcp.dashboard.conftest import cli_run, env_for, served, workrail
+from tests.mcp.dashboard.conftest import APPENDS, cli_run, env_for, served, workrail
 from workrail_engine.limits import MAX_FINDINGS_PER_FILE
+from workrail_engine.runs.history import RunHistory
 from workrail_mcp.dashboard.app import MAX_FORM_BYTES
 from workrail_mcp.dashboard.invalid_files import MAX_FILES_SHOWN, MAX_PROBLEMS_SHOWN
 from workrail_mcp.dashboard.security import SIGNIN_FAILURES
@@ -49,7 +50,7 @@ def hostile_project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("hostile-dash")
     flows = root / "workflows"
     flows.mkdir()
-    for flow in (NESTED, QUICK):
+    for flow in (NESTED, QUICK, APPENDS):
         (flows / f"{flow['id']}.json").write_text(json.dumps(flow))
     # one file with thousands of errors (steps without title or prompt), one sparse 1 GiB file,
     # and more invalid files than a page lists
@@ -67,9 +68,9 @@ def hostile_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("hostile-home")
 
 
-def _locked_dashboard(hostile_project: Path, hostile_home: Path):
+def _locked_dashboard(hostile_project: Path, hostile_home: Path, *options: str):
     return served(
-        workrail("dashboard", "--port", "0"),
+        workrail("dashboard", "--port", "0", *options),
         hostile_project,
         env_for(hostile_home, WORKRAIL_HTTP_TOKEN=TOKEN),
         r"listening on (http://\S+/)",
@@ -89,6 +90,13 @@ def kept_locked(hostile_project, hostile_home):
     """The same dashboard kept for the tests that sign in with the bearer header (or fail at
     most once by the form): none can lock another out, and each start costs ~1.5 s of CPU."""
     with _locked_dashboard(hostile_project, hostile_home) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def locked_running_commands(hostile_project, hostile_home):
+    """A dashboard with a token that may start runs (``--allow-commands``)."""
+    with _locked_dashboard(hostile_project, hostile_home, "--allow-commands") as url:
         yield url
 
 
@@ -279,3 +287,63 @@ def test_pages_past_the_first_of_an_empty_store_are_empty_pages(hostile_project,
                 assert "No runs yet" in answer.text, (store, page)
                 live = client.get("/live/runs", params={"page": page})
                 assert live.status_code == 200, (store, page)
+
+
+def _runs_of(home: Path, workflow: str) -> set[str]:
+    return {row.run_id for row in RunHistory(home=home / "runs").page(workflow=workflow).rows}
+
+
+def test_run_again_from_here_needs_the_sign_in_and_the_csrf_token(
+    hostile_project, hostile_home, locked_running_commands, tmp_path
+):
+    """Forking a run is a state change: refused without the sign-in, without this session's
+    CSRF token and from another site, with no run started; with both it starts one."""
+    log = tmp_path / "log"
+    parent = cli_run(hostile_project, hostile_home, "appends", f"log={log}")
+    fork = f"/runs/{parent}/fork"
+    before = _runs_of(hostile_home, "appends")
+    with client_from("127.0.0.1", locked_running_commands) as stranger:
+        assert stranger.post(fork, data={"step": "second", "csrf": "x"}).status_code == 401
+    cookie = signed_in_cookie(locked_running_commands)
+    with client_from(
+        "127.0.0.1", locked_running_commands, cookies={"workrail_session": cookie}
+    ) as client:
+        csrf = csrf_of(client.get(f"/runs/{parent}").text)
+        for data, headers in (
+            ({"step": "second"}, {}),
+            ({"step": "second", "csrf": "0" * 64}, {}),
+            ({"step": "second", "csrf": csrf}, {"Sec-Fetch-Site": "cross-site"}),
+        ):
+            refused = client.post(fork, data=data, headers=headers)
+            assert refused.status_code == 403, (data, headers, refused.status_code)
+        assert _runs_of(hostile_home, "appends") == before
+        started = client.post(fork, data={"step": "second", "csrf": csrf})
+        assert started.status_code == 303, started.text[-2000:]
+        new_run = started.headers["location"].rsplit("/", 1)[1]
+    assert _runs_of(hostile_home, "appends") == before | {new_run}
+
+
+def test_run_again_from_here_refusals_are_pages_with_the_reason(
+    hostile_project, hostile_home, locked_running_commands, kept_locked, tmp_path
+):
+    parent = cli_run(hostile_project, hostile_home, "appends", f"log={tmp_path / 'log'}")
+    before = _runs_of(hostile_home, "appends")
+    with client_from("127.0.0.1", locked_running_commands, headers=AUTH) as client:
+        csrf = csrf_of(client.get(f"/runs/{parent}").text)
+        unknown_step = client.post(f"/runs/{parent}/fork", data={"step": "fourth", "csrf": csrf})
+        assert unknown_step.status_code == 400
+        assert "no step &#39;fourth&#39;" in unknown_step.text
+        assert "first, second, third" in unknown_step.text  # the steps to choose from
+        assert f'href="/runs/{parent}"' in unknown_step.text
+        no_step = client.post(f"/runs/{parent}/fork", data={"csrf": csrf})
+        assert no_step.status_code == 400 and "which step" in no_step.text
+        unknown_run = client.post("/runs/wf-000000000000/fork", data={"step": "x", "csrf": csrf})
+        assert unknown_run.status_code == 404 and "wf-000000000000" in unknown_run.text
+    # a server without --allow-commands starts no run, forked or not
+    with client_from("127.0.0.1", kept_locked, headers=AUTH) as client:
+        csrf = csrf_of(client.get(f"/runs/{parent}").text)
+        refused = client.post(f"/runs/{parent}/fork", data={"step": "second", "csrf": csrf})
+        assert refused.status_code == 403
+        assert "needs a server started with --allow-commands" in refused.text
+        assert "Run again from here" not in client.get(f"/runs/{parent}").text
+    assert _runs_of(hostile_home, "appends") == before

@@ -208,6 +208,21 @@ def test_the_mcp_server_serves_the_dashboard_at_root(mcp_url, demo_run):
         assert client.get("/workflows/dash-demo").status_code == 200
 
 
+def test_the_mcp_servers_dashboard_forks_runs_only_with_allow_commands(mcp_url, demo_run):
+    """The dashboard keeps the opt-in of the server that hosts it: `workrail-mcp` without
+    --allow-commands starts no run from "Run again from here", and says why."""
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx2.Client(base_url=mcp_url, headers=bearer) as client:
+        page = client.get(f"/runs/{demo_run}")
+        assert "Run again from here" not in page.text
+        refused = client.post(
+            f"/runs/{demo_run}/fork", data={"step": "shout", "csrf": _csrf(page.text)}
+        )
+        assert refused.status_code == 403
+        assert "needs a server started with --allow-commands" in refused.text
+        assert "Forks" not in client.get(f"/runs/{demo_run}").text
+
+
 def test_an_invalid_workflows_page_is_a_404_not_a_server_error(dashboard_url):
     """A run's page links to its workflow, whose file may have broken since: the page says the
     workflow is invalid (404) instead of failing with a traceback (500)."""
