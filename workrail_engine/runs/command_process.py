@@ -351,6 +351,10 @@ def _pump(
                     capture.end(is_stdout)
                     poller.unregister(fd)
                     stream.close()
+            if not streams:
+                # Both pipes closed: the step is over, whatever the clock or a cancel says now
+                # (the usual way out, so none of the checks below on a step's last look).
+                break
             now = time.monotonic()
             if deadline is not None and now >= deadline and not outcome.cancelled:
                 outcome.timed_out = True
