@@ -144,13 +144,19 @@ class _Capture:
     truncated: bool = False
 
     def __post_init__(self) -> None:
-        self.masks = {True: StreamMask(self.secrets), False: StreamMask(self.secrets)}
+        # none without secrets: nothing to hold back or replace (a step's output is kept as read)
+        self.masks = (
+            {True: StreamMask(self.secrets), False: StreamMask(self.secrets)}
+            if self.secrets
+            else None
+        )
 
     def add(self, is_stdout: bool, data: bytes) -> None:
-        self._keep(is_stdout, self.masks[is_stdout].feed(data))
+        self._keep(is_stdout, data if self.masks is None else self.masks[is_stdout].feed(data))
 
     def end(self, is_stdout: bool) -> None:
-        self._keep(is_stdout, self.masks[is_stdout].flush())
+        if self.masks is not None:
+            self._keep(is_stdout, self.masks[is_stdout].flush())
 
     def _keep(self, is_stdout: bool, data: bytes) -> None:
         if is_stdout:
