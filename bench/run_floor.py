@@ -16,7 +16,9 @@ directory, Postgres on ``--database`` (an empty database) or, without it, on a s
 for the bench (the tests' own, tests/postgres_server.py: the Debian package ``postgresql``).
 Each round measures the three sides, in the order bare, floor, engine on odd rounds and the
 reverse on even ones, so that a change of the machine's load touches them alike; the result is
-the median of the rounds' engine/floor ratios, with the rounds' load (1-minute average).
+the median of the rounds' engine/floor ratios, with the rounds' load (1-minute average). Beside
+it, the same ratio of this process's CPU time (every thread's, not the children's): on a machine
+whose cores are all busy the wall time is mostly that, and the load moves it less.
 
     .venv/bin/python bench/run_floor.py [--steps 1000] [--repeat 3] [--stores sqlite postgres]
                                         [--database postgresql://USER@HOST:PORT/DB]
@@ -267,6 +269,7 @@ def main() -> None:
             f"  {store:8s} engine/floor {median:.3f}x (rounds {', '.join(f'{x:.3f}' for x in ratios)}); "
             f"floor/bare {statistics.median(r['wall']['floor'] / r['wall']['bare'] for r in rounds):.2f}x; "
             f"engine/bare {statistics.median(r['wall']['engine'] / r['wall']['bare'] for r in rounds):.2f}x; "
+            f"CPU engine/floor {statistics.median(r['cpu']['engine'] / r['cpu']['floor'] for r in rounds):.2f}x; "
             f"load {min(r['load'] for r in rounds):.1f}-{max(r['load'] for r in rounds):.1f}; "
             f"goal <= {GOAL}x: {'met' if median <= GOAL else 'NOT met'}"
         )
