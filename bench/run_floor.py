@@ -1,19 +1,27 @@
-"""The floor under the runs' "1,000 × `true`" goal (docs/benchmarks.md, Runs): the least a durable run must do per step.
+"""The engine against its floor (docs/runs.md, "The floor of a durable step"; docs/benchmarks.md, Runs).
 
-`bench/runs.py` compares a run of ``--steps`` × ``true`` with spawning them bare
-(``subprocess.run``). This measures, against the same bare loop and taking turns with it, a loop
-that does only what the runs' contract needs for each step and nothing of the engine: the step's
-token logged before the spawn and its process group after (an append-only file), the spawn with
-the executor's options (a process group of its own, a working directory, an environment, both
-pipes), both pipes read to their end with ``select.poll``, the exit waited for, the result as
-JSON committed to SQLite (WAL, ``synchronous=NORMAL``: the journal's settings) before the next
-spawn. What the ratio shows is how much of the goal is left for everything else a run does
-(conditions, templates, retries, secrets, events, cancel, escapees).
+The floor is a loop that does, for each step, only what the runs' contract needs and nothing of
+the engine: the step's token logged before the spawn and its process group after (an
+append-only file), the spawn with the executor's options (a process group of its own, a working
+directory, an environment, both pipes), both pipes read to their end with ``select.poll``, the
+exit waited for, the result as JSON committed to the store before the next spawn — to SQLite
+(WAL, ``synchronous=NORMAL``: the journal's settings) or to Postgres (one prepared statement
+through libpq, ``synchronous_commit=off``: the journal's settings). Against it, and taking
+turns with it in the same process, the engine runs a workflow of ``--steps`` × ``true`` through
+`RunService` on the same store, timed from `RunService.run` to `RunService.wait` seeing it end;
+and, for reference, the same command spawned bare (``subprocess.run``).
 
-    .venv/bin/python bench/run_floor.py [--steps 1000] [--repeat 5] [--with-store]
+Each store runs in a process of its own (DBOS is one per process): SQLite in a temporary
+directory, Postgres on ``--database`` (an empty database) or, without it, on a server started
+for the bench (the tests' own, tests/postgres_server.py: the Debian package ``postgresql``).
+Each round measures the three sides, in the order bare, floor, engine on odd rounds and the
+reverse on even ones, so that a change of the machine's load touches them alike; the result is
+the median of the rounds' engine/floor ratios, with the rounds' load (1-minute average). Beside
+it, the same ratio of this process's CPU time (every thread's, not the children's): on a machine
+whose cores are all busy the wall time is mostly that, and the load moves it less.
 
-``--with-store``: with the run store of `RunService` launched (DBOS and its threads) in the
-process, idle, as in `bench/runs.py`.
+    .venv/bin/python bench/run_floor.py [--steps 1000] [--repeat 3] [--stores sqlite postgres]
+                                        [--database postgresql://USER@HOST:PORT/DB]
 """
 
 from __future__ import annotations
@@ -21,14 +29,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import select
 import shutil
 import sqlite3
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+GOAL = 1.15  # the engine's time within this many times the floor's (issue 39)
 
 
 def bare(argv: list[str], steps: int) -> None:
@@ -36,16 +50,62 @@ def bare(argv: list[str], steps: int) -> None:
         subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, check=True)
 
 
-class Floor:
+class SqliteResults:
+    """The floor's commit on SQLite: one INSERT in autocommit (WAL, synchronous=NORMAL)."""
+
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.db = sqlite3.connect(directory / "journal.db", isolation_level=None)
+        self.db = sqlite3.connect(directory / "floor.db", isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute(
             "CREATE TABLE results (run TEXT, key TEXT, attempt INT, result TEXT, "
             "PRIMARY KEY (run, key))"
         )
+
+    def commit(self, run_id: str, key: str, result: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, 1, ?)", (run_id, key, result))
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class PostgresResults:
+    """The floor's commit on Postgres: a statement prepared once, executed by libpq itself (no
+    cursor), in autocommit with ``synchronous_commit=off`` — one round trip a step."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.conn.execute("SET synchronous_commit = off")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS workrail_floor (run TEXT, key TEXT, attempt INT,"
+            " result TEXT, PRIMARY KEY (run, key))"
+        )
+        self.pgconn = self.conn.pgconn
+        self.pgconn.prepare(
+            b"floor_result",
+            b"INSERT INTO workrail_floor VALUES ($1, $2, 1, $3) ON CONFLICT (run, key)"
+            b" DO UPDATE SET result = excluded.result",
+        )
+
+    def commit(self, run_id: str, key: str, result: str) -> None:
+        from psycopg import pq
+
+        answer = self.pgconn.exec_prepared(
+            b"floor_result", [run_id.encode(), key.encode(), result.encode()]
+        )
+        assert answer.status == pq.ExecStatus.COMMAND_OK, answer.error_message
+
+    def close(self) -> None:
+        self.conn.execute("DROP TABLE workrail_floor")
+        self.conn.close()
+
+
+class Floor:
+    def __init__(self, directory: Path, results: SqliteResults | PostgresResults) -> None:
+        self.directory = directory
+        self.results = results
         self.log = os.open(directory / "groups.log", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
         self.env = {"PATH": os.environ["PATH"], "HOME": str(directory), "LANG": "C.UTF-8"}
 
@@ -94,50 +154,125 @@ class Floor:
                 },
                 "finished_at": time.time(),
             }
-            self.db.execute(
-                "INSERT OR REPLACE INTO results VALUES (?, ?, 1, ?)",
-                (run_id, f"step-{i}", json.dumps(result)),
-            )
+            self.results.commit(run_id, f"step-{i}", json.dumps(result))
             os.write(self.log, f"-{proc.pid}\n".encode())
+
+
+def process_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(work: Callable[[], None]) -> tuple[float, float]:
+    """(wall, CPU of this process's threads — not the children's) of ``work()``."""
+    cpu, started = process_cpu(), time.perf_counter()
+    work()
+    return time.perf_counter() - started, process_cpu() - cpu
+
+
+def one_store(args: argparse.Namespace) -> None:
+    """The rounds of one store, in this process; the last line of the output is JSON."""
+    from workrail_engine.runs import RunOptions, RunService
+
+    argv = [shutil.which(args.command) or args.command]
+    directory = Path(tempfile.mkdtemp(prefix="workrail-floor-"))
+    database = args.database if args.store == "postgres" else None
+    service = RunService(directory, allow_commands=True, home=directory / "home", database=database)
+    service.start()
+    results = PostgresResults(database) if database else SqliteResults(directory)
+    floor = Floor(directory, results)
+    steps = [
+        {"id": f"step-{i}", "title": f"step {i}", "run": {"command": argv}}
+        for i in range(args.steps)
+    ]
+    runs = 0
+
+    def engine(count: int) -> None:
+        nonlocal runs
+        runs += 1
+        workflow = {"id": f"floor-{runs}", "name": "floor", "steps": steps[:count]}
+        result = service.wait(service.run(workflow, {}, RunOptions()), 3600)
+        assert result["status"] == "success" and result["steps_completed"] == count, result
+
+    sides: dict[str, Callable[[], None]] = {
+        "bare": lambda: bare(argv, args.steps),
+        "floor": lambda: floor.run(f"round-{time.monotonic_ns()}", argv, args.steps),
+        "engine": lambda: engine(args.steps),
+    }
+    floor.run("warm-up", argv, 20)  # caches, the stores' first pages
+    engine(20)
+    rounds = []
+    for round_ in range(1, args.repeat + 1):
+        order = list(sides) if round_ % 2 else list(reversed(sides))
+        measured = {side: timed(sides[side]) for side in order}
+        wall = {side: measured[side][0] for side in sides}
+        cpu = {side: 1e6 * measured[side][1] / args.steps for side in sides}
+        load = os.getloadavg()[0]
+        rounds.append({"wall": wall, "cpu": cpu, "load": load})
+        print(
+            f"  {args.store} round {round_} ({' -> '.join(order)}): bare {wall['bare']:.2f} s, "
+            f"floor {wall['floor']:.2f} s, engine {wall['engine']:.2f} s; engine/floor "
+            f"{wall['engine'] / wall['floor']:.3f}x, floor/bare {wall['floor'] / wall['bare']:.2f}x; "
+            f"CPU µs/step bare {cpu['bare']:.0f}, floor {cpu['floor']:.0f}, engine "
+            f"{cpu['engine']:.0f} (1-min load {load:.1f})",
+            flush=True,
+        )
+    service.close()
+    results.close()
+    shutil.rmtree(directory, ignore_errors=True)
+    print(json.dumps({"store": args.store, "rounds": rounds}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per store (at least 3)")
     parser.add_argument("--command", default="true")
-    parser.add_argument("--with-store", action="store_true")
-    args = parser.parse_args()
-    argv = [shutil.which(args.command) or args.command]
-    directory = Path(tempfile.mkdtemp(prefix="workrail-floor-"))
-    service = None
-    if args.with_store:
-        from workrail_engine.runs import RunService
-
-        service = RunService(directory, allow_commands=True, home=directory / "home")
-        service.start()
-    floor = Floor(directory)
-    floor.run("warm-up", argv, 10)
-    ratios = []
-    for round_ in range(1, args.repeat + 1):
-        started = time.perf_counter()
-        bare(argv, args.steps)
-        bare_time = time.perf_counter() - started
-        started = time.perf_counter()
-        floor.run(f"round-{round_}", argv, args.steps)
-        floor_time = time.perf_counter() - started
-        ratios.append(floor_time / bare_time)
-        print(
-            f"  round {round_}: bare {bare_time:.3f} s, the floor {floor_time:.3f} s -> "
-            f"{floor_time / bare_time:.2f}x (1-min load {os.getloadavg()[0]:.1f})"
-        )
-    print(
-        f"{args.steps} x {args.command}, the floor: median {statistics.median(ratios):.2f}x "
-        "the bare time"
+    parser.add_argument(
+        "--stores", nargs="+", choices=("sqlite", "postgres"), default=["sqlite", "postgres"]
     )
-    if service is not None:
-        service.close()
-    shutil.rmtree(directory, ignore_errors=True)
+    parser.add_argument(
+        "--database",
+        help="an empty Postgres database's URL (default: a server started for the bench)",
+    )
+    parser.add_argument("--store", choices=("sqlite", "postgres"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.store:
+        one_store(args)
+        return
+    server: Any = None
+    if "postgres" in args.stores and not args.database:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        from postgres_server import PostgresServer
+
+        server = PostgresServer()
+        args.database = server.new_database()
+    summaries: list[tuple[str, list[dict[str, Any]]]] = []
+    try:
+        for store in args.stores:
+            command = [sys.executable, __file__, "--store", store, "--steps", str(args.steps)]
+            command += ["--repeat", str(args.repeat), "--command", args.command]
+            if store == "postgres":
+                command += ["--database", args.database]
+            finished = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+            *lines, last = finished.stdout.splitlines()
+            print("\n".join(lines), flush=True)
+            summaries.append((store, json.loads(last)["rounds"]))
+    finally:
+        if server is not None:
+            server.close()
+    print(f"{args.steps} x {args.command}, the median of {args.repeat} alternating rounds:")
+    for store, rounds in summaries:
+        ratios = [r["wall"]["engine"] / r["wall"]["floor"] for r in rounds]
+        median = statistics.median(ratios)
+        print(
+            f"  {store:8s} engine/floor {median:.3f}x (rounds {', '.join(f'{x:.3f}' for x in ratios)}); "
+            f"floor/bare {statistics.median(r['wall']['floor'] / r['wall']['bare'] for r in rounds):.2f}x; "
+            f"engine/bare {statistics.median(r['wall']['engine'] / r['wall']['bare'] for r in rounds):.2f}x; "
+            f"CPU engine/floor {statistics.median(r['cpu']['engine'] / r['cpu']['floor'] for r in rounds):.2f}x; "
+            f"load {min(r['load'] for r in rounds):.1f}-{max(r['load'] for r in rounds):.1f}; "
+            f"goal <= {GOAL}x: {'met' if median <= GOAL else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

@@ -144,13 +144,19 @@ class _Capture:
     truncated: bool = False
 
     def __post_init__(self) -> None:
-        self.masks = {True: StreamMask(self.secrets), False: StreamMask(self.secrets)}
+        # none without secrets: nothing to hold back or replace (a step's output is kept as read)
+        self.masks = (
+            {True: StreamMask(self.secrets), False: StreamMask(self.secrets)}
+            if self.secrets
+            else None
+        )
 
     def add(self, is_stdout: bool, data: bytes) -> None:
-        self._keep(is_stdout, self.masks[is_stdout].feed(data))
+        self._keep(is_stdout, data if self.masks is None else self.masks[is_stdout].feed(data))
 
     def end(self, is_stdout: bool) -> None:
-        self._keep(is_stdout, self.masks[is_stdout].flush())
+        if self.masks is not None:
+            self._keep(is_stdout, self.masks[is_stdout].flush())
 
     def _keep(self, is_stdout: bool, data: bytes) -> None:
         if is_stdout:
@@ -351,6 +357,10 @@ def _pump(
                     capture.end(is_stdout)
                     poller.unregister(fd)
                     stream.close()
+            if not streams:
+                # Both pipes closed: the step is over, whatever the clock or a cancel says now
+                # (the usual way out, so none of the checks below on a step's last look).
+                break
             now = time.monotonic()
             if deadline is not None and now >= deadline and not outcome.cancelled:
                 outcome.timed_out = True

@@ -226,16 +226,16 @@ def run_attempt(
     )
     status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
-    result = {
-        "status": status,
-        "output": outcome.output(),
-        "error": error,
-        "duration": outcome.duration,
-        "finished_at": time.time(),
-        "deadline": hit_deadline or None,
-        "validation": validation,
-    }
-    masked: dict[str, Any] = secrets.mask({k: v for k, v in result.items() if v is not None})
+    result: dict[str, Any] = {"status": status, "output": outcome.output()}
+    if error is not None:
+        result["error"] = error
+    result["duration"] = outcome.duration
+    result["finished_at"] = time.time()
+    if hit_deadline:
+        result["deadline"] = True
+    if validation is not None:
+        result["validation"] = validation
+    masked: dict[str, Any] = secrets.mask(result)
     return masked
 
 

@@ -55,6 +55,8 @@ class SecretSet:
     def from_environment(
         cls, names: Iterable[str], environ: Mapping[str, str] | None = None
     ) -> SecretSet:
+        if not names:  # most workflows declare none: one set for them all (read at every step)
+            return _NO_SECRETS
         source = os.environ if environ is None else environ
         return cls({name: source[name] for name in names if name in source})
 
@@ -79,6 +81,9 @@ class SecretSet:
         if isinstance(value, (list, tuple)):
             return [self.mask(item) for item in value]
         return value
+
+
+_NO_SECRETS = SecretSet({})
 
 
 class StreamMask:

@@ -28,6 +28,7 @@ from ..answers.record import (
 )
 from ..answers.store import Answer
 from ..answers.verdict import judge
+from ..cyclic_collection import cyclic_collection_paused
 from ..definition.content_hash import workflow_hash
 from ..definition.steps import executable_steps, find_step
 from ..errors import InvalidParams, InvalidRunState, RunNotFound, SecurityViolation, StorageError
@@ -97,17 +98,21 @@ class RunService:
         with self._lock:
             if self.runtime is not None:
                 return
-            from . import durable
-
             home = self.home or store_home()
+            # DBOS, SQLAlchemy and the store are ~100,000 objects kept for the process's life:
+            # a full pass of the collector over them (30-300 ms here) landed on a run's steps
+            # every few thousand steps; frozen, a pass walks only what the runs made since.
             try:
-                runtime = durable.launch(
-                    home,
-                    self.database or database_url(),
-                    self.settings,
-                    executes=self.executes,
-                    answered=self._answered,
-                )
+                with cyclic_collection_paused(freeze_after=True):
+                    from . import durable
+
+                    runtime = durable.launch(
+                        home,
+                        self.database or database_url(),
+                        self.settings,
+                        executes=self.executes,
+                        answered=self._answered,
+                    )
             except RuntimeError as exc:  # DBOS is one per process, on one store
                 raise StorageError(str(exc)) from None
             if self.server:

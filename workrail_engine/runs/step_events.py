@@ -59,6 +59,7 @@ class StepEvents:
     def __init__(self) -> None:
         self._feeds: OrderedDict[str, _Feed] = OrderedDict()
         self._changed = threading.Condition()
+        self._readers = 0  # waiting in `read`: an event with none waiting wakes nobody
 
     def open(self, run_id: str) -> None:
         """A feed for ``run_id`` (kept if there is one: a run resumed here continues its feed)."""
@@ -82,7 +83,8 @@ class StepEvents:
             if len(feed.events) > MAX_EVENTS_PER_RUN:
                 del feed.events[0]
                 feed.first += 1
-            self._changed.notify_all()
+            if self._readers:  # two events a step: the notification's own work, spared
+                self._changed.notify_all()
 
     def close(self, run_id: str) -> None:
         with self._changed:
@@ -128,4 +130,8 @@ class StepEvents:
                         missed=start - cursor,
                         closed=feed.closed,
                     )
-                self._changed.wait(min(left, 0.5))
+                self._readers += 1
+                try:
+                    self._changed.wait(min(left, 0.5))
+                finally:
+                    self._readers -= 1

@@ -5,6 +5,8 @@ test_recovery.py; the wait's mark: test_wait_for_change.py.)"""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -229,3 +231,23 @@ def test_member_ends_wake_the_run_waiting_for_them() -> None:
     started = time.monotonic()
     ends.wait(ends.mark(), 0.2)  # none ends: the wait lasts its time
     assert time.monotonic() - started >= 0.2
+
+
+def test_the_launch_leaves_the_store_s_objects_out_of_the_collector_s_passes(tmp_path):
+    """DBOS, SQLAlchemy and the store are ~95,000 objects kept for the process's life: frozen once
+    launched (`gc.freeze`), a full pass of the collector no longer walks them all in the middle of
+    a run's steps (30-330 ms every few thousand steps; docs/benchmarks.md, Runs)."""
+    code = (
+        "import gc, sys; from pathlib import Path; from workrail_engine.runs import RunService; "
+        "home = Path(sys.argv[1]); service = RunService(home, allow_commands=False, home=home / 'home'); "
+        "service.start(); print(gc.get_freeze_count(), len(gc.get_objects())); service.close()"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    frozen, tracked = map(int, shown.stdout.split())
+    assert frozen > 2 * tracked, (frozen, tracked)
