@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workrail_engine.cli.formatters import FORMATS, Formatter, formatter_class
 from workrail_engine.cli.formatters.github import GithubFormatter
+from workrail_engine.cli.formatters.json_format import indented_json
 from workrail_engine.cli.formatters.sarif import SarifFormatter
 from workrail_engine.cli.formatters.text import TextFormatter, summary_line
 from workrail_engine.diagnostics import Diagnostic, Fix, Related, Severity, Span, TextEdit
@@ -197,3 +200,37 @@ def test_validate_offers_exactly_the_registered_formats() -> None:
 
     option = next(p for p in validate.params if p.name == "fmt")
     assert tuple(option.type.choices) == FORMATS
+
+
+class _Unencodable:
+    def __str__(self) -> str:
+        return 'written by str()\u2028 "quoted"'
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(),
+    st.just(Severity.ERROR),
+    st.builds(_Unencodable),
+)
+_KEYS = st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none())
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(_KEYS, inner, max_size=4),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_the_json_format_writes_what_json_dumps_writes(value: object) -> None:
+    """The JSON format's own encoder (faster than the standard library's with an indent) writes
+    every value exactly as ``json.dumps(indent=2, ensure_ascii=False, default=str)`` does."""
+    assert indented_json(value) == json.dumps(value, indent=2, ensure_ascii=False, default=str)
