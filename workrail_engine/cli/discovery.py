@@ -63,7 +63,7 @@ def _walk(directory: str, every_file: bool) -> Iterator[str]:
         # The path rule reads the path as the user spelled it (`workflows/sub/a.json` counts);
         # below an absolute directory only the part under it does, so a checkout that happens to
         # live in some ~/workflows/ folder does not make every JSON file in it a workflow. Asked
-        # once per directory: per file, it was a third of the walk's time.
+        # once per directory: per file, it was half of the walk's instructions.
         spelled = os.path.relpath(root, directory) if absolute else root
         in_workflows = lies_in_workflows_directory(spelled)
         for name in sorted(files):

@@ -134,7 +134,7 @@ def _warnings(node: Any, pointer: str, rules: bool, reads: list[tuple[str, str]]
 class _WarningsWalk:
     """The state of one `_warnings` walk. A class rather than closures: nested functions that
     call themselves form reference cycles, left for the cyclic collector — ~16 objects per
-    walk, 120,000 on 1,000 files, a tenth of `workrail validate`'s time to collect.
+    walk, 120,000 on 1,000 files: 2 % of `workrail validate`'s instructions to make and collect.
 
     ``path`` says where the walk is below the walked node, joined into a pointer only for a
     finding, which most objects have none of (a generator's ``yield from`` at each level, or a

@@ -96,7 +96,8 @@ class LineIndex:
         offset = max(0, min(offset, len(self.text)))
         if "starts" not in self.__dict__ and self._only_newlines:
             # A few positions of a text never edited (`workrail validate`'s reports): counted in
-            # C up to each, rather than every line start found first (a tenth of the output's cost).
+            # C up to each, rather than every line start found first (a third of the JSON
+            # report's instructions).
             line = self.text.count("\n", 0, offset)
             prefix_start = self.text.rfind("\n", 0, offset) + 1
         else:
