@@ -10,7 +10,8 @@ times both tools as whole processes, several runs each, alternating:
     check-jsonschema --schemafile workrail_engine/schema/workflow.schema.json -o json FILES...
 
 and prints the median times (wall clock, and CPU time of the process: the machine may be shared)
-and their ratios. Both run from bytecode, as installed packages do: pip wrote check-jsonschema's
+and their ratios, each round's ratio (the two tools run one after the other) and the median of
+those rounds, with the load average at the start and the end. Both run from bytecode, as installed packages do: pip wrote check-jsonschema's
 `.pyc` files when it installed it, and this compiles ours first (an editable install has none, and
 PYTHONDONTWRITEBYTECODE, set on some machines, keeps Python from writing them: each `workrail`
 process would compile the engine from source, ~0.1 s of CPU). It then checks that both tools
@@ -202,10 +203,17 @@ def compare_speed(ours: list[str], theirs: list[str], runs: int) -> dict[str, An
             times[name].append(seconds)
     medians = {name: statistics.median(values) for name, values in times.items()}
     cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
+    # Each round's ratio is of two runs next to each other, under the same load.
+    rounds = [
+        theirs / ours
+        for ours, theirs in zip(times["workrail"], times["check-jsonschema"], strict=True)
+    ]
     return {
         "times": times,
         "medians": medians,
         "ratio": medians["check-jsonschema"] / medians["workrail"],
+        "rounds": rounds,
+        "median_round": statistics.median(rounds),
         "cpu": cpu_medians,
         "cpu_ratio": cpu_medians["check-jsonschema"] / cpu_medians["workrail"],
         "outputs": outputs,
@@ -316,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{tool} not found: install the project with its bench extra")
 
     compile_bytecode()
+    load_before = os.getloadavg()
     work = args.keep or Path(tempfile.mkdtemp(prefix="workrail-bench-"))
     corpus = work / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
@@ -352,7 +361,14 @@ def main(argv: list[str] | None = None) -> int:
             f"check-jsonschema {c['check-jsonschema']:.3f} s: {result['cpu_ratio']:.1f}×"
         )
     print(
-        f"load average (1, 5, 15 min) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        f"{args.files} files, each round's ratio (check-jsonschema / workrail, wall): "
+        + ", ".join(f"{r:.1f}×" for r in many["rounds"])
+        + f"; median of the {args.runs} rounds: {many['median_round']:.1f}×"
+    )
+    print(
+        "load average (1, 5, 15 min) at the start: "
+        f"{', '.join(f'{x:.1f}' for x in load_before)}; at the end: "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
     )
     print(
         "start-up, medians: "

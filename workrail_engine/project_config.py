@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,12 +51,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .limits import MAX_CONFIG_BYTES
-from .sources.declared import DeclarationError, RepoSource, parse_repo_entries
-from .sources.urls import UrlRefused
 from .text.regular_files import UnreadableFile, read_regular_file
 
 if TYPE_CHECKING:
     import pathspec
+
+    from .sources.declared import RepoSource
 
 __all__ = [
     "CONFIG_FILES",
@@ -266,6 +265,11 @@ def _from_table(table: Mapping[str, Any], path: Path, base: ProjectConfig) -> Pr
     )
     repos = base.workflow_repos
     if table.get("workflow-repos") is not None:
+        # Only here: the sources' modules import hashlib, whose OpenSSL library every `workrail`
+        # start loaded (with tomllib, ~30 M instructions: a tenth of importing the CLI).
+        from .sources.declared import DeclarationError, parse_repo_entries
+        from .sources.urls import UrlRefused
+
         try:
             repos = parse_repo_entries(table["workflow-repos"], where)
         except (DeclarationError, UrlRefused) as error:
@@ -297,6 +301,8 @@ def _read_table(path: Path, stamp: _Stamp) -> _Table | ConfigError | None:
         data = read_regular_file(path, MAX_CONFIG_BYTES)
     except UnreadableFile as error:
         return ConfigError(f"{path}: {error}")
+    import tomllib  # only for a configuration file: its import compiles regexes at every start
+
     try:
         text = data.decode("utf-8")
         document = tomllib.loads(text)

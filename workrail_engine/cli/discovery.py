@@ -19,8 +19,9 @@ from pathlib import Path
 from workrail_engine.cli.formatters.codeframe import printable_path
 from workrail_engine.text.workflow_files import (
     SUFFIXES,
-    is_workflow_path,
+    is_workflow_name,
     is_workflows_directory,
+    lies_in_workflows_directory,
     names_workrail_schema,
     read_head,
 )
@@ -56,12 +57,24 @@ def project_directories(project: Path, extra: Sequence[Path] = ()) -> list[Path]
 
 def _walk(directory: str, every_file: bool) -> Iterator[str]:
     every_file = every_file or _in_workflows_directory(directory)
+    absolute = os.path.isabs(directory)
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if _descend(d))
+        # The path rule reads the path as the user spelled it (`workflows/sub/a.json` counts);
+        # below an absolute directory only the part under it does, so a checkout that happens to
+        # live in some ~/workflows/ folder does not make every JSON file in it a workflow. Asked
+        # once per directory: per file, it was half of the walk's instructions.
+        spelled = os.path.relpath(root, directory) if absolute else root
+        in_workflows = lies_in_workflows_directory(spelled)
         for name in sorted(files):
-            path = os.path.join(root, name)
-            if name.lower().endswith(SUFFIXES) and (every_file or _is_workflow(directory, path)):
-                yield path
+            if name.lower().endswith(SUFFIXES):
+                path = os.path.join(root, name)
+                if (
+                    every_file
+                    or is_workflow_name(name, in_workflows)
+                    or names_workrail_schema(read_head(path))
+                ):
+                    yield path
 
 
 def _in_workflows_directory(directory: str) -> bool:
@@ -69,14 +82,6 @@ def _in_workflows_directory(directory: str) -> bool:
     return is_workflows_directory(os.path.normpath(directory)) or is_workflows_directory(
         Path(directory).resolve()
     )
-
-
-def _is_workflow(directory: str, path: str) -> bool:
-    # The path rule reads the path as the user spelled it (`workflows/sub/a.json` counts); below an
-    # absolute directory only the part under it does, so a checkout that happens to live in some
-    # ~/workflows/ folder does not make every JSON file in it a workflow.
-    spelled = os.path.relpath(path, directory) if os.path.isabs(directory) else path
-    return is_workflow_path(spelled) or names_workrail_schema(read_head(path))
 
 
 def _descend(name: str) -> bool:

@@ -26,8 +26,10 @@ __all__ = [
     "HEAD_SIZE",
     "SUFFIXES",
     "is_workflow_file",
+    "is_workflow_name",
     "is_workflow_path",
     "is_workflows_directory",
+    "lies_in_workflows_directory",
     "names_workrail_schema",
     "read_head",
 ]
@@ -51,12 +53,24 @@ def is_workflow_path(path: str | os.PathLike[str]) -> bool:
     """Whether the path alone makes a JSON/YAML file a workflow (see the module's docstring)."""
     pure = PurePath(path)
     name = pure.name  # case matters, as in the hook's pattern and the language server's globs
-    if not name.endswith(SUFFIXES):
-        return False
-    if name.endswith(_WORKFLOW_SUFFIXES):
-        return True
-    parents = pure.parts[:-1]
-    return any(is_workflows_directory(PurePath(*parents[: i + 1])) for i in range(len(parents)))
+    return name.endswith(SUFFIXES) and is_workflow_name(
+        name, lies_in_workflows_directory(pure.parent)
+    )
+
+
+def is_workflow_name(name: str, in_workflows_directory: bool) -> bool:
+    """`is_workflow_path` for a file called ``name`` in a directory that
+    `lies_in_workflows_directory` or not: a directory walk asks that once for all its files."""
+    return name.endswith(SUFFIXES) and (in_workflows_directory or name.endswith(_WORKFLOW_SUFFIXES))
+
+
+def lies_in_workflows_directory(directory: str | os.PathLike[str]) -> bool:
+    """Whether the directory, as spelled, is a `workflows` directory or lies in one."""
+    parts = PurePath(directory).parts
+    return any(
+        part == "workflows" and parts[index - 1 : index] != (".github",)
+        for index, part in enumerate(parts)
+    )
 
 
 def names_workrail_schema(text: str) -> bool:

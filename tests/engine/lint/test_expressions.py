@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+from pathlib import Path
+
 from tests.engine.lint.lint_workflows import bad_and_good, check_bad_and_good, set_at
+from workrail_engine.lint import lint_path
 
 # code, bad change, good change, text the diagnostic must sit on
 CASES = [
@@ -114,3 +118,20 @@ CASES = [
 @bad_and_good(CASES)
 def test_code_bad_and_good(code, bad, good, on_text):
     check_bad_and_good(code, bad, good, on_text)
+
+
+def test_linting_leaves_nothing_for_the_cyclic_collector() -> None:
+    """Every object a check makes is freed when its count drops: `workrail validate` pauses the
+    cyclic collector, and 1,000 files' walks of conditions left 120,000 objects in cycles."""
+    bundled = sorted((Path(__file__).resolve().parents[3] / "workflows").glob("*.json"))
+    for path in bundled:  # the first time fills the caches (compiled regexes, schemas)
+        lint_path(path)
+    gc.collect()
+    gc.disable()
+    try:
+        for path in bundled:
+            lint_path(path)
+        left_in_cycles = gc.collect()
+    finally:
+        gc.enable()
+    assert bundled and left_in_cycles == 0
