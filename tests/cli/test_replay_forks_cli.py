@@ -1,0 +1,135 @@
+"""`workrail replay` of forked runs and forked sessions, recorded by the real processes: runs by
+`workrail run`, `workrail continue` and `workrail fork` as a user types them, sessions through
+the stdio MCP server. A fork replays as its own walk went — on its parent's values up to each
+fork point, its own after — so the unchanged workflow replays clean and an edit diverges where
+the fork's values meet it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_replay_cli import edited_as, line_of, replay
+from tests.cli.test_runs_cli import workrail
+from tests.mcp.conftest import write_workflow
+
+pytestmark = pytest.mark.slow
+
+
+def _echo(step_id: str, *words: str, **extra) -> dict:
+    return {"id": step_id, "title": step_id, "run": {"command": ["echo", *words]}, **extra}
+
+
+# The parameter `mode` decides `lint` (before the forks' points) and `ship` (at the first fork's
+# point); the context `size`, set by the answer to `triage`, decides `build`.
+GATED_FLOW = {
+    "id": "gated-flow",
+    "name": "Gated flow",
+    "description": "triage by the agent, then commands gated on the mode and the size",
+    "version": "1.0.0",
+    "parameters": {
+        "type": "object",
+        "properties": {"mode": {"type": "string", "default": "full"}},
+    },
+    "steps": [
+        {"id": "triage", "title": "Triage", "prompt": "Size the task"},
+        _echo("lint", "lint", runCondition={"var": "mode", "equals": "full"}),
+        _echo("build", "build", runCondition={"var": "size", "equals": "large"}),
+        _echo("ship", "ship", runCondition={"var": "mode", "equals": "quick"}),
+        _echo("report", "{{parameters.mode}}"),
+    ],
+}
+
+
+def _done(out) -> dict:
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads(out.stdout)
+
+
+def _replayed(root: Path, *args: str) -> tuple[int, dict[str, dict]]:
+    """`workrail replay --format json ARGS`: its exit code and each history's report, by id."""
+    out = replay(root, "--format", "json", *args)
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    return out.returncode, {h["id"]: h for h in json.loads(out.stdout)["histories"]}
+
+
+@pytest.fixture(scope="module")
+def forked_runs(tmp_path_factory) -> tuple[Path, list[str]]:
+    """A root holding the gated flow, a finished run of it (mode full), a fork of that run at
+    `ship` (mode quick) and a fork of the fork at `report` (mode other): (root, [the run ids])."""
+    root = tmp_path_factory.mktemp("forked-runs")
+    project = root / "project"
+    write_workflow(project / "workflows", GATED_FLOW)
+    waiting = workrail(project, root, "run", "gated-flow")
+    assert waiting.returncode == 0, waiting.stderr
+    parent = waiting.stderr.split("started ", 1)[1].split()[0]
+    answered = _done(
+        workrail(
+            project, root, "continue", parent, "--step", "triage", "--output", "sized it",
+            "--context", "size=large", "--format", "json",
+        )
+    )  # fmt: skip
+    ran = {r["step_name"]: r["status"] for r in answered["step_results"]}
+    assert ran == {
+        "triage": "success",
+        "lint": "success",
+        "build": "success",
+        "ship": "skipped",
+        "report": "success",
+    }
+    fork = _done(
+        workrail(
+            project, root, "fork", parent, "--from", "ship", "--param", "mode=quick",
+            "--format", "json",
+        )
+    )  # fmt: skip
+    assert [r["status"] for r in fork["step_results"]][3:] == ["success", "success"]
+    second = _done(
+        workrail(
+            project, root, "fork", fork["workflow_id"], "--from", "report",
+            "--param", "mode=other", "--format", "json",
+        )
+    )  # fmt: skip
+    assert second["step_results"][-1]["output"]["stdout"] == "other\n"
+    return root, [parent, fork["workflow_id"], second["workflow_id"]]
+
+
+def test_forked_runs_replay_clean_on_their_own_values_before_and_after_the_fork(forked_runs):
+    root, runs = forked_runs
+    code, histories = _replayed(root)
+    assert code == 0, histories
+    assert set(histories) == set(runs)
+    # every recorded step walked again: the kept prompt step too, with its answer's context
+    assert [(histories[r]["holds"], histories[r]["stepsReplayed"]) for r in runs] == [(True, 5)] * 3
+
+
+def test_an_edit_at_the_forks_point_diverges_in_the_forks_alone(forked_runs, tmp_path):
+    root, runs = forked_runs
+    copy = tmp_path / "root"
+    shutil.copytree(root, copy)
+    path = edited_as(
+        copy, GATED_FLOW, lambda f: f["steps"][3]["runCondition"].update(equals="fast")
+    )
+    out = replay(copy)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 hold, 2 diverge" in out.stdout
+    heads = [line for line in out.stdout.splitlines() if " WR901 " in line]
+    lines = path.read_text().splitlines()
+    ship = line_of(path, '"id": "ship"')
+    condition = next(n for n, line in enumerate(lines, 1) if n > ship and "runCondition" in line)
+    where = f"workflows/{path.name}:{condition}:"
+    assert len(heads) == 2 and all(h.startswith(where) for h in heads), out.stdout
+    assert out.stdout.count("step 'ship' (step key ship) is skipped now") == 2, out.stdout
+
+
+def test_forked_runs_exported_replay_as_from_the_store(forked_runs, tmp_path):
+    root, runs = forked_runs
+    fixtures = tmp_path / "fixtures"
+    exported = replay(root, "--export", str(fixtures))
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    code, histories = _replayed(root, "--from", str(fixtures))
+    assert code == 0 and set(histories) == set(runs)
+    assert all(h["holds"] and h["stepsReplayed"] == 5 for h in histories.values()), histories
