@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_replay_cli import edited_as, line_of, replay
+from tests.cli.test_replay_cli import ANSWERS, FLOW, edited, edited_as, line_of, replay
 from tests.cli.test_runs_cli import workrail
 from tests.mcp.conftest import write_workflow
+from tests.mcp.test_run_recovery import StdioSession
+from tests.mcp.test_sessions_mcp import call
 
 pytestmark = pytest.mark.slow
 
@@ -133,3 +135,128 @@ def test_forked_runs_exported_replay_as_from_the_store(forked_runs, tmp_path):
     code, histories = _replayed(root, "--from", str(fixtures))
     assert code == 0 and set(histories) == set(runs)
     assert all(h["holds"] and h["stepsReplayed"] == 5 for h in histories.values()), histories
+
+
+# --- forked sessions ------------------------------------------------------------------------
+
+
+def _answered(server: StdioSession, token: str, notes: str, context: dict) -> dict:
+    return call(
+        server,
+        "continue_workflow",
+        {"continueToken": token, "output": {"notesMarkdown": notes}, "context": context},
+    )
+
+
+@pytest.fixture(scope="module")
+def forked_session(tmp_path_factory) -> tuple[Path, str, str, str]:
+    """A root holding the replay flow, a finished session of it, a fork of that session at its
+    second round of work (attempt 3) whose answer stops the rounds and changes the mode, so the
+    fork skips the gate its parent passed, and a fork at its first step: (root, the session's
+    id, the first fork's, the second's)."""
+    root = tmp_path_factory.mktemp("forked-session")
+    project = root / "project"
+    write_workflow(project / "workflows", FLOW)
+    server = StdioSession(project, root)
+    try:
+        step = call(
+            server,
+            "start_workflow",
+            {"workflowId": "replay-flow", "workspacePath": str(project), "goal": "ship it"},
+        )
+        served = [step]
+        for notes, context in ANSWERS:
+            step = _answered(server, step["continueToken"], notes.format(home="~"), context)
+            served.append(step)
+        assert step["isComplete"], step
+        second_round = call(
+            server,
+            "continue_workflow",
+            {"continueToken": served[2]["continueToken"], "intent": "rehydrate"},
+        )
+        assert second_round["forkOf"]["stepId"] == "work", second_round
+        fork = _answered(
+            server,
+            second_round["continueToken"],
+            "round two, cut short",
+            {"more": False, "mode": "short"},
+        )
+        assert fork["forkedFrom"]["stepAttempt"] == 3, fork
+        assert fork["pending"]["stepId"] == "ship"  # the gate is skipped in the fork
+        done = _answered(server, fork["continueToken"], "shipped without the gate", {})
+        assert done["isComplete"], done
+        # and a fork at the first step, which copies no answer: no rounds, no gate, left at ship
+        at_plan = call(
+            server,
+            "continue_workflow",
+            {"continueToken": served[0]["continueToken"], "intent": "rehydrate"},
+        )
+        first = _answered(server, at_plan["continueToken"], "PLAN: none", {"more": False})
+        assert first["pending"]["stepId"] == "ship", first
+    finally:
+        server.kill()
+    return root, step["runId"], fork["runId"], first["runId"]
+
+
+def test_a_forked_session_replays_clean_its_parents_answers_and_its_own(forked_session):
+    root, session, fork, at_plan = forked_session
+    code, histories = _replayed(root)
+    assert code == 0, histories
+    # the parent's five answers; the fork's: the two it copied, then its own two; the fork at
+    # the first step: its answer, then waiting at ship
+    assert sorted(
+        (histories[h]["holds"], histories[h]["stepsReplayed"], histories[h]["lacks"])
+        for h in histories
+    ) == [(True, 1, []), (True, 4, []), (True, 5, [])]
+    assert (histories[session]["stepsReplayed"], histories[fork]["stepsReplayed"]) == (5, 4)
+
+
+def test_a_forked_session_diverges_at_an_edit_before_and_after_its_fork_point(
+    forked_session, tmp_path
+):
+    root, session, fork, at_plan = forked_session
+    copy = tmp_path / "root"
+    shutil.copytree(root, copy)
+    # before the fork point: a copied answer the new checks block, in the fork as in its parent
+    edited(copy, lambda f: f["steps"][0]["validationCriteria"][0].update(value="DESIGN"))
+    _, histories = _replayed(copy)
+    assert {
+        h["id"]: (h["divergence"]["kind"], h["divergence"]["at"]) for h in histories.values()
+    } == {
+        session: ("blocked", "attempt 1"),
+        fork: ("blocked", "attempt 1"),
+        at_plan: ("blocked", "attempt 1"),  # its own answer
+    }
+    # after it: the gate now holds on the fork's mode alone, where the parent passed it
+    edited(copy, lambda f: f["steps"][2]["runCondition"].update(equals="short"))
+    code, histories = _replayed(copy)
+    assert code == 1 and histories.pop(at_plan)["holds"]  # no mode: the gate skipped still
+    assert {h["id"]: h["divergence"]["at"] for h in histories.values()} == {
+        session: "attempt 4",
+        fork: "attempt 4",
+    }
+    assert histories[session]["divergence"]["recorded"] == "gate"
+    assert histories[fork]["divergence"]["served"] == "gate"
+    assert {h["divergence"]["member"] for h in histories.values()} == {"runCondition"}
+
+
+def test_a_forked_session_exported_replays_as_from_the_store(forked_session, tmp_path):
+    root, session, fork, at_plan = forked_session
+    fixtures = tmp_path / "fixtures"
+    exported = replay(root, "--export", str(fixtures))
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    assert {p.stem for p in fixtures.rglob("*.json")} == {session, fork, at_plan}
+    code, histories = _replayed(root, "--from", str(fixtures))
+    assert code == 0
+    assert {h: histories[h]["stepsReplayed"] for h in histories} == {
+        session: 5,
+        fork: 4,
+        at_plan: 1,
+    }
+    copy = tmp_path / "root"
+    shutil.copytree(root, copy)
+    edited(copy, lambda f: f["steps"][2]["runCondition"].update(equals="short"))
+    code_store, from_store = _replayed(copy)
+    code_fixtures, from_fixtures = _replayed(copy, "--from", str(fixtures))
+    assert code_store == code_fixtures == 1
+    assert from_store == from_fixtures and not from_fixtures[fork]["holds"]
