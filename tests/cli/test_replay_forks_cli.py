@@ -140,6 +140,11 @@ def test_forked_runs_exported_replay_as_from_the_store(forked_runs, tmp_path):
 # --- forked sessions ------------------------------------------------------------------------
 
 
+def _started(server: StdioSession, project: Path) -> dict:
+    arguments = {"workflowId": "replay-flow", "workspacePath": str(project), "goal": "ship it"}
+    return call(server, "start_workflow", arguments)
+
+
 def _answered(server: StdioSession, token: str, notes: str, context: dict) -> dict:
     return call(
         server,
@@ -159,12 +164,8 @@ def forked_session(tmp_path_factory) -> tuple[Path, str, str, str]:
     write_workflow(project / "workflows", FLOW)
     server = StdioSession(project, root)
     try:
-        step = call(
-            server,
-            "start_workflow",
-            {"workflowId": "replay-flow", "workspacePath": str(project), "goal": "ship it"},
-        )
-        served = [step]
+        served = [_started(server, project)]
+        step = served[0]
         for notes, context in ANSWERS:
             step = _answered(server, step["continueToken"], notes.format(home="~"), context)
             served.append(step)
