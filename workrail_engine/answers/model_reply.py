@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..definition.declared import declared_sets
+from ..limits import MAX_ANSWER_CHARS
 
 __all__ = ["CONTEXT_BLOCK", "ModelReply", "context_instruction", "read_reply"]
 
@@ -59,8 +60,8 @@ def context_instruction(definition: Mapping[str, Any], step: Mapping[str, Any]) 
 def read_reply(definition: Mapping[str, Any], step: Mapping[str, Any], text: str) -> ModelReply:
     """The model's ``text`` to ``step`` as notes and context (see the module's docstring)."""
     names = declared_sets(definition, step)
-    if not names:
-        return ModelReply(text)
+    if not names or len(text) > MAX_ANSWER_CHARS:
+        return ModelReply(text)  # too long: the answer path refuses it as any answer
     found = _last_block(text)
     if found is None:
         return ModelReply(text)  # the answer path says which required variables are missing
@@ -84,8 +85,8 @@ def read_reply(definition: Mapping[str, Any], step: Mapping[str, Any], text: str
 
 def _last_block(text: str) -> tuple[str, str] | None:
     """(the text before it, its body) of the ```context block that ends ``text`` (white space
-    after it aside); None when the text ends otherwise. Found from the end, in one pass: a
-    reply is up to `MAX_ANSWER_CHARS` of a model's making."""
+    after it aside); None when the text ends otherwise. Found from the end, in one pass: the
+    text is up to `MAX_ANSWER_CHARS` of a model's making."""
     ending = text.rstrip()
     if not ending.endswith("\n" + _FENCE):
         return None
