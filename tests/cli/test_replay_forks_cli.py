@@ -60,9 +60,15 @@ def _replayed(root: Path, *args: str) -> tuple[int, dict[str, dict]]:
 
 @pytest.fixture(scope="module")
 def forked_runs(tmp_path_factory) -> tuple[Path, list[str]]:
-    """A root holding the gated flow, a finished run of it (mode full), a fork of that run at
-    `ship` (mode quick) and a fork of the fork at `report` (mode other): (root, [the run ids])."""
+    """`record_forked_runs` in a root of the module's, on SQLite."""
     root = tmp_path_factory.mktemp("forked-runs")
+    return root, record_forked_runs(root)
+
+
+def record_forked_runs(root: Path) -> list[str]:
+    """``root`` holding the gated flow, a finished run of it (mode full), a fork of that run at
+    `ship` (mode quick) and a fork of the fork at `report` (mode other): the run ids, in order
+    (the store: ``root/home``, or the environment's WORKRAIL_DATABASE_URL)."""
     project = root / "project"
     write_workflow(project / "workflows", GATED_FLOW)
     waiting = workrail(project, root, "run", "gated-flow")
@@ -96,7 +102,7 @@ def forked_runs(tmp_path_factory) -> tuple[Path, list[str]]:
         )
     )  # fmt: skip
     assert second["step_results"][-1]["output"]["stdout"] == "other\n"
-    return root, [parent, fork["workflow_id"], second["workflow_id"]]
+    return [parent, fork["workflow_id"], second["workflow_id"]]
 
 
 def test_forked_runs_replay_clean_on_their_own_values_before_and_after_the_fork(forked_runs):
@@ -105,6 +111,15 @@ def test_forked_runs_replay_clean_on_their_own_values_before_and_after_the_fork(
     assert code == 0, histories
     assert set(histories) == set(runs)
     # every recorded step walked again: the kept prompt step too, with its answer's context
+    assert [(histories[r]["holds"], histories[r]["stepsReplayed"]) for r in runs] == [(True, 5)] * 3
+
+
+def test_on_postgres_forked_runs_replay_clean(postgres_url, monkeypatch, tmp_path):
+    monkeypatch.setenv("WORKRAIL_DATABASE_URL", postgres_url)
+    runs = record_forked_runs(tmp_path)
+    out = replay(tmp_path, "--format", "json", WORKRAIL_DATABASE_URL=postgres_url)
+    assert out.returncode == 0, out.stdout + out.stderr
+    histories = {h["id"]: h for h in json.loads(out.stdout)["histories"]}
     assert [(histories[r]["holds"], histories[r]["stepsReplayed"]) for r in runs] == [(True, 5)] * 3
 
 
