@@ -39,12 +39,40 @@ FLOW = {
     ],
 }
 
+# A step that must set a declared variable, then the step its value decides, kept for the agent.
+SIZED_FLOW = {
+    "id": "sized-flow",
+    "name": "Sized",
+    "description": "A step that sets a declared context variable, and the step it decides",
+    "version": "1.0.0",
+    "context": {
+        "size": {"type": "string", "enum": ["small", "large"], "description": "How big it is"}
+    },
+    "steps": [
+        {"id": "triage", "title": "Triage", "prompt": "Size the task.", "sets": ["size"]},
+        {
+            "id": "deep",
+            "title": "Deep review",
+            "prompt": "Review it deeply.",
+            "runCondition": {"var": "size", "equals": "large"},
+            "sampling": False,
+        },
+        {"id": "ship", "title": "Ship", "prompt": "Push the change.", "sampling": False},
+    ],
+}
+
+
+def sized(notes: str, context: str) -> str:
+    """A model's reply to the sized flow's triage: ``notes``, then the block of ``context``."""
+    return f"{notes}\n\n```context\n{context}\n```\n"
+
 
 @pytest.fixture(scope="module")
 def shared_project(shared_project):
     """The module's kept servers serve the flow and its opted-out copy too."""
     write_workflow(shared_project / "workflows", FLOW)
     write_workflow(shared_project / "workflows", {**FLOW, "id": "kept-flow", "sampling": False})
+    write_workflow(shared_project / "workflows", SIZED_FLOW)
     return shared_project
 
 
@@ -142,3 +170,25 @@ async def test_nothing_is_sampled_without_the_flag(shared_servers, shared_projec
         started = await _start(client, shared_project)
         assert started["pending"]["stepId"] == "draft" and "sampling" not in started
         assert model.requests == []
+
+
+async def test_the_model_sets_a_steps_declared_context_checked_as_the_agents(
+    shared_servers, shared_project
+):
+    model = Model(
+        sized("Too big to say.", '{"size": "huge"}'),
+        sized("It touches every module.", '{"size": "large"}'),
+    )
+    async with shared_servers.connected("--sampling", model=model) as (client, _):
+        started = await _start(client, shared_project, "sized-flow")
+        # the model's value decided the next step: the deep review, kept for the agent
+        assert started["pending"]["stepId"] == "deep", started
+        assert started["sampling"]["calls"] == 2
+        asked = model.requests[0].messages[0].content.text
+        assert '- size (How big it is): one of "small", "large"' in asked
+        assert '```context\n{"size": "…"}\n```' in asked
+        retry = model.requests[1].messages[0].content.text
+        assert "sent back" in retry and '"huge" is not one of "small" or "large"' in retry
+        run = await client.call_tool("get_workflow_run", {"workflow_id": started["runId"]})
+        triage = run.structured_content["step_results"][0]
+        assert triage["notes"] == "It touches every module."  # the block is not in the notes

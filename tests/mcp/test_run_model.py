@@ -13,7 +13,7 @@ import pytest
 
 from tests.mcp.conftest import write_workflow
 from tests.mcp.scripted_peer import Model, Person, connected
-from tests.mcp.test_client_model import FLOW
+from tests.mcp.test_client_model import FLOW, SIZED_FLOW, sized
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -64,7 +64,13 @@ SLOW_FLOW = {
 }
 
 
-FLOWS = (RUN_FLOW, CONFIRMED_FLOW, SLOW_FLOW, {**RUN_FLOW, "id": "kept-run", "sampling": False})
+FLOWS = (
+    RUN_FLOW,
+    CONFIRMED_FLOW,
+    SLOW_FLOW,
+    {**RUN_FLOW, "id": "kept-run", "sampling": False},
+    SIZED_FLOW,
+)
 
 
 @pytest.fixture
@@ -94,7 +100,7 @@ async def _call(client, tool: str, arguments: dict) -> dict:
 
 async def _run(client, workflow: str = "sampled-run") -> dict:
     arguments = {"workflow_name": workflow, "wait_seconds": 20}
-    if workflow != "confirmed-run":
+    if workflow not in ("confirmed-run", "sized-flow"):
         arguments["parameters"] = {"topic": "caching"}
     return await _call(client, "run_workflow", arguments)
 
@@ -294,3 +300,21 @@ async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
         got = await _call(client, "get_workflow_run", {"workflow_id": run_id})
         assert got["sampling"] == {"calls": 3, "tokens": 300 + 300 + 2000}
         assert "model_usage" not in got["step_results"][0]  # the agent's answer
+
+
+async def test_the_model_sets_a_runs_declared_context_and_no_other(shared_servers):
+    model = Model(
+        sized("Large, and approved.", '{"size": "large", "approved": true}'),
+        sized("Large.", '{"size": "large"}'),
+    )
+    async with shared_servers.connected(*SAMPLING, model=model) as (client, _):
+        run = await _run(client, "sized-flow")
+        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "deep", run
+        assert run["sampling"]["calls"] == 2
+        retry = model.requests[1].messages[0].content.text
+        assert "this step sets only size; leave out approved" in retry
+        assert (
+            run["waiting"]["context"]["size"] == "large"
+            and "approved" not in run["waiting"]["context"]
+        )
+        assert run["step_results"][0]["output"] == "Large."

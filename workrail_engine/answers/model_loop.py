@@ -4,7 +4,8 @@
 (`workrail_engine.sessions.model_answers`) or a run (`workrail_engine.runs.model_answers`) — and,
 while the step it waits on may be given to the model, asks it (the step's prompt and guidance, a system text saying what the engine checks),
 hands its reply to the same answer path as the agent's — the same checks, the same confirmation —
-and moves on. A reply that fails a check is sent back once with the problems
+and moves on. A step that declares the context variables it sets asks the model for them in a
+block of its reply (`model_reply`), checked as the agent's ``context``. A reply that fails a check is sent back once with the problems
 (``retries_per_step``); if it fails again, the step waits for the agent as it would have. It
 stops at a step that opts out (``"sampling": false`` on the workflow or the step), at a step whose
 confirmation is a person's when no person can be asked, when the model gives no reply, and at the
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .confirmation import asks_a_person
+from .model_reply import context_instruction, read_reply
 
 if TYPE_CHECKING:  # the MCP server reads ModelLimits at start, before any store is opened
     from .store import AnswerStore
@@ -90,9 +92,12 @@ class WaitsForAnswer(Protocol):
     def waiting(self) -> StepForModel | None:
         """The step waiting for an answer now; None when nothing waits."""
 
-    def answer(self, text: str, usage: Mapping[str, Any]) -> list[str] | None:
-        """Apply the model's answer through the agent's path: None when accepted, else the
-        problems it was sent back with (checks failed, or a person refused it)."""
+    def answer(
+        self, notes: str, context: Mapping[str, Any], usage: Mapping[str, Any]
+    ) -> list[str] | None:
+        """Apply the model's answer (its notes, the context it sets: `model_reply`) through the
+        agent's path: None when accepted, else the problems it was sent back with (checks
+        failed, or a person refused it)."""
 
 
 def model_may_answer(definition: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
@@ -112,9 +117,11 @@ def _request(turn: StepForModel, max_tokens: int, problems: list[str]) -> dict[s
     criteria = turn.guidance.get("validationCriteria")
     if criteria:
         parts.append(f"Validation criteria: {criteria}")
+    parts.append(context_instruction(turn.definition, turn.step))
     if problems:
         parts.append("Your last answer was sent back:\n" + "\n".join(f"- {p}" for p in problems))
-    return {"system": SYSTEM_TEXT, "prompt": "\n\n".join(parts), "maxTokens": max_tokens}
+    prompt = "\n\n".join(part for part in parts if part)
+    return {"system": SYSTEM_TEXT, "prompt": prompt, "maxTokens": max_tokens}
 
 
 def usage_of(store: AnswerStore, run_id: str) -> ModelUsage:
@@ -172,8 +179,13 @@ def _one_step(
         if reply is None or not str(reply.get("text") or "").strip():
             usage.stopped = "the model gave no answer"
             return False
+        answer = read_reply(turn.definition, turn.step, str(reply["text"]))
+        if answer.problems:
+            problems = answer.problems
+            continue
         sent_back = target.answer(
-            str(reply["text"]),
+            answer.notes,
+            answer.context,
             {"calls": usage.calls, "tokens": usage.tokens, "model": reply.get("model")},
         )
         if sent_back is None:

@@ -15,6 +15,7 @@ __all__ = [
     "declared_context",
     "declared_parameters",
     "declared_secrets",
+    "declared_sets",
     "required_sets",
     "with_context_defaults",
     "with_parameter_defaults",
@@ -63,7 +64,7 @@ def declared_context(workflow: Any) -> dict[str, Mapping[str, Any]] | None:
     }
 
 
-def _sets(workflow: Any, step: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def declared_sets(workflow: Any, step: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The declared variables of ``step``'s ``sets``, name to schema (undeclared names left out:
     WR309 reports them)."""
     declared = declared_context(workflow) or {}
@@ -77,7 +78,9 @@ def required_sets(workflow: Any, step: Mapping[str, Any]) -> dict[str, Mapping[s
     """The variables an answer to ``step`` must set: those of its ``sets`` that the workflow
     declares without a ``default`` (a ``default`` makes one optional)."""
     return {
-        name: schema for name, schema in _sets(workflow, step).items() if "default" not in schema
+        name: schema
+        for name, schema in declared_sets(workflow, step).items()
+        if "default" not in schema
     }
 
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..runs.fork import fork_walk
+
 __all__ = ["FIXTURE_VERSION", "History", "RecordedStep"]
 
 FIXTURE_VERSION = 1  # of an exported history's shape (`History.to_dict`)
@@ -38,8 +40,10 @@ class RecordedStep:
 
 @dataclass
 class History:
-    """``kind`` session | run; ``start``: ``context`` (and a run's ``parameters``); ``end``:
-    ``status`` and, when it stopped at a step, ``pending`` (its key) and ``pending_step``."""
+    """``kind`` session | run; ``start``: ``context`` (and a run's ``parameters``; a forked
+    run's ``fork``: its ``kept`` results, the ``parameters`` its walk starts with and its
+    ``switches``, as `runs.fork.fork_walk` reads them); ``end``: ``status`` and, when it stopped
+    at a step, ``pending`` (its key) and ``pending_step``."""
 
     kind: str
     id: str
@@ -65,6 +69,9 @@ class History:
             raise ValueError(f"not a replay fixture of version {FIXTURE_VERSION}")
         try:
             steps = [RecordedStep(**step) for step in data["steps"]]
+            fork = data["start"].get("fork")
+            if fork is not None:
+                fork_walk(fork, [])  # read as the walk reads it: each part there, of its type
             return cls(
                 kind=str(data["kind"]),
                 id=str(data["id"]),

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..definition.content_hash import workflow_hash
 from ..runs.answer_delivery import MESSAGE
+from ..runs.fork import FORKED_FROM
 from ..runs.history import RunHistory
 from ..runs.run_status import status_sql
 from ..serving.navigator import LOOPS_KEY
@@ -212,6 +213,8 @@ def _run(
 ) -> History:
     workflow = run.get("workflow") or {}
     by_key = {answer.step_key: answer for answer in answers or []}
+    forked_from = run.get(FORKED_FROM) or {}
+    kept_answers = forked_from.get("answers") or {}  # a fork's kept prompt steps': not its own
     attempts: dict[str, dict[str, Any]] = {}
     steps: list[RecordedStep] = []
     lacks: list[str] = []
@@ -223,6 +226,8 @@ def _run(
         result = json.loads(result)
         answer = by_key.get(key)
         given = _given(answer) if answer is not None else None
+        if answer is None and key in kept_answers and len(steps) < int(forked_from["kept"]):
+            given = _kept_given(kept_answers[key], result)
         if answer is not None and given is None and LACKS["answer_message"] not in lacks:
             lacks.append(LACKS["answer_message"])
         steps.append(
@@ -244,12 +249,15 @@ def _run(
         answer = by_key.get(waiting["step_key"])
         if answer is not None and _given(answer) is not None:
             end["answer"] = _given(answer)  # answered, not yet acted on
+    start = {"parameters": run.get("parameters") or {}, "context": run.get("context") or {}}
+    if forked_from:
+        start["fork"] = {k: forked_from[k] for k in ("kept", "parameters", "switches")}
     return History(
         "run",
         run_id,
         str(workflow.get("id")),
         run.get("workflow_hash") or (workflow_hash(workflow) if workflow else None),
-        {"parameters": run.get("parameters") or {}, "context": run.get("context") or {}},
+        start,
         steps,
         end,
         lacks,
@@ -267,6 +275,16 @@ def _given(answer: _Answered) -> dict[str, Any] | None:
         "context": message.get("context") or {},
     }
     return {"output": message.get("output"), **kept}
+
+
+def _kept_given(kept: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a prompt step a fork kept, as its walk takes it (`fork.KeptPrefix`): the
+    context and artifacts the parent was sent, the output its result recorded."""
+    return {
+        "output": result.get("output"),
+        "artifacts": list(kept.get("artifacts") or []),
+        "context": dict(kept.get("context") or {}),
+    }
 
 
 def _kept(result: dict[str, Any]) -> dict[str, Any]:

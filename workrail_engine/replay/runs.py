@@ -15,6 +15,7 @@ from ..answers.record import MaskedAnswer
 from ..answers.verdict import checked_answer
 from ..definition.declared import declared_secrets
 from ..runs.commands import output_verdict
+from ..runs.fork import fork_walk
 from ..runs.walker import RunWalker, condition_context
 from .divergence import Divergence, Shape, blocked, diverged, skip_changed
 from .history import History, RecordedStep
@@ -204,14 +205,20 @@ def _outcome_changed(key: str, step_id: str, was: str, now: Mapping[str, Any]) -
 def replay_run(definition: Mapping[str, Any], history: History) -> tuple[int, Divergence | None]:
     """(steps replayed, the first divergence or None)."""
     effects = _RecordedEffects(definition, history)
+    parameters, switches = dict(history.start.get("parameters") or {}), None
+    fork = history.start.get("fork")
+    if fork:  # a forked run: walked on its parent's values up to each fork point, as it was
+        walk = fork_walk(fork, [step.key for step in history.steps])
+        parameters, switches = walk.parameters, walk.switches
     walker = RunWalker(
         dict(definition),
-        dict(history.start.get("parameters") or {}),
+        parameters,
         dict(history.start.get("context") or {}),
         effects,
         deadline=None,
         parallel_limit=None,
         masked_secrets={name: "***" for name in declared_secrets(definition)},
+        switches=switches,
     )
     effects.walker = walker
     try:

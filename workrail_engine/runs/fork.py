@@ -7,7 +7,8 @@ only rows copied) and the agent's recorded answer to each kept prompt step (its 
 and artifacts), so no command runs again and nobody is asked again. Up to the fork point the walk
 sees the values the parent saw (its parameters, its context), so its loops and conditions decide
 as the parent's did; when it first reaches a step it does not keep, the new parameters and context
-take over (`KeptPrefix.due`).
+take over (`Switches`, from `fork_walk`). Replay walks a forked run with the same `fork_walk`, so
+its conditions and loops decide on the values the fork's own walk decided them on.
 
 A fork of a fork keeps its parent's switches that fall inside what it keeps (each is a number of
 kept results, and what a fork keeps is always a prefix of its parent's results), so its walk
@@ -27,9 +28,12 @@ from ..errors import InvalidParams
 __all__ = [
     "FORKED_FROM",
     "ForkPoint",
+    "ForkWalk",
     "KeptPrefix",
     "Switch",
+    "Switches",
     "fork_point",
+    "fork_walk",
     "forked_from_input",
     "kept_prefix",
 ]
@@ -54,29 +58,53 @@ class Switch:
         return cls(int(data["kept"]), dict(data["parameters"]), dict(data["context"]))
 
 
+class Switches:
+    """When a fork's walk takes new values: as it first reaches a step outside the run's first
+    ``kept`` results, for each switch. The fork's own walk and replay's walk of a forked run both
+    step through a fork's switches with this one object."""
+
+    def __init__(self, kept_keys: Sequence[str], switches: Sequence[Switch]) -> None:
+        self._position = {key: position for position, key in enumerate(kept_keys)}
+        self._switches = sorted(switches, key=lambda s: s.kept)
+
+    def reaching(self, key: str, values: dict[str, Any]) -> None:
+        """The walk reaches the step ``key``: the switches due there (oldest first, each once)
+        replace ``values``' parameters and add to its context."""
+        position = self._position.get(key)
+        while self._switches and (position is None or position >= self._switches[0].kept):
+            switch = self._switches.pop(0)
+            values["parameters"] = switch.parameters
+            values["context"].update(switch.context)
+
+
+@dataclass(frozen=True)
+class ForkWalk:
+    """How a fork's walk goes: the parameters it starts with (the first run's of its line, up to
+    the first fork point) and the switches on the way."""
+
+    parameters: dict[str, Any]
+    switches: Switches
+
+
+def fork_walk(forked_from: Mapping[str, Any], kept_keys: Sequence[str]) -> ForkWalk:
+    """The walk of a fork whose ``forked_from`` input is given and whose first results (in the
+    order they were recorded, at least its ``kept`` ones) have the step keys ``kept_keys``."""
+    kept = list(kept_keys[: int(forked_from["kept"])])
+    return ForkWalk(
+        dict(forked_from["parameters"]),
+        Switches(kept, [Switch.from_json(s) for s in forked_from["switches"]]),
+    )
+
+
 class KeptPrefix:
     """What a fork's walk keeps: its first results (by step key, in the order they were
-    recorded), the agent's answers to the kept prompt steps, and the switches still to come."""
+    recorded) and the agent's answers to the kept prompt steps."""
 
     def __init__(
-        self,
-        results: Sequence[dict[str, Any]],
-        switches: Sequence[Switch],
-        answers: Mapping[str, Mapping[str, Any]],
+        self, results: Sequence[dict[str, Any]], answers: Mapping[str, Mapping[str, Any]]
     ) -> None:
         self.results = {str(r["step_name"]): r for r in results}
-        self._position = {key: position for position, key in enumerate(self.results)}
-        self._switches = sorted(switches, key=lambda s: s.kept)
         self.answers = dict(answers)
-
-    def due(self, key: str) -> list[Switch]:
-        """The switches that take over as the walk reaches the step ``key`` (oldest first); each
-        is handed out once."""
-        position = self._position.get(key)
-        due = []
-        while self._switches and (position is None or position >= self._switches[0].kept):
-            due.append(self._switches.pop(0))
-        return due
 
 
 @dataclass(frozen=True)
@@ -148,8 +176,4 @@ def forked_from_input(
 
 def kept_prefix(forked_from: Mapping[str, Any], kept: Sequence[dict[str, Any]]) -> KeptPrefix:
     """The walk's view of a fork's ``forked_from`` input, with the results its journal kept."""
-    return KeptPrefix(
-        kept,
-        [Switch.from_json(s) for s in forked_from["switches"]],
-        forked_from.get("answers") or {},
-    )
+    return KeptPrefix(kept, forked_from.get("answers") or {})

@@ -59,10 +59,13 @@ class RunForModel:
             guidance=guidance,
         )
 
-    def answer(self, text: str, usage: Mapping[str, Any]) -> list[str] | None:
+    def answer(
+        self, notes: str, context: Mapping[str, Any], usage: Mapping[str, Any]
+    ) -> list[str] | None:
         after = self.service.continue_run(
             self.run_id,
-            text,
+            notes,
+            context=dict(context),
             wait_seconds=self.wait_seconds,
             step_key=self.state["waiting"]["step_key"],
             confirm=self.confirm,

@@ -23,7 +23,7 @@ from ..serving.loop_rules import LoopRules
 from ..serving.step_guidance import step_guidance
 from ..serving.step_prompt import is_delegation, render_step
 from .commands import retry_policy
-from .fork import KeptPrefix
+from .fork import KeptPrefix, Switches
 from .run_results import step_result
 from .while_running import WhileRunning
 
@@ -178,13 +178,16 @@ class RunWalker:
         masked_secrets: dict[str, str],
         while_running: WhileRunning | None = None,
         kept: KeptPrefix | None = None,
+        switches: Switches | None = None,
     ) -> None:
         """``while_running``: where the walk queues the preparation of the step after the one it
         is about to run (`Effects.prepare`, the step's plan), done while that one's process runs.
         ``kept``: a fork's kept steps (fork.py): replayed, not run, until the walk reaches a step
-        it does not keep, where the fork's parameters and context take over."""
+        it does not keep. ``switches``: a fork's (`fork.fork_walk`): where its parameters and
+        context take over."""
         self.workflow = workflow
         self.kept = kept
+        self.switches = switches
         self.while_running = while_running
         self.plans: dict[int, StepPlan] = {}  # by id() of a step of ``workflow``: see `_plan`
         self.loop_rules: dict[int, LoopRules] = {}  # the same, for its loop steps
@@ -264,11 +267,8 @@ class RunWalker:
 
     def _reaching(self, key: str) -> None:
         """A fork's walk reaches the step ``key``: past what it keeps, its values take over."""
-        if self.kept is None:
-            return
-        for switch in self.kept.due(key):
-            self.values["parameters"] = switch.parameters
-            self.values["context"].update(switch.context)
+        if self.switches is not None:
+            self.switches.reaching(key, self.values)
 
     def _kept_result(self, key: str) -> dict[str, Any] | None:
         """The result a fork keeps for the step ``key`` (None: the step is not kept)."""

@@ -42,11 +42,14 @@ class SessionForModel:
             guidance=self.step.next.get("guidance") or {},
         )
 
-    def answer(self, text: str, usage: Mapping[str, Any]) -> list[str] | None:
+    def answer(
+        self, notes: str, context: Mapping[str, Any], usage: Mapping[str, Any]
+    ) -> list[str] | None:
         answered = self.service.answer(
             self.step.run_id,
             self.step.attempt,
-            notes=text,
+            notes=notes,
+            context=context,
             confirm=self.confirm,
             model_usage=usage,
         )

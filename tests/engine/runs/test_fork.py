@@ -12,7 +12,7 @@ from test_secrets import database_text, leaks, new_secret
 
 from workrail_engine.errors import InvalidParams
 from workrail_engine.runs import RunOptions
-from workrail_engine.runs.fork import KeptPrefix, Switch, fork_point, forked_from_input
+from workrail_engine.runs.fork import fork_point, fork_walk, forked_from_input
 from workrail_engine.runs.history import RunHistory
 
 
@@ -163,11 +163,20 @@ def test_a_fork_of_a_fork_replays_the_parents_switch_when_it_falls_in_what_it_ke
     assert [s["kept"] for s in later["switches"]] == [2, 4]
     assert [s["kept"] for s in earlier["switches"]] == [1]  # the parent's switch comes after it
 
-    prefix = KeptPrefix(_results(4), [Switch.from_json(s) for s in later["switches"]], {})
-    assert prefix.due("s0") == prefix.due("s1") == []
-    assert [s.parameters for s in prefix.due("s2")] == [{"tag": "b"}]
-    assert [s.parameters for s in prefix.due("s4")] == [{"tag": "c"}]
-    assert prefix.due("s5") == []  # each switch once
+    walk = fork_walk(later, [r["step_name"] for r in _results(6)])  # its own results after
+    values: dict = {"parameters": walk.parameters, "context": {}}
+    seen = []
+    for key in ("s0", "s1", "s2", "s3", "s4", "s5"):
+        walk.switches.reaching(key, values)
+        seen.append((values["parameters"]["tag"], dict(values["context"])))
+    assert seen == [
+        ("a", {}),
+        ("a", {}),
+        ("b", {"note": "x"}),  # the parent's switch, inside what this fork keeps
+        ("b", {"note": "x"}),
+        ("c", {"note": "x"}),  # its own, at its fork point (the first step it does not keep)
+        ("c", {"note": "x"}),  # each switch once
+    ]
 
 
 def _results(n: int) -> list[dict]:

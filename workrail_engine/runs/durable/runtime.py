@@ -26,7 +26,7 @@ from .. import run_logs
 from ..cancel_watch import CancelWatch
 from ..commands import AttemptSettings
 from ..executor_liveness import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
-from ..fork import FORKED_FROM, kept_prefix
+from ..fork import FORKED_FROM, fork_walk, kept_prefix
 from ..journal import Journal, Recorded
 from ..run_status import CANCELLED, IN_FLIGHT
 from ..secrets import MaskingFilter
@@ -428,7 +428,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     runtime.progress.started(run_id)
     runtime.steps.open(run_id)  # a run recovered here (started elsewhere) has none yet
     while_running = WhileRunning()
-    parameters, kept = run["parameters"], None
+    parameters, kept, switches = run["parameters"], None, None
     forked_from = run.get(FORKED_FROM)
     if forked_from:
         # before the effects read what the journal holds: the kept rows are among it
@@ -438,7 +438,8 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
                 run_id, forked_from["run_id"], forked_from["step"], forked_from["kept"]
             ),
         )
-        parameters = forked_from["parameters"]  # the parent's, up to the fork point
+        walk = fork_walk(forked_from, list(kept.results))
+        parameters, switches = walk.parameters, walk.switches  # the parent's, up to the fork
     effects = RunEffects(runtime, run_id, declared_secrets(workflow), while_running=while_running)
     walker = RunWalker(
         workflow,
@@ -450,6 +451,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         masked_secrets={name: "***" for name in effects.secret_names},
         while_running=while_running,
         kept=kept,
+        switches=switches,
     )
     try:
         try:
