@@ -18,6 +18,8 @@ from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
+from . import tracing
+
 __all__ = ["AnsweringProtocol"]
 
 log = logging.getLogger(__name__)
@@ -72,4 +74,21 @@ class AnsweringProtocol(LanguageServerProtocol):
         if isinstance(message, _Refused):
             self._send_response(message.id, error=message.error)
             return
-        super().handle_message(message)
+        self._server.idle.activity()
+        if not tracing.enabled():
+            super().handle_message(message)
+            return
+        with tracing.span(
+            "handle", method=getattr(message, "method", None), id=getattr(message, "id", None)
+        ):
+            super().handle_message(message)
+
+    def _send_data(self, data: Any) -> None:
+        self._server.idle.activity()
+        if not tracing.enabled():
+            super()._send_data(data)
+            return
+        with tracing.span(
+            "send", method=getattr(data, "method", None), id=getattr(data, "id", None)
+        ):
+            super()._send_data(data)

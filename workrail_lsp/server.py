@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
+from . import tracing
 from .configuration import (
     FIX_ALL_KIND,
     IS_WORKFLOW,
@@ -32,6 +33,7 @@ from .configuration import (
     Settings,
 )
 from .disk_files import read_unopened
+from .idle_work import IdleWork
 from .protocol import AnsweringProtocol
 
 if TYPE_CHECKING:
@@ -71,6 +73,7 @@ class WorkrailLanguageServer(LanguageServer):
 
         super().__init__("workrail-lsp", __version__, protocol_cls=AnsweringProtocol)
         self.pull = False
+        self.idle = IdleWork()
         self._pending: dict[str, asyncio.Task[None]] = {}
         # What ``initialize`` negotiated. The document states and the workspace index import the
         # engine (~0.1 s), so they are built from these on first use, after the client has its
@@ -87,6 +90,7 @@ class WorkrailLanguageServer(LanguageServer):
         from .documents import DocumentStates
 
         states = DocumentStates()
+        states.on_discard = self.idle.discard
         states.encoding = self.initial_encoding
         states.settings = self.initial_settings.with_roots(self._roots())
         return states
@@ -106,6 +110,7 @@ class WorkrailLanguageServer(LanguageServer):
         from .diagnostics import DiagnosticsStore
 
         store = DiagnosticsStore(self.index)
+        store.on_discard = self.idle.discard
         store.open_document = self.states.by_path
         return store
 
@@ -165,7 +170,8 @@ class WorkrailLanguageServer(LanguageServer):
             self.index.set_open(state.path, state.workflow_id)
             # A due scan starts now, not at the next pull: the first one may have been answered
             # before pygls loaded (the fast start). It runs beside; on_change tells.
-            self.index.refresh()
+            with tracing.span("index.refresh"):
+                self.index.refresh()
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)
         if not self.pull:
@@ -222,16 +228,17 @@ class WorkrailLanguageServer(LanguageServer):
         the first feature request is fast and every later edit re-parses incrementally."""
         state = self.states.peek(uri)
         if state is not None and state.is_workflow:
-            state.tree.root  # noqa: B018 - computed for its cache
+            with tracing.span("prime"):
+                state.tree.root  # noqa: B018 - computed for its cache
 
     def document_closed(self, uri: str) -> None:
         state = self.states.peek(uri)
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
+        # A 1 MB document's objects take milliseconds to free: that is done in the next pause.
+        self.idle.discard(self.store.forget(uri), feature("symbols").forget(uri))
         self.states.drop(uri)
-        self.store.forget(uri)
-        feature("symbols").forget(uri)  # its outline kept for reuse
         if state is not None and state.path is not None:
             generation = self.index.generation
             self.index.set_open(state.path, None, is_open=False)
@@ -418,7 +425,8 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
         edited = None
         if len(params.content_changes) == 1:
             try:
-                edited = ls.states.edited_document(uri, params.content_changes[0])
+                with tracing.span("edit"):
+                    edited = ls.states.edited_document(uri, params.content_changes[0])
             except Exception:  # the full parse below is always correct
                 log.exception("incremental re-parse failed for %s", uri)
         ls.document_changed(uri, edited)
@@ -437,7 +445,8 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
         await ls.settled()
-        report = ls.store.report(ls.state(params.text_document.uri))
+        with tracing.span("pull"):
+            report = ls.store.report(ls.state(params.text_document.uri))
         if params.previous_result_id == report.result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
         return types.RelatedFullDocumentDiagnosticReport(
