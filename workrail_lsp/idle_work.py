@@ -8,23 +8,26 @@ passes, triggered by that count, ran inside the request that allocated them: two
 young generation, sometimes one of the middle one, a third of the open's time. Freeing a closed
 or replaced version (its trees, its diagnostics' related locations) cost ~10 % of a close or an
 edit. An editor's requests come in bursts (keystrokes, then a pull) with pauses between them;
-here both happen in the pauses. ``YOUNG_GENERATION_THRESHOLD`` (``__main__``) stays the bound
-during a long burst with no pause.
+here both happen in the pauses, and so does building the tolerant tree of a newly opened
+document (``server.prime_completion``), which on a fixed timer landed on the first edits.
+``YOUNG_GENERATION_THRESHOLD`` (``__main__``) stays the bound during a long burst with no pause.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import Callable
 from typing import Any
 
 from . import tracing
 
 __all__ = ["FULL_COLLECTION_EVERY", "IDLE_DELAY", "IdleWork"]
 
-IDLE_DELAY = 0.2
+IDLE_DELAY = 0.5
 """Seconds without a message read or written before the idle work runs: longer than the gap
-between the messages of one burst (an edit and its pull, a client's follow-up requests)."""
+between the messages of one burst (an edit and its pull, a client's follow-up requests, the
+keystrokes of someone typing)."""
 
 FULL_COLLECTION_EVERY = 10
 """One idle collection in this many looks at every generation (CPython's own ratio between the
@@ -36,12 +39,17 @@ _MIN_YOUNG = 1_000  # fewer new containers than this since the last pass: no pas
 class IdleWork:
     def __init__(self) -> None:
         self._discarded: list[Any] = []
+        self._jobs: list[Callable[[], None]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._collections = 0
 
     def discard(self, *objects: Any) -> None:
         """Keep ``objects`` until the next idle moment, when they are freed."""
         self._discarded.extend(o for o in objects if o is not None)
+
+    def later(self, job: Callable[[], None]) -> None:
+        """Run ``job`` at the next idle moment (before the collection)."""
+        self._jobs.append(job)
 
     def activity(self) -> None:
         """A message was read or written: the idle work waits for a pause again."""
@@ -55,6 +63,9 @@ class IdleWork:
 
     def run(self) -> None:
         self._timer = None
+        jobs, self._jobs = self._jobs, []
+        for job in jobs:
+            job()
         with tracing.span("idle", discarded=len(self._discarded)):
             self._discarded.clear()
             if gc.get_count()[0] < _MIN_YOUNG:

@@ -62,7 +62,6 @@ __all__ = ["WorkrailLanguageServer", "create_language_server"]
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 _PUSH_DELAY = 0.05  # coalesces a burst of edits in push mode only; pull is never delayed
-_PRIME_DELAY = 0.5
 _SETTINGS_WAIT = 2.0  # a client that never answers workspace/configuration delays diagnostics once
 _IDLE_SCAN_DELAY = 2.0
 
@@ -414,10 +413,8 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.document_changed(params.text_document.uri, delay=0)
-        # Parse the tolerant tree once the first diagnostics are out (see prime_completion).
-        asyncio.get_running_loop().call_later(
-            _PRIME_DELAY, ls.prime_completion, params.text_document.uri
-        )
+        # Parse the tolerant tree once the first diagnostics are out and the client pauses.
+        ls.idle.later(functools.partial(ls.prime_completion, params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: WorkrailLanguageServer, params: types.DidChangeTextDocumentParams) -> None:

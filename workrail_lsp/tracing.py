@@ -91,15 +91,14 @@ def start_from_environment() -> None:
 
 
 class TracedStream:
-    """The client's stream with each header line and body read as a span (``read``): a body's
-    end is when the server had the whole message."""
+    """The client's stream with each body read as a span (``read``): its end is when the server
+    had the whole message."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
 
     def readline(self) -> bytes:
-        with span("read", part="header"):
-            line: bytes = self._stream.readline()
+        line: bytes = self._stream.readline()  # waiting for the client: not the server's time
         return line
 
     def read(self, size: int) -> bytes:
