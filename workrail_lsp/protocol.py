@@ -74,21 +74,19 @@ class AnsweringProtocol(LanguageServerProtocol):
         if isinstance(message, _Refused):
             self._send_response(message.id, error=message.error)
             return
-        self._server.idle.activity()
-        if not tracing.enabled():
-            super().handle_message(message)
-            return
-        with tracing.span(
-            "handle", method=getattr(message, "method", None), id=getattr(message, "id", None)
-        ):
-            super().handle_message(message)
+        self._observed("handle", message, super().handle_message)
 
     def _send_data(self, data: Any) -> None:
+        self._observed("send", data, super()._send_data)
+
+    def _observed(self, span: str, message: Any, call: Any) -> None:
+        """``call(message)``: a message read or written postpones the idle work (idle_work), and
+        is a span when tracing is on."""
         self._server.idle.activity()
         if not tracing.enabled():
-            super()._send_data(data)
+            call(message)
             return
         with tracing.span(
-            "send", method=getattr(data, "method", None), id=getattr(data, "id", None)
+            span, method=getattr(message, "method", None), id=getattr(message, "id", None)
         ):
-            super()._send_data(data)
+            call(message)
