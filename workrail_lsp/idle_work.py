@@ -22,7 +22,7 @@ from typing import Any
 
 from . import tracing
 
-__all__ = ["FULL_COLLECTION_EVERY", "IDLE_DELAY", "IdleWork"]
+__all__ = ["FULL_COLLECTION_EVERY", "IDLE_DELAY", "MAX_DISCARDED", "IdleWork"]
 
 IDLE_DELAY = 0.5
 """Seconds without a message read or written before the idle work runs: longer than the gap
@@ -32,6 +32,10 @@ keystrokes of someone typing)."""
 FULL_COLLECTION_EVERY = 10
 """One idle collection in this many looks at every generation (CPython's own ratio between the
 middle and the oldest generation); the others at the young and middle ones only."""
+
+MAX_DISCARDED = 16
+"""Objects kept for the next pause at most: past it, the oldest are freed at once, so that a
+burst of edits with no pause does not hold every version of a large document."""
 
 _MIN_YOUNG = 1_000  # fewer new containers than this since the last pass: no pass is worth it
 
@@ -46,6 +50,8 @@ class IdleWork:
     def discard(self, *objects: Any) -> None:
         """Keep ``objects`` until the next idle moment, when they are freed."""
         self._discarded.extend(o for o in objects if o is not None)
+        if len(self._discarded) > MAX_DISCARDED:
+            del self._discarded[:-MAX_DISCARDED]
 
     def later(self, job: Callable[[], None]) -> None:
         """Run ``job`` at the next idle moment (before the collection)."""
