@@ -21,7 +21,7 @@ __all__ = ["main"]
 # passes run when the server is idle (idle_work.IdleWork); this threshold only bounds a long
 # burst of requests with no pause. What an editor session allocates is almost all acyclic (JSON
 # values, findings), freed by reference counting, which the count does not include.
-YOUNG_GENERATION_THRESHOLD = 500_000
+YOUNG_GENERATION_THRESHOLD = 1_000_000
 
 
 def _parse(argv: list[str]) -> SimpleNamespace:

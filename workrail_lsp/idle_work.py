@@ -73,8 +73,11 @@ class IdleWork:
         for job in jobs:
             job()
         with tracing.span("idle", discarded=len(self._discarded)):
+            # Counted before the freeing, which lowers the count (it is net of what is freed)
+            # while what was allocated since the last pass is still in the young generation.
+            young = gc.get_count()[0]
             self._discarded.clear()
-            if gc.get_count()[0] < _MIN_YOUNG:
+            if young < _MIN_YOUNG:
                 return
             self._collections += 1
             gc.collect(2 if self._collections % FULL_COLLECTION_EVERY == 0 else 1)
