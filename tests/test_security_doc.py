@@ -37,7 +37,7 @@ from workrail_engine.sources.refresh import (
     MIN_SYNC_INTERVAL_OVERRIDE_SECONDS,
     MIN_SYNC_INTERVAL_SECONDS,
 )
-from workrail_lsp import disk_files, message_size
+from workrail_lsp import disk_files, idle_work, message_size
 from workrail_lsp.fast_start import client_stream
 from workrail_mcp import (
     client_logs,
@@ -117,6 +117,7 @@ EXPECTED = {
         f"after {disk_files._MAX_READ_THREADS} reads stalled"
     ),
     "MAX_MESSAGE_BYTES": f"{message_size.MAX_MESSAGE_BYTES // MIB} MiB (a frame's",
+    "MAX_DISCARDED": f"{idle_work.MAX_DISCARDED} objects",
     "_CHUNKS_AHEAD": (
         f"{client_stream._CHUNKS_AHEAD} chunks of {client_stream._READ_SIZE // KIB} KiB "
         f"({client_stream._CHUNKS_AHEAD * client_stream._READ_SIZE // MIB} MiB) read ahead of the "

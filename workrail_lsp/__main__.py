@@ -9,19 +9,19 @@ import sys
 from types import SimpleNamespace
 from typing import Any, BinaryIO
 
+from . import tracing
 from .fast_start import ENVIRONMENT_SWITCH
 from .message_size import LineReader, SizeLimitedStream
 
 __all__ = ["main"]
 
-# CPython's cyclic collector runs a young-generation pass every 700 container allocations, and
-# parsing and checking a 1 MB workflow allocates ~100,000 (dicts, lists, findings): ~150 passes
-# per document, each scanning what survived the last ones, and full passes over every open
-# document now and then. Measured on the 1 MB bench workflow with 16 documents held: parse +
-# lint 99 → 68 ms median, worst 246 → 108 ms. What an editor session allocates is almost all
-# acyclic (JSON values, findings), freed by reference counting; a pass every 50,000 allocations
-# still bounds the cyclic garbage that does occur (asyncio tasks, exceptions).
-YOUNG_GENERATION_THRESHOLD = 50_000
+# CPython's cyclic collector runs a young-generation pass every 700 container allocations (net of
+# those freed), and opening a 1 MB workflow keeps ~130,000 alive (its value, findings,
+# positions): passes inside the request, each scanning what survived the last ones. Here the
+# passes run when the server is idle (idle_work.IdleWork); this threshold only bounds a long
+# burst of requests with no pause. What an editor session allocates is almost all acyclic (JSON
+# values, findings), freed by reference counting, which the count does not include.
+YOUNG_GENERATION_THRESHOLD = 1_000_000
 
 
 def _parse(argv: list[str]) -> SimpleNamespace:
@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         format="workrail-lsp %(levelname)s %(name)s: %(message)s",
     )
     gc.set_threshold(YOUNG_GENERATION_THRESHOLD)  # the older generations' thresholds are kept
+    tracing.start_from_environment()
     stdin: LineReader = sys.stdin.buffer
     stdout: BinaryIO = sys.stdout.buffer
     if fast_start:
@@ -94,7 +95,13 @@ def main(argv: list[str] | None = None) -> int:
         stdin, stdout = start(sys.stdin.fileno(), stdout)
     from .server import create_language_server
 
-    create_language_server().start_io(SizeLimitedStream(stdin), stdout)  # type: ignore[arg-type]
+    if tracing.enabled():
+        stdin = tracing.TracedStream(stdin)
+    server = create_language_server()
+    # What start-up loaded (pygls, lsprotocol's types and their converters) lives as long as the
+    # process: the collector's full passes need not scan it again.
+    gc.freeze()
+    server.start_io(SizeLimitedStream(stdin), stdout)  # type: ignore[arg-type]
     return 0
 
 

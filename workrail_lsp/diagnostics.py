@@ -27,6 +27,7 @@ from workrail_engine.lint import duplicate_workflow_ids
 from workrail_engine.lint.upstream import delegation_diagnostics, template_call_diagnostics
 from workrail_engine.text.document import LineIndex, WorkflowDocument, read_document
 
+from . import tracing
 from .configuration import reported
 from .disk_files import ReadTimedOut, bounded_read, read_unopened
 from .documents import DocumentState
@@ -102,6 +103,8 @@ class DiagnosticsStore:
         self.index = index
         self.open_document: Callable[[str], DocumentState | None] = lambda path: None
         self._reports: dict[str, _Report] = {}
+        # Given what a new report replaces (freeing a large one is left to an idle moment).
+        self.on_discard: Callable[[object], None] = lambda replaced: None
 
     def result_id(self, state: DocumentState) -> str:
         self.index.refresh()
@@ -114,17 +117,21 @@ class DiagnosticsStore:
             return known
         report = _Report(result_id, self._compute(state))
         self._reports[state.uri] = report
+        self.on_discard(known)
         return report
 
-    def forget(self, uri: str) -> None:
-        self._reports.pop(uri, None)
+    def forget(self, uri: str) -> object:
+        """Drop the document's last report; returned, for the caller to free."""
+        return self._reports.pop(uri, None)
 
     def _compute(self, state: DocumentState) -> list[types.Diagnostic]:
         if not state.is_workflow:
             return []
-        items = [lsp_diagnostic(d, state) for d in state.diagnostics]
-        items.extend(self._duplicate_ids(state))
-        items.extend(self._unknown_targets(state))
+        diagnostics = state.diagnostics
+        with tracing.span("report"):
+            items = [lsp_diagnostic(d, state) for d in diagnostics]
+            items.extend(self._duplicate_ids(state))
+            items.extend(self._unknown_targets(state))
         return items
 
     def _unknown_targets(self, state: DocumentState) -> list[types.Diagnostic]:

@@ -20,6 +20,7 @@ from workrail_engine.text.document import LineIndex, WorkflowDocument, detect_fo
 from workrail_engine.text.tolerant_document import TolerantDocument
 from workrail_engine.text.tolerant_tree import Node
 
+from . import tracing
 from .configuration import Settings, reported
 from .positions import Positions
 
@@ -43,7 +44,8 @@ class DocumentState:
 
     @cached_property
     def document(self) -> WorkflowDocument:
-        return parse_document(self.text, self.path)
+        with tracing.span("parse"):
+            return parse_document(self.text, self.path)
 
     @property
     def tree(self) -> TolerantDocument:
@@ -54,8 +56,10 @@ class DocumentState:
     def diagnostics(self) -> list[Diagnostic]:
         if not self.is_workflow:
             return []
+        document = self.document
         # Never raises: a checker bug comes back as one WR000 diagnostic (lint_document).
-        return reported(lint_document(self.document), self.path)
+        with tracing.span("lint"):
+            return reported(lint_document(document), self.path)
 
     @cached_property
     def line_index(self) -> LineIndex:
@@ -136,6 +140,8 @@ class DocumentStates:
         self.settings = Settings()
         self.encoding = "utf-16"
         self.config_serial = 0
+        # Given each state replaced or dropped (freeing a large one is left to an idle moment).
+        self.on_discard: Callable[[DocumentState], None] = lambda replaced: None
 
     def get(self, document: TextDocument, edited: WorkflowDocument | None = None) -> DocumentState:
         """The state of the document's current version; ``edited`` is its already parsed text.
@@ -167,6 +173,8 @@ class DocumentStates:
         if edited is not None and edited.text == text:
             state.__dict__["document"] = edited  # the cached_property's slot: no second parse
         self._states[document.uri] = state
+        if known is not None:
+            self.on_discard(known)
         return state
 
     def edited_document(self, uri: str, change: Any) -> WorkflowDocument | None:
@@ -199,7 +207,9 @@ class DocumentStates:
         return list(self._states.values())
 
     def drop(self, uri: str) -> None:
-        self._states.pop(uri, None)
+        dropped = self._states.pop(uri, None)
+        if dropped is not None:
+            self.on_discard(dropped)
 
     def reclassify(self, settings: Settings) -> None:
         """New settings: forget cached states so the next look-up re-decides what is a workflow."""

@@ -18,6 +18,8 @@ from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
+from . import tracing
+
 __all__ = ["AnsweringProtocol"]
 
 log = logging.getLogger(__name__)
@@ -72,4 +74,19 @@ class AnsweringProtocol(LanguageServerProtocol):
         if isinstance(message, _Refused):
             self._send_response(message.id, error=message.error)
             return
-        super().handle_message(message)
+        self._observed("handle", message, super().handle_message)
+
+    def _send_data(self, data: Any) -> None:
+        self._observed("send", data, super()._send_data)
+
+    def _observed(self, span: str, message: Any, call: Any) -> None:
+        """``call(message)``: a message read or written postpones the idle work (idle_work), and
+        is a span when tracing is on."""
+        self._server.idle.activity()
+        if not tracing.enabled():
+            call(message)
+            return
+        with tracing.span(
+            span, method=getattr(message, "method", None), id=getattr(message, "id", None)
+        ):
+            call(message)

@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
+from . import tracing
 from .configuration import (
     FIX_ALL_KIND,
     IS_WORKFLOW,
@@ -32,6 +33,7 @@ from .configuration import (
     Settings,
 )
 from .disk_files import read_unopened
+from .idle_work import IdleWork
 from .protocol import AnsweringProtocol
 
 if TYPE_CHECKING:
@@ -60,7 +62,6 @@ __all__ = ["WorkrailLanguageServer", "create_language_server"]
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 _PUSH_DELAY = 0.05  # coalesces a burst of edits in push mode only; pull is never delayed
-_PRIME_DELAY = 0.5
 _SETTINGS_WAIT = 2.0  # a client that never answers workspace/configuration delays diagnostics once
 _IDLE_SCAN_DELAY = 2.0
 
@@ -71,6 +72,7 @@ class WorkrailLanguageServer(LanguageServer):
 
         super().__init__("workrail-lsp", __version__, protocol_cls=AnsweringProtocol)
         self.pull = False
+        self.idle = IdleWork()
         self._pending: dict[str, asyncio.Task[None]] = {}
         # What ``initialize`` negotiated. The document states and the workspace index import the
         # engine (~0.1 s), so they are built from these on first use, after the client has its
@@ -87,6 +89,7 @@ class WorkrailLanguageServer(LanguageServer):
         from .documents import DocumentStates
 
         states = DocumentStates()
+        states.on_discard = self.idle.discard
         states.encoding = self.initial_encoding
         states.settings = self.initial_settings.with_roots(self._roots())
         return states
@@ -106,6 +109,7 @@ class WorkrailLanguageServer(LanguageServer):
         from .diagnostics import DiagnosticsStore
 
         store = DiagnosticsStore(self.index)
+        store.on_discard = self.idle.discard
         store.open_document = self.states.by_path
         return store
 
@@ -165,7 +169,8 @@ class WorkrailLanguageServer(LanguageServer):
             self.index.set_open(state.path, state.workflow_id)
             # A due scan starts now, not at the next pull: the first one may have been answered
             # before pygls loaded (the fast start). It runs beside; on_change tells.
-            self.index.refresh()
+            with tracing.span("index.refresh"):
+                self.index.refresh()
         if self.index.generation != generation:
             self.refresh_all(except_uri=uri)
         if not self.pull:
@@ -222,16 +227,17 @@ class WorkrailLanguageServer(LanguageServer):
         the first feature request is fast and every later edit re-parses incrementally."""
         state = self.states.peek(uri)
         if state is not None and state.is_workflow:
-            state.tree.root  # noqa: B018 - computed for its cache
+            with tracing.span("prime"):
+                state.tree.root  # noqa: B018 - computed for its cache
 
     def document_closed(self, uri: str) -> None:
         state = self.states.peek(uri)
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
+        # A 1 MB document's objects take milliseconds to free: that is done in the next pause.
+        self.idle.discard(self.store.forget(uri), feature("symbols").forget(uri))
         self.states.drop(uri)
-        self.store.forget(uri)
-        feature("symbols").forget(uri)  # its outline kept for reuse
         if state is not None and state.path is not None:
             generation = self.index.generation
             self.index.set_open(state.path, None, is_open=False)
@@ -407,10 +413,8 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: WorkrailLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.document_changed(params.text_document.uri, delay=0)
-        # Parse the tolerant tree once the first diagnostics are out (see prime_completion).
-        asyncio.get_running_loop().call_later(
-            _PRIME_DELAY, ls.prime_completion, params.text_document.uri
-        )
+        # Parse the tolerant tree once the first diagnostics are out and the client pauses.
+        ls.idle.later(functools.partial(ls.prime_completion, params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: WorkrailLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -418,7 +422,8 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
         edited = None
         if len(params.content_changes) == 1:
             try:
-                edited = ls.states.edited_document(uri, params.content_changes[0])
+                with tracing.span("edit"):
+                    edited = ls.states.edited_document(uri, params.content_changes[0])
             except Exception:  # the full parse below is always correct
                 log.exception("incremental re-parse failed for %s", uri)
         ls.document_changed(uri, edited)
@@ -437,7 +442,8 @@ def _register_sync(server: WorkrailLanguageServer) -> None:
         ls: WorkrailLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
         await ls.settled()
-        report = ls.store.report(ls.state(params.text_document.uri))
+        with tracing.span("pull"):
+            report = ls.store.report(ls.state(params.text_document.uri))
         if params.previous_result_id == report.result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
         return types.RelatedFullDocumentDiagnosticReport(

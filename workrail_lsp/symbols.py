@@ -38,8 +38,9 @@ _StepKey = tuple[int, int, str]  # (line, column, text) of a top-level step
 _previous: dict[str, dict[_StepKey, types.DocumentSymbol]] = {}  # per document: the last outline
 
 
-def forget(uri: str) -> None:
-    _previous.pop(uri, None)
+def forget(uri: str) -> object:
+    """Drop the document's outline kept for reuse; returned, for the caller to free."""
+    return _previous.pop(uri, None)
 
 
 def document_symbols(state: DocumentState) -> list[types.DocumentSymbol] | None:
