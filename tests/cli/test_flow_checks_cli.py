@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.cli.test_console_script_cli import run
 from tests.engine.lint.flow_bugs import SEEDED_BUGS
+from workrail_engine.lint.flow import MAX_RELATED_READS
 
 
 def _write_corpus(root: Path) -> Path:
@@ -71,3 +72,33 @@ def test_per_file_ignores_apply_to_the_flow_codes(tmp_path: Path) -> None:
     assert not [d for d in report["shellcheck-block.yaml"] if d["code"] == "WR503"]
     assert report["loop-unchanged.json"] == []
     assert [d["code"] for d in report["skipped-output.json"]] == ["WR307"]
+
+
+def test_a_variable_read_by_every_step_lists_the_first_reads_and_counts_them(
+    tmp_path: Path,
+) -> None:
+    """A generated workflow reading one unmentioned variable in each of 60 steps: one WR308, on
+    the first read, with the next MAX_RELATED_READS as related locations and the count in the
+    message (thousands of related locations cost the editor on every keystroke, and help nobody)."""
+    steps = [
+        {
+            "id": f"s{i}",
+            "title": f"S {i}",
+            "prompt": "Do it.",
+            "runCondition": {"var": "zq", "equals": 1},
+        }
+        for i in range(60)
+    ]
+    workflow = {
+        "id": "wide",
+        "name": "Wide",
+        "description": "d",
+        "version": "1.0.0",
+        "steps": steps,
+    }
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    (folder / "wide.json").write_text(json.dumps(workflow, indent=2), encoding="utf-8")
+    (finding,) = [d for d in _report(str(folder))["wide.json"] if d["code"] == "WR308"]
+    assert len(finding["related"]) == MAX_RELATED_READS
+    assert f"read 60 times; the first {1 + MAX_RELATED_READS} shown" in finding["message"]

@@ -45,6 +45,9 @@ UNCHANGED_LOOP_CONDITION = "WR207"
 MAYBE_SKIPPED_OUTPUT = "WR307"
 UNMENTIONED_VARIABLE = "WR308"
 
+# The reads of an unmentioned variable (WR308) listed as related locations beyond its first.
+MAX_RELATED_READS = 20
+
 
 def flow_diagnostics(
     doc: WorkflowDocument, sites: list[StepSite], found: list[StepFindings]
@@ -303,8 +306,16 @@ def _unmentioned_variables(
             "it unasked, it is missing (every comparison false, not_equals true). Ask a step to "
             "set it (name it in the prompt), or declare it as a parameter"
         )
-        # one finding per variable, on its first read, the others related: one cause
-        others = tuple(Related(f"{name!r} is read here too", doc.span(p)) for p in pointers[1:])
+        # one finding per variable, on its first read, the others related: one cause. A list of
+        # thousands (a generated file reads one variable in every step) helps nobody and cost
+        # the language server tens of ms per version to place and send: the first few, and the
+        # count in the message.
+        others = tuple(
+            Related(f"{name!r} is read here too", doc.span(p))
+            for p in pointers[1 : 1 + MAX_RELATED_READS]
+        )
+        if len(pointers) > 1 + MAX_RELATED_READS:
+            message += f" (read {len(pointers)} times; the first {1 + MAX_RELATED_READS} shown)"
         first = pointers[0]
         yield Diagnostic(
             UNMENTIONED_VARIABLE, Severity.WARNING, message, first, doc.span(first), related=others
