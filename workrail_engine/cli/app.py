@@ -225,7 +225,7 @@ def validate(settings: Settings, /, paths: tuple[str, ...], color: str, **option
     _run_rewriting(run_validate, paths, ValidateOptions(**options), settings, color)
 
 
-@cli.command()
+@cli.command(short_help="Replay recorded sessions and runs against the workflows now.")
 @click.argument("paths", nargs=-1, metavar="[PATHS]...")
 @FORMAT_OPTION
 @click.option(

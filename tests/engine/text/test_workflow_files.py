@@ -40,10 +40,14 @@ def test_is_workflow_path(path: str, expected: bool) -> None:
 
 @pytest.mark.parametrize(("path", "expected"), PATH_CASES)
 def test_the_pre_commit_hook_selects_the_same_paths(path: str, expected: bool) -> None:
-    # One rule: each hook's files/exclude patterns (workrail-validate and workrail-format;
+    # One rule: each hook's files/exclude patterns (workrail-validate, -format and -replay;
     # tests/test_pre_commit.py checks the hooks themselves).
     hooks = yaml.safe_load((Path(__file__).parents[3] / ".pre-commit-hooks.yaml").read_text())
-    assert [hook["id"] for hook in hooks] == ["workrail-validate", "workrail-format"]
+    assert [hook["id"] for hook in hooks] == [
+        "workrail-validate",
+        "workrail-format",
+        "workrail-replay",
+    ]
     for hook in hooks:
         selected = bool(re.search(hook["files"], path)) and not re.search(hook["exclude"], path)
         assert selected is expected, hook["id"]
