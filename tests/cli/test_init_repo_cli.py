@@ -63,9 +63,12 @@ def test_the_hooks_are_the_manifests(scaffold: Path) -> None:
     (repo,) = yaml.safe_load((scaffold / ".pre-commit-config.yaml").read_text())["repos"]
     assert repo["repo"] == "local"
     keys = ("id", "name", "entry", "files", "exclude")
+    # workrail-replay is left to the team: it needs fixtures exported first (docs/cli.md, replay)
+    scaffolded = ("workrail-validate", "workrail-format")
     assert [{k: h[k] for k in keys} for h in repo["hooks"]] == [
-        {k: h[k] for k in keys} for h in manifest.values()
+        {k: manifest[hook][k] for k in keys} for hook in scaffolded
     ]
+    assert set(manifest) == {*scaffolded, "workrail-replay"}
 
 
 def test_an_existing_file_is_kept(scaffold: Path) -> None:
