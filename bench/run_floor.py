@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-GOAL = 1.15  # the engine's time within this many times the floor's (issue 39)
+GOAL = 1.15  # the engine's time within this many times the floor's (docs/runs.md, the floor of a durable step)
 
 
 def bare(argv: list[str], steps: int) -> None:
