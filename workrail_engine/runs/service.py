@@ -37,7 +37,7 @@ from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliv
 from .commands import AttemptSettings
 from .fork import FORKED_FROM, fork_point, forked_from_input
 from .params import check_parameters
-from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
+from .plan import has_prompts, plan_run, run_needs
 from .resolve import database_url, store_home
 from .run_results import ACTIVE, run_input, run_result
 from .run_status import FAILED, IN_FLIGHT, run_status
@@ -234,18 +234,22 @@ class RunService:
     def _start(self, workflow: dict[str, Any], run: dict[str, Any]) -> str:
         """Start a run of ``workflow`` with the input ``run``, once commands and the sandbox are
         allowed; returns its id."""
-        if has_commands(workflow) and not self.settings.allow_commands:
+        needs = run_needs(workflow)
+        if needs.commands and not self.settings.allow_commands:
             raise SecurityViolation(
                 "this workflow has command steps, and command execution is off: start the server "
                 "with --allow-commands to allow it (dry runs are always allowed)",
                 flag="--allow-commands",
                 workflowId=workflow.get("id"),
             )
-        if sandbox_wanted(workflow) or self.settings.sandbox:
+        if needs.sandbox or self.settings.sandbox:
             check_sandbox()
         runtime = self._runtime()
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
         runtime.start_run(run_id, run)
+        # What it was started with, kept here: the store holds the same, and the first read of
+        # the run (a caller's `wait`) need not load and decode the whole definition again.
+        self._inputs.put(run_id, run, prompted=needs.prompts)
         return run_id
 
     def fork(
@@ -763,8 +767,11 @@ class _RunInputs:
                 self._runs.move_to_end(run_id)
             return found
 
-    def put(self, run_id: str, run: dict[str, Any]) -> _RunInput:
-        entry = _RunInput(run, has_prompts(run.get("workflow") or {}))
+    def put(self, run_id: str, run: dict[str, Any], prompted: bool | None = None) -> _RunInput:
+        """``prompted``: whether its workflow has prompt steps, when already known."""
+        if prompted is None:
+            prompted = has_prompts(run.get("workflow") or {})
+        entry = _RunInput(run, prompted)
         with self._lock:
             self._runs[run_id] = entry
             self._runs.move_to_end(run_id)
