@@ -7,6 +7,7 @@ DBOS is imported and launched on first need (`start()`), never at import, so a s
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -346,7 +347,11 @@ class RunService:
         if cached is None:
             cached = self._inputs.put(run_id, run_input(status))
         stored = _snapshot(
-            status, cached.input, runtime.events(run_id), runtime.step_results(run_id)
+            status,
+            cached.input,
+            cached.steps_total,
+            runtime.events(run_id),
+            runtime.step_results(run_id),
         )
         forks = runtime.journal.forks_of([run_id]).get(run_id)
         if forks:
@@ -740,6 +745,12 @@ class _RunInput:
     input: dict[str, Any]  # what the run was started with: workflow, parameters, ...
     prompted: bool  # whether its workflow has prompt steps (answers to read with its results)
 
+    @functools.cached_property
+    def steps_total(self) -> int:
+        """Its workflow's steps that do work: counted once, not at every read of the run (a
+        client following a run reads it every tenth of a second)."""
+        return len(executable_steps(self.input.get("workflow") or {}))
+
 
 # What a step's result shows of its answer (`answer_facts`), when there is something to show.
 _ANSWER_FACTS: tuple[Literal["confirmation", "model_usage", "confirmations"], ...] = (
@@ -847,7 +858,11 @@ class _StoredRun:
 
 
 def _snapshot(
-    status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict[str, Any]]
+    status: Any,
+    run: dict[str, Any],
+    steps_total: int,
+    events: dict[str, Any],
+    results: list[dict[str, Any]],
 ) -> _StoredRun:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}
@@ -863,7 +878,7 @@ def _snapshot(
         status.workflow_id,
         kind,
         results,
-        len(executable_steps(workflow)),
+        steps_total,
         _elapsed(run, state, status),
         error if kind not in ("success",) + ACTIVE else None,
         workflow_name=workflow.get("id"),

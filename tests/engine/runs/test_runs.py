@@ -542,3 +542,20 @@ def test_a_run_started_here_is_read_without_loading_its_input_again(service, mon
             read.pop("execution_time")  # a waiting run's grows with the clock
         assert stored == here
         loads.clear()
+
+
+def test_a_runs_steps_are_counted_once_not_at_every_read(service, monkeypatch):
+    """A client following a run reads it every tenth of a second: the workflow's steps are
+    counted at the first read, from the input kept with the run."""
+    from workrail_engine.runs import service as service_module
+
+    counted = []
+    count = service_module.executable_steps
+    monkeypatch.setattr(
+        service_module, "executable_steps", lambda wf: counted.append(wf) or count(wf)
+    )
+    flow = workflow(command("one", ["true"]), command("two", ["true"]))
+    run_id = service.run(flow, {}, RunOptions())
+    assert service.wait(run_id, 60)["steps_total"] == 2
+    reads = [service.get(run_id)["steps_total"] for _ in range(3)]
+    assert reads == [2, 2, 2] and len(counted) == 1
