@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..definition.declared import declared_secrets
 from ..definition.steps import step_kind, walk_steps
@@ -25,20 +25,34 @@ from .commands import retry_policy
 from .walker import condition_context
 from .workspace import resolve_cwd
 
-__all__ = ["has_commands", "plan_run", "sandbox_wanted"]
+__all__ = ["RunNeeds", "has_commands", "has_prompts", "plan_run", "run_needs"]
 
 
 def has_commands(workflow: Mapping[str, Any]) -> bool:
     return any(site.kind == "command" for site in walk_steps(workflow))
 
 
+class RunNeeds(NamedTuple):
+    commands: bool  # it has command steps
+    prompts: bool  # it has prompt steps (a run of it may wait for the agent)
+    sandbox: bool  # a command step wants the sandbox
+
+
+def run_needs(workflow: Mapping[str, Any]) -> RunNeeds:
+    """What a run of ``workflow`` needs, in one walk: a run's start asks all of it of a
+    definition that may have thousands of steps."""
+    kinds = set()
+    sandbox = False
+    for site in walk_steps(workflow):
+        kinds.add(site.kind)
+        if site.kind == "command" and site.step.get("sandbox"):
+            sandbox = True
+    return RunNeeds("command" in kinds, "prompt" in kinds, sandbox)
+
+
 def has_prompts(workflow: Mapping[str, Any]) -> bool:
     """Whether a run of it may wait for the agent (and so have answers to show)."""
     return any(site.kind == "prompt" for site in walk_steps(workflow))
-
-
-def sandbox_wanted(workflow: Mapping[str, Any]) -> bool:
-    return any(site.kind == "command" and site.step.get("sandbox") for site in walk_steps(workflow))
 
 
 def _needs_outputs(node: Any) -> bool:

@@ -7,6 +7,7 @@ DBOS is imported and launched on first need (`start()`), never at import, so a s
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -37,7 +38,7 @@ from .answer_delivery import MESSAGE, crash_point, deliver, deliver_again, deliv
 from .commands import AttemptSettings
 from .fork import FORKED_FROM, fork_point, forked_from_input
 from .params import check_parameters
-from .plan import has_commands, has_prompts, plan_run, sandbox_wanted
+from .plan import has_prompts, plan_run, run_needs
 from .resolve import database_url, store_home
 from .run_results import ACTIVE, run_input, run_result
 from .run_status import FAILED, IN_FLIGHT, run_status
@@ -234,18 +235,22 @@ class RunService:
     def _start(self, workflow: dict[str, Any], run: dict[str, Any]) -> str:
         """Start a run of ``workflow`` with the input ``run``, once commands and the sandbox are
         allowed; returns its id."""
-        if has_commands(workflow) and not self.settings.allow_commands:
+        needs = run_needs(workflow)
+        if needs.commands and not self.settings.allow_commands:
             raise SecurityViolation(
                 "this workflow has command steps, and command execution is off: start the server "
                 "with --allow-commands to allow it (dry runs are always allowed)",
                 flag="--allow-commands",
                 workflowId=workflow.get("id"),
             )
-        if sandbox_wanted(workflow) or self.settings.sandbox:
+        if needs.sandbox or self.settings.sandbox:
             check_sandbox()
         runtime = self._runtime()
         run_id = f"wf-{uuid.uuid4().hex[:12]}"
         runtime.start_run(run_id, run)
+        # What it was started with, kept here: the store holds the same, and the first read of
+        # the run (a caller's `wait`) need not load and decode the whole definition again.
+        self._inputs.put(run_id, run, prompted=needs.prompts)
         return run_id
 
     def fork(
@@ -342,7 +347,11 @@ class RunService:
         if cached is None:
             cached = self._inputs.put(run_id, run_input(status))
         stored = _snapshot(
-            status, cached.input, runtime.events(run_id), runtime.step_results(run_id)
+            status,
+            cached.input,
+            cached.steps_total,
+            runtime.events(run_id),
+            runtime.step_results(run_id),
         )
         forks = runtime.journal.forks_of([run_id]).get(run_id)
         if forks:
@@ -736,6 +745,12 @@ class _RunInput:
     input: dict[str, Any]  # what the run was started with: workflow, parameters, ...
     prompted: bool  # whether its workflow has prompt steps (answers to read with its results)
 
+    @functools.cached_property
+    def steps_total(self) -> int:
+        """Its workflow's steps that do work: counted once, not at every read of the run (a
+        client following a run reads it every tenth of a second)."""
+        return len(executable_steps(self.input.get("workflow") or {}))
+
 
 # What a step's result shows of its answer (`answer_facts`), when there is something to show.
 _ANSWER_FACTS: tuple[Literal["confirmation", "model_usage", "confirmations"], ...] = (
@@ -763,8 +778,11 @@ class _RunInputs:
                 self._runs.move_to_end(run_id)
             return found
 
-    def put(self, run_id: str, run: dict[str, Any]) -> _RunInput:
-        entry = _RunInput(run, has_prompts(run.get("workflow") or {}))
+    def put(self, run_id: str, run: dict[str, Any], prompted: bool | None = None) -> _RunInput:
+        """``prompted``: whether its workflow has prompt steps, when already known."""
+        if prompted is None:
+            prompted = has_prompts(run.get("workflow") or {})
+        entry = _RunInput(run, prompted)
         with self._lock:
             self._runs[run_id] = entry
             self._runs.move_to_end(run_id)
@@ -840,7 +858,11 @@ class _StoredRun:
 
 
 def _snapshot(
-    status: Any, run: dict[str, Any], events: dict[str, Any], results: list[dict[str, Any]]
+    status: Any,
+    run: dict[str, Any],
+    steps_total: int,
+    events: dict[str, Any],
+    results: list[dict[str, Any]],
 ) -> _StoredRun:
     workflow = run.get("workflow") or {}
     state = events.get("state") or {}
@@ -856,7 +878,7 @@ def _snapshot(
         status.workflow_id,
         kind,
         results,
-        len(executable_steps(workflow)),
+        steps_total,
         _elapsed(run, state, status),
         error if kind not in ("success",) + ACTIVE else None,
         workflow_name=workflow.get("id"),

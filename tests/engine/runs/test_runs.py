@@ -484,3 +484,78 @@ def test_a_service_keeps_the_inputs_of_the_runs_read_last_only(service, monkeypa
     service.get(ids[2])
     service.get(ids[1])  # the least recently read goes
     assert [service._inputs.get(run_id) is not None for run_id in ids] == [False, True, True]
+
+
+def test_a_sandboxed_step_inside_a_group_or_a_loop_refuses_the_run_without_bubblewrap(
+    service, monkeypatch, tmp_path
+):
+    from workrail_engine.runs.workspace import SandboxUnavailable
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap to be found
+    marker = tmp_path / "ran"
+    boxed = command("boxed", ["/usr/bin/touch", str(marker)], sandbox=True)
+    nested = [
+        _echo_group("group", "left") | {"steps": [command("plain", ["true"]), boxed]},
+        {"id": "each", "type": "loop", "loop": {"type": "for", "count": 1}, "body": [boxed]},
+    ]
+    for step in nested:
+        with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+            service.run(workflow(command("first", ["true"]), step), {}, RunOptions())
+    assert not marker.exists()
+
+
+def test_a_run_started_here_is_read_without_loading_its_input_again(service, monkeypatch):
+    """The service keeps what it started a run with: its first read (a caller's `wait`) does
+    not load and decode the whole definition from the store, and reads the same as a read that
+    does."""
+    from workrail_engine.runs.plan import has_prompts
+    from workrail_engine.runs.service import _RunInputs
+
+    runtime = service._runtime()
+    loads = []
+    run_status = runtime.run_status
+
+    def counted(run_id, *, load_input):
+        loads.append(load_input)
+        return run_status(run_id, load_input=load_input)
+
+    monkeypatch.setattr(runtime, "run_status", counted)
+    prompt = {"id": "ask", "title": "ask", "prompt": "Which?"}
+    flows = {
+        "commands": workflow(command("one", ["true"]), id="commands"),
+        "prompt in a loop": workflow(
+            command("one", ["true"]),
+            {"id": "each", "type": "loop", "loop": {"type": "for", "count": 1}, "body": [prompt]},
+            id="prompted",
+        ),
+    }
+    for flow in flows.values():
+        run_id = service.run(flow, {}, RunOptions())
+        kept = service._inputs.get(run_id)
+        assert kept is not None and kept.prompted == has_prompts(flow)
+        here = service.wait(run_id, 60)
+        assert here["status"] in ("success", "waiting") and loads and not any(loads)
+        monkeypatch.setattr(service, "_inputs", _RunInputs())  # read as another process would
+        stored = service.get(run_id)
+        assert loads[-1] is True
+        for read in (here, stored):
+            read.pop("execution_time")  # a waiting run's grows with the clock
+        assert stored == here
+        loads.clear()
+
+
+def test_a_runs_steps_are_counted_once_not_at_every_read(service, monkeypatch):
+    """A client following a run reads it every tenth of a second: the workflow's steps are
+    counted at the first read, from the input kept with the run."""
+    from workrail_engine.runs import service as service_module
+
+    counted = []
+    count = service_module.executable_steps
+    monkeypatch.setattr(
+        service_module, "executable_steps", lambda wf: counted.append(wf) or count(wf)
+    )
+    flow = workflow(command("one", ["true"]), command("two", ["true"]))
+    run_id = service.run(flow, {}, RunOptions())
+    assert service.wait(run_id, 60)["steps_total"] == 2
+    reads = [service.get(run_id)["steps_total"] for _ in range(3)]
+    assert reads == [2, 2, 2] and len(counted) == 1
