@@ -9,7 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
 
-# "issue 39", "issues 9/14", "#21" after "issue"; paths of scratch checkouts and worktrees
+# the word for a tracker's work item followed by its number; paths of scratch checkouts and
+# worktrees
 ISSUE_NUMBER = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
 MACHINE_PATH = re.compile(r"/work/(?:main|wt)\b|/tmp/(?:vs|ef|pj)/")
 # upstream's workflow files are fixtures as upstream wrote them; the changelog may name releases

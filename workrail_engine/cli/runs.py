@@ -136,19 +136,20 @@ def _print_result(snap: Mapping[str, Any], fmt: str) -> None:
 def _lineage(record: Mapping[str, Any]) -> list[str]:
     """Where a run or a session was forked from, and its forks, as lines (a session's name the
     attempt of the step it branched at: docs/sessions.md, Forking a session; docs/runs.md, Fork)."""
+    from workrail_engine.runs.fork import lineage_links
+
+    links = lineage_links(record)
 
     def at(fork: Mapping[str, Any]) -> str:
-        if "step_attempt" in fork:
+        if fork["step_attempt"] is not None:
             return f"step {fork['step_id']!r} (attempt {fork['step_attempt']})"
-        return str(fork["step"])
+        return str(fork["step_id"])
 
     lines = []
-    if record.get("forked_from"):
-        lines.append(
-            f"forked from {record['forked_from']['run_id']} at {at(record['forked_from'])}"
-        )
-    if record.get("forks"):
-        lines.append("forks: " + ", ".join(f"{f['run_id']} at {at(f)}" for f in record["forks"]))
+    if links["forked_from"]:
+        lines.append(f"forked from {links['forked_from']['run_id']} at {at(links['forked_from'])}")
+    if links["forks"]:
+        lines.append("forks: " + ", ".join(f"{f['run_id']} at {at(f)}" for f in links["forks"]))
     return lines
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "fork_walk",
     "forked_from_input",
     "kept_prefix",
+    "lineage_links",
 ]
 
 FORKED_FROM = "forked_from"  # the key of a fork's run input that says what it keeps
@@ -177,3 +178,24 @@ def forked_from_input(
 def kept_prefix(forked_from: Mapping[str, Any], kept: Sequence[dict[str, Any]]) -> KeptPrefix:
     """The walk's view of a fork's ``forked_from`` input, with the results its journal kept."""
     return KeptPrefix(kept, forked_from.get("answers") or {})
+
+
+def lineage_links(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Where a run or a session was forked from, and its forks, in one shape for every page:
+    links ``{run_id, step_id, step_attempt}`` (a session's forks also ``created_at``). A session
+    branches at an attempt of a step; a run forks at a step key (``tick[2]``), its attempt None.
+    ``record``: a run as `RunService.get`/`RunHistory.run` give it (``forked_from``/``forks``),
+    a session's part of it (its links already in this shape), or a view holding ``lineage``."""
+    if "lineage" in record:
+        return dict(record["lineage"])
+
+    def link(fork: Mapping[str, Any]) -> dict[str, Any]:
+        if "step_attempt" in fork:
+            return dict(fork)
+        return {"run_id": fork["run_id"], "step_id": fork["step"], "step_attempt": None}
+
+    parent = record.get("forked_from")
+    return {
+        "forked_from": link(parent) if parent else None,
+        "forks": [link(fork) for fork in record.get("forks") or []],
+    }

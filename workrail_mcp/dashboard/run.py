@@ -23,9 +23,10 @@ from workrail_engine.errors import (
     StorageError,
 )
 from workrail_engine.runs import ACTIVE
+from workrail_engine.runs.fork import lineage_links
 from workrail_engine.runs.run_status import IN_FLIGHT
 
-__all__ = ["cancel_run", "fork_run", "lineage", "run_fragment", "run_page", "timeline"]
+__all__ = ["cancel_run", "fork_run", "run_fragment", "run_page", "timeline"]
 
 SCALE = 1000.0  # the timeline's width in SVG user units (the SVG stretches to the page)
 # A step in these has no result to keep yet, so a run cannot be forked from it
@@ -92,7 +93,7 @@ def _fragment(request: Request, run_id: str) -> tuple[str, dict[str, Any]] | Non
     if view is None:
         return None
     view["duration"] = round(view["duration"]) if view["status"] in ACTIVE else view["duration"]
-    view["lineage"] = lineage(view)
+    view["lineage"] = lineage_links(view)
     html = state.pages.html(
         "_run_body.html",
         run=view,
@@ -103,23 +104,6 @@ def _fragment(request: Request, run_id: str) -> tuple[str, dict[str, Any]] | Non
         csrf=state.access.csrf_token(request),
     )
     return html, view
-
-
-def lineage(view: dict[str, Any]) -> dict[str, Any]:
-    """Where a run or a session was forked from, and its forks, in the one shape the page shows:
-    links ``{run_id, step_id, step_attempt}`` (and a session fork's ``created_at``). A session
-    branches at an attempt of a step; a run forks at a step key (``tick[2]``), with no attempt."""
-    if "lineage" in view:  # a session's, already in that shape
-        return dict(view["lineage"])
-
-    def link(fork: dict[str, Any]) -> dict[str, Any]:
-        return {"run_id": fork["run_id"], "step_id": fork["step"], "step_attempt": None}
-
-    parent = view.get("forked_from")
-    return {
-        "forked_from": link(parent) if parent else None,
-        "forks": [link(fork) for fork in view.get("forks") or []],
-    }
 
 
 async def run_page(request: Request) -> Response:
