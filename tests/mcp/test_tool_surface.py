@@ -132,7 +132,7 @@ def test_run_tools_as_direct_methods_and_tools_call_same_codes(project, tmp_path
         json.loads(answers[6]["result"]["content"][0]["text"])["error"],
         answers[7]["error"],
     ):
-        assert answer["code"] == -32008 and answer["message"].startswith(expected), answer
+        assert answer["code"] == -32008 and answer["message"].startswith(expected), (answer, stderr)
         assert answer["data"]["workflowId"] == "test-flow"
     assert "Traceback" not in stderr
 

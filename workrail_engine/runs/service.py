@@ -91,6 +91,7 @@ class RunService:
         self._lock = threading.Lock()
         self._inputs = _RunInputs()
         self._sessions: SessionService | None = None
+        self._making_sessions = threading.Lock()
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -134,9 +135,11 @@ class RunService:
         there is what makes an answer to a run's waiting step exactly-once. Made on first use
         (sessions import the navigator: not needed to execute a run)."""
         if self._sessions is None:
-            from ..sessions.service import SessionService
+            with self._making_sessions:  # run tools called together make one, not one each
+                if self._sessions is None:
+                    from ..sessions.service import SessionService
 
-            self._sessions = SessionService(home=self.home, database=self.database)
+                    self._sessions = SessionService(home=self.home, database=self.database)
         return self._sessions
 
     def _answered(self, run_id: str, step_key: str) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +37,26 @@ def configure_connection(conn: sqlite3.Connection) -> None:
     # the same settings DBOS gives its own SQLite engine: patient locks, foreign keys
     conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(conn)
     conn.execute(f"PRAGMA synchronous={synchronous}")
+
+
+def _switch_to_wal(conn: sqlite3.Connection, patience: float = 30.0) -> None:
+    """``journal_mode=WAL``, waiting for the file like every other statement does. SQLite does not
+    call the busy handler for this pragma: two connections opening a new store at once (a
+    server's first run tools called together, a CLI beside a server) had the second fail at
+    once with "database is locked". Once the file is in WAL mode the pragma takes no lock."""
+    end = time.monotonic() + patience
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= end:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def sqlite_engine(url: str) -> sa.Engine:

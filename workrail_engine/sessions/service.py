@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -187,6 +188,7 @@ class SessionService:
         self.home = home
         self.database = database
         self._store: SessionStore | None = None
+        self._opening = threading.Lock()
         self._key: bytes | None = None
 
     # --- the store ----------------------------------------------------------------------------
@@ -194,7 +196,9 @@ class SessionService:
     @property
     def store(self) -> SessionStore:
         if self._store is None:
-            self._store = SessionStore(store_url(self.home, self.database))
+            with self._opening:  # callers on several threads open one store, not one each
+                if self._store is None:
+                    self._store = SessionStore(store_url(self.home, self.database))
         return self._store
 
     def close(self) -> None:
