@@ -93,7 +93,10 @@ def _content_key(site: StepSite) -> tuple[str, bytes] | None:
     apart — and which equal values write alike in version 2 (no references between objects).
     Twice as fast as ``repr``. None for a value marshal does not write (a YAML timestamp, nesting
     past its depth): such a step is checked without the cache."""
+    step = site.step
+    if type(step) is not dict:  # marshal writes no other mapping
+        return None
     try:
-        return site.kind, marshal.dumps(site.step, 2)
+        return site.kind, marshal.dumps(step, 2)
     except ValueError:
         return None
