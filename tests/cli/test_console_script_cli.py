@@ -121,10 +121,12 @@ def test_help_lists_every_command_with_a_whole_summary() -> None:
 
 
 def _workflow_comparing(workflow_id: str, operand: object) -> dict[str, object]:
-    """A workflow whose second step runs when the context's ``count`` is greater than ``operand``."""
+    """A workflow whose second step runs when the context's ``count`` is greater than
+    ``operand``, and which declares ``count`` an integer of at least ``operand``."""
     return {
         "id": workflow_id,
         "name": "Compare",
+        "context": {"count": {"type": "integer", "minimum": operand}},
         "steps": [
             {"id": "one", "title": "One", "prompt": "Set count."},
             {
@@ -143,8 +145,9 @@ def _diagnostics(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def test_a_step_copied_between_files_is_checked_for_each_files_content(tmp_path: Path) -> None:
     """One batch checks each distinct step once (by content) and reuses its findings for the
-    same step in another file: steps that differ only in an operand's type (1, true, "1": equal
-    or alike to a careless key) get their own findings, placed at their own lines."""
+    same step in another file, and one process each distinct embedded schema: steps and schemas
+    that differ only in an operand's type (1, true, "1": equal or alike to a careless key) get
+    their own findings, placed at their own lines."""
     directory = tmp_path / "workflows"
     directory.mkdir()
     operands: list[tuple[str, object]] = [("a-flow", 1), ("b-flow", True), ("c-flow", "1")]
@@ -162,16 +165,19 @@ def test_a_step_copied_between_files_is_checked_for_each_files_content(tmp_path:
         alone.update(_diagnostics(json.loads(single.stdout)))
     assert together == alone
     wrong_operand = {
-        name: [(d["code"], d["line"]) for d in found if d["code"] == "WR402"]
+        name: [(d["code"], d["line"]) for d in found if d["code"] in ("WR402", "WR403")]
         for name, found in together.items()
     }
     yaml_lines = (directory / "d-flow.yaml").read_text().splitlines()
-    line = next(n for n, text in enumerate(yaml_lines, 1) if "gt:" in text)
+    minimum, gt = (
+        next(n for n, text in enumerate(yaml_lines, 1) if key in text)
+        for key in ("minimum:", "gt:")
+    )
     assert wrong_operand == {
         "a-flow.json": [],
-        "b-flow.json": [("WR402", 1)],
-        "c-flow.json": [("WR402", 1)],
-        "d-flow.yaml": [("WR402", line)],
+        "b-flow.json": [("WR403", 1), ("WR402", 1)],
+        "c-flow.json": [("WR403", 1), ("WR402", 1)],
+        "d-flow.yaml": [("WR403", minimum), ("WR402", gt)],
     }
 
 

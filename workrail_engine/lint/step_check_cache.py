@@ -11,9 +11,9 @@ Across the files of one batch (`workrail validate DIR`), steps are also reused b
 
 from __future__ import annotations
 
-import marshal
 from typing import Any
 
+from ..content_key import content_key
 from ..definition.steps import StepSite
 from ..evaluation.templates import find_templates
 from .commands import command_findings
@@ -24,7 +24,7 @@ from .step_finding import StepFindings
 
 __all__ = ["StepsByContent", "step_findings"]
 
-# A step's kind and its value serialised (`_content_key`) → its findings.
+# A step's kind and `content_key` → its findings.
 StepsByContent = dict[tuple[str, bytes], StepFindings]
 
 
@@ -88,15 +88,5 @@ def step_findings(
 
 
 def _content_key(site: StepSite) -> tuple[str, bytes] | None:
-    """The step's kind and value in `marshal`'s format, which spells out every type and the order
-    of every object's keys — ``1``, ``1.0``, ``True`` and ``"1"`` apart, as the checks tell them
-    apart — and which equal values write alike in version 2 (no references between objects).
-    Twice as fast as ``repr``. None for a value marshal does not write (a YAML timestamp, nesting
-    past its depth): such a step is checked without the cache."""
-    step = site.step
-    if type(step) is not dict:  # marshal writes no other mapping
-        return None
-    try:
-        return site.kind, marshal.dumps(step, 2)
-    except ValueError:
-        return None
+    key = content_key(site.step)
+    return None if key is None else (site.kind, key)
