@@ -19,6 +19,7 @@ from workrail_engine import __version__
 from workrail_engine.cli import runs
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.formatters import FORMATS
+from workrail_engine.cli.process_exit import exit_without_teardown
 from workrail_engine.cli.settings import Settings
 
 if TYPE_CHECKING:
@@ -564,4 +565,9 @@ runs.register(cli, catalog_options)
 
 def main(argv: list[str] | None = None) -> None:
     """The console script's entry point."""
-    cli.main(args=argv, prog_name="workrail")
+    try:
+        cli.main(args=argv, prog_name="workrail")
+    except SystemExit as done:
+        if done.code is None or type(done.code) is int:
+            exit_without_teardown(done.code or 0)
+        raise

@@ -24,6 +24,7 @@ from workrail_engine.cli.discovery import (
     named_paths,
     project_directories,
 )
+from workrail_engine.cli.process_exit import keep_until_exit
 from workrail_engine.cli.rewrite_scope import RewriteScope
 from workrail_engine.cli.rewrites import (
     STDIN,
@@ -288,9 +289,10 @@ def run_validate(
     configuration :class:`~workrail_engine.project_config.ConfigError`, which the command line
     turns into usage errors (exit 2) before any file is read or written.
     """
-    # Every document checked stays alive until the report is written: the collector's passes
-    # would walk them all again and again (see `cyclic_collection_paused`).
-    with cyclic_collection_paused():
+    # Every document checked stays alive until the report is written, then until the process
+    # ends (`keep_until_exit`): the collector's passes would walk them all again and again, and
+    # once more after the command (see `cyclic_collection_paused`).
+    with cyclic_collection_paused(freeze_after=True):
         return _validate(paths, options, console=console, project=project, extra_dirs=extra_dirs)
 
 
@@ -335,6 +337,7 @@ def _validate(
     _filter(reports, selections)
     summary = Summary.of(reports, strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
     _render(reports, summary, options, console)
+    keep_until_exit(reports)  # freed by the end of the process, not object by object
     return _exit_code(summary, options)
 
 

@@ -21,6 +21,7 @@ from urllib.parse import urldefrag, urljoin
 
 import jsonschema_rs
 
+from ..content_key import content_key
 from .problems import Problem, pointer_join
 
 __all__ = ["compiled_schema", "json_schema_problems", "parse_json_output", "schema_errors"]
@@ -93,25 +94,23 @@ def parse_json_output(text: str) -> tuple[Any, str | None]:
 def json_schema_problems(schema: Any) -> list[Problem]:
     """Problems of an embedded JSON Schema (pointers relative to it), compiled as it will run."""
     # Workflows repeat their schemas (every step checking one kind of output): each distinct
-    # schema is checked once per process. The key is the schema's repr, which tells apart
-    # everything the check can see — key order, 1 from 1.0 from True, "1" from 1 — where
-    # json.dumps, say, would not. Large schemas are not kept (a long-lived language server
-    # would hold up to 256 of them).
-    key = repr(schema) if isinstance(schema, dict) else ""
-    if not key or len(key) > _CACHED_SCHEMA_CHARS:
+    # schema is checked once per process, by `content_key`. Large schemas are not kept (a
+    # long-lived language server would hold up to 256 of them).
+    key = content_key(schema)
+    if key is None or len(key) > _CACHED_SCHEMA_BYTES:
         return _check_schema(schema)
     return list(_problems_of(_Schema(key, schema)))
 
 
-_CACHED_SCHEMA_CHARS = 16_384
+_CACHED_SCHEMA_BYTES = 16_384
 
 
 class _Schema:
-    """A schema as a cache key: equal when their reprs are; the value rides along."""
+    """A schema as a cache key: equal when their content keys are; the value rides along."""
 
     __slots__ = ("key", "value")
 
-    def __init__(self, key: str, value: Any) -> None:
+    def __init__(self, key: bytes, value: Any) -> None:
         self.key, self.value = key, value
 
     def __hash__(self) -> int:

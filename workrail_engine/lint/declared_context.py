@@ -127,11 +127,11 @@ def _outside_enum(
     listed = comparison.get("in")
     if isinstance(listed, list):
         operands += [(f"{comparison_pointer}/in/{i}", item) for i, item in enumerate(listed)]
-    shown = ", ".join(_json(value) for value in allowed)
     for relative, operand in operands:
         if any(lenient_equal(operand, value) for value in allowed):
             continue
         pointer = step_pointer + relative
+        shown = ", ".join(_json(value) for value in allowed)
         message = (
             f"{_json(operand)} is not an allowed value of {name!r} (its enum: {shown}), so this "
             "comparison never matches: use one of those values, or add it to the enum"

@@ -23,6 +23,7 @@ from ..text.workflow_files import SUFFIXES as WORKFLOW_SUFFIXES
 
 if TYPE_CHECKING:
     from ..compile import RoutineLookup
+    from .step_check_cache import StepsByContent
 
 __all__ = [
     "WORKFLOW_SUFFIXES",
@@ -52,20 +53,22 @@ def lint_document(
     doc: WorkflowDocument,
     workflow_ids: Iterable[str] | None = None,
     routines: RoutineLookup | None = None,
+    steps_by_content: StepsByContent | None = None,
 ) -> list[Diagnostic]:
     """All diagnostics for one document, sorted by position. Never raises for any document.
 
     ``workflow_ids``: the ids of the catalog the document will join, when the caller knows
     them; a `templateCall` naming none of their routines is then WR703, a delegation naming
     none of them WR709. ``routines``: that catalog's routine lookup, when known; a document
-    that would compile too large is then WR811.
+    that would compile too large is then WR811. ``steps_by_content``: the per-step findings of
+    the documents checked before in the same batch (`step_check_cache.step_findings`).
     """
     found = list(doc.syntax_errors)
     # A document that parsed to null (a file holding just `null`) is checked like any value: the
     # schema says a workflow is an object. A document that did not parse has its syntax errors.
     if doc.value is not None or not found:
         try:
-            found.extend(_content_diagnostics(doc))
+            found.extend(_content_diagnostics(doc, steps_by_content))
             if workflow_ids is not None:
                 from .upstream import delegation_diagnostics, template_call_diagnostics
 
@@ -175,10 +178,12 @@ def _check_modules() -> SimpleNamespace:
     )
 
 
-def _content_diagnostics(doc: WorkflowDocument) -> list[Diagnostic]:
+def _content_diagnostics(
+    doc: WorkflowDocument, steps_by_content: StepsByContent | None
+) -> list[Diagnostic]:
     checks = _check_modules()
     sites = doc.step_sites
-    found = checks.step_check_cache.step_findings(sites, doc.lint_cache)
+    found = checks.step_check_cache.step_findings(sites, doc.lint_cache, steps_by_content)
     local = [
         finding.place(doc, site.pointer)
         for site, step_found in zip(sites, found, strict=False)
@@ -204,6 +209,8 @@ def lint_text(
     return LintResult(document, lint_document(document))
 
 
-def lint_path(path: str | os.PathLike[str]) -> LintResult:
+def lint_path(
+    path: str | os.PathLike[str], steps_by_content: StepsByContent | None = None
+) -> LintResult:
     document = read_document(path)
-    return LintResult(document, lint_document(document))
+    return LintResult(document, lint_document(document, steps_by_content=steps_by_content))

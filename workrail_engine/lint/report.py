@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from workrail_engine.compile import RoutineLookup
     from workrail_engine.text.document import WorkflowDocument
 
+    from .step_check_cache import StepsByContent
+
 __all__ = [
     "FileReport",
     "Location",
@@ -131,10 +133,12 @@ def lint_files(
     """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
     from .pipeline import lint_path
 
+    # Workflows copy steps from one another: each distinct step is checked once.
+    steps_by_content: StepsByContent = {}
     # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
     reports = [
         FileReport(path, result.document, list(result.diagnostics))
-        for path, result in ((path, lint_path(path)) for path in paths)
+        for path, result in ((path, lint_path(path, steps_by_content)) for path in paths)
     ]
     add_cross_file_diagnostics(reports, catalog_ids, catalog_routine)
     return reports

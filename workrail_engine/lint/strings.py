@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 from ..diagnostics import Span
@@ -66,24 +67,24 @@ class StringSpans:
         return Span(self._whole.start + offsets[start], self._whole.start + offsets[end])
 
 
+# An escape in a JSON string (or a YAML double-quoted one): a surrogate pair written as two
+# \u escapes is one character, any other \u escape six characters long, the others two.
+_JSON_ESCAPE = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u.{4}|u.{4}|.)", re.DOTALL)
+
+
 def _json_offsets(raw: str) -> list[int]:
-    """offsets[i] = where decoded character i starts in ``raw`` (which includes the quotes)."""
-    offsets = []
-    i = 1
-    while i < len(raw) - 1:
-        offsets.append(i)
-        if raw[i] == "\\":
-            length = _ESCAPE_LENGTH.get(raw[i + 1], 2)
-            if (
-                length == 6
-                and 0xD800 <= int(raw[i + 2 : i + 6], 16) < 0xDC00
-                and raw[i + 6 : i + 8] == "\\u"
-            ):
-                length = 12  # a surrogate pair decodes to one character
-            i += length
-        else:
-            i += 1
-    offsets.append(i)
+    """offsets[i] = where decoded character i starts in ``raw`` (which includes the quotes).
+
+    The characters between escapes are counted a run at a time: a Python loop over each
+    character of a long prompt cost ~0.4 ms per string placed."""
+    offsets: list[int] = []
+    at = 1
+    for escape in _JSON_ESCAPE.finditer(raw, 1, len(raw) - 1):
+        offsets.extend(range(at, escape.start() + 1))
+        at = escape.end()
+    closing_quote = len(raw) - 1
+    offsets.extend(range(at, closing_quote))
+    offsets.append(max(at, closing_quote))
     return offsets
 
 
