@@ -226,10 +226,13 @@ def run_attempt(
     )
     status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
-    result: dict[str, Any] = {"status": status, "output": outcome.output()}
+    output = outcome.output()
+    result: dict[str, Any] = {"status": status, "output": output}
     if error is not None:
         result["error"] = error
-    result["duration"] = outcome.duration
+    # to the output's tenth of a millisecond, as the step's result: a step of one attempt
+    # stores it once (`journal`)
+    result["duration"] = output["duration"]
     result["finished_at"] = time.time()
     if hit_deadline:
         result["deadline"] = True

@@ -22,7 +22,7 @@ from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
 from ..sessions.store import SESSION_TABLES, read_lineage
 from .fork import FORKED_FROM
-from .journal import JOURNAL_TABLES
+from .journal import JOURNAL_TABLES, attempt_outcome
 from .resolve import database_url, store_home
 from .run_results import ACTIVE, executable_steps
 from .run_status import FAILED, status_sql
@@ -576,10 +576,11 @@ def _steps(
             step, group = sites.get(step_id, ({}, None))
             entry = by_key[key] = _blank(key, step_id, step, group)
             order.append(key)
-        outcome = _json(outcome_text)
-        if attempt > 0:
-            entry["attempts"].append(_attempt(attempt, outcome))
         result = _json(result_text)
+        if attempt > 0:
+            entry["attempts"].append(
+                _attempt(attempt, attempt_outcome(_json(outcome_text), result))
+            )
         if isinstance(result, dict):
             _fill(entry, result)
     waiting = (waiting_state.get("waiting") or {}) if waiting_state else {}

@@ -471,6 +471,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         effects.state(summary)
         return summary
     finally:
+        effects.release_watch()
         while_running.run()  # a run stopped by a cancel (or a crash of its walk) too
         runtime.steps.close(run_id)
         runtime.progress.ended(run_id)
