@@ -58,7 +58,7 @@ else:  # an interpreter without the C accelerator
 # What a step's result carries of its last attempt's outcome. The row that holds the result holds
 # that outcome without them (`_beside_result`); `attempt_outcome` makes it whole again. Rows
 # written before kept the whole outcome (with its "status"), and read as they are.
-_CARRIED = ("output", "error", "deadline", "validation", "duration")
+_CARRIED = frozenset(("output", "error", "deadline", "validation", "duration"))
 
 
 def _beside_result(outcome: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -68,10 +68,17 @@ def _beside_result(outcome: dict[str, Any], result: dict[str, Any]) -> dict[str,
     status is not the result's."""
     if outcome.get("status") != result.get("status"):
         return outcome
-    kept = {k: v for k, v in outcome.items() if k != "status" and k not in _CARRIED}
+    # (a loop over the keys, not comprehensions: this runs at every step)
+    kept = {}
+    for k, v in outcome.items():
+        if k not in _CARRIED:
+            if k != "status":
+                kept[k] = v
+        elif v is not result.get(k) and v != result.get(k):
+            kept[k] = v
     for k in _CARRIED:
-        if outcome.get(k) != result.get(k):
-            kept[k] = outcome.get(k)
+        if k not in outcome and result.get(k) is not None:
+            kept[k] = None
     return kept
 
 
