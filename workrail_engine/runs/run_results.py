@@ -39,7 +39,9 @@ def step_result(
     name: str, status: str, output: Any, duration: float, **extra: Any
 ) -> dict[str, Any]:
     result = {"step_name": name, "status": status, "output": output, "duration": round(duration, 4)}
-    result.update({k: v for k, v in extra.items() if v is not None})
+    for k, v in extra.items():  # (a loop, not a comprehension: made at every step)
+        if v is not None:
+            result[k] = v
     return result
 
 
