@@ -74,11 +74,9 @@ class StepPlan(NamedTuple):
 
 
 def step_plan(step: Mapping[str, Any]) -> StepPlan:
-    return StepPlan(
-        step_kind(step),
-        retry_policy(step),
-        referenced_step_ids([step.get("run"), step.get("validationCriteria")]),
-    )
+    criteria = step.get("validationCriteria")  # (most steps have none: not walked)
+    read = step.get("run") if criteria is None else [step.get("run"), criteria]
+    return StepPlan(step_kind(step), retry_policy(step), referenced_step_ids(read))
 
 
 def needed_values(
