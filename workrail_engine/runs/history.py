@@ -24,7 +24,7 @@ from ..sessions.store import SESSION_TABLES, read_lineage
 from .fork import FORKED_FROM
 from .journal import JOURNAL_TABLES, attempt_outcome
 from .resolve import database_url, store_home
-from .run_results import ACTIVE, executable_steps
+from .run_results import ACTIVE, executable_steps, with_definition
 from .run_status import FAILED, status_sql
 from .sql_store import SqlStore, dbos_tables
 
@@ -519,7 +519,7 @@ def _run_input(text: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         return {}
     args = value.get("positionalArgs") or value.get("args") or []
-    return args[0] if args and isinstance(args[0], dict) else {}
+    return with_definition(args[0]) if args and isinstance(args[0], dict) else {}
 
 
 def _tail(text: Any) -> tuple[str, bool]:

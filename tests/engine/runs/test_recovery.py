@@ -314,9 +314,28 @@ def test_a_step_killed_by_the_exit_of_its_process_is_not_recorded_and_runs_again
 
 def test_a_run_stored_with_whole_outcomes_beside_its_results_recovers_and_replays(tmp_path):
     """A store written before an attempt's outcome was kept beside its step's result without what
-    the result says: the run resumes from those rows, and `workrail replay` walks them."""
+    the result says, and before the run's input held its definition as text: the run resumes from
+    those rows, `workrail replay` walks them, and `workrail runs show` reads them."""
     project, home, run_id = _crash_mid_run(tmp_path, idempotent=True)
     store = sqlite3.connect(home / DATABASE)
+    ((table, stored),) = [
+        (table, found[0][0])
+        for table in ("workflow_input", "workflow_status")
+        for found in [
+            store.execute(
+                f"SELECT inputs FROM {table} WHERE workflow_uuid = ? AND inputs IS NOT NULL",
+                (run_id,),
+            ).fetchall()
+        ]
+        if found
+    ]
+    inputs = json.loads(stored)
+    run = inputs["positionalArgs"][0]
+    assert run["workflow"] == {"id": "crash", "name": "Crash"}  # the shape written now
+    run["workflow"] = json.loads(run.pop("workflow_text"))
+    store.execute(
+        f"UPDATE {table} SET inputs = ? WHERE workflow_uuid = ?", (json.dumps(inputs), run_id)
+    )
     ((outcome, result),) = store.execute(
         "SELECT outcome, result FROM workrail_journal WHERE run_id = ? AND step_key = 'first'",
         (run_id,),
@@ -352,3 +371,21 @@ def test_a_run_stored_with_whole_outcomes_beside_its_results_recovers_and_replay
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     histories = json.loads(replayed.stdout)["histories"]
     assert [(h["id"], h["holds"], h["stepsReplayed"]) for h in histories] == [(run_id, True, 3)]
+
+    shown_by = {}
+    for command in (["run-status", run_id], ["runs"]):
+        shown = subprocess.run(
+            [sys.executable, "-c", "from workrail_engine.cli import main; main()", *command],
+            cwd=project,
+            env={**os.environ, "WORKRAIL_HOME": str(home.parent)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        shown_by[command[0]] = shown.stdout
+    # the definition read back: its three steps, its id
+    assert f"{run_id}: success — 3/3 steps" in shown_by["run-status"]
+    assert [line.split()[-1] for line in shown_by["runs"].splitlines() if run_id in line] == [
+        "crash"
+    ]
