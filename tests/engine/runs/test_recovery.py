@@ -359,31 +359,23 @@ def test_a_run_stored_with_whole_outcomes_beside_its_results_recovers_and_replay
     assert result["status"] == "success", result
     assert (project / "log").read_text().split().count("first") == 1  # not run again
 
-    replayed = subprocess.run(
-        [sys.executable, "-c", "from workrail_engine.cli import main; main()"]
-        + ["replay", "--format", "json", str(project / "crash.json")],
-        cwd=project,
-        env={**os.environ, "WORKRAIL_HOME": str(home.parent)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    histories = json.loads(replayed.stdout)["histories"]
-    assert [(h["id"], h["holds"], h["stepsReplayed"]) for h in histories] == [(run_id, True, 3)]
-
-    shown_by = {}
-    for command in (["run-status", run_id], ["runs"]):
-        shown = subprocess.run(
-            [sys.executable, "-c", "from workrail_engine.cli import main; main()", *command],
+    def workrail(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", "from workrail_engine.cli import main; main()", *args],
             cwd=project,
             env={**os.environ, "WORKRAIL_HOME": str(home.parent)},
             capture_output=True,
             text=True,
             timeout=120,
         )
-        assert shown.returncode == 0, shown.stdout + shown.stderr
-        shown_by[command[0]] = shown.stdout
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    histories = json.loads(workrail("replay", "--format", "json", str(project / "crash.json")))
+    assert [(h["id"], h["holds"], h["stepsReplayed"]) for h in histories["histories"]] == [
+        (run_id, True, 3)
+    ]
+    shown_by = {"run-status": workrail("run-status", run_id), "runs": workrail("runs")}
     # the definition read back: its three steps, its id
     assert f"{run_id}: success — 3/3 steps" in shown_by["run-status"]
     assert [line.split()[-1] for line in shown_by["runs"].splitlines() if run_id in line] == [
