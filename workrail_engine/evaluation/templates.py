@@ -270,7 +270,7 @@ def referenced_step_ids(node: Any) -> set[str]:
                 found.update(ref.step_id for ref in find_references(current) if ref.step_id)
         elif isinstance(current, list):
             pending.extend(current)
-        elif isinstance(current, Mapping):
+        elif isinstance(current, dict) or isinstance(current, Mapping):
             var = current.get("var")
             if isinstance(var, str) and var.startswith("steps.") and len(var.split(".")) > 1:
                 found.add(var.split(".")[1])

@@ -17,6 +17,7 @@ from ..definition.content_hash import workflow_hash
 from ..runs.answer_delivery import MESSAGE
 from ..runs.fork import FORKED_FROM
 from ..runs.history import RunHistory
+from ..runs.journal import attempt_outcome
 from ..runs.run_status import status_sql
 from ..serving.navigator import LOOPS_KEY
 from .history import History, RecordedStep
@@ -218,12 +219,14 @@ def _run(
     attempts: dict[str, dict[str, Any]] = {}
     steps: list[RecordedStep] = []
     lacks: list[str] = []
-    for key, attempt, outcome, result in journal:
+    for key, attempt, outcome, result_text in journal:
+        result = json.loads(result_text) if result_text is not None else None
         if attempt and outcome is not None:
-            attempts.setdefault(key, {})[str(attempt)] = json.loads(outcome)
+            attempts.setdefault(key, {})[str(attempt)] = attempt_outcome(
+                json.loads(outcome), result
+            )
         if result is None:
             continue
-        result = json.loads(result)
         answer = by_key.get(key)
         given = _given(answer) if answer is not None else None
         if answer is None and key in kept_answers and len(steps) < int(forked_from["kept"]):

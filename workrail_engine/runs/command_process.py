@@ -64,7 +64,9 @@ _TICK = 0.05  # how often a waiting loop looks at the clock and the cancel flag
 _PIPE_GRACE = 0.5
 
 
-@dataclass(frozen=True)
+# Not frozen, though never changed after it is made: made at every attempt, and a frozen
+# dataclass's __init__ cost a step of `true` 13,000 instructions where this costs 5,000.
+@dataclass(slots=True)
 class CommandSpec:
     argv: list[str]
     cwd: Path

@@ -33,6 +33,7 @@ __all__ = [
 
 # onFailure: retry without a retry block: three tries, 1 s then 2 s apart.
 DEFAULT_RETRY = {"maxAttempts": 3, "delaySeconds": 1.0, "backoff": 2.0}
+_ONE_ATTEMPT = (1, DEFAULT_RETRY["delaySeconds"], DEFAULT_RETRY["backoff"])  # no retry asked for
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class AttemptSettings:
 def retry_policy(step: Mapping[str, Any]) -> tuple[int, float, float]:
     """(max attempts counting the first, first delay, backoff factor)."""
     retry = step.get("retry")
+    if retry is None and step.get("onFailure") != "retry":
+        return _ONE_ATTEMPT  # most steps: asked for every step of a run
     if not isinstance(retry, Mapping):
         retry = DEFAULT_RETRY if step.get("onFailure") == "retry" else {"maxAttempts": 1}
     attempts = retry.get("maxAttempts", DEFAULT_RETRY["maxAttempts"])
@@ -64,7 +67,7 @@ def render_command(
     return argv, env
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made at every command step: not frozen, as `CommandSpec`
 class PreparedCommand:
     """A command step's argv and environment, made before its attempt (`prepare_command`)."""
 
@@ -83,7 +86,7 @@ def prepare_command(
     run = step.get("run") or {}
     command, extra = run.get("command") or [], run.get("env") or {}
     texts = [str(arg) for arg in command] + [str(value) for value in extra.values()]
-    if not command or any("{{" in text for text in texts):
+    if not command or "{{" in "\0".join(texts):
         return None
     env = _step_environment(environment, {str(k): str(v) for k, v in extra.items()}, secrets)
     return PreparedCommand(step, secrets, environment, texts[: len(command)], env)
@@ -226,10 +229,13 @@ def run_attempt(
     )
     status, error, validation = _judge(step, outcome, values)
     hit_deadline = outcome.timed_out and remaining is not None and spec.timeout == remaining
-    result: dict[str, Any] = {"status": status, "output": outcome.output()}
+    output = outcome.output()
+    result: dict[str, Any] = {"status": status, "output": output}
     if error is not None:
         result["error"] = error
-    result["duration"] = outcome.duration
+    # to the output's tenth of a millisecond, as the step's result: a step of one attempt
+    # stores it once (`journal`)
+    result["duration"] = output["duration"]
     result["finished_at"] = time.time()
     if hit_deadline:
         result["deadline"] = True

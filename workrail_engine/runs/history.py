@@ -22,9 +22,9 @@ from ..definition.steps import step_kind
 from ..evaluation.conditions import describe
 from ..sessions.store import SESSION_TABLES, read_lineage
 from .fork import FORKED_FROM
-from .journal import JOURNAL_TABLES
+from .journal import JOURNAL_TABLES, attempt_outcome
 from .resolve import database_url, store_home
-from .run_results import ACTIVE, executable_steps
+from .run_results import ACTIVE, executable_steps, with_definition
 from .run_status import FAILED, status_sql
 from .sql_store import SqlStore, dbos_tables
 
@@ -519,7 +519,7 @@ def _run_input(text: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         return {}
     args = value.get("positionalArgs") or value.get("args") or []
-    return args[0] if args and isinstance(args[0], dict) else {}
+    return with_definition(args[0]) if args and isinstance(args[0], dict) else {}
 
 
 def _tail(text: Any) -> tuple[str, bool]:
@@ -576,10 +576,11 @@ def _steps(
             step, group = sites.get(step_id, ({}, None))
             entry = by_key[key] = _blank(key, step_id, step, group)
             order.append(key)
-        outcome = _json(outcome_text)
-        if attempt > 0:
-            entry["attempts"].append(_attempt(attempt, outcome))
         result = _json(result_text)
+        if attempt > 0:
+            entry["attempts"].append(
+                _attempt(attempt, attempt_outcome(_json(outcome_text), result))
+            )
         if isinstance(result, dict):
             _fill(entry, result)
     waiting = (waiting_state.get("waiting") or {}) if waiting_state else {}

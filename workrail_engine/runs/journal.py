@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .sql_store import SqlStore, dbos_tables
@@ -31,11 +32,65 @@ from .sqlite_store import configure_connection
 if TYPE_CHECKING:
     from .pg_prepared import PreparedStatement
 
-__all__ = ["JOURNAL_TABLES", "Journal", "Recorded", "StatusRead"]
+__all__ = ["JOURNAL_TABLES", "Journal", "Recorded", "StatusRead", "attempt_outcome"]
 
-# An attempt's outcome and a step's result as stored: the same text as `json.dumps`, without its
-# look for reference cycles (the walk builds these from fresh dicts) — two encodes every step.
-_encode = json.JSONEncoder(check_circular=False).encode
+# An attempt's outcome and a step's result as stored: the same text as `json.dumps`, through the
+# C encoder made once (`JSONEncoder.encode` makes one per call, and looks for reference cycles:
+# the walk builds these from fresh dicts) — a third of the encode of a step's result.
+if c_make_encoder is not None:
+
+    def _not_json(value: Any) -> Any:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    _chunks = c_make_encoder(
+        None, _not_json, encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+
+    def _encode(value: Any) -> str:
+        return "".join(_chunks(value, 0))
+
+else:  # an interpreter without the C accelerator
+
+    def _encode(value: Any) -> str:
+        return json.dumps(value)
+
+
+# What a step's result carries of its last attempt's outcome. The row that holds the result holds
+# that outcome without them (`_beside_result`); `attempt_outcome` makes it whole again. Rows
+# written before kept the whole outcome (with its "status"), and read as they are.
+_CARRIED = frozenset(("output", "error", "deadline", "validation", "duration"))
+
+
+def _beside_result(outcome: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The outcome of a step's last attempt as stored beside the step's result: what the result
+    does not say (its end; its duration when the step took several attempts, an error the
+    result words otherwise: None for one the outcome has not). The whole outcome when its
+    status is not the result's."""
+    if outcome.get("status") != result.get("status"):
+        return outcome
+    # (a loop over the keys, not comprehensions: this runs at every step)
+    kept = {}
+    for k, v in outcome.items():
+        if k not in _CARRIED:
+            if k != "status":
+                kept[k] = v
+        elif v is not result.get(k) and v != result.get(k):
+            kept[k] = v
+    for k in _CARRIED:
+        if k not in outcome and result.get(k) is not None:
+            kept[k] = None
+    return kept
+
+
+def attempt_outcome(outcome: Any, result: Any) -> Any:
+    """An attempt's outcome as it was recorded, from its stored form (``outcome``) and the result
+    stored on the same row (None when the row has none)."""
+    if not isinstance(outcome, dict) or "status" in outcome or not isinstance(result, dict):
+        return outcome
+    whole = {"status": result.get("status")}
+    whole.update((k, result[k]) for k in _CARRIED if k in result)
+    whole.update(outcome)
+    return {k: v for k, v in whole.items() if v is not None or k == "output"}
 
 
 def _decoded(rows: Any) -> list[dict[str, Any]]:
@@ -43,6 +98,17 @@ def _decoded(rows: Any) -> list[dict[str, Any]]:
     them joined as an array, where one call each cost half as much again for a long run."""
     results: list[dict[str, Any]] = json.loads("[" + ",".join(r for (r,) in rows) + "]")
     return results
+
+
+def _recorded_outcome(outcome: str | None, result: str | None) -> dict[str, Any] | None:
+    """An attempt's outcome from its row (None: marked in flight, not finished)."""
+    if outcome is None:
+        return None
+    decoded: dict[str, Any] = json.loads(outcome)
+    if "status" in decoded or result is None:
+        return decoded
+    whole: dict[str, Any] = attempt_outcome(decoded, json.loads(result))
+    return whole
 
 
 # The run's status read with a step's result: called when the run needs it (see `add_result`).
@@ -150,7 +216,7 @@ class Journal(SqlStore):
 
     def __init__(self, url: str, dbos_schema: str = "dbos") -> None:
         # Attempt outcomes not written yet, by (run id, step key): see `add_attempt`.
-        self._pending: dict[tuple[str, str], tuple[int, str]] = {}
+        self._pending: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
         self._sent: _Sent | None = None  # Postgres: see `add_result`
         self._writes = 0
         self._closing = threading.Event()
@@ -216,7 +282,7 @@ class Journal(SqlStore):
     def _flush(self) -> None:
         if self._pending:
             rows = [
-                (run_id, key, attempt, outcome, None)
+                (run_id, key, attempt, _encode(outcome), None)
                 for (run_id, key), (attempt, outcome) in self._pending.items()
             ]
             self._pending.clear()
@@ -230,7 +296,7 @@ class Journal(SqlStore):
         own rows: each member reading the whole run made a group's reads grow with the square of
         its size; and the status read with them spares its first step a round trip)."""
         rows = self._read(
-            "SELECT step_key, attempt, outcome, result IS NOT NULL, NULL FROM {journal}"
+            "SELECT step_key, attempt, outcome, result, NULL FROM {journal}"
             " WHERE run_id = ?"
             + ("" if key is None else " AND step_key = ?")
             + " UNION ALL SELECT NULL, NULL, NULL, NULL, status FROM {status}"
@@ -240,11 +306,11 @@ class Journal(SqlStore):
         steps = [row for row in rows if row[0] is not None]
         return Recorded(
             {
-                (step_key, attempt): (json.loads(outcome) if outcome is not None else None)
-                for step_key, attempt, outcome, _, _ in steps
+                (step_key, attempt): _recorded_outcome(outcome, result)
+                for step_key, attempt, outcome, result, _ in steps
                 if attempt > 0
             },
-            {step_key for step_key, _, _, has_result, _ in steps if has_result},
+            {step_key for step_key, _, _, result, _ in steps if result is not None},
             next((status for step_key, *_, status in rows if step_key is None), None),
         )
 
@@ -262,9 +328,10 @@ class Journal(SqlStore):
         """An attempt's outcome, held until the step's result (one row for both) or a `flush`.
 
         Between the two nothing leaves the process, so a crash in between can only make the
-        step run again — as a crash during the attempt would."""
+        step run again — as a crash during the attempt would. Encoded when written: the caller
+        changes ``outcome`` no more."""
         with self._lock:
-            self._pending[(run_id, key)] = (attempt, _encode(outcome))
+            self._pending[(run_id, key)] = (attempt, outcome)
 
     def add_result(self, run_id: str, key: str, result: dict[str, Any]) -> StatusRead:
         """A step's result, on the row of its last attempt; written now. Returns how to read the
@@ -279,7 +346,8 @@ class Journal(SqlStore):
             attempt, outcome = self._pending.pop((run_id, key), (0, None))
             self._flush()
             self._writes += 1
-            row = (run_id, key, attempt, outcome, _encode(result))
+            beside = None if outcome is None else _encode(_beside_result(outcome, result))
+            row = (run_id, key, attempt, beside, _encode(result))
             statement = self._add_result
             if statement is None:  # SQLite
                 self._execute(_UPSERT, [row])  # one statement: it commits on its own

@@ -3,6 +3,7 @@ vocabulary of statuses."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..definition.steps import executable_steps
@@ -16,6 +17,8 @@ __all__ = [
     "executable_steps",
     "run_input",
     "run_result",
+    "stored_input",
+    "with_definition",
     "step_result",
 ]
 
@@ -28,18 +31,48 @@ TERMINAL = ("success", "failed", "partial", "cancelled")
 STEP_STATUSES = ("success", "failed", "skipped", "interrupted", "cancelled")
 
 
+# The run's definition in its stored input: JSON text, beside a "workflow" of its id and name
+# alone (what the stores' filters by workflow read in SQL). DBOS copies every object of its input
+# in Python before encoding it (its portable JSON): a third of a run's start for a definition of
+# a thousand steps, where the text is one string to it. Runs stored before hold the definition
+# itself under "workflow", and no text.
+WORKFLOW_TEXT = "workflow_text"
+
+
+def stored_input(run: dict[str, Any]) -> dict[str, Any]:
+    """``run`` (a run's input, its "workflow" the definition) as it is stored."""
+    workflow = run["workflow"]
+    return {
+        **run,
+        "workflow": {k: workflow[k] for k in ("id", "name") if k in workflow},
+        WORKFLOW_TEXT: json.dumps(workflow, ensure_ascii=False, separators=(",", ":")),
+    }
+
+
+def with_definition(run: dict[str, Any]) -> dict[str, Any]:
+    """A run's input as stored, its "workflow" the whole definition (see `stored_input`)."""
+    text = run.get(WORKFLOW_TEXT)
+    if not isinstance(text, str):
+        return run
+    whole = {k: v for k, v in run.items() if k != WORKFLOW_TEXT}
+    whole["workflow"] = json.loads(text)
+    return whole
+
+
 def run_input(status: Any) -> dict[str, Any]:
     """What a run was started with (workflow, parameters, deadline, ...), from DBOS's status of it."""
     inputs = status.input or {}
     args = inputs.get("args") if isinstance(inputs, dict) else None
-    return args[0] if args else {}
+    return with_definition(args[0]) if args else {}
 
 
 def step_result(
     name: str, status: str, output: Any, duration: float, **extra: Any
 ) -> dict[str, Any]:
     result = {"step_name": name, "status": status, "output": output, "duration": round(duration, 4)}
-    result.update({k: v for k, v in extra.items() if v is not None})
+    for k, v in extra.items():  # (a loop, not a comprehension: made at every step)
+        if v is not None:
+            result[k] = v
     return result
 
 

@@ -74,11 +74,9 @@ class StepPlan(NamedTuple):
 
 
 def step_plan(step: Mapping[str, Any]) -> StepPlan:
-    return StepPlan(
-        step_kind(step),
-        retry_policy(step),
-        referenced_step_ids([step.get("run"), step.get("validationCriteria")]),
-    )
+    criteria = step.get("validationCriteria")  # (most steps have none: not walked)
+    read = step.get("run") if criteria is None else [step.get("run"), criteria]
+    return StepPlan(step_kind(step), retry_policy(step), referenced_step_ids(read))
 
 
 def needed_values(
@@ -106,14 +104,14 @@ def run_with_retries(
     total = 0.0
     attempt = 1
     while True:
+        # the outcome as recorded: the journal writes it with the result, so it is left as is
         outcome = effects.attempt(key, step, values, attempt, deadline)
         total += outcome.get("duration", 0.0)
+        error = outcome.get("error")
         final = outcome["status"] != "failed" or outcome.get("deadline") or attempt >= max_attempts
         wait = delay * backoff ** (attempt - 1)
         if not final and deadline is not None and outcome["finished_at"] + wait >= deadline:
-            outcome["error"] = (
-                f"{outcome.get('error')}; no time left for another attempt before the run's deadline"
-            )
+            error = f"{error}; no time left for another attempt before the run's deadline"
             final = True
         if final:
             return step_result(
@@ -123,7 +121,7 @@ def run_with_retries(
                 total,
                 step_id=step["id"],
                 attempts=attempt,
-                error=outcome.get("error"),
+                error=error,
                 deadline=outcome.get("deadline"),
                 validation=outcome.get("validation"),
             )

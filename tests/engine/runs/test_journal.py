@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -46,6 +47,43 @@ def test_a_result_reads_the_run_status_again_only_once_another_connection_commit
         assert any("workflow_status" in s for s in statements)
         assert journal.add_result("wf-3", "a", RESULT)() is None  # not in DBOS's table (yet)
         assert [r["step_name"] for r in journal.results("wf-1")] == ["a", "a", "a"]
+    finally:
+        journal.close()
+        dbos.close()
+
+
+def test_the_last_attempt_is_stored_beside_its_result_without_what_the_result_says(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    dbos = sqlite3.connect(path, isolation_level=None)
+    dbos.execute("CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)")
+    journal = Journal(f"sqlite:///{path}")
+    output = {"exit_code": 1, "stdout": "", "stderr": "no", "duration": 0.0012}
+    first = {"status": "failed", "output": output, "error": "exited with status 1"}
+    last = {**first, "duration": 0.0012, "finished_at": 1733000000.123456}
+    try:
+        journal.add_attempt("wf-1", "a", 1, {**first, "duration": 0.5, "finished_at": 1.0})
+        journal.flush()  # a retry's pause: the first attempt written whole
+        journal.add_attempt("wf-1", "a", 2, last)
+        result = {
+            "step_name": "a",
+            "status": "failed",
+            "output": output,
+            "duration": 0.5012,
+            "attempts": 2,
+            "error": "exited with status 1; no time left for another attempt",
+        }
+        journal.add_result("wf-1", "a", result)
+        stored = dict(dbos.execute("SELECT attempt, outcome FROM workrail_journal").fetchall())
+        assert json.loads(stored[1])["output"] == output
+        # what the result does not say: its end, its own duration, the error as it was
+        assert json.loads(stored[2]) == {
+            "finished_at": 1733000000.123456,
+            "duration": 0.0012,
+            "error": "exited with status 1",
+        }
+        recorded = journal.recorded("wf-1").attempts
+        assert recorded[("a", 2)] == last
+        assert recorded[("a", 1)] == {**first, "duration": 0.5, "finished_at": 1.0}
     finally:
         journal.close()
         dbos.close()

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from runs_support import LOOP_OUTPUTS, PY, loop_of_groups
+
+from workrail_engine.runs.sqlite_store import DATABASE
 
 WAITER = """
 import json, sys
@@ -307,3 +310,74 @@ def test_a_step_killed_by_the_exit_of_its_process_is_not_recorded_and_runs_again
     run = json.loads(resumed.stdout)
     assert run["status"] == "success", (run, resumed.stderr)
     assert log.read_text().splitlines() == ["start", "start"]  # the killed step ran again
+
+
+def test_a_run_stored_with_whole_outcomes_beside_its_results_recovers_and_replays(tmp_path):
+    """A store written before an attempt's outcome was kept beside its step's result without what
+    the result says, and before the run's input held its definition as text: the run resumes from
+    those rows, `workrail replay` walks them, and `workrail runs show` reads them."""
+    project, home, run_id = _crash_mid_run(tmp_path, idempotent=True)
+    store = sqlite3.connect(home / DATABASE)
+    ((table, stored),) = [
+        (table, found[0][0])
+        for table in ("workflow_input", "workflow_status")
+        for found in [
+            store.execute(
+                f"SELECT inputs FROM {table} WHERE workflow_uuid = ? AND inputs IS NOT NULL",
+                (run_id,),
+            ).fetchall()
+        ]
+        if found
+    ]
+    inputs = json.loads(stored)
+    run = inputs["positionalArgs"][0]
+    assert run["workflow"] == {"id": "crash", "name": "Crash"}  # the shape written now
+    run["workflow"] = json.loads(run.pop("workflow_text"))
+    store.execute(
+        f"UPDATE {table} SET inputs = ? WHERE workflow_uuid = ?", (json.dumps(inputs), run_id)
+    )
+    ((outcome, result),) = store.execute(
+        "SELECT outcome, result FROM workrail_journal WHERE run_id = ? AND step_key = 'first'",
+        (run_id,),
+    ).fetchall()
+    beside, first = json.loads(outcome), json.loads(result)
+    assert "status" not in beside and "output" not in beside  # the shape written now
+    whole = {
+        "status": first["status"],
+        "output": first["output"],
+        "duration": first["duration"],
+        "finished_at": beside["finished_at"],
+    }
+    store.execute(
+        "UPDATE workrail_journal SET outcome = ? WHERE run_id = ? AND step_key = 'first'",
+        (json.dumps(whole), run_id),
+    )
+    store.commit()
+    store.close()
+
+    result = _recover(project, home, run_id)
+    assert result["status"] == "success", result
+    assert (project / "log").read_text().split().count("first") == 1  # not run again
+
+    def workrail(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", "from workrail_engine.cli import main; main()", *args],
+            cwd=project,
+            env={**os.environ, "WORKRAIL_HOME": str(home.parent)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    histories = json.loads(workrail("replay", "--format", "json", str(project / "crash.json")))
+    assert [(h["id"], h["holds"], h["stepsReplayed"]) for h in histories["histories"]] == [
+        (run_id, True, 3)
+    ]
+    shown_by = {"run-status": workrail("run-status", run_id), "runs": workrail("runs")}
+    # the definition read back: its three steps, its id
+    assert f"{run_id}: success — 3/3 steps" in shown_by["run-status"]
+    assert [line.split()[-1] for line in shown_by["runs"].splitlines() if run_id in line] == [
+        "crash"
+    ]

@@ -95,6 +95,11 @@ class RunEffects:
         self.while_running = while_running
         self.prepared: PreparedCommand | None = None  # the next step's command (`prepare`)
         self.cancel_flag = threading.Event()  # set by the cancel watch: the attempts share it
+        # The thread that walks (a run's, a queued member's): its attempts come one after the
+        # other, and the cancel watch taken at the first is held until it pauses or ends
+        # (`release_watch`). Members run in threads of the run's process take theirs each.
+        self.walking = threading.get_ident()
+        self.watching = False
         self.groups = _RunGroups(runtime.groups, self._later)  # what the attempts tell the log
 
     def attempt(
@@ -161,6 +166,7 @@ class RunEffects:
     def _flush(self) -> None:
         """Everything durable before a pause, a wait or a state change (the status read with the
         last result is stale after them), and the bookkeeping queued for the next step done."""
+        self.release_watch()
         self._written()
         self.journal.flush()
         if self.while_running is not None:
@@ -177,14 +183,19 @@ class RunEffects:
         if step.get("idempotent") is False:
             self._cancel_check()  # before its mark: a cancelled run marks nothing in flight
             self.journal.mark(self.run_id, key, attempt)
-        runtime = self.runtime
-        flag = runtime.watch.watch(self.run_id, self.cancel_flag)
+        watch, flag = self.runtime.watch, self.cancel_flag
+        walking = threading.get_ident() == self.walking
+        if not walking:
+            watch.watch(self.run_id, flag)
+        elif not self.watching:
+            watch.watch(self.run_id, flag)
+            self.watching = True
         try:
             return run_attempt(
                 step,
                 values,
                 self.secret_names,
-                runtime.settings,
+                self.runtime.settings,
                 deadline,
                 flag,
                 self.groups,
@@ -197,7 +208,14 @@ class RunEffects:
                 prepared=self.prepared,
             )
         finally:
-            runtime.watch.release(self.run_id, flag)
+            if not walking:
+                watch.release(self.run_id, flag)
+
+    def release_watch(self) -> None:
+        """The walk pauses or ends: its cancel watch is given back (see ``walking``)."""
+        if self.watching:
+            self.watching = False
+            self.runtime.watch.release(self.run_id, self.cancel_flag)
 
     def parallel(
         self, members: Members, limit: int, deadline: float | None
@@ -218,6 +236,8 @@ class RunEffects:
             TypeError,
         ) as exc:  # a definition the lint should have refused
             result = step_result(key, "failed", None, 0.0, step_id=step.get("id"), error=str(exc))
+        finally:
+            self.release_watch()
         self.record(result)
         self._written()  # durable before the member's end is told
         return result

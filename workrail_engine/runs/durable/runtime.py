@@ -28,6 +28,7 @@ from ..commands import AttemptSettings
 from ..executor_liveness import ExecutorLock, InFlight, dead_executors, forget, stop_orphans
 from ..fork import FORKED_FROM, fork_walk, kept_prefix
 from ..journal import Journal, Recorded
+from ..run_results import stored_input, with_definition
 from ..run_status import CANCELLED, IN_FLIGHT
 from ..secrets import MaskingFilter
 from ..sqlite_store import DATABASE, make_private, sqlite_engine
@@ -156,6 +157,8 @@ class DurableRuntime:
         self.members_on_queue = False  # Postgres: a parallel group's members on the member queue
         self.member_queue: MemberQueue | None = None  # this process takes members from it
         self.liveness: PostgresLiveness | None = None  # on a Postgres store
+        # run id → the definition of a run started here, until its walk takes it (`start_run`)
+        self.starting: dict[str, dict[str, Any]] = {}
 
     # --- the parts, once launched --------------------------------------------------------
 
@@ -361,9 +364,16 @@ class DurableRuntime:
     # --- the runs, through DBOS ------------------------------------------------------------
 
     def start_run(self, run_id: str, run: dict[str, Any]) -> None:
+        """Start the run ``run_id`` of the input ``run`` (its "workflow" the definition)."""
         self.steps.open(run_id)  # before its first step: a reader starting now misses none
-        with SetWorkflowID(run_id):
-            DBOS.start_workflow(workrail_run, run)
+        # The walk here takes the definition as it is; DBOS stores it as text (`stored_input`).
+        self.starting[run_id] = run["workflow"]
+        try:
+            with SetWorkflowID(run_id):
+                DBOS.start_workflow(workrail_run, stored_input(run))
+        except BaseException:
+            self.starting.pop(run_id, None)
+            raise
 
     def run_status(self, run_id: str, *, load_input: bool) -> Any | None:
         """DBOS's status of the run ``run_id``; None when there is no run of that id."""
@@ -424,6 +434,8 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
     if run_id is None:
         raise RuntimeError("workrail_run runs only as a DBOS workflow")
     runtime = current()
+    started_here = runtime.starting.pop(run_id, None)
+    run = with_definition(run) if started_here is None else {**run, "workflow": started_here}
     workflow = run["workflow"]
     runtime.progress.started(run_id)
     runtime.steps.open(run_id)  # a run recovered here (started elsewhere) has none yet
@@ -471,6 +483,7 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         effects.state(summary)
         return summary
     finally:
+        effects.release_watch()
         while_running.run()  # a run stopped by a cancel (or a crash of its walk) too
         runtime.steps.close(run_id)
         runtime.progress.ended(run_id)
