@@ -112,6 +112,17 @@ def test_forked_runs_replay_clean_on_their_own_values_before_and_after_the_fork(
     assert set(histories) == set(runs)
     # every recorded step walked again: the kept prompt step too, with its answer's context
     assert [(histories[r]["holds"], histories[r]["stepsReplayed"]) for r in runs] == [(True, 5)] * 3
+    assert [histories[r]["forkedFrom"] for r in runs] == [None, *forked_from_links(runs)]
+
+
+def forked_from_links(runs: list[str]) -> list[dict]:
+    """What replay's JSON says each fork of `record_forked_runs` was forked from (a run forks at
+    a step key: no attempt)."""
+    parent, fork, _ = runs
+    return [
+        {"runId": parent, "stepId": "ship", "stepAttempt": None},
+        {"runId": fork, "stepId": "report", "stepAttempt": None},
+    ]
 
 
 def test_on_postgres_forked_runs_replay_clean(postgres_url, monkeypatch, tmp_path):
@@ -139,6 +150,9 @@ def test_an_edit_at_the_forks_point_diverges_in_the_forks_alone(forked_runs, tmp
     condition = next(n for n, line in enumerate(lines, 1) if n > ship and "runCondition" in line)
     where = f"workflows/{path.name}:{condition}:"
     assert len(heads) == 2 and all(h.startswith(where) for h in heads), out.stdout
+    parent, fork, second = runs
+    assert f"run {fork} (forked from {parent} at ship): " in heads[0] + heads[1], heads
+    assert f"run {second} (forked from {fork} at report): " in heads[0] + heads[1], heads
     assert out.stdout.count("step 'ship' (step key ship) is skipped now") == 2, out.stdout
 
 
@@ -150,6 +164,7 @@ def test_forked_runs_exported_replay_as_from_the_store(forked_runs, tmp_path):
     code, histories = _replayed(root, "--from", str(fixtures))
     assert code == 0 and set(histories) == set(runs)
     assert all(h["holds"] and h["stepsReplayed"] == 5 for h in histories.values()), histories
+    assert [histories[r]["forkedFrom"] for r in runs[1:]] == forked_from_links(runs)
 
 
 # --- forked sessions ------------------------------------------------------------------------
@@ -225,6 +240,12 @@ def test_a_forked_session_replays_clean_its_parents_answers_and_its_own(forked_s
         for h in histories
     ) == [(True, 1, []), (True, 4, []), (True, 5, [])]
     assert (histories[session]["stepsReplayed"], histories[fork]["stepsReplayed"]) == (5, 4)
+    # a session forks at an attempt of a step
+    assert [histories[h]["forkedFrom"] for h in (session, fork, at_plan)] == [
+        None,
+        {"runId": session, "stepId": "work", "stepAttempt": 3},
+        {"runId": session, "stepId": "plan", "stepAttempt": 1},
+    ]
 
 
 def test_a_forked_session_diverges_at_an_edit_before_and_after_its_fork_point(
@@ -264,6 +285,7 @@ def test_a_forked_session_exported_replays_as_from_the_store(forked_session, tmp
     assert {p.stem for p in fixtures.rglob("*.json")} == {session, fork, at_plan}
     code, histories = _replayed(root, "--from", str(fixtures))
     assert code == 0
+    assert histories[fork]["forkedFrom"] == {"runId": session, "stepId": "work", "stepAttempt": 3}
     assert {h: histories[h]["stepsReplayed"] for h in histories} == {
         session: 5,
         fork: 4,

@@ -137,14 +137,9 @@ def _lineage(record: Mapping[str, Any]) -> list[str]:
     """Where a run or a session was forked from, and its forks, as lines (a session's name the
     attempt of the step it branched at: docs/sessions.md, Forking a session; docs/runs.md, Fork)."""
     from workrail_engine.runs.fork import lineage_links
+    from workrail_engine.runs.fork import link_place as at
 
     links = lineage_links(record)
-
-    def at(fork: Mapping[str, Any]) -> str:
-        if fork["step_attempt"] is not None:
-            return f"step {fork['step_id']!r} (attempt {fork['step_attempt']})"
-        return str(fork["step_id"])
-
     lines = []
     if links["forked_from"]:
         lines.append(f"forked from {links['forked_from']['run_id']} at {at(links['forked_from'])}")

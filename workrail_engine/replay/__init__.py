@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..definition.content_hash import workflow_hash
+from ..runs.fork import link_json
 from .divergence import Divergence
 from .history import History, RecordedStep
 
@@ -44,6 +45,7 @@ class Replayed:
             "sameVersion": self.same_version,
             "divergence": self.divergence.to_dict() if self.divergence else None,
             "lacks": list(self.history.lacks),
+            "forkedFrom": link_json(self.history.forked_from),
         }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..definition.content_hash import workflow_hash
 from ..runs.answer_delivery import MESSAGE
-from ..runs.fork import FORKED_FROM
+from ..runs.fork import FORKED_FROM, lineage_links
 from ..runs.history import RunHistory
 from ..runs.run_status import status_sql
 from ..serving.navigator import LOOPS_KEY
@@ -121,11 +121,21 @@ def _sessions(history: RunHistory, wanted: list[str] | None) -> list[History]:
             args,
         )
         answers = _answers(history, "JOIN {sessions} s ON s.run_id = a.run_id " + where, args)
-        out += [_session(row, answers.get(row[0], [])) for row in rows]
+        parents = {
+            run_id: {"run_id": parent, "step_id": step_id, "step_attempt": attempt}
+            for run_id, parent, step_id, attempt in history.rows(
+                "SELECT f.run_id, f.parent_run_id, f.step_id, f.parent_attempt FROM {forks} f"
+                " JOIN {sessions} s ON s.run_id = f.run_id " + where,
+                args,
+            )
+        }
+        out += [_session(row, answers.get(row[0], []), parents.get(row[0])) for row in rows]
     return out
 
 
-def _session(row: Sequence[Any], answers: list[_Answered]) -> History:
+def _session(
+    row: Sequence[Any], answers: list[_Answered], forked_from: dict[str, Any] | None
+) -> History:
     run_id, workflow_id, digest, status, goal, state_text, pending_text = row
     state = json.loads(state_text)
     pending = json.loads(pending_text) if pending_text else {}
@@ -155,7 +165,9 @@ def _session(row: Sequence[Any], answers: list[_Answered]) -> History:
     if status != "success" and pending.get("step"):
         end["pending"] = str(len(answers) + 1)
         end["pending_step"] = pending["step"]["id"]
-    return History("session", run_id, workflow_id, digest, {"context": start}, steps, end, lacks)
+    return History(
+        "session", run_id, workflow_id, digest, {"context": start}, steps, end, lacks, forked_from
+    )
 
 
 def _set(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +273,7 @@ def _run(
         steps,
         end,
         lacks,
+        lineage_links({"forked_from": forked_from or None})["forked_from"],
     )
 
 

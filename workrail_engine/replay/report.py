@@ -16,6 +16,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Severity, Span
 from ..lint.report import FileReport
+from ..runs.fork import link_place
 from ..text.document import WorkflowDocument
 from . import Replayed, replay_history
 from .divergence import Divergence, construct_pointer
@@ -56,11 +57,19 @@ def _diagnostic(target: ReplayTarget, history: History, divergence: Divergence) 
     return Diagnostic(
         DIVERGENCE_CODES[divergence.kind],
         Severity.ERROR,
-        f"{history.kind} {history.id}: {divergence.message}",
+        f"{_named(history)}: {divergence.message}",
         pointer,
         _span(target.document, pointer),
         data={"history": history.id, **divergence.to_dict()},
     )
+
+
+def _named(history: History) -> str:
+    """``run wf-…``, and where it was forked from when it is a fork."""
+    parent = history.forked_from
+    if parent is None:
+        return f"{history.kind} {history.id}"
+    return f"{history.kind} {history.id} (forked from {parent['run_id']} at {link_place(parent)})"
 
 
 def _lacks(target: ReplayTarget, histories: Sequence[History]) -> list[Diagnostic]:

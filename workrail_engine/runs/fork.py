@@ -37,6 +37,8 @@ __all__ = [
     "forked_from_input",
     "kept_prefix",
     "lineage_links",
+    "link_json",
+    "link_place",
 ]
 
 FORKED_FROM = "forked_from"  # the key of a fork's run input that says what it keeps
@@ -199,3 +201,19 @@ def lineage_links(record: Mapping[str, Any]) -> dict[str, Any]:
         "forked_from": link(parent) if parent else None,
         "forks": [link(fork) for fork in record.get("forks") or []],
     }
+
+
+def link_json(link: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A link of `lineage_links` as tool results and JSON reports name it: ``{runId, stepId,
+    stepAttempt}``."""
+    if link is None:
+        return None
+    return {"runId": link["run_id"], "stepId": link["step_id"], "stepAttempt": link["step_attempt"]}
+
+
+def link_place(link: Mapping[str, Any]) -> str:
+    """Where a link of `lineage_links` forked, in words: a run's step key (``right[2]``), a
+    session's step and its attempt (``step 'draft' (attempt 1)``)."""
+    if link["step_attempt"] is not None:
+        return f"step {link['step_id']!r} (attempt {link['step_attempt']})"
+    return str(link["step_id"])
