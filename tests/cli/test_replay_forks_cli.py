@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,8 @@ from tests.cli.test_runs_cli import workrail
 from tests.mcp.conftest import write_workflow
 from tests.mcp.test_run_recovery import StdioSession
 from tests.mcp.test_sessions_mcp import call
+from workrail_engine.replay.records import LACKS
+from workrail_engine.runs.answer_delivery import MESSAGE
 
 pytestmark = pytest.mark.slow
 
@@ -65,10 +69,11 @@ def forked_runs(tmp_path_factory) -> tuple[Path, list[str]]:
     return root, record_forked_runs(root)
 
 
-def record_forked_runs(root: Path) -> list[str]:
+def record_forked_runs(root: Path, before_forks: Callable[[], object] = lambda: None) -> list[str]:
     """``root`` holding the gated flow, a finished run of it (mode full), a fork of that run at
     `ship` (mode quick) and a fork of the fork at `report` (mode other): the run ids, in order
-    (the store: ``root/home``, or the environment's WORKRAIL_DATABASE_URL)."""
+    (the store: ``root/home``, or the environment's WORKRAIL_DATABASE_URL). ``before_forks``
+    is called once the first run has ended."""
     project = root / "project"
     write_workflow(project / "workflows", GATED_FLOW)
     waiting = workrail(project, root, "run", "gated-flow")
@@ -88,6 +93,7 @@ def record_forked_runs(root: Path) -> list[str]:
         "ship": "skipped",
         "report": "success",
     }
+    before_forks()
     fork = _done(
         workrail(
             project, root, "fork", parent, "--from", "ship", "--param", "mode=quick",
@@ -132,6 +138,52 @@ def test_on_postgres_forked_runs_replay_clean(postgres_url, monkeypatch, tmp_pat
     assert out.returncode == 0, out.stdout + out.stderr
     histories = {h["id"]: h for h in json.loads(out.stdout)["histories"]}
     assert [(histories[r]["holds"], histories[r]["stepsReplayed"]) for r in runs] == [(True, 5)] * 3
+    assert [histories[r]["forkedFrom"] for r in runs] == [None, *forked_from_links(runs)]
+
+
+def test_a_fork_of_a_run_whose_answer_was_not_recorded_says_where_its_replay_stops(tmp_path):
+    """A run recorded before the answer's message was kept (an old store), then forked: its
+    fork could keep no answer for `triage`, so replay cannot walk past it — in the fork, and the
+    fork of the fork, as in the run — and says so there, naming the run and the step."""
+
+    def as_an_old_store_recorded_it() -> None:
+        with sqlite3.connect(tmp_path / "home" / "runs" / "runs.sqlite") as conn:
+            conn.execute(
+                "UPDATE workrail_answers SET given = NULL,"
+                f" response = json_remove(response, '$.{MESSAGE}')"
+            )
+
+    runs = record_forked_runs(tmp_path, as_an_old_store_recorded_it)
+    code, histories = _replayed(tmp_path)
+    assert code == 0, histories
+    for run in runs:
+        assert (histories[run]["holds"], histories[run]["stepsReplayed"]) == (True, 0)
+        assert histories[run]["stopped"] == {
+            "at": "step key triage",
+            "stepId": "triage",
+            "lack": LACKS["answer_message"],
+        }, run
+        assert histories[run]["lacks"] == [LACKS["answer_message"]], run
+    out = replay(tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    path = tmp_path / "project" / "workflows" / "gated-flow.json"
+    triage = line_of(path, '"id": "triage"') - 1  # the step's object starts the line before
+    notes = [line for line in out.stdout.splitlines() if " WR905 " in line]
+    parent, fork, second = runs
+    assert sorted(notes[1:]) == sorted(
+        [
+            f"workflows/{path.name}:{triage}:5: WR905 run {parent}: replay stops at step 'triage'"
+            " (step key triage): the history predates what replay reads and lacks the answer given"
+            " to it; the steps from there on are not replayed",
+            *(
+                f"workflows/{path.name}:{triage}:5: WR905 run {run} (forked from {of} at {at}):"
+                " replay stops at step 'triage' (step key triage): the history predates what replay"
+                " reads and lacks the answer given to it; the steps from there on are not replayed"
+                for run, of, at in ((fork, parent, "ship"), (second, fork, "report"))
+            ),
+        ]
+    ), out.stdout
+    assert "3 recorded histories of this workflow predate" in notes[0], out.stdout
 
 
 def test_an_edit_at_the_forks_point_diverges_in_the_forks_alone(forked_runs, tmp_path):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..runs.fork import fork_walk, lineage_links
 
-__all__ = ["FIXTURE_VERSION", "History", "RecordedStep"]
+__all__ = ["FIXTURE_VERSION", "History", "RecordedStep", "Stopped"]
 
 FIXTURE_VERSION = 1  # of an exported history's shape (`History.to_dict`)
 
@@ -36,6 +36,20 @@ class RecordedStep:
     attempts: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] | None = None
     loop: dict[str, Any] | None = None  # a session's loop position when the step was served
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Where replay had to end a history before its end, for want of what it did not record:
+    at ``at`` (a step key, as a divergence names it), step ``step_id``; ``lack``: what is missing,
+    as `records.LACKS` words it."""
+
+    at: str
+    step_id: str
+    lack: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "stepId": self.step_id, "lack": self.lack}
 
 
 @dataclass

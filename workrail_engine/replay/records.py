@@ -9,11 +9,12 @@ with the notes alone), a run's answer messages.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..definition.content_hash import workflow_hash
+from ..definition.steps import step_kind, walk_steps
 from ..runs.answer_delivery import MESSAGE
 from ..runs.fork import FORKED_FROM, lineage_links
 from ..runs.history import RunHistory
@@ -227,6 +228,7 @@ def _run(
     by_key = {answer.step_key: answer for answer in answers or []}
     forked_from = run.get(FORKED_FROM) or {}
     kept_answers = forked_from.get("answers") or {}  # a fork's kept prompt steps': not its own
+    prompts = _prompt_steps(workflow)
     attempts: dict[str, dict[str, Any]] = {}
     steps: list[RecordedStep] = []
     lacks: list[str] = []
@@ -238,9 +240,13 @@ def _run(
         result = json.loads(result)
         answer = by_key.get(key)
         given = _given(answer) if answer is not None else None
-        if answer is None and key in kept_answers and len(steps) < int(forked_from["kept"]):
-            given = _kept_given(kept_answers[key], result)
-        if answer is not None and given is None and LACKS["answer_message"] not in lacks:
+        answered = answer is not None
+        if not answered and forked_from and len(steps) < int(forked_from["kept"]):
+            # a kept step: its answer is the fork's to keep, when its parent had it recorded
+            answered = result.get("status") != "skipped" and prompts(result.get("step_id"))
+            if key in kept_answers:
+                given = _kept_given(kept_answers[key], result)
+        if answered and given is None and LACKS["answer_message"] not in lacks:
             lacks.append(LACKS["answer_message"])
         steps.append(
             RecordedStep(
@@ -275,6 +281,19 @@ def _run(
         lacks,
         lineage_links({"forked_from": forked_from or None})["forked_from"],
     )
+
+
+def _prompt_steps(workflow: Mapping[str, Any]) -> Callable[[Any], bool]:
+    """Whether a step id of ``workflow`` is a prompt step (the workflow walked on first use)."""
+    ids: set[str] | None = None
+
+    def prompts(step_id: Any) -> bool:
+        nonlocal ids
+        if ids is None:
+            ids = {s.id for s in walk_steps(workflow) if s.id and step_kind(s.step) == "prompt"}
+        return step_id in ids
+
+    return prompts
 
 
 def _given(answer: _Answered) -> dict[str, Any] | None:
