@@ -96,3 +96,29 @@ def test_an_unknown_run_or_step_is_a_usage_error_naming_the_steps(tmp_path):
     assert unknown_run.returncode == 2, unknown_run.stderr
     assert "wf-000000000000" in unknown_run.stderr
     assert "started" not in unknown_step.stderr + unknown_run.stderr
+
+
+def test_a_group_or_loop_id_forks_from_the_first_of_its_steps_that_ran(tmp_path):
+    """``--from each`` (a loop) and ``--from pair[2]`` (a parallel group, in iteration 2) fork
+    from the first of their steps that ran, and say which; all of it runs again."""
+    project = tmp_path / "project"
+    project.mkdir()
+    log = tmp_path / "log"
+    flow = project / "fork-flow.json"
+    flow.write_text(json.dumps(fork_flow(log)))
+    parent = _json(workrail(project, tmp_path, "run", str(flow), "--format", "json"))
+    keys = [r["step_name"] for r in parent["step_results"]]
+    for named, first in (
+        ("each", keys[1]),  # the loop's first step to end: a member of iteration 1
+        ("pair[2]", next(k for k in keys if k.endswith("[2]"))),
+    ):
+        log.write_text("")
+        done = workrail(
+            project, tmp_path, "fork", parent["workflow_id"], "--from", named, "--format", "json"
+        )
+        fork = _json(done)
+        assert fork["forked_from"]["step"] == first, (named, keys)
+        assert f"at {first} (the first step of {named!r} that ran)" in done.stderr
+        again = keys[keys.index(first) :]
+        ran = [fork_log_line(k) if "[" in k else f"{k} a" for k in again if k != "noted"]
+        assert sorted(log.read_text().splitlines()) == sorted(ran), named
