@@ -7,6 +7,7 @@ context from the fork point on)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -29,13 +30,18 @@ def _json(done) -> dict:
     return json.loads(done.stdout)
 
 
-def test_fork_from_a_parallel_member_in_a_loop_then_a_fork_of_the_fork(store, tmp_path):
+def _parent_run(tmp_path: Path) -> tuple[Path, Path, dict]:
+    """The project, the log file and the finished run (`--format json`) of `fork_flow`."""
     project = tmp_path / "project"
     project.mkdir()
     log = tmp_path / "log"
     flow = project / "fork-flow.json"
     flow.write_text(json.dumps(fork_flow(log)))
-    parent = _json(workrail(project, tmp_path, "run", str(flow), "--format", "json"))
+    return project, log, _json(workrail(project, tmp_path, "run", str(flow), "--format", "json"))
+
+
+def test_fork_from_a_parallel_member_in_a_loop_then_a_fork_of_the_fork(store, tmp_path):
+    project, log, parent = _parent_run(tmp_path)
     keys = [r["step_name"] for r in parent["step_results"]]
     assert parent["status"] == "success" and "right[2]" in keys, keys
     log.write_text("")
@@ -101,12 +107,7 @@ def test_an_unknown_run_or_step_is_a_usage_error_naming_the_steps(tmp_path):
 def test_a_group_or_loop_id_forks_from_the_first_of_its_steps_that_ran(tmp_path):
     """``--from each`` (a loop) and ``--from pair[2]`` (a parallel group, in iteration 2) fork
     from the first of their steps that ran, and say which; all of it runs again."""
-    project = tmp_path / "project"
-    project.mkdir()
-    log = tmp_path / "log"
-    flow = project / "fork-flow.json"
-    flow.write_text(json.dumps(fork_flow(log)))
-    parent = _json(workrail(project, tmp_path, "run", str(flow), "--format", "json"))
+    project, log, parent = _parent_run(tmp_path)
     keys = [r["step_name"] for r in parent["step_results"]]
     for named, first in (
         ("each", keys[1]),  # the loop's first step to end: a member of iteration 1

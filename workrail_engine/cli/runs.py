@@ -319,7 +319,8 @@ def fork_command(
         hint = hints.get(str(error.data.get("details")), "--param")
         raise click.BadParameter(error.message, param_hint=hint) from None
     # a step id, a group's or a loop's names the first step of it that ran: say which
-    at = (service.get(fork_id).get("forked_from") or {}).get("step") or from_step
+    started: Mapping[str, Any] = service.get(fork_id)
+    at = (started.get("forked_from") or {}).get("step") or from_step
     named = f" (the first step of {from_step!r} that ran)" if at != from_step else ""
     click.echo(f"started {fork_id} (forked from {run_id} at {at}{named})", err=True)
     _follow_to_the_end(service, fork_id, fmt)
