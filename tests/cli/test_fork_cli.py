@@ -7,12 +7,15 @@ context from the fork point on)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from tests.cli.test_no_run_left_behind import LIVENESS, _until
 from tests.cli.test_runs_cli import workrail
 from tests.engine.runs.runs_support import fork_flow, fork_log_line
+from workrail_engine.runs.journal import CRASH_IN_FORK_COPY
 
 pytestmark = pytest.mark.slow
 
@@ -123,3 +126,55 @@ def test_a_group_or_loop_id_forks_from_the_first_of_its_steps_that_ran(tmp_path)
         again = keys[keys.index(first) :]
         ran = [fork_log_line(k) if "[" in k else f"{k} a" for k in again if k != "noted"]
         assert sorted(log.read_text().splitlines()) == sorted(ran), named
+
+
+def _forks_in_store(tmp_path: Path, parent: str) -> dict[str, tuple[int, int | None]]:
+    """Every other run of the store: its journal rows and the rows its fork record says were
+    copied (None: no fork recorded)."""
+    with sqlite3.connect(tmp_path / "home" / "runs" / "runs.sqlite") as conn:
+        runs = [
+            r[0]
+            for r in conn.execute(
+                "SELECT workflow_uuid FROM workflow_status WHERE workflow_uuid != ?", (parent,)
+            )
+        ]
+        found = {}
+        for run in runs:
+            rows = conn.execute("SELECT COUNT(*) FROM workrail_journal WHERE run_id = ?", (run,))
+            copied = conn.execute("SELECT rows_copied FROM workrail_forks WHERE run_id = ?", (run,))
+            recorded = copied.fetchone()
+            found[run] = (rows.fetchone()[0], recorded[0] if recorded else None)
+    return found
+
+
+def test_a_fork_killed_in_the_middle_of_its_copy_leaves_no_half_copy(tmp_path, monkeypatch):
+    """The `workrail fork` process ends (as a kill -9 would) with the kept rows copied and the
+    fork not yet recorded: the store holds none of the copy; the run left in flight is taken up
+    by the next process and copies whole, once; and the fork can be made again."""
+    project, log, parent = _parent_run(tmp_path)
+    run_id, keys = parent["workflow_id"], [r["step_name"] for r in parent["step_results"]]
+    kept = keys.index("last")
+    monkeypatch.setenv(CRASH_IN_FORK_COPY, "1")
+    crashed = workrail(project, tmp_path, "fork", run_id, "--from", "last")
+    monkeypatch.delenv(CRASH_IN_FORK_COPY)
+    assert crashed.returncode == 70, crashed.stdout + crashed.stderr
+    left = _forks_in_store(tmp_path, run_id)
+    assert len(left) == 1 and list(left.values()) == [(0, None)], left  # nothing half-written
+
+    again = _json(workrail(project, tmp_path, "fork", run_id, "--from", "last", "--format", "json"))
+    assert again["step_results"][:kept] == parent["step_results"][:kept]
+    assert again["forked_from"] == {"run_id": run_id, "step": "last"}
+    # the run the crash left in flight is taken up once a later process looks at it (docs/runs.md,
+    # "No run left behind"): it copies whole, once, as the fork made again did
+    (crashed_fork,) = left
+    assert workrail(project, tmp_path, "run-status", crashed_fork).returncode == 0
+    taken_up = _until(
+        lambda: _forks_in_store(tmp_path, run_id)[crashed_fork][1] is not None,
+        LIVENESS + 10,
+        "the crashed fork is taken up",
+    )
+    assert taken_up
+    forks = _forks_in_store(tmp_path, run_id)
+    assert forks[crashed_fork] == forks[again["workflow_id"]], forks
+    done = _json(workrail(project, tmp_path, "run-status", crashed_fork, "--format", "json"))
+    assert done["step_results"][:kept] == parent["step_results"][:kept]

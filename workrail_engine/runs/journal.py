@@ -25,13 +25,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .answer_delivery import crash_point
 from .sql_store import SqlStore, dbos_tables
 from .sqlite_store import configure_connection
 
 if TYPE_CHECKING:
     from .pg_prepared import PreparedStatement
 
-__all__ = ["JOURNAL_TABLES", "Journal", "Recorded", "StatusRead"]
+__all__ = ["CRASH_IN_FORK_COPY", "JOURNAL_TABLES", "Journal", "Recorded", "StatusRead"]
 
 # An attempt's outcome and a step's result as stored: the same text as `json.dumps`, without its
 # look for reference cycles (the walk builds these from fresh dicts) — two encodes every step.
@@ -123,6 +124,9 @@ _COPY_KEPT = (
     " (SELECT step_key FROM {journal} WHERE run_id = ? AND result IS NOT NULL"
     " ORDER BY position LIMIT ?) ORDER BY position"
 )
+# Fault injection for the tests: the process ends at once (as a kill -9 would) in the middle of a
+# fork's copy, its rows copied and the fork not yet recorded, in the transaction not committed.
+CRASH_IN_FORK_COPY = "WORKRAIL_TEST_CRASH_IN_FORK_COPY"
 # Postgres: a step's result (with its last attempt's outcome) and the run's status read right
 # after, in one statement.
 _ADD_RESULT = _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)"
@@ -363,6 +367,7 @@ class Journal(SqlStore):
             if run("SELECT 1 FROM {run_forks} WHERE run_id = ?", (run_id,)).fetchall():
                 return
             copied = run(_COPY_KEPT, (run_id, parent_id, parent_id, kept)).rowcount
+            crash_point(CRASH_IN_FORK_COPY)
             run(
                 "INSERT INTO {run_forks} (run_id, parent_id, from_step, kept, rows_copied, forked_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
