@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,8 @@ from tests.cli.test_runs_cli import workrail
 from tests.mcp.conftest import write_workflow
 from tests.mcp.test_run_recovery import StdioSession
 from tests.mcp.test_sessions_mcp import call
+from workrail_engine.replay.records import LACKS
+from workrail_engine.runs.answer_delivery import MESSAGE
 
 pytestmark = pytest.mark.slow
 
@@ -65,10 +69,11 @@ def forked_runs(tmp_path_factory) -> tuple[Path, list[str]]:
     return root, record_forked_runs(root)
 
 
-def record_forked_runs(root: Path) -> list[str]:
+def record_forked_runs(root: Path, before_forks: Callable[[], object] = lambda: None) -> list[str]:
     """``root`` holding the gated flow, a finished run of it (mode full), a fork of that run at
     `ship` (mode quick) and a fork of the fork at `report` (mode other): the run ids, in order
-    (the store: ``root/home``, or the environment's WORKRAIL_DATABASE_URL)."""
+    (the store: ``root/home``, or the environment's WORKRAIL_DATABASE_URL). ``before_forks``
+    is called once the first run has ended."""
     project = root / "project"
     write_workflow(project / "workflows", GATED_FLOW)
     waiting = workrail(project, root, "run", "gated-flow")
@@ -88,6 +93,7 @@ def record_forked_runs(root: Path) -> list[str]:
         "ship": "skipped",
         "report": "success",
     }
+    before_forks()
     fork = _done(
         workrail(
             project, root, "fork", parent, "--from", "ship", "--param", "mode=quick",
@@ -112,6 +118,17 @@ def test_forked_runs_replay_clean_on_their_own_values_before_and_after_the_fork(
     assert set(histories) == set(runs)
     # every recorded step walked again: the kept prompt step too, with its answer's context
     assert [(histories[r]["holds"], histories[r]["stepsReplayed"]) for r in runs] == [(True, 5)] * 3
+    assert [histories[r]["forkedFrom"] for r in runs] == [None, *forked_from_links(runs)]
+
+
+def forked_from_links(runs: list[str]) -> list[dict]:
+    """What replay's JSON says each fork of `record_forked_runs` was forked from (a run forks at
+    a step key: no attempt)."""
+    parent, fork, _ = runs
+    return [
+        {"runId": parent, "stepId": "ship", "stepAttempt": None},
+        {"runId": fork, "stepId": "report", "stepAttempt": None},
+    ]
 
 
 def test_on_postgres_forked_runs_replay_clean(postgres_url, monkeypatch, tmp_path):
@@ -121,6 +138,52 @@ def test_on_postgres_forked_runs_replay_clean(postgres_url, monkeypatch, tmp_pat
     assert out.returncode == 0, out.stdout + out.stderr
     histories = {h["id"]: h for h in json.loads(out.stdout)["histories"]}
     assert [(histories[r]["holds"], histories[r]["stepsReplayed"]) for r in runs] == [(True, 5)] * 3
+    assert [histories[r]["forkedFrom"] for r in runs] == [None, *forked_from_links(runs)]
+
+
+def test_a_fork_of_a_run_whose_answer_was_not_recorded_says_where_its_replay_stops(tmp_path):
+    """A run recorded before the answer's message was kept (an old store), then forked: its
+    fork could keep no answer for `triage`, so replay cannot walk past it — in the fork, and the
+    fork of the fork, as in the run — and says so there, naming the run and the step."""
+
+    def as_an_old_store_recorded_it() -> None:
+        with sqlite3.connect(tmp_path / "home" / "runs" / "runs.sqlite") as conn:
+            conn.execute(
+                "UPDATE workrail_answers SET given = NULL,"
+                f" response = json_remove(response, '$.{MESSAGE}')"
+            )
+
+    runs = record_forked_runs(tmp_path, as_an_old_store_recorded_it)
+    code, histories = _replayed(tmp_path)
+    assert code == 0, histories
+    for run in runs:
+        assert (histories[run]["holds"], histories[run]["stepsReplayed"]) == (True, 0)
+        assert histories[run]["stopped"] == {
+            "at": "step key triage",
+            "stepId": "triage",
+            "lack": LACKS["answer_message"],
+        }, run
+        assert histories[run]["lacks"] == [LACKS["answer_message"]], run
+    out = replay(tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    path = tmp_path / "project" / "workflows" / "gated-flow.json"
+    triage = line_of(path, '"id": "triage"') - 1  # the step's object starts the line before
+    notes = [line for line in out.stdout.splitlines() if " WR905 " in line]
+    parent, fork, second = runs
+    assert sorted(notes[1:]) == sorted(
+        [
+            f"workflows/{path.name}:{triage}:5: WR905 run {parent}: replay stops at step 'triage'"
+            " (step key triage): the history predates what replay reads and lacks the answer given"
+            " to it; the steps from there on are not replayed",
+            *(
+                f"workflows/{path.name}:{triage}:5: WR905 run {run} (forked from {of} at {at}):"
+                " replay stops at step 'triage' (step key triage): the history predates what replay"
+                " reads and lacks the answer given to it; the steps from there on are not replayed"
+                for run, of, at in ((fork, parent, "ship"), (second, fork, "report"))
+            ),
+        ]
+    ), out.stdout
+    assert "3 recorded histories of this workflow predate" in notes[0], out.stdout
 
 
 def test_an_edit_at_the_forks_point_diverges_in_the_forks_alone(forked_runs, tmp_path):
@@ -139,6 +202,9 @@ def test_an_edit_at_the_forks_point_diverges_in_the_forks_alone(forked_runs, tmp
     condition = next(n for n, line in enumerate(lines, 1) if n > ship and "runCondition" in line)
     where = f"workflows/{path.name}:{condition}:"
     assert len(heads) == 2 and all(h.startswith(where) for h in heads), out.stdout
+    parent, fork, second = runs
+    assert f"run {fork} (forked from {parent} at ship): " in heads[0] + heads[1], heads
+    assert f"run {second} (forked from {fork} at report): " in heads[0] + heads[1], heads
     assert out.stdout.count("step 'ship' (step key ship) is skipped now") == 2, out.stdout
 
 
@@ -150,6 +216,7 @@ def test_forked_runs_exported_replay_as_from_the_store(forked_runs, tmp_path):
     code, histories = _replayed(root, "--from", str(fixtures))
     assert code == 0 and set(histories) == set(runs)
     assert all(h["holds"] and h["stepsReplayed"] == 5 for h in histories.values()), histories
+    assert [histories[r]["forkedFrom"] for r in runs[1:]] == forked_from_links(runs)
 
 
 # --- forked sessions ------------------------------------------------------------------------
@@ -225,6 +292,12 @@ def test_a_forked_session_replays_clean_its_parents_answers_and_its_own(forked_s
         for h in histories
     ) == [(True, 1, []), (True, 4, []), (True, 5, [])]
     assert (histories[session]["stepsReplayed"], histories[fork]["stepsReplayed"]) == (5, 4)
+    # a session forks at an attempt of a step
+    assert [histories[h]["forkedFrom"] for h in (session, fork, at_plan)] == [
+        None,
+        {"runId": session, "stepId": "work", "stepAttempt": 3},
+        {"runId": session, "stepId": "plan", "stepAttempt": 1},
+    ]
 
 
 def test_a_forked_session_diverges_at_an_edit_before_and_after_its_fork_point(
@@ -264,6 +337,7 @@ def test_a_forked_session_exported_replays_as_from_the_store(forked_session, tmp
     assert {p.stem for p in fixtures.rglob("*.json")} == {session, fork, at_plan}
     code, histories = _replayed(root, "--from", str(fixtures))
     assert code == 0
+    assert histories[fork]["forkedFrom"] == {"runId": session, "stepId": "work", "stepAttempt": 3}
     assert {h: histories[h]["stepsReplayed"] for h in histories} == {
         session: 5,
         fork: 4,

@@ -7,7 +7,6 @@ both show the lineage."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from mcp import Client
 
 from tests.mcp.conftest import stdio_parameters, write_workflow
-from tests.mcp.dashboard.conftest import env_for, served, workrail
+from tests.mcp.dashboard.conftest import cli, env_for, served, workrail
 from tests.mcp.test_session_parity import EDITIONS, answer, call
 
 pytestmark = pytest.mark.slow
@@ -166,20 +165,12 @@ async def test_the_session_pages_show_where_it_was_forked_from_and_its_forks(
 
     home = tmp_path / "home"
 
-    def cli(*args: str) -> str:
-        done = subprocess.run(
-            workrail(*args),
-            cwd=forked_project,
-            env=env_for(home),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    assert f"forked from {session} at step 'draft' (attempt 1)" in cli("run-status", fork)
-    assert f"forked from {session} at step 'draft'" in cli("runs", "--search", "second draft")
+    assert f"forked from {session} at step 'draft' (attempt 1)" in cli(
+        forked_project, home, "run-status", fork
+    )
+    assert f"forked from {session} at step 'draft'" in cli(
+        forked_project, home, "runs", "--search", "second draft"
+    )
 
     with (
         served(

@@ -137,14 +137,9 @@ def _lineage(record: Mapping[str, Any]) -> list[str]:
     """Where a run or a session was forked from, and its forks, as lines (a session's name the
     attempt of the step it branched at: docs/sessions.md, Forking a session; docs/runs.md, Fork)."""
     from workrail_engine.runs.fork import lineage_links
+    from workrail_engine.runs.fork import link_place as at
 
     links = lineage_links(record)
-
-    def at(fork: Mapping[str, Any]) -> str:
-        if fork["step_attempt"] is not None:
-            return f"step {fork['step_id']!r} (attempt {fork['step_attempt']})"
-        return str(fork["step_id"])
-
     lines = []
     if links["forked_from"]:
         lines.append(f"forked from {links['forked_from']['run_id']} at {at(links['forked_from'])}")
@@ -269,8 +264,9 @@ def _follow_to_the_end(service: RunService, run_id: str, fmt: str) -> None:
     "from_step",
     required=True,
     metavar="STEP_ID",
-    help="The step to run again from: a step id (its first result) or a step key as "
-    "run-status shows it (test[2] in a loop). What ended before it is kept, not run again.",
+    help="The step to run again from: a step id (its first result), a step key as "
+    "run-status shows it (test[2] in a loop), or a parallel group's or loop's id (the first of "
+    "its steps that ran: all of it runs again). What ended before it is kept, not run again.",
 )
 @click.option(
     "--param",
@@ -322,7 +318,11 @@ def fork_command(
         hints = {"from_step": "--from", "run_id": "RUN_ID"}
         hint = hints.get(str(error.data.get("details")), "--param")
         raise click.BadParameter(error.message, param_hint=hint) from None
-    click.echo(f"started {fork_id} (forked from {run_id} at {from_step})", err=True)
+    # a step id, a group's or a loop's names the first step of it that ran: say which
+    started: Mapping[str, Any] = service.get(fork_id)
+    at = (started.get("forked_from") or {}).get("step") or from_step
+    named = f" (the first step of {from_step!r} that ran)" if at != from_step else ""
+    click.echo(f"started {fork_id} (forked from {run_id} at {at}{named})", err=True)
     _follow_to_the_end(service, fork_id, fmt)
 
 

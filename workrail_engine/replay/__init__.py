@@ -18,20 +18,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..definition.content_hash import workflow_hash
+from ..runs.fork import link_json
 from .divergence import Divergence
-from .history import History, RecordedStep
+from .history import History, RecordedStep, Stopped
 
 __all__ = ["Divergence", "History", "RecordedStep", "Replayed", "replay_history"]
 
 
 @dataclass(frozen=True)
 class Replayed:
-    """One history replayed: how many of its steps held, and where it parted (None: it holds)."""
+    """One history replayed: how many of its steps held, and where it parted (None: it holds)
+    or, holding, where it had to stop short."""
 
     history: History
     steps: int
     divergence: Divergence | None
     same_version: bool  # the history was recorded with this very workflow (content hash)
+    stopped: Stopped | None = None  # it held, but replay had to end it short (what it lacks)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,15 +47,21 @@ class Replayed:
             "sameVersion": self.same_version,
             "divergence": self.divergence.to_dict() if self.divergence else None,
             "lacks": list(self.history.lacks),
+            "forkedFrom": link_json(self.history.forked_from),
+            "stopped": self.stopped.to_dict() if self.stopped else None,
         }
 
 
 def replay_history(definition: Mapping[str, Any], history: History) -> Replayed:
     """``history`` walked again against ``definition`` (compiled, as served)."""
+    stopped = None
     if history.kind == "session":
-        from .sessions import replay_session as replay
+        from .sessions import replay_session
+
+        steps, divergence = replay_session(definition, history)
     else:
-        from .runs import replay_run as replay
-    steps, divergence = replay(definition, history)
+        from .runs import replay_run
+
+        steps, divergence, stopped = replay_run(definition, history)
     same = history.workflow_hash == workflow_hash(definition)
-    return Replayed(history, steps, divergence, same)
+    return Replayed(history, steps, divergence, same, stopped)

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..runs.fork import fork_walk
+from ..runs.fork import fork_walk, lineage_links
 
-__all__ = ["FIXTURE_VERSION", "History", "RecordedStep"]
+__all__ = ["FIXTURE_VERSION", "History", "RecordedStep", "Stopped"]
 
 FIXTURE_VERSION = 1  # of an exported history's shape (`History.to_dict`)
 
@@ -38,12 +38,27 @@ class RecordedStep:
     loop: dict[str, Any] | None = None  # a session's loop position when the step was served
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """Where replay had to end a history before its end, for want of what it did not record:
+    at ``at`` (a step key, as a divergence names it), step ``step_id``; ``lack``: what is missing,
+    as `records.LACKS` words it."""
+
+    at: str
+    step_id: str
+    lack: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "stepId": self.step_id, "lack": self.lack}
+
+
 @dataclass
 class History:
     """``kind`` session | run; ``start``: ``context`` (and a run's ``parameters``; a forked
     run's ``fork``: its ``kept`` results, the ``parameters`` its walk starts with and its
     ``switches``, as `runs.fork.fork_walk` reads them); ``end``: ``status`` and, when it stopped
-    at a step, ``pending`` (its key) and ``pending_step``."""
+    at a step, ``pending`` (its key) and ``pending_step``; ``forked_from``: the run or session
+    it was forked from and where, a link of `runs.fork.lineage_links` (None: not a fork)."""
 
     kind: str
     id: str
@@ -53,6 +68,7 @@ class History:
     steps: list[RecordedStep]
     end: dict[str, Any]
     lacks: list[str] = field(default_factory=list)
+    forked_from: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -81,8 +97,18 @@ class History:
                 steps=steps,
                 end=dict(data["end"]),
                 lacks=list(data.get("lacks") or []),
+                forked_from=_link(data.get("forked_from")),
             )
         except (KeyError, TypeError) as error:
             raise ValueError(
                 f"a replay fixture's field is missing or malformed: {error}"
             ) from error
+
+
+def _link(data: Any) -> dict[str, Any] | None:
+    """A fixture's ``forked_from`` as `lineage_links` shapes a link (absent in fixtures exported
+    before it was kept)."""
+    if data is None:
+        return None
+    link: dict[str, Any] = lineage_links({"forked_from": dict(data)})["forked_from"]
+    return link

@@ -9,13 +9,14 @@ with the notes alone), a run's answer messages.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..definition.content_hash import workflow_hash
+from ..definition.steps import step_kind, walk_steps
 from ..runs.answer_delivery import MESSAGE
-from ..runs.fork import FORKED_FROM
+from ..runs.fork import FORKED_FROM, lineage_links
 from ..runs.history import RunHistory
 from ..runs.journal import attempt_outcome
 from ..runs.run_status import status_sql
@@ -122,11 +123,21 @@ def _sessions(history: RunHistory, wanted: list[str] | None) -> list[History]:
             args,
         )
         answers = _answers(history, "JOIN {sessions} s ON s.run_id = a.run_id " + where, args)
-        out += [_session(row, answers.get(row[0], [])) for row in rows]
+        parents = {
+            run_id: {"run_id": parent, "step_id": step_id, "step_attempt": attempt}
+            for run_id, parent, step_id, attempt in history.rows(
+                "SELECT f.run_id, f.parent_run_id, f.step_id, f.parent_attempt FROM {forks} f"
+                " JOIN {sessions} s ON s.run_id = f.run_id " + where,
+                args,
+            )
+        }
+        out += [_session(row, answers.get(row[0], []), parents.get(row[0])) for row in rows]
     return out
 
 
-def _session(row: Sequence[Any], answers: list[_Answered]) -> History:
+def _session(
+    row: Sequence[Any], answers: list[_Answered], forked_from: dict[str, Any] | None
+) -> History:
     run_id, workflow_id, digest, status, goal, state_text, pending_text = row
     state = json.loads(state_text)
     pending = json.loads(pending_text) if pending_text else {}
@@ -156,7 +167,9 @@ def _session(row: Sequence[Any], answers: list[_Answered]) -> History:
     if status != "success" and pending.get("step"):
         end["pending"] = str(len(answers) + 1)
         end["pending_step"] = pending["step"]["id"]
-    return History("session", run_id, workflow_id, digest, {"context": start}, steps, end, lacks)
+    return History(
+        "session", run_id, workflow_id, digest, {"context": start}, steps, end, lacks, forked_from
+    )
 
 
 def _set(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +229,7 @@ def _run(
     by_key = {answer.step_key: answer for answer in answers or []}
     forked_from = run.get(FORKED_FROM) or {}
     kept_answers = forked_from.get("answers") or {}  # a fork's kept prompt steps': not its own
+    prompts = _prompt_steps(workflow)
     attempts: dict[str, dict[str, Any]] = {}
     steps: list[RecordedStep] = []
     lacks: list[str] = []
@@ -229,9 +243,13 @@ def _run(
             continue
         answer = by_key.get(key)
         given = _given(answer) if answer is not None else None
-        if answer is None and key in kept_answers and len(steps) < int(forked_from["kept"]):
-            given = _kept_given(kept_answers[key], result)
-        if answer is not None and given is None and LACKS["answer_message"] not in lacks:
+        answered = answer is not None
+        if not answered and forked_from and len(steps) < int(forked_from["kept"]):
+            # a kept step: its answer is the fork's to keep, when its parent had it recorded
+            answered = result.get("status") != "skipped" and prompts(result.get("step_id"))
+            if key in kept_answers:
+                given = _kept_given(kept_answers[key], result)
+        if answered and given is None and LACKS["answer_message"] not in lacks:
             lacks.append(LACKS["answer_message"])
         steps.append(
             RecordedStep(
@@ -264,7 +282,21 @@ def _run(
         steps,
         end,
         lacks,
+        lineage_links({"forked_from": forked_from or None})["forked_from"],
     )
+
+
+def _prompt_steps(workflow: Mapping[str, Any]) -> Callable[[Any], bool]:
+    """Whether a step id of ``workflow`` is a prompt step (the workflow walked on first use)."""
+    ids: set[str] | None = None
+
+    def prompts(step_id: Any) -> bool:
+        nonlocal ids
+        if ids is None:
+            ids = {s.id for s in walk_steps(workflow) if s.id and step_kind(s.step) == "prompt"}
+        return step_id in ids
+
+    return prompts
 
 
 def _given(answer: _Answered) -> dict[str, Any] | None:

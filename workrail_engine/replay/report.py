@@ -4,7 +4,8 @@ an error at the construct that causes it, what old histories lack one note per w
 
 Codes: WR901 another step served, WR902 a recorded answer now blocked, WR903 a recorded step gone
 or renamed, WR904 a loop that stops sooner or later, WR905 (info) histories recorded before the
-record kept all replay reads.
+record kept all replay reads (one note per workflow), and each history replay had to stop short
+at a step for want of it (at that step).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Severity, Span
 from ..lint.report import FileReport
+from ..runs.fork import link_place
 from ..text.document import WorkflowDocument
 from . import Replayed, replay_history
 from .divergence import Divergence, construct_pointer
@@ -56,11 +58,37 @@ def _diagnostic(target: ReplayTarget, history: History, divergence: Divergence) 
     return Diagnostic(
         DIVERGENCE_CODES[divergence.kind],
         Severity.ERROR,
-        f"{history.kind} {history.id}: {divergence.message}",
+        f"{_named(history)}: {divergence.message}",
         pointer,
         _span(target.document, pointer),
         data={"history": history.id, **divergence.to_dict()},
     )
+
+
+def _stopped(target: ReplayTarget, replayed: Replayed) -> Diagnostic:
+    """A history replay had to end short, at the step whose record it lacks."""
+    assert replayed.stopped is not None
+    stopped = replayed.stopped
+    blamed = Divergence("step", stopped.at, "", stopped.step_id, None, None, None)
+    pointer = construct_pointer(target.document.value, blamed)
+    return Diagnostic(
+        LACKS_CODE,
+        Severity.INFO,
+        f"{_named(replayed.history)}: replay stops at step {stopped.step_id!r} ({stopped.at}):"
+        " the history predates what replay reads and lacks the answer given to it; the steps"
+        " from there on are not replayed",
+        pointer,
+        _span(target.document, pointer),
+        data={"history": replayed.history.id, **stopped.to_dict()},
+    )
+
+
+def _named(history: History) -> str:
+    """``run wf-…``, and where it was forked from when it is a fork."""
+    parent = history.forked_from
+    if parent is None:
+        return f"{history.kind} {history.id}"
+    return f"{history.kind} {history.id} (forked from {parent['run_id']} at {link_place(parent)})"
 
 
 def _lacks(target: ReplayTarget, histories: Sequence[History]) -> list[Diagnostic]:
@@ -98,6 +126,8 @@ def replay_reports(
                 replays.append(replayed)
                 if replayed.divergence is not None:
                     report.diagnostics.append(_diagnostic(target, history, replayed.divergence))
+                if replayed.stopped is not None:
+                    report.diagnostics.append(_stopped(target, replayed))
             report.diagnostics += _lacks(target, mine)
         report.diagnostics.sort(key=lambda d: d.sort_key())
         reports.append(report)

@@ -18,7 +18,8 @@ from ..runs.commands import output_verdict
 from ..runs.fork import fork_walk
 from ..runs.walker import RunWalker, condition_context
 from .divergence import Divergence, Shape, blocked, diverged, skip_changed
-from .history import History, RecordedStep
+from .history import History, RecordedStep, Stopped
+from .records import LACKS
 
 __all__ = ["replay_run"]
 
@@ -26,8 +27,9 @@ _ITERATION = re.compile(r"\[(\d+)\]$")  # a step key's innermost loop iteration:
 
 
 class _Parted(Exception):
-    def __init__(self, divergence: Divergence | None) -> None:
+    def __init__(self, divergence: Divergence | None, stopped: Stopped | None = None) -> None:
         self.divergence = divergence  # None: the history ends here, and held up to here
+        self.stopped = stopped  # why it ends here when it went on (what it did not record)
 
 
 class _RecordedEffects:
@@ -101,7 +103,10 @@ class _RecordedEffects:
         recorded = self.by_key.get(key)
         given = recorded.answer if recorded is not None else None
         if recorded is not None and given is None:
-            raise _Parted(None)  # answered, its answer not recorded (`LACKS`): as far as it goes
+            # answered, its answer not recorded (recorded before it was kept; or a fork of such
+            # a run, which had no answer to keep): as far as it goes, and it says so
+            lack = LACKS["answer_message"]
+            raise _Parted(None, Stopped(f"step key {key}", waiting["step"]["id"], lack))
         if given is None and self.history.end.get("pending") == key:
             given = self.history.end.get("answer")
             if given is None:
@@ -202,8 +207,10 @@ def _outcome_changed(key: str, step_id: str, was: str, now: Mapping[str, Any]) -
     )
 
 
-def replay_run(definition: Mapping[str, Any], history: History) -> tuple[int, Divergence | None]:
-    """(steps replayed, the first divergence or None)."""
+def replay_run(
+    definition: Mapping[str, Any], history: History
+) -> tuple[int, Divergence | None, Stopped | None]:
+    """(steps replayed, the first divergence or None, where the history had to stop short)."""
     effects = _RecordedEffects(definition, history)
     parameters, switches = dict(history.start.get("parameters") or {}), None
     fork = history.start.get("fork")
@@ -224,8 +231,9 @@ def replay_run(definition: Mapping[str, Any], history: History) -> tuple[int, Di
     try:
         walker.run()
     except _Parted as parted:
-        return effects.replayed, parted.divergence
+        return effects.replayed, parted.divergence, parted.stopped
     left = effects.next_served()
     if left is not None:
-        return effects.replayed, diverged(effects.shape, f"step key {left.key}", left.step_id, None)
-    return effects.replayed, None
+        at = f"step key {left.key}"
+        return effects.replayed, diverged(effects.shape, at, left.step_id, None), None
+    return effects.replayed, None, None

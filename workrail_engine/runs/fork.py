@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..definition.steps import walk_steps
 from ..errors import InvalidParams
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "forked_from_input",
     "kept_prefix",
     "lineage_links",
+    "link_json",
+    "link_place",
 ]
 
 FORKED_FROM = "forked_from"  # the key of a fork's run input that says what it keeps
@@ -118,11 +121,17 @@ class ForkPoint:
 
 
 def fork_point(
-    results: Sequence[Mapping[str, Any]], waiting_key: str | None, step: str
+    results: Sequence[Mapping[str, Any]],
+    waiting_key: str | None,
+    step: str,
+    workflow: Mapping[str, Any] | None = None,
 ) -> ForkPoint:
     """The fork point that ``step`` names in a run whose results are ``results``: a step key
-    (``build``, ``test[2]``) or a step id (its first result). A step the run waits on (no
-    result yet) keeps every result. Unknown: `InvalidParams` listing the step keys to choose from."""
+    (``build``, ``test[2]``) or a step id (its first result); a parallel group's or a loop's id
+    of ``workflow`` (``pair``, or ``pair[2]`` for its run in a loop's iteration 2): the first
+    result among its steps — its first member to end, its first iteration — so that all of it
+    runs again. A step the run waits on (no result yet) keeps every result. Unknown, or a group
+    or loop none of whose steps ran: `InvalidParams` listing the step keys to choose from."""
     keys = [str(r["step_name"]) for r in results]
     if step in keys:
         return ForkPoint(step, keys.index(step))
@@ -131,9 +140,31 @@ def fork_point(
             return ForkPoint(keys[position], position)
     if waiting_key is not None and step in (waiting_key, waiting_key.split("[", 1)[0]):
         return ForkPoint(waiting_key, len(keys))
+    inside = _steps_inside(workflow, step) if workflow is not None else None
+    if inside is not None:
+        # a key of a step inside: that step's id, then the iterations of the loops around the
+        # container (``suffix``), then those of the loops inside it
+        ids, suffix, _ = inside
+
+        def within(key: str) -> bool:
+            step_id, bracket, rest = key.partition("[")
+            return step_id in ids and (bracket + rest).startswith(suffix)
+
+        for position, key in enumerate(keys):
+            if within(key):
+                return ForkPoint(key, position)
+        if waiting_key is not None and within(waiting_key):
+            return ForkPoint(waiting_key, len(keys))
     valid = list(dict.fromkeys([*keys, *([waiting_key] if waiting_key else [])]))
     raise InvalidParams(
-        f"the run has no step {step!r} to fork from; "
+        f"the run has no step {step!r} to fork from"
+        + (
+            f" ({step!r} is a {'loop' if inside[2] == 'loop' else 'parallel group'} none of"
+            " whose steps has run)"
+            if inside is not None
+            else ""
+        )
+        + "; "
         + (
             f"its steps, in the order they ran: {', '.join(valid)}"
             if valid
@@ -143,6 +174,25 @@ def fork_point(
         stepId=step,
         steps=valid,
     )
+
+
+def _steps_inside(workflow: Mapping[str, Any], named: str) -> tuple[set[str], str, str] | None:
+    """For ``named``, a parallel group's or loop's id (``pair``) or key (``pair[2]``) in
+    ``workflow``: the ids of the steps inside it, the key's iterations (``[2]``; "" for an id)
+    and its kind; None when it names no group or loop."""
+    container_id, bracket, rest = named.partition("[")
+    sites = list(walk_steps(workflow))
+    container = next(
+        (s for s in sites if s.id == container_id and s.kind in ("parallel", "loop")), None
+    )
+    if container is None:
+        return None
+    below = container.pointer + "/"
+    ids = {s.id for s in sites if s.id is not None and s.pointer.startswith(below)}
+    body = container.step.get("body")
+    if isinstance(body, str):  # a loop whose body is another step, named by its id
+        ids.add(body)
+    return ids, bracket + rest, container.kind
 
 
 def forked_from_input(
@@ -199,3 +249,19 @@ def lineage_links(record: Mapping[str, Any]) -> dict[str, Any]:
         "forked_from": link(parent) if parent else None,
         "forks": [link(fork) for fork in record.get("forks") or []],
     }
+
+
+def link_json(link: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A link of `lineage_links` as tool results and JSON reports name it: ``{runId, stepId,
+    stepAttempt}``."""
+    if link is None:
+        return None
+    return {"runId": link["run_id"], "stepId": link["step_id"], "stepAttempt": link["step_attempt"]}
+
+
+def link_place(link: Mapping[str, Any]) -> str:
+    """Where a link of `lineage_links` forked, in words: a run's step key (``right[2]``), a
+    session's step and its attempt (``step 'draft' (attempt 1)``)."""
+    if link["step_attempt"] is not None:
+        return f"step {link['step_id']!r} (attempt {link['step_attempt']})"
+    return str(link["step_id"])

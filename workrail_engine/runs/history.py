@@ -364,7 +364,10 @@ class RunHistory:
             " ORDER BY position",
             [run_id],
         )
-        steps = _steps(workflow, rows, state if kind == "waiting" else {})
+        forked_from = run.get(FORKED_FROM) or {}
+        steps = _steps(
+            workflow, rows, state if kind == "waiting" else {}, int(forked_from.get("kept") or 0)
+        )
         self._people_and_model(run_id, steps, lambda key, _: key)
         message = state.get("error_message")
         if dbos_status in FAILED:
@@ -563,12 +566,18 @@ def _site_of(workflow: Mapping[str, Any]) -> dict[str, tuple[Mapping[str, Any], 
 
 
 def _steps(
-    workflow: Mapping[str, Any], rows: list[tuple[Any, ...]], waiting_state: Mapping[str, Any]
+    workflow: Mapping[str, Any],
+    rows: list[tuple[Any, ...]],
+    waiting_state: Mapping[str, Any],
+    kept: int = 0,
 ) -> list[dict[str, Any]]:
-    """One entry per step key recorded (loop iterations apart), then the steps not reached."""
+    """One entry per step key recorded (loop iterations apart), then the steps not reached. A
+    fork's first ``kept`` results are its parent's, copied (`RunService.fork`): their entries
+    say ``kept`` (their times are the parent's, when they ran there)."""
     sites = _site_of(workflow)
     by_key: dict[str, dict[str, Any]] = {}
     order: list[str] = []
+    kept_keys = [key for key, _, _, result in rows if result is not None][:kept]
     for key, attempt, outcome_text, result_text in rows:
         entry = by_key.get(key)
         if entry is None:
@@ -583,6 +592,8 @@ def _steps(
             )
         if isinstance(result, dict):
             _fill(entry, result)
+    for key in kept_keys:
+        by_key[key]["kept"] = True
     waiting = (waiting_state.get("waiting") or {}) if waiting_state else {}
     entries = [by_key[k] for k in order]
     for step_id in executable_steps(workflow):
@@ -616,6 +627,7 @@ def _blank(key: str, step_id: str, step: Mapping[str, Any], group: str | None) -
         "reason": None,
         "condition": _described(step.get("runCondition")) if step else None,
         "exit_code": None,
+        "kept": False,
     }
 
 

@@ -26,13 +26,21 @@ from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .answer_delivery import crash_point
 from .sql_store import SqlStore, dbos_tables
 from .sqlite_store import configure_connection
 
 if TYPE_CHECKING:
     from .pg_prepared import PreparedStatement
 
-__all__ = ["JOURNAL_TABLES", "Journal", "Recorded", "StatusRead", "attempt_outcome"]
+__all__ = [
+    "CRASH_IN_FORK_COPY",
+    "JOURNAL_TABLES",
+    "Journal",
+    "Recorded",
+    "StatusRead",
+    "attempt_outcome",
+]
 
 # An attempt's outcome and a step's result as stored: the same text as `json.dumps`, through the
 # C encoder made once (`JSONEncoder.encode` makes one per call, and looks for reference cycles:
@@ -189,6 +197,9 @@ _COPY_KEPT = (
     " (SELECT step_key FROM {journal} WHERE run_id = ? AND result IS NOT NULL"
     " ORDER BY position LIMIT ?) ORDER BY position"
 )
+# Fault injection for the tests: the process ends at once (as a kill -9 would) in the middle of a
+# fork's copy, its rows copied and the fork not yet recorded, in the transaction not committed.
+CRASH_IN_FORK_COPY = "WORKRAIL_TEST_CRASH_IN_FORK_COPY"
 # Postgres: a step's result (with its last attempt's outcome) and the run's status read right
 # after, in one statement.
 _ADD_RESULT = _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)"
@@ -431,6 +442,7 @@ class Journal(SqlStore):
             if run("SELECT 1 FROM {run_forks} WHERE run_id = ?", (run_id,)).fetchall():
                 return
             copied = run(_COPY_KEPT, (run_id, parent_id, parent_id, kept)).rowcount
+            crash_point(CRASH_IN_FORK_COPY)
             run(
                 "INSERT INTO {run_forks} (run_id, parent_id, from_step, kept, rows_copied, forked_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",

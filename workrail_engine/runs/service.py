@@ -283,8 +283,8 @@ class RunService:
         parent = stored.run
         results = self._runtime().step_results(run_id)
         waiting = stored.state.get("waiting") if stored.state["status"] == "waiting" else None
-        point = fork_point(results, waiting["step_key"] if waiting else None, from_step)
         workflow = stored.workflow
+        point = fork_point(results, waiting["step_key"] if waiting else None, from_step, workflow)
         values = self.prepare(workflow, {**stored.parameters, **(parameters or {})}, RunOptions())
         masks = masks_of(workflow)
         kept = results[: point.kept]

@@ -36,6 +36,7 @@ from ..definition.steps import executable_steps, find_step
 from ..errors import RunNotFound
 from ..evaluation.step_checks import notes_required
 from ..result_shapes import Cancelled, Pending, RunResult, RunSummary, StepResult
+from ..runs.fork import link_json
 from ..serving.navigator import next_step
 from .git_context import git_context
 from .position import answer_context, moved_state
@@ -655,7 +656,7 @@ class SessionService:
             "updatedAt": row.updated_at,
             "ageSeconds": round(max(time.time() - row.updated_at, 0.0), 1),
             "whyMatched": why,
-            "forkedFrom": _camel(self.store.lineage(row.run_id)["forked_from"]),
+            "forkedFrom": link_json(self.store.lineage(row.run_id)["forked_from"]),
             "resumeToken": sign_token(self._token_key(), "resume", row.run_id, row.attempt),
         }
 
@@ -769,13 +770,6 @@ class SessionService:
             is_complete=row.status == "success",
             next=found,
         )
-
-
-def _camel(fork: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A fork's {run_id, step_id, step_attempt} as a tool result names them."""
-    if fork is None:
-        return None
-    return {"runId": fork["run_id"], "stepId": fork["step_id"], "stepAttempt": fork["step_attempt"]}
 
 
 def _new_run_id() -> str:

@@ -38,9 +38,12 @@ def timeline(view: dict[str, Any]) -> dict[str, Any]:
 
     A step's attempts sit on its own row, one bar each (a retry is a second bar, a failed
     attempt is marked failed); the members of a parallel group are consecutive rows under the
-    group's name, so their bars stack and overlap in time as they ran.
+    group's name, so their bars stack and overlap in time as they ran. A fork's kept steps ran
+    in its parent, before the fork started: the axis starts at the first of them, their bars
+    are marked kept, and ``fork_x`` places the fork's own start on it.
     """
-    start = view["started_at"]
+    starts = [a["start"] for s in view["steps"] for a in s["attempts"] if a.get("start")]
+    start = min([view["started_at"], *starts])
     ends = [a["end"] for s in view["steps"] for a in s["attempts"] if a.get("end") is not None]
     # To the last attempt's end: a run that waited for the agent for an hour still shows its
     # command steps at a readable scale.
@@ -55,12 +58,13 @@ def timeline(view: dict[str, Any]) -> dict[str, Any]:
                 continue
             x = max((attempt["start"] - start) / span * SCALE, 0.0)
             width = max((attempt["end"] - attempt["start"]) / span * SCALE, 2.0)
+            label = f"attempt {attempt['attempt']}: {attempt['status']}"
             bars.append(
                 {
                     "x": round(min(x, SCALE - 2), 1),
                     "width": round(min(width, SCALE - x), 1),
                     "status": attempt["status"],
-                    "label": f"attempt {attempt['attempt']}: {attempt['status']}",
+                    "label": label + (", kept from the parent run" if step.get("kept") else ""),
                 }
             )
         rows.append(
@@ -72,7 +76,9 @@ def timeline(view: dict[str, Any]) -> dict[str, Any]:
             }
         )
         previous_group = step["group"]
-    return {"rows": rows, "span": span}
+    forked = view.get("forked_from") is not None
+    fork_x = round(min((view["started_at"] - start) / span, 1.0) * SCALE, 1) if forked else None
+    return {"rows": rows, "span": span, "fork_x": fork_x}
 
 
 TICK = 5.0  # seconds: how often an unchanged run in flight is drawn again (its duration grows)

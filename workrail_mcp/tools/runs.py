@@ -231,7 +231,8 @@ def fork_workflow(
         str,
         Field(
             description="The step to run again from: a step key as in step_results "
-            '("test[2]" in a loop) or a step id (its first result).',
+            '("test[2]" in a loop), a step id (its first result), or a parallel group\'s or '
+            "loop's id (the first of its steps that ran, so all of it runs again).",
             min_length=1,
             max_length=200,
         ),
@@ -524,8 +525,9 @@ SPECS = [
             "Run a run again from one of its steps: a new run keeps the results of every step "
             "that ended before that step (no command runs again, you are not asked again) and "
             "runs from it on with the parameters and context changed as given. Pass {workflow_id "
-            "(the run id, wf-...), from_step (a step id or a step key of step_results, "
-            "e.g. test[2]), parameters?, context?, wait_seconds?}. Returns the new run's state "
+            "(the run id, wf-...), from_step (a step id, a step key of step_results, "
+            "e.g. test[2], or a group's or loop's id: from the first of its steps that ran; "
+            "forked_from.step says which), parameters?, context?, wait_seconds?}. Returns the new run's state "
             "as run_workflow does, with forked_from {run_id, step}; get_workflow_run of a run "
             "lists its forks. Command steps need a server started with --allow-commands (else "
             "error -32007). Unknown run: -32008; a step the run has not reached: -32602 with "

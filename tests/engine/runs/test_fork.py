@@ -7,12 +7,12 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from runs_support import command, py, workflow
+from runs_support import command, fork_flow, py, workflow
 from test_secrets import database_text, leaks, new_secret
 
 from workrail_engine.errors import InvalidParams
 from workrail_engine.runs import RunOptions
-from workrail_engine.runs.fork import fork_point, fork_walk, forked_from_input
+from workrail_engine.runs.fork import ForkPoint, fork_point, fork_walk, forked_from_input
 from workrail_engine.runs.history import RunHistory
 
 
@@ -149,6 +149,26 @@ def test_a_step_id_names_its_first_result_and_a_key_names_itself():
     assert fork_point(results, None, "b") == fork_point(results, None, "b[1]")
     assert fork_point(results, None, "b[2]").kept == 2
     assert fork_point(results, "c[3]", "c").kept == 3
+
+
+def test_a_group_or_loop_id_names_the_first_of_its_steps_that_ran(tmp_path):
+    """In the order the steps ended (a parallel group's members in any order), a group or loop
+    names its first step that ran; ``pair[2]`` its run in the loop's iteration 2; one none of
+    whose steps ran (or waits) is refused with the keys."""
+    flow = fork_flow(tmp_path / "log")
+    keys = ["first", "right[1]", "left[1]", "left[2]", "right[2]", "last"]
+    results = [{"step_name": k, "step_id": k.split("[")[0]} for k in keys]
+    assert fork_point(results, None, "each", flow) == ForkPoint("right[1]", 1)
+    assert fork_point(results, None, "pair", flow) == ForkPoint("right[1]", 1)
+    assert fork_point(results, None, "pair[2]", flow) == ForkPoint("left[2]", 3)
+    assert fork_point(results[:1], "left[1]", "each", flow) == ForkPoint("left[1]", 1)
+    with pytest.raises(InvalidParams) as refused:
+        fork_point(results[:1], None, "each", flow)
+    assert "'each' is a loop none of whose steps has run" in refused.value.message
+    assert refused.value.data["steps"] == ["first"]
+    with pytest.raises(InvalidParams) as refused:
+        fork_point(results, None, "pair[3]", flow)
+    assert "'pair[3]' is a parallel group none of whose steps has run" in refused.value.message
 
 
 def test_a_fork_of_a_fork_replays_the_parents_switch_when_it_falls_in_what_it_keeps():

@@ -264,6 +264,21 @@ def workrail(*args: str) -> list[str]:
     return [PY, "-c", "from workrail_engine.cli import main; main()", *args]
 
 
+def cli(project: Path, home: Path, *args: str, timeout: float = 120) -> str:
+    """`workrail ARGS` in ``project`` on the store in ``home``, to its end: its standard output
+    (it must exit 0)."""
+    done = subprocess.run(
+        workrail(*args),
+        cwd=project,
+        env=env_for(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def cli_run(project: Path, home: Path, workflow: str, *params: str, timeout: float = 120) -> str:
     """`workrail run --format json` to its end; the run id."""
     argv = workrail("run", workflow, "--format", "json")

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.mcp.dashboard.conftest import cli_run, env_for, workrail
+from tests.mcp.dashboard.conftest import cli, cli_run, env_for, workrail
 from workrail_engine.runs.history import RunHistory
 
 pytestmark = pytest.mark.slow
@@ -370,6 +370,42 @@ def test_run_again_from_a_step_keeps_what_ran_before_it(
     page.wait_for_url(f"**/runs/{parent}")
     listed = page.locator("#forks li", has=page.locator(f'a[href="/runs/{fork}"]'))
     assert "second" in listed.text_content()
+
+
+def test_a_forks_kept_steps_are_drawn_when_they_ran_in_the_parent(
+    page, dashboard_url, project, home, tmp_path, screenshots
+):
+    """The steps a fork kept ran in its parent, before the fork started: their bars sit at
+    their recorded times, in the order they ran there (not all at the fork's start), marked
+    kept; the fork's own step after them, past the line where the fork started."""
+    parent = cli_run(project, home, "appends", f"log={tmp_path / 'log'}")
+    forked = cli(project, home, "fork", parent, "--from", "third", "--format", "json")
+    fork = json.loads(forked)["workflow_id"]
+    page.goto(f"{dashboard_url}runs/{fork}")
+
+    def bar(key: str) -> tuple[float, float, str]:
+        found = page.locator(f'li[data-step="{key}"] rect.bar')
+        assert found.count() == 1, key
+        return (
+            float(found.get_attribute("x")),
+            float(found.get_attribute("width")),
+            found.get_attribute("class"),
+        )
+
+    (first, _, first_class), (second, second_width, second_class) = bar("first"), bar("second")
+    third, _, third_class = bar("third")
+    assert first < second < third, (first, second, third)
+    assert "bar-kept" in first_class and "bar-kept" in second_class
+    assert "bar-kept" not in third_class
+    kept = page.locator("li[data-kept=true]")
+    assert [kept.nth(n).get_attribute("data-step") for n in range(kept.count())] == [
+        "first",
+        "second",
+    ]
+    assert kept.first.locator(".kept-badge").text_content() == "kept from the parent"
+    fork_x = float(page.locator('li[data-step="third"] line.fork-point').get_attribute("x1"))
+    assert second + second_width <= fork_x <= third, (second, second_width, fork_x, third)
+    page.screenshot(path=str(screenshots / "run-forked-timeline.png"), full_page=True)
 
 
 @pytest.mark.parametrize("key", ["tick[2]", "check-two"])
