@@ -1,12 +1,14 @@
 """CPU time of `workrail validate` from two versions of the project, taking turns.
 
     .venv/bin/python bench/validate_cpu.py --before REV [--after REV] [--rounds 9] [--files 1000]
+        [--distinct]
 
 Runs ``workrail validate DIR --format json`` on the 1,000 files `bench/validate.py` generates, from
 ``--before`` (a git revision) and ``--after`` (a git revision, or by default this working tree),
 each from its own bytecode, one after the other for ``--rounds`` rounds, and prints the CPU time
 (user+sys) of each run, the medians and the fastest of each and their ratios, with the load. CPU
 time, not wall time: on a shared machine the wall time of the same run moves several-fold.
+``--distinct``: the corpus of `bench/validate.py --distinct`, where no step is met twice.
 """
 
 from __future__ import annotations
@@ -38,13 +40,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--after", help="git revision (default: this working tree)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument(
+        "--distinct", action="store_true", help="no step shared between files (unrelated workflows)"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="workrail-cpu-"))
     try:
         trees = {"before": _tree(args.before, work / "trees"), "after": _tree(args.after, work)}
         corpus = work / "corpus"
         corpus.mkdir()
-        validate_bench.generate(corpus, args.files)
+        validate_bench.generate(corpus, args.files, distinct=args.distinct)
         load = os.getloadavg()
         cpu: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(args.rounds):

@@ -133,7 +133,10 @@ def test_nesting_exceeded_names_the_path_to_the_first_container_too_deep():
     value = {"ok": [1, 2], "x": [0, {"b": deep}]}
     # the value (1), "x" (2), its object (3), "b" and its ten wrappers (4-14)
     assert nesting_exceeded(value, 14) is None
+    assert nesting_exceeded(value, 13) == ["x", 1, "b", *["a"] * 10]
     assert nesting_exceeded(value, 5) == ["x", 1, "b", "a", "a"]
+    assert nesting_exceeded(((), [[{}]]), 4) is None
+    assert nesting_exceeded(((), [[{}]]), 3) == [1, 0, 0]
     assert nesting_exceeded("scalar", 0) is None
     assert nesting_exceeded([], 0) == []
 

@@ -58,7 +58,8 @@ def declared_context(workflow: Any) -> dict[str, Mapping[str, Any]] | None:
     if not isinstance(declared, Mapping):
         return None
     return {
-        name: schema if isinstance(schema, Mapping) else {}
+        # a dict first: isinstance of Mapping goes through ABCMeta, once per variable and check
+        name: schema if type(schema) is dict or isinstance(schema, Mapping) else {}
         for name, schema in declared.items()
         if isinstance(name, str)
     }

@@ -41,8 +41,8 @@ def context_diagnostics(
         return []
     known: set[str] = set(declared)
     for site in sites:
-        spec = site.step.get("loop") if site.kind == "loop" else None
-        if isinstance(spec, Mapping):
+        # the kind first: an isinstance of Mapping costs a call into ABCMeta, for every step
+        if site.kind == "loop" and isinstance(spec := site.step.get("loop"), Mapping):
             known.update(
                 v
                 for k in ("iterationVar", "itemVar", "indexVar")

@@ -97,7 +97,9 @@ def _unchanging_loops(
     listed = workflow.get("steps")
     steps: list[Any] = listed if isinstance(listed, list) else []
     for site in sites:
-        spec = site.step.get("loop") if site.kind == "loop" else None
+        if site.kind != "loop":
+            continue
+        spec = site.step.get("loop")
         if (
             not isinstance(spec, Mapping)
             or spec.get("type") not in ("while", "until")

@@ -39,6 +39,10 @@ _DECODER = json.JSONDecoder()
 
 def quoted_json_snippet(message: str) -> str | None:
     """The first quoted JSON object or array in ``message`` (as parsed, compact), else None."""
+    if "{" not in message and "[" not in message:
+        # No opening: most messages. Two scans in C, where the pattern's search tests each
+        # character against its class of quotes.
+        return None
     texts = [message]
     if '\\"' in message:
         texts.append(message.replace('\\"', '"'))

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from workrail_engine.compile import RoutineLookup
     from workrail_engine.text.document import WorkflowDocument
 
-    from .step_check_cache import StepsByContent
 
 __all__ = [
     "FileReport",
@@ -132,9 +131,10 @@ def lint_files(
 ) -> list[FileReport]:
     """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
     from .pipeline import lint_path
+    from .step_check_cache import StepsByContent
 
     # Workflows copy steps from one another: each distinct step is checked once.
-    steps_by_content: StepsByContent = {}
+    steps_by_content = StepsByContent()
     # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
     reports = [
         FileReport(path, result.document, list(result.diagnostics))
