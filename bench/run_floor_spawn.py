@@ -79,14 +79,11 @@ def main() -> None:
                 floor.run(f"round-{round_}", argv, args.steps)
             else:
                 engine(f"round-{round_}", args.steps)
-            print(
-                f"round {round_} {side:6}: Popen {statistics.median(_popen) / 1e3:6.1f} µs, of it "
-                f"_fork_exec {statistics.median(_fork_exec) / 1e3:6.1f} µs "
-                f"(1-min load {os.getloadavg()[0]:.1f})",
-                flush=True,
-            )
-    service.close()
-    results.close()
+            popen, fork_exec = (statistics.median(times) / 1e3 for times in (_popen, _fork_exec))
+            message = f"round {round_} {side:6}: Popen {popen:6.1f} µs, of it _fork_exec"
+            print(f"{message} {fork_exec:6.1f} µs (1-min load {os.getloadavg()[0]:.1f})")
+    for done in (service.close, results.close):
+        done()
     shutil.rmtree(directory, ignore_errors=True)
 
 
