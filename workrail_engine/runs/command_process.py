@@ -257,6 +257,20 @@ def _has_controlling_terminal() -> bool:
     return _terminal[1]
 
 
+_null: tuple[int, int] | None = None  # (pid, a descriptor of /dev/null it opened)
+
+
+def _stdin() -> int:
+    """/dev/null, as every step's stdin: opened once per process (``subprocess.DEVNULL`` opens
+    and closes it at every spawn, two system calls between a step's result and the next
+    spawn). Close-on-exec: only the steps' stdin (a copy made in the child) reaches them."""
+    global _null
+    pid = os.getpid()
+    if _null is None or _null[0] != pid:
+        _null = (pid, os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
+    return _null[1]
+
+
 def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
     step_processes.become_subreaper()
     # A group of its own, and a session of its own only where there is a terminal to keep from
@@ -269,7 +283,7 @@ def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:
             spec.argv,
             cwd=spec.cwd,
             env={**spec.env, step_processes.ENV_NAME: token},
-            stdin=subprocess.DEVNULL,
+            stdin=_stdin(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             close_fds=True,
