@@ -368,8 +368,8 @@ def _pump(
     # cost a step of `true` more than its one poll.
     assert proc.stdout is not None and proc.stderr is not None
     streams = {
-        stream.fileno(): (stream, is_stdout)
-        for stream, is_stdout in ((proc.stdout, True), (proc.stderr, False))
+        proc.stdout.fileno(): (proc.stdout, True),
+        proc.stderr.fileno(): (proc.stderr, False),
     }
     poller = select.poll()
     for fd in streams:

@@ -256,17 +256,19 @@ def ended(pid: int, token: str, grace: float = 2.0, *, killed: bool = False) -> 
     is then stopped if one escaped or the step was ``killed`` (timeout, cancel), and those
     orphans with their descendants — before the run's next step starts (a leftover server of one
     step must not meet the next one: its port, its files)."""
-    entry = _entry(token)
     escaped = False
     orphans: set[int] = set()
     with _mains_lock:
         _mains.discard(pid)
         began = _began.pop(pid, None)
         end = _now_ticks()
-        # no step still running can have started a process older than its own start
-        earliest_running = min(_began.values(), default=None)
-        own_group = os.getpgid(0)
-        for child in _children():
+        children = _children()
+        if children:  # (most steps leave none: nothing below to work out for them)
+            entry = _entry(token)
+            # no step still running can have started a process older than its own start
+            earliest_running = min(_began.values(), default=None)
+            own_group = os.getpgid(0)
+        for child in children:
             if child in _mains:
                 continue
             stat = _stat(child)
