@@ -261,6 +261,8 @@ class RunWalker:
         """The key a step's attempts, result and agent answer are recorded under: its id, then
         the iteration of each enclosing loop (``ID[2]``, ``ID[1][3]`` nested). Parallel members
         and sequential steps get theirs here alike, so no iteration reads another's outcome."""
+        if not self.iterations:  # (outside every loop: most steps, no generator made for none)
+            return str(step["id"])
         return str(step["id"]) + "".join(f"[{i}]" for i in self.iterations)
 
     def _reaching(self, key: str) -> None:

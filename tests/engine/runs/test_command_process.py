@@ -49,6 +49,22 @@ def test_exit_code_json_stdout_and_stderr_tail(tmp_path):
     assert out.output()["stderr"] == "bad\n"
 
 
+def test_each_step_reads_dev_null_and_inherits_no_other_descriptor(tmp_path):
+    # stdin is a descriptor the engine holds open across steps: every step gets /dev/null at 0,
+    # at its end of file at once, and nothing of the engine's beyond 0, 1 and 2
+    code = (
+        "import json, os, sys; "
+        "print(json.dumps([os.readlink('/proc/self/fd/0'), sys.stdin.read(), "
+        "sorted(int(fd) for fd in os.listdir('/proc/self/fd'))]))"
+    )
+    for _ in range(2):
+        out = run_command(spec(tmp_path, code), cancel=None)
+        assert out.exit_code == 0, out
+        stdin, read, descriptors = out.output()["stdout"]
+        assert (stdin, read) == ("/dev/null", "")
+        assert set(descriptors) - {0, 1, 2} <= {max(descriptors)}  # listdir's own, if listed
+
+
 def test_plain_stdout_stays_text(tmp_path):
     assert run_command(spec(tmp_path, "print('hello')")).output()["stdout"] == "hello\n"
 

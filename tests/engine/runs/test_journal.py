@@ -7,7 +7,7 @@ import sqlite3
 import subprocess
 import sys
 
-from workrail_engine.runs.journal import Journal
+from workrail_engine.runs.journal import Journal, _beside_result, _not_in_result
 
 RESULT = {"step_name": "a", "status": "success", "output": None, "duration": 0.0}
 
@@ -87,3 +87,20 @@ def test_the_last_attempt_is_stored_beside_its_result_without_what_the_result_sa
     finally:
         journal.close()
         dbos.close()
+
+
+def test_a_plain_attempt_is_kept_beside_its_result_as_the_key_by_key_path_keeps_it():
+    output = {"exit_code": 0, "stdout": "", "stderr": "", "duration": 0.0012}
+    plain = {"status": "success", "output": output, "duration": 0.0012, "finished_at": 17.5}
+    one = {"step_name": "a", "status": "success", "output": output, "duration": 0.0012}
+    cases = [
+        (plain, one),  # the shortcut's case
+        (plain, {**one, "attempts": 2, "duration": 0.5}),  # a retried step: its duration kept
+        (plain, {**one, "output": dict(output)}),  # an equal output, not the same object
+        (plain, {**one, "error": "worded otherwise"}),  # an error the outcome has not
+        (plain, {**one, "validation": None}),
+        ({**plain, "deadline": True}, {**one, "deadline": True}),
+    ]
+    for outcome, result in cases:
+        assert _beside_result(outcome, result) == _not_in_result(outcome, result), result
+    assert _beside_result(plain, one) == {"finished_at": 17.5}
