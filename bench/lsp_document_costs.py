@@ -95,8 +95,8 @@ def parse_and_lint_held(threshold: int) -> tuple[float, float]:
 
 
 def whole_text_scans(text: str, runs: int) -> dict[str, float]:
-    from workrail_engine.text._syntax import RAW_SURROGATE, has_raw_surrogate
     from workrail_engine.text.document import LineIndex
+    from workrail_engine.text.syntax_problems import RAW_SURROGATE, has_raw_surrogate
 
     accented = text.replace("careful", "cäreful")  # not ASCII: the UTF-8 encode runs
     crlf = text.replace("\n", "\r\n")

@@ -25,6 +25,7 @@ __all__ = [
     "RunSummary",
     "StepOutput",
     "StepResult",
+    "link_json",
     "step_result_of",
 ]
 
@@ -187,3 +188,12 @@ def step_result_of(stored: Mapping[str, Any]) -> StepResult:
         if key in stored:
             result[key] = stored[key]
     return result
+
+
+def link_json(link: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A lineage link (``{run_id, step_id, step_attempt}``, `runs.fork.lineage_links`) as tool
+    results and JSON reports name it: ``{runId, stepId, stepAttempt}``. Here, not in runs: a
+    session's answers carry it too, and sessions import nothing of runs."""
+    if link is None:
+        return None
+    return {"runId": link["run_id"], "stepId": link["step_id"], "stepAttempt": link["step_attempt"]}

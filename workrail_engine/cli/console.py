@@ -14,7 +14,7 @@ from typing import TextIO
 
 import click
 
-from workrail_engine.text._syntax import has_raw_surrogate
+from workrail_engine.text.syntax_problems import has_raw_surrogate
 
 __all__ = ["Console", "encodable", "wants_color"]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..definition.content_hash import workflow_hash
-from ..runs.fork import link_json
+from ..result_shapes import link_json
 from .divergence import Divergence
 from .history import History, RecordedStep, Stopped
 

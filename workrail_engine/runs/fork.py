@@ -38,7 +38,6 @@ __all__ = [
     "forked_from_input",
     "kept_prefix",
     "lineage_links",
-    "link_json",
     "link_place",
 ]
 
@@ -249,14 +248,6 @@ def lineage_links(record: Mapping[str, Any]) -> dict[str, Any]:
         "forked_from": link(parent) if parent else None,
         "forks": [link(fork) for fork in record.get("forks") or []],
     }
-
-
-def link_json(link: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A link of `lineage_links` as tool results and JSON reports name it: ``{runId, stepId,
-    stepAttempt}``."""
-    if link is None:
-        return None
-    return {"runId": link["run_id"], "stepId": link["step_id"], "stepAttempt": link["step_attempt"]}
 
 
 def link_place(link: Mapping[str, Any]) -> str:

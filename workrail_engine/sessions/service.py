@@ -35,8 +35,7 @@ from ..definition.content_hash import workflow_hash
 from ..definition.steps import executable_steps, find_step
 from ..errors import RunNotFound
 from ..evaluation.step_checks import notes_required
-from ..result_shapes import Cancelled, Pending, RunResult, RunSummary, StepResult
-from ..runs.fork import link_json
+from ..result_shapes import Cancelled, Pending, RunResult, RunSummary, StepResult, link_json
 from ..serving.navigator import next_step
 from .git_context import git_context
 from .position import answer_context, moved_state

@@ -16,8 +16,8 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from ..limits import MAX_NESTING, TOO_DEEP
-from ._syntax import RAW_SURROGATE, UNPAIRED_SURROGATE, SyntaxProblem, has_raw_surrogate
 from .json_pointer import escape_token, unescape_token
+from .syntax_problems import RAW_SURROGATE, UNPAIRED_SURROGATE, SyntaxProblem, has_raw_surrogate
 
 __all__ = ["DuplicateKey", "JsonText", "parse_json", "parse_json_fragment"]
 

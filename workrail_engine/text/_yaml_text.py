@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from ..limits import MAX_NESTING, MAX_YAML_ALIAS_NODES, TOO_DEEP
-from ._syntax import RAW_SURROGATE, UNPAIRED_SURROGATE, SyntaxProblem, has_raw_surrogate
 from .json_pointer import escape_token, unescape_token
+from .syntax_problems import RAW_SURROGATE, UNPAIRED_SURROGATE, SyntaxProblem, has_raw_surrogate
 
 __all__ = ["YamlParse", "parse_yaml"]
 
