@@ -234,3 +234,31 @@ def test_on_postgres_two_continues_and_a_killed_executor(tmp_path, postgres_url,
     assert _status(root, tmp_path, run_id)["status"] == "running"
     cancelled = workrail(root, tmp_path, "cancel", run_id)
     assert cancelled.returncode == 0
+
+
+def test_on_postgres_a_run_left_by_a_process_that_ended_is_taken_over_at_once(
+    tmp_path, postgres_server, monkeypatch
+):
+    """`workrail run` ends on a step that waits for the agent, leaving its run pending on its
+    executor; `continue` then needs another process to execute it. The first process said it was
+    leaving, so the worker takes the run at its first liveness check: with a check every 60 s
+    and a grace of two checks (what a crash gets), the answer still moves the run at once, and
+    a single worker is started however often the follower hands the run over. (A database of
+    its own: a worker of the module's other tests, still lingering, would take the run.)"""
+    monkeypatch.setenv("WORKRAIL_DATABASE_URL", postgres_server.server.new_database())
+    monkeypatch.setenv("WORKRAIL_LIVENESS_INTERVAL", "60")
+    root = _project(tmp_path, 1)
+    run_id = _started_waiting(root, tmp_path)
+    try:
+        out = workrail(root, tmp_path, "continue", run_id, "--output", "the plan", "--wait", "40")
+        assert out.returncode == 0, out.stderr
+        assert "waiting for the agent at step 'report'" in out.stdout, out.stdout + out.stderr
+        assert (root / "starts").read_text().count("\n") == 1
+        workers = subprocess.run(
+            ["pgrep", "-f", f"worker --store {tmp_path / 'home' / 'runs'}"],
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        assert len(workers) == 1, workers
+    finally:
+        _kill_9_the_worker(tmp_path)  # it would stay three checks (3 min) for dead processes

@@ -382,7 +382,7 @@ def _leave(code: int) -> None:
 
         runtime = durable.running()
         if runtime is not None:  # not left running until some process opens the store again
-            runtime.kill_in_flight()
+            runtime.leave()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

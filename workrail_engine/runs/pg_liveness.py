@@ -13,7 +13,10 @@ ends, so a lock anyone can take again belongs to a process whose connection is g
 A free lock is only a *suspect* at first: it is claimed when it is still free ``grace`` seconds
 later. A server restart or failover ends every session at once, and a living process needs up to
 one watch tick to reconnect and take its lock again; without the grace the first process back
-would declare all the others dead and recover their runs while they still execute them.
+would declare all the others dead and recover their runs while they still execute them. A process
+that exits on purpose leaving runs to others (`workrail run` ending on a step that waits for the
+agent, a server stopped mid-step) says so in its row first (`leaving`): its lock, once free,
+cannot come back, so it is claimed at the first check instead of two checks later.
 
 Only psycopg and the standard library: this module works alone; the run store
 (durable/runtime.py) wires it to DBOS's recovery.
@@ -62,7 +65,15 @@ CLIENT_DEFAULTS = {
 SCHEMA_LOCK = "workrail.executors:schema"
 CREATE_SCHEMA = "CREATE SCHEMA IF NOT EXISTS workrail"
 CREATE_TABLE = """CREATE TABLE IF NOT EXISTS workrail.executors(
-    executor_id text PRIMARY KEY, lock_key bigint NOT NULL, host text, pid int, started_at double precision)"""
+    executor_id text PRIMARY KEY, lock_key bigint NOT NULL, host text, pid int, started_at double precision,
+    left_at double precision)"""
+# Stores made before `left_at` existed get it added; looked up first, since the ALTER takes the
+# table's exclusive lock even when the column is there.
+HAS_LEFT_AT = (
+    "SELECT 1 FROM information_schema.columns WHERE table_schema = 'workrail'"
+    " AND table_name = 'executors' AND column_name = 'left_at'"
+)
+ADD_LEFT_AT = "ALTER TABLE workrail.executors ADD COLUMN IF NOT EXISTS left_at double precision"
 
 
 def lock_key(name: str) -> int:
@@ -129,17 +140,18 @@ class PostgresLiveness:
         with self._guard:
             conn = self._connection()
             rows = conn.execute(
-                "SELECT executor_id, lock_key FROM workrail.executors WHERE executor_id <> %s"
-                " ORDER BY executor_id",
+                "SELECT executor_id, lock_key, left_at FROM workrail.executors"
+                " WHERE executor_id <> %s ORDER BY executor_id",
                 (self.executor_id,),
             ).fetchall()
             now, free, claimed = time.monotonic(), set(), []
-            for executor_id, key in rows:
+            for executor_id, key, left_at in rows:
                 # Session locks are re-entrant: one claimed already would be "taken" again here.
                 if executor_id in self._claimed or not self._try_lock(conn, executor_id, key):
                     continue
                 free.add(executor_id)
-                if now - self._suspects.setdefault(executor_id, now) >= self.grace:
+                suspected = self._suspects.setdefault(executor_id, now)
+                if left_at is not None or now - suspected >= self.grace:
                     self._claimed[executor_id] = key
                     claimed.append(executor_id)
                 else:
@@ -162,8 +174,27 @@ class PostgresLiveness:
             )
             self._release(conn, executor_ids)
 
+    def leaving(self) -> None:
+        """This process is about to exit and leaves runs pending for others: marked in its row,
+        it is claimed at the first check after its lock is free (its session ended with the
+        process) rather than after the grace. Call only on the way out: a process that lived on
+        and lost its session to a server restart would be claimed before it could reconnect."""
+        self._stop.set()  # no reconnect (and re-registration) from here on
+        with self._guard:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                return  # lock already gone: the others claim it after the grace, as for a crash
+            try:
+                self._conn.execute(
+                    "UPDATE workrail.executors SET left_at = %s WHERE executor_id = %s",
+                    (time.time(), self.executor_id),
+                )
+            except psycopg.Error as exc:
+                log.warning("could not mark executor %s as leaving: %s", self.executor_id, exc)
+
     def watch(self, recover: Callable[[list[str]], None]) -> None:
-        """Every ``interval`` s in a daemon thread: recover the dead executors, then forget them."""
+        """In a daemon thread, at once and then every ``interval`` s: recover the dead executors,
+        then forget them. (At once: a worker started for a run whose process has just left
+        takes it over without waiting a whole interval.)"""
         if self._thread is not None:
             raise RuntimeError("already watching")
         self._stop.clear()
@@ -197,8 +228,9 @@ class PostgresLiveness:
     # -- the watch thread
 
     def _watch(self, recover: Callable[[list[str]], None]) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._stop.is_set():
             self._tick(recover)
+            self._stop.wait(self.interval)
 
     def _tick(self, recover: Callable[[list[str]], None]) -> None:
         try:
@@ -270,6 +302,8 @@ class PostgresLiveness:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(SCHEMA_LOCK),))
             conn.execute(CREATE_SCHEMA)
             conn.execute(CREATE_TABLE)
+            if conn.execute(HAS_LEFT_AT).fetchone() is None:
+                conn.execute(ADD_LEFT_AT)
 
     def _register(self, conn: psycopg.Connection, first: bool) -> None:
         # The lock before the row: whoever sees the row finds the lock held.

@@ -25,10 +25,11 @@ __all__ = ["spawn_worker"]
 WORKER_LOG = "worker.log"
 
 
-def spawn_worker(home: Path, database: str | None, project: Path) -> int:
+def spawn_worker(home: Path, database: str | None, project: Path) -> subprocess.Popen[bytes]:
     """Start ``workrail worker`` for the store at ``home`` (or ``database``) in a session of its
     own (a Ctrl-C in the terminal that started it does not reach it); its log goes to
-    ``worker.log`` in the store. Returns its pid."""
+    ``worker.log`` in the store. Returns its process (reaped by a thread here when it ends:
+    ``poll()`` is None while it lives)."""
     env = dict(os.environ)
     if database:
         env["WORKRAIL_DATABASE_URL"] = database
@@ -46,7 +47,7 @@ def spawn_worker(home: Path, database: str | None, project: Path) -> int:
         step_processes.ended_own(process.pid)
 
     threading.Thread(target=reap, name="workrail-worker-reaper", daemon=True).start()
-    return process.pid
+    return process
 
 
 def _popen(home: Path, project: Path, env: dict[str, str], log: int) -> subprocess.Popen[bytes]:

@@ -33,6 +33,11 @@ print("ready", flush=True)
 if sys.argv[3] == "close":
     live.close()
     print("closed", flush=True)
+elif sys.argv[3] == "leave":  # as a process exits with runs left to others
+    sys.stdin.readline()
+    live.leaving()
+    print("left", flush=True)
+    sys.stdin.readline()
 else:
     time.sleep(60)
 """
@@ -45,6 +50,7 @@ class Worker:
         self.executor_id = executor_id
         self.process = subprocess.Popen(
             [sys.executable, "-c", WORKER, url, executor_id, mode],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -256,6 +262,53 @@ def test_a_closed_executor_leaves_nothing_to_claim(workers, claimers, url):
     claimer = claimers("claimer", grace=0.0)
     assert claimer.claim_dead() == []
     assert registered(url) == {"claimer"}
+
+
+def test_an_executor_that_left_is_claimed_at_the_first_check_once_its_lock_is_free(
+    workers, claimers, url
+):
+    """A process that exits on purpose with runs left pending says so first: no grace for it
+    (the grace is for living processes reconnecting after a server restart), but never before
+    its session ends. A killed one beside it still waits out the grace."""
+    leaver, killed = workers("leaver", mode="leave").ready(), workers("killed").ready()
+    claimer = claimers("claimer", grace=3600.0)
+    leaver.process.stdin.write("\n")
+    leaver.process.stdin.flush()
+    assert leaver.process.stdout.readline().strip() == "left"
+    assert claimer.claim_dead() == [], "its lock is still held: it has not exited yet"
+    killed.kill()
+    leaver.process.stdin.write("\n")  # it exits: its session ends, and its lock with it
+    leaver.process.stdin.flush()
+    assert leaver.process.wait(10) == 0
+    assert poll(claimer.claim_dead) == ["leaver"]
+    time.sleep(0.3)
+    assert claimer.claim_dead() == [], "the killed one is a suspect for the grace"
+    claimer.forget(["leaver"])
+    assert registered(url) == {"claimer", "killed"}
+
+
+def test_a_store_made_before_executors_could_leave_gets_the_column(url):
+    """Stores whose executors table predates the mark of a process leaving get the column when
+    a process next starts on them."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA workrail")
+        conn.execute(
+            "CREATE TABLE workrail.executors(executor_id text PRIMARY KEY, lock_key bigint NOT"
+            " NULL, host text, pid int, started_at double precision)"
+        )
+        conn.execute(
+            "INSERT INTO workrail.executors(executor_id, lock_key) VALUES ('old', %s)",
+            (lock_key("old"),),
+        )
+    live = PostgresLiveness(url, "new", interval=0.1, grace=0.0)
+    live.start()
+    try:
+        assert live.claim_dead() == ["old"]
+        live.leaving()
+    finally:
+        live.close()
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT executor_id FROM workrail.executors").fetchall() == [("old",)]
 
 
 def test_watch_recovers_then_forgets(workers, claimers, url):

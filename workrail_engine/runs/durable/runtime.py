@@ -11,6 +11,7 @@ import atexit
 import functools
 import logging
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -125,7 +126,7 @@ def launch(
 def _shutdown_current() -> None:
     runtime = _current
     if runtime is not None:
-        runtime.shutdown()
+        runtime.shutdown(exiting=True)
 
 
 class DurableRuntime:
@@ -157,6 +158,8 @@ class DurableRuntime:
         self.members_on_queue = False  # Postgres: a parallel group's members on the member queue
         self.member_queue: MemberQueue | None = None  # this process takes members from it
         self.liveness: PostgresLiveness | None = None  # on a Postgres store
+        self._worker: subprocess.Popen[bytes] | None = None  # the last worker started here
+        self._starting_worker = threading.Lock()
         # run id → the definition of a run started here, until its walk takes it (`start_run`)
         self.starting: dict[str, dict[str, Any]] = {}
 
@@ -249,9 +252,11 @@ class DurableRuntime:
         self.liveness.start()
         self.liveness.watch(functools.partial(recovery.recover, self))
 
-    def shutdown(self) -> None:
+    def shutdown(self, *, exiting: bool = False) -> None:
         """Stop DBOS in this process (its background threads too) after a clean finish of the
-        caller's work; runs still in flight are left to be recovered by the next process."""
+        caller's work; runs still in flight are left to be recovered by the next process.
+        ``exiting``: the process ends now (its exit hook), so on Postgres the runs it leaves are
+        taken over at the next check of a living process rather than after the grace."""
         global _current
         with _lock:
             if _current is not self:
@@ -269,6 +274,8 @@ class DurableRuntime:
                         part.close()
                 if self.executor_lock is not None:
                     self.executor_lock.release()
+            elif exiting and self.liveness is not None:
+                self.liveness.leaving()
             _current = None
 
     def abandon_launch(self) -> None:
@@ -320,6 +327,15 @@ class DurableRuntime:
         if self._groups is not None:
             self._groups.kill_all()
 
+    def leave(self) -> None:
+        """For a process about to exit at once (``os._exit``) with runs in flight: their steps'
+        processes are killed (`kill_in_flight`), and on Postgres this executor is marked as
+        leaving, so that a living process takes the runs over at its next check rather than
+        after the grace a crash gets (pg_liveness.py)."""
+        self.kill_in_flight()
+        if self.liveness is not None:
+            self.liveness.leaving()
+
     # --- no run left behind (recovery.py, worker.py) ---------------------------------------
 
     def recover_dead_now(self) -> None:
@@ -339,8 +355,13 @@ class DurableRuntime:
 
     def start_worker(self) -> None:
         """A worker (``workrail worker``) for this store: it takes over the runs that wait for a
-        process and exits once none is left."""
-        spawn_worker(self.home, self.database_url, self.settings.project)
+        process and exits once none is left. Not a second one while the last one started here
+        lives: it takes every run that waits, and a follower hands a run over again every 2 s
+        until it moves (on Postgres a dead process's runs wait for a liveness check)."""
+        with self._starting_worker:
+            if self._worker is not None and self._worker.poll() is None:
+                return
+            self._worker = spawn_worker(self.home, self.database_url, self.settings.project)
 
     def _run_member(
         self, run_id: str, key: str, member: dict[str, Any], recorded: Recorded | None
@@ -500,7 +521,7 @@ def _exit_if_busy() -> None:
             runtime.start_worker()
         except OSError as error:
             logging.getLogger(__name__).warning("could not start a worker: %s", error)
-    runtime.kill_in_flight()
+    runtime.leave()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
