@@ -20,8 +20,15 @@ the median of the rounds' engine/floor ratios, with the rounds' load (1-minute a
 it, the same ratio of this process's CPU time (every thread's, not the children's): on a machine
 whose cores are all busy the wall time is mostly that, and the load moves it less.
 
+With ``--spawn-times`` each round also prints, per side, the median and 90th percentile of the
+spawn's kernel part (``subprocess._fork_exec``: the ``vfork`` until the child's ``execve`` lets the
+parent go — the same call with the same options on every side). On this 2-core machine it moves
+between ≈ 80 µs and 0.5–3 ms from one side's second to the next with the scheduler's placement of
+the child (docs/benchmarks.md, Runs): a round whose sides' spawns differ that much measures the
+scheduler, not the engine. (Timing it wraps the call: a microsecond more a spawn on every side.)
+
     .venv/bin/python bench/run_floor.py [--steps 1000] [--repeat 3] [--stores sqlite postgres]
-                                        [--database postgresql://USER@HOST:PORT/DB]
+                                        [--database postgresql://USER@HOST:PORT/DB] [--spawn-times]
 """
 
 from __future__ import annotations
@@ -107,7 +114,11 @@ class Floor:
         self.directory = directory
         self.results = results
         self.log = os.open(directory / "groups.log", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
-        self.env = {"PATH": os.environ["PATH"], "HOME": str(directory), "LANG": "C.UTF-8"}
+        # What the executor gives every step (the same variables as the engine's: `Popen` encodes
+        # each one, a few µs a step of `true` for five against three)
+        from workrail_engine.runs.workspace import minimal_environment
+
+        self.env = minimal_environment()
 
     def run(self, run_id: str, argv: list[str], steps: int) -> None:
         for i in range(steps):
@@ -158,6 +169,32 @@ class Floor:
             os.write(self.log, f"-{proc.pid}\n".encode())
 
 
+_spawns: list[int] = []  # `--spawn-times`: each spawn's `_fork_exec`, in ns, of the side under way
+
+
+def time_spawns() -> None:
+    """Time every `subprocess._fork_exec` from now on, into `_spawns`."""
+    fork_exec = subprocess._fork_exec  # type: ignore[attr-defined]
+
+    def timed_fork_exec(*args: Any) -> Any:
+        started = time.perf_counter_ns()
+        try:
+            return fork_exec(*args)
+        finally:
+            _spawns.append(time.perf_counter_ns() - started)
+
+    subprocess._fork_exec = timed_fork_exec  # type: ignore[attr-defined]
+
+
+def spawn_times() -> str:
+    """The median and 90th percentile of the spawns timed since the last call, in µs."""
+    times = sorted(_spawns)
+    _spawns.clear()
+    if not times:
+        return "-"
+    return f"{times[len(times) // 2] / 1e3:.0f}/{times[len(times) * 9 // 10] / 1e3:.0f}"
+
+
 def process_cpu() -> float:
     used = resource.getrusage(resource.RUSAGE_SELF)
     return used.ru_utime + used.ru_stime
@@ -201,10 +238,16 @@ def one_store(args: argparse.Namespace) -> None:
     }
     floor.run("warm-up", argv, 20)  # caches, the stores' first pages
     engine(20)
+    if args.spawn_times:
+        time_spawns()
     rounds = []
     for round_ in range(1, args.repeat + 1):
         order = list(sides) if round_ % 2 else list(reversed(sides))
-        measured = {side: timed(sides[side]) for side in order}
+        measured, spawns = {}, {}
+        for side in order:
+            _spawns.clear()
+            measured[side] = timed(sides[side])
+            spawns[side] = spawn_times()
         wall = {side: measured[side][0] for side in sides}
         cpu = {side: 1e6 * measured[side][1] / args.steps for side in sides}
         load = os.getloadavg()[0]
@@ -214,7 +257,13 @@ def one_store(args: argparse.Namespace) -> None:
             f"floor {wall['floor']:.2f} s, engine {wall['engine']:.2f} s; engine/floor "
             f"{wall['engine'] / wall['floor']:.3f}x, floor/bare {wall['floor'] / wall['bare']:.2f}x; "
             f"CPU µs/step bare {cpu['bare']:.0f}, floor {cpu['floor']:.0f}, engine "
-            f"{cpu['engine']:.0f} (1-min load {load:.1f})",
+            f"{cpu['engine']:.0f} (1-min load {load:.1f})"
+            + (
+                f"; spawn µs median/p90 bare {spawns['bare']}, floor {spawns['floor']}, "
+                f"engine {spawns['engine']}"
+                if args.spawn_times
+                else ""
+            ),
             flush=True,
         )
     service.close()
@@ -235,6 +284,11 @@ def main() -> None:
         "--database",
         help="an empty Postgres database's URL (default: a server started for the bench)",
     )
+    parser.add_argument(
+        "--spawn-times",
+        action="store_true",
+        help="print each side's median and p90 spawn (subprocess._fork_exec) per round",
+    )
     parser.add_argument("--store", choices=("sqlite", "postgres"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.store:
@@ -252,6 +306,7 @@ def main() -> None:
         for store in args.stores:
             command = [sys.executable, __file__, "--store", store, "--steps", str(args.steps)]
             command += ["--repeat", str(args.repeat), "--command", args.command]
+            command += ["--spawn-times"] if args.spawn_times else []
             if store == "postgres":
                 command += ["--database", args.database]
             finished = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)

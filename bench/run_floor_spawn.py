@@ -26,27 +26,20 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 import run_floor  # noqa: E402
 
-_fork_exec: list[int] = []
+_fork_exec = run_floor._spawns  # each spawn's `_fork_exec`, timed by `run_floor.time_spawns`
 _popen: list[int] = []
 
 
 def timed_spawns() -> None:
-    real_fork_exec, real_init = subprocess._fork_exec, subprocess.Popen.__init__  # type: ignore[attr-defined]
-
-    def fork_exec(*args: Any) -> Any:
-        started = time.perf_counter_ns()
-        try:
-            return real_fork_exec(*args)
-        finally:
-            _fork_exec.append(time.perf_counter_ns() - started)
+    run_floor.time_spawns()
+    real_init = subprocess.Popen.__init__
 
     def init(self: subprocess.Popen[bytes], *args: Any, **kwargs: Any) -> None:
         started = time.perf_counter_ns()
         real_init(self, *args, **kwargs)
         _popen.append(time.perf_counter_ns() - started)
 
-    subprocess._fork_exec = fork_exec  # type: ignore[attr-defined]
-    subprocess.Popen.__init__ = init  # type: ignore[method-assign]
+    subprocess.Popen.__init__ = init  # type: ignore[method-assign,assignment]
 
 
 def main() -> None:

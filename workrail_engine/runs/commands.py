@@ -140,12 +140,15 @@ def _spec(
     cwd = resolve_cwd(settings.project, run.get("cwd"))
     if step.get("sandbox") or settings.sandbox:
         argv = bubblewrap_argv(check_sandbox(), settings.project, cwd, argv)
-    timeouts = [t for t in (run.get("timeoutSeconds"), remaining) if t is not None]
+    # the step's own timeout or what is left of the run's, the earlier (no list made: per step)
+    timeout = run.get("timeoutSeconds")
+    if timeout is None or (remaining is not None and remaining < timeout):
+        timeout = remaining
     return CommandSpec(
         argv,
         cwd,
         env,
-        timeout=min(timeouts) if timeouts else None,
+        timeout=timeout,
         grace=settings.grace,
         secrets=tuple(secrets.values.values()),
     )

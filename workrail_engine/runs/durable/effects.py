@@ -50,15 +50,8 @@ class _RunGroups:
 
     def __init__(self, groups: InFlight, later: Callable[..., None]) -> None:
         self._groups, self._later = groups, later
-
-    def expect(self, token: str) -> None:
-        self._groups.expect(token)
-
-    def add(self, pgid: int, token: str) -> None:
-        self._groups.add(pgid, token)
-
-    def not_spawned(self, token: str) -> None:
-        self._groups.not_spawned(token)
+        # the log's own methods, not one call more each at every step
+        self.expect, self.add, self.not_spawned = groups.expect, groups.add, groups.not_spawned
 
     def ended(self, pgid: int) -> None:
         self._groups.forget(pgid)
