@@ -262,3 +262,55 @@ def test_on_postgres_a_run_left_by_a_process_that_ended_is_taken_over_at_once(
         assert len(workers) == 1, workers
     finally:
         _kill_9_the_worker(tmp_path)  # it would stay three checks (3 min) for dead processes
+
+
+def test_on_postgres_a_worker_whose_store_is_gone_says_so_and_ends(tmp_path, postgres_server):
+    """The database goes away under a worker (it lingers: a check every 30 s): once its
+    reconnects give up (3 s here instead of 2 minutes) it says so in one line and ends, rather
+    than spending as long again in its exit's clean stop and ending on a traceback."""
+    import psycopg
+
+    url = postgres_server.server.new_database()
+    runs = tmp_path / "home" / "runs"
+    runs.mkdir(parents=True)
+    log = tmp_path / "worker.log"
+    env = {
+        **os.environ,
+        "WORKRAIL_HOME": str(tmp_path / "home"),
+        "WORKRAIL_DATABASE_URL": url,
+        "WORKRAIL_LIVENESS_INTERVAL": "30",
+    }
+    patched = "import workrail_engine.runs.sql_store as store; store.RECONNECT_FOR = 3.0; "
+    with log.open("w") as stderr:
+        worker = subprocess.Popen(
+            [sys.executable, "-c", patched + "from workrail_engine.cli.app import main; main()"]
+            + ["worker", "--store", str(runs)],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+
+    def registered() -> bool:
+        with psycopg.connect(url) as conn:
+            rows = conn.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = 'workrail' AND tablename = 'executors'"
+            ).fetchall()
+            return bool(rows) and bool(
+                conn.execute(
+                    "SELECT 1 FROM workrail.executors WHERE pid = %s", (worker.pid,)
+                ).fetchall()
+            )
+
+    try:
+        _until(registered, 30, "the worker registers")
+        postgres_server.stop()
+        assert worker.wait(timeout=90) == 1
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        postgres_server.start()
+    last = log.read_text().strip().splitlines()[-1]
+    assert last.startswith("workrail worker: stopped, the run store failed: OperationalError: ")
+    assert last.endswith("its runs are taken over by the next process that opens the store")

@@ -371,13 +371,13 @@ def _plan_step(step: dict[str, Any], shlex: Any) -> str:
     return f"{name}: {shlex.join(step['argv'])}" + (f"  [{', '.join(extras)}]" if extras else "")
 
 
-def _leave(code: int) -> None:
+def _leave(code: int, *, always: bool = False) -> None:
     """Exit now if a run of this process is still going (waiting for an agent, or still being
-    cancelled): its thread is blocked in the store and the interpreter would wait for it. The
-    run is durable; the next process that opens the store takes it over."""
+    cancelled), or ``always``: its thread is blocked in the store and the interpreter would wait
+    for it. The run is durable; the next process that opens the store takes it over."""
     from workrail_engine.runs import durable_runs_in_progress
 
-    if durable_runs_in_progress():
+    if always or durable_runs_in_progress():
         from workrail_engine.runs import durable
 
         runtime = durable.running()
@@ -645,7 +645,20 @@ def worker_command(settings: Settings, store: Path | None) -> None:
     nothing is left. The CLI's `continue`, `runs`, `run-status` and a server that shuts down
     start one by themselves (see docs/runs.md, "No run left behind")."""
     service = _service(settings, store=store)
-    service.work()
+    try:
+        service.work()
+    except Exception as error:
+        # The store unreachable for longer than its reconnects wait (or a fault): say so once
+        # and end now. The exit hook's clean stop would read the store again, waiting as long
+        # once more, for runs that are durable anyway: the next process to open the store
+        # takes them over.
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        click.echo(
+            f"workrail worker: stopped, the run store failed: {type(error).__name__}: "
+            f"{first_line}; its runs are taken over by the next process that opens the store",
+            err=True,
+        )
+        _leave(1, always=True)
     _leave(0)
 
 

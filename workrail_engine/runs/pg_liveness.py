@@ -188,8 +188,8 @@ class PostgresLiveness:
                     "UPDATE workrail.executors SET left_at = %s WHERE executor_id = %s",
                     (time.time(), self.executor_id),
                 )
-            except psycopg.Error as exc:
-                log.warning("could not mark executor %s as leaving: %s", self.executor_id, exc)
+            except psycopg.Error as exc:  # its runs are claimed after the grace, as for a crash
+                log.debug("could not mark executor %s as leaving: %s", self.executor_id, exc)
 
     def watch(self, recover: Callable[[list[str]], None]) -> None:
         """In a daemon thread, at once and then every ``interval`` s: recover the dead executors,
