@@ -192,9 +192,7 @@ class PostgresLiveness:
                 log.debug("could not mark executor %s as leaving: %s", self.executor_id, exc)
 
     def watch(self, recover: Callable[[list[str]], None]) -> None:
-        """In a daemon thread, at once and then every ``interval`` s: recover the dead executors,
-        then forget them. (At once: a worker started for a run whose process has just left
-        takes it over without waiting a whole interval.)"""
+        """Every ``interval`` s in a daemon thread: `check`."""
         if self._thread is not None:
             raise RuntimeError("already watching")
         self._stop.clear()
@@ -228,11 +226,13 @@ class PostgresLiveness:
     # -- the watch thread
 
     def _watch(self, recover: Callable[[list[str]], None]) -> None:
-        while not self._stop.is_set():
-            self._tick(recover)
-            self._stop.wait(self.interval)
+        while not self._stop.wait(self.interval):
+            self.check(recover)
 
-    def _tick(self, recover: Callable[[list[str]], None]) -> None:
+    def check(self, recover: Callable[[list[str]], None]) -> None:
+        """Claim the dead executors (`claim_dead`), recover their runs, then forget them; on a
+        failure, leave them for the next check. Besides the watch's ticks, a worker checks at
+        every turn of its loop, so the runs of a process that left are its at once."""
         try:
             claimed = self.claim_dead()
         except psycopg.Error as exc:  # the database briefly unavailable: the next tick reconnects

@@ -65,9 +65,12 @@ def executor_alive(runtime: DurableRuntime, executor_id: str | None) -> bool:
 
 
 def recover_dead_now(runtime: DurableRuntime) -> None:
-    """SQLite: take over the runs of processes that died since the last look (a server that just
-    handed its runs over, say); Postgres watches its executors by itself."""
+    """Take over the runs of processes that died since the last look (a server that just handed
+    its runs over, say). On Postgres, a check of the liveness watch's, now: a process that left
+    is claimed at once, a dead one once its grace is over (pg_liveness.py)."""
     if runtime.journal.postgres:
+        if runtime.liveness is not None:
+            runtime.liveness.check(lambda dead: recover(runtime, dead))
         return
     dead = set(dead_executors(runtime.home, runtime.executor_id))
     # and processes gone so long ago that their lock file went too
