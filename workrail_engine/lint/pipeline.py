@@ -210,7 +210,10 @@ def lint_text(
 
 
 def lint_path(
-    path: str | os.PathLike[str], steps_by_content: StepsByContent | None = None
+    path: str | os.PathLike[str],
+    steps_by_content: StepsByContent | None = None,
+    data: bytes | None = None,
 ) -> LintResult:
-    document = read_document(path)
+    """``data``: the file's bytes when they were read already (see `read_document`)."""
+    document = read_document(path, data)
     return LintResult(document, lint_document(document, steps_by_content=steps_by_content))
