@@ -26,6 +26,8 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 @dataclass(frozen=True, slots=True)
 class DuplicateKey:
+    """A key repeated in one JSON object, with the spans its diagnostic and fix need."""
+
     key: str
     container: str  # JSON pointer of the object
     first: tuple[int, int]  # key span of the first occurrence
