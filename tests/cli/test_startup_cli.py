@@ -33,6 +33,22 @@ def loaded_after(code: str) -> list[str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def validated_json(path: Path, names: list[str]) -> tuple[str, list[str]]:
+    """`workrail validate --format json PATH` in a process of its own: what it printed, and
+    which of ``names`` it loaded."""
+    code = (
+        "import sys, json\nfrom workrail_engine.cli import cli\n"
+        f"try:\n    cli.main(['validate', '--format', 'json', {str(path)!r}], standalone_mode=False)\n"
+        "except SystemExit:\n    pass\n"
+        f"print(json.dumps([m for m in {names!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    *report, loaded = done.stdout.strip().splitlines()
+    return "\n".join(report), json.loads(loaded)
+
+
 def test_importing_the_cli_loads_nothing_heavy() -> None:
     assert loaded_after("import workrail_engine.cli") == []
 
@@ -69,16 +85,8 @@ def test_checking_without_fixing_loads_neither_the_writer_nor_the_editor_model()
         "workrail_engine.text.tolerant_tree",
         "hashlib",
     ]
-    code = (
-        "import sys, json\nfrom workrail_engine.cli import cli\n"
-        f"try:\n    cli.main(['validate', '--format', 'json', {str(BUNDLED / 'coding-task.json')!r}], standalone_mode=False)\n"
-        "except SystemExit:\n    pass\n"
-        f"print(json.dumps([m for m in {names!r} if m in sys.modules] + ['workrail_engine.lint' in sys.modules]))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [True]  # linted, loaded none
+    _, loaded = validated_json(BUNDLED / "coding-task.json", [*names, "workrail_engine.lint"])
+    assert loaded == ["workrail_engine.lint"]  # linted, loaded none of the others
 
 
 def test_checking_pauses_the_cycle_collector_and_then_restores_it() -> None:
@@ -115,14 +123,6 @@ def test_a_suggestion_among_a_few_names_loads_neither_rapidfuzz_nor_the_contract
         json.dumps({"id": "typo-flow", "name": "T", "version": "1.0.0", "steps": [step]})
     )
     names = ["rapidfuzz", "workrail_engine.evaluation.contracts", "workrail_engine.lint"]
-    code = (
-        "import sys, json\nfrom workrail_engine.cli import cli\n"
-        f"try:\n    cli.main(['validate', '--format', 'json', {str(flow)!r}], standalone_mode=False)\n"
-        "except SystemExit:\n    pass\n"
-        f"print(json.dumps([m for m in {names!r} if m in sys.modules]))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert "did you mean 'prompt'?" in done.stdout  # the suggestion was made
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["workrail_engine.lint"]
+    report, loaded = validated_json(flow, names)
+    assert "did you mean 'prompt'?" in report  # the suggestion was made
+    assert loaded == ["workrail_engine.lint"]
