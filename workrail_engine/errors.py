@@ -25,56 +25,19 @@ __all__ = [
 ]
 
 
-# Up to this many candidates (a step's keys, an enum, a workflow's step ids) the scores are
-# computed here: importing rapidfuzz costs ~6 ms, 1 % of `workrail validate` on 1,000 files with
-# one suggestion among them, and more than scoring 200 short names in Python.
-_SCORED_WITHOUT_RAPIDFUZZ = 200
-
-
 def closest(name: str, candidates: Iterable[str], n: int = 3, cutoff: float = 50.0) -> list[str]:
     """The candidates most like ``name``, best first, ties by name (for "did you mean" hints).
 
-    The score is rapidfuzz's ``fuzz.ratio``, the normalized Indel similarity (difflib's ratio
-    with a longest common subsequence) × 100, kept when at least ``cutoff``. rapidfuzz computes
-    it in C++: over the 2,800 step ids of a large workflow it answers in well under a
-    millisecond where difflib took ~100 ms. A few strings are scored by `indel_ratio`, to the
-    same value.
+    rapidfuzz's normalized Indel similarity is difflib's ratio computed in C++: over the 2,800 step
+    ids of a large workflow it answers in well under a millisecond where difflib took ~100 ms.
     """
-    names = list(candidates)
-    if type(name) is str and len(names) <= _SCORED_WITHOUT_RAPIDFUZZ:
-        if all(type(other) is str for other in names):
-            scored = [(other, indel_ratio(name, other)) for other in names]
-            kept = [match for match in scored if match[1] >= cutoff]
-            return [match[0] for match in sorted(kept, key=_rank)[:n]]
     from rapidfuzz import fuzz, process
 
-    matches = process.extract(name, names, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff)
-    return [match[0] for match in sorted(matches, key=_rank)[:n]]
-
-
-def _rank(match: tuple[Any, ...]) -> tuple[float, str]:
-    return -match[1], match[0]
-
-
-def indel_ratio(a: str, b: str) -> float:
-    """rapidfuzz's ``fuzz.ratio(a, b)``: ``(1 - (len(a) + len(b) - 2 × LCS) / (len(a) + len(b)))
-    × 100``, the same float (the operations in the same order), 100 for two empty strings.
-
-    The longest common subsequence by Hyyrö's bit-parallel algorithm: a bit per character of
-    ``a``; each character of ``b`` updates all of them in a few integer operations."""
-    total = len(a) + len(b)
-    if not total:
-        return 100.0
-    positions: dict[str, int] = {}
-    for index, char in enumerate(a):
-        positions[char] = positions.get(char, 0) | 1 << index
-    every = (1 << len(a)) - 1
-    row = every
-    for char in b:
-        matched = row & positions.get(char, 0)
-        row = ((row + matched) | (row - matched)) & every
-    common = len(a) - row.bit_count()
-    return (1.0 - (total - 2 * common) / total) * 100
+    matches = process.extract(
+        name, list(candidates), scorer=fuzz.ratio, limit=None, score_cutoff=cutoff
+    )
+    ranked = sorted(matches, key=lambda match: (-match[1], match[0]))
+    return [match[0] for match in ranked[:n]]
 
 
 def _not_found(
