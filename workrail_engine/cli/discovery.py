@@ -17,9 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from workrail_engine.cli.formatters.codeframe import printable_path
-from workrail_engine.text.regular_files import UnreadableFile, read_regular_file
 from workrail_engine.text.workflow_files import (
-    HEAD_SIZE,
     SUFFIXES,
     is_workflow_name,
     is_workflows_directory,
@@ -57,9 +55,7 @@ def project_directories(project: Path, extra: Sequence[Path] = ()) -> list[Path]
     return found + [Path(d) for d in extra if Path(d).is_dir()]
 
 
-def _walk(
-    directory: str, every_file: bool, read_ahead: dict[str, bytes] | None = None
-) -> Iterator[str]:
+def _walk(directory: str, every_file: bool) -> Iterator[str]:
     every_file = every_file or _in_workflows_directory(directory)
     absolute = os.path.isabs(directory)
     for root, dirs, files in os.walk(directory):
@@ -76,26 +72,9 @@ def _walk(
                 if (
                     every_file
                     or is_workflow_name(name, in_workflows)
-                    or _names_workrail_schema(path, read_ahead)
+                    or names_workrail_schema(read_head(path))
                 ):
                     yield path
-
-
-def _names_workrail_schema(path: str, read_ahead: dict[str, bytes] | None) -> bool:
-    """Whether the file's head names WorkRail's schema. With ``read_ahead``, the whole file is
-    read, as the check that comes next reads it, and its bytes are kept there when it does:
-    one read instead of two (a second open and read of each of 1,000 files was 1 % of
-    `workrail validate`'s time on them)."""
-    if read_ahead is None:
-        return names_workrail_schema(read_head(path))
-    try:
-        data = read_regular_file(path)
-    except UnreadableFile:  # not a regular file, too large…: the head decides, the check says why
-        return names_workrail_schema(read_head(path))
-    if not names_workrail_schema(data[:HEAD_SIZE].decode("utf-8", errors="replace")):
-        return False
-    read_ahead[path] = data
-    return True
 
 
 def _in_workflows_directory(directory: str) -> bool:
@@ -130,23 +109,19 @@ def named_paths(arguments: Iterable[str | os.PathLike[str]]) -> list[str]:
 
 
 def collect_files(
-    arguments: Iterable[str | os.PathLike[str]],
-    *,
-    sources: bool = False,
-    read_ahead: dict[str, bytes] | None = None,
+    arguments: Iterable[str | os.PathLike[str]], *, sources: bool = False
 ) -> list[str]:
     """Every file to check, in the order given, each once (as the user spelled its path).
 
     ``sources``: the directories are workflow sources (the project's, ``--workflows``), so every
-    JSON/YAML file in them counts, whatever the directory's name. ``read_ahead``: gets the bytes
-    of the files a walk read whole to find their ``$schema``, by path (`lint_files` takes them).
+    JSON/YAML file in them counts, whatever the directory's name.
     """
     seen: set[str] = set()
     out: list[str] = []
     resolved_directories: dict[str, str] = {}
     for argument in arguments:
         for match in _expand(os.fspath(argument)):
-            paths = _walk(match, sources, read_ahead) if os.path.isdir(match) else [match]
+            paths = _walk(match, sources) if os.path.isdir(match) else [match]
             for path in paths:
                 key = _real_path(path, resolved_directories)
                 if key not in seen:

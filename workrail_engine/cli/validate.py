@@ -316,8 +316,7 @@ def _validate(
     arguments = list(paths) or _default_paths(project, extra_dirs, notes)
     if arguments is None:
         return 0
-    read_ahead: dict[str, bytes] = {}
-    files = collect_files(arguments, sources=not paths, read_ahead=read_ahead)
+    files = collect_files(arguments, sources=not paths)
     if not files:
         notes.warning("no workflow files found in " + ", ".join(arguments) + WORKFLOW_FILE_RULE)
     for path in files:  # configuration errors first: nothing is written under a bad one
@@ -334,8 +333,7 @@ def _validate(
         rewrites = [rewrite for rewrite, _ in done]
         left = {r.path for r in write_rewrites(rewrites, scope, console.warning, "fixing")}
         fixed = sum(count for rewrite, count in done if rewrite.path not in left)
-        read_ahead.clear()  # the files as they were before the fixes: read them again
-    reports = lint_files(files, catalog.ids, catalog.routine, read_ahead)
+    reports = lint_files(files, catalog.ids, catalog.routine)
     _filter(reports, selections)
     summary = Summary.of(reports, strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
     _render(reports, summary, options, console)

@@ -212,10 +212,7 @@ def lint_text(
 
 
 def lint_path(
-    path: str | os.PathLike[str],
-    steps_by_content: StepsByContent | None = None,
-    data: bytes | None = None,
+    path: str | os.PathLike[str], steps_by_content: StepsByContent | None = None
 ) -> LintResult:
-    """``data``: the file's bytes when they were read already (see `read_document`)."""
-    document = read_document(path, data)
+    document = read_document(path)
     return LintResult(document, lint_document(document, steps_by_content=steps_by_content))

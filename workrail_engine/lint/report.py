@@ -128,24 +128,17 @@ def lint_files(
     paths: Sequence[str],
     catalog_ids: Callable[[], Iterable[str]] | None = tuple,
     catalog_routine: RoutineLookup | None = None,
-    read_ahead: dict[str, bytes] | None = None,
 ) -> list[FileReport]:
-    """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`).
-
-    ``read_ahead``: the bytes of files read already, by path (`collect_files`); each is taken
-    out as its file is checked."""
+    """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
     from .pipeline import lint_path
     from .step_check_cache import StepsByContent
 
     # Workflows copy steps from one another: each distinct step is checked once.
     steps_by_content = StepsByContent()
-    read = read_ahead if read_ahead is not None else {}
     # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
     reports = [
         FileReport(path, result.document, list(result.diagnostics))
-        for path, result in (
-            (path, lint_path(path, steps_by_content, read.pop(path, None))) for path in paths
-        )
+        for path, result in ((path, lint_path(path, steps_by_content)) for path in paths)
     ]
     add_cross_file_diagnostics(reports, catalog_ids, catalog_routine)
     return reports

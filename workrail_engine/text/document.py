@@ -36,7 +36,6 @@ __all__ = [
     "parse_document",
     "read_document",
     "read_workflow_text",
-    "workflow_text",
 ]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -439,12 +438,6 @@ def read_workflow_text(source: str | os.PathLike[str] | BinaryIO) -> str:
         raise UnreadableText("WR004", str(err)) from None
     except UnreadableFile as err:
         raise UnreadableText("WR003", str(err)) from None
-    return workflow_text(data)
-
-
-def workflow_text(data: bytes) -> str:
-    """The text of a workflow file's bytes (read by `read_regular_file`): UTF-8, no NUL bytes;
-    raises `UnreadableText` for anything else."""
     if b"\x00" in data[:8192]:
         raise UnreadableText("WR003", "Binary file (it contains NUL bytes): not a workflow")
     try:
@@ -460,17 +453,15 @@ def workflow_text(data: bytes) -> str:
         ) from None
 
 
-def read_document(path: str | os.PathLike[str], data: bytes | None = None) -> WorkflowDocument:
+def read_document(path: str | os.PathLike[str]) -> WorkflowDocument:
     """Read and parse a file; every way a file can be unreadable becomes a diagnostic.
 
     Only regular files of at most MAX_DOCUMENT_BYTES are read (see regular_files): a FIFO, a
-    device or a directory is a WR003, never a read that blocks or never ends. ``data``: the
-    file's bytes as `read_regular_file` read them already (a directory walk that looked for
-    its ``$schema``), in place of a second read.
+    device or a directory is a WR003, never a read that blocks or never ends.
     """
     name = os.fspath(path)
     try:
-        text = read_workflow_text(name) if data is None else workflow_text(data)
+        text = read_workflow_text(name)
     except UnreadableText as refused:
         return refused.document(name)
     return parse_document(text, name)
