@@ -9,7 +9,8 @@ own bytecode — over the same inputs, and compares standard output, standard er
 code of every run:
 
 - the 1,000 files `bench/validate.py` generates (its seed), as one directory, in every format
-  (text, json, sarif, github), and its ~1 MB workflow (text, json);
+  (text, json, sarif, github); the same with ``--distinct`` (no step shared between files); and
+  its ~1 MB workflow (text, json);
 - every JSON file `bench/upstream_compat.py` extracts from the four upstream releases (accepted by
   upstream or not): each release's `workflows/` and `spec/examples/` files as two runs (text,
   json), and each file alone (json);
@@ -69,6 +70,10 @@ def _inputs(work: Path, mirror: Path) -> list[Case]:
     corpus.mkdir()
     validate_bench.generate(corpus, 1000)
     cases += [(f"bench corpus, {fmt}", [str(corpus), "--format", fmt]) for fmt in FORMATS]
+    distinct = work / "distinct"
+    distinct.mkdir()
+    validate_bench.generate(distinct, 1000, distinct=True)
+    cases += [(f"bench --distinct, {fmt}", [str(distinct), "--format", fmt]) for fmt in FORMATS]
     big = work / "big" / "big-workflow.json"
     big.parent.mkdir()
     validate_bench.big_workflow(big)

@@ -279,6 +279,8 @@ def _from_table(table: Mapping[str, Any], path: Path, base: ProjectConfig) -> Pr
 
 @dataclass(frozen=True, slots=True)
 class _Table:
+    """A configuration file's ``[tool.workrail]`` settings (or the whole ``workrail.toml``)."""
+
     settings: Mapping[str, Any]
     extend_line: int | None
     """The line ``extend`` is set on (for errors about it), when it can be told."""

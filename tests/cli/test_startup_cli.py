@@ -33,6 +33,22 @@ def loaded_after(code: str) -> list[str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def validated_json(path: Path, names: list[str]) -> tuple[str, list[str]]:
+    """`workrail validate --format json PATH` in a process of its own: what it printed, and
+    which of ``names`` it loaded."""
+    code = (
+        "import sys, json\nfrom workrail_engine.cli import cli\n"
+        f"try:\n    cli.main(['validate', '--format', 'json', {str(path)!r}], standalone_mode=False)\n"
+        "except SystemExit:\n    pass\n"
+        f"print(json.dumps([m for m in {names!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    *report, loaded = done.stdout.strip().splitlines()
+    return "\n".join(report), json.loads(loaded)
+
+
 def test_importing_the_cli_loads_nothing_heavy() -> None:
     assert loaded_after("import workrail_engine.cli") == []
 
@@ -69,16 +85,8 @@ def test_checking_without_fixing_loads_neither_the_writer_nor_the_editor_model()
         "workrail_engine.text.tolerant_tree",
         "hashlib",
     ]
-    code = (
-        "import sys, json\nfrom workrail_engine.cli import cli\n"
-        f"try:\n    cli.main(['validate', '--format', 'json', {str(BUNDLED / 'coding-task.json')!r}], standalone_mode=False)\n"
-        "except SystemExit:\n    pass\n"
-        f"print(json.dumps([m for m in {names!r} if m in sys.modules] + ['workrail_engine.lint' in sys.modules]))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [True]  # linted, loaded none
+    _, loaded = validated_json(BUNDLED / "coding-task.json", [*names, "workrail_engine.lint"])
+    assert loaded == ["workrail_engine.lint"]  # linted, loaded none of the others
 
 
 def test_checking_pauses_the_cycle_collector_and_then_restores_it() -> None:
@@ -101,3 +109,17 @@ def test_checking_pauses_the_cycle_collector_and_then_restores_it() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [[False], True]
+
+
+def test_checking_a_workflow_does_not_build_the_contracts(tmp_path: Path) -> None:
+    """The loop checks compare a contract's ref without building the contracts (a suggestion
+    made too: the checks of a file with a finding)."""
+    flow = tmp_path / "typo.json"
+    step = {"id": "first", "title": "First", "promt": "Do it."}
+    flow.write_text(
+        json.dumps({"id": "typo-flow", "name": "T", "version": "1.0.0", "steps": [step]})
+    )
+    names = ["workrail_engine.evaluation.contracts", "workrail_engine.lint"]
+    report, loaded = validated_json(flow, names)
+    assert "did you mean 'prompt'?" in report  # the suggestion was made
+    assert loaded == ["workrail_engine.lint"]

@@ -34,6 +34,8 @@ def step_kind(step: Mapping[str, Any]) -> str:
 # editor walks a 2,800-step workflow on every keystroke.
 @dataclass(slots=True)
 class StepSite:
+    """A step of a workflow, where it sits and what encloses it."""
+
     step: Mapping[str, Any]
     pointer: str  # "/steps/2/steps/0"
     order: int  # position in a depth-first walk in document order

@@ -23,6 +23,8 @@ from typing import Any
 
 import jsonschema_rs
 
+from .contract_refs import LOOP_CONTROL
+
 __all__ = [
     "ASSESSMENT_KIND",
     "CONTRACTS",
@@ -36,7 +38,6 @@ __all__ = [
     "step_assessments",
 ]
 
-LOOP_CONTROL = "wr.contracts.loop_control"
 ASSESSMENT_KIND = "wr.assessment"
 
 _TEXT = {"type": "string", "minLength": 1}

@@ -93,6 +93,8 @@ class RegexError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class CompiledRegex:
+    """A pattern compiled as it will run: by RE2, or by the time-limited fallback."""
+
     pattern: str
     flags: str
     _regex: Any = field(repr=False, compare=False)  # an re2 pattern (untyped library)

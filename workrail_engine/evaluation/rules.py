@@ -46,6 +46,8 @@ MALFORMED, INVALID_REGEX, TYPE_MISMATCH, EMPTY_RANGE = "WR400", "WR401", "WR402"
 
 @dataclass
 class OutputValidation:
+    """Whether an output passed a step's validation criteria, and what to fix if not."""
+
     valid: bool
     issues: list[str] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
@@ -275,6 +277,8 @@ _OPERAND_CHECKS = {
 
 @dataclass
 class _Outcome:
+    """What one rule or composition said of an output, and whether it applied at all."""
+
     applies: bool
     passed: bool = True
     issues: list[str] = field(default_factory=list)

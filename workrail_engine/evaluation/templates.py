@@ -71,6 +71,8 @@ class TemplateError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TemplateRef:
+    """A ``{{ … }}`` reference in a string: what it names and where it is."""
+
     text: str  # the expression inside the braces, trimmed: "steps.plan.output"
     namespace: str
     path: tuple[str, ...]
@@ -216,6 +218,8 @@ def render_for_agent(text: str, values: Mapping[str, Any], bare: Mapping[str, An
 
 @dataclass(frozen=True, slots=True)
 class _Unset:
+    """A walk of a reference's path that found nothing (rendered as an ``[unset: …]`` marker)."""
+
     why: str = ""  # after the path in the marker: why the walk stopped, when it is not a plain miss
 
 

@@ -31,6 +31,8 @@ Key = tuple[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Atom:
+    """One comparison of a condition: ``var`` ``operator`` ``operand``."""
+
     pointer: str  # relative to the condition the walk started at
     var: str
     operator: str

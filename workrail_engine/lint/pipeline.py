@@ -37,6 +37,8 @@ __all__ = [
 
 @dataclass
 class LintResult:
+    """A document and the diagnostics of every check run on it."""
+
     document: WorkflowDocument
     diagnostics: list[Diagnostic] = field(default_factory=list)
 

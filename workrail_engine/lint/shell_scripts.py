@@ -63,6 +63,8 @@ SHELLCHECK_ENV = "WORKRAIL_SHELLCHECK"
 
 @dataclass(frozen=True, slots=True)
 class ShellFinding:
+    """A ShellCheck finding in a command step's script, placed in the script's characters."""
+
     start: int  # characters of the script
     end: int
     level: str

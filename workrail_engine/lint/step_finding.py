@@ -19,6 +19,8 @@ __all__ = ["Finding", "StepFindings"]
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """A problem of one step, placed by a pointer relative to the step."""
+
     pointer: str  # relative to the step
     code: str
     severity: Severity
@@ -60,6 +62,8 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class StepFindings:
+    """What the checks of one step alone found: a function of its kind and value."""
+
     findings: tuple[Finding, ...]
     # (pointer relative to the step, the references in it, the literals in it where the string is
     # rendered — text in braces that is no reference; empty where the string is shown as written)

@@ -20,6 +20,9 @@ def structure_diagnostics(doc: WorkflowDocument, sites: list[StepSite]) -> list[
 
 
 def _duplicate_ids(doc: WorkflowDocument, sites: list[StepSite]) -> list[Diagnostic]:
+    ids = [site.id for site in sites if site.id]
+    if len(set(ids)) == len(ids):  # most workflows: a set in C, no list per id
+        return []
     by_id: dict[str, list[StepSite]] = defaultdict(list)
     for site in sites:
         if site.id:

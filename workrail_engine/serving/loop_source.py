@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..evaluation.contracts import LOOP_CONTROL
+from ..evaluation.contract_refs import LOOP_CONTROL
 
 __all__ = ["artifact_source", "body_decides", "derive_artifact_sources", "loop_condition"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..evaluation.contracts import LOOP_CONTROL
+from ..evaluation.contract_refs import LOOP_CONTROL
 
 __all__ = ["metrics_footer"]
 

@@ -26,6 +26,8 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 @dataclass(frozen=True, slots=True)
 class DuplicateKey:
+    """A key repeated in one JSON object, with the spans its diagnostic and fix need."""
+
     key: str
     container: str  # JSON pointer of the object
     first: tuple[int, int]  # key span of the first occurrence
@@ -157,11 +159,13 @@ def _unclosed_bracket(text: str) -> tuple[str, int] | None:
     return stack[-1] if stack else None
 
 
+# Searched without a `"\\u" in text` first: the pattern's search for its fixed start \u is
+# twice as fast as str's (backslashes are common in JSON strings, and "u" more so).
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _surrogate_error(text: str, value: Any) -> SyntaxProblem | None:
-    if not (has_raw_surrogate(text) or ("\\u" in text and _ESCAPED_SURROGATE.search(text))):
+    if not (has_raw_surrogate(text) or _ESCAPED_SURROGATE.search(text)):
         return None
     pointer = _find_surrogate(value, "")
     if pointer is None:

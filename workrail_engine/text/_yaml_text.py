@@ -56,6 +56,8 @@ class _Constructor(yaml.constructor.SafeConstructor):  # type: ignore[misc]  # P
 
 @dataclass(slots=True)
 class YamlParse:
+    """A YAML text's value and what places its pointers in the text."""
+
     value: Any
     # (pointer of the repeated member, first key span, repeated key span)
     duplicates: list[tuple[str, Offsets, Offsets]]

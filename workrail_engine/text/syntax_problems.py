@@ -10,6 +10,8 @@ __all__ = ["RAW_SURROGATE", "UNPAIRED_SURROGATE", "SyntaxProblem", "has_raw_surr
 
 @dataclass(frozen=True, slots=True)
 class SyntaxProblem:
+    """Why a text does not parse, where (characters start..end), and its fix when one is certain."""
+
     message: str
     start: int
     end: int
