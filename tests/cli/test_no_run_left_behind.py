@@ -264,48 +264,48 @@ def test_on_postgres_a_run_left_by_a_process_that_ended_is_taken_over_at_once(
         _kill_9_the_worker(tmp_path)  # it would stay three checks (3 min) for dead processes
 
 
-def test_on_postgres_a_worker_whose_store_is_gone_says_so_and_ends(tmp_path, postgres_server):
-    """The database goes away under a worker (it lingers: a check every 30 s): once its
-    reconnects give up (3 s here instead of 2 minutes) it says so in one line and ends, rather
-    than spending as long again in its exit's clean stop and ending on a traceback."""
+def test_on_postgres_a_worker_whose_store_is_gone_says_so_and_ends(
+    tmp_path, postgres_server, monkeypatch
+):
+    """The database goes away under a worker executing a run that waits for the agent (its
+    thread then blocks in DBOS, which retries for ever): once the worker's reconnects give up
+    (3 s here instead of 2 minutes) it says so in one line and ends, instead of waiting for that
+    thread at its exit for ever."""
     import psycopg
 
     url = postgres_server.server.new_database()
-    runs = tmp_path / "home" / "runs"
-    runs.mkdir(parents=True)
+    monkeypatch.setenv("WORKRAIL_DATABASE_URL", url)
+    monkeypatch.setenv("WORKRAIL_LIVENESS_INTERVAL", "30")  # the worker lingers
+    root = _project(tmp_path, 1)
+    run_id = _started_waiting(root, tmp_path)
+    env = {**os.environ, "WORKRAIL_HOME": str(tmp_path / "home")}
     log = tmp_path / "worker.log"
-    env = {
-        **os.environ,
-        "WORKRAIL_HOME": str(tmp_path / "home"),
-        "WORKRAIL_DATABASE_URL": url,
-        "WORKRAIL_LIVENESS_INTERVAL": "30",
-    }
     patched = "import workrail_engine.runs.sql_store as store; store.RECONNECT_FOR = 3.0; "
     with log.open("w") as stderr:
         worker = subprocess.Popen(
             [sys.executable, "-c", patched + "from workrail_engine.cli.app import main; main()"]
-            + ["worker", "--store", str(runs)],
-            cwd=tmp_path,
+            + ["worker", "--store", str(tmp_path / "home" / "runs")],
+            cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
             stderr=stderr,
         )
 
-    def registered() -> bool:
+    def executing_the_run() -> bool:
         with psycopg.connect(url) as conn:
-            rows = conn.execute(
-                "SELECT 1 FROM pg_tables WHERE schemaname = 'workrail' AND tablename = 'executors'"
-            ).fetchall()
-            return bool(rows) and bool(
+            return bool(
                 conn.execute(
-                    "SELECT 1 FROM workrail.executors WHERE pid = %s", (worker.pid,)
+                    "SELECT 1 FROM dbos.workflow_status s JOIN workrail.executors e"
+                    " ON e.executor_id = s.executor_id"
+                    " WHERE s.workflow_uuid = %s AND s.status = 'PENDING' AND e.pid = %s",
+                    (run_id, worker.pid),
                 ).fetchall()
             )
 
     try:
-        _until(registered, 30, "the worker registers")
+        _until(executing_the_run, 30, "the worker takes the waiting run over")
         postgres_server.stop()
-        assert worker.wait(timeout=90) == 1
+        assert worker.wait(timeout=60) == 1
     finally:
         if worker.poll() is None:
             worker.kill()
