@@ -147,6 +147,14 @@ def _forks_in_store(tmp_path: Path, parent: str) -> dict[str, tuple[int, int | N
     return found
 
 
+def _run_status_in_store(tmp_path: Path, run_id: str) -> str:
+    """DBOS's status of the run (PENDING while it executes)."""
+    with sqlite3.connect(tmp_path / "home" / "runs" / "runs.sqlite") as conn:
+        return conn.execute(
+            "SELECT status FROM workflow_status WHERE workflow_uuid = ?", (run_id,)
+        ).fetchone()[0]
+
+
 def test_a_fork_killed_in_the_middle_of_its_copy_leaves_no_half_copy(tmp_path, monkeypatch):
     """The `workrail fork` process ends (as a kill -9 would) with the kept rows copied and the
     fork not yet recorded: the store holds none of the copy; the run left in flight is taken up
@@ -174,6 +182,12 @@ def test_a_fork_killed_in_the_middle_of_its_copy_leaves_no_half_copy(tmp_path, m
         "the crashed fork is taken up",
     )
     assert taken_up
+    # its copy recorded, it goes on to run its last step: compared once it has ended
+    _until(
+        lambda: _run_status_in_store(tmp_path, crashed_fork) not in ("PENDING", "ENQUEUED"),
+        LIVENESS + 10,
+        "the crashed fork ends",
+    )
     forks = _forks_in_store(tmp_path, run_id)
     assert forks[crashed_fork] == forks[again["workflow_id"]], forks
     done = _json(workrail(project, tmp_path, "run-status", crashed_fork, "--format", "json"))
