@@ -652,7 +652,7 @@ def worker_command(settings: Settings, store: Path | None) -> None:
         # and end now. The exit hook's clean stop would read the store again, waiting as long
         # once more, for runs that are durable anyway: the next process to open the store
         # takes them over.
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        first_line = next(iter(str(error).strip().splitlines()), "")
         click.echo(
             f"workrail worker: stopped, the run store failed: {type(error).__name__}: "
             f"{first_line}; its runs are taken over by the next process that opens the store",

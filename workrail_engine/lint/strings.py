@@ -12,8 +12,6 @@ from ..text.json_pointer import unescape_token
 
 __all__ = ["StringSpans", "value_at"]
 
-_ESCAPE_LENGTH = {"u": 6}
-
 
 class StringSpans:
     """The text spans of characters of the string at ``pointer``, for any number of findings.

@@ -256,18 +256,11 @@ def _has_controlling_terminal() -> bool:
     return _terminal[1]
 
 
-_null: tuple[int, int] | None = None  # (pid, a descriptor of /dev/null it opened)
-
-
 def _stdin() -> int:
     """/dev/null, as every step's stdin: opened once per process (``subprocess.DEVNULL`` opens
     and closes it at every spawn, two system calls between a step's result and the next
     spawn). Close-on-exec: only the steps' stdin (a copy made in the child) reaches them."""
-    global _null
-    pid = os.getpid()
-    if _null is None or _null[0] != pid:
-        _null = (pid, os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
-    return _null[1]
+    return step_processes.held_descriptor(os.devnull, os.O_RDWR)
 
 
 def _spawn(spec: CommandSpec, token: str) -> subprocess.Popen[bytes]:

@@ -47,6 +47,7 @@ __all__ = [
     "ENV_NAME",
     "become_subreaper",
     "ended_own",
+    "held_descriptor",
     "spawning",
     "new_token",
     "reap_orphans",
@@ -163,7 +164,21 @@ def step_processes(
     return found
 
 
-_children_file: tuple[int, int] = (0, -1)  # (pid, descriptor of its children's file): `_children`
+_held: dict[str, int] = {}  # path → a descriptor of it this process keeps open
+_holding = threading.Lock()
+
+
+def held_descriptor(path: str, flags: int) -> int:
+    """A descriptor of ``path`` opened once and kept (close-on-exec), for files read or handed
+    out at every step, where opening and closing each time cost two system calls. A path that
+    names a process's own files (``/proc/PID/...``) is another path in a forked child."""
+    fd = _held.get(path)
+    if fd is None:
+        with _holding:
+            fd = _held.get(path)
+            if fd is None:
+                fd = _held[path] = os.open(path, flags | os.O_CLOEXEC)
+    return fd
 
 
 def _children() -> list[int]:
@@ -173,16 +188,9 @@ def _children() -> list[int]:
     Read at every step's end, so with one system call: the file is opened once per process and
     read again from its start (``pread`` at 0 makes the kernel list the children anew; opening,
     reading to the end and closing it each time cost 8 µs a read here, this 2.7)."""
-    global _children_file
     own = os.getpid()
     try:
-        pid, fd = _children_file
-        if pid != own:  # first read, or a forked child: its parent's descriptor is not its own
-            if fd >= 0:
-                os.close(fd)
-            _children_file = (0, -1)
-            fd = os.open(f"/proc/{own}/task/{own}/children", os.O_RDONLY | os.O_CLOEXEC)
-            _children_file = (own, fd)
+        fd = held_descriptor(f"/proc/{own}/task/{own}/children", os.O_RDONLY)
         listed = os.pread(fd, 65536, 0)
         while len(listed) % 65536 == 0 and listed:  # a full read: there may be more
             more = os.pread(fd, 65536, len(listed))
