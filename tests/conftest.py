@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, settings
 from postgres_server import ModuleDatabase, PostgresServer
 from suite_bytecode import compile_the_packages, rewrite_the_plugins, rewrite_the_tests
 from suite_order import in_dispatch_order
+from system_packages import opt_in
 
 # CI runs on a 2-core machine alongside real server processes: generation speed is not what the
 # property tests check, so a slow moment must not fail them.
@@ -36,7 +37,8 @@ def _a_workrail_home_of_its_own(
 def postgres_cluster() -> Iterator[PostgresServer]:
     """One PostgreSQL server per test session, that is per pytest-xdist worker: starting one (initdb,
     then the server) cost ≈ 1 s of CPU and several seconds of wall time under load, and seven
-    modules each started their own."""
+    modules each started their own. Opt-in (system_packages.SWITCHES)."""
+    opt_in("WORKRAIL_TESTS_POSTGRES")
     server = PostgresServer()
     try:
         yield server

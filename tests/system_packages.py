@@ -7,6 +7,10 @@ there would hide a part of the product that CI no longer covers.
 
 ``WORKRAIL_TESTS_WITHOUT`` (comma-separated package names, or ``all``) makes the tests behave as
 if those packages were missing, to try a fresh machine without uninstalling anything.
+
+Three suites run only when asked (`opt_in`), whatever is installed: each costs far more than a
+test of its size should on a developer's run of the README's test command (`SWITCHES` says what),
+and `.ci/run` asks for all three.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PACKAGES", "SystemPackage", "chromium", "missing", "require"]
+__all__ = ["PACKAGES", "SWITCHES", "SystemPackage", "chromium", "missing", "opt_in", "require"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,33 @@ def require(*names: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true and a system package is missing: {text}", pytrace=False)
     pytest.skip(text)
+
+
+# Each suite's switch, and why it is asked for rather than run by default.
+SWITCHES = {
+    "WORKRAIL_TESTS_VSCODE": (
+        "the VS Code extension's tests download about 1 GB the first time (code-server 806 MB, "
+        "the extension's npm packages 169 MB)"
+    ),
+    "WORKRAIL_TESTS_POSTGRES": (
+        "the tests of the runs on Postgres start a PostgreSQL server and about a hundred processes "
+        "that open it (about a tenth of the suite's CPU time)"
+    ),
+    "WORKRAIL_TESTS_BROWSER": (
+        "the dashboard's browser tests drive Chromium through Playwright (a browser per module, "
+        "about a minute of CPU time in all)"
+    ),
+}
+
+
+def opt_in(switch: str) -> None:
+    """Skip the calling test unless ``switch`` is 1 (fail it under CI=true: .ci/run sets it)."""
+    if os.environ.get(switch) == "1":
+        return
+    reason = f"{SWITCHES[switch]}: set {switch}=1 to run them (.ci/run does)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and {switch} is not 1: {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
 def chromium() -> str:

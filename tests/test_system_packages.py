@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from system_packages import PACKAGES, require
+from system_packages import PACKAGES, SWITCHES, require
 
 HERE = Path(__file__).resolve().parent
 NEEDS_BWRAP = """
@@ -90,3 +90,68 @@ def test_every_package_names_what_apt_installs_and_ci_installs_it():
         for name in package.apt.split():
             assert f"missing+=({name}" in ci or f" {name})" in ci, name
             assert f"`{name}`" in development, name
+
+
+def test_every_switch_is_set_by_ci_and_told_in_the_docs():
+    ci = (HERE.parent / ".ci" / "run").read_text(encoding="utf-8")
+    development = (HERE.parent / "docs" / "development.md").read_text(encoding="utf-8")
+    for switch in SWITCHES:
+        assert f"export {switch}=1" in ci, switch
+        assert f"`{switch}=1`" in development, switch
+
+
+# A real test of each opt-in suite, run without its switch: it skips naming it, or under CI=true
+# fails; nothing is started either way (the switch is asked before the server or the browser).
+OPT_IN_TESTS = [
+    pytest.param(
+        "WORKRAIL_TESTS_POSTGRES",
+        "engine/runs/test_pg_prepared.py::test_an_error_is_psycopgs_own_and_leaves_the_connection_usable",
+        id="postgres",
+    ),
+    pytest.param(
+        "WORKRAIL_TESTS_BROWSER",
+        "mcp/dashboard/test_dashboard_browser.py::test_the_run_page_lists_steps_with_statuses",
+        id="browser",
+    ),
+]
+
+
+def pytest_without(
+    switch: str, test: str, tmp_path: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("CI", switch, "PYTEST_ADDOPTS")}
+    environment.update(env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+            str(HERE / test),
+        ],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(("switch", "test"), OPT_IN_TESTS)
+def test_an_opt_in_suite_skips_without_its_switch_naming_it(tmp_path, switch, test):
+    done = pytest_without(switch, test, tmp_path)
+    assert done.returncode == 0 and "1 skipped" in done.stdout, done.stdout + done.stderr
+    assert f"set {switch}=1 to run them" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(("switch", "test"), OPT_IN_TESTS)
+def test_under_ci_an_opt_in_suite_without_its_switch_fails(tmp_path, switch, test):
+    done = pytest_without(switch, test, tmp_path, CI="true")
+    # the switch is asked by a fixture: pytest counts its failure as an error
+    assert done.returncode == 1 and "1 error" in done.stdout, done.stdout + done.stderr
+    assert "skipped" not in done.stdout, done.stdout
+    assert f"CI=true and {switch} is not 1" in done.stdout, done.stdout

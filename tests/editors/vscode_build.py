@@ -8,9 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from machine_cache import made_once
-from system_packages import require
+from system_packages import opt_in, require
 
 # The VS Code tests fetch about 1 GB on a machine's first run (code-server 806 MB, the extension's
 # npm packages 169 MB) and build native modules for minutes: they run only when asked, and .ci/run
@@ -23,15 +22,7 @@ NPM_CACHE = Path("/tmp/workrail-npm-cache")
 
 def require_vscode_switch() -> None:
     """Skip the calling test unless VSCODE_SWITCH=1 (fail it under CI=true, which sets it)."""
-    if os.environ.get(VSCODE_SWITCH) == "1":
-        return
-    reason = (
-        f"the VS Code extension's tests download about 1 GB the first time (code-server 806 MB, "
-        f"the extension's npm packages 169 MB): set {VSCODE_SWITCH}=1 to run them (.ci/run does)"
-    )
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and {VSCODE_SWITCH} is not 1: {reason}", pytrace=False)
-    pytest.skip(reason)
+    opt_in(VSCODE_SWITCH)
 
 
 def run(

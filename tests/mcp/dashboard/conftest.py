@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from system_packages import chromium
+from system_packages import chromium, opt_in
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -25,6 +25,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 PY = sys.executable
+BROWSER_SWITCH = "WORKRAIL_TESTS_BROWSER"
 
 # Prints HTML (it must stay text), a skipped step, a parallel group with a retried member.
 DEMO = {
@@ -322,6 +323,7 @@ def allowed_dashboard_url(project, home) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser():
+    opt_in(BROWSER_SWITCH)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
