@@ -128,18 +128,6 @@ def run_project(tmp_path: Path) -> Path:
     return root
 
 
-TWO_QUESTIONS = {
-    "id": "two-questions",
-    "name": "Two questions",
-    "description": "two agent steps",
-    "version": "1.0.0",
-    "steps": [
-        {"id": "first", "title": "First", "prompt": "Answer one"},
-        {"id": "second", "title": "Second", "prompt": "Answer two"},
-    ],
-}
-
-
 @pytest.fixture(scope="module")
 def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The flows in the project of the module's kept servers (without flags, then with
@@ -350,6 +338,18 @@ def test_creating_the_server_imports_no_dbos_nor_sqlalchemy(run_project, tmp_pat
         check=True,
     )
     assert out.stdout.split("\n")[:2] == ["[]", "[]"], out.stdout
+
+
+TWO_QUESTIONS = {
+    "id": "two-questions",
+    "name": "Two questions",
+    "description": "two agent steps",
+    "version": "1.0.0",
+    "steps": [
+        {"id": "first", "title": "First", "prompt": "Answer one"},
+        {"id": "second", "title": "Second", "prompt": "Answer two"},
+    ],
+}
 
 
 @IN_THE_MODULES_LOOP
