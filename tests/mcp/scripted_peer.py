@@ -112,7 +112,9 @@ class SharedServers:
     transport is kept: a server with a run store polls it (≈ 0.03 s of CPU a second), so a kept
     server that no test will ask for again would cost more than its start saved. Each process
     has a home (run store) of its own; the tests of a module share its project and tell their
-    runs and sessions apart by id."""
+    runs and sessions apart by id. So a module puts the tests that ask for the same kind next to
+    each other (a parameter that is a server option: ``parametrize(..., scope="module")``, which
+    pytest orders value by value)."""
 
     def __init__(self, project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
         self.project, self._tmp = project, tmp_path_factory

@@ -17,15 +17,18 @@ import pytest
 
 from tests.mcp.blocked_flows import BLOCKED
 from tests.mcp.conftest import write_workflow
-from tests.mcp.scripted_peer import Person, connected
+from tests.mcp.scripted_peer import Person
 
-pytestmark = [pytest.mark.slow, pytest.mark.asyncio]
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 UPSTREAM_BLOCKED_KEYS = {"blockers", "retryable", "retryContinueToken"}
 
 
-def _project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project of the module's kept servers (one per edition and callbacks offered, the
+    tests asking for the same one next to each other); each test starts sessions of its own."""
+    project = tmp_path_factory.mktemp("blocked") / "project"
     for flow, *_ in BLOCKED.values():
         write_workflow(project / "workflows", flow)
     return project
@@ -49,10 +52,33 @@ async def _copy_the_suggested_call(client: Any, blocker: dict[str, Any]) -> dict
     return await _call(client, call["tool"], call["params"])
 
 
+async def test_every_blocker_kind_of_a_run_answer_carries_the_retry_that_passes(shared_servers):
+    async with shared_servers.connected(person=_person()) as (client, _):
+        for kind, (flow, notes, artifacts, code, pointer) in BLOCKED.items():
+            if kind == "notes":
+                continue  # a run asks no notes: its answer is the step's output
+            started = await _call(client, "run_workflow", {"workflow_name": flow["id"]})
+            run_id, step_key = started["workflow_id"], started["waiting"]["step_key"]
+            answer: dict[str, Any] = {"workflow_id": run_id, "step_key": step_key, "output": notes}
+            if artifacts:
+                answer["artifacts"] = artifacts
+            blocked = await _call(client, "continue_workflow", answer)
+            assert blocked["outcome"] == "blocked" and blocked["status"] == "waiting", kind
+            (blocker,) = blocked["blockers"]["blockers"]
+            assert (blocker["code"], blocker["pointer"]) == (code, pointer), kind
+            params = blocker["retryCall"]["params"]
+            assert (params["workflow_id"], params["step_key"]) == (run_id, step_key), kind
+            after = await _copy_the_suggested_call(client, blocker)
+            assert after["outcome"] == "accepted", (kind, after)
+            assert after["waiting"]["step"]["id"] == "second", (kind, after)
+
+
 @pytest.mark.parametrize("edition", [(), ("--tools", "upstream")], ids=["ours", "upstream"])
-async def test_every_blocker_kind_in_a_session_is_upstreams_and_its_retry_passes(tmp_path, edition):
-    project = _project(tmp_path)
-    async with connected(project, tmp_path, *edition, person=_person()) as (client, _):
+async def test_every_blocker_kind_in_a_session_is_upstreams_and_its_retry_passes(
+    shared_servers, edition
+):
+    project = shared_servers.project
+    async with shared_servers.connected(*edition, person=_person()) as (client, _):
         blocked_by_kind = {}
         for kind, (flow, notes, artifacts, _, _) in BLOCKED.items():
             started = await _call(
@@ -95,34 +121,13 @@ async def test_every_blocker_kind_in_a_session_is_upstreams_and_its_retry_passes
             assert moved["kind"] == "ok" and moved["pending"]["stepId"] == "second", (kind, moved)
 
 
-async def test_every_blocker_kind_of_a_run_answer_carries_the_retry_that_passes(tmp_path):
-    project = _project(tmp_path)
-    async with connected(project, tmp_path, person=_person()) as (client, _):
-        for kind, (flow, notes, artifacts, code, pointer) in BLOCKED.items():
-            if kind == "notes":
-                continue  # a run asks no notes: its answer is the step's output
-            started = await _call(client, "run_workflow", {"workflow_name": flow["id"]})
-            run_id, step_key = started["workflow_id"], started["waiting"]["step_key"]
-            answer: dict[str, Any] = {"workflow_id": run_id, "step_key": step_key, "output": notes}
-            if artifacts:
-                answer["artifacts"] = artifacts
-            blocked = await _call(client, "continue_workflow", answer)
-            assert blocked["outcome"] == "blocked" and blocked["status"] == "waiting", kind
-            (blocker,) = blocked["blockers"]["blockers"]
-            assert (blocker["code"], blocker["pointer"]) == (code, pointer), kind
-            params = blocker["retryCall"]["params"]
-            assert (params["workflow_id"], params["step_key"]) == (run_id, step_key), kind
-            after = await _copy_the_suggested_call(client, blocker)
-            assert after["outcome"] == "accepted", (kind, after)
-            assert after["waiting"]["step"]["id"] == "second", (kind, after)
-
-
-async def test_workflow_next_blocked_by_its_artifacts_carries_the_retry_that_passes(tmp_path):
+async def test_workflow_next_blocked_by_its_artifacts_carries_the_retry_that_passes(
+    shared_servers,
+):
     """The stateless next step checks only the artifacts (contract, assessments): each such kind
     is sent back with the workflow_next call that hands over artifacts that pass."""
-    project = _project(tmp_path)
     kinds = ["contract-missing", "contract-invalid", "assessment", "followup"]
-    async with connected(project, tmp_path) as (client, _):
+    async with shared_servers.connected() as (client, _):
         for kind in kinds:
             flow, _, artifacts, code, pointer = BLOCKED[kind]
             asked = {"workflowId": flow["id"], "completedSteps": ["first"], "context": {}}

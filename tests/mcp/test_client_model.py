@@ -121,6 +121,28 @@ async def test_an_answer_that_fails_a_check_is_sent_back_once(shared_servers, sh
         assert "sent back" in retry and "Start with DRAFT" in retry
 
 
+async def test_the_model_sets_a_steps_declared_context_checked_as_the_agents(
+    shared_servers, shared_project
+):
+    model = Model(
+        sized("Too big to say.", '{"size": "huge"}'),
+        sized("It touches every module.", '{"size": "large"}'),
+    )
+    async with shared_servers.connected("--sampling", model=model) as (client, _):
+        started = await _start(client, shared_project, "sized-flow")
+        # the model's value decided the next step: the deep review, kept for the agent
+        assert started["pending"]["stepId"] == "deep", started
+        assert started["sampling"]["calls"] == 2
+        asked = model.requests[0].messages[0].content.text
+        assert '- size (How big it is): one of "small", "large"' in asked
+        assert '```context\n{"size": "…"}\n```' in asked
+        retry = model.requests[1].messages[0].content.text
+        assert "sent back" in retry and '"huge" is not one of "small" or "large"' in retry
+        run = await client.call_tool("get_workflow_run", {"workflow_id": started["runId"]})
+        triage = run.structured_content["step_results"][0]
+        assert triage["notes"] == "It touches every module."  # the block is not in the notes
+
+
 async def test_answers_that_never_pass_leave_the_step_to_the_agent_and_still_count(
     project, tmp_path
 ):
@@ -170,25 +192,3 @@ async def test_nothing_is_sampled_without_the_flag(shared_servers, shared_projec
         started = await _start(client, shared_project)
         assert started["pending"]["stepId"] == "draft" and "sampling" not in started
         assert model.requests == []
-
-
-async def test_the_model_sets_a_steps_declared_context_checked_as_the_agents(
-    shared_servers, shared_project
-):
-    model = Model(
-        sized("Too big to say.", '{"size": "huge"}'),
-        sized("It touches every module.", '{"size": "large"}'),
-    )
-    async with shared_servers.connected("--sampling", model=model) as (client, _):
-        started = await _start(client, shared_project, "sized-flow")
-        # the model's value decided the next step: the deep review, kept for the agent
-        assert started["pending"]["stepId"] == "deep", started
-        assert started["sampling"]["calls"] == 2
-        asked = model.requests[0].messages[0].content.text
-        assert '- size (How big it is): one of "small", "large"' in asked
-        assert '```context\n{"size": "…"}\n```' in asked
-        retry = model.requests[1].messages[0].content.text
-        assert "sent back" in retry and '"huge" is not one of "small" or "large"' in retry
-        run = await client.call_tool("get_workflow_run", {"workflow_id": started["runId"]})
-        triage = run.structured_content["step_results"][0]
-        assert triage["notes"] == "It touches every module."  # the block is not in the notes

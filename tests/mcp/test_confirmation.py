@@ -113,14 +113,6 @@ async def test_a_rejection_keeps_the_step_pending_with_the_comment(
             assert "Confirmation declined by the user of mcp" in page
 
 
-async def test_without_the_capability_the_step_moves_on_as_before(shared_servers, shared_project):
-    async with shared_servers.connected() as (client, _):
-        token = await _start(client, shared_project)
-        moved = await _answer(client, token)
-        assert moved["pending"]["stepId"] == "implement"
-        assert "confirmation" not in moved
-
-
 async def test_a_comment_longer_than_the_form_allows_is_cut_before_it_is_stored(
     shared_servers, shared_project
 ):
@@ -131,3 +123,11 @@ async def test_a_comment_longer_than_the_form_allows_is_cut_before_it_is_stored(
         run = await client.call_tool("get_workflow_run", {"workflow_id": rejected["runId"]})
         stored = run.structured_content["waiting"]["confirmations"][0]["comment"]
         assert stored == "x" * 2000
+
+
+async def test_without_the_capability_the_step_moves_on_as_before(shared_servers, shared_project):
+    async with shared_servers.connected() as (client, _):
+        token = await _start(client, shared_project)
+        moved = await _answer(client, token)
+        assert moved["pending"]["stepId"] == "implement"
+        assert "confirmation" not in moved

@@ -1,35 +1,29 @@
 """An agent that does exactly what workflow_next's description says gets real prompts.
 
-The SDK's own client over a real stdio server, on the bundled workflows."""
+The SDK's own client over a real stdio server (one kept for the module: workflow_next keeps no
+state), on the bundled workflows."""
 
 from __future__ import annotations
 
-import sys
+from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
 
-from tests.mcp.conftest import server_env
-
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 ANALYSIS = "The flag parser lives in cli.py; two call sites change."
 
 
-def client(tmp_path) -> Client:
-    (tmp_path / "project").mkdir()
-    return Client(
-        StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(tmp_path / "project")],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
-    )
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project without workflows of its own: only the bundled ones are served."""
+    root = tmp_path_factory.mktemp("description") / "project"
+    root.mkdir()
+    return root
 
 
-async def test_a_step_output_reaches_the_next_prompt_as_the_description_says(tmp_path):
-    async with client(tmp_path) as c:
+async def test_a_step_output_reaches_the_next_prompt_as_the_description_says(shared_servers):
+    async with shared_servers.connected(mode="auto") as (c, _):
         tools = {tool.name: tool for tool in (await c.list_tools()).tools}
         description = tools["workflow_next"].description or ""
         assert "steps.ID.output" in description and '{"steps": {"analyze-task"' in description
@@ -53,8 +47,8 @@ async def test_a_step_output_reaches_the_next_prompt_as_the_description_says(tmp
         assert ANALYSIS in prompt and "[unset:" not in prompt, prompt
 
 
-async def test_a_command_step_shows_its_argv_with_the_parameter_defaults(tmp_path):
-    async with client(tmp_path) as c:
+async def test_a_command_step_shows_its_argv_with_the_parameter_defaults(shared_servers):
+    async with shared_servers.connected(mode="auto") as (c, _):
         default = await c.call_tool(
             "workflow_next", {"workflowId": "python-quality-gate", "completedSteps": []}
         )

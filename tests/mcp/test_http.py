@@ -184,14 +184,14 @@ async def one_session(url: str, token: str, mode: str, n: int) -> None:
             assert "test-flow" in {p.name for p in (await client.list_prompts()).prompts}
 
 
-async def test_twenty_concurrent_clients(project, tmp_path):
-    with http_server(project, tmp_path, token="tok") as (url, _):
-        with anyio.fail_after(120):
-            async with anyio.create_task_group() as group:
-                for n in range(20):
-                    group.start_soon(
-                        one_session, url, "tok", "legacy" if n % 2 else "2026-07-28", n
-                    )
+async def test_twenty_concurrent_clients(served_with_token):
+    url, _ = served_with_token
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            for n in range(20):
+                group.start_soon(
+                    one_session, url, "s3cret-token", "legacy" if n % 2 else "2026-07-28", n
+                )
 
 
 async def test_workflow_changes_reach_http_clients_in_both_eras(served, shared_project):

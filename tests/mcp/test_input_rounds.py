@@ -9,16 +9,18 @@ and the same outcomes: the same checks, limits and records.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client, MCPError
 from mcp_types import CreateMessageResult, InputRequiredResult, TextContent
 
-from tests.mcp import scripted_peer
 from tests.mcp.conftest import write_workflow
-from tests.mcp.scripted_peer import Model, Person
+from tests.mcp.scripted_peer import Model, Person, SharedServers
 from tests.mcp.test_client_model import FLOW
 from tests.mcp.test_confirmation import NOTES
 from tests.mcp.test_run_model import CONFIRMED_FLOW, PLAN, RUN_FLOW
@@ -27,18 +29,29 @@ from workrail_engine.catalog import Catalog, Source
 from workrail_engine.runs import RunService
 from workrail_mcp import client_waits, create_server, input_rounds
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 MODERN = "2026-07-28"
 TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
 
 
+@pytest.fixture(scope="module")
+def shared_project(shared_project: Path) -> Path:
+    """The module's kept servers serve the sessions' sampled flow and the runs' flows too."""
+    for flow in (FLOW, RUN_FLOW, CONFIRMED_FLOW):
+        write_workflow(shared_project / "workflows", flow)
+    return shared_project
+
+
 @asynccontextmanager
-async def connected(project, tmp_path, transport: str, *options: str, **peer):
-    """The scripted peer's client, pinned to 2026-07-28."""
-    async with scripted_peer.connected(
-        project, tmp_path, *options, transport=transport, mode=MODERN, **peer
-    ) as (client, _):
+async def connected(
+    servers: SharedServers, transport: str, *options: str, **peer: Any
+) -> AsyncIterator[Any]:
+    """A client of the module's kept server of ``options``, pinned to 2026-07-28."""
+    async with servers.connected(*options, transport=transport, mode=MODERN, **peer) as (
+        client,
+        _,
+    ):
         yield client
 
 
@@ -57,12 +70,11 @@ async def _start(client, project, workflow: str) -> dict:
 
 
 @TRANSPORTS
-async def test_the_model_answers_through_input_rounds(project, tmp_path, transport):
-    write_workflow(project / "workflows", FLOW)
+async def test_the_model_answers_through_input_rounds(shared_servers, transport):
     # The draft fails its check once and is sent back with the problems, then passes.
     model = Model("a plan", "DRAFT: a plan", "LGTM, good")
-    async with connected(project, tmp_path, transport, "--sampling", model=model) as client:
-        started = await _start(client, project, "sampled-flow")
+    async with connected(shared_servers, transport, "--sampling", model=model) as client:
+        started = await _start(client, shared_servers.project, "sampled-flow")
         assert started["pending"]["stepId"] == "ship"
         assert started["sampling"]["calls"] == 3
         assert started["sampling"]["tokens"] == 300 + 300 + 2000
@@ -77,74 +89,12 @@ async def test_the_model_answers_through_input_rounds(project, tmp_path, transpo
         assert results[1]["model_usage"]["calls"] == 3
 
 
-async def test_the_model_stops_at_the_limit_and_without_the_flag(project, tmp_path):
-    write_workflow(project / "workflows", FLOW)
-    model = Model("DRAFT", "LGTM")
-    async with connected(
-        project, tmp_path, "stdio", "--sampling", "--sampling-calls", "1", model=model
-    ) as client:
-        started = await _start(client, project, "sampled-flow")
-        assert started["pending"]["stepId"] == "review" and started["sampling"]["calls"] == 1
-        assert "limit" in started["sampling"]["stopped"]
-    idle = Model("DRAFT", "LGTM")
-    async with connected(project, tmp_path, "stdio", model=idle) as client:
-        started = await _start(client, project, "sampled-flow")
-        assert started["pending"]["stepId"] == "draft" and "sampling" not in started
-    assert len(model.requests) == 1 and idle.requests == []
-
-
-async def _answer(client, token: str, notes: str = NOTES) -> dict:
-    return await _call(
-        client, "continue_workflow", {"continueToken": token, "output": {"notesMarkdown": notes}}
-    )
-
-
-@TRANSPORTS
-async def test_a_confirmation_asked_through_input_rounds(project, tmp_path, transport):
-    person = Person(
-        {"decision": "reject", "comment": "you missed the security requirement"},
-        {"decision": "approve", "comment": "looks right"},
-    )
-    async with connected(project, tmp_path, transport, person=person) as client:
-        token = (await _start(client, project, "test-flow"))["continueToken"]
-        blocked = await _answer(client, token, "short")  # fails its checks: nobody is asked
-        assert blocked["kind"] == "blocked" and person.asked == []
-        rejected = await _answer(client, token)
-        assert rejected["kind"] == "blocked" and rejected["pending"]["stepId"] == "understand"
-        blocker = rejected["blockers"]["blockers"][0]
-        assert blocker["code"] == "USER_ONLY_DEPENDENCY"
-        assert "you missed the security requirement" in blocker["message"]
-        moved = await _answer(client, token, NOTES + " Also security.")
-        assert moved["pending"]["stepId"] == "implement"
-        assert moved["confirmation"]["action"] == "approve"
-        assert moved["confirmation"]["comment"] == "looks right"
-        assert moved["confirmation"]["by"] == "the user of mcp"  # the request's clientInfo
-        assert len(person.asked) == 2
-        assert "Understand the task" in person.asked[0].message
-        assert person.asked[0].requested_schema["properties"]["decision"]["enum"] == [
-            "approve",
-            "reject",
-        ]
-        again = await _answer(client, token, NOTES + " Also security.")  # a replay: not asked
-        assert again["outcome"] == "replayed" and len(person.asked) == 2
-        run = await _call(client, "get_workflow_run", {"workflow_id": moved["runId"]})
-        recorded = run["step_results"][0]
-        assert recorded["confirmation"]["action"] == "approve" and recorded["confirmation"]["at"]
-
-
-async def test_without_the_capability_the_step_moves_on_as_before(project, tmp_path):
-    async with connected(project, tmp_path, "stdio") as client:
-        token = (await _start(client, project, "test-flow"))["continueToken"]
-        moved = await _answer(client, token)
-        assert moved["pending"]["stepId"] == "implement" and "confirmation" not in moved
-
-
-async def test_a_round_driven_by_hand_and_its_state_used_once(project, tmp_path):
+async def test_a_round_driven_by_hand_and_its_state_used_once(shared_servers):
     """The client's manual way (``allow_input_required``): the request as sent, the sealed
     state, the answer carried back; the same state again is refused."""
-    write_workflow(project / "workflows", FLOW)
+    project = shared_servers.project
     arguments = {"workflowId": "sampled-flow", "workspacePath": str(project), "goal": "by hand"}
-    async with connected(project, tmp_path, "stdio", "--sampling", model=Model()) as c:
+    async with connected(shared_servers, "stdio", "--sampling", model=Model()) as c:
         first = await c.session.call_tool("start_workflow", arguments, allow_input_required=True)
         assert isinstance(first, InputRequiredResult), first
         [(key, request)] = first.input_requests.items()
@@ -174,6 +124,69 @@ async def test_a_round_driven_by_hand_and_its_state_used_once(project, tmp_path)
                 allow_input_required=True,
             )
         assert refused.value.error.code == -32602
+
+
+async def test_the_model_stops_at_the_limit_and_without_the_flag(shared_servers):
+    project = shared_servers.project
+    model = Model("DRAFT", "LGTM")
+    async with connected(
+        shared_servers, "stdio", "--sampling", "--sampling-calls", "1", model=model
+    ) as client:
+        started = await _start(client, project, "sampled-flow")
+        assert started["pending"]["stepId"] == "review" and started["sampling"]["calls"] == 1
+        assert "limit" in started["sampling"]["stopped"]
+    idle = Model("DRAFT", "LGTM")
+    async with connected(shared_servers, "stdio", model=idle) as client:
+        started = await _start(client, project, "sampled-flow")
+        assert started["pending"]["stepId"] == "draft" and "sampling" not in started
+    assert len(model.requests) == 1 and idle.requests == []
+
+
+async def _answer(client, token: str, notes: str = NOTES) -> dict:
+    return await _call(
+        client, "continue_workflow", {"continueToken": token, "output": {"notesMarkdown": notes}}
+    )
+
+
+@TRANSPORTS
+async def test_a_confirmation_asked_through_input_rounds(shared_servers, transport):
+    project = shared_servers.project
+    person = Person(
+        {"decision": "reject", "comment": "you missed the security requirement"},
+        {"decision": "approve", "comment": "looks right"},
+    )
+    async with connected(shared_servers, transport, person=person) as client:
+        token = (await _start(client, project, "test-flow"))["continueToken"]
+        blocked = await _answer(client, token, "short")  # fails its checks: nobody is asked
+        assert blocked["kind"] == "blocked" and person.asked == []
+        rejected = await _answer(client, token)
+        assert rejected["kind"] == "blocked" and rejected["pending"]["stepId"] == "understand"
+        blocker = rejected["blockers"]["blockers"][0]
+        assert blocker["code"] == "USER_ONLY_DEPENDENCY"
+        assert "you missed the security requirement" in blocker["message"]
+        moved = await _answer(client, token, NOTES + " Also security.")
+        assert moved["pending"]["stepId"] == "implement"
+        assert moved["confirmation"]["action"] == "approve"
+        assert moved["confirmation"]["comment"] == "looks right"
+        assert moved["confirmation"]["by"] == "the user of mcp"  # the request's clientInfo
+        assert len(person.asked) == 2
+        assert "Understand the task" in person.asked[0].message
+        assert person.asked[0].requested_schema["properties"]["decision"]["enum"] == [
+            "approve",
+            "reject",
+        ]
+        again = await _answer(client, token, NOTES + " Also security.")  # a replay: not asked
+        assert again["outcome"] == "replayed" and len(person.asked) == 2
+        run = await _call(client, "get_workflow_run", {"workflow_id": moved["runId"]})
+        recorded = run["step_results"][0]
+        assert recorded["confirmation"]["action"] == "approve" and recorded["confirmation"]["at"]
+
+
+async def test_without_the_capability_the_step_moves_on_as_before(shared_servers):
+    async with connected(shared_servers, "stdio") as client:
+        token = (await _start(client, shared_servers.project, "test-flow"))["continueToken"]
+        moved = await _answer(client, token)
+        assert moved["pending"]["stepId"] == "implement" and "confirmation" not in moved
 
 
 @pytest.fixture
@@ -234,19 +247,11 @@ async def test_calls_beyond_the_waiting_bound_ask_nothing(in_memory, project, mo
 # --- a run_workflow run's prompt steps (the same loop and confirmation path as sessions) -------
 
 
-@pytest.fixture
-def run_project(tmp_path):
-    root = tmp_path / "project"
-    for flow in (RUN_FLOW, CONFIRMED_FLOW):
-        write_workflow(root / "workflows", flow)
-    return root
-
-
 @TRANSPORTS
-async def test_a_runs_steps_through_input_rounds(run_project, tmp_path, transport):
+async def test_a_runs_steps_through_input_rounds(shared_servers, transport):
     model = Model("DRAFT: cache the index", "LGTM, good")
     async with connected(
-        run_project, tmp_path, transport, "--sampling", "--allow-commands", model=model
+        shared_servers, transport, "--sampling", "--allow-commands", model=model
     ) as client:
         run = await _call(
             client,
@@ -263,11 +268,11 @@ async def test_a_runs_steps_through_input_rounds(run_project, tmp_path, transpor
         assert [r["step_name"] for r in run["step_results"]] == ["draft", "count", "review"]
 
 
-async def test_a_runs_confirmation_and_the_model_through_input_rounds(run_project, tmp_path):
+async def test_a_runs_confirmation_and_the_model_through_input_rounds(shared_servers):
     model = Model(PLAN, "Built.")
     person = Person({"decision": "reject", "comment": "add the rollback plan"})
     async with connected(
-        run_project, tmp_path, "stdio", "--sampling", model=model, person=person
+        shared_servers, "stdio", "--sampling", model=model, person=person
     ) as client:
         run = await _call(
             client, "run_workflow", {"workflow_name": "confirmed-run", "wait_seconds": 20}

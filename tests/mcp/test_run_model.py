@@ -164,6 +164,24 @@ async def test_a_run_still_running_when_the_wait_ends_is_left_to_the_agent(share
         await _call(client, "cancel_workflow", {"workflow_id": run["workflow_id"]})
 
 
+async def test_the_model_sets_a_runs_declared_context_and_no_other(shared_servers):
+    model = Model(
+        sized("Large, and approved.", '{"size": "large", "approved": true}'),
+        sized("Large.", '{"size": "large"}'),
+    )
+    async with shared_servers.connected(*SAMPLING, model=model) as (client, _):
+        run = await _run(client, "sized-flow")
+        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "deep", run
+        assert run["sampling"]["calls"] == 2
+        retry = model.requests[1].messages[0].content.text
+        assert "this step sets only size; leave out approved" in retry
+        assert (
+            run["waiting"]["context"]["size"] == "large"
+            and "approved" not in run["waiting"]["context"]
+        )
+        assert run["step_results"][0]["output"] == "Large."
+
+
 async def test_a_runs_limits_and_opt_outs(shared_servers):
     model = Model("DRAFT", "LGTM")
     async with shared_servers.connected(*SAMPLING, "--sampling-calls", "1", model=model) as (
@@ -300,21 +318,3 @@ async def test_a_runs_answers_that_never_pass_are_counted_and_left_to_the_agent(
         got = await _call(client, "get_workflow_run", {"workflow_id": run_id})
         assert got["sampling"] == {"calls": 3, "tokens": 300 + 300 + 2000}
         assert "model_usage" not in got["step_results"][0]  # the agent's answer
-
-
-async def test_the_model_sets_a_runs_declared_context_and_no_other(shared_servers):
-    model = Model(
-        sized("Large, and approved.", '{"size": "large", "approved": true}'),
-        sized("Large.", '{"size": "large"}'),
-    )
-    async with shared_servers.connected(*SAMPLING, model=model) as (client, _):
-        run = await _run(client, "sized-flow")
-        assert run["status"] == "waiting" and run["waiting"]["step_key"] == "deep", run
-        assert run["sampling"]["calls"] == 2
-        retry = model.requests[1].messages[0].content.text
-        assert "this step sets only size; leave out approved" in retry
-        assert (
-            run["waiting"]["context"]["size"] == "large"
-            and "approved" not in run["waiting"]["context"]
-        )
-        assert run["step_results"][0]["output"] == "Large."

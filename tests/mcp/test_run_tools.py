@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
 
 from tests.mcp.conftest import server_env, write_workflow
 from tests.mcp.tool_results import error_of
@@ -131,27 +130,18 @@ def run_project(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The flows in the project of the module's kept server (`--allow-commands`), which the
-    tests that need no fresh process share, telling their runs apart by id."""
+    """The flows in the project of the module's kept servers (without flags, then with
+    `--allow-commands`), which the tests that need no fresh process share, telling their runs
+    apart by id."""
     root = tmp_path_factory.mktemp("run-tools") / "project"
-    for flow in (AGENT_FLOW, COMMANDS, SLOW, TWO_DECIDED_LOOPS, ASK_NAP_ASK):
+    for flow in (AGENT_FLOW, COMMANDS, SLOW, TWO_DECIDED_LOOPS, ASK_NAP_ASK, TWO_QUESTIONS):
         write_workflow(root / "workflows", flow)
     return root
 
 
-def client(project: Path, tmp_path: Path, *flags: str) -> Client:
-    return Client(
-        StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "workrail_mcp", "--project", str(project), *flags],
-            env=server_env(tmp_path),
-            cwd=str(tmp_path),
-        )
-    )
-
-
-async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project, tmp_path):
-    async with client(run_project, tmp_path) as c:
+@IN_THE_MODULES_LOOP
+async def test_commands_refused_without_the_flag_but_dry_run_allowed(shared_servers, tmp_path):
+    async with shared_servers.connected(mode="auto") as (c, _):
         refused = await c.call_tool("run_workflow", {"workflow_name": "commands"})
         error = error_of(refused)
         assert error["code"] == -32007 and "--allow-commands" in error["message"], error
@@ -190,9 +180,35 @@ async def test_commands_refused_without_the_flag_but_dry_run_allowed(run_project
         )
         by_path = await c.call_tool(
             "run_workflow",
-            {"workflow_name": str(run_project / "workflows" / "commands.json"), "dry_run": True},
+            {
+                "workflow_name": str(shared_servers.project / "workflows" / "commands.json"),
+                "dry_run": True,
+            },
         )
         assert by_path.structured_content["workflow_name"] == "commands"
+
+
+@IN_THE_MODULES_LOOP
+async def test_a_resent_answer_is_not_applied_to_the_next_step(shared_servers):
+    """The same continue_workflow {workflow_id, output} sent twice (a retry after a lost reply)
+    is a replay: never applied to the step the run waits on next."""
+    async with shared_servers.connected(mode="auto") as (c, _):
+        started = await c.call_tool("run_workflow", {"workflow_name": "two-questions"})
+        run_id = started.structured_content["workflow_id"]
+        answer = {"workflow_id": run_id, "output": "forty-two", "wait_seconds": 10}
+        first = (await c.call_tool("continue_workflow", answer)).structured_content
+        assert first["outcome"] == "accepted" and first["waiting"]["step_key"] == "second"
+        again = (await c.call_tool("continue_workflow", answer)).structured_content
+        assert again["outcome"] == "replayed" and again["waiting"]["step_key"] == "second"
+        assert "pass step_key 'second'" in again["message"]
+        assert [r["step_name"] for r in again["step_results"]] == ["first"]
+        keyed = {**answer, "step_key": "second"}
+        done = (await c.call_tool("continue_workflow", keyed)).structured_content
+        assert done["outcome"] == "accepted" and done["status"] == "success"
+        stale = await c.call_tool(
+            "continue_workflow", {**answer, "step_key": "first", "output": "x"}
+        )
+        assert stale.is_error and "answer not applied" in stale.content[0].text
 
 
 @IN_THE_MODULES_LOOP
@@ -350,27 +366,3 @@ async def test_a_resent_answer_follows_the_run_as_the_answer_it_repeats(shared_s
         replayed = again.structured_content
         assert replayed["outcome"] == "replayed" and replayed["answered_step"] == "ask"
         assert replayed["status"] == "waiting" and replayed["waiting"]["step_key"] == "again"
-
-
-async def test_a_resent_answer_is_not_applied_to_the_next_step(tmp_path):
-    """The same continue_workflow {workflow_id, output} sent twice (a retry after a lost reply)
-    is a replay: never applied to the step the run waits on next."""
-    project = tmp_path / "project"
-    write_workflow(project / "workflows", TWO_QUESTIONS)
-    async with client(project, tmp_path) as c:
-        started = await c.call_tool("run_workflow", {"workflow_name": "two-questions"})
-        run_id = started.structured_content["workflow_id"]
-        answer = {"workflow_id": run_id, "output": "forty-two", "wait_seconds": 10}
-        first = (await c.call_tool("continue_workflow", answer)).structured_content
-        assert first["outcome"] == "accepted" and first["waiting"]["step_key"] == "second"
-        again = (await c.call_tool("continue_workflow", answer)).structured_content
-        assert again["outcome"] == "replayed" and again["waiting"]["step_key"] == "second"
-        assert "pass step_key 'second'" in again["message"]
-        assert [r["step_name"] for r in again["step_results"]] == ["first"]
-        keyed = {**answer, "step_key": "second"}
-        done = (await c.call_tool("continue_workflow", keyed)).structured_content
-        assert done["outcome"] == "accepted" and done["status"] == "success"
-        stale = await c.call_tool(
-            "continue_workflow", {**answer, "step_key": "first", "output": "x"}
-        )
-        assert stale.is_error and "answer not applied" in stale.content[0].text

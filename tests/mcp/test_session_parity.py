@@ -33,6 +33,9 @@ WALKED_NAV = ["nav-artifact-loop", "nav-assessment", "nav-fragments", "nav-metri
 WALKED_BUNDLED = ["ai-task-implementation"]
 
 EDITIONS = [pytest.param((), id="default"), pytest.param(("--tools", "upstream"), id="upstream")]
+# module scope: pytest runs each edition's tests together, so the kept server of an edition
+# starts once (a kept server is replaced when a test asks for other options)
+each_edition = pytest.mark.parametrize("edition", EDITIONS, scope="module")
 LOOP_STOP = {"kind": "wr.loop_control", "decision": "stop"}
 
 CONTRACT_FLOW = {
@@ -204,7 +207,7 @@ def codes(body: dict[str, Any]) -> list[str]:
     return [b["code"] for b in body.get("blockers", {}).get("blockers", [])]
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_a_contract_step_answered_by_its_artifact_alone_advances(
     shared_servers, tmp_path, edition
 ):
@@ -220,7 +223,7 @@ async def test_a_contract_step_answered_by_its_artifact_alone_advances(
     assert moved["kind"] == "ok" and moved["pending"]["stepId"] == "build"
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_the_prompt_says_notes_are_required_on_exactly_the_steps_that_block_without(
     shared_servers, tmp_path, edition
 ):
@@ -252,7 +255,7 @@ async def test_the_prompt_says_notes_are_required_on_exactly_the_steps_that_bloc
     assert ("contract-flow", "decide") not in said and ("nav-assessment", "verdict") not in said
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_a_later_step_reads_an_earlier_steps_notes_and_artifact_fields(
     shared_servers, tmp_path, edition
 ):
@@ -272,7 +275,7 @@ async def test_a_later_step_reads_an_earlier_steps_notes_and_artifact_fields(
     assert "[unset:" not in plan["pending"]["prompt"] + build["pending"]["prompt"]
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_a_reread_by_continue_token_shows_the_earlier_notes_newest_kept(
     shared_servers, tmp_path, edition
 ):
@@ -326,7 +329,7 @@ async def test_workflow_next_serves_the_first_step_without_completed_steps(share
     assert first["step"]["id"] == "understand" and first == same
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_a_step_with_sets_asks_for_its_variables_with_their_values(
     shared_servers, tmp_path, edition
 ):
@@ -377,7 +380,7 @@ async def sized_answer(
     return token, await call(client, "continue_workflow", answer)
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allowed_values(
     shared_servers, tmp_path, edition
 ):
@@ -428,7 +431,7 @@ async def test_a_context_value_its_declaration_refuses_is_blocked_with_the_allow
     assert retried["kind"] == "ok" and retried["pending"]["stepId"] == "work"
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_an_answer_leaving_out_a_variable_of_sets_is_blocked_with_the_call_to_complete(
     shared_servers, tmp_path, edition
 ):
@@ -521,7 +524,7 @@ def edition_of(edition: tuple[str, ...]) -> str:
     return "upstream" if edition else "default"
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_an_output_without_notes_or_artifacts_rereads_unless_the_intent_is_advance(
     shared_servers, tmp_path, edition
 ):
@@ -540,7 +543,7 @@ async def test_an_output_without_notes_or_artifacts_rereads_unless_the_intent_is
     assert blocked["kind"] == "blocked" and codes(blocked) == ["MISSING_REQUIRED_NOTES"]
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_empty_notes_are_invalid_upstream_and_no_notes_here(
     shared_servers, tmp_path, edition
 ):
@@ -559,7 +562,7 @@ async def test_empty_notes_are_invalid_upstream_and_no_notes_here(
         assert body["retryContinueToken"] == started["continueToken"]
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_a_finished_session_answers_tokens_only_in_the_default_edition(
     shared_servers, tmp_path, edition
 ):
@@ -586,7 +589,7 @@ async def test_a_finished_session_answers_tokens_only_in_the_default_edition(
         assert ("continueToken" in finished) is kept and ("checkpointToken" in finished) is kept
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_a_start_and_a_reread_list_the_references_as_looked_up_at_the_start(
     shared_servers, tmp_path, edition
 ):
@@ -620,7 +623,7 @@ async def test_a_start_and_a_reread_list_the_references_as_looked_up_at_the_star
     assert inspected["references"] == REFERENCED_FLOW["references"]  # as declared
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
+@each_edition
 async def test_an_advance_past_an_assessment_step_answers_the_ratings_recorded(
     shared_servers, tmp_path, edition
 ):
