@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
-from tests.mcp.conftest import write_workflow
-from tests.mcp.test_run_tools import client
+from tests.mcp.conftest import stdio_parameters, write_workflow
 from tests.mcp.tool_results import error_of
 
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ async def test_fork_keeps_the_answer_and_runs_the_command_again_with_new_values(
     project = tmp_path / "project"
     log = tmp_path / "log"
     write_workflow(project / "workflows", _ask_mark_ask(log))
-    async with client(project, tmp_path, "--allow-commands") as c:
+    async with Client(stdio_parameters(project, tmp_path, "--allow-commands")) as c:
         started = await c.call_tool(
             "run_workflow", {"workflow_name": "ask-mark-ask", "parameters": {"tag": "a"}}
         )
@@ -92,7 +92,9 @@ async def test_fork_keeps_the_answer_and_runs_the_command_again_with_new_values(
         )
         assert missing["code"] == -32008
 
-    async with client(project, tmp_path) as c:  # no --allow-commands: refused as run_workflow is
+    async with Client(
+        stdio_parameters(project, tmp_path)
+    ) as c:  # no --allow-commands: refused as run_workflow is
         refused = error_of(
             await c.call_tool("fork_workflow", {"workflow_id": run_id, "from_step": "mark"})
         )
