@@ -208,6 +208,12 @@ FORMAT_OPTION = click.option(
     "--statistics", is_flag=True, help="Print how many diagnostics of each code, instead of them."
 )
 @click.option("--stdin-filename", metavar="PATH", help=STDIN_FILENAME_HELP)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Processes checking the files (default: one per usable CPU for 200 files or more, else 1).",
+)
 @COLOR_OPTION
 @catalog_options
 @click.pass_obj

@@ -1,0 +1,275 @@
+"""The per-file checks of a large batch shared out over forked processes, so that `workrail
+validate` on many files uses every core it may (as ruff does).
+
+The parent checks the batch's first file (and its first YAML file) itself — which imports every
+checking module and builds the schema's validator — and then forks the workers: a worker
+imports nothing. The other files are cut into tasks of `FILES_PER_TASK`; the workers take them
+from the first, the parent from the last, until they meet. A worker's results arrive pickled,
+per file:
+
+- the diagnostics;
+- the text (the report's positions and code frames need it);
+- the cross-file facts (`cross_file.CrossFileFacts`);
+- the log records a failing check wrote (the serial path prints them on standard error).
+
+Not the parsed value and its span index: pickling and loading the 1,000 documents of
+bench/validate.py took 0.9 + 1.6 s of CPU where parsing their texts again takes 0.15 s, and
+their texts and diagnostics 0.07 s. The parent parses again only the documents the cross-file
+checks read whole (`cross_file.read_whole`: few or none in most batches); the other files'
+reports hold a document of text alone, which is all the formatters read of it.
+
+A worker that dies (killed, out of memory) or fails costs only time: the parent checks its
+tasks itself. Workers write nothing to standard output or error (both are /dev/null in them);
+the log records of every file are printed by the parent in the files' order, after the checks,
+as the serial path prints them during. A worker's cyclic collector is as the parent left it
+(`workrail validate` pauses it), and what a worker checked is never freed object by object: it
+is kept until the worker ends with `os._exit`, as every `multiprocessing` child does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..diagnostics import Diagnostic
+from ..text.document import WorkflowDocument, detect_format, parse_document
+from .cross_file import CrossFileFacts, cross_file_diagnostics, read_whole
+from .pipeline import lint_path
+
+if TYPE_CHECKING:
+    import logging
+
+    from ..compile import RoutineLookup
+    from .report import FileReport
+    from .step_check_cache import StepsByContent
+
+__all__ = [
+    "FILES_PER_TASK",
+    "MIN_FILES_FOR_PROCESSES",
+    "WORKER_TEST_HOOK",
+    "lint_in_processes",
+    "processes_for",
+    "usable_cpus",
+]
+
+MIN_FILES_FOR_PROCESSES = 200
+"""Fewer files than this are checked in one process: below it, importing `concurrent.futures`
+and `multiprocessing` (~18 ms), forking and sending the results back cost more than the second
+core saves."""
+
+FILES_PER_TASK = 25
+"""Files a worker (or the parent) takes at a time: small enough that neither waits long for the
+other at the end, large enough that sending a task and its results back stays small."""
+
+WORKER_TEST_HOOK = "WORKRAIL_TEST_LINT_WORKER"
+"""For the tests: ``ACTION:DIR`` makes each worker create ``DIR/<its pid>`` when it takes a task
+(so that a test knows workers ran), then, for ACTION ``kill``, end as a kill -9 would, or for
+``memory-error``, raise MemoryError; ``mark`` does nothing more."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system says it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def processes_for(file_count: int) -> int:
+    """How many processes check ``file_count`` files best: one below `MIN_FILES_FOR_PROCESSES`,
+    else one per usable CPU."""
+    return 1 if file_count < MIN_FILES_FOR_PROCESSES else usable_cpus()
+
+
+@dataclass(slots=True)
+class _FileChecked:
+    """What a process found in one file; a worker sends it back without the document."""
+
+    text: str
+    format: str
+    diagnostics: list[Diagnostic]
+    facts: CrossFileFacts
+    log_records: list[logging.LogRecord]
+    document: WorkflowDocument | None = None  # only in the process that checked it
+
+
+def lint_in_processes(
+    paths: Sequence[str],
+    processes: int,
+    steps_by_content: StepsByContent,
+    catalog_ids: Callable[[], Iterable[str]] | None,
+    catalog_routine: RoutineLookup | None,
+) -> list[FileReport]:
+    """`report.lint_files` with the per-file checks shared by ``processes`` processes (the
+    parent and forked workers); the same reports as in one process."""
+    from .report import FileReport, add_diagnostics
+
+    checked = _checked(paths, processes, steps_by_content)
+    reports: list[FileReport] = []
+    read: list[WorkflowDocument] = []  # what the cross-file checks read
+    whole = read_whole([c.facts for c in checked])
+    for path, found, read_it in zip(paths, checked, whole, strict=True):
+        document = found.document
+        if document is None:  # checked in a worker
+            if read_it:
+                document = parse_document(found.text, path, found.format)
+            else:  # the formatters read only its text
+                document = WorkflowDocument(found.text, path, found.format, None)
+        if read_it:
+            read.append(document)
+        reports.append(FileReport(path, document, found.diagnostics))
+    _print_log_records(checked)
+    ids = [c.facts.workflow_id for c in checked if c.facts.workflow_id is not None]
+    add_diagnostics(reports, cross_file_diagnostics(read, ids, catalog_ids, catalog_routine))
+    return reports
+
+
+def _checked(
+    paths: Sequence[str], processes: int, steps_by_content: StepsByContent
+) -> list[_FileChecked]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    found: list[_FileChecked | None] = [None] * len(paths)
+    with _log_records_kept() as records:
+
+        def check_here(indices: Iterable[int]) -> None:
+            for index in indices:
+                found[index] = _check_file(paths[index], steps_by_content, records)
+
+        check_here(_first_of_each_format(paths))
+        tasks = _tasks([i for i, f in enumerate(found) if f is None])
+        with ProcessPoolExecutor(
+            processes - 1, multiprocessing.get_context("fork"), initializer=_quiet_worker
+        ) as pool:
+            futures = [pool.submit(_check_task, [paths[i] for i in task]) for task in tasks]
+            # The workers take the tasks from the first, the parent from the last, each the
+            # next as it is done, until they meet: no process waits long for a slower one.
+            for task, future in zip(reversed(tasks), reversed(futures), strict=True):
+                if not future.cancel():  # a worker has it, and every task before it
+                    break
+                check_here(task)
+            for task, future in zip(tasks, futures, strict=True):
+                if future.cancelled():
+                    continue
+                try:
+                    results: Sequence[_FileChecked] = future.result()
+                except Exception:  # noqa: BLE001 - a worker that died or failed: checked here
+                    check_here(task)
+                    continue
+                for index, result in zip(task, results, strict=True):
+                    found[index] = result
+    return [f for f in found if f is not None]
+
+
+def _tasks(indices: list[int]) -> list[list[int]]:
+    """``indices`` cut into runs of `FILES_PER_TASK`."""
+    return [indices[i : i + FILES_PER_TASK] for i in range(0, len(indices), FILES_PER_TASK)]
+
+
+def _first_of_each_format(paths: Sequence[str]) -> list[int]:
+    """The first file, and the first YAML file (PyYAML is imported for it)."""
+    firsts: dict[str, int] = {}
+    for index, path in enumerate(paths):
+        firsts.setdefault(detect_format(path), index)
+        if len(firsts) == 2:
+            break
+    return sorted(firsts.values())
+
+
+def _check_file(
+    path: str, steps_by_content: StepsByContent, records: list[logging.LogRecord]
+) -> _FileChecked:
+    before = len(records)
+    result = lint_path(path, steps_by_content)
+    written = records[before:]
+    del records[before:]
+    document = result.document
+    facts = CrossFileFacts.of(document)
+    return _FileChecked(
+        document.text, document.format, result.diagnostics, facts, written, document
+    )
+
+
+# What a worker checked, kept until it exits (see the module's docstring).
+_checked_in_worker: list[object] = []
+
+
+def _quiet_worker() -> None:
+    """A worker's start: standard output and error to /dev/null (the parent's unwritten
+    buffers, copied by the fork, are left unflushed: the parent writes them)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    sys.stdout = sys.stderr = open(null, "w", closefd=False)  # noqa: SIM115 - for the worker's life
+
+
+def _check_task(paths: list[str]) -> list[_FileChecked]:
+    from .step_check_cache import StepsByContent
+
+    _test_hook()
+    steps_by_content = _worker_steps.setdefault("cache", StepsByContent())
+    out = []
+    with _log_records_kept() as records:
+        for path in paths:
+            found = _check_file(path, steps_by_content, records)
+            _checked_in_worker.append(found.document)
+            found.document = None  # the parent parses it again if it needs it
+            out.append(found)
+    return out
+
+
+# The worker's steps checked by content, kept from one task to the next.
+_worker_steps: dict[str, StepsByContent] = {}
+
+
+def _test_hook() -> None:
+    hook = os.environ.get(WORKER_TEST_HOOK)
+    if not hook:
+        return
+    action, _, directory = hook.partition(":")
+    with open(os.path.join(directory, str(os.getpid())), "w"):
+        pass
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if action == "memory-error":
+        raise MemoryError
+
+
+@contextlib.contextmanager
+def _log_records_kept() -> Iterator[list[logging.LogRecord]]:
+    """The records that would reach `logging.lastResort` (standard error, when nothing
+    configured logging: a check that failed), kept instead, ready to be pickled."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+    printer = logging.lastResort
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            # As `logging.handlers.QueueHandler.prepare`: a traceback cannot be pickled, its
+            # text can (the default formatter's, which `lastResort` prints).
+            if record.exc_info:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.msg, record.args, record.exc_info = record.getMessage(), None, None
+            records.append(record)
+
+    logging.lastResort = Keep(printer.level if printer is not None else logging.WARNING)
+    try:
+        yield records
+    finally:
+        logging.lastResort = printer
+
+
+def _print_log_records(checked: Sequence[_FileChecked]) -> None:
+    records = [record for found in checked for record in found.log_records]
+    if records:
+        import logging
+
+        for record in records:
+            logging.getLogger(record.name).handle(record)
