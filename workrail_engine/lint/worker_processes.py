@@ -62,7 +62,7 @@ MIN_FILES_FOR_PROCESSES = 200
 and `multiprocessing` (~18 ms), forking and sending the results back cost more than the second
 core saves."""
 
-FILES_PER_TASK = 25
+FILES_PER_TASK = 10
 """Files a worker (or the parent) takes at a time: small enough that neither waits long for the
 other at the end, large enough that sending a task and its results back stays small."""
 
@@ -133,7 +133,8 @@ def _checked(
     paths: Sequence[str], processes: int, steps_by_content: StepsByContent
 ) -> list[_FileChecked]:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     found: list[_FileChecked | None] = [None] * len(paths)
     with _log_records_kept() as records:
@@ -144,21 +145,31 @@ def _checked(
 
         check_here(_first_of_each_format(paths))
         tasks = _tasks([i for i, f in enumerate(found) if f is None])
+        given: list[tuple[list[int], Future[list[_FileChecked]]]] = []
+        workers = processes - 1
+        # The workers take the tasks from the first, the parent from the last, until they meet;
+        # each worker has two at a time (one to start as soon as it is done with the other),
+        # the parent gives them more between two of its own: no process waits for a slower one.
+        # (Not by cancelling the futures of tasks no worker took: a pool broken by a worker's
+        # death then fails to mark the other futures, on Python 3.11.)
+        first, last = 0, len(tasks)
         with ProcessPoolExecutor(
-            processes - 1, multiprocessing.get_context("fork"), initializer=_quiet_worker
+            workers, multiprocessing.get_context("fork"), initializer=_quiet_worker
         ) as pool:
-            futures = [pool.submit(_check_task, [paths[i] for i in task]) for task in tasks]
-            # The workers take the tasks from the first, the parent from the last, each the
-            # next as it is done, until they meet: no process waits long for a slower one.
-            for task, future in zip(reversed(tasks), reversed(futures), strict=True):
-                if not future.cancel():  # a worker has it, and every task before it
-                    break
-                check_here(task)
-            for task, future in zip(tasks, futures, strict=True):
-                if future.cancelled():
-                    continue
+            while first < last:
                 try:
-                    results: Sequence[_FileChecked] = future.result()
+                    while first < last and sum(not f.done() for _, f in given) < 2 * workers:
+                        task = tasks[first]
+                        given.append((task, pool.submit(_check_task, [paths[i] for i in task])))
+                        first += 1
+                except BrokenProcessPool:  # a worker died: the parent checks the rest
+                    pass
+                if first < last:
+                    last -= 1
+                    check_here(tasks[last])
+            for task, future in given:
+                try:
+                    results = future.result()
                 except Exception:  # noqa: BLE001 - a worker that died or failed: checked here
                     check_here(task)
                     continue
