@@ -19,6 +19,7 @@ from .rule_names import rule_name
 
 if TYPE_CHECKING:
     from workrail_engine.compile import RoutineLookup
+    from workrail_engine.lint.step_check_cache import StepsByContent
     from workrail_engine.text.document import WorkflowDocument
 
 
@@ -27,7 +28,6 @@ __all__ = [
     "Location",
     "Summary",
     "add_cross_file_diagnostics",
-    "add_diagnostics",
     "fix_json",
     "lint_files",
     "report_json",
@@ -143,15 +143,37 @@ def lint_files(
     steps_by_content = StepsByContent()
     processes = min(processes, len(paths))
     if processes > 1 and hasattr(os, "fork"):  # no fork (Windows): one process
-        from .worker_processes import lint_in_processes
-
-        return lint_in_processes(paths, processes, steps_by_content, catalog_ids, catalog_routine)
+        return _lint_in_processes(paths, processes, steps_by_content, catalog_ids, catalog_routine)
     # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
     reports = [
         FileReport(path, result.document, list(result.diagnostics))
         for path, result in ((path, lint_path(path, steps_by_content)) for path in paths)
     ]
     add_cross_file_diagnostics(reports, catalog_ids, catalog_routine)
+    return reports
+
+
+def _lint_in_processes(
+    paths: Sequence[str],
+    processes: int,
+    steps_by_content: StepsByContent,
+    catalog_ids: Callable[[], Iterable[str]] | None,
+    catalog_routine: RoutineLookup | None,
+) -> list[FileReport]:
+    """`lint_files` with the files shared by ``processes`` processes; the cross-file checks
+    read the documents `cross_file.read_whole` picks, and the workflow ids of all."""
+    from .cross_file import cross_file_diagnostics, read_whole
+    from .worker_processes import lint_in_processes
+
+    checked = lint_in_processes(paths, processes, steps_by_content)
+    whole = read_whole([c.facts for c in checked])
+    reports = [
+        FileReport(c.path, c.report_document(w), c.diagnostics)
+        for c, w in zip(checked, whole, strict=True)
+    ]
+    read = [r.document for r, w in zip(reports, whole, strict=True) if w]
+    ids = [c.facts.workflow_id for c in checked if c.facts.workflow_id is not None]
+    _add_diagnostics(reports, cross_file_diagnostics(read, ids, catalog_ids, catalog_routine))
     return reports
 
 
@@ -170,10 +192,10 @@ def add_cross_file_diagnostics(
 
     documents = [r.document for r in reports]
     ids = [i for i in map(workflow_id, documents) if i is not None]
-    add_diagnostics(reports, cross_file_diagnostics(documents, ids, catalog_ids, catalog_routine))
+    _add_diagnostics(reports, cross_file_diagnostics(documents, ids, catalog_ids, catalog_routine))
 
 
-def add_diagnostics(
+def _add_diagnostics(
     reports: Sequence[FileReport], extras: Iterable[Mapping[str, list[Diagnostic]]]
 ) -> None:
     """Each of ``extras``' diagnostics (keyed by path) added to its file's report, in order."""

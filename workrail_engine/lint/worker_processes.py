@@ -32,24 +32,23 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic
 from ..text.document import WorkflowDocument, detect_format, parse_document
-from .cross_file import CrossFileFacts, cross_file_diagnostics, read_whole
+from .cross_file import CrossFileFacts
 from .pipeline import lint_path
 
 if TYPE_CHECKING:
     import logging
 
-    from ..compile import RoutineLookup
-    from .report import FileReport
     from .step_check_cache import StepsByContent
 
 __all__ = [
     "FILES_PER_TASK",
+    "CheckedFile",
     "MIN_FILES_FOR_PROCESSES",
     "WORKER_TEST_HOOK",
     "lint_in_processes",
@@ -87,9 +86,10 @@ def processes_for(file_count: int) -> int:
 
 
 @dataclass(slots=True)
-class _FileChecked:
+class CheckedFile:
     """What a process found in one file; a worker sends it back without the document."""
 
+    path: str
     text: str
     format: str
     diagnostics: list[Diagnostic]
@@ -97,46 +97,36 @@ class _FileChecked:
     log_records: list[logging.LogRecord]
     document: WorkflowDocument | None = None  # only in the process that checked it
 
+    def report_document(self, whole: bool) -> WorkflowDocument:
+        """The document for the file's report: the one checked, when checked here; else, for a
+        file the cross-file checks read ``whole``, its text parsed again, or else its text
+        alone (all the formatters read of it)."""
+        if self.document is not None:
+            return self.document
+        if whole:
+            return parse_document(self.text, self.path, self.format)
+        return WorkflowDocument(self.text, self.path, self.format, None)
+
 
 def lint_in_processes(
-    paths: Sequence[str],
-    processes: int,
-    steps_by_content: StepsByContent,
-    catalog_ids: Callable[[], Iterable[str]] | None,
-    catalog_routine: RoutineLookup | None,
-) -> list[FileReport]:
-    """`report.lint_files` with the per-file checks shared by ``processes`` processes (the
-    parent and forked workers); the same reports as in one process."""
-    from .report import FileReport, add_diagnostics
-
+    paths: Sequence[str], processes: int, steps_by_content: StepsByContent
+) -> list[CheckedFile]:
+    """What `pipeline.lint_path` finds in each file, the files shared by ``processes``
+    processes (the parent and forked workers); what failing checks logged is printed, in the
+    files' order."""
     checked = _checked(paths, processes, steps_by_content)
-    reports: list[FileReport] = []
-    read: list[WorkflowDocument] = []  # what the cross-file checks read
-    whole = read_whole([c.facts for c in checked])
-    for path, found, read_it in zip(paths, checked, whole, strict=True):
-        document = found.document
-        if document is None:  # checked in a worker
-            if read_it:
-                document = parse_document(found.text, path, found.format)
-            else:  # the formatters read only its text
-                document = WorkflowDocument(found.text, path, found.format, None)
-        if read_it:
-            read.append(document)
-        reports.append(FileReport(path, document, found.diagnostics))
     _print_log_records(checked)
-    ids = [c.facts.workflow_id for c in checked if c.facts.workflow_id is not None]
-    add_diagnostics(reports, cross_file_diagnostics(read, ids, catalog_ids, catalog_routine))
-    return reports
+    return checked
 
 
 def _checked(
     paths: Sequence[str], processes: int, steps_by_content: StepsByContent
-) -> list[_FileChecked]:
+) -> list[CheckedFile]:
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    found: list[_FileChecked | None] = [None] * len(paths)
+    found: list[CheckedFile | None] = [None] * len(paths)
     with _log_records_kept() as records:
 
         def check_here(indices: Iterable[int]) -> None:
@@ -145,7 +135,7 @@ def _checked(
 
         check_here(_first_of_each_format(paths))
         tasks = _tasks([i for i, f in enumerate(found) if f is None])
-        given: list[tuple[list[int], Future[list[_FileChecked]]]] = []
+        given: list[tuple[list[int], Future[list[CheckedFile]]]] = []
         workers = processes - 1
         # The workers take the tasks from the first, the parent from the last, until they meet;
         # each worker has two at a time (one to start as soon as it is done with the other),
@@ -195,15 +185,15 @@ def _first_of_each_format(paths: Sequence[str]) -> list[int]:
 
 def _check_file(
     path: str, steps_by_content: StepsByContent, records: list[logging.LogRecord]
-) -> _FileChecked:
+) -> CheckedFile:
     before = len(records)
     result = lint_path(path, steps_by_content)
     written = records[before:]
     del records[before:]
     document = result.document
     facts = CrossFileFacts.of(document)
-    return _FileChecked(
-        document.text, document.format, result.diagnostics, facts, written, document
+    return CheckedFile(
+        path, document.text, document.format, result.diagnostics, facts, written, document
     )
 
 
@@ -220,7 +210,7 @@ def _quiet_worker() -> None:
     sys.stdout = sys.stderr = open(null, "w", closefd=False)  # noqa: SIM115 - for the worker's life
 
 
-def _check_task(paths: list[str]) -> list[_FileChecked]:
+def _check_task(paths: list[str]) -> list[CheckedFile]:
     from .step_check_cache import StepsByContent
 
     _test_hook()
@@ -277,7 +267,7 @@ def _log_records_kept() -> Iterator[list[logging.LogRecord]]:
         logging.lastResort = printer
 
 
-def _print_log_records(checked: Sequence[_FileChecked]) -> None:
+def _print_log_records(checked: Sequence[CheckedFile]) -> None:
     records = [record for found in checked for record in found.log_records]
     if records:
         import logging
