@@ -15,12 +15,8 @@ import pytest
 
 from tests.cli.test_console_script_cli import WORKRAIL
 from tests.hostile_workflows import AMPLIFIED_CALLER, AMPLIFIER_ROUTINE
-from workrail_engine.lint.worker_processes import (
-    FILES_PER_TASK,
-    MIN_FILES_FOR_PROCESSES,
-    WORKER_TEST_HOOK,
-    usable_cpus,
-)
+from workrail_engine.cli.jobs import MAX_PROCESSES, MIN_FILES_FOR_PROCESSES, usable_cpus
+from workrail_engine.lint.worker_processes import FILES_PER_TASK, WORKER_TEST_HOOK
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="workers are forked")
 
@@ -174,3 +170,10 @@ def test_a_batch_past_the_threshold_uses_workers_by_default(tmp_path: Path):
         mark.unlink()
     _validate(str(fewer), "--format", "json", hook=f"mark:{marks}")
     assert not any(marks.iterdir()), "a worker was forked below the threshold"
+
+
+def test_jobs_past_the_maximum_is_a_usage_error(tmp_path: Path):
+    workflows = _batch(tmp_path, 2)
+    refused = _validate(str(workflows), "--jobs", str(MAX_PROCESSES + 1))
+    assert refused.returncode == 2 and "--jobs" in refused.stderr, refused.stderr
+    assert _validate(str(workflows), "--jobs", str(MAX_PROCESSES)).returncode == 1

@@ -19,6 +19,7 @@ from workrail_engine import __version__
 from workrail_engine.cli import runs
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.formatters import FORMATS
+from workrail_engine.cli.jobs import MAX_PROCESSES, MIN_FILES_FOR_PROCESSES
 from workrail_engine.cli.process_exit import exit_without_teardown
 from workrail_engine.cli.settings import Settings
 
@@ -210,9 +211,12 @@ FORMAT_OPTION = click.option(
 @click.option("--stdin-filename", metavar="PATH", help=STDIN_FILENAME_HELP)
 @click.option(
     "--jobs",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_PROCESSES),
     metavar="N",
-    help="Processes checking the files (default: one per usable CPU for 200 files or more, else 1).",
+    help=(
+        f"Processes checking the files, at most {MAX_PROCESSES} (default: one per usable CPU "
+        f"for {MIN_FILES_FOR_PROCESSES} files or more, else 1)."
+    ),
 )
 @COLOR_OPTION
 @catalog_options

@@ -214,7 +214,7 @@ def _render(
 
 
 def _processes(file_count: int, options: ValidateOptions) -> int:
-    from workrail_engine.lint.worker_processes import processes_for
+    from workrail_engine.cli.jobs import processes_for
 
     return options.jobs if options.jobs is not None else processes_for(file_count)
 

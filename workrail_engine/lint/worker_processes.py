@@ -49,17 +49,9 @@ if TYPE_CHECKING:
 __all__ = [
     "FILES_PER_TASK",
     "CheckedFile",
-    "MIN_FILES_FOR_PROCESSES",
     "WORKER_TEST_HOOK",
     "lint_in_processes",
-    "processes_for",
-    "usable_cpus",
 ]
-
-MIN_FILES_FOR_PROCESSES = 200
-"""Fewer files than this are checked in one process: below it, importing `concurrent.futures`
-and `multiprocessing` (~18 ms), forking and sending the results back cost more than the second
-core saves."""
 
 FILES_PER_TASK = 10
 """Files a worker (or the parent) takes at a time: small enough that neither waits long for the
@@ -69,20 +61,6 @@ WORKER_TEST_HOOK = "WORKRAIL_TEST_LINT_WORKER"
 """For the tests: ``ACTION:DIR`` makes each worker create ``DIR/<its pid>`` when it takes a task
 (so that a test knows workers ran), then, for ACTION ``kill``, end as a kill -9 would, or for
 ``memory-error``, raise MemoryError; ``mark`` does nothing more."""
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, where the system says it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def processes_for(file_count: int) -> int:
-    """How many processes check ``file_count`` files best: one below `MIN_FILES_FOR_PROCESSES`,
-    else one per usable CPU."""
-    return 1 if file_count < MIN_FILES_FOR_PROCESSES else usable_cpus()
 
 
 @dataclass(slots=True)
