@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_console_script_cli import WORKRAIL
+from tests.fixable_texts import JSON_TEXT, YAML_TEXT
 from tests.hostile_workflows import AMPLIFIED_CALLER, AMPLIFIER_ROUTINE
 from workrail_engine.cli.jobs import MAX_PROCESSES, MIN_FILES_FOR_PROCESSES, usable_cpus
 from workrail_engine.lint.worker_processes import FILES_PER_TASK, WORKER_TEST_HOOK
@@ -177,3 +178,23 @@ def test_jobs_past_the_maximum_is_a_usage_error(tmp_path: Path):
     refused = _validate(str(workflows), "--jobs", str(MAX_PROCESSES + 1))
     assert refused.returncode == 2 and "--jobs" in refused.stderr, refused.stderr
     assert _validate(str(workflows), "--jobs", str(MAX_PROCESSES)).returncode == 1
+
+
+@pytest.mark.parametrize("fix", ["--fix", "--diff"])
+def test_fixes_then_workers_report_what_one_process_reports(tmp_path: Path, fix: str):
+    """The fixes are made in one process, the fixed files then checked by the workers: the same
+    files written, the same report, as one process (two copies of a batch with fixable texts)."""
+    ran = {}
+    for jobs in ("1", "2"):
+        workflows = _batch(tmp_path / jobs)
+        for n in range(0, FILES, 7):
+            (workflows / f"f{n:03d}.json").write_text(JSON_TEXT.replace("broken", f"fix-{n}"))
+        (workflows / "f003.yaml").write_text(YAML_TEXT)
+        done = _validate(str(workflows), fix, "--unsafe-fixes", "--jobs", jobs)
+        written = {p.name: p.read_text() for p in sorted(workflows.iterdir())}
+        ran[jobs] = (done.outcome, written, str(workflows))
+    (alone, alone_files, alone_dir), (shared, shared_files, shared_dir) = ran["1"], ran["2"]
+    assert tuple(part.replace(shared_dir, alone_dir) for part in shared[1:]) == alone[1:]
+    assert (shared[0], shared_files) == (alone[0], alone_files)
+    fixed = 'name: "no"' in alone_files["f003.yaml"]  # a fix was written (or only shown)
+    assert fixed == (fix == "--fix") and alone[0] == 1
