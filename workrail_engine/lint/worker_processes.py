@@ -29,6 +29,7 @@ is kept until the worker ends with `os._exit`, as every `multiprocessing` child 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -189,10 +190,8 @@ def _quiet_worker() -> None:
 
 
 def _check_task(paths: list[str]) -> list[CheckedFile]:
-    from .step_check_cache import StepsByContent
-
     _test_hook()
-    steps_by_content = _worker_steps.setdefault("cache", StepsByContent())
+    steps_by_content = _worker_steps_by_content()
     out = []
     with _log_records_kept() as records:
         for path in paths:
@@ -203,8 +202,12 @@ def _check_task(paths: list[str]) -> list[CheckedFile]:
     return out
 
 
-# The worker's steps checked by content, kept from one task to the next.
-_worker_steps: dict[str, StepsByContent] = {}
+@functools.cache
+def _worker_steps_by_content() -> StepsByContent:
+    """The worker's steps checked by content, kept from one task to the next."""
+    from .step_check_cache import StepsByContent
+
+    return StepsByContent()
 
 
 def _test_hook() -> None:
