@@ -9,9 +9,11 @@ import os
 __all__ = ["MAX_PROCESSES", "MIN_FILES_FOR_PROCESSES", "processes_for", "usable_cpus"]
 
 MIN_FILES_FOR_PROCESSES = 200
-"""Fewer files than this are checked in one process: below it, importing `concurrent.futures`
-and `multiprocessing` (~13 ms), forking and sending the results back cost more than the second
-core saves."""
+"""Fewer files than this are checked in one process. Sharing costs ~25 ms whatever the batch
+(importing `concurrent.futures` and `multiprocessing` 13 ms, the fork and a first result
+3–10 ms, the pool's shutdown 2–3 ms) and a second core saves at most half of ~0.45 ms a file
+(bench/validate.py's files): it pays from ~110 files with a core free; 200 leaves room for the
+CPU the processes' handing over costs (docs/benchmarks.md)."""
 
 MAX_PROCESSES = 64
 """The most processes one batch is shared by (`--jobs`): each is a fork of the parent, with its
