@@ -9,7 +9,7 @@ times both tools as whole processes, several runs each, alternating:
     workrail validate DIR --format json
     check-jsonschema --schemafile workrail_engine/schema/workflow.schema.json -o json FILES...
 
-(`workrail validate` shares the files with a forked worker per further CPU it may use, from 200
+(`workrail validate` shares the files with a forked worker per further CPU it may use, from 300
 files; check-jsonschema uses one process) and prints the median times (wall clock, and CPU time
 of each tool's processes, workers included: the machine may be shared) and their ratios, each
 round's ratio (the two tools run one after the other) and the median of those rounds, with the

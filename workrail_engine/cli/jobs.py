@@ -8,12 +8,13 @@ import os
 
 __all__ = ["MAX_PROCESSES", "MIN_FILES_FOR_PROCESSES", "processes_for", "usable_cpus"]
 
-MIN_FILES_FOR_PROCESSES = 200
-"""Fewer files than this are checked in one process. Sharing costs ~25 ms whatever the batch
-(importing `concurrent.futures` and `multiprocessing` 13 ms, the fork and a first result
-3–10 ms, the pool's shutdown 2–3 ms) and a second core saves at most half of ~0.45 ms a file
-(bench/validate.py's files): it pays from ~110 files with a core free; 200 leaves room for the
-CPU the processes' handing over costs (docs/benchmarks.md)."""
+MIN_FILES_FOR_PROCESSES = 300
+"""Fewer files than this are checked in one process. Sharing costs ~45 ms of CPU and of wall
+time whatever the batch (importing `concurrent.futures` and `multiprocessing`, the fork, the
+first task's copied pages, the pool's shutdown: `--jobs 2` against `--jobs 1` on three files),
+and a second core saves at most half of ~0.45 ms a file. Measured on 200 and 400 files of
+bench/validate.py's `--distinct` corpus, medians of nine runs taking turns, load 1.0: one
+process 0.348 and 0.457 s, two 0.358 and 0.416 s."""
 
 MAX_PROCESSES = 64
 """The most processes one batch is shared by (`--jobs`): each is a fork of the parent, with its
