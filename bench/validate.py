@@ -9,10 +9,12 @@ times both tools as whole processes, several runs each, alternating:
     workrail validate DIR --format json
     check-jsonschema --schemafile workrail_engine/schema/workflow.schema.json -o json FILES...
 
-and prints the median times (wall clock, and CPU time of the process: the machine may be shared)
-and their ratios, each round's ratio (the two tools run one after the other) and the median of
-those rounds, with the load average at the start and the end. Both run from bytecode, as installed packages do: pip wrote check-jsonschema's
-`.pyc` files when it installed it, and this compiles ours first (an editable install has none, and
+(`workrail validate` shares the files with a forked worker per further CPU it may use, from 300
+files; check-jsonschema uses one process) and prints the median times (wall clock, and CPU time
+of each tool's processes, workers included: the machine may be shared) and their ratios, each
+round's ratio (the two tools run one after the other) and the median of those rounds, with the
+load average at the start and the end. Both run from bytecode, as installed packages do: pip
+wrote check-jsonschema's `.pyc` files when it installed it, and this compiles ours first (an editable install has none, and
 PYTHONDONTWRITEBYTECODE, set on some machines, keeps Python from writing them: each `workrail`
 process would compile the engine from source, ~0.1 s of CPU). It then checks that both tools
 report schema errors in the same files at the same instance paths (and the same files as

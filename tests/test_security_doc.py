@@ -16,9 +16,9 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from workrail_engine import limits
 from workrail_engine.answers import blockers
 from workrail_engine.answers.model_loop import ModelLimits
-from workrail_engine.cli import rewrites
+from workrail_engine.cli import jobs, rewrites
 from workrail_engine.evaluation import regexes, step_checks
-from workrail_engine.lint import quoted_json, shell_scripts
+from workrail_engine.lint import quoted_json, shell_scripts, worker_processes
 from workrail_engine.replay import fixtures as replay_fixtures
 from workrail_engine.runs import command_process, step_events
 from workrail_engine.schema import schema_path
@@ -156,6 +156,11 @@ EXPECTED = {
         f"{confirmation.MAX_COMMENT_CHARS:,} characters (asked of the client); the notes shown "
         f"in the form: {confirmation.MAX_NOTES_CHARS:,} characters"
     ),
+    "MAX_PROCESSES": (
+        f"one per usable CPU from {jobs.MIN_FILES_FOR_PROCESSES} files (one below), at most "
+        f"{jobs.MAX_PROCESSES} (`--jobs N`)"
+    ),
+    "FILES_PER_TASK": f"each process taking {worker_processes.FILES_PER_TASK} files at a time",
     "STALE_TEMPORARY_SECONDS": (
         f"{rewrites.STALE_TEMPORARY_SECONDS:,} s, or at once when the PID in its name is no live "
         "process"

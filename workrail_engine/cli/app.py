@@ -19,6 +19,7 @@ from workrail_engine import __version__
 from workrail_engine.cli import runs
 from workrail_engine.cli.console import Console
 from workrail_engine.cli.formatters import FORMATS
+from workrail_engine.cli.jobs import MAX_PROCESSES, MIN_FILES_FOR_PROCESSES
 from workrail_engine.cli.process_exit import exit_without_teardown
 from workrail_engine.cli.settings import Settings
 
@@ -208,6 +209,15 @@ FORMAT_OPTION = click.option(
     "--statistics", is_flag=True, help="Print how many diagnostics of each code, instead of them."
 )
 @click.option("--stdin-filename", metavar="PATH", help=STDIN_FILENAME_HELP)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1, max=MAX_PROCESSES),
+    metavar="N",
+    help=(
+        f"Processes checking the files, at most {MAX_PROCESSES} (default: one per usable CPU "
+        f"for {MIN_FILES_FOR_PROCESSES} files or more, else 1)."
+    ),
+)
 @COLOR_OPTION
 @catalog_options
 @click.pass_obj

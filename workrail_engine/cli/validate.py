@@ -65,6 +65,8 @@ class ValidateOptions:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     stdin_filename: str | None = None
+    jobs: int | None = None
+    """Processes checking the files (`--jobs`); None: as many as pay (`processes_for`)."""
 
 
 class _Selections:
@@ -211,6 +213,12 @@ def _render(
         console.out(output, nl=False)
 
 
+def _processes(file_count: int, options: ValidateOptions) -> int:
+    from workrail_engine.cli.jobs import processes_for
+
+    return options.jobs if options.jobs is not None else processes_for(file_count)
+
+
 def _exit_code(summary: Summary, options: ValidateOptions) -> int:
     return 0 if options.exit_zero else summary.exit_code
 
@@ -333,7 +341,7 @@ def _validate(
         rewrites = [rewrite for rewrite, _ in done]
         left = {r.path for r in write_rewrites(rewrites, scope, console.warning, "fixing")}
         fixed = sum(count for rewrite, count in done if rewrite.path not in left)
-    reports = lint_files(files, catalog.ids, catalog.routine)
+    reports = lint_files(files, catalog.ids, catalog.routine, _processes(len(files), options))
     _filter(reports, selections)
     summary = Summary.of(reports, strict=strict, fixed=fixed, unsafe_fixes=options.unsafe_fixes)
     _render(reports, summary, options, console)

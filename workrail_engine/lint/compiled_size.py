@@ -19,7 +19,7 @@ from ..text.document import WorkflowDocument
 if TYPE_CHECKING:
     from ..compile import RoutineLookup
 
-__all__ = ["compiled_size_diagnostics"]
+__all__ = ["can_grow_when_compiled", "compiled_size_diagnostics"]
 
 # Only these make the compile step add text; a file without any of them compiles to itself.
 # (Features add text only to steps with promptBlocks, and only when the workflow's own
@@ -58,7 +58,7 @@ def compiled_size_diagnostics(
 
     out: dict[str, list[Diagnostic]] = {}
     for doc in documents:
-        if not isinstance(doc.value, dict) or not _can_grow(doc.value, doc.text, doc.format):
+        if not isinstance(doc.value, dict) or not can_grow_when_compiled(doc):
             continue
         # Imported here: most runs have no file that can grow, and skip the compile step's import.
         from ..compile import compile_workflow
@@ -82,8 +82,12 @@ def compiled_size_diagnostics(
     return out
 
 
-def _can_grow(workflow: dict[str, Any], text: str, fmt: str) -> bool:
-    syntax = "json" if fmt == "json" else "yaml"
+def can_grow_when_compiled(doc: WorkflowDocument) -> bool:
+    """Whether compiling the document could add text (only then can it pass a size limit)."""
+    workflow, text = doc.value, doc.text
+    if not isinstance(workflow, dict):
+        return False
+    syntax = "json" if doc.format == "json" else "yaml"
     return (
         "features" in workflow
         or any(mark in text for mark in _GROWS)

@@ -7,7 +7,8 @@ The formatters only read these objects; they never lint, read files or decide th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from .rule_names import rule_name
 
 if TYPE_CHECKING:
     from workrail_engine.compile import RoutineLookup
+    from workrail_engine.lint.step_check_cache import StepsByContent
     from workrail_engine.text.document import WorkflowDocument
 
 
@@ -128,19 +130,50 @@ def lint_files(
     paths: Sequence[str],
     catalog_ids: Callable[[], Iterable[str]] | None = tuple,
     catalog_routine: RoutineLookup | None = None,
+    processes: int = 1,
 ) -> list[FileReport]:
-    """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`)."""
+    """Every check of each file, plus the cross-file checks (`add_cross_file_diagnostics`).
+
+    ``processes``: how many processes share the per-file checks (`worker_processes`); the
+    reports are the same for any number."""
     from .pipeline import lint_path
     from .step_check_cache import StepsByContent
 
     # Workflows copy steps from one another: each distinct step is checked once.
     steps_by_content = StepsByContent()
+    processes = min(processes, len(paths))
+    if processes > 1 and hasattr(os, "fork"):  # no fork (Windows): one process
+        return _lint_in_processes(paths, processes, steps_by_content, catalog_ids, catalog_routine)
     # lint_path never raises: an engine bug on one file is a WR000 on that file (see lint_document).
     reports = [
         FileReport(path, result.document, list(result.diagnostics))
         for path, result in ((path, lint_path(path, steps_by_content)) for path in paths)
     ]
     add_cross_file_diagnostics(reports, catalog_ids, catalog_routine)
+    return reports
+
+
+def _lint_in_processes(
+    paths: Sequence[str],
+    processes: int,
+    steps_by_content: StepsByContent,
+    catalog_ids: Callable[[], Iterable[str]] | None,
+    catalog_routine: RoutineLookup | None,
+) -> list[FileReport]:
+    """`lint_files` with the files shared by ``processes`` processes; the cross-file checks
+    read the documents `cross_file.read_whole` picks, and the workflow ids of all."""
+    from .cross_file import cross_file_diagnostics, read_whole
+    from .worker_processes import lint_in_processes
+
+    checked = lint_in_processes(paths, processes, steps_by_content)
+    whole = read_whole([c.facts for c in checked])
+    reports = [
+        FileReport(c.path, c.report_document(w), c.diagnostics)
+        for c, w in zip(checked, whole, strict=True)
+    ]
+    read = [r.document for r, w in zip(reports, whole, strict=True) if w]
+    ids = [c.facts.workflow_id for c in checked if c.facts.workflow_id is not None]
+    _add_diagnostics(reports, cross_file_diagnostics(read, ids, catalog_ids, catalog_routine))
     return reports
 
 
@@ -155,30 +188,17 @@ def add_cross_file_diagnostics(
     (asked only when the files alone do not answer: building a catalog reads every source).
     WR811 where a file would compile past the size limits, with the routines among the files,
     then ``catalog_routine``'s."""
-    from .compiled_size import compiled_size_diagnostics
-    from .duplicate_ids import duplicate_workflow_ids
-    from .upstream import delegation_diagnostics, template_call_diagnostics
+    from .cross_file import cross_file_diagnostics, workflow_id
 
     documents = [r.document for r in reports]
-    extras = [
-        duplicate_workflow_ids(documents),
-        compiled_size_diagnostics(documents, catalog_routine),
-    ]
-    if catalog_ids is None:
-        extras.append(delegation_diagnostics(documents))  # cycles among the files
-    else:
-        own_ids = {
-            d.value["id"]
-            for d in documents
-            if isinstance(d.value, dict) and isinstance(d.value.get("id"), str)
-        }
-        catalog: set[str] | None = None
-        for check in (template_call_diagnostics, delegation_diagnostics):
-            checked = check(documents, own_ids)
-            if any(d.code in ("WR703", "WR709") for ds in checked.values() for d in ds):
-                catalog = set(catalog_ids()) if catalog is None else catalog
-                checked = check(documents, own_ids | catalog)
-            extras.append(checked)
+    ids = [i for i in map(workflow_id, documents) if i is not None]
+    _add_diagnostics(reports, cross_file_diagnostics(documents, ids, catalog_ids, catalog_routine))
+
+
+def _add_diagnostics(
+    reports: Sequence[FileReport], extras: Iterable[Mapping[str, list[Diagnostic]]]
+) -> None:
+    """Each of ``extras``' diagnostics (keyed by path) added to its file's report, in order."""
     for extra in extras:
         for report in reports:
             found = extra.get(report.document.path or "", [])

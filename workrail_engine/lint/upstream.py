@@ -37,6 +37,7 @@ from ..text.document import WorkflowDocument
 __all__ = [
     "KNOWN_CONTRACTS",
     "delegation_diagnostics",
+    "refers_to_workflows",
     "template_call_diagnostics",
     "upstream_diagnostics",
 ]
@@ -374,6 +375,15 @@ def template_call_diagnostics(
                 )
             )
     return dict(out)
+
+
+def refers_to_workflows(doc: WorkflowDocument) -> bool:
+    """Whether a step of the document calls a template or delegates to a workflow (what
+    `template_call_diagnostics` and `delegation_diagnostics` look at)."""
+    return any(
+        site.step.get("templateCall") is not None or _delegated(site.step)
+        for site in doc.step_sites
+    )
 
 
 def delegation_diagnostics(
