@@ -129,6 +129,8 @@ class PostgresLiveness:
         self._thread: threading.Thread | None = None
         self._started_at = time.time()
         self._started = False
+        # While checks fail: since when (monotonic), the last error, when it was last logged.
+        self._failing: tuple[float, psycopg.Error, float] | None = None
 
     def start(self) -> None:
         with self._guard:
@@ -236,10 +238,9 @@ class PostgresLiveness:
         try:
             claimed = self.claim_dead()
         except psycopg.Error as exc:  # the database briefly unavailable: the next tick reconnects
-            log.warning(
-                "executor liveness check failed, retrying in %.1f s: %s", self.interval, exc
-            )
+            self._failed(exc)
             return
+        self._failing = None
         if not claimed:
             return
         try:
@@ -255,6 +256,27 @@ class PostgresLiveness:
             self.forget(claimed)
         except psycopg.Error as exc:
             log.warning("could not forget the recovered executors %s: %s", claimed, exc)
+
+    def _failed(self, exc: psycopg.Error) -> None:
+        """A failed check: logged once a watch interval at most (a worker checks four times a
+        second), kept for `raise_if_unreachable`."""
+        now = time.monotonic()
+        since, logged = (
+            (now, None) if self._failing is None else (self._failing[0], self._failing[2])
+        )
+        if logged is None or now - logged >= self.interval:
+            log.warning(
+                "executor liveness check failed, retrying in %.1f s: %s", self.interval, exc
+            )
+            logged = now
+        self._failing = (since, exc, logged)
+
+    def raise_if_unreachable(self, longer_than: float) -> None:
+        """Raise the last check's error when every check has failed for ``longer_than`` seconds:
+        the store is gone for longer than its connections wait for it (`sql_store.RECONNECT_FOR`)."""
+        failing = self._failing
+        if failing is not None and time.monotonic() - failing[0] > longer_than:
+            raise failing[1]
 
     def _give_back(self, executor_ids: list[str]) -> None:
         try:

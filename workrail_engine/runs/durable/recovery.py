@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
 
+from .. import sql_store
 from ..executor_liveness import dead_executors, executor_locked, forget, stop_orphans
 from ..plan import has_commands
 from ..run_results import run_input
@@ -67,10 +68,14 @@ def executor_alive(runtime: DurableRuntime, executor_id: str | None) -> bool:
 def recover_dead_now(runtime: DurableRuntime) -> None:
     """Take over the runs of processes that died since the last look (a server that just handed
     its runs over, say). On Postgres, a check of the liveness watch's, now: a process that left
-    is claimed at once, a dead one once its grace is over (pg_liveness.py)."""
+    is claimed at once, a dead one once its grace is over (pg_liveness.py). Raises the store's
+    error once every check has failed for longer than a lost connection is tried again
+    (`sql_store.RECONNECT_FOR`): a worker whose runs all wait on the agent would else never meet
+    the outage on any other call, and stay for ever."""
     if runtime.journal.postgres:
         if runtime.liveness is not None:
             runtime.liveness.check(lambda dead: recover(runtime, dead))
+            runtime.liveness.raise_if_unreachable(sql_store.RECONNECT_FOR)
         return
     dead = set(dead_executors(runtime.home, runtime.executor_id))
     # and processes gone so long ago that their lock file went too
