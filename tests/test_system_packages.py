@@ -119,6 +119,7 @@ OPT_IN_TESTS = [
 def pytest_without(
     switch: str, test: str, tmp_path: Path, **env: str
 ) -> subprocess.CompletedProcess[str]:
+    """A real pytest process on ``test`` (under tests/, or a path) with ``switch`` unset."""
     environment = {k: v for k, v in os.environ.items() if k not in ("CI", switch, "PYTEST_ADDOPTS")}
     environment.update(env)
     return subprocess.run(

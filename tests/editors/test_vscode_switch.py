@@ -6,30 +6,23 @@ Run through a real pytest process on the extension's build test, with npm hidden
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from test_system_packages import pytest_without
 from vscode_build import VSCODE_SWITCH
 
 BUILD_TEST = Path(__file__).with_name("test_editors_vscode.py")
 
 
 def pytest_without_the_switch(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {
-        k: v for k, v in os.environ.items() if k not in ("CI", VSCODE_SWITCH, "PYTEST_ADDOPTS")
-    }
-    environment.update(WORKRAIL_TESTS_WITHOUT="npm", **env)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", "-n", "0",
-         f"{BUILD_TEST}::test_vsix_manifest"],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )  # fmt: skip
+    return pytest_without(
+        VSCODE_SWITCH,
+        f"{BUILD_TEST}::test_vsix_manifest",
+        tmp_path,
+        WORKRAIL_TESTS_WITHOUT="npm",
+        **env,
+    )
 
 
 def test_without_the_switch_the_vscode_tests_skip_naming_it(tmp_path):
