@@ -170,6 +170,20 @@ def test_hook_passes_a_good_workflow_and_fails_a_bad_one(repo: Path, run_hook: R
 
 
 @pytest.mark.slow
+def test_the_hook_checks_every_file_in_one_process(repo: Path, run_hook: RunHook) -> None:
+    """pre-commit splits a hook's files among processes, one per CPU, unless the hook asks for
+    one: then a workflow id shared by the first and the last of ten files is found."""
+    for name in "acdefghi":
+        workflow = dict(GOOD, id="shared" if name in "ai" else f"flow-{name}")
+        (repo / "workflows" / f"{name}.json").write_text(json.dumps(workflow, indent=2) + "\n")
+    git(repo, "add", ".")
+    result = run_hook(repo)
+    output = result.stdout + result.stderr
+    assert "(10 files checked)" in output, output
+    assert re.search(r"^workflows/[ai]\.json:\d+:\d+: WR603 ", output, re.M), output
+
+
+@pytest.mark.slow
 def test_hooks_honour_the_project_configuration_and_format(repo: Path, run_hook: RunHook) -> None:
     # Through `extend`, a per-file ignore whose `*` (as gitignore's) takes the files of
     # workflows/ itself.
@@ -206,9 +220,8 @@ def test_the_readmes_config_selects_what_the_manifest_does() -> None:
     (repo,) = yaml.safe_load(readme_config())["repos"]
     (local,) = repo["hooks"]
     assert repo["repo"] == "local" and "rev" not in repo  # no tag to name: the repo has none
-    assert {k: local[k] for k in ("id", "entry", "files", "exclude")} == {
-        k: hook[k] for k in ("id", "entry", "files", "exclude")
-    }
+    keys = ("id", "entry", "files", "exclude", "require_serial")
+    assert {k: local.get(k) for k in keys} == {k: hook.get(k) for k in keys}
 
 
 @pytest.mark.slow

@@ -34,7 +34,12 @@ DEFAULT_REPO_WORKFLOW = "team-workflow"
 _WORKFLOW_FILES = r"(^|/)(\.workrail/)?workflows/.*\.(json|ya?ml)$|\.workflow\.(json|ya?ml)$"
 _GITHUB_ACTIONS = r"(^|/)\.github/workflows/"
 PRE_COMMIT_HOOKS: tuple[dict[str, Any], ...] = (
-    {"id": "workrail-validate", "name": "workrail validate", "entry": "workrail validate"},
+    {
+        "id": "workrail-validate",
+        "name": "workrail validate",
+        "entry": "workrail validate",
+        "require_serial": True,
+    },
     {"id": "workrail-format", "name": "workrail format", "entry": "workrail format"},
 )
 
@@ -56,6 +61,8 @@ def _pre_commit_config() -> str:
             f"        files: '{_WORKFLOW_FILES}'",
             f"        exclude: '{_GITHUB_ACTIONS}'",
         ]
+        if hook.get("require_serial"):
+            lines.append("        require_serial: true")
     return "\n".join(lines) + "\n"
 
 
