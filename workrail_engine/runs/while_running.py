@@ -2,11 +2,12 @@
 
 Between one command step's end and the next step's spawn the run's thread is the whole run: the
 child of the next step cannot start until it is done, and a step of ``true`` leaves it
-≈ 0.15 ms for everything (the runs' goal, docs/benchmarks.md). Once the next child is spawned, the thread only waits for
-it (its exec, its run, its exit: ≈ 0.4 ms of `true` on the other core). So the work that the run's
-guarantees do not need before the spawn — the step feed's events, the process-group log's line
-of the step that ended, preparing the step after next — is queued here and done right after the
-next spawn, in order.
+≈ 0.15 ms for everything (the runs' goal, docs/benchmarks.md). Once the next child is spawned,
+the thread only waits for it (its exec, its run, its exit: ≈ 0.4 ms of `true`, on the other core
+when one is free; with that core busy the child waits for this one, and the work below delays it
+as much: docs/benchmarks.md, Runs). So the work that the run's guarantees do not need before the
+spawn — the step feed's events, the process-group log's line of the step that ended, preparing
+the step after next — is queued here and done right after the next spawn, in order.
 
 What must stay before the spawn stays there: the step's result durable, the cancel check, the
 process-group log's line of the step about to start, and stopping what escaped the step that

@@ -65,6 +65,26 @@ def test_each_step_reads_dev_null_and_inherits_no_other_descriptor(tmp_path):
         assert set(descriptors) - {0, 1, 2} <= {max(descriptors)}  # listdir's own, if listed
 
 
+def open_descriptors() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+def test_the_engine_keeps_no_descriptor_of_a_steps_pipes_once_it_ends(tmp_path):
+    # The engine makes each step's pipes itself (`_spawn`): every end is closed when the step
+    # ends — one that wrote to both and exited, and one killed at its timeout mid-read.
+    # (After a first step: the engine holds /dev/null and its children's list open from then on.)
+    run_command(spec(tmp_path, "pass"))
+    before = open_descriptors()
+    out = run_command(spec(tmp_path, "import sys; print('out'); print('err', file=sys.stderr)"))
+    assert (out.exit_code, out.stdout, out.stderr_tail) == (0, "out\n", "err\n")
+    assert open_descriptors() == before
+    out = run_command(
+        spec(tmp_path, "import time; print('x' * 200_000); time.sleep(60)", timeout=0.3, grace=0.1)
+    )
+    assert out.timed_out and out.stdout_truncated is False and len(out.stdout) > 65536
+    assert open_descriptors() == before
+
+
 def test_plain_stdout_stays_text(tmp_path):
     assert run_command(spec(tmp_path, "print('hello')")).output()["stdout"] == "hello\n"
 
