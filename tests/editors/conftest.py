@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from filelock import FileLock
-from system_packages import require
-from vscode_build import EXTENSION, require_vscode_switch, run, with_node_modules
+from system_packages import opt_in, require
+from vscode_build import EXTENSION, VSCODE_SWITCH, run, with_node_modules
 
 
 @pytest.fixture(scope="session")
@@ -19,10 +19,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     Built once per run: pytest-xdist's workers share the parent of their temporary directories
     (without xdist the run's own one is used), and the first one to take the lock builds there.
-    Only with WORKRAIL_TESTS_VSCODE=1 (see `require_vscode_switch`). Without npm the tests skip
+    Only with WORKRAIL_TESTS_VSCODE=1 (system_packages.opt_in). Without npm the tests skip
     (fail under CI=true); if the npm registry cannot be reached for the first `npm ci` this
     fails."""
-    require_vscode_switch()
+    opt_in(VSCODE_SWITCH)
     require("npm")
     npm = shutil.which("npm")
     assert npm

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from machine_cache import made_once
-from system_packages import opt_in, require
+from system_packages import require
 
 # The VS Code tests fetch about 1 GB on a machine's first run (code-server 806 MB, the extension's
 # npm packages 169 MB) and build native modules for minutes: they run only when asked, and .ci/run
@@ -18,11 +18,6 @@ VSCODE_SWITCH = "WORKRAIL_TESTS_VSCODE"
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
 NPM_CACHE = Path("/tmp/workrail-npm-cache")
-
-
-def require_vscode_switch() -> None:
-    """Skip the calling test unless VSCODE_SWITCH=1 (fail it under CI=true, which sets it)."""
-    opt_in(VSCODE_SWITCH)
 
 
 def run(

@@ -32,7 +32,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -107,6 +107,14 @@ def connection_parameters(url: str, application_name: str) -> dict[str, Any]:
     }
 
 
+class _Failing(NamedTuple):
+    """Checks failing: since when (monotonic), the last error, when a failure was last logged."""
+
+    since: float
+    error: psycopg.Error
+    logged_at: float
+
+
 class PostgresLiveness:
     """Which executors sharing a Postgres run store are alive: each holds a session-level advisory lock."""
 
@@ -129,8 +137,8 @@ class PostgresLiveness:
         self._thread: threading.Thread | None = None
         self._started_at = time.time()
         self._started = False
-        # While checks fail: since when (monotonic), the last error, when it was last logged.
-        self._failing: tuple[float, psycopg.Error, float] | None = None
+        # While checks fail (one object, replaced whole: the worker's thread reads it).
+        self._failing: _Failing | None = None
 
     def start(self) -> None:
         with self._guard:
@@ -261,22 +269,22 @@ class PostgresLiveness:
         """A failed check: logged once a watch interval at most (a worker checks four times a
         second), kept for `raise_if_unreachable`."""
         now = time.monotonic()
-        since, logged = (
-            (now, None) if self._failing is None else (self._failing[0], self._failing[2])
-        )
-        if logged is None or now - logged >= self.interval:
+        failing = self._failing
+        since = now if failing is None else failing.since
+        logged_at = failing.logged_at if failing is not None else None
+        if logged_at is None or now - logged_at >= self.interval:
             log.warning(
                 "executor liveness check failed, retrying in %.1f s: %s", self.interval, exc
             )
-            logged = now
-        self._failing = (since, exc, logged)
+            logged_at = now
+        self._failing = _Failing(since, exc, logged_at)
 
     def raise_if_unreachable(self, longer_than: float) -> None:
         """Raise the last check's error when every check has failed for ``longer_than`` seconds:
         the store is gone for longer than its connections wait for it (`sql_store.RECONNECT_FOR`)."""
         failing = self._failing
-        if failing is not None and time.monotonic() - failing[0] > longer_than:
-            raise failing[1]
+        if failing is not None and time.monotonic() - failing.since > longer_than:
+            raise failing.error
 
     def _give_back(self, executor_ids: list[str]) -> None:
         try:
