@@ -40,11 +40,13 @@ def isolated_env(home: Path) -> dict[str, str]:
 def test_the_two_commands_on_top_are_the_ones_ci_runs():
     install_and_serve, install_and_test = (text.strip() for _, text in shell_blocks()[:2])
     assert install_and_serve == (
-        "python3 -m venv --upgrade-deps .venv && .venv/bin/pip install . && .venv/bin/workrail-mcp --transport http"
+        "python3 -m venv .venv && .venv/bin/pip install uv && .venv/bin/uv pip install ."
+        " && .venv/bin/workrail-mcp --transport http"
     )
-    venv, install, test = install_and_test.split(" && ")
+    venv, uv, install, test = install_and_test.split(" && ")
     ci = ci_lines()
     assert venv in ci
+    assert uv.replace("pip install", "pip install --quiet") in ci
     # CI installs the README's test extras and the lint extra its checks need (no test needs it)
     assert (
         install.replace("pip install", "pip install --quiet").replace("'.[test]'", "'.[test,lint]'")
