@@ -1,6 +1,7 @@
 """Settings shared by the whole suite."""
 
-import functools
+import os
+import ssl
 from collections.abc import Iterator
 
 import httpcore2
@@ -27,13 +28,21 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True, scope="session")
 def _one_tls_context_for_every_http_client() -> Iterator[None]:
     """Each httpx2 client — the tests' own and the MCP SDK's, one per HTTP connection a test opens —
-    built its TLS context anew, reading the system's whole CA bundle (≈ 27 ms of CPU each, several
-    hundred a run), though every test speaks plain HTTP to a local server. httpcore2's own default
-    context, built once, serves them all: what a client verifies does not change."""
+    built its TLS context anew, reading the system's whole CA bundle (≈ 27 ms of CPU each, about
+    220 a run), though every test speaks plain HTTP to a local server. httpcore2's own default
+    context, built once per set of the variables it reads, serves them all: what a client
+    verifies does not change."""
+    build = httpcore2.default_ssl_context
+    built: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
+
+    def default_ssl_context(*, _trust_env: bool = True) -> ssl.SSLContext:
+        read = (_trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if read not in built:
+            built[read] = build(_trust_env=_trust_env)
+        return built[read]
+
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            httpcore2, "default_ssl_context", functools.cache(httpcore2.default_ssl_context)
-        )
+        patch.setattr(httpcore2, "default_ssl_context", default_ssl_context)
         yield
 
 
