@@ -1,7 +1,10 @@
 """Settings shared by the whole suite."""
 
+import os
+import ssl
 from collections.abc import Iterator
 
+import httpcore2
 import pytest
 from hypothesis import HealthCheck, settings
 from postgres_server import ModuleDatabase, PostgresServer
@@ -20,6 +23,27 @@ def pytest_configure(config: pytest.Config) -> None:
         compile_the_packages()
         rewrite_the_tests(config)
         rewrite_the_plugins(config)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_tls_context_for_every_http_client() -> Iterator[None]:
+    """Each httpx2 client — the tests' own and the MCP SDK's, one per HTTP connection a test opens —
+    built its TLS context anew, reading the system's whole CA bundle (≈ 27 ms of CPU each, about
+    220 a run), though every test speaks plain HTTP to a local server. httpcore2's own default
+    context, built once per set of the variables it reads, serves them all: what a client
+    verifies does not change."""
+    build = httpcore2.default_ssl_context
+    built: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
+
+    def default_ssl_context(*, _trust_env: bool = True) -> ssl.SSLContext:
+        read = (_trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if read not in built:
+            built[read] = build(_trust_env=_trust_env)
+        return built[read]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(httpcore2, "default_ssl_context", default_ssl_context)
+        yield
 
 
 @pytest.fixture(autouse=True)

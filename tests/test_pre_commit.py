@@ -24,7 +24,6 @@ from pathlib import Path
 import pytest
 import yaml
 from dependency_wheels import install_from_wheels
-from pre_commit.commands.try_repo import _repo_ref
 from system_packages import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +114,10 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """This repository and the rev to use: what `pre-commit try-repo` would run."""
+    # imported here, not at the top: every pytest-xdist worker collects this module, and
+    # pre-commit's commands cost each ≈ 0.3 s of CPU to import
+    from pre_commit.commands.try_repo import _repo_ref
+
     require("git")
     return _repo_ref(str(tmp_path_factory.mktemp("shadow")), str(ROOT), None)
 

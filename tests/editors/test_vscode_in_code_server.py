@@ -26,17 +26,28 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
 from system_packages import chromium, require
 from vscode_build import code_server, run
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, LocatorAssertions, Page
+
 pytestmark = pytest.mark.slow
 
-# On a loaded 2-core machine the first completion or code action (the server loads its tree and
-# checkers on first use) can take seconds; a missing item still fails, only later.
-expect.set_options(timeout=30_000)
+
+def expect(locator: Locator) -> LocatorAssertions:
+    """playwright's `expect`, imported when a test first asserts: every pytest-xdist worker
+    collects this module, opted in or not, and importing playwright cost each ≈ 0.14 s of CPU."""
+    from playwright.sync_api import expect as playwright_expect
+
+    # On a loaded 2-core machine the first completion or code action (the server loads its tree
+    # and checkers on first use) can take seconds; a missing item still fails, only later.
+    playwright_expect.set_options(timeout=30_000)
+    return playwright_expect(locator)
+
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -143,6 +154,8 @@ def vscode(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
 
 @pytest.fixture(scope="module")
 def page(vscode: dict[str, Path]) -> Iterator[Page]:
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})

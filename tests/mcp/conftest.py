@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 import pytest_asyncio
-from mcp import StdioServerParameters
 
 from workrail_engine.catalog import Catalog, Source
 
 if TYPE_CHECKING:
+    from mcp import StdioServerParameters
+
     from tests.mcp.scripted_peer import SharedServers
 
 TEST_FLOW = {
@@ -139,6 +140,11 @@ def server_command(project: Path, *extra: str) -> list[str]:
 
 def stdio_parameters(project: Path, tmp_path: Path, *extra: str) -> StdioServerParameters:
     """The real stdio server of ``project``, as the SDK's client launches it."""
+    # imported here, not at the top: the SDK's import is ≈ 1 s of CPU, and a pytest process
+    # running only tests of this folder that need none of it (test_system_packages.py starts
+    # such processes) paid it for this conftest
+    from mcp import StdioServerParameters
+
     return StdioServerParameters(
         command=sys.executable,
         args=server_command(project, *extra)[1:],
