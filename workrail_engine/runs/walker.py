@@ -289,7 +289,9 @@ class RunWalker:
         key = self._key(step)
         plan = self._plan(step)
         kind = plan.kind
-        if kind not in ("parallel", "loop"):
+        # (a walk that is not a fork's, most, has nothing to reach or replay: no calls for it)
+        forked = self.kept is not None or self.switches is not None
+        if forked and kind not in ("parallel", "loop"):
             # Before a kept step too: a fork of a fork takes its parent's values at the parent's
             # fork point, inside what it keeps, for the loops and conditions after it.
             self._reaching(key)
@@ -298,7 +300,8 @@ class RunWalker:
                 self._replay(step, kind, kept)
                 return
         notes: list[str] = []
-        if not self._holds(step, notes):
+        # (asked before every step: one without a condition, most, without a call)
+        if step.get("runCondition") is not None and not self._holds(step, notes):
             reason = " ".join(["runCondition is false", *notes])
             self._finish(
                 step, step_result(key, "skipped", None, 0.0, step_id=step["id"], reason=reason)
