@@ -117,19 +117,24 @@ class RunEffects:
             }
         else:
             if attempt == 1:
-                self._later(
-                    self.runtime.steps.add, self.run_id, "started", key, title=step.get("title")
-                )
+                started = {
+                    "event": "started",
+                    "step": key,
+                    "at": time.time(),
+                    "title": step.get("title"),
+                }
+                self._later(self.runtime.steps.append, self.run_id, started)
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
         return outcome
 
-    def _later(self, work: Callable[..., None], *args: Any, **kwargs: Any) -> None:
-        """``work(*args, **kwargs)`` while the walk's next step runs (`while_running`), or now."""
+    def _later(self, work: Callable[..., None], *args: Any) -> None:
+        """``work(*args)`` while the walk's next step runs (`while_running`), or now. (No keyword
+        arguments: a partial with them is called through a dict made at each call.)"""
         if self.while_running is None:
-            work(*args, **kwargs)
+            work(*args)
         else:
-            self.while_running.add(functools.partial(work, *args, **kwargs))
+            self.while_running.add(functools.partial(work, *args))
 
     def prepare(self, step: dict[str, Any]) -> None:
         # secrets as they are now: the attempt uses this only if they are the same then
@@ -145,7 +150,9 @@ class RunEffects:
             raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
 
     def _cancelled(self) -> bool:
-        status = self._written()
+        # `_written` without its call: asked before every spawn
+        read, self.status = self.status, None
+        status = read() if read is not None else None
         if status is None:
             status = self.journal.statuses([self.run_id]).get(self.run_id)
         return status == "CANCELLED"
@@ -269,7 +276,8 @@ class RunEffects:
             return
         self.recorded.add(key)
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
-        self._later(self.runtime.steps.add, self.run_id, "ended", key, status=result["status"])
+        ended = {"event": "ended", "step": key, "at": time.time(), "status": result["status"]}
+        self._later(self.runtime.steps.append, self.run_id, ended)
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
         self.runtime.progress.count(self.run_id, 1)
