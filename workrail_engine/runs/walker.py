@@ -10,7 +10,6 @@ by the run's deadline.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
@@ -230,7 +229,7 @@ class RunWalker:
                 continue
             if self.while_running is not None and index + 1 < len(steps):
                 # ready while this step runs, whether or not the walk gets there
-                self.while_running.add(functools.partial(self._prepare, steps[index + 1]))
+                self.while_running.add(self._prepare, steps[index + 1])
             self._step(step)
         if self.error is not None:
             return {"status": "failed", "error_message": self.error}

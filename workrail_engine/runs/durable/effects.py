@@ -8,7 +8,6 @@ order and gets back what the journal and DBOS recorded instead of running them a
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +41,10 @@ def _clock() -> float:
 
 
 _UNRECORDED = object()
+
+
+def _at_once(work: Callable[..., None], *args: Any) -> None:
+    work(*args)
 
 
 class _RunGroups:
@@ -93,7 +96,10 @@ class RunEffects:
         # (`release_watch`). Members run in threads of the run's process take theirs each.
         self.walking = threading.get_ident()
         self.watching = False
-        self.groups = _RunGroups(runtime.groups, self._later)  # what the attempts tell the log
+        # ``later(work, *args)``: work done while the walk's next step runs, or now (no keyword
+        # arguments: a step's events are queued as made)
+        self.later: Callable[..., None] = _at_once if while_running is None else while_running.add
+        self.groups = _RunGroups(runtime.groups, self.later)  # what the attempts tell the log
 
     def attempt(
         self,
@@ -123,18 +129,10 @@ class RunEffects:
                     "at": time.time(),
                     "title": step.get("title"),
                 }
-                self._later(self.runtime.steps.append, self.run_id, started)
+                self.later(self.runtime.steps.append, self.run_id, started)
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
         return outcome
-
-    def _later(self, work: Callable[..., None], *args: Any) -> None:
-        """``work(*args)`` while the walk's next step runs (`while_running`), or now. (No keyword
-        arguments: a partial with them is called through a dict made at each call.)"""
-        if self.while_running is None:
-            work(*args)
-        else:
-            self.while_running.add(functools.partial(work, *args))
 
     def prepare(self, step: dict[str, Any]) -> None:
         # secrets as they are now: the attempt uses this only if they are the same then
@@ -277,7 +275,7 @@ class RunEffects:
         self.recorded.add(key)
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
         ended = {"event": "ended", "step": key, "at": time.time(), "status": result["status"]}
-        self._later(self.runtime.steps.append, self.run_id, ended)
+        self.later(self.runtime.steps.append, self.run_id, ended)
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
         self.runtime.progress.count(self.run_id, 1)
