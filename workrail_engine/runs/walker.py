@@ -84,6 +84,8 @@ def needed_values(
     """The values an attempt needs: every earlier output would make each stored attempt input
     grow with the run (quadratic for a long run); only the outputs it reads are passed."""
     wanted = (plan or step_plan(step)).reads
+    if not wanted:  # (most command steps read no output: no comprehension run for them)
+        return {**values, "steps": {}}
     steps = values["steps"]
     return {**values, "steps": {k: steps[k] for k in wanted if k in steps}}
 
