@@ -263,8 +263,8 @@ class Journal(SqlStore):
             from .pg_prepared import PreparedStatement
 
             self._add_result = PreparedStatement(self._sql(_ADD_RESULT))
-        self._upsert = self._sql(_UPSERT)  # every step's statement on SQLite, compiled once
         if not self.postgres:
+            self._upsert = self._sql(_UPSERT)  # every step's statement, compiled once
             self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see `_checkpoints`
             threading.Thread(
                 target=self._checkpoints,
