@@ -89,7 +89,7 @@ class StepGroups(Protocol):
     def ended(self, pgid: int) -> None: ...
 
 
-@dataclass(slots=True)  # made and filled in at every attempt
+@dataclass
 class CommandOutcome:
     exit_code: int | None  # None when the process could not be started or was killed
     stdout: str = ""
