@@ -237,23 +237,17 @@ class _Stopper:
             proc.poll()
 
 
-_terminal: tuple[int, bool] | None = None  # (pid, whether it has a controlling terminal)
-
-
 def _has_controlling_terminal() -> bool:
-    """Whether this process has a controlling terminal; asked once per process (the question
-    costs ≈ 0.01–0.02 ms, a tenth of a step's budget). A process without one gains one only as a
-    session leader opening a terminal, which the engine never does; one that loses it later
-    (``setsid``) keeps giving its steps sessions of their own: slower, as isolated."""
-    global _terminal
-    pid = os.getpid()
-    if _terminal is None or _terminal[0] != pid:
-        try:
-            os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC))
-            _terminal = (pid, True)
-        except OSError:  # ENXIO: none
-            _terminal = (pid, False)
-    return _terminal[1]
+    """Whether this process has a controlling terminal; asked once per process
+    (`_process_options`: the question costs ≈ 0.01–0.02 ms, a tenth of a step's budget). A
+    process without one gains one only as a session leader opening a terminal, which the engine
+    never does; one that loses it later (``setsid``) keeps giving its steps sessions of their
+    own: slower, as isolated."""
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError:  # ENXIO: none
+        return False
+    return True
 
 
 def _stdin() -> int:
@@ -261,6 +255,25 @@ def _stdin() -> int:
     and closes it at every spawn, two system calls between a step's result and the next
     spawn). Close-on-exec: only the steps' stdin (a copy made in the child) reaches them."""
     return step_processes.held_descriptor(os.devnull, os.O_RDWR)
+
+
+_options: tuple[int, dict[str, Any]] | None = None  # (pid, `_process_options` of that process)
+
+
+def _process_options() -> dict[str, Any]:
+    """What `_spawn` hands ``Popen`` alike at every step of this process, found at its first
+    (a forked process finds its own; asked at every step, so one call where it was four): the
+    process made its steps' subreaper, a group of its own for each step, and a session of its
+    own only where there is a terminal to keep from it (the module's docstring says why)."""
+    global _options
+    pid = os.getpid()
+    if _options is None or _options[0] != pid:
+        step_processes.become_subreaper()
+        apart: dict[str, Any] = (
+            {"start_new_session": True} if _has_controlling_terminal() else {"process_group": 0}
+        )
+        _options = (pid, {**apart, "stdin": _stdin(), "close_fds": True})
+    return _options[1]
 
 
 def _spawn(spec: CommandSpec, token: str) -> tuple[subprocess.Popen[bytes], int, int]:
@@ -272,12 +285,7 @@ def _spawn(spec: CommandSpec, token: str) -> tuple[subprocess.Popen[bytes], int,
     (it reads the descriptors, `_pump`) — ≈ 20 µs of a step of `true` between one step's result
     and the next step's process. Both pipes are close-on-exec (Python's default): only the
     child's copies, made by ``Popen`` in the child, reach the step."""
-    step_processes.become_subreaper()
-    # A group of its own, and a session of its own only where there is a terminal to keep from
-    # it (the module's docstring says why).
-    apart: dict[str, Any] = (
-        {"start_new_session": True} if _has_controlling_terminal() else {"process_group": 0}
-    )
+    options = _process_options()
     out_read, out_write = os.pipe()
     try:
         err_read, err_write = os.pipe()
@@ -291,11 +299,9 @@ def _spawn(spec: CommandSpec, token: str) -> tuple[subprocess.Popen[bytes], int,
                 spec.argv,
                 cwd=spec.cwd,
                 env={**spec.env, step_processes.ENV_NAME: token},
-                stdin=_stdin(),
                 stdout=out_write,
                 stderr=err_write,
-                close_fds=True,
-                **apart,
+                **options,
             )
             spawning.started(proc.pid)
     except BaseException:

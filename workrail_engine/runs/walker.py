@@ -10,7 +10,6 @@ by the run's deadline.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
@@ -85,6 +84,8 @@ def needed_values(
     """The values an attempt needs: every earlier output would make each stored attempt input
     grow with the run (quadratic for a long run); only the outputs it reads are passed."""
     wanted = (plan or step_plan(step)).reads
+    if not wanted:  # (most command steps read no output: no comprehension run for them)
+        return {**values, "steps": {}}
     steps = values["steps"]
     return {**values, "steps": {k: steps[k] for k in wanted if k in steps}}
 
@@ -230,7 +231,7 @@ class RunWalker:
                 continue
             if self.while_running is not None and index + 1 < len(steps):
                 # ready while this step runs, whether or not the walk gets there
-                self.while_running.add(functools.partial(self._prepare, steps[index + 1]))
+                self.while_running.add(self._prepare, steps[index + 1])
             self._step(step)
         if self.error is not None:
             return {"status": "failed", "error_message": self.error}
@@ -289,7 +290,9 @@ class RunWalker:
         key = self._key(step)
         plan = self._plan(step)
         kind = plan.kind
-        if kind not in ("parallel", "loop"):
+        # (a walk that is not a fork's, most, has nothing to reach or replay: no calls for it)
+        forked = self.kept is not None or self.switches is not None
+        if forked and kind not in ("parallel", "loop"):
             # Before a kept step too: a fork of a fork takes its parent's values at the parent's
             # fork point, inside what it keeps, for the loops and conditions after it.
             self._reaching(key)
@@ -298,7 +301,8 @@ class RunWalker:
                 self._replay(step, kind, kept)
                 return
         notes: list[str] = []
-        if not self._holds(step, notes):
+        # (asked before every step: one without a condition, most, without a call)
+        if step.get("runCondition") is not None and not self._holds(step, notes):
             reason = " ".join(["runCondition is false", *notes])
             self._finish(
                 step, step_result(key, "skipped", None, 0.0, step_id=step["id"], reason=reason)

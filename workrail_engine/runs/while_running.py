@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["WhileRunning"]
 
@@ -32,17 +33,20 @@ class WhileRunning:
 
     def __init__(self) -> None:
         self._owner = threading.get_ident()
-        self._work: deque[Callable[[], None]] = deque()
+        # (work, its arguments): a step queues four, a partial each cost its making and a call
+        self._work: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
         self._lock = threading.Lock()  # `run` from two threads still does the work in order
 
-    def add(self, work: Callable[[], None]) -> None:
+    def add(self, work: Callable[..., None], *args: Any) -> None:
+        """``work(*args)``, later (or now, from a thread other than the owner's)."""
         if threading.get_ident() != self._owner:
-            work()
+            work(*args)
         else:
-            self._work.append(work)
+            self._work.append((work, args))
 
     def run(self) -> None:
         """Do what is queued, oldest first (an exception leaves the rest queued)."""
         with self._lock:
             while self._work:
-                self._work.popleft()()
+                work, args = self._work.popleft()
+                work(*args)

@@ -223,11 +223,27 @@ probe = (
     "except OSError:\\n    tty = False\\n"
     "print(json.dumps([os.getpid(), os.getpgid(0), os.getsid(0), tty]))"
 )
-out = run_command(CommandSpec([sys.executable, "-c", probe], Path.cwd(), {}))
-pid, group, session, tty = out.output()["stdout"]
-print("STEP " + json.dumps({"own_group": group == pid, "own_session": session == pid,
-      "engine_session": session == __import__("os").getsid(0), "tty": tty}), flush=True)
+def tell(label):
+    out = run_command(CommandSpec([sys.executable, "-c", probe], Path.cwd(), {}))
+    pid, group, session, tty = out.output()["stdout"]
+    print(label + " " + json.dumps({"own_group": group == pid, "own_session": session == pid,
+          "engine_session": session == __import__("os").getsid(0), "tty": tty}), flush=True)
+tell("STEP")
 """
+# ... then forks, and the forked engine leaves the terminal's session (``setsid``) before its own
+# step: what a process's steps get is found anew in a forked process, not taken from its parent.
+_ENGINE_FORKED = (
+    _ENGINE
+    + """
+import os
+child = os.fork()
+if child == 0:
+    os.setsid()
+    tell("FORKED")
+    os._exit(0)
+os.waitpid(child, 0)
+"""
+)
 
 
 def _engine_env() -> dict[str, str]:
@@ -254,16 +270,16 @@ def test_a_step_of_an_engine_without_a_terminal_has_its_own_group_in_the_engines
     assert step == {"own_group": True, "own_session": False, "engine_session": True, "tty": False}
 
 
-def test_a_step_of_an_engine_in_a_terminal_gets_a_session_of_its_own_and_no_terminal(tmp_path):
-    # The engine in a pseudo-terminal (its controlling terminal, as `workrail run` in a shell):
-    # the step must not reach that terminal, so it gets a session of its own.
+def _in_a_terminal(tmp_path: Path, engine: str, last: bytes) -> str:
+    """What ``engine`` prints, run with a pseudo-terminal as its controlling terminal (as
+    `workrail run` in a shell), up to the line that starts with ``last``."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the engine, with the pty as its controlling terminal
         os.chdir(tmp_path)
-        os.execve(PY, [PY, "-c", _ENGINE], _engine_env())
+        os.execve(PY, [PY, "-c", engine], _engine_env())
     output = b""
     deadline = time.monotonic() + 60
-    while b"STEP " not in output or not output.endswith(b"\n"):
+    while last + b" " not in output or not output.endswith(b"\n"):
         assert time.monotonic() < deadline, output
         try:
             chunk = os.read(fd, 4096)
@@ -274,5 +290,24 @@ def test_a_step_of_an_engine_in_a_terminal_gets_a_session_of_its_own_and_no_term
         output += chunk
     os.waitpid(pid, 0)
     os.close(fd)
-    step = json.loads(output.decode().split("STEP ", 1)[1].splitlines()[0])
+    return output.decode()
+
+
+def _told(output: str, label: str) -> dict[str, bool]:
+    told: dict[str, bool] = json.loads(output.split(label + " ", 1)[1].splitlines()[0])
+    return told
+
+
+def test_a_step_of_an_engine_in_a_terminal_gets_a_session_of_its_own_and_no_terminal(tmp_path):
+    # The step must not reach the engine's terminal, so it gets a session of its own.
+    step = _told(_in_a_terminal(tmp_path, _ENGINE, b"STEP"), "STEP")
     assert step == {"own_group": True, "own_session": True, "engine_session": False, "tty": False}
+
+
+def test_a_forked_engine_without_the_terminal_gives_its_steps_no_session_of_their_own(tmp_path):
+    # The parent's steps got sessions of their own (it has a terminal); the forked engine, out of
+    # the terminal's session, finds for itself that it has none: a group of its own for its step.
+    output = _in_a_terminal(tmp_path, _ENGINE_FORKED, b"FORKED")
+    assert _told(output, "STEP")["own_session"] is True
+    step = _told(output, "FORKED")
+    assert step == {"own_group": True, "own_session": False, "engine_session": True, "tty": False}

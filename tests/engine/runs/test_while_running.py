@@ -12,7 +12,7 @@ def test_work_is_done_in_the_order_it_was_queued_and_only_when_run() -> None:
     queue = WhileRunning()
     done: list[int] = []
     for i in range(3):
-        queue.add(lambda i=i: done.append(i))
+        queue.add(done.append, i)  # the work and its arguments, no partial made
     assert done == []
     queue.run()
     assert done == [0, 1, 2]
@@ -23,7 +23,7 @@ def test_work_is_done_in_the_order_it_was_queued_and_only_when_run() -> None:
 def test_work_queued_from_another_thread_is_done_at_once() -> None:
     queue = WhileRunning()
     done: list[str] = []
-    thread = threading.Thread(target=lambda: queue.add(lambda: done.append("member")))
+    thread = threading.Thread(target=queue.add, args=(done.append, "member"))
     thread.start()
     thread.join()
     assert done == ["member"]

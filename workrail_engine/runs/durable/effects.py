@@ -8,7 +8,6 @@ order and gets back what the journal and DBOS recorded instead of running them a
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +41,10 @@ def _clock() -> float:
 
 
 _UNRECORDED = object()
+
+
+def _at_once(work: Callable[..., None], *args: Any) -> None:
+    work(*args)
 
 
 class _RunGroups:
@@ -93,7 +96,10 @@ class RunEffects:
         # (`release_watch`). Members run in threads of the run's process take theirs each.
         self.walking = threading.get_ident()
         self.watching = False
-        self.groups = _RunGroups(runtime.groups, self._later)  # what the attempts tell the log
+        # ``later(work, *args)``: work done while the walk's next step runs, or now (no keyword
+        # arguments: a step's events are queued as made)
+        self.later: Callable[..., None] = _at_once if while_running is None else while_running.add
+        self.groups = _RunGroups(runtime.groups, self.later)  # what the attempts tell the log
 
     def attempt(
         self,
@@ -117,19 +123,16 @@ class RunEffects:
             }
         else:
             if attempt == 1:
-                self._later(
-                    self.runtime.steps.add, self.run_id, "started", key, title=step.get("title")
-                )
+                started = {
+                    "event": "started",
+                    "step": key,
+                    "at": time.time(),
+                    "title": step.get("title"),
+                }
+                self.later(self.runtime.steps.append, self.run_id, started)
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
         return outcome
-
-    def _later(self, work: Callable[..., None], *args: Any, **kwargs: Any) -> None:
-        """``work(*args, **kwargs)`` while the walk's next step runs (`while_running`), or now."""
-        if self.while_running is None:
-            work(*args, **kwargs)
-        else:
-            self.while_running.add(functools.partial(work, *args, **kwargs))
 
     def prepare(self, step: dict[str, Any]) -> None:
         # secrets as they are now: the attempt uses this only if they are the same then
@@ -145,7 +148,9 @@ class RunEffects:
             raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
 
     def _cancelled(self) -> bool:
-        status = self._written()
+        # `_written` without its call: asked before every spawn
+        read, self.status = self.status, None
+        status = read() if read is not None else None
         if status is None:
             status = self.journal.statuses([self.run_id]).get(self.run_id)
         return status == "CANCELLED"
@@ -269,7 +274,8 @@ class RunEffects:
             return
         self.recorded.add(key)
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
-        self._later(self.runtime.steps.add, self.run_id, "ended", key, status=result["status"])
+        ended = {"event": "ended", "step": key, "at": time.time(), "status": result["status"]}
+        self.later(self.runtime.steps.append, self.run_id, ended)
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
         self.runtime.progress.count(self.run_id, 1)
