@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,3 +105,11 @@ def test_the_readme_and_the_neovim_plugin_load_on_the_same_filetypes():
     plugin = (REPO / "editors" / "nvim" / "README.md").read_text(encoding="utf-8")
     lists = [re.findall(r"ft = \{([^}]*)\}", text) for text in (README, plugin)]
     assert lists[0] and lists[0][0] == lists[1][0], lists
+
+
+def test_the_install_writes_the_bytecode_of_what_it_installs():
+    """uv, which the two commands install with, leaves bytecode to the first import unless told;
+    where a process may not write it every server start compiles the SDK anew (pyproject.toml)."""
+    uv = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["uv"]
+    assert uv["compile-bytecode"] is True
+    assert all(".venv/bin/uv pip install" in text for _, text in shell_blocks()[:2])
