@@ -148,9 +148,7 @@ class RunEffects:
             raise DBOSWorkflowCancelledError(f"run {self.run_id} was cancelled")
 
     def _cancelled(self) -> bool:
-        # `_written` without its call: asked before every spawn
-        read, self.status = self.status, None
-        status = read() if read is not None else None
+        status = self._written()
         if status is None:
             status = self.journal.statuses([self.run_id]).get(self.run_id)
         return status == "CANCELLED"
