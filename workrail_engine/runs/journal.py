@@ -264,7 +264,6 @@ class Journal(SqlStore):
 
             self._add_result = PreparedStatement(self._sql(_ADD_RESULT))
         if not self.postgres:
-            self._upsert = self._sql(_UPSERT)  # every step's statement, compiled once
             self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see `_checkpoints`
             threading.Thread(
                 target=self._checkpoints,
@@ -372,14 +371,13 @@ class Journal(SqlStore):
         waiting for the server. The result is durable before anything that comes after it."""
         with self._lock:
             attempt, outcome = self._pending.pop((run_id, key), (0, None))
-            if self._pending:  # (most steps: none but this one's, no call)
-                self._flush()
+            self._flush()
             self._writes += 1
             beside = None if outcome is None else _encode(_beside_result(outcome, result))
             row = (run_id, key, attempt, beside, _encode(result))
             statement = self._add_result
             if statement is None:  # SQLite
-                self._conn.execute(self._upsert, row)  # one statement: it commits on its own
+                self._execute(_UPSERT, [row])  # one statement: it commits on its own
                 status = self._status_since(run_id)
                 return lambda: status
             # One statement for both (one round trip to the server; it commits on its own).

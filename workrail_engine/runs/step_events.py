@@ -25,13 +25,30 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_EVENTS_PER_RUN", "MAX_CLOSED_FEEDS", "StepEvents", "StepFeedRead"]
+__all__ = [
+    "MAX_EVENTS_PER_RUN",
+    "MAX_CLOSED_FEEDS",
+    "StepEvents",
+    "StepFeedRead",
+    "ended_event",
+    "started_event",
+]
 
 # A feed keeps its last events only: a reader further behind than this is told how many it missed
 # (a loop of thousands of iterations must not grow the server's memory without bound).
 MAX_EVENTS_PER_RUN = 2_000
 # Closed feeds kept for readers that come late (a task that follows a run which just ended).
 MAX_CLOSED_FEEDS = 32
+
+
+def started_event(step: str, title: str | None) -> dict[str, Any]:
+    """A step's ``started`` event, made when it begins (`StepEvents.append` adds it later)."""
+    return {"event": "started", "step": step, "at": time.time(), "title": title}
+
+
+def ended_event(step: str, status: str) -> dict[str, Any]:
+    """A step's ``ended`` event, made when its result is recorded."""
+    return {"event": "ended", "step": step, "at": time.time(), "status": status}
 
 
 @dataclass
@@ -81,8 +98,8 @@ class StepEvents:
         self.append(run_id, {"event": event, "step": step, "at": time.time(), **details})
 
     def append(self, run_id: str, event: dict[str, Any]) -> None:
-        """``event`` as `add` makes it (what a run's thread queues at every step: no keyword
-        arguments to carry through the queue and back)."""
+        """``event`` as `add`, `started_event` or `ended_event` makes it (what a run's thread
+        queues at every step: no keyword arguments to carry through the queue and back)."""
         with self._lock:
             feed = self._feeds.get(run_id)
             if feed is None:

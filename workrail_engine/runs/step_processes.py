@@ -197,8 +197,6 @@ def _children() -> list[int]:
             if not more:
                 break
             listed += more
-        if not listed:  # (most steps' ends: no comprehension run for none)
-            return []
         return [int(pid) for pid in listed.split()]
     except OSError:  # no CONFIG_PROC_CHILDREN: look at every process's parent
         return [

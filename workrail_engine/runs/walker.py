@@ -301,8 +301,7 @@ class RunWalker:
                 self._replay(step, kind, kept)
                 return
         notes: list[str] = []
-        # (asked before every step: one without a condition, most, without a call)
-        if step.get("runCondition") is not None and not self._holds(step, notes):
+        if not self._holds(step, notes):
             reason = " ".join(["runCondition is false", *notes])
             self._finish(
                 step, step_result(key, "skipped", None, 0.0, step_id=step["id"], reason=reason)

@@ -21,6 +21,7 @@ from ..executor_liveness import InFlight
 from ..journal import Recorded, StatusRead
 from ..run_results import step_result
 from ..secrets import SecretSet
+from ..step_events import ended_event, started_event
 from ..walker import run_with_retries
 from ..while_running import WhileRunning
 from ..workspace import minimal_environment
@@ -123,12 +124,7 @@ class RunEffects:
             }
         else:
             if attempt == 1:
-                started = {
-                    "event": "started",
-                    "step": key,
-                    "at": time.time(),
-                    "title": step.get("title"),
-                }
+                started = started_event(key, step.get("title"))
                 self.later(self.runtime.steps.append, self.run_id, started)
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
@@ -272,7 +268,7 @@ class RunEffects:
             return
         self.recorded.add(key)
         self.status = self.journal.add_result(self.run_id, key, self.masks.mask(result))
-        ended = {"event": "ended", "step": key, "at": time.time(), "status": result["status"]}
+        ended = ended_event(key, result["status"])
         self.later(self.runtime.steps.append, self.run_id, ended)
         # Counted, not notified: a waiter that shows progress looks every 0.1 s; waking it (and
         # its read of the whole run) at every step would slow a run of short commands.
