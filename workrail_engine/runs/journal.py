@@ -245,7 +245,6 @@ class Journal(SqlStore):
         # Attempt outcomes not written yet, by (run id, step key): see `add_attempt`.
         self._pending: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
         self._sent: _Sent | None = None  # Postgres: see `add_result`
-        self._writes = 0
         self._closing = threading.Event()
         # SQLite: run statuses as read at ``PRAGMA data_version`` `_data_version` (`_status_since`)
         self._statuses: dict[str, str | None] = {}
@@ -291,15 +290,21 @@ class Journal(SqlStore):
 
     def _checkpoints(self, path: str) -> None:
         """SQLite: move the write-ahead log into the database now and then, from a connection of
-        its own, instead of in the middle of a step's commit (SQLite's automatic checkpoint costs
-        that commit 10–20 ms every thousand pages; on average a third of a commit's time)."""
+        its own, instead of in the middle of a commit. SQLite's automatic checkpoint runs in the
+        commit that finds the log past a thousand pages: 10–20 ms of a step's commit, or of DBOS's
+        write of a run's end after a thousand steps (`sqlite_store.sqlite_engine` turns it off
+        for DBOS's connections, which exist only beside this journal). Looked at every second;
+        a checkpoint when any connection has committed since the last one (``PRAGMA
+        data_version`` of this connection changes exactly then: the journal's writes, DBOS's,
+        another process's)."""
         conn = sqlite3.connect(path, isolation_level=None, timeout=30)
         try:
             configure_connection(conn)
-            seen = 0
+            checkpointed = None
             while not self._closing.wait(1.0):
-                if self._writes - seen >= 100:
-                    seen = self._writes
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
+                if version != checkpointed:
+                    checkpointed = version
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error:  # a store gone (tests delete theirs): nothing left to checkpoint
             pass
@@ -372,7 +377,6 @@ class Journal(SqlStore):
         with self._lock:
             attempt, outcome = self._pending.pop((run_id, key), (0, None))
             self._flush()
-            self._writes += 1
             beside = None if outcome is None else _encode(_beside_result(outcome, result))
             row = (run_id, key, attempt, beside, _encode(result))
             statement = self._add_result

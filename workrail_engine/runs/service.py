@@ -435,10 +435,18 @@ class RunService:
             if on_change is not None:
                 on_change(session)
             return session
+        progress = self._runtime().progress
+        running = progress.running_mark(run_id) if on_change is None else None
+        if running is not None:
+            # Executing here, not waiting for the agent: nothing to read before it changes (a read
+            # now, ≈ 3 ms of the interpreter's lock, delayed the run's first steps).
+            progress.wait_for_change(
+                run_id, seconds, steps=False, stop=stop, since=running, here=True
+            )
         seen = None
         handed = time.monotonic()
         while True:
-            mark_before = self._runtime().progress.change_mark(run_id)
+            mark_before = progress.change_mark(run_id)
             snap = self.get(run_id)
             if snap.get("answered_step") and time.monotonic() - handed > 2.0:
                 # Answered and not acted on yet: the process it was handed to may have ended
@@ -458,7 +466,7 @@ class RunService:
             remaining = end - time.monotonic()
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 return snap
-            self._runtime().progress.wait_for_change(
+            progress.wait_for_change(
                 run_id, remaining, steps=on_change is not None, stop=stop, since=mark_before
             )
 

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 
 from workrail_engine.runs.journal import Journal, _beside_result, _not_in_result
 
@@ -104,3 +105,38 @@ def test_a_plain_attempt_is_kept_beside_its_result_as_the_key_by_key_path_keeps_
     for outcome, result in cases:
         assert _beside_result(outcome, result) == _not_in_result(outcome, result), result
     assert _beside_result(plain, one) == {"finished_at": 17.5}
+
+
+def _wal_frames(path) -> tuple[int, int]:
+    """(frames in the write-ahead log, frames of them copied into the database), from the
+    WAL-index header in the ``-shm`` file (sqlite.org/walformat.html: ``mxFrame`` at byte 16,
+    ``nBackfill`` at byte 96, native byte order) — read without a checkpoint of our own."""
+    header = (path.parent / f"{path.name}-shm").read_bytes()[:100]
+    frames, copied = header[16:20], header[96:100]
+    return int.from_bytes(frames, sys.byteorder), int.from_bytes(copied, sys.byteorder)
+
+
+def test_what_dbos_commits_is_checkpointed_by_the_journal_and_not_in_its_own_commit(tmp_path):
+    from workrail_engine.runs.sqlite_store import sqlite_engine
+
+    path = tmp_path / "runs.sqlite"
+    journal = Journal(f"sqlite:///{path}")
+    engine = sqlite_engine(f"sqlite:///{path}")  # DBOS's
+    try:
+        with engine.connect() as dbos:
+            raw = dbos.connection.dbapi_connection
+            assert raw is not None
+            assert raw.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+            raw.execute("CREATE TABLE events (x)")
+            raw.execute("BEGIN IMMEDIATE")
+            raw.executemany("INSERT INTO events VALUES (?)", [("x" * 2000,)] * 2000)
+            raw.execute("COMMIT")
+        frames, copied = _wal_frames(path)
+        assert frames > 1000 and copied < frames  # past SQLite's own threshold, not checkpointed
+        deadline = time.monotonic() + 5
+        while _wal_frames(path)[1] < frames and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _wal_frames(path) == (frames, frames)  # the journal's thread copied them all
+    finally:
+        engine.dispose()
+        journal.close()

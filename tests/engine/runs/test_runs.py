@@ -559,3 +559,24 @@ def test_a_runs_steps_are_counted_once_not_at_every_read(service, monkeypatch):
     assert service.wait(run_id, 60)["steps_total"] == 2
     reads = [service.get(run_id)["steps_total"] for _ in range(3)]
     assert reads == [2, 2, 2] and len(counted) == 1
+
+
+def test_a_run_is_executing_here_before_dbos_is_handed_it(service, monkeypatch):
+    # The caller's `wait` comes at once, often before the run's thread has begun: it must find
+    # the run executing here (and wait for its changes), not look at it as at a run executing
+    # elsewhere (a read every quarter second: a one-step run took 250 ms more, one time in five).
+    from dbos import DBOS
+
+    progress = service._runtime().progress
+    live_at_start: list[dict[str, list[int]]] = []
+    start_workflow = DBOS.start_workflow
+
+    def start(*args, **kwargs):
+        live_at_start.append(dict(progress.live))
+        return start_workflow(*args, **kwargs)
+
+    monkeypatch.setattr(DBOS, "start_workflow", start)
+    run_id = service.run(workflow(command("one", ["true"])), {}, RunOptions())
+    assert run_id in live_at_start[0]
+    assert service.wait(run_id, 60)["status"] == "success"
+    assert run_id not in progress.live

@@ -37,3 +37,22 @@ def test_a_run_that_starts_after_the_mark_counts_as_changed(progress) -> None:
     started = time.monotonic()
     progress.wait_for_change("wf-new", 5.0, steps=False, since=mark)
     assert time.monotonic() - started < 1.0
+
+
+def test_a_run_that_ended_here_since_the_mark_returns_at_once_not_after_a_remote_look(
+    progress,
+) -> None:
+    progress.live["wf-done"] = [0, 0]
+    mark = progress.running_mark("wf-done")  # executing here, not waiting for the agent
+    assert mark == [0, 0]
+    progress.ended("wf-done")  # it ends before the waiter starts waiting
+    started = time.monotonic()
+    progress.wait_for_change("wf-done", 10.0, steps=False, since=mark, here=True, remote=10.0)
+    assert time.monotonic() - started < 1.0  # not the 10 s look of a run executing elsewhere
+
+
+def test_a_run_waiting_for_the_agent_has_no_running_mark(progress) -> None:
+    progress.live["wf-asks"] = [1, 0]
+    progress.waiting.add("wf-asks")
+    assert progress.running_mark("wf-asks") is None
+    assert progress.running_mark("wf-elsewhere") is None

@@ -46,6 +46,13 @@ class RunProgress:
         progress = self.live.get(run_id)
         return list(progress) if progress is not None else [0, 0]
 
+    def running_mark(self, run_id: str) -> list[int] | None:
+        """The `change_mark` of a run executing here and not waiting for the agent; None for
+        any other. Such a run has nothing new to read before it changes: a waiter for its end
+        waits first (`wait_for_change` with ``here``), then reads it."""
+        progress = self.live.get(run_id)
+        return None if progress is None or run_id in self.waiting else list(progress)
+
     def wait_for_change(
         self,
         run_id: str,
@@ -56,14 +63,17 @@ class RunProgress:
         poll: float = 0.1,
         remote: float = 0.25,
         since: list[int] | None = None,
+        here: bool = False,
     ) -> None:
         """Return when a run of this process changes state (or, with ``steps``, has recorded a
         step since the call, looked at every ``poll`` s), when ``seconds`` are up or ``stop`` is
         set. A run executing elsewhere can only be read again: this sleeps ``remote`` s.
-        ``since``: a ``change_mark`` taken before the caller read the run."""
+        ``since``: a ``change_mark`` taken before the caller read the run; ``here``: taken while
+        the run executed here, so that a run gone from this process since has ended."""
         progress = self.live.get(run_id)
         if progress is None:
-            time.sleep(max(min(seconds, remote), 0.0))
+            if not here:
+                time.sleep(max(min(seconds, remote), 0.0))
             return
         seen = since if since is not None else list(progress)
         end = time.monotonic() + seconds

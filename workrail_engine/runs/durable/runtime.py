@@ -387,6 +387,9 @@ class DurableRuntime:
     def start_run(self, run_id: str, run: dict[str, Any]) -> None:
         """Start the run ``run_id`` of the input ``run`` (its "workflow" the definition)."""
         self.steps.open(run_id)  # before its first step: a reader starting now misses none
+        # Executing here from now on, not from its walk's first line: a waiter that comes before
+        # the walk (the caller's `wait`, at once) waits for its changes, not for a remote run's.
+        self.progress.started(run_id)
         # The walk here takes the definition as it is; DBOS stores it as text (`stored_input`).
         self.starting[run_id] = run["workflow"]
         try:
@@ -394,6 +397,7 @@ class DurableRuntime:
                 DBOS.start_workflow(workrail_run, stored_input(run))
         except BaseException:
             self.starting.pop(run_id, None)
+            self.progress.ended(run_id)
             raise
 
     def run_status(self, run_id: str, *, load_input: bool) -> Any | None:
