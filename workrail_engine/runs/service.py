@@ -331,10 +331,17 @@ class RunService:
     def get(self, run_id: str) -> RunResult:
         """The run as the spec shapes it (status, workflow_id, steps_completed, step_results, ...);
         a session's too."""
-        session = self.sessions.get(run_id)
+        session = self._session(run_id)
         if session is not None:
             return session
         return self._stored(run_id).state
+
+    def _session(self, run_id: str) -> RunResult | None:
+        """The session ``run_id``, if it is one. A run whose input is kept here is not: the store
+        is not asked (runs and sessions draw their ids alike, a run's never a session's), so
+        that following a run — `wait`, a client polling — reads the runs' tables alone (on
+        Postgres the sessions' query was ≈ 1.5 ms of each read)."""
+        return None if run_id in self._inputs else self.sessions.get(run_id)
 
     def _stored(self, run_id: str) -> _StoredRun:
         runtime = self._runtime()
@@ -430,7 +437,7 @@ class RunService:
         """The run once it ends or waits for the agent, or as it is when ``seconds`` are up
         (or when ``stop`` is set)."""
         end = time.monotonic() + max(seconds, 0.0)
-        session = self.sessions.get(run_id)
+        session = self._session(run_id)
         if session is not None:  # a session moves only when the agent answers
             if on_change is not None:
                 on_change(session)
@@ -503,7 +510,7 @@ class RunService:
     # --- acting on a run -----------------------------------------------------------------
 
     def cancel(self, run_id: str, reason: str | None = None) -> Cancelled:
-        if self.sessions.get(run_id) is not None:
+        if self._session(run_id) is not None:
             return self.sessions.cancel(run_id, reason)
         stored = self._stored(run_id)
         snap = stored.state
@@ -803,6 +810,9 @@ class _RunInputs:
 
     def __len__(self) -> int:
         return len(self._runs)
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._runs
 
 
 def session_result(snap: RunResult, step: SessionStep) -> RunResult:

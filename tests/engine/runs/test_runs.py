@@ -11,7 +11,7 @@ import pytest
 from runs_support import command, py, workflow
 from system_packages import require
 
-from workrail_engine.errors import InvalidParams
+from workrail_engine.errors import InvalidParams, RunNotFound
 from workrail_engine.runs import RunOptions
 
 STAMP = "import json, time, os; t = time.time(); time.sleep({secs}); print(json.dumps([t, time.time()]))"
@@ -580,3 +580,23 @@ def test_a_run_is_executing_here_before_dbos_is_handed_it(service, monkeypatch):
     assert run_id in live_at_start[0]
     assert service.wait(run_id, 60)["status"] == "success"
     assert run_id not in progress.live
+
+
+def test_following_a_run_known_here_does_not_look_among_the_sessions(service, monkeypatch):
+    asked: list[str] = []
+    store = service.sessions.store
+    get = store.get
+
+    def recording_get(run_id, *args, **kwargs):
+        asked.append(run_id)
+        return get(run_id, *args, **kwargs)
+
+    monkeypatch.setattr(store, "get", recording_get)
+    run_id = service.run(workflow(command("one", ["true"])), {}, RunOptions())
+    assert service.wait(run_id, 60)["status"] == "success"
+    assert service.get(run_id)["steps_completed"] == 1
+    assert asked == []
+    # an id this service has not seen is looked for among the sessions first
+    with pytest.raises(RunNotFound):
+        service.get("wf-000000000000")
+    assert asked == ["wf-000000000000"]
