@@ -171,9 +171,6 @@ class _RecordedEffects:
     def state(self, state: dict[str, Any]) -> None:
         return None
 
-    def prepare(self, step: dict[str, Any]) -> None:
-        return None
-
 
 def _judged_again(
     step: Mapping[str, Any], outcome: dict[str, Any], values: Mapping[str, Any]

@@ -24,9 +24,7 @@ from .workspace import bubblewrap_argv, check_sandbox, minimal_environment, reso
 __all__ = [
     "AttemptSettings",
     "DEFAULT_RETRY",
-    "PreparedCommand",
     "output_verdict",
-    "prepare_command",
     "retry_policy",
     "run_attempt",
 ]
@@ -67,31 +65,6 @@ def render_command(
     return argv, env
 
 
-@dataclass(slots=True)  # made at every command step: not frozen, as `CommandSpec`
-class PreparedCommand:
-    """A command step's argv and environment, made before its attempt (`prepare_command`)."""
-
-    step: Mapping[str, Any]  # the step it was made for (the same object, not an equal one)
-    secrets: SecretSet
-    environment: Mapping[str, str] | None
-    argv: list[str]
-    env: dict[str, str]
-
-
-def prepare_command(
-    step: Mapping[str, Any], secrets: SecretSet, environment: Mapping[str, str] | None
-) -> PreparedCommand | None:
-    """The step's argv and environment when no template is in them (they are then the same
-    whatever the values at its start); None otherwise, or when it has no command."""
-    run = step.get("run") or {}
-    command, extra = run.get("command") or [], run.get("env") or {}
-    texts = [str(arg) for arg in command] + [str(value) for value in extra.values()]
-    if not command or "{{" in "\0".join(texts):
-        return None
-    env = _step_environment(environment, {str(k): str(v) for k, v in extra.items()}, secrets)
-    return PreparedCommand(step, secrets, environment, texts[: len(command)], env)
-
-
 def _step_environment(
     environment: Mapping[str, str] | None, extra: Mapping[str, str], secrets: SecretSet
 ) -> dict[str, str]:
@@ -121,21 +94,13 @@ def _spec(
     settings: AttemptSettings,
     remaining: float | None,
     environment: Mapping[str, str] | None,
-    prepared: PreparedCommand | None = None,
 ) -> CommandSpec:
     run = step.get("run") or {}
-    if (
-        prepared is not None
-        and prepared.step is step
-        and prepared.secrets.values == secrets.values  # read again at the step's start
-        and prepared.environment is environment
-    ):
-        argv, env = list(prepared.argv), prepared.env
-    else:
-        argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
-        if not argv:
-            raise TemplateError("run.command is empty")
-        env = _step_environment(environment, extra_env, secrets)
+    # made at the step's start, never before: the values, the secrets and the tree are the start's
+    argv, extra_env = render_command(step, {**values, "secrets": secrets.values})
+    if not argv:
+        raise TemplateError("run.command is empty")
+    env = _step_environment(environment, extra_env, secrets)
     # where it runs is checked at its start, never before: the step before may change the tree
     cwd = resolve_cwd(settings.project, run.get("cwd"))
     if step.get("sandbox") or settings.sandbox:
@@ -194,7 +159,6 @@ def run_attempt(
     *,
     before_spawn: Callable[[], None] | None = None,
     while_running: WhileRunning | None = None,
-    prepared: PreparedCommand | None = None,
 ) -> dict[str, Any]:
     """Run one attempt; a dict with status, output, error, duration, finished_at (all masked).
 
@@ -202,9 +166,7 @@ def run_attempt(
     once for many attempts (reading it costs ≈ 0.08 ms, a tenth of spawning ``true``).
     ``before_spawn()``: called once, after the command is rendered and right before its process
     is spawned — or before a failure is returned when none will be (it may raise instead: the
-    run's cancel check). ``while_running``: see `run_command`. ``prepared``: the step's command
-    made before (`prepare_command`), used if it is this step's and the secrets read now are
-    those it was made with."""
+    run's cancel check). ``while_running``: see `run_command`."""
     started = time.time()
     ready = before_spawn or _nothing
     secrets = SecretSet.from_environment(secret_names)
@@ -218,7 +180,7 @@ def run_attempt(
         ready()
         return _failure("the run's overall timeout was reached", started, deadline=True)
     try:
-        spec = _spec(step, values, secrets, settings, remaining, environment, prepared)
+        spec = _spec(step, values, secrets, settings, remaining, environment)
     except (TemplateError, SecurityViolation) as exc:
         ready()
         failed: dict[str, Any] = secrets.mask(_failure(str(exc), started))

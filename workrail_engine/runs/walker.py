@@ -24,7 +24,6 @@ from ..serving.step_prompt import is_delegation, render_step
 from .commands import retry_policy
 from .fork import KeptPrefix, Switches
 from .run_results import step_result
-from .while_running import WhileRunning
 
 __all__ = ["Effects", "RunWalker", "condition_context", "run_with_retries", "waiting_view"]
 
@@ -50,9 +49,6 @@ class Effects(Protocol):
     def sleep_until(self, moment: float) -> None: ...
     def record(self, result: dict[str, Any]) -> None: ...
     def state(self, state: dict[str, Any]) -> None: ...
-    def prepare(self, step: dict[str, Any]) -> None:
-        """What of a command step's attempt its definition alone decides, made ready before the
-        step comes (the walk calls it while the step before runs); the attempt must not differ."""
 
 
 def condition_context(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,19 +171,15 @@ class RunWalker:
         deadline: float | None,
         parallel_limit: int | None,
         masked_secrets: dict[str, str],
-        while_running: WhileRunning | None = None,
         kept: KeptPrefix | None = None,
         switches: Switches | None = None,
     ) -> None:
-        """``while_running``: where the walk queues the preparation of the step after the one it
-        is about to run (`Effects.prepare`, the step's plan), done while that one's process runs.
-        ``kept``: a fork's kept steps (fork.py): replayed, not run, until the walk reaches a step
+        """``kept``: a fork's kept steps (fork.py): replayed, not run, until the walk reaches a step
         it does not keep. ``switches``: a fork's (`fork.fork_walk`): where its parameters and
         context take over."""
         self.workflow = workflow
         self.kept = kept
         self.switches = switches
-        self.while_running = while_running
         self.plans: dict[int, StepPlan] = {}  # by id() of a step of ``workflow``: see `_plan`
         self.loop_rules: dict[int, LoopRules] = {}  # the same, for its loop steps
         self.effects = effects
@@ -223,15 +215,11 @@ class RunWalker:
 
     def run(self) -> dict[str, Any]:
         # No "running" state at the start: a run without a state event reads as running.
-        steps = self.workflow["steps"]
-        for index, step in enumerate(steps):
+        for step in self.workflow["steps"]:
             if self.error is not None:
                 break
             if step["id"] in self.owned:
                 continue
-            if self.while_running is not None and index + 1 < len(steps):
-                # ready while this step runs, whether or not the walk gets there
-                self.while_running.add(self._prepare, steps[index + 1])
             self._step(step)
         if self.error is not None:
             return {"status": "failed", "error_message": self.error}
@@ -249,10 +237,6 @@ class RunWalker:
         if plan is None:
             plan = self.plans[id(step)] = step_plan(step)
         return plan
-
-    def _prepare(self, step: dict[str, Any]) -> None:
-        if self._plan(step).kind == "command":
-            self.effects.prepare(step)
 
     def _holds(self, step: Mapping[str, Any], notes: list[str] | None = None) -> bool:
         condition = step.get("runCondition")

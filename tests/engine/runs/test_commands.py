@@ -53,44 +53,9 @@ def test_a_command_that_cannot_be_rendered_is_checked_too_before_its_failure(tmp
     assert failed["status"] == "failed" and "missing" in failed["error"], failed
 
 
-def test_a_command_is_prepared_only_without_templates_and_used_only_for_its_own_step(tmp_path):
-    from workrail_engine.runs.commands import prepare_command
-    from workrail_engine.runs.secrets import SecretSet
-
-    secrets, environment = SecretSet({}), {"PATH": "/usr/bin:/bin"}
-    templated = {"id": "t", "run": {"command": ["echo", "{{parameters.name}}"]}}
-    assert prepare_command(templated, secrets, environment) is None
-    with_env = {"id": "e", "run": {"command": ["echo"], "env": {"X": "{{parameters.name}}"}}}
-    assert prepare_command(with_env, secrets, environment) is None
-
-    says = {"id": "a", "run": {"command": [sys.executable, "-c", "print('a')"]}}
-    other = {"id": "b", "run": {"command": [sys.executable, "-c", "print('b')"]}}
-    prepared = prepare_command(says, secrets, environment)
-    assert prepared is not None and prepared.argv == says["run"]["command"]
-    values = {"parameters": {}, "context": {}, "steps": {}}
-    settings = AttemptSettings(project=tmp_path, allow_commands=True, grace=0.5)
-
-    def attempt(step):
-        return run_attempt(
-            step,
-            values,
-            [],
-            settings,
-            None,
-            environment=environment,
-            prepared=prepared,
-        )
-
-    assert attempt(says)["output"]["stdout"] == "a\n"
-    assert attempt(other)["output"]["stdout"] == "b\n"  # not the prepared one
-    equal = {"id": "a", "run": {"command": [sys.executable, "-c", "print('a')"]}}
-    said = attempt(equal)  # an equal step is rendered again (the same output, the long way)
-    assert said["output"]["stdout"] == "a\n"
-
-
-def test_where_a_prepared_step_runs_is_checked_at_its_start(service, tmp_path):
+def test_where_a_step_runs_is_checked_at_its_start(service, tmp_path):
     """The step before makes the step's directory a symlink out of the project: the step is
-    refused (its command was prepared while the step before ran; its cwd is not)."""
+    refused (its directory is looked at when it starts, not when the run does)."""
     from workrail_engine.runs import RunOptions
 
     project = service.project
@@ -124,12 +89,7 @@ def test_where_a_prepared_step_runs_is_checked_at_its_start(service, tmp_path):
             (project / "work").unlink()
 
 
-def test_a_command_prepared_with_other_secret_values_is_made_again(tmp_path, monkeypatch):
-    """Secrets are read from the environment as each step starts: a command prepared while the
-    step before ran, when a secret had another value, is not used."""
-    from workrail_engine.runs.commands import prepare_command
-    from workrail_engine.runs.secrets import SecretSet
-
+def test_secrets_are_read_as_each_attempt_starts(tmp_path, monkeypatch):
     shows = {
         "id": "shows",
         "run": {
@@ -137,11 +97,13 @@ def test_a_command_prepared_with_other_secret_values_is_made_again(tmp_path, mon
         },
     }
     environment = {"PATH": "/usr/bin:/bin"}
-    prepared = prepare_command(shows, SecretSet({"TOKEN": "old"}), environment)
-    monkeypatch.setenv("TOKEN", "new")
     settings = AttemptSettings(project=tmp_path, allow_commands=True, grace=0.5)
     values = {"parameters": {}, "context": {}, "steps": {}}
-    outcome = run_attempt(
-        shows, values, ["TOKEN"], settings, None, environment=environment, prepared=prepared
-    )
-    assert outcome["output"]["stdout"] == "True\n", outcome
+
+    def attempt():
+        return run_attempt(shows, values, ["TOKEN"], settings, None, environment=environment)
+
+    monkeypatch.setenv("TOKEN", "old")
+    assert attempt()["output"]["stdout"] == "False\n"
+    monkeypatch.setenv("TOKEN", "new")  # changed between two attempts of the same step object
+    assert attempt()["output"]["stdout"] == "True\n"

@@ -130,9 +130,6 @@ class SucceedingEffects:
     def state(self, state: dict[str, Any]) -> None:
         pass
 
-    def prepare(self, step: dict[str, Any]) -> None:
-        pass
-
 
 def walk_run(flow: dict[str, Any], context: dict[str, Any], agent: Agent) -> Outcome:
     effects = SucceedingEffects(agent)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dbos import DBOS
 from dbos._error import DBOSWorkflowCancelledError  # what DBOS itself catches as "cancelled"
 
-from ..commands import PreparedCommand, prepare_command, run_attempt
+from ..commands import run_attempt
 from ..executor_liveness import InFlight
 from ..journal import Recorded, StatusRead
 from ..run_results import step_result
@@ -90,7 +90,6 @@ class RunEffects:
         # the run's status read with the last result (or with the above), not yet used
         self.status: StatusRead | None = lambda: status
         self.while_running = while_running
-        self.prepared: PreparedCommand | None = None  # the next step's command (`prepare`)
         self.cancel_flag = threading.Event()  # set by the cancel watch: the attempts share it
         # The thread that walks (a run's, a queued member's): its attempts come one after the
         # other, and the cancel watch taken at the first is held until it pauses or ends
@@ -129,12 +128,6 @@ class RunEffects:
             outcome = self._run(key, step, values, attempt, deadline)
         self.journal.add_attempt(self.run_id, key, attempt, outcome)
         return outcome
-
-    def prepare(self, step: dict[str, Any]) -> None:
-        # secrets as they are now: the attempt uses this only if they are the same then
-        self.prepared = prepare_command(
-            step, SecretSet.from_environment(self.secret_names), self.environment
-        )
 
     def _cancel_check(self) -> None:
         # A cancel from any process lands in DBOS's status at once; reading it before each spawn
@@ -197,7 +190,6 @@ class RunEffects:
                 # the round trip; nothing starts after a cancel or before the result is durable.
                 before_spawn=self._cancel_check,
                 while_running=self.while_running,
-                prepared=self.prepared,
             )
         finally:
             if not walking:

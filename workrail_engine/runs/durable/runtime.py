@@ -486,7 +486,6 @@ def workrail_run(run: dict[str, Any]) -> dict[str, Any]:
         deadline=run.get("deadline"),
         parallel_limit=run.get("parallel_limit"),
         masked_secrets={name: "***" for name in effects.secret_names},
-        while_running=while_running,
         kept=kept,
         switches=switches,
     )
