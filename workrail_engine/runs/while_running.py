@@ -6,8 +6,9 @@ child of the next step cannot start until it is done, and a step of ``true`` lea
 the thread only waits for it (its exec, its run, its exit: ≈ 0.4 ms of `true`, on the other core
 when one is free; with that core busy the child waits for this one, and the work below delays it
 as much: docs/benchmarks.md, Runs). So the work that the run's guarantees do not need before the
-spawn — the step feed's events, the process-group log's line of the step that ended, preparing
-the step after next — is queued here and done right after the next spawn, in order.
+spawn — the step feed's events, the process-group log's line of the step that ended — is queued
+here and done right after the next spawn, in order. (A step's command is made before its spawn:
+made ahead here, it cost more than it saved where the child shares this core — docs/runs.md.)
 
 What must stay before the spawn stays there: the step's result durable, the cancel check, the
 process-group log's line of the step about to start, and stopping what escaped the step that
@@ -33,7 +34,7 @@ class WhileRunning:
 
     def __init__(self) -> None:
         self._owner = threading.get_ident()
-        # (work, its arguments): a step queues four, a partial each cost its making and a call
+        # (work, its arguments): a step queues three, a partial each cost its making and a call
         self._work: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
         self._lock = threading.Lock()  # `run` from two threads still does the work in order
 
