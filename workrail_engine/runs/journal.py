@@ -410,15 +410,13 @@ class Journal(SqlStore):
         assert statement is not None
         try:
             try:
-                rows = statement.answer(self._conn)
+                sent.status = statement.value(self._conn)
             except psycopg.OperationalError:
                 # The connection went with the answer (and maybe the write): write it again on a
                 # new one (an upsert: harmless if the first one was committed).
-                rows = self._again(lambda: statement.fetch(self._conn, sent.args))
+                sent.status = self._again(lambda: statement.fetch_value(self._conn, sent.args))
         except Exception as error:  # the run's thread raises it (`_answer`), not another caller
             sent.error = error
-            return
-        sent.status = rows[0][0] if rows else None
 
     def _status_since(self, run_id: str) -> str | None:
         """SQLite: the run's DBOS status, read from its table only when another connection (DBOS's,

@@ -40,19 +40,28 @@ class PreparedStatement:
         self._text = _PLACEHOLDER.sub(lambda _: f"${next(numbers)}", text).encode()
         self._name = f"workrail_prepared_{next(_names)}".encode()
         self._prepared_on: Any = None  # the psycopg connection it was prepared on
+        # a poll of that connection's socket, made once per connection: see `_wait`
+        self._poll: select.poll | None = None
 
     def fetch(self, conn: psycopg.Connection[Any], args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """Execute on ``conn`` (autocommit, idle, used by no other thread meanwhile); the rows."""
         self.send(conn, args)
         return self.answer(conn)
 
+    def fetch_value(self, conn: psycopg.Connection[Any], args: tuple[Any, ...]) -> str | None:
+        """`fetch`'s first value (see `value`)."""
+        self.send(conn, args)
+        return self.value(conn)
+
     def send(self, conn: psycopg.Connection[Any], args: tuple[Any, ...]) -> None:
-        """Send the statement, not waiting for its answer: `answer` must be read before
-        anything else is sent on ``conn``."""
+        """Send the statement, not waiting for its answer: `answer` (or `value`) must be read
+        before anything else is sent on ``conn``."""
         pgconn = conn.pgconn
         if self._prepared_on is not conn:
             _answer(pgconn, pgconn.prepare(self._name, self._text), conn)
             self._prepared_on = conn
+            self._poll = select.poll()
+            self._poll.register(pgconn.socket, select.POLLIN)
         pgconn.send_query_prepared(
             self._name, [None if arg is None else str(arg).encode() for arg in args]
         )
@@ -60,14 +69,8 @@ class PreparedStatement:
 
     def answer(self, conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
         """The answer to what `send` sent (waited for): its rows, or its error raised."""
-        pgconn = conn.pgconn
-        _wait(pgconn)
-        results = []  # every one taken, an error's included: the connection is idle again
-        while (result := pgconn.get_result()) is not None:
-            results.append(result)
         rows: list[tuple[Any, ...]] = []
-        for result in results:
-            _answer(pgconn, result, conn)
+        for result in self._results(conn):
             rows.extend(
                 tuple(
                     None if (value := result.get_value(row, column)) is None else value.decode()
@@ -76,6 +79,28 @@ class PreparedStatement:
                 for row in range(result.ntuples)
             )
         return rows
+
+    def value(self, conn: psycopg.Connection[Any]) -> str | None:
+        """The answer's first value (None when it has no row, or the value is NULL): what the
+        step's result needs read back, at every step, without a row made of it."""
+        for result in self._results(conn):
+            if result.ntuples and result.nfields:
+                found = result.get_value(0, 0)
+                return None if found is None else found.decode()
+        return None
+
+    def _results(self, conn: psycopg.Connection[Any]) -> list[pq.abc.PGresult]:
+        """Every result of the answer, once it is all in; the first error among them raised."""
+        pgconn = conn.pgconn
+        if self._poll is None or self._prepared_on is not conn:  # (`send` makes both)
+            raise psycopg.InterfaceError("nothing was sent on this connection")
+        _wait(pgconn, self._poll)
+        results = []  # every one taken, an error's included: the connection is idle again
+        while (result := pgconn.get_result()) is not None:
+            results.append(result)
+        for result in results:
+            _answer(pgconn, result, conn)
+        return results
 
 
 def _flush(pgconn: pq.abc.PGconn) -> None:
@@ -88,18 +113,14 @@ def _flush(pgconn: pq.abc.PGconn) -> None:
             poll.poll()
 
 
-def _wait(pgconn: pq.abc.PGconn) -> None:
-    """Until the whole answer is in (the interpreter's lock released while the socket is empty)."""
+def _wait(pgconn: pq.abc.PGconn, poll: select.poll) -> None:
+    """Until the whole answer is in (the interpreter's lock released while the socket is empty).
+    ``poll``: of the connection's socket, kept with the statement (a poll made and registered
+    at every step was a third of the Python between a result's send and its answer)."""
     pgconn.consume_input()
-    if not pgconn.is_busy():
-        return
-    poll = select.poll()
-    poll.register(pgconn.socket, select.POLLIN)
-    while True:
+    while pgconn.is_busy():
         poll.poll()
         pgconn.consume_input()
-        if not pgconn.is_busy():
-            return
 
 
 def _answer(pgconn: pq.abc.PGconn, result: pq.abc.PGresult, conn: psycopg.Connection[Any]) -> None:

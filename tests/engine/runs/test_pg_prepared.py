@@ -37,6 +37,19 @@ def test_rows_nulls_and_numbers_come_back_as_psycopg_would_read_them_as_text(pos
         assert statement.fetch(conn, (1, "a", None)) == [("2", "a", None), ("7", None, "x")]
 
 
+def test_a_value_is_the_answers_first_and_none_without_a_row_or_for_null(postgres_url):
+    statement = PreparedStatement("SELECT %s::text, 'second' FROM generate_series(1, %s::int)")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert statement.fetch_value(conn, ("first", 2)) == "first"
+        assert statement.fetch_value(conn, ("first", 0)) is None  # no row
+        assert statement.fetch_value(conn, (None, 1)) is None  # NULL
+        statement.send(conn, ("sent", 1))  # the answer read later, as the journal does
+        assert statement.value(conn) == "sent"
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            PreparedStatement("SELECT 1 / %s::int").fetch_value(conn, (0,))
+        assert statement.fetch_value(conn, ("after", 1)) == "after"
+
+
 def test_an_error_is_psycopgs_own_and_leaves_the_connection_usable(postgres_url):
     table = f"t_{uuid.uuid4().hex[:8]}"
     insert = PreparedStatement(f"INSERT INTO {table} (k) VALUES (%s) RETURNING k")
