@@ -18,13 +18,13 @@ Each round runs the floor, the engine and the floor again, with the bare loop fi
 rounds and last on even ones; the round's ratio is the engine's time over the mean of the two
 floors around it, which takes out a change of the machine's speed that goes one way through the
 round. The second floor over the first — the same work twice, a second apart — is printed too:
-the measure's own spread. On the 2-core machine of docs/benchmarks.md it moves a round by ± 8 %
-(0.85–1.14× in twenty-four rounds), as much as the engine's whole margin to the goal, so one
-round says little and the median of five moved by ± 0.05 from one run to the next; the result is
-the median of ``--repeat`` rounds (fifteen by default), with the rounds' load (1-minute
-average). Beside it, the same ratio of this process's CPU time (every thread's, not the
-children's): on a machine whose cores are all busy the wall time is mostly that, and the load
-moves it less.
+the measure's own spread. On the 2-core machine of docs/benchmarks.md it moved a round by up to
+± 25 % (0.83–1.27× in ninety rounds; a standard deviation of 0.07–0.08), more than the engine's
+whole margin to the goal: one round says little, and the median of five moved by ± 0.05 from one
+run to the next. The result is the median of ``--repeat`` rounds (fifteen by default), with the
+rounds' load (1-minute average). Beside it, the same ratio of this process's CPU time (every
+thread's, not the children's): on a machine whose cores are all busy the wall time is mostly
+that, and the load moves it less.
 
 With ``--spawn-times`` each round also prints, per side, the median and 90th percentile of the
 spawn's kernel part (``subprocess._fork_exec``: the ``vfork`` until the child's ``execve`` lets the
