@@ -115,8 +115,9 @@ def _flush(pgconn: pq.abc.PGconn) -> None:
 
 def _wait(pgconn: pq.abc.PGconn, poll: select.poll) -> None:
     """Until the whole answer is in (the interpreter's lock released while the socket is empty).
-    ``poll``: of the connection's socket, kept with the statement (a poll made and registered
-    at every step was a third of the Python between a result's send and its answer)."""
+    ``poll``: of the connection's socket, kept with the statement (with a poll made at every
+    step and rows built for the one value read back, the journal's write and read-back took
+    ≈ 15 µs more CPU a step: docs/benchmarks.md, Runs)."""
     pgconn.consume_input()
     while pgconn.is_busy():
         poll.poll()
