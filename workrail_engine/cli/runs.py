@@ -8,6 +8,7 @@ Ctrl-C cancels the run cleanly (its processes are killed as groups) and exits 13
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 import signal
@@ -651,7 +652,9 @@ def worker_command(settings: Settings, store: Path | None) -> None:
         # The store unreachable for longer than its reconnects wait (or a fault): say so once
         # and end now. The exit hook's clean stop would read the store again, waiting as long
         # once more, for runs that are durable anyway: the next process to open the store
-        # takes them over.
+        # takes them over. The other threads' warnings (their own reconnects, still trying)
+        # stop here: the reason is the last line the user sees.
+        logging.disable(logging.CRITICAL)
         first_line = next(iter(str(error).strip().splitlines()), "")
         click.echo(
             f"workrail worker: stopped, the run store failed: {type(error).__name__}: "

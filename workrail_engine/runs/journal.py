@@ -19,6 +19,7 @@ would.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -27,11 +28,14 @@ from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .answer_delivery import crash_point
-from .sql_store import SqlStore, dbos_tables
+from .run_status import CANCELLED, PENDING
+from .sql_store import DDL_LOCK, SqlStore, dbos_tables
 from .sqlite_store import configure_connection
 
 if TYPE_CHECKING:
     from .pg_prepared import PreparedStatement
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "CRASH_IN_FORK_COPY",
@@ -219,6 +223,29 @@ CRASH_IN_FORK_COPY = "WORKRAIL_TEST_CRASH_IN_FORK_COPY"
 # Postgres: a step's result (with its last attempt's outcome) and the run's status read right
 # after, in one statement.
 _ADD_RESULT = _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_uuid = ?)"
+# Postgres: a run's cancel, announced by DBOS's status table itself — a trigger of the journal's
+# sends the run's new status and id on this channel in the transaction that cancels it (or takes a
+# cancel back: a workflow resumed), whoever does it (this engine, another process, DBOS's own
+# tools), so it reaches every listener with that commit. A journal that listens reads a run's
+# status from the table once (its first result, and again after a new connection: what was
+# announced meanwhile went unheard), then writes results without the read: the status read in
+# every result's statement cost the server about a fifth of the floor's insert again a step
+# (docs/benchmarks.md, Runs).
+CANCELLED_CHANNEL = "workrail_cancelled"
+_ANNOUNCE_CANCEL = (
+    "CREATE OR REPLACE FUNCTION workrail.announce_cancel() RETURNS trigger LANGUAGE plpgsql AS $$"
+    f" BEGIN PERFORM pg_notify('{CANCELLED_CHANNEL}', NEW.status || ' ' || NEW.workflow_uuid);"
+    " RETURN NULL; END $$"
+)
+_CANCEL_TRIGGER = "workrail_announce_cancel_1"  # (a trigger changed gets a new name)
+_HAS_CANCEL_TRIGGER = "SELECT 1 FROM pg_trigger WHERE tgname = %s AND tgrelid = %s::regclass"
+_ADD_CANCEL_TRIGGER = (
+    f"CREATE TRIGGER {_CANCEL_TRIGGER} AFTER UPDATE OF status ON {{status}} FOR EACH ROW"
+    " WHEN (OLD.status IS DISTINCT FROM NEW.status"
+    " AND 'CANCELLED' IN (NEW.status, OLD.status))"
+    " EXECUTE FUNCTION workrail.announce_cancel()"
+)
+_MAX_HEARD = 10_000  # runs kept in `_cancelled` and `_status_known`: past it, both start again
 
 
 class Recorded(NamedTuple):
@@ -230,8 +257,10 @@ class Recorded(NamedTuple):
 class _Sent:
     """A step's result sent to the Postgres server, its answer not read yet."""
 
-    def __init__(self, args: tuple[Any, ...]) -> None:
+    def __init__(self, args: tuple[Any, ...], statement: PreparedStatement, run_id: str) -> None:
         self.args = args
+        self.statement = statement  # with the run's status read, or without (`hear_cancels`)
+        self.run_id = run_id
         self.status: str | None = None
         self.error: Exception | None = None
 
@@ -249,6 +278,11 @@ class Journal(SqlStore):
         # SQLite: run statuses as read at ``PRAGMA data_version`` `_data_version` (`_status_since`)
         self._statuses: dict[str, str | None] = {}
         self._data_version: int | None = None
+        # Postgres, once `hear_cancels`: the runs announced cancelled, and those whose status was
+        # read on the listening connection (their later results need not read it)
+        self._hearing = False
+        self._cancelled: set[str] = set()
+        self._status_known: set[str] = set()
         super().__init__(
             url,
             {**JOURNAL_TABLES, **dbos_tables(dbos_schema)},
@@ -258,10 +292,12 @@ class Journal(SqlStore):
         # Postgres: every step's one statement, through libpq itself (pg_prepared.py; imported
         # here: psycopg is not needed on SQLite)
         self._add_result: PreparedStatement | None = None
+        self._add_result_only: PreparedStatement | None = None
         if self.postgres:
             from .pg_prepared import PreparedStatement
 
             self._add_result = PreparedStatement(self._sql(_ADD_RESULT))
+            self._add_result_only = PreparedStatement(self._sql(_UPSERT))
         if not self.postgres:
             self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see `_checkpoints`
             threading.Thread(
@@ -368,7 +404,9 @@ class Journal(SqlStore):
     def add_result(self, run_id: str, key: str, result: dict[str, Any]) -> StatusRead:
         """A step's result, on the row of its last attempt; written now. Returns how to read the
         run's DBOS status as of the write (so the next step need not ask again whether it was
-        cancelled; on SQLite `_status_since`).
+        cancelled; on SQLite `_status_since`; on Postgres read in the statement, or, once the
+        journal hears cancels and has read the run's status, ``CANCELLED`` if one was announced
+        before the answer, else ``PENDING``: `hear_cancels`).
 
         Postgres: the statement is sent and its answer read by the first use of the connection
         after it — the returned call, at the latest, which the run makes before it starts its
@@ -385,12 +423,21 @@ class Journal(SqlStore):
                 status = self._status_since(run_id)
                 return lambda: status
             # One statement for both (one round trip to the server; it commits on its own).
-            args = (*row, run_id)
             self._settle()
-            sent = _Sent(args)
-            self._again(lambda: statement.send(self._conn, args))
+            sent = _Sent(row, statement, run_id)
+            self._again(lambda: self._send(sent))
             self._sent = sent
         return lambda: self._answer(sent)
+
+    def _send(self, sent: _Sent) -> None:
+        """Postgres: a result's statement sent — reading the run's status unless it is known on
+        this connection (chosen at each try: a new connection knows none)."""
+        if sent.run_id in self._status_known and self._add_result_only is not None:
+            sent.statement, sent.args = self._add_result_only, sent.args[:5]
+        else:
+            assert self._add_result is not None
+            sent.statement, sent.args = self._add_result, (*sent.args[:5], sent.run_id)
+        sent.statement.send(self._conn, sent.args)
 
     def _answer(self, sent: _Sent) -> str | None:
         with self._lock:
@@ -406,17 +453,105 @@ class Journal(SqlStore):
             return
         import psycopg
 
-        statement = self._add_result
-        assert statement is not None
+        statement = sent.statement
         try:
             try:
-                sent.status = statement.value(self._conn)
+                status = statement.value(self._conn)
             except psycopg.OperationalError:
                 # The connection went with the answer (and maybe the write): write it again on a
-                # new one (an upsert: harmless if the first one was committed).
-                sent.status = self._again(lambda: statement.fetch_value(self._conn, sent.args))
+                # new one (an upsert: harmless if the first one was committed), the run's status
+                # read with it, as on every new connection.
+                def write_again() -> str | None:
+                    self._send(sent)
+                    return sent.statement.value(self._conn)
+
+                status = self._again(write_again)
         except Exception as error:  # the run's thread raises it (`_answer`), not another caller
             sent.error = error
+            return
+        if not self._hearing:
+            sent.status = status
+            return
+        self._heard(self._conn.pgconn)
+        if sent.statement is self._add_result:
+            # read on the listening connection: from now on a cancel of the run is heard
+            if len(self._status_known) >= _MAX_HEARD:
+                self._status_known.clear()
+            self._status_known.add(sent.run_id)
+            if status == CANCELLED:
+                self._cancelled.add(sent.run_id)
+            else:
+                self._cancelled.discard(sent.run_id)
+            sent.status = status
+        else:
+            # a run executing here is PENDING in DBOS's table until it is cancelled or ends
+            sent.status = CANCELLED if sent.run_id in self._cancelled else PENDING
+
+    def hear_cancels(self) -> None:
+        """Postgres: listen for the runs' cancels (`CANCELLED_CHANNEL`), the trigger that announces
+        them added to DBOS's status table where it is missing — once DBOS has made its tables.
+        Where the trigger cannot be added (a role that does not own DBOS's table), every result
+        reads its run's status, as before, and the reason is logged."""
+        if not self.postgres:
+            return
+
+        def add_trigger() -> None:
+            with self._transaction() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK,))
+                cur.execute(_ANNOUNCE_CANCEL)
+                cur.execute(_HAS_CANCEL_TRIGGER, (_CANCEL_TRIGGER, self._names["status"]))
+                if cur.fetchone() is None:
+                    cur.execute(self._sql(_ADD_CANCEL_TRIGGER))
+
+        import psycopg
+
+        with self._lock:
+            try:
+                self._again(add_trigger)
+            except psycopg.Error as error:
+                log.warning(
+                    "the run store cannot announce cancels (%s); each step's result reads its"
+                    " run's status instead",
+                    error,
+                )
+                return
+            self._hearing = True
+            self._again(lambda: self._listen(self._conn))
+
+    def _connect(self) -> Any:
+        conn = super()._connect()
+        if self._hearing:  # (a new connection: cancels announced meanwhile went unheard)
+            self._listen(conn)
+        return conn
+
+    def _listen(self, conn: Any) -> None:
+        """Listen on ``conn``; every run's status read again on it before it is trusted."""
+        conn.add_notify_handler(self._notified)
+        conn.execute(f"LISTEN {CANCELLED_CHANNEL}")
+        self._status_known.clear()
+
+    def _notified(self, notify: Any) -> None:
+        """A cancel heard while psycopg read the connection (a query through a cursor)."""
+        if notify.channel == CANCELLED_CHANNEL:
+            self._announced(notify.payload)
+
+    def _heard(self, pgconn: Any) -> None:
+        """The cancels heard while the journal read the connection itself (libpq keeps them)."""
+        while (notify := pgconn.notifies()) is not None:
+            if notify.relname.decode() == CANCELLED_CHANNEL:
+                self._announced(notify.extra.decode())
+
+    def _announced(self, payload: str) -> None:
+        """``STATUS RUN_ID``: the run cancelled, or its cancel taken back."""
+        status, _, run_id = payload.partition(" ")
+        if status != CANCELLED:
+            self._cancelled.discard(run_id)
+            return
+        if len(self._cancelled) >= _MAX_HEARD:
+            # forgotten cancels: every run's status is read from the table again, once
+            self._cancelled.clear()
+            self._status_known.clear()
+        self._cancelled.add(run_id)
 
     def _status_since(self, run_id: str) -> str | None:
         """SQLite: the run's DBOS status, read from its table only when another connection (DBOS's,

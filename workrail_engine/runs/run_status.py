@@ -19,13 +19,15 @@ __all__ = [
     "DBOS_STATUSES",
     "FAILED",
     "IN_FLIGHT",
+    "PENDING",
     "run_status",
     "status_sql",
 ]
 
 # DBOS's statuses of a workflow not ended yet (DBOS's `WorkflowStatusString`; DELAYED: enqueued
 # with a delay).
-IN_FLIGHT = ("PENDING", "ENQUEUED", "DELAYED")
+PENDING = "PENDING"  # executing (or waiting for the agent), in some process
+IN_FLIGHT = (PENDING, "ENQUEUED", "DELAYED")
 CANCELLED = "CANCELLED"
 FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")  # the workflow raised, or kept crashing
 SUCCESS = "SUCCESS"  # the workflow returned the run's summary: the summary says how the run ended

@@ -184,3 +184,78 @@ def test_closing_the_journal_waits_for_the_last_result(postgres_url, journal_and
     journal.add_result(run_id, "last", {"step_name": "last"})
     journal.close()
     assert _results_seen_elsewhere(postgres_url, run_id) == ["last"]
+
+
+# --- cancels announced by the status table (`Journal.hear_cancels`) -----------------------------
+
+
+def _set_status(url: str, schema: str, run_id: str, status: str | None) -> None:
+    with psycopg.connect(url, autocommit=True) as other:
+        if status is None:
+            other.execute(
+                f"DELETE FROM {schema}.workflow_status WHERE workflow_uuid = %s", (run_id,)
+            )
+        else:
+            other.execute(
+                f"UPDATE {schema}.workflow_status SET status = %s WHERE workflow_uuid = %s",
+                (status, run_id),
+            )
+
+
+def test_a_hearing_journal_reads_a_runs_status_once_then_hears_its_cancel(
+    postgres_url, status_schema, journal_and_run
+):
+    journal, run_id = journal_and_run
+    journal.hear_cancels()
+    journal.hear_cancels()  # again (another process's launch): the trigger is not added twice
+    with psycopg.connect(postgres_url, autocommit=True) as other:
+        triggers = other.execute(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = %s::regclass AND NOT tgisinternal",
+            (f"{status_schema}.workflow_status",),
+        ).fetchone()
+    assert triggers == (1,)
+    assert journal.add_result(run_id, "one", {"step_name": "one"})() == "PENDING"  # read
+    # Not read again: a status row gone reads as the run executing here (a read would say None)
+    _set_status(postgres_url, status_schema, run_id, None)
+    assert journal.add_result(run_id, "two", {"step_name": "two"})() == "PENDING"
+    with psycopg.connect(postgres_url, autocommit=True) as other:
+        other.execute(
+            f"INSERT INTO {status_schema}.workflow_status VALUES (%s, 'PENDING')", (run_id,)
+        )
+    # A cancel by anyone (here a plain UPDATE, as DBOS's own) is announced with its commit
+    _set_status(postgres_url, status_schema, run_id, "CANCELLED")
+    assert journal.add_result(run_id, "three", {"step_name": "three"})() == "CANCELLED"
+    # and a cancel taken back (a workflow resumed by DBOS's tools) too
+    _set_status(postgres_url, status_schema, run_id, "PENDING")
+    assert journal.add_result(run_id, "four", {"step_name": "four"})() == "PENDING"
+    assert journal.results(run_id) == [
+        {"step_name": "one"},
+        {"step_name": "two"},
+        {"step_name": "three"},
+        {"step_name": "four"},
+    ]
+
+
+def test_a_cancel_made_while_the_journal_was_not_connected_is_read_after_it_connects(
+    postgres_url, status_schema, journal_and_run
+):
+    journal, run_id = journal_and_run
+    journal.hear_cancels()
+    assert journal.add_result(run_id, "one", {"step_name": "one"})() == "PENDING"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = 'workrail-journal' AND datname = current_database()"
+        )
+    # announced to nobody: the journal's session is gone
+    _set_status(postgres_url, status_schema, run_id, "CANCELLED")
+    assert journal.add_result(run_id, "two", {"step_name": "two"})() == "CANCELLED"
+    # and heard again on the new session
+    other_run = f"run-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(
+            f"INSERT INTO {status_schema}.workflow_status VALUES (%s, 'PENDING')", (other_run,)
+        )
+    assert journal.add_result(other_run, "one", {"step_name": "one"})() == "PENDING"
+    _set_status(postgres_url, status_schema, other_run, "CANCELLED")
+    assert journal.add_result(other_run, "two", {"step_name": "two"})() == "CANCELLED"

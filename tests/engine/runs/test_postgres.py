@@ -99,6 +99,51 @@ def test_two_workers_share_the_queue_and_the_limit(postgres_url, tmp_path):
     assert len({o["worker"] for o in outputs}) == 2, "both worker processes should have run steps"
 
 
+def test_a_cancel_by_dbos_itself_is_heard_before_the_next_step_starts(postgres_url, tmp_path):
+    """A sequential run of short steps in one process, cancelled from another by DBOS's own client
+    (not through this engine): the run's journal hears the cancel with its commit (the status
+    table's trigger announces it; the run's status is no longer read with every result), so at
+    most the step under way and the next one end after it — where the cancel watch alone, polling
+    four times a second, lets about fifteen more marks be made."""
+    from dbos import DBOSClient
+
+    env = {**os.environ, "WORKRAIL_DATABASE_URL": postgres_url}
+    project = tmp_path / "project"
+    marks = project / "m"  # (the steps run in the project: short paths, the workflow an argv)
+    marks.mkdir(parents=True)
+    steps = []
+    for i in range(600):  # a mark, then a hundredth of a second: ≈ 15 ms a pair
+        steps.append({"id": f"t{i}", "run": {"command": ["touch", f"m/{i}"]}})
+        steps.append({"id": f"w{i}", "run": {"command": ["sleep", "0.01"]}})
+    workflow = {"id": "pg-cancel-heard", "name": "pg", "steps": steps}
+    runner = _start_worker(env, project, tmp_path / "home-a", "start", json.dumps(workflow))
+    client = DBOSClient(system_database_url=postgres_url)
+    try:
+        run_id = runner.stdout.readline().strip()
+        assert run_id.startswith("wf-"), runner.stderr.read()
+        deadline = time.monotonic() + 60
+        while len(list(marks.iterdir())) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        client.cancel_workflow(run_id)
+        at_cancel = len(list(marks.iterdir()))
+        time.sleep(1.0)  # a step started after the cancel would show now
+        after = len(list(marks.iterdir()))
+        result = _worker_answer(env, project, tmp_path / "home-b", "status", run_id)
+    finally:
+        client.destroy()
+        runner.kill()
+        runner.communicate()
+    assert result["status"] == "cancelled", json.dumps(result, indent=1)[:3000]
+    assert 20 <= at_cancel < 600
+    assert after - at_cancel <= 1, (at_cancel, after)
+    with psycopg.connect(postgres_url) as conn:
+        triggers = conn.execute(
+            "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'workrail_announce_cancel%%'"
+            " AND tgrelid = 'dbos.workflow_status'::regclass"
+        ).fetchone()
+    assert triggers == (1,)
+
+
 def test_a_cancel_from_another_process_ends_a_run_waiting_for_its_queued_members(
     postgres_url, tmp_path
 ):

@@ -215,6 +215,7 @@ class DurableRuntime:
         self.members_on_queue = self._journal.postgres
         self._groups = InFlight(lock)
         DBOS.launch()
+        self._journal.hear_cancels()  # (DBOS's tables exist now; Postgres only)
         if self.settings.allow_commands and self.members_on_queue:
             from ..member_queue import MemberQueue  # psycopg: loaded on a Postgres store only
 
