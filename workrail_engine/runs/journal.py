@@ -229,8 +229,8 @@ _ADD_RESULT = _UPSERT + " RETURNING (SELECT status FROM {status} WHERE workflow_
 # tools), so it reaches every listener with that commit. A journal that listens reads a run's
 # status from the table once (its first result, and again after a new connection: what was
 # announced meanwhile went unheard), then writes results without the read: the status read in
-# every result's statement cost the server about a fifth of the floor's insert again a step
-# (docs/benchmarks.md, Runs).
+# every result's statement cost the server a tenth to a fifth of the floor's whole insert again, a
+# step (docs/benchmarks.md, Runs).
 CANCELLED_CHANNEL = "workrail_cancelled"
 _ANNOUNCE_CANCEL = (
     "CREATE OR REPLACE FUNCTION workrail.announce_cancel() RETURNS trigger LANGUAGE plpgsql AS $$"
