@@ -19,7 +19,7 @@ rounds and last on even ones; the round's ratio is the engine's time over the me
 floors around it, which takes out a change of the machine's speed that goes one way through the
 round. The second floor over the first — the same work twice, a second apart — is printed too:
 the measure's own spread. On the 2-core machine of docs/benchmarks.md it moved a round by up to
-± 30 % (0.82–1.31× in 270 rounds; a standard deviation of 0.09), more than the engine's whole
+± 30 % (0.75–1.31× in 450 rounds; a standard deviation of 0.09), more than the engine's whole
 margin to the goal: one round says little, and the median of five moved by ± 0.05 from one run
 to the next. The result is the median of ``--repeat`` rounds (fifteen by default), with the
 rounds' load (1-minute average). Beside it, the same ratio of this process's CPU time (every
