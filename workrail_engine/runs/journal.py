@@ -257,10 +257,12 @@ class Recorded(NamedTuple):
 class _Sent:
     """A step's result sent to the Postgres server, its answer not read yet."""
 
-    def __init__(self, args: tuple[Any, ...], statement: PreparedStatement, run_id: str) -> None:
-        self.args = args
-        self.statement = statement  # with the run's status read, or without (`hear_cancels`)
+    def __init__(self, row: tuple[Any, ...], run_id: str) -> None:
+        self.row = row
         self.run_id = run_id
+        # what was sent (`Journal._send`): with the run's status read, or without (`hear_cancels`)
+        self.statement: PreparedStatement | None = None
+        self.args: tuple[Any, ...] = row
         self.status: str | None = None
         self.error: Exception | None = None
 
@@ -281,6 +283,7 @@ class Journal(SqlStore):
         # Postgres, once `hear_cancels`: the runs announced cancelled, and those whose status was
         # read on the listening connection (their later results need not read it)
         self._hearing = False
+        self._listening_on: Any = None  # the connection that listens
         self._cancelled: set[str] = set()
         self._status_known: set[str] = set()
         super().__init__(
@@ -417,27 +420,27 @@ class Journal(SqlStore):
             self._flush()
             beside = None if outcome is None else _encode(_beside_result(outcome, result))
             row = (run_id, key, attempt, beside, _encode(result))
-            statement = self._add_result
-            if statement is None:  # SQLite
+            if not self.postgres:
                 self._execute(_UPSERT, [row])  # one statement: it commits on its own
                 status = self._status_since(run_id)
                 return lambda: status
             # One statement for both (one round trip to the server; it commits on its own).
             self._settle()
-            sent = _Sent(row, statement, run_id)
+            sent = _Sent(row, run_id)
             self._again(lambda: self._send(sent))
             self._sent = sent
         return lambda: self._answer(sent)
 
-    def _send(self, sent: _Sent) -> None:
-        """Postgres: a result's statement sent — reading the run's status unless it is known on
-        this connection (chosen at each try: a new connection knows none)."""
+    def _send(self, sent: _Sent) -> PreparedStatement:
+        """Postgres: a result's statement sent, reading the run's status unless it is known on
+        this connection (chosen at each try: a new connection knows none); the statement."""
         if sent.run_id in self._status_known and self._add_result_only is not None:
-            sent.statement, sent.args = self._add_result_only, sent.args[:5]
+            sent.statement, sent.args = self._add_result_only, sent.row
         else:
             assert self._add_result is not None
-            sent.statement, sent.args = self._add_result, (*sent.args[:5], sent.run_id)
+            sent.statement, sent.args = self._add_result, (*sent.row, sent.run_id)
         sent.statement.send(self._conn, sent.args)
+        return sent.statement
 
     def _answer(self, sent: _Sent) -> str | None:
         with self._lock:
@@ -453,19 +456,15 @@ class Journal(SqlStore):
             return
         import psycopg
 
-        statement = sent.statement
+        assert sent.statement is not None
         try:
             try:
-                status = statement.value(self._conn)
+                status = sent.statement.value(self._conn)
             except psycopg.OperationalError:
                 # The connection went with the answer (and maybe the write): write it again on a
                 # new one (an upsert: harmless if the first one was committed), the run's status
                 # read with it, as on every new connection.
-                def write_again() -> str | None:
-                    self._send(sent)
-                    return sent.statement.value(self._conn)
-
-                status = self._again(write_again)
+                status = self._again(lambda: self._send(sent).value(self._conn))
         except Exception as error:  # the run's thread raises it (`_answer`), not another caller
             sent.error = error
             return
@@ -478,10 +477,7 @@ class Journal(SqlStore):
             if len(self._status_known) >= _MAX_HEARD:
                 self._status_known.clear()
             self._status_known.add(sent.run_id)
-            if status == CANCELLED:
-                self._cancelled.add(sent.run_id)
-            else:
-                self._cancelled.discard(sent.run_id)
+            self._known_status(sent.run_id, status)
             sent.status = status
         else:
             # a run executing here is PENDING in DBOS's table until it is cancelled or ends
@@ -525,9 +521,12 @@ class Journal(SqlStore):
         return conn
 
     def _listen(self, conn: Any) -> None:
-        """Listen on ``conn``; every run's status read again on it before it is trusted."""
+        """Listen on ``conn`` (once); every run's status read again on it before it is trusted."""
+        if self._listening_on is conn:
+            return
         conn.add_notify_handler(self._notified)
         conn.execute(f"LISTEN {CANCELLED_CHANNEL}")
+        self._listening_on = conn
         self._status_known.clear()
 
     def _notified(self, notify: Any) -> None:
@@ -544,6 +543,10 @@ class Journal(SqlStore):
     def _announced(self, payload: str) -> None:
         """``STATUS RUN_ID``: the run cancelled, or its cancel taken back."""
         status, _, run_id = payload.partition(" ")
+        self._known_status(run_id, status)
+
+    def _known_status(self, run_id: str, status: str | None) -> None:
+        """The run's status as read or announced: whether it is cancelled is all that is kept."""
         if status != CANCELLED:
             self._cancelled.discard(run_id)
             return
