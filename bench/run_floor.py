@@ -33,8 +33,14 @@ between ≈ 80 µs and 0.5–3 ms from one side's second to the next with the sc
 the child (docs/benchmarks.md, Runs): a round whose sides' spawns differ that much measures the
 scheduler, not the engine. (Timing it wraps the call: a microsecond more a spawn on every side.)
 
+With ``--server-cpu`` (Postgres on this machine) each round also prints, per side, the CPU the
+server's processes of the database spent a step (every backend of it: the journal's or the
+floor's, DBOS's), read from ``/proc`` before and after the side — the server's share of a step,
+which the run's thread waits for before the next spawn.
+
     .venv/bin/python bench/run_floor.py [--steps 1000] [--repeat 15] [--stores sqlite postgres]
                                         [--database postgresql://USER@HOST:PORT/DB] [--spawn-times]
+                                        [--server-cpu]
 """
 
 from __future__ import annotations
@@ -213,6 +219,28 @@ def timed(work: Callable[[], None]) -> tuple[float, float]:
     return time.perf_counter() - started, process_cpu() - cpu
 
 
+class ServerCpu:
+    """`--server-cpu`: the CPU seconds of the server's processes of the floor's database so far
+    (their pids from ``pg_stat_activity``, their times from ``/proc``: a server on this machine)."""
+
+    def __init__(self, results: PostgresResults) -> None:
+        self.conn = results.conn
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def __call__(self) -> float:
+        pids = self.conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+        ).fetchall()
+        ticks = 0
+        for (pid,) in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # ended meanwhile
+                continue
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / self.tick
+
+
 def engine_ratio(times: dict[str, float]) -> float:
     """A round's engine over the mean of the floors before and after it (wall or CPU)."""
     return 2 * times["engine"] / (times["floor"] + times["floor again"])
@@ -251,19 +279,25 @@ def one_store(args: argparse.Namespace) -> None:
     engine(20)
     if args.spawn_times:
         time_spawns()
+    server_cpu = (
+        ServerCpu(results) if args.server_cpu and isinstance(results, PostgresResults) else None
+    )
     rounds = []
     for round_ in range(1, args.repeat + 1):
         order = ["floor", "engine", "floor again"]
         order = ["bare", *order] if round_ % 2 else [*order, "bare"]
-        measured, spawns = {}, {}
+        measured, spawns, server = {}, {}, {}
         for side in order:
             _spawns.clear()
+            before = server_cpu() if server_cpu else 0.0
             measured[side] = timed(sides[side.removesuffix(" again")])
+            if server_cpu:
+                server[side] = 1e6 * (server_cpu() - before) / args.steps
             spawns[side] = spawn_times()
         wall = {side: measured[side][0] for side in order}
         cpu = {side: 1e6 * measured[side][1] / args.steps for side in order}
         load = os.getloadavg()[0]
-        rounds.append({"wall": wall, "cpu": cpu, "load": load})
+        rounds.append({"wall": wall, "cpu": cpu, "server": server, "load": load})
         print(
             f"  {args.store} round {round_} ({' -> '.join(order)}): "
             + ", ".join(f"{side} {wall[side]:.2f} s" for side in order)
@@ -274,6 +308,11 @@ def one_store(args: argparse.Namespace) -> None:
             + (
                 "; spawn µs median/p90 " + ", ".join(f"{side} {spawns[side]}" for side in order)
                 if args.spawn_times
+                else ""
+            )
+            + (
+                "; server CPU µs/step " + ", ".join(f"{side} {server[side]:.0f}" for side in order)
+                if server
                 else ""
             ),
             flush=True,
@@ -301,6 +340,11 @@ def main() -> None:
         action="store_true",
         help="print each side's median and p90 spawn (subprocess._fork_exec) per round",
     )
+    parser.add_argument(
+        "--server-cpu",
+        action="store_true",
+        help="Postgres on this machine: print the server's CPU a step per side, per round",
+    )
     parser.add_argument("--store", choices=("sqlite", "postgres"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.store:
@@ -319,6 +363,7 @@ def main() -> None:
             command = [sys.executable, __file__, "--store", store, "--steps", str(args.steps)]
             command += ["--repeat", str(args.repeat), "--command", args.command]
             command += ["--spawn-times"] if args.spawn_times else []
+            command += ["--server-cpu"] if args.server_cpu else []
             if store == "postgres":
                 command += ["--database", args.database]
             finished = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
@@ -340,7 +385,13 @@ def main() -> None:
             f" {statistics.median(r['wall']['floor'] / r['wall']['bare'] for r in rounds):.2f}x;"
             f" engine/bare {statistics.median(r['wall']['engine'] / r['wall']['bare'] for r in rounds):.2f}x;"
             f" CPU engine/floor {statistics.median(engine_ratio(r['cpu']) for r in rounds):.2f}x;"
-            f" load {min(r['load'] for r in rounds):.1f}-{max(r['load'] for r in rounds):.1f};"
+            + (
+                " server CPU engine/floor"
+                f" {statistics.median(engine_ratio(r['server']) for r in rounds):.2f}x;"
+                if rounds[0]["server"]
+                else ""
+            )
+            + f" load {min(r['load'] for r in rounds):.1f}-{max(r['load'] for r in rounds):.1f};"
             f" goal <= {GOAL}x: {'met' if median <= GOAL else 'NOT met'}"
         )
 
